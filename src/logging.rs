@@ -1,0 +1,21 @@
+//! Logging setup. `-v` levels map onto tracing filters; `RUST_LOG` wins when set.
+//!
+//! Secrets must not reach the logs at any level: we never log Secret data or request bodies
+//! ourselves, and the HTTP stack's own trace output is capped (see `init`).
+
+use tracing_subscriber::EnvFilter;
+
+pub fn init(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "kubectl_tfjob=info",
+        2 => "kubectl_tfjob=debug,kube=debug",
+        _ => "kubectl_tfjob=trace,kube=trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(true)
+        .try_init();
+}
