@@ -19,6 +19,7 @@ pub mod kubeapi;
 pub mod logging;
 pub mod manifest;
 pub mod model;
+pub mod probe;
 pub mod render;
 pub mod secret;
 pub mod submit;
