@@ -84,6 +84,13 @@ pub enum Command {
 
     /// Print a shell completion script.
     Completion(CompletionArgs),
+
+    /// Completion protocol for `kubectl tfjob <TAB>` (called by the kubectl_complete-tfjob script).
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        words: Vec<String>,
+    },
 }
 
 /// Where a job comes from and everything that shapes it. Shared by `render` and `submit`.
@@ -319,7 +326,7 @@ pub enum WaitFor {
     AllRunning,
     /// The Succeeded condition.
     Succeeded,
-    /// Succeeded or Failed; exits 0 either way when the job finished, 4 if it failed.
+    /// Succeeded (exit 0) or Failed (exit 4).
     Finished,
 }
 
@@ -443,6 +450,7 @@ pub struct SecretCheckArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+#[command(after_help = COMPLETION_HELP)]
 pub struct CompletionArgs {
     /// The shell.
     #[arg(value_enum)]
@@ -552,6 +560,13 @@ Examples:
 
   # In CI: one JSON object per change
   kubectl tfjob wait tf-dist-train --for finished --timeout 2h -o json";
+
+const COMPLETION_HELP: &str = "\
+For `kubectl-tfjob <TAB>`:
+  source <(kubectl-tfjob completion bash)
+
+For `kubectl tfjob <TAB>` (kubectl 1.26 or newer): put the kubectl_complete-tfjob script from the
+release (or the repository) on your PATH next to kubectl-tfjob.";
 
 const DIAGNOSE_EXAMPLES: &str = "\
 Examples:

@@ -12,6 +12,7 @@
 //! - [`error`]: typed errors and the one mapping to exit codes.
 
 pub mod cli;
+pub mod completion;
 pub mod diagnose;
 pub mod error;
 pub mod gateway;
@@ -47,6 +48,7 @@ pub fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Command::Complete { words } => completion::run_complete(&words),
         Command::Submit(args) => runtime()?.block_on(submit::run(&cli.kube, args)),
         Command::Wait(args) => runtime()?.block_on(wait::run(&cli.kube, args)),
         Command::Diagnose(args) => runtime()?.block_on(diagnose::run(&cli.kube, args)),

@@ -1,0 +1,304 @@
+//! Shell completion: scripts for the binary itself (`completion bash|zsh|fish|powershell`), and
+//! the protocol kubectl ≥ 1.26 speaks to plugins so that `kubectl tfjob <TAB>` completes.
+//!
+//! kubectl runs an executable named `kubectl_complete-tfjob` with the words typed after
+//! `kubectl tfjob` (the last one being the word under completion) and reads Cobra's
+//! `__complete` format: one candidate per line (`value<TAB>description`), then `:<directive>`.
+//! The shipped `kubectl_complete-tfjob` script forwards to the hidden `__complete` subcommand.
+
+use clap::{Arg, Command};
+
+/// Cobra's ShellCompDirective values that we use.
+pub const DIRECTIVE_DEFAULT: u32 = 0;
+pub const DIRECTIVE_NO_FILE_COMP: u32 = 4;
+
+/// What to offer for the word under the cursor.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Completions {
+    pub candidates: Vec<(String, String)>,
+    pub directive: u32,
+    /// The subcommand path reached and the positional being completed, when the answer could
+    /// come from the cluster (e.g. TFJob names for `wait`).
+    pub wants_job_name: bool,
+}
+
+impl Completions {
+    /// Cobra's wire format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (value, help) in &self.candidates {
+            if help.is_empty() {
+                out.push_str(&format!("{value}\n"));
+            } else {
+                out.push_str(&format!("{value}\t{help}\n"));
+            }
+        }
+        out.push_str(&format!(":{}\n", self.directive));
+        out
+    }
+}
+
+fn first_line(s: Option<&clap::builder::StyledStr>) -> String {
+    s.map(|s| s.to_string().lines().next().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+fn takes_value(arg: &Arg) -> bool {
+    arg.get_num_args().is_some_and(|n| n.takes_values())
+}
+
+fn find_flag<'a>(cmd: &'a Command, word: &str) -> Option<&'a Arg> {
+    let name = word.split('=').next().unwrap_or(word);
+    cmd.get_arguments().find(|a| {
+        if let Some(long) = name.strip_prefix("--") {
+            a.get_long() == Some(long)
+                || a.get_all_aliases()
+                    .into_iter()
+                    .flatten()
+                    .any(|alias| alias == long)
+        } else if let Some(short) = name.strip_prefix('-') {
+            short.len() == 1 && a.get_short() == short.chars().next()
+        } else {
+            false
+        }
+    })
+}
+
+/// Pure: the candidates for `words` (everything after `kubectl tfjob`, the last being the
+/// partial word, possibly empty).
+pub fn complete(root: &Command, words: &[String]) -> Completions {
+    let mut root = root.clone();
+    root.build();
+    let (to_complete, done) = match words.split_last() {
+        Some((last, rest)) => (last.as_str(), rest),
+        None => ("", &[][..]),
+    };
+    let mut cmd = &root;
+    let mut expecting_value: Option<&Arg> = None;
+    let mut positionals = 0usize;
+    for word in done {
+        if expecting_value.take().is_some() {
+            continue;
+        }
+        if word == "--" {
+            // Everything after `--` is the training command: nothing to complete.
+            return Completions {
+                candidates: vec![],
+                directive: DIRECTIVE_DEFAULT,
+                wants_job_name: false,
+            };
+        }
+        if word.starts_with('-') {
+            if let Some(arg) = find_flag(cmd, word)
+                && takes_value(arg)
+                && !word.contains('=')
+            {
+                expecting_value = Some(arg);
+            }
+            continue;
+        }
+        if let Some(sub) = cmd.find_subcommand(word) {
+            cmd = sub;
+            positionals = 0;
+        } else {
+            positionals += 1;
+        }
+    }
+
+    // The value of a flag.
+    if let Some(arg) = expecting_value {
+        let values: Vec<(String, String)> = arg
+            .get_possible_values()
+            .iter()
+            .filter(|v| !v.is_hide_set() && v.get_name().starts_with(to_complete))
+            .map(|v| (v.get_name().to_string(), first_line(v.get_help())))
+            .collect();
+        let file_like = matches!(
+            arg.get_long(),
+            Some("filename" | "template" | "kubeconfig" | "from-file")
+        );
+        return Completions {
+            candidates: values,
+            directive: if file_like {
+                DIRECTIVE_DEFAULT
+            } else {
+                DIRECTIVE_NO_FILE_COMP
+            },
+            wants_job_name: false,
+        };
+    }
+
+    // A flag name.
+    if to_complete.starts_with('-') {
+        let mut candidates: Vec<(String, String)> = cmd
+            .get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .filter_map(|a| {
+                a.get_long()
+                    .map(|l| (format!("--{l}"), first_line(a.get_help())))
+            })
+            .filter(|(flag, _)| flag.starts_with(to_complete))
+            .collect();
+        candidates.sort();
+        return Completions {
+            candidates,
+            directive: DIRECTIVE_NO_FILE_COMP,
+            wants_job_name: false,
+        };
+    }
+
+    // A subcommand, or a positional.
+    let mut candidates: Vec<(String, String)> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        .filter(|s| s.get_name().starts_with(to_complete))
+        .map(|s| (s.get_name().to_string(), first_line(s.get_about())))
+        .collect();
+    if candidates.is_empty()
+        && let Some(arg) = cmd.get_positionals().nth(positionals)
+    {
+        candidates = arg
+            .get_possible_values()
+            .iter()
+            .filter(|v| v.get_name().starts_with(to_complete))
+            .map(|v| (v.get_name().to_string(), first_line(v.get_help())))
+            .collect();
+    }
+    let wants_job_name = matches!(cmd.get_name(), "wait" | "diagnose") && positionals == 0;
+    Completions {
+        candidates,
+        directive: DIRECTIVE_NO_FILE_COMP,
+        wants_job_name,
+    }
+}
+
+/// The flags a completion request carried that pick the cluster and namespace.
+pub fn kube_args_from_words(words: &[String]) -> crate::cli::KubeArgs {
+    let mut args = crate::cli::KubeArgs::default();
+    let mut iter = words.iter().peekable();
+    while let Some(word) = iter.next() {
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (word.as_str(), None),
+        };
+        let slot = match flag {
+            "-n" | "--namespace" => &mut args.namespace,
+            "--context" => &mut args.context,
+            "--kubeconfig" => {
+                let value = inline.or_else(|| iter.next().cloned());
+                args.kubeconfig = value.map(Into::into);
+                continue;
+            }
+            _ => continue,
+        };
+        *slot = inline.or_else(|| iter.next().cloned());
+    }
+    args
+}
+
+/// Runs `__complete`: static candidates, plus TFJob names from the cluster for `wait` and
+/// `diagnose` (best effort, bounded to two seconds; a completion must never hang a shell).
+pub fn run_complete(words: &[String]) -> crate::error::Result<()> {
+    let root = <crate::cli::Cli as clap::CommandFactory>::command();
+    let mut completions = complete(&root, words);
+    if completions.wants_job_name {
+        let prefix = words.last().cloned().unwrap_or_default();
+        let kube_args = kube_args_from_words(words);
+        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            let names = rt.block_on(async {
+                tokio::time::timeout(std::time::Duration::from_secs(2), job_names(&kube_args))
+                    .await
+                    .ok()
+                    .flatten()
+            });
+            for name in names.into_iter().flatten() {
+                if name.starts_with(&prefix) {
+                    completions.candidates.push((name, String::new()));
+                }
+            }
+        }
+    }
+    print!("{}", completions.render());
+    Ok(())
+}
+
+async fn job_names(kube_args: &crate::cli::KubeArgs) -> Option<Vec<String>> {
+    let kube = crate::kubeapi::connect(kube_args).await.ok()?;
+    let jobs: kube::Api<crate::model::TFJob> = kube::Api::namespaced(kube.client, &kube.namespace);
+    let list = jobs.list_metadata(&Default::default()).await.ok()?;
+    Some(
+        list.items
+            .into_iter()
+            .filter_map(|j| j.metadata.name)
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        let mut v: Vec<String> = s.split_whitespace().map(str::to_string).collect();
+        if s.ends_with(' ') || s.is_empty() {
+            v.push(String::new());
+        }
+        v
+    }
+
+    fn values(c: &Completions) -> Vec<&str> {
+        c.candidates.iter().map(|(v, _)| v.as_str()).collect()
+    }
+
+    fn root() -> Command {
+        <crate::cli::Cli as clap::CommandFactory>::command()
+    }
+
+    #[test]
+    fn subcommands_flags_and_values() {
+        let c = complete(&root(), &words(""));
+        for sub in [
+            "submit",
+            "render",
+            "validate",
+            "wait",
+            "diagnose",
+            "secret",
+            "templates",
+        ] {
+            assert!(values(&c).contains(&sub), "{sub} missing: {:?}", values(&c));
+        }
+        assert!(!values(&c).contains(&"__complete"));
+        let c = complete(&root(), &words("se"));
+        assert_eq!(values(&c), vec!["secret"]);
+        let c = complete(&root(), &words("secret "));
+        assert_eq!(values(&c), vec!["create", "check"]);
+        let c = complete(&root(), &words("wait x --f"));
+        assert_eq!(values(&c), vec!["--for"]);
+        let c = complete(&root(), &words("wait x --for "));
+        assert_eq!(
+            values(&c),
+            vec!["created", "running", "all-running", "succeeded", "finished"]
+        );
+        let c = complete(&root(), &words("wait "));
+        assert!(c.wants_job_name);
+        let c = complete(&root(), &words("submit -f "));
+        assert_eq!(c.directive, DIRECTIVE_DEFAULT, "files for -f");
+        let c = complete(&root(), &words("completion "));
+        assert!(values(&c).contains(&"bash"));
+        let c = complete(&root(), &words("submit -- python "));
+        assert!(c.candidates.is_empty());
+        assert!(c.render().ends_with(":0\n"));
+    }
+
+    #[test]
+    fn cluster_flags_are_found_in_the_words() {
+        let a = kube_args_from_words(&words("wait -n team --context=prod --kubeconfig /k x"));
+        assert_eq!(a.namespace.as_deref(), Some("team"));
+        assert_eq!(a.context.as_deref(), Some("prod"));
+        assert_eq!(a.kubeconfig.as_deref(), Some(std::path::Path::new("/k")));
+    }
+}
