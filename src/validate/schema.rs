@@ -146,13 +146,27 @@ pub fn compile(openapi: &Value) -> Result<Validator, String> {
         .map_err(|e| format!("cannot compile the CRD schema: {e}"))
 }
 
+/// Our model's schema, translated, as committed in `tfjob-schema.json`.
+///
+/// Deriving it (`TFJob::crd()`) costs far more than the rest of a `render` run, so the
+/// translated result is generated once and embedded; the test `embedded_schema_is_current`
+/// fails when the model changes without regenerating it (`UPDATE_GOLDEN=1 cargo test`).
+const EMBEDDED_SCHEMA: &str = include_str!("tfjob-schema.json");
+
+/// Derives and translates our model's schema (slow; tests and regeneration only).
+pub fn derived_model_schema() -> Value {
+    let crd = serde_json::to_value(TFJob::crd()).expect("CRD serializes");
+    let schema = crd_openapi_schema(&crd).expect("derived CRD has a schema");
+    translate(schema)
+}
+
 /// Our model's schema, compiled once per process, and only when something is validated.
 fn model_validator() -> &'static Validator {
     static V: OnceLock<Validator> = OnceLock::new();
     V.get_or_init(|| {
-        let crd = serde_json::to_value(TFJob::crd()).expect("CRD serializes");
-        let schema = crd_openapi_schema(&crd).expect("derived CRD has a schema");
-        compile(schema).expect("the derived schema compiles")
+        let schema: Value = serde_json::from_str(EMBEDDED_SCHEMA).expect("embedded schema is JSON");
+        // Translating twice is harmless: the result is already plain JSON Schema.
+        compile(&schema).expect("the embedded schema compiles")
     })
 }
 
@@ -308,4 +322,52 @@ fn kind_name(k: &jsonschema::error::ValidationErrorKind) -> String {
         .next()
         .unwrap_or_default()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_schema_is_current() {
+        let derived = derived_model_schema();
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/validate/tfjob-schema.json"
+        );
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(path, serde_json::to_string(&derived).unwrap() + "\n").unwrap();
+            return;
+        }
+        let embedded: Value = serde_json::from_str(EMBEDDED_SCHEMA).unwrap();
+        assert!(
+            embedded == derived,
+            "src/validate/tfjob-schema.json is stale: run UPDATE_GOLDEN=1 cargo test embedded_schema"
+        );
+    }
+
+    #[test]
+    fn translation_is_idempotent() {
+        let once = derived_model_schema();
+        assert_eq!(translate(&once), once);
+    }
+
+    #[test]
+    fn openapi_extensions_are_translated() {
+        let s = json!({"type": "object", "properties": {
+            "q": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "n": {"type": "integer", "format": "int32"},
+            "o": {"type": "string", "nullable": true},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"a": {"type": "string"}}}
+        }});
+        let ok = json!({"q": "1Gi", "n": 3, "o": null, "free": {"b": 1}});
+        assert!(validate_errors(&s, &ok).is_empty());
+        let bad = json!({"q": 1.5, "n": 3_000_000_000i64, "o": 1, "extra": true});
+        let errs = validate_errors(&s, &bad);
+        assert_eq!(errs.len(), 4, "{errs:?}");
+    }
+
+    fn validate_errors(s: &Value, v: &Value) -> Vec<Finding> {
+        check_with(&compile(s).unwrap(), v)
+    }
 }
