@@ -27,6 +27,13 @@ pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
         return out;
     };
     identity(root, &mut out);
+    if root
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k != KIND)
+    {
+        return out; // another kind of object: its spec rules are not ours
+    }
     let name = root
         .get("metadata")
         .and_then(|m| m.get("name"))
