@@ -1,1 +1,285 @@
-//! TODO(skeleton): filled in by its issue.
+//! Model-gateway credentials for the training containers, and the istio opt-out.
+//!
+//! Applied by typed code after rendering, so built-in templates, user templates and `-f`
+//! manifests all get the same treatment: every container named `tensorflow` gets
+//! `<PREFIX>_API_KEY` from a Secret (never a literal) and `<PREFIX>_BASE_URL` as a literal.
+
+use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, SecretKeySelector};
+
+use crate::cli::GatewayArgs;
+use crate::model::{DEFAULT_CONTAINER_NAME, TFJob};
+
+pub const DEFAULT_SECRET_NAME: &str = "taotoken-secret";
+pub const DEFAULT_SECRET_KEY: &str = "api-key";
+pub const DEFAULT_ENV_PREFIX: &str = "TAOTOKEN";
+pub const DEFAULT_BASE_URL: &str = "https://taotoken.net/api";
+/// Istio's sidecar sits between the replicas and breaks their gRPC rendezvous.
+pub const ISTIO_INJECT_ANNOTATION: &str = "sidecar.istio.io/inject";
+
+/// How the gateway credentials reach the containers. `submit` uses it to check that the Secret
+/// and key exist before writing the job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayConfig {
+    /// False with `--no-api-env`: no env vars are added.
+    pub enabled: bool,
+    pub secret_name: String,
+    pub secret_key: String,
+    pub env_prefix: String,
+    /// Without a trailing `/`.
+    pub base_url: String,
+    /// Also set OPENAI_API_KEY / OPENAI_BASE_URL (base URL + `/v1`).
+    pub openai_env: bool,
+    /// Annotate pod templates with `sidecar.istio.io/inject: "false"`.
+    pub istio_opt_out: bool,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self::from_args(&GatewayArgs::default())
+    }
+}
+
+impl GatewayConfig {
+    pub fn from_args(a: &GatewayArgs) -> Self {
+        GatewayConfig {
+            enabled: !a.no_api_env,
+            secret_name: a
+                .api_secret
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SECRET_NAME.into()),
+            secret_key: a
+                .api_secret_key
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SECRET_KEY.into()),
+            env_prefix: a
+                .api_env_prefix
+                .clone()
+                .unwrap_or_else(|| DEFAULT_ENV_PREFIX.into()),
+            base_url: a
+                .api_base_url
+                .as_deref()
+                .unwrap_or(DEFAULT_BASE_URL)
+                .trim_end_matches('/')
+                .to_string(),
+            openai_env: a.openai_env,
+            istio_opt_out: !a.allow_istio_sidecar,
+        }
+    }
+
+    /// `<PREFIX>_API_KEY`.
+    pub fn api_key_env(&self) -> String {
+        format!("{}_API_KEY", self.env_prefix)
+    }
+
+    /// `<PREFIX>_BASE_URL`.
+    pub fn base_url_env(&self) -> String {
+        format!("{}_BASE_URL", self.env_prefix)
+    }
+
+    /// The OpenAI SDK wants the `/v1` in its base_url.
+    pub fn openai_base_url(&self) -> String {
+        if self.base_url.ends_with("/v1") {
+            self.base_url.clone()
+        } else {
+            format!("{}/v1", self.base_url)
+        }
+    }
+
+    /// The env vars this config manages, in the order they are added.
+    pub fn env_vars(&self) -> Vec<EnvVar> {
+        if !self.enabled {
+            return Vec::new();
+        }
+        let secret = || {
+            Some(EnvVarSource {
+                secret_key_ref: Some(SecretKeySelector {
+                    name: self.secret_name.clone(),
+                    key: self.secret_key.clone(),
+                    optional: None,
+                }),
+                ..Default::default()
+            })
+        };
+        let mut v = vec![
+            EnvVar {
+                name: self.api_key_env(),
+                value_from: secret(),
+                value: None,
+            },
+            EnvVar {
+                name: self.base_url_env(),
+                value: Some(self.base_url.clone()),
+                value_from: None,
+            },
+        ];
+        if self.openai_env {
+            v.push(EnvVar {
+                name: "OPENAI_API_KEY".into(),
+                value_from: secret(),
+                value: None,
+            });
+            v.push(EnvVar {
+                name: "OPENAI_BASE_URL".into(),
+                value: Some(self.openai_base_url()),
+                value_from: None,
+            });
+        }
+        v
+    }
+
+    /// Names of the env vars holding the key (checked by validation for literal values).
+    pub fn key_env_names(&self) -> Vec<String> {
+        let mut v = vec![self.api_key_env()];
+        if self.openai_env {
+            v.push("OPENAI_API_KEY".into());
+        }
+        v
+    }
+
+    /// Adds the env vars to every `tensorflow` container (replacing same-named ones in place)
+    /// and the istio opt-out annotation to every pod template.
+    pub fn apply(&self, job: &mut TFJob) {
+        let vars = self.env_vars();
+        for spec in job.spec.tf_replica_specs.values_mut() {
+            let tmpl = &mut spec.template;
+            if self.istio_opt_out {
+                tmpl.metadata
+                    .get_or_insert_with(Default::default)
+                    .annotations
+                    .get_or_insert_with(Default::default)
+                    .insert(ISTIO_INJECT_ANNOTATION.into(), "false".into());
+            }
+            if vars.is_empty() {
+                continue;
+            }
+            let Some(pod) = tmpl.spec.as_mut() else {
+                continue;
+            };
+            for c in pod
+                .containers
+                .iter_mut()
+                .filter(|c| c.name == DEFAULT_CONTAINER_NAME)
+            {
+                set_env(c, &vars);
+            }
+        }
+    }
+}
+
+fn set_env(c: &mut Container, vars: &[EnvVar]) {
+    let env = c.env.get_or_insert_with(Vec::new);
+    for var in vars {
+        match env.iter_mut().find(|e| e.name == var.name) {
+            Some(slot) => *slot = var.clone(),
+            None => env.push(var.clone()),
+        }
+    }
+    // A duplicate of a managed name later in the list would win in the kubelet; drop it.
+    for var in vars {
+        let mut seen = false;
+        env.retain(|e| {
+            if e.name != var.name {
+                return true;
+            }
+            let keep = !seen;
+            seen = true;
+            keep
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ReplicaSpec, TFJobSpec};
+    use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
+
+    fn job() -> TFJob {
+        let mut job = TFJob::new("j", TFJobSpec::default());
+        let containers = vec![
+            Container {
+                name: "tensorflow".into(),
+                image: Some("img".into()),
+                env: Some(vec![EnvVar {
+                    name: "TAOTOKEN_API_KEY".into(),
+                    value: Some("literal".into()),
+                    value_from: None,
+                }]),
+                ..Default::default()
+            },
+            Container {
+                name: "sidecar".into(),
+                ..Default::default()
+            },
+        ];
+        job.spec.tf_replica_specs.insert(
+            "Worker".into(),
+            ReplicaSpec {
+                template: PodTemplateSpec {
+                    spec: Some(PodSpec {
+                        containers,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        );
+        job
+    }
+
+    #[test]
+    fn injects_secret_ref_and_base_url_into_tensorflow_only() {
+        let mut j = job();
+        GatewayConfig::default().apply(&mut j);
+        let v = serde_json::to_value(&j).unwrap();
+        let w = &v["spec"]["tfReplicaSpecs"]["Worker"]["template"];
+        let env = &w["spec"]["containers"][0]["env"];
+        assert_eq!(env.as_array().unwrap().len(), 2);
+        assert_eq!(
+            env[0],
+            serde_json::json!({"name": "TAOTOKEN_API_KEY", "valueFrom": {"secretKeyRef": {"name": "taotoken-secret", "key": "api-key"}}})
+        );
+        assert_eq!(
+            env[1],
+            serde_json::json!({"name": "TAOTOKEN_BASE_URL", "value": "https://taotoken.net/api"})
+        );
+        assert!(w["spec"]["containers"][1].get("env").is_none());
+        assert_eq!(
+            w["metadata"]["annotations"]["sidecar.istio.io/inject"],
+            "false"
+        );
+    }
+
+    #[test]
+    fn openai_and_opt_outs() {
+        let args = GatewayArgs {
+            openai_env: true,
+            api_base_url: Some("https://gw.example/api/".into()),
+            allow_istio_sidecar: true,
+            ..Default::default()
+        };
+        let g = GatewayConfig::from_args(&args);
+        assert_eq!(g.openai_base_url(), "https://gw.example/api/v1");
+        let mut j = job();
+        g.apply(&mut j);
+        let v = serde_json::to_value(&j).unwrap();
+        let t = &v["spec"]["tfReplicaSpecs"]["Worker"]["template"];
+        assert_eq!(
+            t["spec"]["containers"][0]["env"][3]["value"],
+            "https://gw.example/api/v1"
+        );
+        assert!(t.get("metadata").is_none());
+
+        let off = GatewayConfig::from_args(&GatewayArgs {
+            no_api_env: true,
+            ..Default::default()
+        });
+        let mut j = job();
+        off.apply(&mut j);
+        let v = serde_json::to_value(&j).unwrap();
+        let env =
+            &v["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"];
+        assert_eq!(env[0]["value"], "literal");
+    }
+}

@@ -109,13 +109,13 @@ pub struct ReplicaSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 
-    /// The pod template.
-    #[serde(default)]
-    pub template: PodTemplateSpec,
-
     /// Always, OnFailure, Never or ExitCode (the operator defaults it to Never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
+
+    /// The pod template.
+    #[serde(default)]
+    pub template: PodTemplateSpec,
 }
 
 /// `runPolicy`, shared by all Kubeflow v1 job kinds.

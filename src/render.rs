@@ -1,7 +1,261 @@
-//! Skeleton: filled in by its issue.
+//! From flags, values and a template (or a ready manifest) to a validated, credential-injected
+//! TFJob: [`prepare`] is shared by `render` and `submit`.
+//!
+//! Order matters: validation runs on the job as the user wrote it (so a literal key in their
+//! file is reported with its line before injection would replace it), then the gateway env and
+//! istio annotation are applied by typed code, so every source gets them the same way.
 
+use serde_json::Value;
+
+use crate::cli::{KubeArgs, RenderArgs};
 use crate::error::{Error, Result};
+use crate::gateway::GatewayConfig;
+use crate::manifest::{self, Document};
+use crate::model::TFJob;
+use crate::templates::{self, DEFAULT_TEMPLATE};
+use crate::validate::{self, Context, Report};
+use crate::values;
 
-pub fn run_render(_kube: &crate::cli::KubeArgs, _args: &crate::cli::RenderArgs) -> Result<()> {
-    Err(Error::Other("render: not implemented yet".into()))
+/// A job ready to print or submit.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The typed job, with gateway env and annotations applied.
+    pub job: TFJob,
+    /// The same job as JSON (what is printed or sent).
+    pub value: Value,
+    /// Findings (no errors: those make [`prepare`] fail); warnings and info remain.
+    pub report: Report,
+    pub gateway: GatewayConfig,
+    /// "template ps-worker", "template ./my.yaml.j2" or the manifest file name.
+    pub source: String,
+}
+
+/// Renders (or reads) the job, validates it, injects the gateway credentials.
+/// `Err(Error::Invalid)` lists every error found; `Err(Error::Usage)` for contradictory flags.
+pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
+    let gateway = GatewayConfig::from_args(&args.gateway);
+    let docs = read_files(&args.files)?;
+    let manifests: Vec<&Document> = docs.iter().filter(|d| d.is_manifest()).collect();
+
+    let (value, positions, source) = if manifests.is_empty() {
+        let (value, source) = render_template(kube, args, &docs)?;
+        (value, None, source)
+    } else {
+        check_manifest_usage(args, &docs, manifests.len())?;
+        let doc = manifests[0];
+        let mut value = doc.value.clone();
+        apply_namespace(&mut value, kube.namespace.as_deref(), &doc.file)?;
+        (value, Some(doc.positions.clone()), doc.file.clone())
+    };
+
+    let ctx = Context {
+        gateway: gateway.clone(),
+        will_inject: true,
+        positions: positions.as_ref(),
+    };
+    let report = validate::validate_value(&value, &ctx);
+    if report.has_errors() {
+        return Err(invalid(&source, &report, positions.is_none()));
+    }
+    let mut job: TFJob = serde_json::from_value(value)
+        .map_err(|e| Error::Invalid(format!("{source}: not a valid TFJob: {e}")))?;
+    gateway.apply(&mut job);
+    let value = serde_json::to_value(&job).expect("a TFJob serializes");
+    Ok(Prepared {
+        job,
+        value,
+        report,
+        gateway,
+        source,
+    })
+}
+
+fn invalid(source: &str, report: &Report, no_positions: bool) -> Error {
+    let origin = no_positions.then_some(source);
+    Error::Invalid(format!(
+        "{source} is invalid ({}):\n{}",
+        report.summary(),
+        report.render_text_with_origin(origin).trim_end()
+    ))
+}
+
+fn read_files(files: &[String]) -> Result<Vec<Document>> {
+    let mut docs = Vec::new();
+    let mut stdin_used = false;
+    for f in files {
+        if f == "-" {
+            if stdin_used {
+                return Err(Error::Usage("stdin (-f -) can be read only once".into()));
+            }
+            stdin_used = true;
+        }
+        let (name, text) = manifest::read_source(f)?;
+        let parsed = manifest::parse_documents(&text, &name)?;
+        if parsed.is_empty() {
+            // An empty values file is harmless; keep going.
+            continue;
+        }
+        docs.extend(parsed);
+    }
+    Ok(docs)
+}
+
+/// A manifest stands alone: no template, no values files, no shaping flags, one TFJob.
+fn check_manifest_usage(args: &RenderArgs, docs: &[Document], manifests: usize) -> Result<()> {
+    if args.template.is_some() {
+        return Err(Error::Usage(
+            "-f gives a complete TFJob manifest, so --template does not apply; drop one of them"
+                .into(),
+        ));
+    }
+    if docs.len() > manifests {
+        let values_file = docs
+            .iter()
+            .find(|d| !d.is_manifest())
+            .map(|d| d.file.clone())
+            .unwrap_or_default();
+        return Err(Error::Usage(format!(
+            "-f mixes a TFJob manifest with values ({values_file}); values shape a template, a manifest is used as is"
+        )));
+    }
+    if manifests > 1 {
+        return Err(Error::Usage(format!(
+            "-f holds {manifests} manifests; render and submit take exactly one TFJob (validate accepts several)"
+        )));
+    }
+    let shaping = [
+        ("--set", !args.set.is_empty()),
+        ("--name", args.name.is_some()),
+        ("--image", args.image.is_some()),
+        ("--ps", args.ps.is_some()),
+        ("--workers", args.workers.is_some()),
+        ("--chief", args.chief.is_some()),
+        ("--evaluator", args.evaluator.is_some()),
+        ("--gpus", args.gpus.is_some()),
+        ("--cpu", args.cpu.is_some()),
+        ("--memory", args.memory.is_some()),
+        ("--label", !args.labels.is_empty()),
+        ("--annotation", !args.annotations.is_empty()),
+        ("--env", !args.env.is_empty()),
+        ("--restart-policy", args.restart_policy.is_some()),
+        ("--clean-pod-policy", args.clean_pod_policy.is_some()),
+        ("--backoff-limit", args.backoff_limit.is_some()),
+        (
+            "--active-deadline-seconds",
+            args.active_deadline_seconds.is_some(),
+        ),
+        (
+            "--ttl-seconds-after-finished",
+            args.ttl_seconds_after_finished.is_some(),
+        ),
+        ("--success-policy", args.success_policy.is_some()),
+        ("--queue", args.queue.is_some()),
+        ("--priority-class", args.priority_class.is_some()),
+        ("a command after --", !args.command.is_empty()),
+    ];
+    let used: Vec<&str> = shaping
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| *n)
+        .collect();
+    if !used.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} shape(s) a template, but -f gives a complete manifest; edit the manifest instead",
+            used.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// `-n` fills in a manifest's namespace; a different one in the file is a conflict, as in kubectl.
+fn apply_namespace(value: &mut Value, ns: Option<&str>, file: &str) -> Result<()> {
+    let Some(ns) = ns else { return Ok(()) };
+    let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return Ok(()); // validation reports the missing metadata
+    };
+    match meta.get("namespace").and_then(Value::as_str) {
+        Some(existing) if existing != ns => Err(Error::Usage(format!(
+            "the namespace in {file} ({existing}) does not match -n {ns}"
+        ))),
+        _ => {
+            meta.insert("namespace".into(), ns.into());
+            Ok(())
+        }
+    }
+}
+
+fn render_template(
+    kube: &KubeArgs,
+    args: &RenderArgs,
+    docs: &[Document],
+) -> Result<(Value, String)> {
+    let spec = args.template.as_deref().unwrap_or(DEFAULT_TEMPLATE);
+    let template = templates::load(spec)?;
+    let source = template.label();
+    let flags = values::flags_overlay(kube, args)?;
+    let vals = values::resolve(&template.defaults, docs, &args.set, flags)?;
+    if template.builtin {
+        let mut missing = Vec::new();
+        if vals.name.is_none() {
+            missing.push("a name: --name NAME (or `name:` in a values file)");
+        }
+        let roles = ["ps", "worker", "chief", "evaluator"];
+        let needs_image = roles
+            .iter()
+            .any(|r| vals.replicas(r) > 0 && vals.role(r).is_some_and(|r| r.image.is_none()));
+        if vals.image.is_none() && needs_image {
+            missing.push("an image: --image IMAGE (or `image:` in a values file)");
+        }
+        if !missing.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{source} needs {}",
+                missing.join(" and ")
+            )));
+        }
+    }
+    let text = templates::render(&template, &vals)?;
+    let mut rendered = manifest::parse_documents(&text, &template.file).map_err(|e| {
+        let line = text
+            .lines()
+            .nth(e.location.line.saturating_sub(1))
+            .unwrap_or("");
+        Error::Invalid(format!(
+            "{} produced invalid YAML at line {} of its output: {}\n  {}",
+            template.file, e.location.line, e.message, line
+        ))
+    })?;
+    match rendered.len() {
+        1 => Ok((rendered.remove(0).value, source)),
+        n => Err(Error::Invalid(format!(
+            "{} produced {n} documents; a template must produce exactly one TFJob",
+            template.file
+        ))),
+    }
+}
+
+/// The job as YAML, the way `kubectl get -o yaml` users expect to read it.
+pub fn to_yaml(job: &TFJob) -> String {
+    serde_saphyr::to_string(job).expect("a TFJob serializes to YAML")
+}
+
+/// The job as pretty JSON.
+pub fn to_json(job: &TFJob) -> String {
+    serde_json::to_string_pretty(job).expect("a TFJob serializes to JSON")
+}
+
+/// `kubectl tfjob render`: YAML on stdout only when the job is valid; findings on stderr.
+pub fn run_render(kube: &KubeArgs, args: &RenderArgs) -> Result<()> {
+    use std::io::Write;
+    let prepared = prepare(kube, args)?;
+    let notes = prepared
+        .report
+        .render_text_with_origin(Some(&prepared.source));
+    if !notes.is_empty() {
+        eprint!("{notes}");
+    }
+    let yaml = to_yaml(&prepared.job);
+    let mut out = std::io::stdout().lock();
+    out.write_all(yaml.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("writing to stdout", e))
 }

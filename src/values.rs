@@ -1,1 +1,783 @@
-//! TODO(skeleton): filled in by its issue.
+//! Template values: what a user can set, where it comes from, and precise errors when a key or
+//! type is wrong.
+//!
+//! Sources, later wins: template defaults < `-f` values files < `--set` < dedicated flags.
+//! Each source is checked on its own against the schema of [`Values`] (derived with schemars), so
+//! an unknown key or a wrong type is reported with the file and line, or the `--set` argument,
+//! it came from, and with the closest known key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::cli::{KubeArgs, RenderArgs};
+use crate::error::{Error, Result};
+use crate::manifest::{self, Document, join_index, join_key};
+
+/// Everything a built-in template can be shaped with. Every field is always present in the
+/// template context (unset ones as `none`), so templates can run in strict-undefined mode and a
+/// typo in a template is an error rather than an empty field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Values {
+    /// The TFJob name (a DNS-1035 label).
+    pub name: Option<String>,
+    /// The namespace; `-n` wins. Left out of the output when unset.
+    pub namespace: Option<String>,
+    /// Container image for every role (a role's own `image` wins).
+    pub image: Option<String>,
+    /// Command for every role's tensorflow container.
+    pub command: Option<Vec<String>>,
+    /// Args for every role's tensorflow container.
+    pub args: Option<Vec<String>>,
+    /// Labels for the TFJob and its pods.
+    pub labels: BTreeMap<String, String>,
+    /// Annotations for the TFJob.
+    pub annotations: BTreeMap<String, String>,
+    /// Env vars for every tensorflow container (use a Secret for credentials).
+    pub env: BTreeMap<String, String>,
+    /// Replica restartPolicy for every role: Always, OnFailure, Never or ExitCode.
+    pub restart_policy: Option<String>,
+    /// Parameter servers.
+    pub ps: Role,
+    /// Workers.
+    pub worker: Role,
+    /// The chief (MultiWorkerMirroredStrategy coordinator), 0 or 1.
+    pub chief: Role,
+    /// The evaluator.
+    pub evaluator: Role,
+    /// runPolicy.
+    pub run_policy: RunPolicyValues,
+    /// successPolicy: "" or AllWorkers.
+    pub success_policy: Option<String>,
+}
+
+/// Per-role settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Role {
+    /// Number of pods; 0 leaves the role out.
+    pub replicas: Option<i64>,
+    pub image: Option<String>,
+    pub command: Option<Vec<String>>,
+    pub args: Option<Vec<String>>,
+    /// CPU limit (and request), e.g. 4 or 500m.
+    pub cpu: Option<Qty>,
+    /// Memory limit (and request), e.g. 8Gi.
+    pub memory: Option<Qty>,
+    /// nvidia.com/gpu, set as both request and limit.
+    pub gpu: Option<i64>,
+    pub env: BTreeMap<String, String>,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<k8s_openapi::api::core::v1::Toleration>,
+    /// Overrides the top-level restartPolicy for this role.
+    pub restart_policy: Option<String>,
+}
+
+/// runPolicy settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct RunPolicyValues {
+    pub clean_pod_policy: Option<String>,
+    pub backoff_limit: Option<i64>,
+    pub active_deadline_seconds: Option<i64>,
+    pub ttl_seconds_after_finished: Option<i64>,
+    pub suspend: Option<bool>,
+    pub scheduling_policy: SchedulingValues,
+}
+
+/// runPolicy.schedulingPolicy settings (gang scheduling).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct SchedulingValues {
+    pub min_available: Option<i64>,
+    pub queue: Option<String>,
+    pub priority_class: Option<String>,
+    pub schedule_timeout_seconds: Option<i64>,
+}
+
+/// A resource quantity as users write it: `4`, `0.5`, `500m` or `8Gi`. Numbers are kept as
+/// their text; whether the text is a valid quantity is checked by validation on the result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Qty(pub String);
+
+impl<'de> Deserialize<'de> for Qty {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => Ok(Qty(s)),
+            Value::Number(n) => Ok(Qty(n.to_string())),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a quantity like 4, 500m or 8Gi, got {other}"
+            ))),
+        }
+    }
+}
+
+impl JsonSchema for Qty {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Quantity".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "number"]})
+    }
+}
+
+impl fmt::Display for Qty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The schema of [`Values`] as JSON, built once per process when first needed.
+fn values_schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| schemars::schema_for!(Values).to_value())
+}
+
+/// One problem found in one source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// Checks a values tree against the [`Values`] schema: unknown keys (with the closest known key)
+/// and wrong types (with the expected type). With `coerce`, scalars given where only a string is
+/// accepted become strings, as `--set name=123` means the string "123".
+pub fn check_shape(value: &mut Value, coerce: bool) -> Vec<Problem> {
+    let schema = values_schema();
+    let mut out = Vec::new();
+    let walker = Walker { root: schema };
+    walker.check(schema, value, "", coerce, &mut out);
+    out
+}
+
+struct Walker<'a> {
+    root: &'a Value,
+}
+
+impl<'a> Walker<'a> {
+    /// Follows a local `$ref` (`#/$defs/Name`).
+    fn resolve(&self, s: &'a Value) -> &'a Value {
+        let mut s = s;
+        for _ in 0..16 {
+            match s.get("$ref").and_then(Value::as_str) {
+                Some(r) => match r.strip_prefix('#').map(|p| self.root.pointer(p)) {
+                    Some(Some(t)) => s = t,
+                    _ => return s,
+                },
+                None => return s,
+            }
+        }
+        s
+    }
+
+    /// The schema alternatives (anyOf / oneOf flattened), resolved.
+    fn alternatives(&self, s: &'a Value) -> Vec<&'a Value> {
+        let s = self.resolve(s);
+        for k in ["anyOf", "oneOf"] {
+            if let Some(alts) = s.get(k).and_then(Value::as_array) {
+                return alts.iter().flat_map(|a| self.alternatives(a)).collect();
+            }
+        }
+        vec![s]
+    }
+
+    fn check(
+        &self,
+        schema: &'a Value,
+        v: &mut Value,
+        path: &str,
+        coerce: bool,
+        out: &mut Vec<Problem>,
+    ) {
+        let alts = self.alternatives(schema);
+        let Some(alt) = alts.iter().copied().find(|a| type_matches(a, v)) else {
+            // `--set x=5` where x is a string: take the text.
+            if coerce
+                && !v.is_object()
+                && !v.is_array()
+                && !v.is_null()
+                && alts.iter().any(|a| allows(a, "string"))
+            {
+                *v = Value::String(scalar_text(v));
+                return;
+            }
+            let expected: Vec<String> = alts
+                .iter()
+                .flat_map(|a| types_of(a))
+                .filter(|t| t != "null")
+                .collect();
+            let hint = (expected.iter().any(|t| t == "string")
+                && (v.is_boolean() || v.is_number()))
+            .then(|| format!("quote it: {}: \"{}\"", last_segment(path), scalar_text(v)));
+            out.push(Problem {
+                path: path.to_string(),
+                message: format!("expected {}, got {}", expected.join(" or "), describe(v)),
+                hint,
+            });
+            return;
+        };
+        match v {
+            Value::Object(map) => {
+                let props = alt.get("properties").and_then(Value::as_object);
+                let additional = alt.get("additionalProperties");
+                for (k, child) in map.iter_mut() {
+                    let child_path = join_key(path, k);
+                    if let Some(p) = props.and_then(|p| p.get(k)) {
+                        self.check(p, child, &child_path, coerce, out);
+                    } else if let Some(a) = additional.filter(|a| a.is_object()) {
+                        self.check(a, child, &child_path, coerce, out);
+                    } else if additional == Some(&Value::Bool(false)) {
+                        let known: Vec<&str> = props
+                            .map(|p| p.keys().map(String::as_str).collect())
+                            .unwrap_or_default();
+                        out.push(unknown_key(path, k, &known));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(item_schema) = alt.get("items") {
+                    for (i, item) in items.iter_mut().enumerate() {
+                        self.check(item_schema, item, &join_index(path, i), coerce, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn types_of(s: &Value) -> Vec<String> {
+    match s.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(|t| t.as_str().map(String::from))
+            .collect(),
+        _ => vec![],
+    }
+}
+
+fn allows(s: &Value, t: &str) -> bool {
+    types_of(s).iter().any(|x| x == t)
+}
+
+fn type_matches(s: &Value, v: &Value) -> bool {
+    let types = types_of(s);
+    if types.is_empty() {
+        return true; // no constraint
+    }
+    types.iter().any(|t| match t.as_str() {
+        "null" => v.is_null(),
+        "boolean" => v.is_boolean(),
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        _ => true,
+    })
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(s) => format!("string {s:?}"),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a mapping".into(),
+    }
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn last_segment(path: &str) -> &str {
+    match manifest::parent_path(path) {
+        Some(p) if !p.is_empty() => path[p.len()..].trim_start_matches('.'),
+        _ => path,
+    }
+}
+
+/// Every key path of [`Values`], for suggestions across levels (`replicas` → `worker.replicas`).
+fn all_value_paths() -> &'static Vec<String> {
+    static PATHS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    PATHS.get_or_init(|| {
+        let schema = values_schema();
+        let w = Walker { root: schema };
+        let mut out = Vec::new();
+        let mut todo = vec![(schema, String::new())];
+        while let Some((s, path)) = todo.pop() {
+            for alt in w.alternatives(s) {
+                if let Some(props) = alt.get("properties").and_then(Value::as_object) {
+                    for (k, p) in props {
+                        let child = join_key(&path, k);
+                        out.push(child.clone());
+                        if child.matches('.').count() < 3 {
+                            todo.push((p, child));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort();
+        out
+    })
+}
+
+fn unknown_key(parent: &str, key: &str, siblings: &[&str]) -> Problem {
+    let path = join_key(parent, key);
+    let suggestion = closest(key, siblings.iter().copied())
+        .map(|k| join_key(parent, k))
+        .or_else(|| {
+            // Not a typo of a sibling: maybe the key belongs elsewhere (`replicas` at the top).
+            let lower = key.to_ascii_lowercase();
+            all_value_paths()
+                .iter()
+                .find(|p| last_segment(p).to_ascii_lowercase() == lower)
+                .cloned()
+        });
+    let listing = if siblings.is_empty() {
+        String::new()
+    } else {
+        format!("; known keys here: {}", siblings.join(", "))
+    };
+    Problem {
+        message: format!("unknown key `{key}`{listing}"),
+        hint: suggestion.map(|s| format!("did you mean `{s}`?")),
+        path,
+    }
+}
+
+/// The candidate closest to `word`, if it is close enough to be a likely typo.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (c, strsim::jaro_winkler(&w, &c.to_ascii_lowercase())))
+        .filter(|(_, score)| *score >= 0.8)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c)
+}
+
+/// Deep-merges `over` into `base`: mappings merge key by key, anything else is replaced.
+pub fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// Parses one `--set` argument (`a.b=1,c[0]=x`, `\,` for a literal comma) into a values tree.
+/// Values are typed as YAML scalars: `3` is a number, `true` a boolean, anything else a string.
+pub fn parse_set(arg: &str) -> std::result::Result<Value, String> {
+    let mut root = Value::Object(Map::new());
+    for pair in split_unescaped(arg, ',') {
+        if pair.is_empty() {
+            continue;
+        }
+        let (key, raw) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("`{pair}` is not KEY=VALUE"))?;
+        let value = if raw.is_empty() {
+            Value::String(String::new())
+        } else {
+            manifest::resolve_plain(raw)
+        };
+        set_path(&mut root, key, value)?;
+    }
+    Ok(root)
+}
+
+fn split_unescaped(s: &str, sep: char) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&sep) {
+            out.last_mut().unwrap().push(sep);
+            chars.next();
+        } else if c == sep {
+            out.push(String::new());
+        } else {
+            out.last_mut().unwrap().push(c);
+        }
+    }
+    out
+}
+
+/// Path segments of a `--set` key: `a.b[2].c` → [Key a, Key b, Index 2, Key c].
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn parse_set_key(key: &str) -> std::result::Result<Vec<Seg>, String> {
+    let mut segs = Vec::new();
+    for part in split_unescaped(key, '.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part.as_str(), ""),
+        };
+        if name.is_empty() {
+            return Err(format!("`{key}` has an empty key segment"));
+        }
+        segs.push(Seg::Key(name.to_string()));
+        while let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']').ok_or_else(|| format!("`{key}`: missing `]`"))?;
+            let idx: usize = r[..end]
+                .parse()
+                .map_err(|_| format!("`{key}`: list index must be a number"))?;
+            if idx > 1000 {
+                return Err(format!("`{key}`: list index {idx} is too large"));
+            }
+            segs.push(Seg::Index(idx));
+            rest = &r[end + 1..];
+        }
+        if !rest.is_empty() {
+            return Err(format!("`{key}`: unexpected `{rest}`"));
+        }
+    }
+    Ok(segs)
+}
+
+fn set_path(root: &mut Value, key: &str, value: Value) -> std::result::Result<(), String> {
+    let segs = parse_set_key(key.trim())?;
+    let mut cur = root;
+    for seg in &segs {
+        cur = match seg {
+            Seg::Key(k) => {
+                if !cur.is_object() {
+                    *cur = Value::Object(Map::new());
+                }
+                cur.as_object_mut()
+                    .unwrap()
+                    .entry(k.clone())
+                    .or_insert(Value::Null)
+            }
+            Seg::Index(i) => {
+                if !cur.is_array() {
+                    *cur = Value::Array(Vec::new());
+                }
+                let a = cur.as_array_mut().unwrap();
+                if a.len() <= *i {
+                    a.resize(*i + 1, Value::Null);
+                }
+                &mut a[*i]
+            }
+        };
+    }
+    *cur = value;
+    Ok(())
+}
+
+/// Splits `KEY=VALUE` for --label/--annotation/--env.
+fn kv(flag: &str, s: &str) -> Result<(String, String)> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| Error::Usage(format!("{flag} {s:?}: expected KEY=VALUE")))
+}
+
+/// The dedicated flags as a values tree (the last and strongest source).
+pub fn flags_overlay(kube: &KubeArgs, args: &RenderArgs) -> Result<Value> {
+    let mut v = serde_json::json!({});
+    let o = v.as_object_mut().unwrap();
+    let mut put = |path: &str, val: Value| {
+        // Paths here are fixed and valid, so set_path cannot fail.
+        let _ = set_path_obj(o, path, val);
+    };
+    if let Some(n) = &args.name {
+        put("name", n.clone().into());
+    }
+    if let Some(n) = &kube.namespace {
+        put("namespace", n.clone().into());
+    }
+    if let Some(i) = &args.image {
+        put("image", i.clone().into());
+    }
+    for (flag, role) in [
+        (args.ps, "ps"),
+        (args.workers, "worker"),
+        (args.chief, "chief"),
+        (args.evaluator, "evaluator"),
+    ] {
+        if let Some(n) = flag {
+            put(&format!("{role}.replicas"), n.into());
+        }
+    }
+    for role in ["worker", "chief"] {
+        if let Some(g) = args.gpus {
+            put(&format!("{role}.gpu"), g.into());
+        }
+        if let Some(c) = &args.cpu {
+            put(&format!("{role}.cpu"), c.clone().into());
+        }
+        if let Some(m) = &args.memory {
+            put(&format!("{role}.memory"), m.clone().into());
+        }
+    }
+    for (flag, list, key) in [
+        ("--label", &args.labels, "labels"),
+        ("--annotation", &args.annotations, "annotations"),
+        ("--env", &args.env, "env"),
+    ] {
+        for s in list {
+            let (k, val) = kv(flag, s)?;
+            let map = o
+                .entry(key)
+                .or_insert_with(|| Value::Object(Map::new()))
+                .as_object_mut()
+                .unwrap();
+            map.insert(k, val.into());
+        }
+    }
+    let mut put = |path: &str, val: Value| {
+        let _ = set_path_obj(o, path, val);
+    };
+    if let Some(p) = &args.restart_policy {
+        put("restartPolicy", p.clone().into());
+    }
+    if let Some(p) = &args.clean_pod_policy {
+        put("runPolicy.cleanPodPolicy", p.clone().into());
+    }
+    if let Some(n) = args.backoff_limit {
+        put("runPolicy.backoffLimit", n.into());
+    }
+    if let Some(n) = args.active_deadline_seconds {
+        put("runPolicy.activeDeadlineSeconds", n.into());
+    }
+    if let Some(n) = args.ttl_seconds_after_finished {
+        put("runPolicy.ttlSecondsAfterFinished", n.into());
+    }
+    if let Some(p) = &args.success_policy {
+        put("successPolicy", p.clone().into());
+    }
+    if let Some(q) = &args.queue {
+        put("runPolicy.schedulingPolicy.queue", q.clone().into());
+    }
+    if let Some(p) = &args.priority_class {
+        put("runPolicy.schedulingPolicy.priorityClass", p.clone().into());
+    }
+    if !args.command.is_empty() {
+        put("command", args.command.clone().into());
+    }
+    Ok(v)
+}
+
+fn set_path_obj(
+    o: &mut Map<String, Value>,
+    path: &str,
+    val: Value,
+) -> std::result::Result<(), String> {
+    let mut tmp = Value::Object(std::mem::take(o));
+    let r = set_path(&mut tmp, path, val);
+    if let Value::Object(m) = tmp {
+        *o = m;
+    }
+    r
+}
+
+/// Formats problems of a values file with positions.
+fn file_problems(doc: &Document, problems: Vec<Problem>, out: &mut Vec<String>) {
+    for p in problems {
+        let loc = doc
+            .positions
+            .locate(&p.path)
+            .map(|l| l.to_string())
+            .unwrap_or_else(|| doc.file.clone());
+        out.push(format_problem(&loc, &p));
+    }
+}
+
+fn format_problem(origin: &str, p: &Problem) -> String {
+    let mut s = format!("{origin}: {}: {}", p.path, p.message);
+    if let Some(h) = &p.hint {
+        s.push_str(&format!("\n  fix: {h}"));
+    }
+    s
+}
+
+/// Merges every source into typed [`Values`]. All problems of all sources are reported together.
+pub fn resolve(
+    defaults: &Value,
+    files: &[Document],
+    set: &[String],
+    flags: Value,
+) -> Result<Values> {
+    let mut merged = defaults.clone();
+    let mut errors = Vec::new();
+    for doc in files {
+        let mut v = doc.value.clone();
+        if !v.is_object() {
+            errors.push(format!(
+                "{}: a values file must be a mapping of keys, got {}",
+                doc.positions
+                    .locate("")
+                    .map(|l| l.to_string())
+                    .unwrap_or_else(|| doc.file.clone()),
+                describe(&v)
+            ));
+            continue;
+        }
+        let problems = check_shape(&mut v, false);
+        file_problems(doc, problems, &mut errors);
+        merge(&mut merged, v);
+    }
+    for arg in set {
+        match parse_set(arg) {
+            Ok(mut v) => {
+                for p in check_shape(&mut v, true) {
+                    errors.push(format_problem(&format!("--set {arg}"), &p));
+                }
+                merge(&mut merged, v);
+            }
+            Err(e) => errors.push(format!("--set {arg}: {e}")),
+        }
+    }
+    let mut flags = flags;
+    for p in check_shape(&mut flags, true) {
+        errors.push(format_problem("flags", &p));
+    }
+    merge(&mut merged, flags);
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors.join("\n")));
+    }
+    serde_json::from_value(merged).map_err(|e| Error::Invalid(format!("values: {e}")))
+}
+
+impl Values {
+    /// The template context: every field present, unset ones as null.
+    pub fn to_context(&self) -> Value {
+        serde_json::to_value(self).expect("values serialize")
+    }
+
+    /// The effective replica count of a role (unset → 0: the role is left out).
+    pub fn replicas(&self, role: &str) -> i64 {
+        self.role(role).and_then(|r| r.replicas).unwrap_or(0)
+    }
+
+    pub fn role(&self, role: &str) -> Option<&Role> {
+        match role {
+            "ps" => Some(&self.ps),
+            "worker" => Some(&self.worker),
+            "chief" => Some(&self.chief),
+            "evaluator" => Some(&self.evaluator),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn set_parses_helm_style() {
+        assert_eq!(
+            parse_set("worker.replicas=4,image=a/b:1").unwrap(),
+            json!({"worker": {"replicas": 4}, "image": "a/b:1"})
+        );
+        assert_eq!(
+            parse_set(r"command[1]=a\,b").unwrap(),
+            json!({"command": [null, "a,b"]})
+        );
+        assert_eq!(parse_set("x=true").unwrap(), json!({"x": true}));
+        assert!(parse_set("novalue").is_err());
+        assert!(parse_set("a[x]=1").is_err());
+    }
+
+    #[test]
+    fn unknown_keys_suggest_the_closest() {
+        let mut v = json!({"worker": {"replcas": 3}});
+        let p = check_shape(&mut v, false);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].path, "worker.replcas");
+        assert_eq!(
+            p[0].hint.as_deref(),
+            Some("did you mean `worker.replicas`?")
+        );
+
+        let mut v = json!({"replicas": 3});
+        let p = check_shape(&mut v, false);
+        assert!(p[0].hint.as_deref().unwrap().contains(".replicas"), "{p:?}");
+    }
+
+    #[test]
+    fn wrong_types_name_the_expected_type() {
+        let mut v = json!({"worker": {"replicas": "three"}, "labels": {"a": true}});
+        let p = check_shape(&mut v, false);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p.iter().any(|p| p.message.contains("expected integer")));
+        let l = p.iter().find(|p| p.path == "labels.a").unwrap();
+        assert_eq!(l.hint.as_deref(), Some("quote it: a: \"true\""));
+    }
+
+    #[test]
+    fn set_coerces_scalars_to_strings() {
+        let mut v = parse_set("image=1.0,worker.cpu=4").unwrap();
+        assert!(check_shape(&mut v, true).is_empty());
+        assert_eq!(v["image"], json!("1.0"));
+    }
+
+    #[test]
+    fn sources_merge_later_wins() {
+        let defaults = json!({"worker": {"replicas": 2}, "ps": {"replicas": 1, "cpu": "2"}});
+        let doc = manifest::parse_one("worker:\n  replicas: 5\n", "v.yaml")
+            .unwrap()
+            .unwrap();
+        let kube = KubeArgs::default();
+        let args = RenderArgs {
+            ps: Some(0),
+            gpus: Some(1),
+            ..Default::default()
+        };
+        let v = resolve(
+            &defaults,
+            &[doc],
+            &["worker.replicas=7".into()],
+            flags_overlay(&kube, &args).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(v.worker.replicas, Some(7));
+        assert_eq!(v.ps.replicas, Some(0));
+        assert_eq!(v.ps.cpu, Some(Qty("2".into())));
+        assert_eq!(v.worker.gpu, Some(1));
+    }
+
+    #[test]
+    fn file_errors_carry_line_and_file() {
+        let doc = manifest::parse_one("name: x\nworker:\n  replcas: 5\n", "v.yaml")
+            .unwrap()
+            .unwrap();
+        let e = resolve(&json!({}), &[doc], &[], json!({})).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("v.yaml:3:3: worker.replcas: unknown key"),
+            "{msg}"
+        );
+        assert!(msg.contains("did you mean `worker.replicas`?"), "{msg}");
+        let e = resolve(&json!({}), &[], &["wroker.replicas=1".into()], json!({})).unwrap_err();
+        assert!(e.to_string().contains("--set wroker.replicas=1"), "{e}");
+    }
+}

@@ -1,0 +1,310 @@
+//! Offline validation: the schema, the operator's webhook rules and lint checks, every problem
+//! reported at once, each with its field path and (for YAML input) `file:line:column`.
+//!
+//! Everything works on `serde_json::Value`, because a broken manifest may not deserialize into
+//! the typed model, and that is exactly when the user needs the full list of problems.
+
+pub mod quantity;
+pub mod rules;
+pub mod schema;
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cli::{ReportFormat, ValidateArgs};
+use crate::error::{Error, Result};
+use crate::gateway::GatewayConfig;
+use crate::manifest::{self, Location, Positions};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One problem.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Stable rule id (`schema`, `webhook/name`, `literal-credential`, …).
+    pub rule: &'static str,
+    /// Field path, e.g. `spec.tfReplicaSpecs.Worker.template.spec.containers[0].image`.
+    pub path: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+impl Finding {
+    pub fn new(
+        severity: Severity,
+        rule: &'static str,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Finding {
+            severity,
+            rule,
+            path: path.into(),
+            message: message.into(),
+            hint: None,
+            location: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: Option<String>) -> Self {
+        self.hint = hint;
+        self
+    }
+}
+
+/// All findings of one or more documents.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+
+    pub fn errors(&self) -> impl Iterator<Item = &Finding> {
+        self.by(Severity::Error)
+    }
+
+    pub fn warnings(&self) -> impl Iterator<Item = &Finding> {
+        self.by(Severity::Warning)
+    }
+
+    fn by(&self, s: Severity) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(move |f| f.severity == s)
+    }
+
+    pub fn extend(&mut self, other: Report) {
+        self.findings.extend(other.findings);
+    }
+
+    /// kubectl-like text: errors first, then warnings, then info, each in file/line order:
+    /// `file:line:col: error: path: message` and `  fix: hint` under it.
+    /// `origin` names findings without a position (e.g. "template ps-worker").
+    pub fn render_text_with_origin(&self, origin: Option<&str>) -> String {
+        let mut sorted: Vec<&Finding> = self.findings.iter().collect();
+        sorted.sort_by(|a, b| {
+            let la = a
+                .location
+                .as_ref()
+                .map(|l| (l.file.as_str(), l.line, l.column));
+            let lb = b
+                .location
+                .as_ref()
+                .map(|l| (l.file.as_str(), l.line, l.column));
+            (a.severity, la).cmp(&(b.severity, lb))
+        });
+        let mut s = String::new();
+        for f in sorted {
+            let where_ = match (&f.location, origin) {
+                (Some(l), _) => format!("{l}: "),
+                (None, Some(o)) => format!("{o}: "),
+                (None, None) => String::new(),
+            };
+            let path = if f.path.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", f.path)
+            };
+            let _ = writeln!(s, "{where_}{}: {path}{}", f.severity.as_str(), f.message);
+            if let Some(h) = &f.hint {
+                let _ = writeln!(s, "  fix: {h}");
+            }
+        }
+        s
+    }
+
+    pub fn render_text(&self) -> String {
+        self.render_text_with_origin(None)
+    }
+
+    /// "2 errors, 1 warning".
+    pub fn summary(&self) -> String {
+        let n = |s| self.by(s).count();
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let mut parts = vec![plural(n(Severity::Error), "error")];
+        if n(Severity::Warning) > 0 {
+            parts.push(plural(n(Severity::Warning), "warning"));
+        }
+        parts.join(", ")
+    }
+
+    /// `-o json`.
+    pub fn to_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            valid: bool,
+            errors: usize,
+            warnings: usize,
+            findings: &'a [Finding],
+        }
+        serde_json::to_string_pretty(&Out {
+            valid: !self.has_errors(),
+            errors: self.errors().count(),
+            warnings: self.warnings().count(),
+            findings: &self.findings,
+        })
+        .expect("report serializes")
+    }
+}
+
+/// What validation needs besides the object.
+#[derive(Debug, Clone, Default)]
+pub struct Context<'a> {
+    /// Gateway settings: which env names hold the key, whether istio should be opted out.
+    pub gateway: GatewayConfig,
+    /// True when render/submit will inject the gateway env and annotations afterwards, so
+    /// lints about their absence are moot (a literal key is still reported).
+    pub will_inject: bool,
+    /// Source positions, for YAML input.
+    pub positions: Option<&'a Positions>,
+}
+
+/// Validates one TFJob object: schema, webhook rules, lints. Pure.
+pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
+    let mut findings = rules::check(obj, ctx);
+    // The schema check assumes the object's identity; a Secret in the stream is not a TFJob.
+    let is_tfjob = obj.get("kind").and_then(Value::as_str) == Some(crate::model::KIND);
+    if is_tfjob {
+        let schema_findings = schema::check_model_schema(obj);
+        // A rule that reported the same path says it better (with a precise fix).
+        for f in schema_findings {
+            let covered = findings
+                .iter()
+                .any(|r| r.severity == Severity::Error && r.path == f.path);
+            if !covered {
+                findings.push(f);
+            }
+        }
+    }
+    if let Some(pos) = ctx.positions {
+        for f in &mut findings {
+            f.location = pos.locate(&f.path);
+        }
+    }
+    Report { findings }
+}
+
+/// Validates against an OpenAPI v3 schema as found in a CRD (`spec.versions[].schema.
+/// openAPIV3Schema`), e.g. the live CRD fetched by `submit` or the upstream file in tests.
+/// Compiles the schema on each call; callers validating many objects should hold on to
+/// [`schema::compile`]'s result and use [`schema::check_with`].
+pub fn validate_against_openapi(openapi_v3_schema: &Value, obj: &Value) -> Vec<Finding> {
+    match schema::compile(openapi_v3_schema) {
+        Ok(v) => schema::check_with(&v, obj),
+        Err(e) => vec![Finding::new(Severity::Error, "crd-schema", "", e)],
+    }
+}
+
+/// Validates one parsed document.
+pub fn validate_document(doc: &manifest::Document, gateway: &GatewayConfig) -> Report {
+    let ctx = Context {
+        gateway: gateway.clone(),
+        will_inject: false,
+        positions: Some(&doc.positions),
+    };
+    validate_value(&doc.value, &ctx)
+}
+
+/// `kubectl tfjob validate -f FILE|- [-f …] [-o json]`.
+pub fn run_validate(args: &ValidateArgs) -> Result<()> {
+    let gateway = GatewayConfig::from_args(&args.gateway);
+    let mut report = Report::default();
+    let mut valid_names = Vec::new();
+    let mut documents = 0;
+    for file in &args.files {
+        let (name, text) = match manifest::read_source(file) {
+            Ok(x) => x,
+            Err(Error::Invalid(msg)) | Err(Error::Usage(msg)) => {
+                report
+                    .findings
+                    .push(Finding::new(Severity::Error, "input", "", msg));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let docs = match manifest::parse_documents(&text, &name) {
+            Ok(d) => d,
+            Err(e) => {
+                let mut f = Finding::new(Severity::Error, "yaml", "", e.message.clone());
+                f.location = Some(e.location.clone());
+                report.findings.push(f);
+                continue;
+            }
+        };
+        if docs.is_empty() {
+            let mut f = Finding::new(Severity::Error, "input", "", "no YAML documents found");
+            f.location = Some(Location {
+                file: name.clone(),
+                line: 1,
+                column: 1,
+            });
+            report.findings.push(f);
+        }
+        for doc in &docs {
+            documents += 1;
+            let r = validate_document(doc, &gateway);
+            if !r.has_errors() {
+                let n = doc
+                    .value
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
+                valid_names.push(format!("{name}: tfjob/{n} is valid"));
+            }
+            report.extend(r);
+        }
+    }
+    match args.output {
+        ReportFormat::Json => {
+            println!("{}", report.to_json());
+            if report.has_errors() {
+                return Err(Error::Invalid(format!(
+                    "validation failed: {}",
+                    report.summary()
+                )));
+            }
+        }
+        ReportFormat::Text => {
+            if report.has_errors() {
+                return Err(Error::Invalid(format!(
+                    "validation failed ({} in {documents} document{}):\n{}",
+                    report.summary(),
+                    if documents == 1 { "" } else { "s" },
+                    report.render_text().trim_end()
+                )));
+            }
+            eprint!("{}", report.render_text());
+            for v in valid_names {
+                println!("{v}");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,403 @@
+//! One positive and one negative case per rule, on small JSON objects.
+
+use super::*;
+use serde_json::json;
+
+/// A valid job (after gateway injection), as render produces it.
+fn good() -> Value {
+    json!({
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "mnist"},
+        "spec": {"tfReplicaSpecs": {
+            "PS": {"replicas": 1, "restartPolicy": "OnFailure", "template": {
+                "metadata": {"annotations": {"sidecar.istio.io/inject": "false"}},
+                "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0-gpu",
+                    "resources": {"limits": {"cpu": 2, "memory": "4Gi"}}}]}}},
+            "Worker": {"replicas": 3, "restartPolicy": "OnFailure", "template": {
+                "metadata": {"annotations": {"sidecar.istio.io/inject": "false"}},
+                "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0-gpu",
+                    "env": [
+                        {"name": "TAOTOKEN_API_KEY", "valueFrom": {"secretKeyRef": {"name": "taotoken-secret", "key": "api-key"}}},
+                        {"name": "TAOTOKEN_BASE_URL", "value": "https://taotoken.net/api"}],
+                    "resources": {"limits": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": 1}}}]}}}
+        }}
+    })
+}
+
+fn run(v: &Value) -> Report {
+    validate_value(v, &Context::default())
+}
+
+fn rules_of(r: &Report, sev: Severity) -> Vec<&'static str> {
+    r.findings
+        .iter()
+        .filter(|f| f.severity == sev)
+        .map(|f| f.rule)
+        .collect()
+}
+
+/// Applies `edit` to a copy of the good job and returns the findings.
+fn with(edit: impl FnOnce(&mut Value)) -> Report {
+    let mut v = good();
+    edit(&mut v);
+    run(&v)
+}
+
+fn worker(v: &mut Value) -> &mut Value {
+    &mut v["spec"]["tfReplicaSpecs"]["Worker"]
+}
+
+fn wc(v: &mut Value) -> &mut Value {
+    &mut worker(v)["template"]["spec"]["containers"][0]
+}
+
+fn has(r: &Report, rule: &str, path_part: &str) -> bool {
+    r.findings
+        .iter()
+        .any(|f| f.rule == rule && f.path.contains(path_part))
+}
+
+#[test]
+fn the_good_job_has_no_errors_or_warnings() {
+    let r = run(&good());
+    assert!(
+        rules_of(&r, Severity::Error).is_empty(),
+        "{}",
+        r.render_text()
+    );
+    assert!(
+        rules_of(&r, Severity::Warning).is_empty(),
+        "{}",
+        r.render_text()
+    );
+}
+
+#[test]
+fn identity() {
+    let r = with(|v| v["apiVersion"] = json!("kubeflow.org/v2"));
+    assert!(has(&r, "api-version", "apiVersion"));
+    let r = with(|v| v["kind"] = json!("TfJob"));
+    assert!(
+        r.findings.iter().any(
+            |f| f.rule == "kind" && f.hint.as_deref() == Some("kind: TFJob (the case matters)")
+        )
+    );
+    let r = run(&json!([1, 2]));
+    assert!(r.has_errors());
+}
+
+#[test]
+fn webhook_name() {
+    for bad in ["Mnist", "1mnist", "mn_ist", "mnist-", ""] {
+        let r = with(|v| v["metadata"]["name"] = json!(bad));
+        assert!(has(&r, "webhook/name", "metadata.name"), "{bad}");
+    }
+    let r = with(|v| v["metadata"].as_object_mut().unwrap().clear());
+    assert!(has(&r, "webhook/name", "metadata.name"));
+}
+
+#[test]
+fn webhook_replica_specs_and_containers() {
+    let r = with(|v| {
+        v["spec"].as_object_mut().unwrap().remove("tfReplicaSpecs");
+    });
+    assert!(has(&r, "webhook/replica-specs", "spec.tfReplicaSpecs"));
+
+    // "no containers" gives two errors upstream.
+    let r = with(|v| worker(v)["template"]["spec"]["containers"] = json!([]));
+    assert!(has(
+        &r,
+        "webhook/containers",
+        "Worker.template.spec.containers"
+    ));
+    assert!(has(
+        &r,
+        "webhook/tensorflow-container",
+        "Worker.template.spec.containers"
+    ));
+
+    let r = with(|v| {
+        wc(v)
+            .as_object_mut()
+            .unwrap()
+            .remove("image")
+            .map(|_| ())
+            .unwrap()
+    });
+    assert!(has(
+        &r,
+        "webhook/image",
+        "Worker.template.spec.containers[0].image"
+    ));
+
+    let r = with(|v| wc(v)["name"] = json!("trainer"));
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "webhook/tensorflow-container")
+        .unwrap();
+    assert!(f.hint.as_deref().unwrap().contains("\"trainer\""));
+}
+
+#[test]
+fn webhook_single_chief_and_managed_by() {
+    let r = with(|v| {
+        let w = worker(v).clone();
+        v["spec"]["tfReplicaSpecs"]["Chief"] = w.clone();
+        v["spec"]["tfReplicaSpecs"]["Master"] = w;
+    });
+    assert!(has(&r, "webhook/chief", "spec.tfReplicaSpecs"));
+    let r = with(|v| v["spec"]["runPolicy"] = json!({"managedBy": "me"}));
+    assert!(has(&r, "webhook/managed-by", "managedBy"));
+    let r = with(|v| v["spec"]["runPolicy"] = json!({"managedBy": "kueue.x-k8s.io/multikueue"}));
+    assert!(!r.has_errors());
+}
+
+#[test]
+fn replica_type_keys() {
+    let r = with(|v| {
+        let s = v["spec"]["tfReplicaSpecs"].as_object_mut().unwrap();
+        let w = s.remove("Worker").unwrap();
+        s.insert("worker".into(), w);
+    });
+    assert!(rules_of(&r, Severity::Warning).contains(&"replica-type-case"));
+    assert!(!r.has_errors(), "{}", r.render_text());
+
+    let r = with(|v| {
+        let s = v["spec"]["tfReplicaSpecs"].as_object_mut().unwrap();
+        let w = s.remove("Worker").unwrap();
+        s.insert("Wokrer".into(), w);
+    });
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "replica-type")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.hint.as_deref(), Some("did you mean Worker?"));
+    assert!(f.message.contains("PS, Worker"));
+}
+
+#[test]
+fn replicas_and_restart_policy() {
+    let r = with(|v| worker(v)["replicas"] = json!(-1));
+    assert!(has(&r, "replicas", "Worker.replicas"));
+    let r = with(|v| worker(v)["replicas"] = json!(1e12));
+    assert!(has(&r, "schema", "Worker.replicas"), "{}", r.render_text());
+    let r = with(|v| worker(v)["replicas"] = json!(4_000_000_000i64));
+    assert!(has(&r, "schema", "Worker.replicas"), "{}", r.render_text());
+    let r = with(|v| worker(v)["restartPolicy"] = json!("OnFail"));
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "restart-policy")
+        .unwrap();
+    assert_eq!(f.hint.as_deref(), Some("did you mean OnFailure?"));
+    let r = with(|v| worker(v)["restartPolicy"] = json!("ExitCode"));
+    assert!(!r.has_errors());
+    let r = with(|v| worker(v)["template"]["spec"]["restartPolicy"] = json!("Never"));
+    assert!(rules_of(&r, Severity::Warning).contains(&"pod-restart-policy"));
+}
+
+#[test]
+fn name_length_budget() {
+    // "<name>-worker-2" must fit in 63: a 54-char name gives 63 exactly.
+    let ok = "a".repeat(54);
+    let r = with(|v| v["metadata"]["name"] = json!(ok));
+    assert!(!has(&r, "name-length", ""), "{}", r.render_text());
+    let long = "a".repeat(56);
+    let r = with(|v| v["metadata"]["name"] = json!(long));
+    let f = r.findings.iter().find(|f| f.rule == "name-length").unwrap();
+    assert!(
+        f.hint.as_deref().unwrap().contains("at least 2 characters"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn quantities() {
+    let r = with(|v| wc(v)["resources"]["limits"]["memory"] = json!("8GB"));
+    assert!(has(&r, "quantity", "limits.memory"), "{}", r.render_text());
+    // The rule says it better than the schema's pattern error; only one finding for the path.
+    assert_eq!(r.errors().count(), 1, "{}", r.render_text());
+    let r = with(|v| wc(v)["resources"]["limits"]["cpu"] = json!(0.5));
+    assert!(has(&r, "quantity", "limits.cpu"));
+    let r = with(|v| wc(v)["resources"]["limits"]["cpu"] = json!("-1"));
+    assert!(has(&r, "quantity", "limits.cpu"));
+    let r = with(|v| wc(v)["resources"]["limits"]["cpu"] = json!("500m"));
+    assert!(!r.has_errors());
+}
+
+#[test]
+fn gpus() {
+    let r = with(|v| wc(v)["resources"]["requests"] = json!({"nvidia.com/gpu": 2}));
+    assert!(has(&r, "gpu", "requests[nvidia.com/gpu]"));
+    let r = with(|v| wc(v)["resources"]["requests"] = json!({"nvidia.com/gpu": "1"}));
+    assert!(!r.has_errors(), "{}", r.render_text());
+    let r = with(|v| wc(v)["resources"]["limits"]["nvidia.com/gpu"] = json!("1500m"));
+    assert!(has(&r, "gpu", "limits[nvidia.com/gpu]"));
+    // GPU image without GPU, and GPU with a CPU image.
+    let r = with(|v| {
+        wc(v)["resources"]["limits"]
+            .as_object_mut()
+            .unwrap()
+            .remove("nvidia.com/gpu");
+    });
+    assert!(rules_of(&r, Severity::Warning).contains(&"gpu-image"));
+    let r = with(|v| wc(v)["image"] = json!("tensorflow/tensorflow:2.13.0"));
+    assert!(rules_of(&r, Severity::Warning).contains(&"gpu-image"));
+}
+
+#[test]
+fn literal_credentials_are_errors_and_never_echoed() {
+    let key = "sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOP";
+    let r = with(|v| wc(v)["env"][0] = json!({"name": "TAOTOKEN_API_KEY", "value": key}));
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "literal-credential")
+        .unwrap();
+    assert!(f.message.contains("sk-…(55 chars)"), "{}", f.message);
+    assert!(
+        f.hint
+            .as_deref()
+            .unwrap()
+            .contains("kubectl tfjob secret create")
+    );
+    let text = r.render_text() + &r.to_json();
+    assert!(!text.contains("abcdefghij"), "{text}");
+
+    // By name only.
+    let r = with(|v| wc(v)["env"][0] = json!({"name": "HF_TOKEN", "value": "x"}));
+    assert!(has(&r, "literal-credential", "env[0].value"));
+    // By value only.
+    let r = with(|v| wc(v)["env"][0] = json!({"name": "CONFIG", "value": key}));
+    assert!(has(&r, "literal-credential", "env[0].value"));
+    // In args.
+    let r = with(|v| wc(v)["args"] = json!([format!("--api_key={key}")]));
+    assert!(has(&r, "literal-credential", "args[0]"));
+    // Harmless look-alikes.
+    let r = with(|v| wc(v)["env"][0] = json!({"name": "MAX_TOKENS", "value": "4096"}));
+    assert!(!r.has_errors(), "{}", r.render_text());
+    let digest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    let r = with(|v| wc(v)["env"][0] = json!({"name": "MODEL_SHA", "value": digest}));
+    assert!(!r.has_errors(), "{}", r.render_text());
+}
+
+#[test]
+fn base_urls() {
+    let r = with(|v| wc(v)["env"][1]["value"] = json!("https://taotoken.net/api/v1"));
+    let f = r.findings.iter().find(|f| f.rule == "base-url").unwrap();
+    assert_eq!(f.hint.as_deref(), Some("https://taotoken.net/api"));
+    let r = with(|v| {
+        wc(v)["env"][1] = json!({"name": "OPENAI_BASE_URL", "value": "https://taotoken.net/api"})
+    });
+    assert!(has(&r, "base-url", "env[1]"));
+    let r = with(|v| {
+        wc(v)["env"][1] = json!({"name": "OPENAI_BASE_URL", "value": "https://taotoken.net/api/v1"})
+    });
+    assert!(!has(&r, "base-url", ""));
+}
+
+#[test]
+fn istio_and_gateway_env_when_not_injecting() {
+    let r = with(|v| {
+        worker(v)["template"]
+            .as_object_mut()
+            .unwrap()
+            .remove("metadata");
+    });
+    assert!(rules_of(&r, Severity::Warning).contains(&"istio"));
+    let ctx = Context {
+        will_inject: true,
+        ..Default::default()
+    };
+    let mut v = good();
+    worker(&mut v)["template"]
+        .as_object_mut()
+        .unwrap()
+        .remove("metadata");
+    assert!(!rules_of(&validate_value(&v, &ctx), Severity::Warning).contains(&"istio"));
+    // PS has no gateway env in the good job.
+    let r = run(&good());
+    assert!(has(&r, "gateway-env", "PS.template.spec.containers[0].env"));
+}
+
+#[test]
+fn annotations_and_labels() {
+    let r = with(|v| {
+        worker(v)["template"]["metadata"]["annotations"]["sidecar.istio.io/inject"] = json!(false)
+    });
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "metadata-value")
+        .unwrap();
+    assert_eq!(
+        f.hint.as_deref(),
+        Some("quote it: sidecar.istio.io/inject: \"false\"")
+    );
+    // Reported once: the schema's own type error on the same path is folded into it.
+    assert_eq!(r.errors().count(), 1, "{}", r.render_text());
+    let r = with(|v| v["metadata"]["labels"] = json!({"Bad Key": "x", "ok": "bad value!"}));
+    assert!(has(&r, "metadata-key", "[Bad Key]"));
+    assert!(has(&r, "metadata-value", "labels.ok"));
+    let r = with(|v| v["metadata"]["annotations"] = json!({"example.com/x": "y"}));
+    assert!(!r.has_errors());
+}
+
+#[test]
+fn tf_config_info_for_single_replica() {
+    let r = with(|v| {
+        let s = v["spec"]["tfReplicaSpecs"].as_object_mut().unwrap();
+        s.remove("PS");
+        s["Worker"]["replicas"] = json!(1);
+    });
+    assert!(rules_of(&r, Severity::Info).contains(&"tf-config"));
+    assert!(!rules_of(&run(&good()), Severity::Info).contains(&"tf-config"));
+}
+
+#[test]
+fn unknown_fields_are_schema_errors() {
+    let r = with(|v| worker(v)["replicaz"] = json!(3));
+    assert!(
+        has(&r, "schema", "spec.tfReplicaSpecs.Worker"),
+        "{}",
+        r.render_text()
+    );
+    let r = with(|v| wc(v)["imagePullPolicy"] = json!("Sometimes"));
+    // Enum-less in the schema; not our business.
+    let _ = r;
+    let r = with(|v| wc(v)["resources"]["limits"] = json!("lots"));
+    assert!(has(&r, "schema", "resources.limits"));
+}
+
+#[test]
+fn report_text_and_json() {
+    let r = with(|v| v["metadata"]["name"] = json!("Bad"));
+    let t = r.render_text_with_origin(Some("template ps-worker"));
+    assert!(
+        t.starts_with("template ps-worker: error: metadata.name: "),
+        "{t}"
+    );
+    assert!(t.contains("\n  fix: "), "{t}");
+    let j: Value = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(j["valid"], json!(false));
+    assert_eq!(j["findings"][0]["severity"], json!("error"));
+    assert_eq!(r.summary(), "1 error");
+}
+
+#[test]
+fn positions_are_attached() {
+    let src = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: Bad\nspec:\n  tfReplicaSpecs: {}\n";
+    let doc = manifest::parse_one(src, "j.yaml").unwrap().unwrap();
+    let r = validate_document(&doc, &GatewayConfig::default());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "webhook/name")
+        .unwrap();
+    let l = f.location.as_ref().unwrap();
+    assert_eq!((l.file.as_str(), l.line), ("j.yaml", 4));
+}

@@ -1,0 +1,270 @@
+//! `kubectl tfjob validate` through the real binary: the corpus of broken inputs under
+//! tests/corpus/, hostile inputs generated on the fly, the article's job, and a cross-check of
+//! our schema against the upstream CRD when /work/shared/reference is present.
+//!
+//! Each corpus file starts with `# expect: <text>` (in the output), `# line: N` (the line the
+//! finding points at) and optionally `# upstream: reject` (the upstream CRD schema rejects it too).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use kubectl_tfjob::gateway::GatewayConfig;
+use kubectl_tfjob::manifest;
+use kubectl_tfjob::validate::{self, Context, Severity};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-tfjob");
+const REFERENCE: &str = "/work/shared/reference";
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Exit 2, no panic, and the expected text in stderr.
+fn assert_invalid(o: &Output, expect: &str, what: &str) {
+    let (out, err) = text(o);
+    assert_ne!(o.status.code(), Some(101), "{what} panicked: {err}");
+    assert!(!err.contains("panicked"), "{what} panicked: {err}");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{what}: exit code\nstdout: {out}\nstderr: {err}"
+    );
+    assert!(
+        err.contains(expect),
+        "{what}: expected {expect:?} in:\n{err}"
+    );
+}
+
+struct Case {
+    path: PathBuf,
+    expect: String,
+    line: usize,
+    upstream_rejects: bool,
+}
+
+fn corpus() -> Vec<Case> {
+    let mut cases: Vec<Case> = std::fs::read_dir(corpus_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .map(|path| {
+            let src = std::fs::read_to_string(&path).unwrap();
+            let header = |k: &str| {
+                src.lines()
+                    .find_map(|l| l.strip_prefix(&format!("# {k}: ")))
+                    .map(str::to_string)
+            };
+            Case {
+                expect: header("expect").expect("corpus file has # expect:"),
+                line: header("line")
+                    .expect("corpus file has # line:")
+                    .parse()
+                    .unwrap(),
+                upstream_rejects: header("upstream").as_deref() == Some("reject"),
+                path,
+            }
+        })
+        .collect();
+    cases.sort_by(|a, b| a.path.cmp(&b.path));
+    assert!(cases.len() >= 20, "corpus went missing");
+    cases
+}
+
+#[test]
+fn every_corpus_file_is_rejected_with_its_message_and_line() {
+    for c in corpus() {
+        let p = c.path.to_str().unwrap();
+        let o = run(&["validate", "-f", p]);
+        assert_invalid(&o, &c.expect, p);
+        let (_, err) = text(&o);
+        let at = format!("{p}:{}:", c.line);
+        assert!(
+            err.contains(&at),
+            "{p}: expected a finding at {at} in:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn literal_keys_are_never_echoed() {
+    let p = corpus_dir().join("literal-api-key.yaml");
+    let o = run(&["validate", "-f", p.to_str().unwrap(), "-o", "json"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        !out.contains("9f8e7d6c") && !err.contains("9f8e7d6c"),
+        "{out}{err}"
+    );
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["valid"], Value::Bool(false));
+    assert_eq!(j["findings"][0]["rule"], "literal-credential");
+    assert_eq!(j["findings"][0]["location"]["line"], 22);
+}
+
+#[test]
+fn hostile_inputs_end_in_exit_2_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let big = format!(
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: x\n  annotations:\n    a: \"{}\"\n",
+        "x".repeat(10 * 1024 * 1024)
+    );
+    let cases = [
+        (write("big.yaml", big.as_bytes()), "too large"),
+        (write("deep-flow.yaml", ("a: ".to_string() + &"[".repeat(100_000) + &"]".repeat(100_000)).as_bytes()), "recursion limit"),
+        (write("deep-block.yaml", (0..100_000).map(|i| format!("{}- \n", " ".repeat(i % 2000))).collect::<String>().as_bytes()), "error"),
+        (write("deep-map.yaml", (0..200).map(|i| format!("{}k:\n", " ".repeat(i))).collect::<String>().as_bytes()), "nesting deeper than"),
+        (write("bomb.yaml", b"a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n"), "nodes"),
+        (write("binary.yaml", &[0xff, 0xfe, 0x00, 0x41]), "UTF-8"),
+        (write("empty.yaml", b"# nothing\n"), "no YAML documents"),
+        (write("scalar.yaml", b"just a string\n"), "must be a mapping"),
+        (write("replicas.yaml", b"apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: x}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1e12\n      template: {spec: {containers: [{name: tensorflow, image: i}]}}\n"), "maximum"),
+    ];
+    for (path, expect) in cases {
+        let o = run(&["validate", "-f", &path]);
+        assert_invalid(&o, expect, &path);
+    }
+    let o = run(&["validate", "-f", "/nonexistent/job.yaml"]);
+    assert_invalid(&o, "/nonexistent/job.yaml", "missing file");
+}
+
+#[test]
+fn stdin_and_multiple_documents() {
+    use std::io::Write;
+    let good = std::fs::read_to_string(corpus_dir().join("multi-doc-one-bad.yaml")).unwrap();
+    let first = good.split("---").next().unwrap().to_string();
+    let mut child = Command::new(BIN)
+        .args(["validate", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(first.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("<stdin>: tfjob/good-one is valid"), "{out}");
+}
+
+fn article() -> Option<String> {
+    std::fs::read_to_string(Path::new(REFERENCE).join("article-tfjob.yaml")).ok()
+}
+
+#[test]
+fn the_article_job_reports_the_unquoted_annotation_and_passes_once_fixed() {
+    let Some(src) = article() else {
+        eprintln!("skipped: {REFERENCE} not present");
+        return;
+    };
+    let p = Path::new(REFERENCE).join("article-tfjob.yaml");
+    let p = p.to_str().unwrap();
+    let o = run(&["validate", "-f", p]);
+    assert_invalid(&o, "quote it: sidecar.istio.io/inject: \"false\"", p);
+    let (_, err) = text(&o);
+    let line = src
+        .lines()
+        .position(|l| l.contains("sidecar.istio.io/inject: false"))
+        .unwrap()
+        + 1;
+    assert!(err.contains(&format!("{p}:{line}:")), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let fixed = dir.path().join("fixed.yaml");
+    std::fs::write(&fixed, src.replace("inject: false", "inject: \"false\"")).unwrap();
+    let o = run(&["validate", "-f", fixed.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("tfjob/tf-dist-train is valid"));
+}
+
+/// The upstream CRD's v1 schema, when the reference folder is present.
+fn upstream_schema() -> Option<Value> {
+    let src =
+        std::fs::read_to_string(Path::new(REFERENCE).join("kubeflow.org_tfjobs.yaml")).ok()?;
+    let crd: Value = serde_saphyr::from_str(&src).expect("upstream CRD parses");
+    validate::schema::crd_openapi_schema(&crd).cloned()
+}
+
+fn errors_of(findings: &[validate::Finding]) -> Vec<String> {
+    findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{}: {}", f.path, f.message))
+        .collect()
+}
+
+#[test]
+fn our_schema_and_the_upstream_crd_agree() {
+    let Some(upstream) = upstream_schema() else {
+        eprintln!("skipped: {REFERENCE} not present");
+        return;
+    };
+    let compiled = validate::schema::compile(&upstream).expect("upstream schema compiles");
+    let ctx = Context {
+        gateway: GatewayConfig::default(),
+        ..Default::default()
+    };
+    // Valid jobs: every golden render, and the fixed article job, pass both.
+    let mut good: Vec<(String, Value)> = Vec::new();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for e in std::fs::read_dir(&golden).unwrap() {
+        let p = e.unwrap().path();
+        let src = std::fs::read_to_string(&p).unwrap();
+        let doc = manifest::parse_one(&src, p.to_str().unwrap())
+            .unwrap()
+            .unwrap();
+        good.push((p.display().to_string(), doc.value));
+    }
+    if let Some(src) = article() {
+        let fixed = src.replace("inject: false", "inject: \"false\"");
+        good.push((
+            "article (fixed)".into(),
+            manifest::parse_one(&fixed, "a").unwrap().unwrap().value,
+        ));
+    }
+    assert!(good.len() >= 4);
+    for (name, v) in &good {
+        let up = errors_of(&validate::schema::check_with(&compiled, v));
+        assert!(up.is_empty(), "upstream rejects {name}: {up:?}");
+        let ours = validate::validate_value(v, &ctx);
+        assert!(
+            !ours.has_errors(),
+            "we reject {name}: {}",
+            ours.render_text()
+        );
+    }
+    // Schema-level breakage: both reject.
+    let mut checked = 0;
+    for c in corpus().into_iter().filter(|c| c.upstream_rejects) {
+        let src = std::fs::read_to_string(&c.path).unwrap();
+        let doc = manifest::parse_one(&src, "x").unwrap().unwrap();
+        let up = errors_of(&validate::validate_against_openapi(&upstream, &doc.value));
+        assert!(!up.is_empty(), "upstream accepts {}", c.path.display());
+        let ours = validate::validate_value(&doc.value, &ctx);
+        assert!(ours.has_errors(), "we accept {}", c.path.display());
+        checked += 1;
+    }
+    assert!(checked >= 5);
+}
