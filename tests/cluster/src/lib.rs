@@ -1,1 +1,386 @@
-//! Skeleton.
+//! `tfjob-testcluster`: an in-process Kubernetes API server that speaks the real REST
+//! API (discovery, CRUD, watch, patch, Status errors, server-side tables, OpenAPI v3
+//! stubs) with a simulated training-operator v1.9.4, scheduler and kubelet.
+//!
+//! ```no_run
+//! use tfjob_testcluster::{Scenario, TestCluster};
+//! let cluster = TestCluster::start(Scenario::default());
+//! println!("kubeconfig at {}", cluster.kubeconfig().display());
+//! ```
+
+mod crd;
+mod http;
+mod kubeconfig;
+mod kubelet;
+mod openapi;
+mod operator;
+mod patch;
+mod resources;
+mod scenario;
+mod selectors;
+mod state;
+mod status;
+mod store;
+mod table;
+mod util;
+mod validation;
+mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+pub use crd::builtin_tfjob_crd;
+pub use scenario::{
+    ContainerBehaviour, ContainerMatch, Fault, FaultMatch, NodeSpec, OperatorMode, Rbac, RbacRule,
+    Scenario, Taint, Timing,
+};
+pub use state::Request;
+pub use store::EventType;
+
+use state::Shared;
+
+/// A running test cluster. Dropping it stops the server and the simulated components.
+pub struct TestCluster {
+    shared: Arc<Shared>,
+    url: String,
+    kubeconfig: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+fn seed(sh: &Shared) {
+    let sc = &sh.scenario;
+    let store = &sh.store;
+    let mut namespaces = sc.namespaces.clone();
+    if sc.operator != OperatorMode::Absent && !namespaces.contains(&sc.operator_namespace) {
+        namespaces.push(sc.operator_namespace.clone());
+    }
+    for ns in ["kube-system", "kube-public", "kube-node-lease"] {
+        if !namespaces.iter().any(|n| n == ns) {
+            namespaces.push(ns.to_string());
+        }
+    }
+    for ns in &namespaces {
+        let _ = store.create(
+            "namespaces",
+            "",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
+        );
+    }
+    for n in &sc.nodes {
+        let _ = store.create("nodes", "", kubelet::node_object(n, &sc.kubernetes_version));
+    }
+    if sc.operator != OperatorMode::Absent {
+        let mut crd = sc.crd.clone().unwrap_or_else(crd::builtin_tfjob_crd);
+        if let Some(vs) = &sc.served_versions {
+            crd = crd::restrict_served(crd, vs);
+        }
+        if let Some(m) = crd["metadata"].as_object_mut() {
+            for k in [
+                "uid",
+                "resourceVersion",
+                "creationTimestamp",
+                "generation",
+                "managedFields",
+            ] {
+                m.remove(k);
+            }
+        }
+        let _ = store.create(
+            "customresourcedefinitions",
+            "",
+            crd::with_established_status(crd),
+        );
+        let running = sc.operator == OperatorMode::Running;
+        let _ = store.create(
+            "deployments",
+            &sc.operator_namespace,
+            crd::operator_deployment(&sc.operator_namespace, running),
+        );
+        let _ = store.create(
+            "pods",
+            &sc.operator_namespace,
+            kubelet::operator_pod(&sc.operator_namespace, running),
+        );
+    }
+    for obj in &sc.objects {
+        insert_object(sh, obj.clone());
+    }
+}
+
+/// Creates or replaces `obj` directly in the store (resource inferred from apiVersion/kind).
+fn insert_object(sh: &Shared, mut obj: Value) {
+    let api_version = obj["apiVersion"].as_str().unwrap_or("v1").to_string();
+    let kind = obj["kind"].as_str().unwrap_or("").to_string();
+    let Some(info) = resources::for_kind(&sh.store, &api_version, &kind) else {
+        eprintln!("tfjob-testcluster: cannot insert {api_version} {kind}: resource not served");
+        return;
+    };
+    let ns = if info.namespaced {
+        obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_string()
+    } else {
+        String::new()
+    };
+    let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
+    if info.namespaced && !sh.store.namespace_exists(&ns) {
+        let _ = sh.store.create("namespaces", "", json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}, "status": {"phase": "Active"}}));
+    }
+    if info.plural == "customresourcedefinitions"
+        && obj
+            .get("status")
+            .is_none_or(|s| s.get("conditions").is_none())
+    {
+        obj = crd::with_established_status(obj);
+    }
+    if info.plural == "secrets"
+        && let Some(sd) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
+    {
+        use base64::Engine;
+        for (k, v) in sd.as_object().into_iter().flatten() {
+            obj["data"][k] =
+                json!(base64::engine::general_purpose::STANDARD.encode(v.as_str().unwrap_or("")));
+        }
+    }
+    if sh.store.get(&info.plural, &ns, &name).is_some() {
+        let _ = sh.store.update(&info.plural, &ns, &name, obj, None);
+    } else {
+        let _ = sh.store.create(&info.plural, &ns, obj);
+    }
+}
+
+impl TestCluster {
+    /// Starts the cluster on its own multi-thread runtime (background thread). Returns when
+    /// it is ready to serve on `127.0.0.1:<random port>` with a kubeconfig written.
+    pub fn start(scenario: Scenario) -> TestCluster {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        std_listener.set_nonblocking(true).expect("nonblocking");
+        let port = std_listener.local_addr().unwrap().port();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        let shared = Arc::new(Shared::new(scenario));
+        *shared.port.lock().unwrap() = port;
+        let rx = shared.stop.subscribe();
+        let sh = shared.clone();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("tfjob-testcluster".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                rt.block_on(async move {
+                    let listener =
+                        tokio::net::TcpListener::from_std(std_listener).expect("listener");
+                    start_components(&sh);
+                    let _ = ready_tx.send(());
+                    http::serve(listener, sh, rx).await;
+                });
+                rt.shutdown_background();
+            })
+            .expect("spawn cluster thread");
+        let _ = ready_rx.recv();
+        let url = format!("http://127.0.0.1:{port}");
+        std::fs::write(
+            &kubeconfig,
+            kubeconfig::render(&url, &shared.scenario.token),
+        )
+        .expect("write kubeconfig");
+        TestCluster {
+            shared,
+            url,
+            kubeconfig,
+            _dir: Some(dir),
+            thread: Some(thread),
+        }
+    }
+
+    /// Starts the cluster on the caller's tokio runtime.
+    pub async fn start_async(scenario: Scenario) -> TestCluster {
+        Self::start_async_on(scenario, 0, None).await
+    }
+
+    /// Like `start_async`, on a fixed port (0 = any) and optionally writing the kubeconfig to `path`.
+    pub async fn start_async_on(
+        scenario: Scenario,
+        port: u16,
+        kubeconfig_path: Option<PathBuf>,
+    ) -> TestCluster {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("bind");
+        let port = listener.local_addr().unwrap().port();
+        let (dir, kubeconfig) = match kubeconfig_path {
+            Some(p) => (None, p),
+            None => {
+                let d = tempfile::tempdir().expect("tempdir");
+                let p = d.path().join("kubeconfig");
+                (Some(d), p)
+            }
+        };
+        let shared = Arc::new(Shared::new(scenario));
+        *shared.port.lock().unwrap() = port;
+        let rx = shared.stop.subscribe();
+        start_components(&shared);
+        tokio::spawn(http::serve(listener, shared.clone(), rx));
+        let url = format!("http://127.0.0.1:{port}");
+        if let Some(parent) = kubeconfig.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        std::fs::write(
+            &kubeconfig,
+            kubeconfig::render(&url, &shared.scenario.token),
+        )
+        .expect("write kubeconfig");
+        TestCluster {
+            shared,
+            url,
+            kubeconfig,
+            _dir: dir,
+            thread: None,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Path of the kubeconfig (context "test", user "tester", namespace "default").
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Every request answered so far, in arrival order.
+    pub fn requests(&self) -> Vec<Request> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// Non-dry-run create/update/patch/delete requests (SelfSubjectAccessReviews excluded).
+    pub fn writes(&self) -> Vec<Request> {
+        self.requests()
+            .into_iter()
+            .filter(Request::is_write)
+            .collect()
+    }
+
+    /// Forgets the request log.
+    pub fn clear_requests(&self) {
+        self.shared.requests.lock().unwrap().clear();
+    }
+
+    /// One object by resource plural (e.g. "tfjobs", "pods"), namespace and name.
+    pub fn get(&self, resource: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
+        self.shared
+            .store
+            .get(resource, namespace.unwrap_or(""), name)
+    }
+
+    /// Objects of a resource in a namespace, or everywhere with `None`.
+    pub fn list(&self, resource: &str, namespace: Option<&str>) -> Vec<Value> {
+        self.shared.store.list(resource, namespace).0
+    }
+
+    /// Creates or replaces an object directly (no admission); watchers see the event.
+    pub fn insert(&self, obj: Value) {
+        insert_object(&self.shared, obj);
+    }
+
+    /// Deletes an object directly (with garbage collection of its dependents).
+    pub fn delete(&self, resource: &str, namespace: Option<&str>, name: &str) {
+        let _ = self
+            .shared
+            .store
+            .delete(resource, namespace.unwrap_or(""), name);
+    }
+
+    /// Replaces the fault list (counters restart).
+    pub fn set_faults(&self, faults: Vec<Fault>) {
+        self.shared.set_faults(faults);
+    }
+
+    /// Replaces the RBAC denials.
+    pub fn set_rbac(&self, rbac: Rbac) {
+        *self.shared.rbac.lock().unwrap() = rbac;
+    }
+
+    /// When the simulated operator wrote each TFJob condition: (job, type, instant).
+    pub fn condition_log(&self) -> Vec<(String, String, Instant)> {
+        self.shared.condition_log.lock().unwrap().clone()
+    }
+
+    /// Appends a condition to a TFJob's status now (operator bookkeeping rules), returning the
+    /// instant of the write; for latency benchmarks.
+    pub fn write_tfjob_condition(
+        &self,
+        namespace: &str,
+        name: &str,
+        ctype: &str,
+        status: &str,
+        reason: &str,
+        message: &str,
+    ) -> Option<Instant> {
+        operator::write_condition(
+            &self.shared,
+            namespace,
+            name,
+            ctype,
+            status,
+            reason,
+            message,
+        )
+    }
+
+    /// Text served by `pods/log` for a container (replaces existing text).
+    pub fn set_log(&self, namespace: &str, pod: &str, container: &str, text: &str) {
+        self.shared.logs.lock().unwrap().insert(
+            (namespace.into(), pod.into(), container.into()),
+            text.into(),
+        );
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.store.current_rv()
+    }
+
+    /// Blocks (polling every 10ms) until `f` holds or `timeout` passes; returns whether it held.
+    pub fn wait_for(
+        &self,
+        timeout: std::time::Duration,
+        mut f: impl FnMut(&TestCluster) -> bool,
+    ) -> bool {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if f(self) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        f(self)
+    }
+}
+
+fn start_components(sh: &Arc<Shared>) {
+    seed(sh);
+    if sh.scenario.operator == OperatorMode::Running {
+        tokio::spawn(operator::run(sh.clone()));
+    }
+    tokio::spawn(kubelet::run(sh.clone()));
+}
+
+impl Drop for TestCluster {
+    fn drop(&mut self) {
+        let _ = self.shared.stop.send(true);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

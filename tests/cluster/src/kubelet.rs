@@ -1,0 +1,1016 @@
+//! Simulated kube-scheduler and kubelet: binding with resource/taint/selector checks and
+//! the scheduler's FailedScheduling wording, then image pull, config resolution,
+//! container start/exit/crash-loop with kubelet-style statuses and events.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::scenario::{ContainerBehaviour, NodeSpec};
+use crate::state::Shared;
+use crate::store::EventType;
+use crate::util::{glob_match, new_uid, now_rfc3339, value_quantity_milli};
+
+type Key = (String, String);
+type Res = BTreeMap<String, i128>;
+
+/// The Node object for a scenario node.
+pub(crate) fn node_object(n: &NodeSpec, version: &str) -> Value {
+    let mut labels = json!({
+        "kubernetes.io/hostname": n.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"
+    });
+    for (k, v) in &n.labels {
+        labels[k] = json!(v);
+    }
+    let mut cap = json!({"cpu": n.cpu, "memory": n.memory, "pods": n.pods.to_string(), "ephemeral-storage": "100Gi"});
+    if n.gpu > 0 {
+        cap["nvidia.com/gpu"] = json!(n.gpu.to_string());
+    }
+    let mut node = json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": n.name, "labels": labels},
+        "spec": {"podCIDR": "10.244.0.0/24"},
+        "status": {
+            "capacity": cap, "allocatable": cap,
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status", "lastHeartbeatTime": now_rfc3339(), "lastTransitionTime": now_rfc3339()}],
+            "addresses": [{"type": "InternalIP", "address": "10.0.0.10"}, {"type": "Hostname", "address": n.name}],
+            "nodeInfo": {"kubeletVersion": version, "containerRuntimeVersion": "containerd://2.1.0", "operatingSystem": "linux", "architecture": "amd64", "osImage": "Debian GNU/Linux 13 (trixie)", "kernelVersion": "6.12.0"}
+        }
+    });
+    if !n.taints.is_empty() {
+        node["spec"]["taints"] = json!(
+            n.taints
+                .iter()
+                .map(|t| {
+                    let mut v = json!({"key": t.key, "effect": t.effect});
+                    if !t.value.is_empty() {
+                        v["value"] = json!(t.value);
+                    }
+                    v
+                })
+                .collect::<Vec<_>>()
+        );
+    }
+    node
+}
+
+/// The training-operator pod (Running and ready, or crash-looping when merely "installed").
+pub(crate) fn operator_pod(ns: &str, running: bool) -> Value {
+    let now = now_rfc3339();
+    let state = if running {
+        json!({"running": {"startedAt": now}})
+    } else {
+        json!({"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container=training-operator pod=training-operator-7f8b9c6d5-x2x4z_kubeflow"}})
+    };
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "training-operator-7f8b9c6d5-x2x4z", "namespace": ns, "labels": {"control-plane": "kubeflow-training-operator", "pod-template-hash": "7f8b9c6d5"}},
+        "spec": {"nodeName": "node-1", "restartPolicy": "Always", "schedulerName": "default-scheduler", "containers": [{"name": "training-operator", "image": "ghcr.io/kubeflow/training-v1/training-operator:v1-93c5489"}]},
+        "status": {
+            "phase": "Running", "podIP": "10.244.0.2", "hostIP": "10.0.0.10", "startTime": now, "qosClass": "BestEffort",
+            "conditions": [{"type": "Ready", "status": if running {"True"} else {"False"}, "lastTransitionTime": now}],
+            "containerStatuses": [{"name": "training-operator", "image": "ghcr.io/kubeflow/training-v1/training-operator:v1-93c5489", "imageID": "", "ready": running, "started": running, "restartCount": if running {0} else {5}, "state": state, "lastState": {}}]
+        }
+    })
+}
+
+fn pod_requests(pod: &Value) -> Res {
+    let mut r = Res::new();
+    for c in pod["spec"]["containers"].as_array().into_iter().flatten() {
+        let res = &c["resources"];
+        let req = if res["requests"].is_object() {
+            &res["requests"]
+        } else {
+            &res["limits"]
+        };
+        for (k, v) in req.as_object().into_iter().flatten() {
+            *r.entry(k.clone()).or_default() += value_quantity_milli(v).unwrap_or(0);
+        }
+        // limits-only resources not mirrored into requests (e.g. inserted pods) still count
+        for (k, v) in res["limits"].as_object().into_iter().flatten() {
+            if !req.as_object().is_some_and(|m| m.contains_key(k)) {
+                *r.entry(k.clone()).or_default() += value_quantity_milli(v).unwrap_or(0);
+            }
+        }
+    }
+    *r.entry("pods".into()).or_default() += 1000;
+    r
+}
+
+fn terminal(pod: &Value) -> bool {
+    matches!(
+        pod["status"]["phase"].as_str(),
+        Some("Succeeded" | "Failed")
+    )
+}
+
+fn tolerates(pod: &Value, taint: &Value) -> bool {
+    pod["spec"]["tolerations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| {
+            let key_ok = match t["operator"].as_str().unwrap_or("Equal") {
+                "Exists" => t["key"].as_str().unwrap_or("").is_empty() || t["key"] == taint["key"],
+                _ => {
+                    t["key"] == taint["key"]
+                        && t["value"].as_str().unwrap_or("")
+                            == taint["value"].as_str().unwrap_or("")
+                }
+            };
+            let eff_ok =
+                t["effect"].as_str().unwrap_or("").is_empty() || t["effect"] == taint["effect"];
+            key_ok && eff_ok
+        })
+}
+
+struct Scheduler {
+    usage: HashMap<String, Res>,
+    bound: HashMap<String, (String, Res)>,
+    pending: BTreeSet<Key>,
+    unschedulable: BTreeSet<Key>,
+}
+
+impl Scheduler {
+    fn account(&mut self, pod: &Value) {
+        let uid = pod["metadata"]["uid"].as_str().unwrap_or("").to_string();
+        let Some(node) = pod["spec"]["nodeName"].as_str() else {
+            return;
+        };
+        if terminal(pod) {
+            self.release(&uid);
+            return;
+        }
+        if self.bound.contains_key(&uid) {
+            return;
+        }
+        let req = pod_requests(pod);
+        let u = self.usage.entry(node.to_string()).or_default();
+        for (k, v) in &req {
+            *u.entry(k.clone()).or_default() += v;
+        }
+        self.bound.insert(uid, (node.to_string(), req));
+    }
+
+    fn release(&mut self, uid: &str) {
+        if let Some((node, req)) = self.bound.remove(uid)
+            && let Some(u) = self.usage.get_mut(&node)
+        {
+            for (k, v) in req {
+                *u.entry(k).or_default() -= v;
+            }
+        }
+    }
+
+    /// Picks a node or explains, kube-scheduler style, why none fits.
+    fn fit(&self, sh: &Shared, pod: &Value, nodes: &[Value]) -> Result<String, String> {
+        let ns = pod["metadata"]["namespace"].as_str().unwrap_or("");
+        let n = nodes.len();
+        for v in pod["spec"]["volumes"].as_array().into_iter().flatten() {
+            if let Some(claim) = v["persistentVolumeClaim"]["claimName"].as_str() {
+                let msg = match sh.store.get("persistentvolumeclaims", ns, claim) {
+                    None => format!("persistentvolumeclaim {claim:?} not found"),
+                    Some(pvc) if pvc["status"]["phase"] != "Bound" => {
+                        "pod has unbound immediate PersistentVolumeClaims".to_string()
+                    }
+                    Some(_) => continue,
+                };
+                return Err(format!(
+                    "0/{n} nodes are available: {msg}. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+                ));
+            }
+        }
+        let req = pod_requests(pod);
+        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+        let mut preempt: BTreeMap<&str, usize> = BTreeMap::new();
+        for node in nodes {
+            let name = node["metadata"]["name"].as_str().unwrap_or("");
+            if let Some(t) = node["spec"]["taints"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| {
+                    matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute"))
+                        && !tolerates(pod, t)
+                })
+            {
+                *reasons
+                    .entry(format!(
+                        "node(s) had untolerated taint {{{}: {}}}",
+                        t["key"].as_str().unwrap_or(""),
+                        t["value"].as_str().unwrap_or("")
+                    ))
+                    .or_default() += 1;
+                *preempt
+                    .entry("Preemption is not helpful for scheduling")
+                    .or_default() += 1;
+                continue;
+            }
+            let sel_ok = pod["spec"]["nodeSelector"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .all(|(k, v)| node["metadata"]["labels"][k] == *v);
+            if !sel_ok {
+                *reasons
+                    .entry("node(s) didn't match Pod's node affinity/selector".into())
+                    .or_default() += 1;
+                *preempt
+                    .entry("Preemption is not helpful for scheduling")
+                    .or_default() += 1;
+                continue;
+            }
+            let alloc = &node["status"]["allocatable"];
+            let used = self.usage.get(name);
+            let mut short = Vec::new();
+            for (k, v) in &req {
+                if *v == 0 {
+                    continue;
+                }
+                let cap = alloc.get(k).and_then(value_quantity_milli).unwrap_or(0);
+                let u = used.and_then(|u| u.get(k)).copied().unwrap_or(0);
+                if u + v > cap {
+                    short.push(if k == "pods" {
+                        "Too many pods".to_string()
+                    } else {
+                        format!("Insufficient {k}")
+                    });
+                }
+            }
+            if short.is_empty() {
+                return Ok(name.to_string());
+            }
+            for s in short {
+                *reasons.entry(s).or_default() += 1;
+            }
+            *preempt
+                .entry("No preemption victims found for incoming pod")
+                .or_default() += 1;
+        }
+        let r: Vec<String> = reasons.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        let p: Vec<String> = preempt.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        if n == 0 {
+            return Err("no nodes available to schedule pods".into());
+        }
+        Err(format!(
+            "0/{n} nodes are available: {}. preemption: 0/{n} nodes are available: {}.",
+            r.join(", "),
+            p.join(", ")
+        ))
+    }
+}
+
+/// Runs scheduler + kubelet until the cluster stops.
+pub(crate) async fn run(sh: Arc<Shared>) {
+    let mut rx = sh.store.subscribe();
+    let mut stop = sh.stop.subscribe();
+    let mut s = Scheduler {
+        usage: HashMap::new(),
+        bound: HashMap::new(),
+        pending: BTreeSet::new(),
+        unschedulable: BTreeSet::new(),
+    };
+    for p in sh.store.list("pods", None).0 {
+        note_pod(&sh, &mut s, EventType::Added, &p);
+    }
+    let delay = Duration::from_millis(sh.scenario.timing.schedule_ms);
+    loop {
+        if s.pending.is_empty() {
+            tokio::select! {
+                r = rx.recv() => match r {
+                    Ok(ev) => note(&sh, &mut s, &ev),
+                    Err(broadcast::error::RecvError::Lagged(_)) => resync(&sh, &mut s),
+                    Err(_) => return,
+                },
+                _ = stop.changed() => return,
+            }
+            if s.pending.is_empty() {
+                continue;
+            }
+        }
+        tokio::time::sleep(delay).await;
+        loop {
+            match rx.try_recv() {
+                Ok(ev) => note(&sh, &mut s, &ev),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => resync(&sh, &mut s),
+                Err(broadcast::error::TryRecvError::Empty) => break,
+                Err(_) => return,
+            }
+        }
+        schedule_pending(&sh, &mut s);
+    }
+}
+
+fn resync(sh: &Arc<Shared>, s: &mut Scheduler) {
+    s.usage.clear();
+    s.bound.clear();
+    for p in sh.store.list("pods", None).0 {
+        s.account(&p);
+        if p["spec"]["nodeName"].is_null()
+            && p["spec"]["schedulerName"]
+                .as_str()
+                .unwrap_or("default-scheduler")
+                == "default-scheduler"
+        {
+            s.pending.insert(key_of(&p));
+        }
+    }
+}
+
+fn key_of(p: &Value) -> Key {
+    (
+        p["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+        p["metadata"]["name"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+fn note(sh: &Arc<Shared>, s: &mut Scheduler, ev: &crate::store::StoreEvent) {
+    match ev.resource.as_str() {
+        "pods" => note_pod(sh, s, ev.kind, &ev.object),
+        "nodes" | "persistentvolumeclaims" => {
+            let u = std::mem::take(&mut s.unschedulable);
+            s.pending.extend(u);
+        }
+        _ => {}
+    }
+}
+
+fn note_pod(sh: &Arc<Shared>, s: &mut Scheduler, kind: EventType, p: &Value) {
+    let uid = p["metadata"]["uid"].as_str().unwrap_or("").to_string();
+    match kind {
+        EventType::Deleted => {
+            s.release(&uid);
+            s.unschedulable.remove(&key_of(p));
+            let u = std::mem::take(&mut s.unschedulable);
+            s.pending.extend(u);
+        }
+        _ => {
+            if p["spec"]["nodeName"].is_string() {
+                let was_bound = s.bound.contains_key(&uid);
+                s.account(p);
+                if was_bound && terminal(p) {
+                    let u = std::mem::take(&mut s.unschedulable);
+                    s.pending.extend(u);
+                }
+                // Pods created already bound (e.g. inserted by a test) still need a kubelet.
+                if kind == EventType::Added
+                    && p["status"]["containerStatuses"].is_null()
+                    && !terminal(p)
+                {
+                    start_pod(sh.clone(), p.clone());
+                }
+            } else if kind == EventType::Added
+                && p["spec"]["schedulerName"]
+                    .as_str()
+                    .unwrap_or("default-scheduler")
+                    == "default-scheduler"
+            {
+                s.pending.insert(key_of(p));
+            }
+        }
+    }
+}
+
+fn schedule_pending(sh: &Arc<Shared>, s: &mut Scheduler) {
+    let nodes = sh.store.list("nodes", None).0;
+    for key in std::mem::take(&mut s.pending) {
+        let Some(pod) = sh.store.get("pods", &key.0, &key.1) else {
+            continue;
+        };
+        if pod["spec"]["nodeName"].is_string() {
+            continue;
+        }
+        let now = now_rfc3339();
+        match s.fit(sh, &pod, &nodes) {
+            Ok(node) => {
+                let n2 = node.clone();
+                let uid = pod["metadata"]["uid"].clone();
+                let bound = sh.store.modify("pods", &key.0, &key.1, move |p| {
+                    if p["metadata"]["uid"] != uid {
+                        return false;
+                    }
+                    p["spec"]["nodeName"] = json!(n2);
+                    set_pod_condition(p, "PodScheduled", "True", None, None, &now);
+                    true
+                });
+                if let Some(bound) = bound {
+                    s.account(&bound);
+                    s.unschedulable.remove(&key);
+                    sh.record_event(
+                        &bound,
+                        "Pod",
+                        "Normal",
+                        "Scheduled",
+                        &format!("Successfully assigned {}/{} to {node}", key.0, key.1),
+                        "default-scheduler",
+                    );
+                    start_pod(sh.clone(), bound);
+                }
+            }
+            Err(msg) => {
+                let m2 = msg.clone();
+                let changed = sh.store.modify("pods", &key.0, &key.1, move |p| {
+                    let cur = p["status"]["conditions"]
+                        .as_array()
+                        .and_then(|cs| cs.iter().find(|c| c["type"] == "PodScheduled").cloned());
+                    if cur.is_some_and(|c| c["message"] == json!(m2)) {
+                        return false;
+                    }
+                    set_pod_condition(
+                        p,
+                        "PodScheduled",
+                        "False",
+                        Some("Unschedulable"),
+                        Some(&m2),
+                        &now,
+                    );
+                    true
+                });
+                if let Some(p) = changed {
+                    sh.record_event(
+                        &p,
+                        "Pod",
+                        "Warning",
+                        "FailedScheduling",
+                        &msg,
+                        "default-scheduler",
+                    );
+                }
+                s.unschedulable.insert(key);
+            }
+        }
+    }
+}
+
+fn set_pod_condition(
+    p: &mut Value,
+    ctype: &str,
+    status: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+    now: &str,
+) {
+    if !p["status"]["conditions"].is_array() {
+        p["status"]["conditions"] = json!([]);
+    }
+    let conds = p["status"]["conditions"].as_array_mut().unwrap();
+    let mut c =
+        json!({"type": ctype, "status": status, "lastProbeTime": null, "lastTransitionTime": now});
+    if let Some(r) = reason {
+        c["reason"] = json!(r);
+    }
+    if let Some(m) = message {
+        c["message"] = json!(m);
+    }
+    match conds.iter_mut().find(|x| x["type"] == ctype) {
+        Some(x) => {
+            if x["status"] == status {
+                c["lastTransitionTime"] = x["lastTransitionTime"].clone();
+            }
+            *x = c;
+        }
+        None => conds.push(c),
+    }
+}
+
+// ---------------------------------------------------------------- kubelet
+
+fn start_pod(sh: Arc<Shared>, pod: Value) {
+    let names: Vec<String> = pod["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str().map(String::from))
+        .collect();
+    let ns = pod["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let name = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
+    let uid = pod["metadata"]["uid"].as_str().unwrap_or("").to_string();
+    let now = now_rfc3339();
+    let images: Vec<(String, String)> = pod["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap_or("").to_string(),
+                c["image"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let ip = format!(
+        "10.244.{}.{}",
+        (uid.len() + name.len()) % 200 + 1,
+        (name.bytes().map(|b| b as usize).sum::<usize>() % 250) + 2
+    );
+    update_pod(&sh, &ns, &name, &uid, move |p| {
+        p["status"]["startTime"] = json!(now);
+        p["status"]["hostIP"] = json!("10.0.0.10");
+        p["status"]["hostIPs"] = json!([{"ip": "10.0.0.10"}]);
+        p["status"]["podIP"] = json!(ip);
+        p["status"]["podIPs"] = json!([{"ip": ip}]);
+        set_pod_condition(p, "PodReadyToStartContainers", "True", None, None, &now);
+        set_pod_condition(p, "Initialized", "True", None, None, &now);
+        set_pod_condition(
+            p,
+            "Ready",
+            "False",
+            Some("ContainersNotReady"),
+            Some(&format!(
+                "containers with unready status: [{}]",
+                names.join(" ")
+            )),
+            &now,
+        );
+        set_pod_condition(
+            p,
+            "ContainersReady",
+            "False",
+            Some("ContainersNotReady"),
+            Some(&format!(
+                "containers with unready status: [{}]",
+                names.join(" ")
+            )),
+            &now,
+        );
+        let statuses: Vec<Value> = images
+            .iter()
+            .map(|(n, img)| json!({"name": n, "image": img, "imageID": "", "ready": false, "started": false, "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}, "lastState": {}}))
+            .collect();
+        p["status"]["containerStatuses"] = json!(statuses);
+        recompute_phase(p);
+        true
+    });
+    for (i, c) in pod["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        tokio::spawn(run_container(sh.clone(), pod.clone(), c, i));
+    }
+}
+
+/// Read-modify-write of a pod that still has `uid`; false when it is gone.
+fn update_pod(
+    sh: &Shared,
+    ns: &str,
+    name: &str,
+    uid: &str,
+    f: impl Fn(&mut Value) -> bool,
+) -> bool {
+    let mut alive = false;
+    let uid = uid.to_string();
+    let r = sh.store.modify("pods", ns, name, |p| {
+        if p["metadata"]["uid"] != json!(uid) {
+            return false;
+        }
+        f(p)
+    });
+    if let Some(p) = r {
+        alive = p["metadata"]["uid"] == json!(uid);
+    }
+    alive
+}
+
+fn recompute_phase(p: &mut Value) {
+    let cs = p["status"]["containerStatuses"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let started = |c: &Value| {
+        c["state"].get("running").is_some()
+            || c["state"].get("terminated").is_some()
+            || c["restartCount"].as_i64().unwrap_or(0) > 0
+    };
+    let all_started = !cs.is_empty() && cs.iter().all(started);
+    let all_term = !cs.is_empty() && cs.iter().all(|c| c["state"].get("terminated").is_some());
+    let phase = if all_term {
+        if cs
+            .iter()
+            .all(|c| c["state"]["terminated"]["exitCode"] == json!(0))
+        {
+            "Succeeded"
+        } else {
+            "Failed"
+        }
+    } else if all_started {
+        "Running"
+    } else {
+        "Pending"
+    };
+    p["status"]["phase"] = json!(phase);
+    let now = now_rfc3339();
+    let unready: Vec<String> = cs
+        .iter()
+        .filter(|c| c["ready"] != json!(true))
+        .filter_map(|c| c["name"].as_str().map(String::from))
+        .collect();
+    if unready.is_empty() {
+        set_pod_condition(p, "Ready", "True", None, None, &now);
+        set_pod_condition(p, "ContainersReady", "True", None, None, &now);
+    } else {
+        let reason = if all_term {
+            "PodCompleted"
+        } else {
+            "ContainersNotReady"
+        };
+        let msg = format!("containers with unready status: [{}]", unready.join(" "));
+        let (r, m) = if all_term {
+            (reason, None)
+        } else {
+            (reason, Some(msg.as_str()))
+        };
+        set_pod_condition(p, "Ready", "False", Some(r), m, &now);
+        set_pod_condition(p, "ContainersReady", "False", Some(r), m, &now);
+    }
+    if all_term {
+        set_pod_condition(p, "PodReadyToStartContainers", "False", None, None, &now);
+    }
+}
+
+fn set_container(sh: &Shared, pod: &Value, cname: &str, f: impl Fn(&mut Value)) -> bool {
+    let ns = pod["metadata"]["namespace"].as_str().unwrap_or("");
+    let name = pod["metadata"]["name"].as_str().unwrap_or("");
+    let uid = pod["metadata"]["uid"].as_str().unwrap_or("");
+    update_pod(sh, ns, name, uid, |p| {
+        let Some(c) = p["status"]["containerStatuses"]
+            .as_array_mut()
+            .and_then(|cs| cs.iter_mut().find(|c| c["name"] == cname))
+        else {
+            return false;
+        };
+        f(c);
+        recompute_phase(p);
+        true
+    })
+}
+
+fn kubelet_event(sh: &Shared, pod: &Value, cname: &str, etype: &str, reason: &str, msg: &str) {
+    let mut p = pod.clone();
+    p["__fieldPath"] = json!(format!("spec.containers{{{cname}}}"));
+    sh.record_event(&p, "Pod", etype, reason, msg, "kubelet");
+}
+
+fn behaviour_for<'a>(
+    sh: &'a Shared,
+    pod: &Value,
+    cname: &str,
+    is_main: bool,
+) -> Option<&'a ContainerBehaviour> {
+    let labels = &pod["metadata"]["labels"];
+    let rtype = labels["training.kubeflow.org/replica-type"].as_str();
+    let idx = labels["training.kubeflow.org/replica-index"]
+        .as_str()
+        .and_then(|i| i.parse::<u32>().ok());
+    let pname = pod["metadata"]["name"].as_str().unwrap_or("");
+    sh.scenario.container_behaviour.iter().find(|b| {
+        let m = &b.matches;
+        m.replica_type
+            .as_deref()
+            .is_none_or(|t| rtype.is_some_and(|r| r.eq_ignore_ascii_case(t)))
+            && m.index.is_none_or(|i| idx == Some(i))
+            && m.pod_name.as_deref().is_none_or(|g| glob_match(g, pname))
+            && match m.container.as_deref() {
+                Some(c) => c == cname,
+                None => is_main,
+            }
+    })
+}
+
+/// Env/volume references the kubelet must resolve before starting a container.
+fn config_error(sh: &Shared, ns: &str, pod: &Value, c: &Value) -> Option<(String, String)> {
+    for v in pod["spec"]["volumes"].as_array().into_iter().flatten() {
+        if let Some(sn) = v["secret"]["secretName"].as_str()
+            && v["secret"]["optional"] != json!(true)
+            && sh.store.get("secrets", ns, sn).is_none()
+        {
+            return Some((
+                "ContainerCreating".into(),
+                format!(
+                    "MountVolume.SetUp failed for volume {:?} : secret {sn:?} not found",
+                    v["name"].as_str().unwrap_or("")
+                ),
+            ));
+        }
+    }
+    let has_key = |obj: &Value, key: &str| {
+        obj["data"].get(key).is_some()
+            || obj["binaryData"].get(key).is_some()
+            || obj["stringData"].get(key).is_some()
+    };
+    for e in c["env"].as_array().into_iter().flatten() {
+        for (field, res, kind, lower) in [
+            ("secretKeyRef", "secrets", "Secret", "secret"),
+            ("configMapKeyRef", "configmaps", "ConfigMap", "configmap"),
+        ] {
+            let r = &e["valueFrom"][field];
+            if !r.is_object() {
+                continue;
+            }
+            let (n, key) = (
+                r["name"].as_str().unwrap_or(""),
+                r["key"].as_str().unwrap_or(""),
+            );
+            let optional = r["optional"] == json!(true);
+            match sh.store.get(res, ns, n) {
+                None if !optional => {
+                    return Some((
+                        "CreateContainerConfigError".into(),
+                        format!("{lower} {n:?} not found"),
+                    ));
+                }
+                Some(o) if !optional && !has_key(&o, key) => {
+                    return Some((
+                        "CreateContainerConfigError".into(),
+                        format!("couldn't find key {key} in {kind} {ns}/{n}"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    for e in c["envFrom"].as_array().into_iter().flatten() {
+        for (field, res, lower) in [
+            ("secretRef", "secrets", "secret"),
+            ("configMapRef", "configmaps", "configmap"),
+        ] {
+            let r = &e[field];
+            if r.is_object() && r["optional"] != json!(true) {
+                let n = r["name"].as_str().unwrap_or("");
+                if sh.store.get(res, ns, n).is_none() {
+                    return Some((
+                        "CreateContainerConfigError".into(),
+                        format!("{lower} {n:?} not found"),
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+fn backoff_text(restarts: i64) -> String {
+    let secs = (10u64 << restarts.clamp(0, 5) as u64).min(300);
+    if secs >= 60 {
+        format!("{}m{}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
+async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
+    let t = sh.scenario.timing.clone();
+    let ns = pod["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let pname = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
+    let puid = pod["metadata"]["uid"].as_str().unwrap_or("").to_string();
+    let cname = c["name"].as_str().unwrap_or("").to_string();
+    let image = c["image"].as_str().unwrap_or("").to_string();
+    let containers = pod["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let main_idx = containers
+        .iter()
+        .position(|x| x["name"] == "tensorflow")
+        .unwrap_or(0);
+    let is_main = index == main_idx;
+    let restart_policy = pod["spec"]["restartPolicy"]
+        .as_str()
+        .unwrap_or("Always")
+        .to_string();
+    let sleep = |ms: u64| tokio::time::sleep(Duration::from_millis(ms));
+
+    kubelet_event(
+        &sh,
+        &pod,
+        &cname,
+        "Normal",
+        "Pulling",
+        &format!("Pulling image {image:?}"),
+    );
+    sleep(t.pull_ms).await;
+    if sh.scenario.missing_images.contains(&image) {
+        let err = format!(
+            "failed to pull and unpack image {image:?}: failed to resolve reference {image:?}: {image}: not found"
+        );
+        let rpc = format!("rpc error: code = NotFound desc = {err}");
+        let r2 = rpc.clone();
+        if !set_container(&sh, &pod, &cname, move |cs| {
+            cs["state"] = json!({"waiting": {"reason": "ErrImagePull", "message": r2}})
+        }) {
+            return;
+        }
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Warning",
+            "Failed",
+            &format!("Failed to pull image {image:?}: {rpc}"),
+        );
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Warning",
+            "Failed",
+            "Error: ErrImagePull",
+        );
+        sleep(t.image_pull_back_off_ms).await;
+        let msg = format!("Back-off pulling image {image:?}: ErrImagePull: {rpc}");
+        if !set_container(&sh, &pod, &cname, move |cs| {
+            cs["state"] = json!({"waiting": {"reason": "ImagePullBackOff", "message": msg}})
+        }) {
+            return;
+        }
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Normal",
+            "BackOff",
+            &format!("Back-off pulling image {image:?}"),
+        );
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Warning",
+            "Failed",
+            "Error: ImagePullBackOff",
+        );
+        return;
+    }
+    kubelet_event(
+        &sh,
+        &pod,
+        &cname,
+        "Normal",
+        "Pulled",
+        &format!(
+            "Successfully pulled image {image:?} in {}ms ({}ms including waiting). Image size: 104857600 bytes.",
+            t.pull_ms, t.pull_ms
+        ),
+    );
+    loop {
+        let Some(cur) = sh
+            .store
+            .get("pods", &ns, &pname)
+            .filter(|p| p["metadata"]["uid"] == json!(puid))
+        else {
+            return;
+        };
+        match config_error(&sh, &ns, &cur, &c) {
+            None => break,
+            Some((reason, msg)) => {
+                let (r2, m2) = (reason.clone(), msg.clone());
+                let changed = set_container(&sh, &pod, &cname, move |cs| {
+                    cs["state"] = if r2 == "ContainerCreating" {
+                        json!({"waiting": {"reason": r2}})
+                    } else {
+                        json!({"waiting": {"reason": r2, "message": m2}})
+                    };
+                });
+                if !changed {
+                    return;
+                }
+                if reason == "ContainerCreating" {
+                    sh.record_event(&cur, "Pod", "Warning", "FailedMount", &msg, "kubelet");
+                } else {
+                    kubelet_event(
+                        &sh,
+                        &pod,
+                        &cname,
+                        "Warning",
+                        "Failed",
+                        &format!("Error: {msg}"),
+                    );
+                }
+                sleep(t.config_retry_ms.max(10)).await;
+            }
+        }
+    }
+    sleep(t.start_ms).await;
+    let image_id = format!(
+        "docker.io/library/{}@sha256:{}",
+        image.split(':').next().unwrap_or(""),
+        "0".repeat(64)
+    );
+    let mut attempt = 0i64;
+    loop {
+        let cid = format!("containerd://{}", new_uid().replace('-', ""));
+        let started = now_rfc3339();
+        let (cid2, st2, img2) = (cid.clone(), started.clone(), image_id.clone());
+        if !set_container(&sh, &pod, &cname, move |cs| {
+            cs["state"] = json!({"running": {"startedAt": st2}});
+            cs["ready"] = json!(true);
+            cs["started"] = json!(true);
+            cs["containerID"] = json!(cid2);
+            cs["imageID"] = json!(img2);
+        }) {
+            return;
+        }
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Normal",
+            "Created",
+            &format!("Created container: {cname}"),
+        );
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Normal",
+            "Started",
+            &format!("Started container {cname}"),
+        );
+        let b = behaviour_for(&sh, &pod, &cname, is_main).cloned();
+        let text = b.as_ref().and_then(|b| b.log.clone()).unwrap_or_else(|| {
+            if is_main { format!("INFO:tensorflow:{pname} started (attempt {attempt})\nINFO:tensorflow:Using MirroredStrategy\n") } else { format!("{cname} started\n") }
+        });
+        sh.append_log(&ns, &pname, &cname, &text);
+        let exit: Option<(u64, i64, bool)> = match &b {
+            Some(b)
+                if (attempt == 0 || b.crash_loop) && (b.exit_code.is_some() || b.oom_killed) =>
+            {
+                let code = if b.oom_killed {
+                    137
+                } else {
+                    b.exit_code.unwrap_or(1) as i64
+                };
+                Some((b.run_ms.unwrap_or(50), code, b.oom_killed))
+            }
+            _ => match sh.scenario.succeed_after_ms {
+                Some(ms) if c["name"] == "tensorflow" => Some((ms, 0, false)),
+                _ => None,
+            },
+        };
+        let Some((run_ms, code, oom)) = exit else {
+            return;
+        };
+        sleep(run_ms).await;
+        let finished = now_rfc3339();
+        let reason = if oom {
+            "OOMKilled"
+        } else if code == 0 {
+            "Completed"
+        } else {
+            "Error"
+        };
+        let term = json!({"terminated": {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": finished, "containerID": cid}});
+        let restart = match restart_policy.as_str() {
+            "Never" => false,
+            "OnFailure" => code != 0,
+            _ => true,
+        };
+        if !restart {
+            let t2 = term.clone();
+            set_container(&sh, &pod, &cname, move |cs| {
+                cs["state"] = t2.clone();
+                cs["ready"] = json!(false);
+                cs["started"] = json!(false);
+            });
+            return;
+        }
+        attempt += 1;
+        let msg = format!(
+            "back-off {} restarting failed container={cname} pod={pname}_{ns}({puid})",
+            backoff_text(attempt - 1)
+        );
+        let (t2, m2) = (term.clone(), msg.clone());
+        if !set_container(&sh, &pod, &cname, move |cs| {
+            cs["lastState"] = t2.clone();
+            cs["state"] = json!({"waiting": {"reason": "CrashLoopBackOff", "message": m2}});
+            cs["ready"] = json!(false);
+            cs["started"] = json!(false);
+            cs["restartCount"] = json!(attempt);
+        }) {
+            return;
+        }
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Warning",
+            "BackOff",
+            &format!("Back-off restarting failed container {cname} in pod {pname}_{ns}({puid})"),
+        );
+        sleep(t.crash_back_off_ms).await;
+    }
+}

@@ -1,0 +1,452 @@
+//! Scenario: the data a test writes to describe the cluster it wants.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+/// How much of the training-operator is present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum OperatorMode {
+    /// CRD installed, operator Deployment ready, webhook validating, jobs reconciled.
+    #[default]
+    Running,
+    /// CRD installed, Deployment with 0 ready replicas, nothing reconciles.
+    Installed,
+    /// No CRD, no Deployment: kubeflow.org paths are 404.
+    Absent,
+}
+
+fn de_quantity<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Q {
+        S(String),
+        I(i64),
+        F(f64),
+    }
+    Ok(match Q::deserialize(d)? {
+        Q::S(s) => s,
+        Q::I(i) => i.to_string(),
+        Q::F(f) => f.to_string(),
+    })
+}
+
+/// A node taint.
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Taint {
+    /// Taint key.
+    pub key: String,
+    /// Taint value (may be empty).
+    pub value: String,
+    /// NoSchedule, PreferNoSchedule or NoExecute.
+    pub effect: String,
+}
+
+/// A node of the simulated cluster.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSpec {
+    /// Node name.
+    pub name: String,
+    /// Allocatable CPU (quantity).
+    #[serde(deserialize_with = "de_quantity")]
+    pub cpu: String,
+    /// Allocatable memory (quantity).
+    #[serde(deserialize_with = "de_quantity")]
+    pub memory: String,
+    /// Allocatable `nvidia.com/gpu`.
+    pub gpu: u32,
+    /// Max pods (kubelet default 110).
+    pub pods: u32,
+    /// Taints.
+    pub taints: Vec<Taint>,
+    /// Extra labels (kubernetes.io/hostname is added).
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+impl Default for NodeSpec {
+    fn default() -> Self {
+        NodeSpec {
+            name: "node-1".into(),
+            cpu: "16".into(),
+            memory: "64Gi".into(),
+            gpu: 4,
+            pods: 110,
+            taints: vec![],
+            labels: Default::default(),
+        }
+    }
+}
+
+impl NodeSpec {
+    /// A node with the given name and capacity.
+    pub fn new(name: &str, cpu: &str, memory: &str, gpu: u32) -> Self {
+        NodeSpec {
+            name: name.into(),
+            cpu: cpu.into(),
+            memory: memory.into(),
+            gpu,
+            ..Default::default()
+        }
+    }
+}
+
+/// Which containers a behaviour applies to. All given fields must match.
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerMatch {
+    /// Replica type, case-insensitive (`worker`, `PS`).
+    pub replica_type: Option<String>,
+    /// Replica index.
+    pub index: Option<u32>,
+    /// Pod name glob (`x-worker-*`).
+    pub pod_name: Option<String>,
+    /// Container name (default: the `tensorflow` container, or the first).
+    pub container: Option<String>,
+}
+
+/// What a matched container does once running.
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerBehaviour {
+    /// Which containers.
+    #[serde(rename = "match")]
+    pub matches: ContainerMatch,
+    /// Exit with this code after `run_ms`.
+    pub exit_code: Option<i32>,
+    /// How long the container runs before exiting (default 50ms when an exit is configured).
+    pub run_ms: Option<u64>,
+    /// Exit the same way after every restart (CrashLoopBackOff); otherwise a restarted container keeps running.
+    pub crash_loop: bool,
+    /// Terminate with reason OOMKilled, exit code 137.
+    pub oom_killed: bool,
+    /// Text served by the pods/log subresource for this container.
+    pub log: Option<String>,
+}
+
+/// Small delays of the simulated components (milliseconds).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Timing {
+    /// Operator debounce before a reconcile.
+    pub reconcile_ms: u64,
+    /// Scheduler delay.
+    pub schedule_ms: u64,
+    /// Image pull time.
+    pub pull_ms: u64,
+    /// Container create/start time.
+    pub start_ms: u64,
+    /// Delay from ErrImagePull to ImagePullBackOff.
+    pub image_pull_back_off_ms: u64,
+    /// Crash-loop back-off between restarts.
+    pub crash_back_off_ms: u64,
+    /// Kubelet retry interval for CreateContainerConfigError.
+    pub config_retry_ms: u64,
+    /// Quiet period after which a watch with allowWatchBookmarks gets a BOOKMARK.
+    pub bookmark_ms: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            reconcile_ms: 10,
+            schedule_ms: 10,
+            pull_ms: 20,
+            start_ms: 20,
+            image_pull_back_off_ms: 200,
+            crash_back_off_ms: 100,
+            config_retry_ms: 100,
+            bookmark_ms: 1000,
+        }
+    }
+}
+
+/// One RBAC denial rule; `*` or absent matches anything.
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RbacRule {
+    /// Verb (get, list, watch, create, update, patch, delete, deletecollection).
+    pub verb: Option<String>,
+    /// Resource plural.
+    pub resource: Option<String>,
+    /// Namespace.
+    pub namespace: Option<String>,
+}
+
+/// RBAC for the test user: everything is allowed except `deny` rules.
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Rbac {
+    /// Denied combinations.
+    pub deny: Vec<RbacRule>,
+}
+
+/// Which requests a fault applies to; absent fields match anything.
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FaultMatch {
+    /// Verb (get, list, watch, create, update, patch, delete, deletecollection).
+    pub verb: Option<String>,
+    /// Resource plural.
+    pub resource: Option<String>,
+    /// Subresource (status, log).
+    pub subresource: Option<String>,
+    /// Namespace.
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+    /// HTTP method.
+    pub method: Option<String>,
+}
+
+/// An injected fault.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Fault {
+    /// Which requests.
+    #[serde(rename = "match")]
+    pub matches: FaultMatch,
+    /// Answer with this status code (Status body with the apiserver's reason).
+    pub status: Option<u16>,
+    /// Status message override.
+    pub message: Option<String>,
+    /// `Retry-After` seconds (429 defaults to 1).
+    pub retry_after_seconds: Option<u64>,
+    /// How many matching requests are affected (0 = forever).
+    pub times: u32,
+    /// Let the first N matching requests through untouched.
+    pub skip: u32,
+    /// Watches: end the stream cleanly after K events.
+    pub close_after_events: Option<usize>,
+    /// Watches: a re-watch with a non-empty resourceVersion gets a 410 Expired ERROR event.
+    pub gone_on_rewatch: bool,
+    /// Delay before handling.
+    pub latency_ms: Option<u64>,
+    /// Abort the connection without a response.
+    pub reset: bool,
+}
+
+impl Default for Fault {
+    fn default() -> Self {
+        Fault {
+            matches: FaultMatch::default(),
+            status: None,
+            message: None,
+            retry_after_seconds: None,
+            times: 1,
+            skip: 0,
+            close_after_events: None,
+            gone_on_rewatch: false,
+            latency_ms: None,
+            reset: false,
+        }
+    }
+}
+
+impl Fault {
+    /// A fault for `verb` on `resource` answering `status`.
+    pub fn status(verb: &str, resource: &str, status: u16) -> Self {
+        Fault {
+            matches: FaultMatch {
+                verb: Some(verb.into()),
+                resource: Some(resource.into()),
+                ..Default::default()
+            },
+            status: Some(status),
+            ..Default::default()
+        }
+    }
+    /// Only requests for this object name.
+    pub fn named(mut self, name: &str) -> Self {
+        self.matches.name = Some(name.into());
+        self
+    }
+    /// Affect `n` matching requests (0 = forever).
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = n;
+        self
+    }
+    /// Let the first `n` matches through.
+    pub fn skip(mut self, n: u32) -> Self {
+        self.skip = n;
+        self
+    }
+    /// Set Retry-After.
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after_seconds = Some(secs);
+        self
+    }
+    /// A matcher-only fault to be combined with the effect builders below.
+    pub fn on(verb: &str, resource: &str) -> Self {
+        Fault {
+            matches: FaultMatch {
+                verb: Some(verb.into()),
+                resource: Some(resource.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+    /// End watches after `k` events.
+    pub fn close_after_events(mut self, k: usize) -> Self {
+        self.close_after_events = Some(k);
+        self
+    }
+    /// Re-watches get 410 Expired.
+    pub fn gone_on_rewatch(mut self) -> Self {
+        self.gone_on_rewatch = true;
+        self
+    }
+    /// Add latency.
+    pub fn latency_ms(mut self, ms: u64) -> Self {
+        self.latency_ms = Some(ms);
+        self
+    }
+    /// Reset the connection.
+    pub fn reset(mut self) -> Self {
+        self.reset = true;
+        self
+    }
+}
+
+/// The whole test-cluster description. Every field is optional.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Scenario {
+    /// Operator presence.
+    pub operator: OperatorMode,
+    /// Where the operator Deployment lives.
+    pub operator_namespace: String,
+    /// Namespaces created at start (the operator namespace is added).
+    pub namespaces: Vec<String>,
+    /// Nodes (default: three 16-CPU/64Gi/4-GPU nodes).
+    pub nodes: Vec<NodeSpec>,
+    /// Images whose pull fails (ErrImagePull → ImagePullBackOff).
+    pub missing_images: Vec<String>,
+    /// Per-container exit/crash/log behaviour.
+    pub container_behaviour: Vec<ContainerBehaviour>,
+    /// When set, `tensorflow` containers exit 0 after this long.
+    pub succeed_after_ms: Option<u64>,
+    /// Component delays.
+    pub timing: Timing,
+    /// Objects created at start (namespaces, secrets, TFJobs, ...).
+    pub objects: Vec<Value>,
+    /// Denials for the test user.
+    pub rbac: Rbac,
+    /// Injected faults.
+    pub faults: Vec<Fault>,
+    /// A CRD object to serve instead of the built-in tfjobs.kubeflow.org (e.g. the upstream one).
+    pub crd: Option<Value>,
+    /// Restrict the TFJob CRD's served versions (e.g. `[v1beta1]` to simulate skew).
+    pub served_versions: Option<Vec<String>>,
+    /// Watch history window (events); older resourceVersions get 410.
+    pub watch_history: usize,
+    /// Kubernetes version reported by /version.
+    pub kubernetes_version: String,
+    /// Bearer token accepted (kubeconfig user "tester").
+    pub token: String,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            operator: OperatorMode::Running,
+            operator_namespace: "kubeflow".into(),
+            namespaces: vec!["default".into(), "kubeflow".into()],
+            nodes: (1..=3)
+                .map(|i| NodeSpec {
+                    name: format!("node-{i}"),
+                    ..Default::default()
+                })
+                .collect(),
+            missing_images: vec![],
+            container_behaviour: vec![],
+            succeed_after_ms: None,
+            timing: Timing::default(),
+            objects: vec![],
+            rbac: Rbac::default(),
+            faults: vec![],
+            crd: None,
+            served_versions: None,
+            watch_history: 10_000,
+            kubernetes_version: "v1.36.1".into(),
+            token: "test-token".into(),
+        }
+    }
+}
+
+impl Scenario {
+    /// Parses YAML (or JSON, which is YAML).
+    pub fn from_yaml(s: &str) -> Result<Self, String> {
+        serde_saphyr::from_str(s).map_err(|e| e.to_string())
+    }
+    /// Parses JSON.
+    pub fn from_json(s: &str) -> Result<Self, String> {
+        serde_json::from_str(s).map_err(|e| e.to_string())
+    }
+    /// Set the operator mode.
+    pub fn with_operator(mut self, mode: OperatorMode) -> Self {
+        self.operator = mode;
+        self
+    }
+    /// Replace the nodes.
+    pub fn with_nodes(mut self, nodes: Vec<NodeSpec>) -> Self {
+        self.nodes = nodes;
+        self
+    }
+    /// Add an initial object.
+    pub fn with_object(mut self, obj: Value) -> Self {
+        self.objects.push(obj);
+        self
+    }
+    /// Add a fault.
+    pub fn with_fault(mut self, f: Fault) -> Self {
+        self.faults.push(f);
+        self
+    }
+    /// Add a container behaviour.
+    pub fn with_behaviour(mut self, b: ContainerBehaviour) -> Self {
+        self.container_behaviour.push(b);
+        self
+    }
+    /// Make tensorflow containers succeed after `ms`.
+    pub fn with_succeed_after_ms(mut self, ms: u64) -> Self {
+        self.succeed_after_ms = Some(ms);
+        self
+    }
+    /// Mark an image as missing from the registry.
+    pub fn with_missing_image(mut self, image: &str) -> Self {
+        self.missing_images.push(image.into());
+        self
+    }
+    /// Deny a verb on a resource in a namespace (`*` for all).
+    pub fn with_deny(mut self, verb: &str, resource: &str, namespace: &str) -> Self {
+        self.rbac.deny.push(RbacRule {
+            verb: Some(verb.into()),
+            resource: Some(resource.into()),
+            namespace: Some(namespace.into()),
+        });
+        self
+    }
+    /// Add a namespace.
+    pub fn with_namespace(mut self, ns: &str) -> Self {
+        self.namespaces.push(ns.into());
+        self
+    }
+    /// Serve this CRD object instead of the built-in one.
+    pub fn with_crd(mut self, crd: Value) -> Self {
+        self.crd = Some(crd);
+        self
+    }
+    /// Set the timing.
+    pub fn with_timing(mut self, t: Timing) -> Self {
+        self.timing = t;
+        self
+    }
+    /// Set the watch history window.
+    pub fn with_watch_history(mut self, n: usize) -> Self {
+        self.watch_history = n;
+        self
+    }
+}

@@ -1,0 +1,295 @@
+//! Shared state of one test cluster: the store, the scenario, faults, the request log.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::scenario::{Fault, Rbac, Scenario};
+use crate::store::Store;
+use crate::util::{new_uid, now_rfc3339};
+
+/// One HTTP request the server answered (or reset).
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// HTTP method.
+    pub method: String,
+    /// Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection ("get" for non-resource paths).
+    pub verb: String,
+    /// Resource plural ("" for non-resource paths such as /version).
+    pub resource: String,
+    /// API group of the resource ("" for core).
+    pub group: String,
+    /// Subresource (status, log) or "".
+    pub subresource: String,
+    /// Namespace, if namespaced.
+    pub namespace: Option<String>,
+    /// Object name, if any.
+    pub name: Option<String>,
+    /// URL path.
+    pub path: String,
+    /// Raw query string.
+    pub query: String,
+    /// Response status (0 when the connection was reset).
+    pub status: u16,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// Request body parsed as JSON/YAML, when there was one.
+    pub body: Option<Value>,
+    /// Content-Type header.
+    pub content_type: String,
+    /// User-Agent header.
+    pub user_agent: String,
+    /// When the request arrived.
+    pub at: Instant,
+    /// Milliseconds since the cluster started.
+    pub at_ms: u64,
+}
+
+impl Request {
+    /// True for writes that change state: non-dry-run create/update/patch/delete/deletecollection.
+    pub fn is_write(&self) -> bool {
+        !self.dry_run
+            && matches!(
+                self.verb.as_str(),
+                "create" | "update" | "patch" | "delete" | "deletecollection"
+            )
+            && self.resource != "selfsubjectaccessreviews"
+    }
+}
+
+pub(crate) struct FaultState {
+    pub fault: Fault,
+    pub seen: u32,
+    pub fired: u32,
+}
+
+/// What faults decided for one request.
+#[derive(Default, Debug)]
+pub(crate) struct FaultDecision {
+    pub latency: Duration,
+    pub reset: bool,
+    pub status: Option<Fault>,
+    pub close_after_events: Option<usize>,
+    pub gone_on_rewatch: bool,
+}
+
+/// Everything the server and simulated components share.
+pub struct Shared {
+    /// Object store.
+    pub store: Store,
+    /// The scenario the cluster started from.
+    pub scenario: Scenario,
+    pub(crate) faults: Mutex<Vec<FaultState>>,
+    pub(crate) requests: Mutex<Vec<Request>>,
+    pub(crate) rbac: Mutex<Rbac>,
+    /// When the cluster started.
+    pub started: Instant,
+    /// Container logs by (namespace, pod, container).
+    pub(crate) logs: Mutex<HashMap<(String, String, String), String>>,
+    pub(crate) condition_log: Mutex<Vec<(String, String, Instant)>>,
+    pub(crate) port: Mutex<u16>,
+    /// Flipped to true when the cluster shuts down; components exit.
+    pub(crate) stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl Shared {
+    pub(crate) fn new(scenario: Scenario) -> Self {
+        let faults = scenario
+            .faults
+            .iter()
+            .cloned()
+            .map(|fault| FaultState {
+                fault,
+                seen: 0,
+                fired: 0,
+            })
+            .collect();
+        Shared {
+            store: Store::new(scenario.watch_history),
+            rbac: Mutex::new(scenario.rbac.clone()),
+            scenario,
+            faults: Mutex::new(faults),
+            requests: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            logs: Mutex::new(HashMap::new()),
+            condition_log: Mutex::new(Vec::new()),
+            port: Mutex::new(0),
+            stop: tokio::sync::watch::channel(false).0,
+        }
+    }
+
+    pub(crate) fn set_faults(&self, faults: Vec<Fault>) {
+        *self.faults.lock().unwrap() = faults
+            .into_iter()
+            .map(|fault| FaultState {
+                fault,
+                seen: 0,
+                fired: 0,
+            })
+            .collect();
+    }
+
+    /// Counts the request against every matching fault and returns the combined effect.
+    pub(crate) fn decide_faults(
+        &self,
+        method: &str,
+        verb: &str,
+        resource: &str,
+        sub: &str,
+        ns: Option<&str>,
+        name: Option<&str>,
+    ) -> FaultDecision {
+        let mut d = FaultDecision::default();
+        let mut faults = self.faults.lock().unwrap();
+        for fs in faults.iter_mut() {
+            let m = &fs.fault.matches;
+            let ok = |want: &Option<String>, have: &str| {
+                want.as_deref()
+                    .is_none_or(|w| w == "*" || w.eq_ignore_ascii_case(have))
+            };
+            if !(ok(&m.verb, verb)
+                && ok(&m.resource, resource)
+                && ok(&m.subresource, sub)
+                && ok(&m.namespace, ns.unwrap_or(""))
+                && ok(&m.name, name.unwrap_or(""))
+                && ok(&m.method, method))
+            {
+                continue;
+            }
+            fs.seen += 1;
+            if fs.seen <= fs.fault.skip {
+                continue;
+            }
+            if fs.fault.times != 0 && fs.fired >= fs.fault.times {
+                continue;
+            }
+            fs.fired += 1;
+            let f = &fs.fault;
+            if let Some(ms) = f.latency_ms {
+                d.latency += Duration::from_millis(ms);
+            }
+            d.reset |= f.reset;
+            if f.status.is_some() && d.status.is_none() {
+                d.status = Some(f.clone());
+            }
+            if f.close_after_events.is_some() {
+                d.close_after_events = f.close_after_events;
+            }
+            d.gone_on_rewatch |= f.gone_on_rewatch;
+        }
+        d
+    }
+
+    /// True when the scenario's RBAC denies this.
+    pub(crate) fn denied(&self, verb: &str, resource: &str, ns: Option<&str>) -> bool {
+        let rbac = self.rbac.lock().unwrap();
+        rbac.deny.iter().any(|r| {
+            let ok = |want: &Option<String>, have: &str| {
+                want.as_deref().is_none_or(|w| w == "*" || w == have)
+            };
+            ok(&r.verb, verb) && ok(&r.resource, resource) && ok(&r.namespace, ns.unwrap_or(""))
+        })
+    }
+
+    pub(crate) fn log_request(&self, r: Request) {
+        self.requests.lock().unwrap().push(r);
+    }
+
+    /// Records a core/v1 Event about `involved`, aggregating repeats like client-go's
+    /// event correlator (same object+reason+message → count++).
+    pub fn record_event(
+        &self,
+        involved: &Value,
+        kind: &str,
+        event_type: &str,
+        reason: &str,
+        message: &str,
+        component: &str,
+    ) {
+        let ns = involved["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("default")
+            .to_string();
+        let name = involved["metadata"]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let uid = involved["metadata"]["uid"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let now = now_rfc3339();
+        let (existing, _) = self.store.list_filtered("events", Some(&ns), |e| {
+            e["involvedObject"]["uid"] == json!(uid)
+                && e["reason"] == json!(reason)
+                && e["message"] == json!(message)
+        });
+        if let Some(e) = existing.first() {
+            let ename = e["metadata"]["name"].as_str().unwrap_or("").to_string();
+            let now2 = now.clone();
+            self.store.modify("events", &ns, &ename, move |e| {
+                let c = e["count"].as_i64().unwrap_or(1);
+                e["count"] = json!(c + 1);
+                e["lastTimestamp"] = json!(now2);
+                true
+            });
+            return;
+        }
+        let suffix: String = new_uid().replace('-', "").chars().rev().take(16).collect();
+        let api_version = involved["apiVersion"].as_str().unwrap_or("v1");
+        let mut ev = json!({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": format!("{name}.{suffix}"), "namespace": ns},
+            "involvedObject": {
+                "kind": kind, "namespace": ns, "name": name, "uid": uid,
+                "apiVersion": api_version,
+                "resourceVersion": involved["metadata"]["resourceVersion"],
+            },
+            "reason": reason,
+            "message": message,
+            "source": {"component": component},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "type": event_type,
+            "eventTime": null,
+            "reportingComponent": component,
+            "reportingInstance": "",
+        });
+        if component == "kubelet"
+            && let Some(node) = involved["spec"]["nodeName"].as_str()
+        {
+            ev["source"]["host"] = json!(node);
+            ev["reportingInstance"] = json!(node);
+        }
+        if kind == "Pod" && component == "kubelet" {
+            // kubelet events name the container they are about.
+            if let Some(c) = involved["__fieldPath"].as_str() {
+                ev["involvedObject"]["fieldPath"] = json!(c);
+            }
+        }
+        let _ = self.store.create("events", &ns, ev);
+    }
+
+    pub(crate) fn log_text(&self, ns: &str, pod: &str, container: &str) -> Option<String> {
+        self.logs
+            .lock()
+            .unwrap()
+            .get(&(ns.to_string(), pod.to_string(), container.to_string()))
+            .cloned()
+    }
+
+    pub(crate) fn append_log(&self, ns: &str, pod: &str, container: &str, text: &str) {
+        let mut logs = self.logs.lock().unwrap();
+        let e = logs
+            .entry((ns.to_string(), pod.to_string(), container.to_string()))
+            .or_default();
+        e.push_str(text);
+        if !text.ends_with('\n') {
+            e.push('\n');
+        }
+    }
+}
