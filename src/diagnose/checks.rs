@@ -274,7 +274,10 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     OperatorState::Running { namespace, name } => f
                         .evidence(format!("the operator Deployment {namespace}/{name} is running; it may watch other namespaces or lack the tfjob scheme"))
                         .next(format!("check its log: kubectl -n {namespace} logs deploy/{name} | grep -i {}", s.job_name)),
-                    _ => f.next(INSTALL_OPERATOR),
+                    OperatorState::NotFound | OperatorState::NotReady { .. } => {
+                        f.evidence("no training-operator is running (see above)")
+                    }
+                    OperatorState::Unknown(_) => f.next(INSTALL_OPERATOR),
                 };
                 f
             }
@@ -1104,6 +1107,8 @@ fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
         pods: Vec<String>,
         restarts: i32,
         looping: bool,
+        /// Still down (looping or terminated), not merely restarted earlier.
+        current: bool,
         message: Option<String>,
         limit: Option<String>,
         rtype: String,
@@ -1121,6 +1126,7 @@ fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
                             pods: vec![],
                             restarts: 0,
                             looping,
+                            current: true,
                             message: waiting(cs).map(|(_, m)| m.to_string()),
                             limit: None,
                             rtype: replica_type(pod),
@@ -1137,6 +1143,7 @@ fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
                     pods: vec![],
                     restarts: 0,
                     looping: false,
+                    current: false,
                     message: t.message.clone().filter(|m| !m.trim().is_empty()),
                     limit: container_of(pod, &cs.name).and_then(|c| {
                         c.resources
@@ -1151,6 +1158,8 @@ fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
             c.pods.push(pod_name(pod));
             c.restarts = c.restarts.max(cs.restart_count);
             c.looping |= looping;
+            let running = cs.state.as_ref().is_some_and(|st| st.running.is_some());
+            c.current |= looping || !running;
         }
     }
     for ((container, code, reason), c) in groups {
@@ -1165,10 +1174,16 @@ fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
         } else {
             String::new()
         };
+        // A container that restarted and now runs again is a warning, not the blocker.
+        let verdict = if c.current {
+            Verdict::Fail
+        } else {
+            Verdict::Warning
+        };
         let mut f = if reason == "OOMKilled" {
             Finding::new(
                 Layer::Runtime,
-                Verdict::Fail,
+                verdict,
                 format!(
                     "OOMKilled: container {container} of {who} ran out of memory (limit {}){restarts}",
                     c.limit.as_deref().unwrap_or("none set")
@@ -1182,8 +1197,10 @@ fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
         } else {
             let state = if c.looping {
                 "CrashLoopBackOff"
-            } else {
+            } else if c.current {
                 "crashed"
+            } else {
+                "restarted (running again)"
             };
             let code_text = if code < 0 {
                 "exit code unknown".to_string()
@@ -1192,7 +1209,7 @@ fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
             };
             Finding::new(
                 Layer::Runtime,
-                Verdict::Fail,
+                verdict,
                 format!("{state}: container {container} of {who}: {code_text}{restarts}"),
             )
             .next(format!(

@@ -1319,3 +1319,21 @@ fn distributed_pods_without_tf_config() {
     assert!(w[0].summary.starts_with("TF_CONFIG is missing"));
     assert_eq!(w[0].replicas.len(), 2);
 }
+
+#[test]
+fn restarted_but_running_again_is_a_warning() {
+    let mut s = healthy_with(&[("Worker", 1)], &["Created", "Running"]);
+    let mut p = pod_json("worker", 0);
+    p["status"]["containerStatuses"][0]["restartCount"] = json!(1);
+    p["status"]["containerStatuses"][0]["lastState"] =
+        json!({"terminated": {"exitCode": 137, "reason": "OOMKilled"}});
+    set_pods(&mut s, vec![p]);
+    let d = diagnose(&s);
+    assert!(d.first_failure().is_none(), "{:#?}", d.findings);
+    let f = &of(&d, Layer::Runtime)[0];
+    assert_eq!(f.verdict, Verdict::Warning);
+    assert!(
+        f.summary
+            .starts_with("OOMKilled: container tensorflow of tf-dist-train-worker-0")
+    );
+}
