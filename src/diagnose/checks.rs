@@ -533,10 +533,37 @@ fn scheduling(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
 
     // Unschedulable pods, grouped by the scheduler's message.
     let mut groups: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+    // Pods no scheduler has looked at, by schedulerName.
+    let mut unseen: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for pod in &s.pods {
         if let Some(msg) = unschedulable(pod, &s.pod_events) {
             groups.entry(msg).or_default().push(pod);
+        } else if let Some(scheduler) = unseen_by_scheduler(pod, s.now) {
+            unseen.entry(scheduler).or_default().push(pod_name(pod));
         }
+    }
+    for (scheduler, names) in unseen {
+        let custom = scheduler != "default-scheduler";
+        out.push(
+            Finding::new(
+                Layer::Scheduling,
+                if custom { Verdict::Fail } else { Verdict::Warning },
+                format!(
+                    "{} pod{} not picked up by scheduler {scheduler:?} after {UNSEEN_SECS}s",
+                    names.len(),
+                    plural(names.len())
+                ),
+            )
+            .evidence("no PodScheduled condition and no FailedScheduling event")
+            .next(if custom {
+                format!(
+                    "is {scheduler} installed and running? (gang scheduling sets schedulerName; install it or drop schedulerName)"
+                )
+            } else {
+                "check the control plane: kubectl get pods -n kube-system | grep scheduler".into()
+            })
+            .replicas(names),
+        );
     }
     for (msg, pods) in &groups {
         let names: Vec<String> = pods.iter().map(|p| pod_name(p)).collect();
@@ -581,6 +608,26 @@ fn is_scheduled(pod: &Pod) -> bool {
             .iter()
             .any(|(t, st, _, _)| t == "PodScheduled" && st == "True")
         || pod_phase(pod) != "Pending"
+}
+
+/// Seconds a Pending pod may go without any scheduler verdict.
+const UNSEEN_SECS: i64 = 30;
+
+/// The schedulerName of a Pending pod no scheduler has judged for a while.
+fn unseen_by_scheduler(pod: &Pod, now: k8s_openapi::jiff::Timestamp) -> Option<String> {
+    if pod_phase(pod) != "Pending" || is_scheduled(pod) {
+        return None;
+    }
+    if conditions(pod).iter().any(|(t, ..)| t == "PodScheduled") {
+        return None;
+    }
+    let age = age_secs(now, pod.metadata.creation_timestamp.as_ref())?;
+    (age >= UNSEEN_SECS).then(|| {
+        pod.spec
+            .as_ref()
+            .and_then(|s| s.scheduler_name.clone())
+            .unwrap_or_else(|| "default-scheduler".into())
+    })
 }
 
 /// The scheduler's complaint for a Pending pod it could not place, if any.

@@ -1,6 +1,6 @@
 //! The I/O half: read the snapshot with a fixed number of requests, and the command itself.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 
 use k8s_openapi::ByteString;
@@ -29,6 +29,10 @@ enum Soft {
 
 fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<Soft> {
     if kubeapi::is_transport(&err) {
+        return Err(kubeapi::explain(err, action, &kube.server));
+    }
+    // Rejected credentials make every other read fail too: stop here.
+    if kubeapi::status_code(&err) == Some(401) {
         return Err(kubeapi::explain(err, action, &kube.server));
     }
     Ok(match kubeapi::status_code(&err) {
@@ -105,7 +109,16 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         model::KIND
     ));
     match kubeapi::retry(kube, || events.list(&on_job)).await {
-        Ok(list) => s.job_events = sorted(list.items),
+        // A job deleted and recreated under the same name keeps its predecessor's events.
+        Ok(list) => {
+            let uid = job.metadata.uid.clone();
+            s.job_events = sorted(
+                list.items
+                    .into_iter()
+                    .filter(|e| same_uid(e.involved_object.uid.as_ref(), uid.as_ref()))
+                    .collect(),
+            )
+        }
         Err(e) => note(
             &mut s,
             soften(e, &Action::new("list", "events", Some(namespace)), kube)?,
@@ -113,6 +126,11 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     }
     let mut pod_names: BTreeSet<String> = job.pod_names().into_iter().collect();
     pod_names.extend(s.pods.iter().filter_map(|p| p.metadata.name.clone()));
+    let pod_uids: BTreeMap<String, Option<&String>> = s
+        .pods
+        .iter()
+        .filter_map(|p| Some((p.metadata.name.clone()?, p.metadata.uid.as_ref())))
+        .collect();
     if !s.pods.is_empty() {
         let on_pods = ListParams::default().fields("involvedObject.kind=Pod");
         match kubeapi::retry(kube, || events.list(&on_pods)).await {
@@ -121,10 +139,14 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
                     list.items
                         .into_iter()
                         .filter(|e| {
-                            e.involved_object
-                                .name
-                                .as_ref()
-                                .is_some_and(|n| pod_names.contains(n))
+                            let Some(n) = e.involved_object.name.as_ref() else {
+                                return false;
+                            };
+                            // Events of an earlier pod with the same name do not count.
+                            match pod_uids.get(n) {
+                                Some(uid) => same_uid(e.involved_object.uid.as_ref(), *uid),
+                                None => pod_names.contains(n),
+                            }
                         })
                         .collect(),
                 )
@@ -185,6 +207,14 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     }
     values.iter_mut().for_each(|v| v.clear());
     Ok(s)
+}
+
+/// Unknown on either side counts as the same object.
+fn same_uid(event: Option<&String>, object: Option<&String>) -> bool {
+    match (event, object) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
 }
 
 fn note(s: &mut Snapshot, soft: Soft) {

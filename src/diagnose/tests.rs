@@ -1337,3 +1337,52 @@ fn restarted_but_running_again_is_a_warning() {
             .starts_with("OOMKilled: container tensorflow of tf-dist-train-worker-0")
     );
 }
+
+#[test]
+fn failed_create_service_event() {
+    let mut s = healthy_with(&[("Worker", 2)], &["Created"]);
+    s.services.clear();
+    s.job_events.push(event(
+        "TFJob",
+        JOB,
+        "FailedCreateService",
+        "Error creating: failed to find the port",
+    ));
+    let d = diagnose(&s);
+    let f = only_fail(&d, Layer::Controller);
+    assert_eq!(
+        f.summary,
+        "the operator cannot create services: Error creating: failed to find the port"
+    );
+    let o = only_fail(&d, Layer::Objects);
+    assert_eq!(o.summary, "2/2 pods, 0/2 services");
+}
+
+#[test]
+fn pods_no_scheduler_picked_up() {
+    let mut s = healthy_with(&[("Worker", 2)], &["Created"]);
+    let pods = (0..2)
+        .map(|i| {
+            let mut p = pod_json("worker", i);
+            p["metadata"]["creationTimestamp"] = json!(ago(90));
+            p["spec"].as_object_mut().unwrap().remove("nodeName");
+            p["spec"]["schedulerName"] = json!("volcano");
+            p["status"] = json!({"phase": "Pending"});
+            p
+        })
+        .collect();
+    set_pods(&mut s, pods);
+    let d = diagnose(&s);
+    let f = only_fail(&d, Layer::Scheduling);
+    assert_eq!(
+        f.summary,
+        "2 pods not picked up by scheduler \"volcano\" after 30s"
+    );
+    assert!(
+        f.next_step
+            .as_deref()
+            .unwrap()
+            .contains("is volcano installed")
+    );
+    assert_eq!(f.replicas.len(), 2);
+}
