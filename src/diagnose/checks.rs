@@ -294,7 +294,10 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         );
         if let Some(last) = job
             .last_condition()
-            .filter(|c| c.is_true() && c.type_ != condition::CREATED)
+            // Failed gets a finding of its own below.
+            .filter(|c| {
+                c.is_true() && c.type_ != condition::CREATED && c.type_ != condition::FAILED
+            })
         {
             summary.push_str(&format!(", now {}", last.type_));
         }
@@ -1725,7 +1728,8 @@ pub(super) fn human(secs: i64) -> String {
 // ---------------------------------------------------------------------------------------------
 // Keeping secret values out of the output
 
-/// Every non-trivial Secret value the snapshot holds, longest first.
+/// Every non-trivial Secret value the snapshot holds, longest first. The gateway base URL that
+/// `secret create --base-url` stores beside the key is not secret and is left readable.
 fn secret_values(s: &Snapshot) -> Vec<String> {
     let mut v: Vec<String> = s
         .secrets
@@ -1735,8 +1739,15 @@ fn secret_values(s: &Snapshot) -> Vec<String> {
             sec.data
                 .iter()
                 .flatten()
+                .filter(|(k, _)| k.as_str() != secret::BASE_URL_KEY)
                 .map(|(_, b)| String::from_utf8_lossy(&b.0).into_owned())
-                .chain(sec.string_data.iter().flatten().map(|(_, s)| s.clone()))
+                .chain(
+                    sec.string_data
+                        .iter()
+                        .flatten()
+                        .filter(|(k, _)| k.as_str() != secret::BASE_URL_KEY)
+                        .map(|(_, s)| s.clone()),
+                )
                 .collect::<Vec<_>>()
         })
         .map(|s| s.trim().to_string())

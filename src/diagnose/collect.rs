@@ -323,17 +323,21 @@ async fn operator(kube: &Kube) -> Result<OperatorState> {
     }
 }
 
+/// The values to scrub from logs (not the base URL, which is not secret).
 fn raw_values(secret: &Secret) -> Vec<String> {
+    let not_url = |k: &String| k.as_str() != crate::secret::BASE_URL_KEY;
     secret
         .data
         .iter()
         .flatten()
+        .filter(|(k, _)| not_url(k))
         .map(|(_, v)| String::from_utf8_lossy(&v.0).trim().to_string())
         .chain(
             secret
                 .string_data
                 .iter()
                 .flatten()
+                .filter(|(k, _)| not_url(k))
                 .map(|(_, v)| v.trim().to_string()),
         )
         .filter(|v| v.len() >= 6)

@@ -1386,3 +1386,27 @@ fn pods_no_scheduler_picked_up() {
     );
     assert_eq!(f.replicas.len(), 2);
 }
+
+#[test]
+fn stored_base_url_is_not_treated_as_secret() {
+    let mut v = job_json(&[("Worker", 1)], &["Created", "Running"]);
+    v["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"] =
+        json!([{"name": "TAOTOKEN_BASE_URL", "value": "https://taotoken.net/api/v1"}]);
+    let mut s = healthy_with(&[("Worker", 1)], &[]);
+    s.job = Some(to_job(v));
+    s.secrets.insert(
+        "taotoken-secret".into(),
+        Some(secret(
+            "taotoken-secret",
+            &[
+                ("api-key", FAKE_KEY),
+                ("base-url", "https://taotoken.net/api/v1"),
+            ],
+        )),
+    );
+    let text = diagnose(&s).render_text(false);
+    assert!(
+        text.contains("TAOTOKEN_BASE_URL=https://taotoken.net/api/v1 ends in /v1"),
+        "{text}"
+    );
+}
