@@ -1,0 +1,488 @@
+//! The I/O half: read the snapshot with a fixed number of requests, and the command itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::IsTerminal;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Event, Pod, Secret, Service};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams, LogParams};
+
+use super::checks::{referenced_secrets, scrub};
+use super::{CrdState, Diagnosis, OperatorState, Snapshot, diagnose};
+use crate::cli::{DiagnoseArgs, KubeArgs, ReportFormat};
+use crate::error::{Error, Result};
+use crate::kubeapi::{self, Action, Kube};
+use crate::model::{self, DEFAULT_CONTAINER_NAME, TFJob};
+
+/// At most this many pod logs are read, whatever the replica count.
+pub const MAX_LOGS: usize = 3;
+/// Pod-template label the training-operator manifests put on the operator's pods.
+const OPERATOR_LABEL: (&str, &str) = ("control-plane", "kubeflow-training-operator");
+
+/// What to do with a failed read: the API answered "no" (RBAC) or could not be reached.
+enum Soft {
+    /// Forbidden or otherwise refused: report as unknown and carry on.
+    Unknown(String),
+}
+
+fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<Soft> {
+    if kubeapi::is_transport(&err) {
+        return Err(kubeapi::explain(err, action, &kube.server));
+    }
+    // Rejected credentials make every other read fail too: stop here.
+    if kubeapi::status_code(&err) == Some(401) {
+        return Err(kubeapi::explain(err, action, &kube.server));
+    }
+    Ok(match kubeapi::status_code(&err) {
+        Some(403) => Soft::Unknown(format!(
+            "forbidden to {} {}: confirm with `{}`",
+            action.verb,
+            action.resource,
+            action.can_i()
+        )),
+        _ => Soft::Unknown(format!("{} {}: {err}", action.verb, action.resource)),
+    })
+}
+
+/// Reads everything [`diagnose`] looks at. The number of requests does not grow with the
+/// replica count: CRD, Deployments, TFJob, pods, services, job events, pod events, one get per
+/// referenced Secret, and at most [`MAX_LOGS`] logs. Refused reads become notes or unknowns.
+pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Result<Snapshot> {
+    let mut s = Snapshot::new(namespace, name, k8s_openapi::jiff::Timestamp::now());
+
+    // 1. CRD
+    let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
+    let action = Action::new("get", "customresourcedefinitions", None).named(model::CRD_NAME);
+    s.crd = match kubeapi::retry(kube, || crds.get_opt(model::CRD_NAME)).await {
+        Ok(None) => CrdState::Missing,
+        Ok(Some(crd)) => crd_state(&crd),
+        Err(e) => {
+            let Soft::Unknown(why) = soften(e, &action, kube)?;
+            CrdState::Unknown(why)
+        }
+    };
+
+    // 2. The operator, anywhere; with only namespaced rights, try its usual namespace.
+    s.operator = operator(kube).await?;
+
+    // 3. The job.
+    if s.crd != CrdState::Missing {
+        let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
+        match kubeapi::retry(kube, || jobs.get_opt(name)).await {
+            Ok(job) => s.job = job,
+            // No CRD (even if we could not see it) means no resource to get.
+            Err(e) if kubeapi::status_code(&e) == Some(404) => {}
+            Err(e) => {
+                let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
+                return Err(kubeapi::explain(e, &action, &kube.server));
+            }
+        }
+    }
+    let Some(job) = s.job.clone() else {
+        return Ok(s);
+    };
+
+    // 4. Pods and services by the operator's labels; events on the job and on pods.
+    let selector = model::job_selector(name);
+    let lp = ListParams::default().labels(&selector);
+    let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
+    match kubeapi::retry(kube, || pods.list(&lp)).await {
+        Ok(list) => s.pods = list.items,
+        Err(e) => note(
+            &mut s,
+            soften(e, &Action::new("list", "pods", Some(namespace)), kube)?,
+        ),
+    }
+    let services: Api<Service> = Api::namespaced(kube.client.clone(), namespace);
+    match kubeapi::retry(kube, || services.list(&lp)).await {
+        Ok(list) => s.services = list.items,
+        Err(e) => note(
+            &mut s,
+            soften(e, &Action::new("list", "services", Some(namespace)), kube)?,
+        ),
+    }
+    let events: Api<Event> = Api::namespaced(kube.client.clone(), namespace);
+    let on_job = ListParams::default().fields(&format!(
+        "involvedObject.name={name},involvedObject.kind={}",
+        model::KIND
+    ));
+    match kubeapi::retry(kube, || events.list(&on_job)).await {
+        // A job deleted and recreated under the same name keeps its predecessor's events.
+        Ok(list) => {
+            let uid = job.metadata.uid.clone();
+            s.job_events = sorted(
+                list.items
+                    .into_iter()
+                    .filter(|e| same_uid(e.involved_object.uid.as_ref(), uid.as_ref()))
+                    .collect(),
+            )
+        }
+        Err(e) => note(
+            &mut s,
+            soften(e, &Action::new("list", "events", Some(namespace)), kube)?,
+        ),
+    }
+    let mut pod_names: BTreeSet<String> = job.pod_names().into_iter().collect();
+    pod_names.extend(s.pods.iter().filter_map(|p| p.metadata.name.clone()));
+    let pod_uids: BTreeMap<String, Option<&String>> = s
+        .pods
+        .iter()
+        .filter_map(|p| Some((p.metadata.name.clone()?, p.metadata.uid.as_ref())))
+        .collect();
+    if !s.pods.is_empty() {
+        let on_pods = ListParams::default().fields("involvedObject.kind=Pod");
+        match kubeapi::retry(kube, || events.list(&on_pods)).await {
+            Ok(list) => {
+                s.pod_events = sorted(
+                    list.items
+                        .into_iter()
+                        .filter(|e| {
+                            let Some(n) = e.involved_object.name.as_ref() else {
+                                return false;
+                            };
+                            // Events of an earlier pod with the same name do not count.
+                            match pod_uids.get(n) {
+                                Some(uid) => same_uid(e.involved_object.uid.as_ref(), *uid),
+                                None => pod_names.contains(n),
+                            }
+                        })
+                        .collect(),
+                )
+            }
+            Err(e) => note(
+                &mut s,
+                soften(e, &Action::new("list", "events", Some(namespace)), kube)?,
+            ),
+        }
+    }
+
+    // 5. Referenced Secrets: existence and key names only.
+    let secrets: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
+    let mut values: Vec<String> = Vec::new();
+    for secret_name in referenced_secrets(Some(&job), &s.pods) {
+        match kubeapi::retry(kube, || secrets.get_opt(&secret_name)).await {
+            Ok(found) => {
+                let found = found.map(|sec| {
+                    values.extend(raw_values(&sec));
+                    without_values(sec)
+                });
+                s.secrets.insert(secret_name, found);
+            }
+            Err(e) => {
+                let action = Action::new("get", "secrets", Some(namespace)).named(&secret_name);
+                note(&mut s, soften(e, &action, kube)?);
+            }
+        }
+    }
+
+    // 6. Logs: crashing pods first, then running ones (a 401 loop may not crash), capped.
+    let pods_api = pods;
+    for (pod_name, container, previous) in log_targets(&s.pods) {
+        let tail_lines = if tail > 0 { tail } else { 20 };
+        let params = |previous: bool| LogParams {
+            container: Some(container.clone()),
+            tail_lines: Some(tail_lines),
+            previous,
+            limit_bytes: Some(256 * 1024),
+            ..LogParams::default()
+        };
+        let first = params(previous);
+        let mut got = kubeapi::retry(kube, || pods_api.logs(&pod_name, &first)).await;
+        if previous && got.is_err() {
+            let current = params(false);
+            got = kubeapi::retry(kube, || pods_api.logs(&pod_name, &current)).await;
+        }
+        match got {
+            Ok(text) => {
+                let text = scrub(&text, &values);
+                s.logs.insert(pod_name, text);
+            }
+            Err(e) => {
+                let action = Action::new("get", "pods/log", Some(namespace)).named(&pod_name);
+                note(&mut s, soften(e, &action, kube)?);
+            }
+        }
+    }
+    values.iter_mut().for_each(|v| v.clear());
+    Ok(s)
+}
+
+/// Unknown on either side counts as the same object.
+fn same_uid(event: Option<&String>, object: Option<&String>) -> bool {
+    match (event, object) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
+fn note(s: &mut Snapshot, soft: Soft) {
+    let Soft::Unknown(why) = soft;
+    s.notes.push(why);
+}
+
+/// Oldest first, so "the last one" is the newest.
+fn sorted(mut events: Vec<Event>) -> Vec<Event> {
+    events.sort_by_key(|e| {
+        e.last_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .or(e.event_time.as_ref().map(|t| t.0))
+    });
+    events
+}
+
+pub(super) fn crd_state(crd: &CustomResourceDefinition) -> CrdState {
+    let established = crd
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        });
+    CrdState::Present {
+        established,
+        served_versions: crd
+            .spec
+            .versions
+            .iter()
+            .filter(|v| v.served)
+            .map(|v| v.name.clone())
+            .collect(),
+    }
+}
+
+/// Whether a Deployment runs the training-operator (by image or by its manifests' label).
+pub(super) fn is_operator(d: &Deployment) -> bool {
+    let Some(tmpl) = d.spec.as_ref().map(|s| &s.template) else {
+        return false;
+    };
+    let labelled = tmpl
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.as_ref())
+        .is_some_and(|l| l.get(OPERATOR_LABEL.0).map(String::as_str) == Some(OPERATOR_LABEL.1));
+    let by_image = tmpl.spec.as_ref().is_some_and(|p| {
+        p.containers.iter().any(|c| {
+            c.image
+                .as_deref()
+                .is_some_and(|i| i.contains("training-operator"))
+        })
+    });
+    labelled || by_image
+}
+
+/// The operator's state from a list of Deployments: a ready one wins.
+pub(super) fn operator_state(deployments: &[Deployment]) -> OperatorState {
+    let mut not_ready = None;
+    for d in deployments.iter().filter(|d| is_operator(d)) {
+        let namespace = d.metadata.namespace.clone().unwrap_or_default();
+        let name = d.metadata.name.clone().unwrap_or_default();
+        let ready = d
+            .status
+            .as_ref()
+            .and_then(|s| s.ready_replicas)
+            .unwrap_or(0);
+        let desired = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+        if ready >= 1 {
+            return OperatorState::Running { namespace, name };
+        }
+        not_ready.get_or_insert(OperatorState::NotReady {
+            namespace,
+            name,
+            ready,
+            desired,
+        });
+    }
+    not_ready.unwrap_or(OperatorState::NotFound)
+}
+
+async fn operator(kube: &Kube) -> Result<OperatorState> {
+    let all: Api<Deployment> = Api::all(kube.client.clone());
+    let lp = ListParams::default();
+    let first = match kubeapi::retry(kube, || all.list(&lp)).await {
+        Ok(list) => return Ok(operator_state(&list.items)),
+        Err(e) => soften(e, &Action::new("list", "deployments", None), kube)?,
+    };
+    let in_kubeflow: Api<Deployment> = Api::namespaced(kube.client.clone(), "kubeflow");
+    match kubeapi::retry(kube, || in_kubeflow.list(&lp)).await {
+        Ok(list) => match operator_state(&list.items) {
+            // Not in "kubeflow" says nothing about the other namespaces.
+            OperatorState::NotFound => {
+                let Soft::Unknown(why) = first;
+                Ok(OperatorState::Unknown(why))
+            }
+            found => Ok(found),
+        },
+        Err(_) => {
+            let Soft::Unknown(why) = first;
+            Ok(OperatorState::Unknown(why))
+        }
+    }
+}
+
+/// The values to scrub from logs (not the base URL, which is not secret).
+fn raw_values(secret: &Secret) -> Vec<String> {
+    let not_url = |k: &String| k.as_str() != crate::secret::BASE_URL_KEY;
+    secret
+        .data
+        .iter()
+        .flatten()
+        .filter(|(k, _)| not_url(k))
+        .map(|(_, v)| String::from_utf8_lossy(&v.0).trim().to_string())
+        .chain(
+            secret
+                .string_data
+                .iter()
+                .flatten()
+                .filter(|(k, _)| not_url(k))
+                .map(|(_, v)| v.trim().to_string()),
+        )
+        .filter(|v| v.len() >= 6)
+        .collect()
+}
+
+/// The Secret with each value replaced by one placeholder byte (empty stays empty): enough for
+/// `secret_state`, useless to anyone reading the snapshot.
+pub(super) fn without_values(mut secret: Secret) -> Secret {
+    if let Some(data) = secret.data.as_mut() {
+        for v in data.values_mut() {
+            let empty = v.0.is_empty();
+            v.0.iter_mut().for_each(|b| *b = 0);
+            *v = ByteString(if empty { Vec::new() } else { b"*".to_vec() });
+        }
+    }
+    if let Some(data) = secret.string_data.as_mut() {
+        for v in data.values_mut() {
+            *v = if v.is_empty() {
+                String::new()
+            } else {
+                "*".into()
+            };
+        }
+    }
+    secret.metadata.managed_fields = None;
+    secret.metadata.annotations = None; // last-applied-configuration can hold the data
+    secret
+}
+
+/// Which logs to read: (pod, container, previous instance?), crashing pods first, at most
+/// [`MAX_LOGS`].
+pub(super) fn log_targets(pods: &[Pod]) -> Vec<(String, String, bool)> {
+    let mut crashing = Vec::new();
+    let mut running = Vec::new();
+    for pod in pods {
+        let Some(name) = pod.metadata.name.clone() else {
+            continue;
+        };
+        let Some(spec) = pod.spec.as_ref() else {
+            continue;
+        };
+        let container = spec
+            .containers
+            .iter()
+            .find(|c| c.name == DEFAULT_CONTAINER_NAME)
+            .or(spec.containers.first())
+            .map(|c| c.name.clone())
+            .unwrap_or_else(|| DEFAULT_CONTAINER_NAME.into());
+        let status = pod.status.as_ref();
+        let cs = status
+            .and_then(|s| s.container_statuses.as_ref())
+            .and_then(|v| v.iter().find(|c| c.name == container));
+        let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("Pending");
+        let restarted = cs.is_some_and(|c| c.restart_count > 0);
+        let waiting_now = cs
+            .and_then(|c| c.state.as_ref())
+            .is_some_and(|st| st.waiting.is_some());
+        let failed_now = cs
+            .and_then(|c| c.state.as_ref())
+            .and_then(|st| st.terminated.as_ref())
+            .is_some_and(|t| t.exit_code != 0);
+        if restarted || failed_now || phase == "Failed" {
+            // A container waiting to restart has no current log: read the one that crashed.
+            crashing.push((name, container, restarted && waiting_now));
+        } else if phase == "Running" {
+            running.push((name, container, false));
+        }
+    }
+    crashing.into_iter().chain(running).take(MAX_LOGS).collect()
+}
+
+/// `tfjob/NAME`, `tfjobs.kubeflow.org/NAME` → `NAME`.
+pub(super) fn job_name(arg: &str) -> Result<&str> {
+    let name = match arg.split_once('/') {
+        Some((kind, name))
+            if [
+                "tfjob",
+                "tfjobs",
+                "tfjob.kubeflow.org",
+                "tfjobs.kubeflow.org",
+            ]
+            .contains(&kind.to_ascii_lowercase().as_str()) =>
+        {
+            name
+        }
+        Some((kind, _)) => {
+            return Err(Error::Usage(format!(
+                "{arg:?}: diagnose takes a TFJob name or tfjob/NAME, not a {kind}"
+            )));
+        }
+        None => arg,
+    };
+    if name.is_empty() {
+        return Err(Error::Usage("the TFJob name is empty".into()));
+    }
+    Ok(name)
+}
+
+/// The command's outcome from the findings: success unless something failed.
+pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
+    if s.crd == CrdState::Missing {
+        return Err(Error::not_ready(
+            format!("the {} CRD is not installed", model::CRD_NAME),
+            "Install training-operator v1.9.4: kubectl apply --server-side -k \
+             \"github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4\"",
+        ));
+    }
+    if s.job.is_none() {
+        return Err(Error::NotFound(format!(
+            "TFJob {}/{} not found; list them with `kubectl get tfjobs -n {}`",
+            s.namespace, s.job_name, s.namespace
+        )));
+    }
+    match d.first_failure() {
+        None => Ok(()),
+        Some(f) => Err(Error::JobFailed(format!(
+            "{}: {}",
+            f.layer.label(),
+            f.summary
+        ))),
+    }
+}
+
+fn use_color() -> bool {
+    std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+/// `kubectl tfjob diagnose NAME`: prints the findings (text or JSON), then exits 0 when nothing
+/// failed, 4 when something did (3 when the CRD or the job is missing).
+pub async fn run(kube_args: &KubeArgs, args: DiagnoseArgs) -> Result<()> {
+    let name = job_name(&args.name)?.to_string();
+    let kube = kubeapi::connect(kube_args).await?;
+    let namespace = kube.namespace.clone();
+    let snapshot = collect(&kube, &namespace, &name, args.tail).await?;
+    let d = diagnose(&snapshot);
+    match args.output {
+        ReportFormat::Text => print!("{}", d.render_text(use_color())),
+        ReportFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&d)
+                .map_err(|e| Error::Other(format!("encoding the diagnosis: {e}")))?
+        ),
+    }
+    outcome(&snapshot, &d)
+}

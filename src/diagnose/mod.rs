@@ -1,0 +1,242 @@
+//! `diagnose`: why a TFJob does not run, layer by layer.
+//!
+//! [`collect`] reads everything once (a fixed number of requests, whatever the replica count)
+//! into a [`Snapshot`]; [`diagnose`] is a pure function from that snapshot to [`Finding`]s, in
+//! layer order (CRD → controller → objects → scheduling → runtime), each with its evidence and the
+//! next step. `wait` reuses both when a wait ends without reaching its target.
+//!
+//! Secret values never reach the output: [`collect`] keeps only the key names and value lengths
+//! of the Secrets it reads, and [`diagnose`] additionally scrubs any value it can see from
+//! every string it emits (a log line may print a key).
+
+mod checks;
+mod collect;
+mod render;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Event, Pod, Secret, Service};
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+
+use crate::model::TFJob;
+
+pub use collect::{collect, run};
+
+/// What the cluster says about the `tfjobs.kubeflow.org` CRD.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CrdState {
+    Missing,
+    Present {
+        established: bool,
+        served_versions: Vec<String>,
+    },
+    /// Could not tell (e.g. RBAC hides CRDs); the text says why.
+    Unknown(String),
+}
+
+/// Whether a training-operator Deployment is running somewhere in the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperatorState {
+    Running {
+        namespace: String,
+        name: String,
+    },
+    NotReady {
+        namespace: String,
+        name: String,
+        ready: i32,
+        desired: i32,
+    },
+    NotFound,
+    /// Could not tell (e.g. no permission to list Deployments); the text says why.
+    Unknown(String),
+}
+
+/// Everything `diagnose` looks at, fetched once by [`collect`].
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub namespace: String,
+    pub job_name: String,
+    pub now: Timestamp,
+    pub crd: CrdState,
+    pub operator: OperatorState,
+    pub job: Option<TFJob>,
+    pub pods: Vec<Pod>,
+    pub services: Vec<Service>,
+    /// Events whose involvedObject is the TFJob.
+    pub job_events: Vec<Event>,
+    /// Events on the job's pods.
+    pub pod_events: Vec<Event>,
+    /// Secrets referenced by the job's pods and templates (`None` = not found). A Secret that
+    /// could not be read (forbidden) is absent from the map, and the cross-check is skipped.
+    pub secrets: BTreeMap<String, Option<Secret>>,
+    /// Pod name → tail of its `tensorflow` container log (crashing pods first, a few at most).
+    pub logs: BTreeMap<String, String>,
+    /// What could not be read, to show as notes (e.g. "events: forbidden").
+    pub notes: Vec<String>,
+}
+
+impl Snapshot {
+    /// An empty snapshot for a job, as a starting point (tests, and `collect`).
+    pub fn new(namespace: &str, job_name: &str, now: Timestamp) -> Self {
+        Snapshot {
+            namespace: namespace.to_string(),
+            job_name: job_name.to_string(),
+            now,
+            crd: CrdState::Unknown("not checked".into()),
+            operator: OperatorState::Unknown("not checked".into()),
+            job: None,
+            pods: Vec::new(),
+            services: Vec::new(),
+            job_events: Vec::new(),
+            pod_events: Vec::new(),
+            secrets: BTreeMap::new(),
+            logs: BTreeMap::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// The layers, checked in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    Crd,
+    Controller,
+    Objects,
+    Scheduling,
+    Runtime,
+}
+
+impl Layer {
+    pub const ALL: [Layer; 5] = [
+        Layer::Crd,
+        Layer::Controller,
+        Layer::Objects,
+        Layer::Scheduling,
+        Layer::Runtime,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Layer::Crd => "CRD",
+            Layer::Controller => "Controller",
+            Layer::Objects => "Objects",
+            Layer::Scheduling => "Scheduling",
+            Layer::Runtime => "Runtime",
+        }
+    }
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Ok,
+    Info,
+    Warning,
+    Fail,
+    Unknown,
+}
+
+impl Verdict {
+    /// Severity order: ok < info < unknown < warning < fail.
+    pub fn rank(self) -> u8 {
+        match self {
+            Verdict::Ok => 0,
+            Verdict::Info => 1,
+            Verdict::Unknown => 2,
+            Verdict::Warning => 3,
+            Verdict::Fail => 4,
+        }
+    }
+}
+
+/// One verdict about one layer, with what shows it and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub layer: Layer,
+    pub verdict: Verdict,
+    pub summary: String,
+    pub evidence: Vec<String>,
+    pub next_step: Option<String>,
+    /// The pods this finding is about.
+    pub replicas: Vec<String>,
+    /// The last lines of the relevant container log, when there is one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<String>,
+}
+
+impl Finding {
+    pub fn new(layer: Layer, verdict: Verdict, summary: impl Into<String>) -> Self {
+        Finding {
+            layer,
+            verdict,
+            summary: summary.into(),
+            evidence: Vec::new(),
+            next_step: None,
+            replicas: Vec::new(),
+            log: Vec::new(),
+        }
+    }
+
+    fn evidence(mut self, line: impl Into<String>) -> Self {
+        self.evidence.push(line.into());
+        self
+    }
+
+    fn next(mut self, step: impl Into<String>) -> Self {
+        self.next_step = Some(step.into());
+        self
+    }
+
+    fn replicas(mut self, pods: Vec<String>) -> Self {
+        self.replicas = pods;
+        self
+    }
+}
+
+/// The findings for one job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosis {
+    pub job: String,
+    pub namespace: String,
+    /// The type of the last condition (the `State` column), `Unknown` without one, `NotFound`
+    /// when the TFJob does not exist.
+    pub state: String,
+    /// Pod phases at a glance, e.g. `3 Pending, 1 Running` (empty without pods).
+    pub pods: String,
+    /// What could not be read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub findings: Vec<Finding>,
+}
+
+impl Diagnosis {
+    /// The most severe verdict (Ok when there are no findings).
+    pub fn worst(&self) -> Verdict {
+        self.findings
+            .iter()
+            .map(|f| f.verdict)
+            .max_by_key(|v| v.rank())
+            .unwrap_or(Verdict::Ok)
+    }
+
+    /// The first Fail, in layer order: the root cause to fix first.
+    pub fn first_failure(&self) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.verdict == Verdict::Fail)
+    }
+
+    /// Human-readable report; `color` uses ANSI colours and ✔/✘ marks, otherwise plain ASCII.
+    pub fn render_text(&self, color: bool) -> String {
+        render::text(self, color)
+    }
+}
+
+/// Pure: the findings for one snapshot.
+pub fn diagnose(s: &Snapshot) -> Diagnosis {
+    checks::diagnose(s)
+}
