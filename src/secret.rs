@@ -7,7 +7,7 @@
 //! idempotent: same content → "unchanged"; different content needs `--overwrite`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, IsTerminal};
+use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
 use k8s_openapi::ByteString;
@@ -112,12 +112,15 @@ fn read_key(args: &SecretCreateArgs, source: &KeySource) -> Result<SecretString>
             clean_key(key, "the prompt")
         }
         KeySource::Stdin => {
-            let mut line = String::new();
+            // All of stdin, bounded: a second line means the wrong thing was piped in, and
+            // silently keeping only the first line would store a wrong key.
+            let mut text = String::new();
             std::io::stdin()
                 .lock()
-                .read_line(&mut line)
+                .take(64 * 1024)
+                .read_to_string(&mut text)
                 .map_err(|e| Error::io("reading the key from stdin", e))?;
-            clean_key(line, "stdin")
+            clean_key(text, "stdin")
         }
         KeySource::Env(var) => match std::env::var(var) {
             Ok(value) => clean_key(value, &format!("${var}")),
