@@ -14,15 +14,25 @@ fn manifest() -> Value {
 #[test]
 fn krew_manifest_is_a_valid_v1alpha2_plugin() {
     let m = manifest();
-    assert_eq!(m["apiVersion"], "krew.googlecontainertools.github.com/v1alpha2");
+    assert_eq!(
+        m["apiVersion"],
+        "krew.googlecontainertools.github.com/v1alpha2"
+    );
     assert_eq!(m["kind"], "Plugin");
     let name = m["metadata"]["name"].as_str().unwrap();
     assert_eq!(name, "tfjob", "kubectl tfjob → plugin name tfjob");
-    assert!(name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'));
+    assert!(
+        name.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    );
 
     let spec = &m["spec"];
     let version = spec["version"].as_str().unwrap();
-    assert_eq!(version, format!("v{}", env!("CARGO_PKG_VERSION")), "version follows Cargo.toml");
+    assert_eq!(
+        version,
+        format!("v{}", env!("CARGO_PKG_VERSION")),
+        "version follows Cargo.toml"
+    );
     assert!(!spec["shortDescription"].as_str().unwrap().is_empty());
     assert!(spec["homepage"].as_str().unwrap().starts_with("https://"));
 
@@ -30,17 +40,30 @@ fn krew_manifest_is_a_valid_v1alpha2_plugin() {
     let mut selectors = BTreeSet::new();
     for p in platforms {
         let labels = &p["selector"]["matchLabels"];
-        let (os, arch) = (labels["os"].as_str().unwrap(), labels["arch"].as_str().unwrap());
-        assert!(selectors.insert((os.to_string(), arch.to_string())), "duplicate selector {os}/{arch}");
+        let (os, arch) = (
+            labels["os"].as_str().unwrap(),
+            labels["arch"].as_str().unwrap(),
+        );
+        assert!(
+            selectors.insert((os.to_string(), arch.to_string())),
+            "duplicate selector {os}/{arch}"
+        );
 
         let uri = p["uri"].as_str().unwrap();
         assert!(uri.starts_with("https://"), "{uri}");
         assert!(uri.contains(version), "{uri} is not the {version} archive");
         let sha = p["sha256"].as_str().unwrap();
-        assert!(sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()), "sha256 {sha}");
+        assert!(
+            sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+            "sha256 {sha}"
+        );
 
         let bin = p["bin"].as_str().unwrap();
-        let expected_bin = if os == "windows" { "kubectl-tfjob.exe" } else { "kubectl-tfjob" };
+        let expected_bin = if os == "windows" {
+            "kubectl-tfjob.exe"
+        } else {
+            "kubectl-tfjob"
+        };
         assert_eq!(bin, expected_bin);
         if os == "windows" {
             assert!(uri.ends_with(".zip"), "{uri}");
@@ -49,8 +72,14 @@ fn krew_manifest_is_a_valid_v1alpha2_plugin() {
         }
         let files = p["files"].as_array().unwrap();
         let froms: Vec<&str> = files.iter().map(|f| f["from"].as_str().unwrap()).collect();
-        assert!(froms.contains(&bin), "{os}/{arch}: the binary is not extracted");
-        assert!(froms.contains(&"LICENSE"), "{os}/{arch}: LICENSE is not extracted");
+        assert!(
+            froms.contains(&bin),
+            "{os}/{arch}: the binary is not extracted"
+        );
+        assert!(
+            froms.contains(&"LICENSE"),
+            "{os}/{arch}: LICENSE is not extracted"
+        );
         for f in files {
             assert!(f["to"].as_str().is_some_and(|t| !t.is_empty()));
         }

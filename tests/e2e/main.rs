@@ -1,0 +1,127 @@
+//! End-to-end tests: the real `kubectl-tfjob` binary against the project's test cluster
+//! (tfjob-testcluster), over real HTTP, through a kubeconfig as users have it.
+//!
+//! One test binary for all of them, so the suite links once. Every byte the binary prints goes
+//! through [`Run`], which fails the test if the test API key (or its base64) ever appears.
+
+mod secret;
+mod submit;
+mod wait;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use tfjob_testcluster::{Scenario, TestCluster};
+
+/// The key used throughout the suite; it must never be printed, at any verbosity.
+pub const TEST_KEY: &str = "sk-e2e-test-key-0123-4567-89ab";
+
+/// base64 of [`TEST_KEY`] (what a Secret's `data` would hold).
+pub fn test_key_b64() -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(TEST_KEY)
+}
+
+/// The outcome of one run of the binary.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn all(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout:\n{}\n--- stderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// A command line for the binary, pointed at a test cluster.
+pub struct Cli {
+    cmd: Command,
+    stdin: Option<String>,
+}
+
+impl Cli {
+    pub fn new(cluster: Option<&TestCluster>, args: &[&str]) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"));
+        cmd.env_remove("KUBECONFIG")
+            .env_remove("RUST_LOG")
+            .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"));
+        if let Some(c) = cluster {
+            cmd.arg("--kubeconfig").arg(c.kubeconfig());
+        }
+        cmd.args(args);
+        Cli { cmd, stdin: None }
+    }
+
+    pub fn stdin(mut self, input: &str) -> Self {
+        self.stdin = Some(input.to_string());
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.cmd.env(key, value);
+        self
+    }
+
+    pub fn run(mut self) -> Run {
+        self.cmd
+            .stdin(if self.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = self.cmd.spawn().expect("spawn kubectl-tfjob");
+        if let Some(input) = self.stdin.take() {
+            let mut pipe = child.stdin.take().unwrap();
+            pipe.write_all(input.as_bytes()).unwrap();
+        }
+        let out = child.wait_with_output().expect("run kubectl-tfjob");
+        let run = Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        let all = run.all();
+        assert!(!all.contains(TEST_KEY), "the API key leaked:\n{all}");
+        assert!(
+            !all.contains(&test_key_b64()),
+            "the API key (base64) leaked:\n{all}"
+        );
+        assert!(!all.contains("panicked"), "the binary panicked:\n{all}");
+        run
+    }
+}
+
+/// Shorthand: run the binary against a cluster.
+pub fn tfjob(cluster: &TestCluster, args: &[&str]) -> Run {
+    Cli::new(Some(cluster), args).run()
+}
+
+/// Starts a cluster from a YAML scenario (empty string = defaults).
+pub fn cluster(yaml: &str) -> TestCluster {
+    let scenario = if yaml.trim().is_empty() {
+        Scenario::default()
+    } else {
+        Scenario::from_yaml(yaml).expect("scenario parses")
+    };
+    TestCluster::start(scenario)
+}
+
+#[test]
+fn test_key_base64_is_right() {
+    assert_eq!(test_key_b64(), "c2stZTJlLXRlc3Qta2V5LTAxMjMtNDU2Ny04OWFi");
+}

@@ -1,0 +1,317 @@
+//! `submit` end to end: readiness failures make zero writes, success makes exactly one create.
+
+use crate::{Cli, TEST_KEY, cluster, tfjob};
+
+/// A Secret holding the test key, as `secret create` would store it.
+pub const SECRET: &str = r#"
+  - apiVersion: v1
+    kind: Secret
+    metadata: {name: taotoken-secret, namespace: default}
+    type: Opaque
+    stringData: {api-key: sk-e2e-test-key-0123-4567-89ab}
+"#;
+
+/// The article's job as flags (1 PS, 3 workers with a GPU each).
+pub const ARTICLE: &[&str] = &[
+    "--name",
+    "tf-dist-train",
+    "--image",
+    "tensorflow/tensorflow:2.13.0-gpu",
+    "--ps",
+    "1",
+    "--workers",
+    "3",
+    "--gpus",
+    "1",
+    "--cpu",
+    "4",
+    "--memory",
+    "8Gi",
+    "--",
+    "python",
+    "-m",
+    "trainer.task",
+    "--batch_size=32",
+];
+
+pub fn submit_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["submit"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(ARTICLE);
+    args
+}
+
+fn tfjob_creates(c: &tfjob_testcluster::TestCluster) -> usize {
+    c.writes()
+        .iter()
+        .filter(|r| r.verb == "create" && r.resource == "tfjobs")
+        .count()
+}
+
+#[test]
+fn success_creates_exactly_one_job_with_secret_backed_credentials() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout.trim(),
+        "tfjob.kubeflow.org/tf-dist-train created"
+    );
+    assert!(
+        run.stderr
+            .contains("kubectl tfjob wait tf-dist-train -n default"),
+        "{}",
+        run.stderr
+    );
+    let writes = c.writes();
+    assert_eq!(writes.len(), 1, "writes: {writes:?}");
+    assert_eq!(tfjob_creates(&c), 1);
+
+    let job = c.get("tfjobs", Some("default"), "tf-dist-train").unwrap();
+    let text = job.to_string();
+    assert!(!text.contains(TEST_KEY));
+    let worker = &job["spec"]["tfReplicaSpecs"]["Worker"];
+    assert_eq!(worker["replicas"], 3);
+    let env = worker["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap();
+    let key = env
+        .iter()
+        .find(|e| e["name"] == "TAOTOKEN_API_KEY")
+        .unwrap();
+    assert_eq!(key["valueFrom"]["secretKeyRef"]["name"], "taotoken-secret");
+    assert_eq!(key["valueFrom"]["secretKeyRef"]["key"], "api-key");
+    assert!(key.get("value").is_none());
+    let url = env
+        .iter()
+        .find(|e| e["name"] == "TAOTOKEN_BASE_URL")
+        .unwrap();
+    assert_eq!(url["value"], "https://taotoken.net/api");
+    assert_eq!(
+        worker["template"]["metadata"]["annotations"]["sidecar.istio.io/inject"],
+        "false"
+    );
+}
+
+#[test]
+fn crd_missing_fails_before_any_write() {
+    let c = cluster(&format!("operator: absent\nobjects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(3);
+    assert!(run.stderr.contains("CRD"), "{}", run.stderr);
+    assert!(run.stderr.contains("not installed"), "{}", run.stderr);
+    assert!(run.stderr.contains("ref=v1.9.4"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+}
+
+#[test]
+fn operator_installed_but_not_running_fails_before_any_write() {
+    let c = cluster(&format!("operator: installed\nobjects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(3);
+    assert!(run.stderr.contains("no ready replicas"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+}
+
+#[test]
+fn missing_namespace_secret_and_key_are_all_reported_with_fixes() {
+    let c = cluster("");
+    let run = tfjob(&c, &submit_args(&["-n", "team-a"]));
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("namespace \"team-a\" does not exist"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("kubectl create namespace team-a"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.writes().is_empty());
+
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("kubectl tfjob secret create taotoken-secret -n default"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.writes().is_empty());
+
+    let c = cluster(
+        "objects:\n  - apiVersion: v1\n    kind: Secret\n    metadata: {name: taotoken-secret, namespace: default}\n    stringData: {token: x}\n",
+    );
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("has no key \"api-key\""),
+        "{}",
+        run.stderr
+    );
+    assert!(c.writes().is_empty());
+}
+
+#[test]
+fn rbac_denial_is_found_by_access_review_before_any_write() {
+    let c = cluster(&format!(
+        "rbac:\n  deny:\n  - {{verb: create, resource: tfjobs}}\nobjects:{SECRET}"
+    ));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("may not create tfjobs"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("kubectl auth can-i create tfjobs.kubeflow.org -n default"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+}
+
+#[test]
+fn existing_job_needs_replace_which_deletes_and_recreates() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    let first_uid =
+        c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["metadata"]["uid"].clone();
+    c.clear_requests();
+
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(3);
+    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert!(run.stderr.contains("--replace"), "{}", run.stderr);
+    assert!(c.writes().is_empty());
+
+    // Without a terminal, --replace needs --yes.
+    let run = tfjob(&c, &submit_args(&["--replace"]));
+    run.expect_code(2);
+    assert!(c.writes().is_empty());
+
+    let run = tfjob(&c, &submit_args(&["--replace", "--yes"]));
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .contains("tfjob.kubeflow.org/tf-dist-train deleted"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("tfjob.kubeflow.org/tf-dist-train created"),
+        "{}",
+        run.stdout
+    );
+    let second_uid =
+        c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["metadata"]["uid"].clone();
+    assert_ne!(first_uid, second_uid);
+    assert_eq!(tfjob_creates(&c), 1);
+}
+
+#[test]
+fn invalid_input_makes_no_request_at_all() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: Bad_Name\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers:\n          - name: main\n            image: tensorflow/tensorflow:2.13.0\n",
+    )
+    .unwrap();
+    let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("metadata.name"), "{}", run.stderr);
+    assert!(run.stderr.contains("tensorflow"), "{}", run.stderr);
+    assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
+}
+
+#[test]
+fn server_dry_run_runs_every_check_and_stores_nothing() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&["--dry-run=server"]));
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("created (server dry run)"),
+        "{}",
+        run.stdout
+    );
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+    assert!(
+        c.requests()
+            .iter()
+            .any(|r| r.verb == "create" && r.resource == "tfjobs" && r.dry_run)
+    );
+    assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_none());
+}
+
+#[test]
+fn client_dry_run_needs_no_cluster() {
+    let run = Cli::new(None, &submit_args(&["--dry-run=client", "-o", "yaml"])).run();
+    run.expect_code(0);
+    assert!(run.stdout.contains("kind: TFJob"), "{}", run.stdout);
+    assert!(run.stdout.contains("secretKeyRef"), "{}", run.stdout);
+}
+
+#[test]
+fn transient_faults_on_create_are_retried_into_one_job() {
+    let c = cluster(&format!(
+        "faults:\n- match: {{verb: create, resource: tfjobs}}\n  status: 429\n  retryAfterSeconds: 0\n  skip: 1\n  times: 2\n- match: {{verb: create, resource: tfjobs}}\n  status: 500\n  skip: 3\n  times: 1\nobjects:{SECRET}"
+    ));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(0);
+    assert_eq!(c.list("tfjobs", Some("default")).len(), 1);
+    let attempts = c
+        .requests()
+        .iter()
+        .filter(|r| r.verb == "create" && r.resource == "tfjobs" && !r.dry_run)
+        .count();
+    assert!(attempts >= 2, "the faults were not exercised: {attempts}");
+}
+
+#[test]
+fn wait_flag_follows_the_job_to_running() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&["--wait", "--timeout", "30s"]));
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .contains("tfjob.kubeflow.org/tf-dist-train created"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("condition met (Running)"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// The article's manifest, exactly as users paste it (only when the reference copy is present).
+#[test]
+fn article_manifest_is_reported_precisely_before_anything_is_sent() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference/article-tfjob.yaml");
+    if !path.exists() {
+        eprintln!("skipped: {} not present", path.display());
+        return;
+    }
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("sidecar.istio.io/inject"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("article-tfjob.yaml:14"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.requests().is_empty());
+}

@@ -1,0 +1,261 @@
+//! `wait` and `diagnose` end to end: each way a job gets stuck, found and explained.
+
+use crate::submit::{SECRET, submit_args};
+use crate::{cluster, tfjob};
+
+/// Submits the article's job on a cluster built from `scenario` (the Secret is added).
+fn submitted(scenario: &str) -> tfjob_testcluster::TestCluster {
+    let c = cluster(&format!("{scenario}\nobjects:{SECRET}"));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    c
+}
+
+#[test]
+fn reaches_running_and_prints_plain_progress_without_a_tty() {
+    let c = submitted("");
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "30s"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .contains("tfjob.kubeflow.org/tf-dist-train condition met (Running)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("tfjob/tf-dist-train: "),
+        "{}",
+        run.stdout
+    );
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tfjob/tf-dist-train",
+            "--for",
+            "all-running",
+            "--timeout",
+            "30s",
+        ],
+    );
+    run.expect_code(0);
+    assert!(run.stdout.contains("PS 1/1 running"), "{}", run.stdout);
+    assert!(run.stdout.contains("Worker 3/3 running"), "{}", run.stdout);
+}
+
+#[test]
+fn json_output_is_one_object_per_line() {
+    let c = submitted("");
+    let run = tfjob(
+        &c,
+        &["wait", "tf-dist-train", "-o", "json", "--timeout", "30s"],
+    );
+    run.expect_code(0);
+    let events: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(events.last().unwrap()["event"], "reached");
+    assert!(events.iter().any(|e| e["event"] == "progress"));
+}
+
+#[test]
+fn unknown_job_is_not_found() {
+    let c = cluster("");
+    let run = tfjob(&c, &["wait", "nope", "--timeout", "5s"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("TFJob default/nope not found"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn stuck_on_gpus_fails_after_pending_timeout_and_says_why() {
+    let c = submitted(
+        "nodes:\n- {name: cpu-1, cpu: '32', memory: 128Gi, gpu: 0}\n- {name: cpu-2, cpu: '32', memory: 128Gi, gpu: 0}",
+    );
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--pending-timeout",
+            "1s",
+            "--timeout",
+            "30s",
+        ],
+    );
+    run.expect_code(4);
+    assert!(run.stderr.contains("unschedulable"), "{}", run.stderr);
+    assert!(
+        run.all().contains("Insufficient nvidia.com/gpu"),
+        "{}",
+        run.all()
+    );
+}
+
+#[test]
+fn missing_image_fails_after_the_grace_period() {
+    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--image-pull-grace",
+            "1s",
+            "--timeout",
+            "30s",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("cannot pull image \"tensorflow/tensorflow:2.13.0-gpu\""),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_secret_deleted_after_submit_fails_fast() {
+    let c = submitted("timing: {scheduleMs: 300}");
+    c.delete("secrets", Some("default"), "taotoken-secret");
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "30s"]);
+    run.expect_code(4);
+    assert!(
+        run.stderr.contains("CreateContainerConfigError"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("taotoken-secret"), "{}", run.stderr);
+}
+
+#[test]
+fn crash_loop_fails_fast() {
+    let c = submitted(
+        "containerBehaviour:\n- match: {replicaType: ps}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\n  log: 'ValueError: bad flag'",
+    );
+    // All replicas run for a moment before the PS crashes, so wait for something further away.
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "30s",
+        ],
+    );
+    run.expect_code(4);
+    assert!(run.stderr.contains("crash-looping"), "{}", run.stderr);
+}
+
+#[test]
+fn failed_job_ends_the_wait_with_the_operator_message() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 100\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--restart-policy", "Never"])).expect_code(0);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "finished",
+            "--timeout",
+            "30s",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("has failed because 1 Worker replica(s) failed"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_operator_that_never_reconciles_times_out_with_a_diagnosis() {
+    let c = cluster(&format!("operator: installed\nobjects:{SECRET}"));
+    // submit refuses (operator not ready), so the job is created behind its back.
+    let render = crate::Cli::new(None, &{
+        let mut a = vec!["render"];
+        a.extend_from_slice(crate::submit::ARTICLE);
+        a
+    })
+    .run();
+    render.expect_code(0);
+    let job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
+    let mut job = job;
+    job["metadata"]["namespace"] = "default".into();
+    c.insert(job);
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "2s"]);
+    run.expect_code(5);
+    assert!(run.stderr.contains("timed out after 2s"), "{}", run.stderr);
+    assert!(
+        run.stdout.to_lowercase().contains("operator"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn dropped_watches_and_410_gone_do_not_stop_the_wait() {
+    let c = cluster(&format!(
+        "timing: {{scheduleMs: 200, startMs: 200}}\nfaults:\n- match: {{verb: watch, resource: pods}}\n  closeAfterEvents: 2\n  times: 3\n- match: {{verb: watch, resource: tfjobs}}\n  goneOnRewatch: true\n  times: 2\n- match: {{verb: watch, resource: tfjobs}}\n  closeAfterEvents: 1\n  times: 2\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "all-running",
+            "--timeout",
+            "30s",
+        ],
+    );
+    run.expect_code(0);
+    let watches = c.requests().iter().filter(|r| r.verb == "watch").count();
+    assert!(watches > 2, "the watches were not dropped: {watches}");
+}
+
+/// The request count must not grow with the number of replicas.
+#[test]
+fn api_requests_do_not_grow_with_replicas() {
+    let mut counts = Vec::new();
+    for workers in ["10", "1000"] {
+        let c = cluster(&format!(
+            "nodes:\n- {{name: big, cpu: '100000', memory: 100000Gi, gpu: 10000, pods: 5000}}\nobjects:{SECRET}"
+        ));
+        let mut args = submit_args(&[]);
+        let i = args.iter().position(|a| *a == "--workers").unwrap();
+        args[i + 1] = workers;
+        tfjob(&c, &args).expect_code(0);
+        c.clear_requests();
+        let run = tfjob(
+            &c,
+            &[
+                "wait",
+                "tf-dist-train",
+                "--for",
+                "all-running",
+                "--timeout",
+                "120s",
+            ],
+        );
+        run.expect_code(0);
+        counts.push(c.requests().len());
+    }
+    assert!(
+        counts[1] <= counts[0] + 2,
+        "requests grew with replicas: {counts:?}"
+    );
+}
