@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Benchmarks (not in CI): the release binary against the project's test cluster, each figure
+# side by side with what users do today, reported as ratios. Raw output goes to bench/results/.
+#
+#   bench/run.sh            # everything
+#   BENCH_RUNS=50 bench/run.sh
+#
+# Needs ../shared/reference (the upstream CRD and the article's job) for the offline comparison.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+ref="$root/../shared/reference"
+out="$root/bench/results"
+mkdir -p "$out"
+stamp=$(date -u +%Y-%m-%dT%H%MZ)
+log="$out/$stamp.txt"
+work=$(mktemp -d)
+trap 'kill ${cluster_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
+
+echo "== installing tools"
+if ! command -v hyperfine >/dev/null || [ ! -x /usr/bin/time ]; then
+  apt-get update -qq && apt-get install -y -qq hyperfine time >/dev/null
+fi
+python3 -c 'import jsonschema, yaml' 2>/dev/null || pip install -q jsonschema pyyaml
+# Debian's kubectl (kubernetes-client 1.20), unpacked beside the system one rather than installed over it.
+kc="$root/target/bench-tools/usr/bin/kubectl"
+if [ ! -x "$kc" ]; then
+  mkdir -p "$root/target/bench-tools" && (cd "$work" && apt-get download -qq kubernetes-client && dpkg -x kubernetes-client_*.deb "$root/target/bench-tools")
+fi
+
+echo "== building release binaries"
+cargo build --release --locked -p kubectl-tfjob -p tfjob-testcluster
+bin="$root/target/release/kubectl-tfjob"
+
+{
+echo "# kubectl-tfjob benchmarks, $stamp"
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -sr); $(rustc --version)"
+echo "kubectl: $("$kc" version --client --short 2>/dev/null || "$kc" version --client | head -1)"
+echo
+
+echo "## 1. offline render + validate of the article's job (whole process)"
+if [ -f "$ref/article-tfjob.yaml" ]; then
+  # The article's job with its one error fixed (the unquoted annotation), so all tools accept it.
+  sed 's/sidecar.istio.io\/inject: false/sidecar.istio.io\/inject: "false"/' "$ref/article-tfjob.yaml" > "$work/article.yaml"
+  "$root/target/release/tfjob-testcluster" --kubeconfig "$work/kubeconfig" > "$work/url" 2>/dev/null &
+  cluster_pid=$!
+  for _ in $(seq 50); do [ -s "$work/url" ] && break; sleep 0.1; done
+  hyperfine -N --warmup 5 --min-runs 30 --export-markdown "$work/offline.md" \
+    -n "kubectl tfjob render (article flags)" "$bin render --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu --ps 1 --workers 3 --gpus 1 --cpu 4 --memory 8Gi -- python -m trainer.task" \
+    -n "kubectl tfjob validate -f article" "$bin validate -f $work/article.yaml" \
+    -n "python jsonschema vs upstream CRD" "python3 $root/bench/validate_crd.py $ref/kubeflow.org_tfjobs.yaml $work/article.yaml" \
+    -n "kubectl create --dry-run=server" "$kc --kubeconfig $work/kubeconfig create --dry-run=server -f $work/article.yaml"
+  cat "$work/offline.md"
+  kill $cluster_pid; unset cluster_pid
+else
+  echo "skipped: $ref/article-tfjob.yaml not present"
+fi
+echo
+
+echo "## 2 and 3. detection latency and cost at scale"
+KUBECTL="$kc" BENCH_RUNS="${BENCH_RUNS:-20}" cargo bench --locked --bench cluster 2>/dev/null
+echo
+
+echo "## 4. binary size and --help"
+size=$(stat -c %s "$bin")
+echo "stripped release binary: $size bytes ($(awk "BEGIN{printf \"%.1f\", $size/1048576}") MiB)"
+hyperfine -N --warmup 5 --min-runs 50 "$bin --help" | sed -n '1,3p'
+} 2>&1 | tee "$log"
+echo "raw output: $log"
