@@ -47,13 +47,26 @@ pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
         apply_namespace(&mut value, kube.namespace.as_deref(), &doc.file)?;
         (value, Some(doc.positions.clone()), doc.file.clone())
     };
+    let mut value = value;
+    let stripped = strip_server_fields(&mut value);
 
     let ctx = Context {
         gateway: gateway.clone(),
         will_inject: true,
         positions: positions.as_ref(),
     };
-    let report = validate::validate_value(&value, &ctx);
+    let mut report = validate::validate_value(&value, &ctx);
+    if !stripped.is_empty() {
+        report.findings.push(validate::Finding::new(
+            validate::Severity::Info,
+            "server-fields",
+            "metadata",
+            format!(
+                "dropped fields the API server sets (the file looks like `kubectl get -o yaml` output): {}",
+                stripped.join(", ")
+            ),
+        ));
+    }
     if report.has_errors() {
         return Err(invalid(&source, &report, positions.is_none()));
     }
@@ -165,6 +178,34 @@ fn check_manifest_usage(args: &RenderArgs, docs: &[Document], manifests: usize) 
         )));
     }
     Ok(())
+}
+
+/// Removes what the API server owns (a create with `resourceVersion` set is refused), so that
+/// `kubectl get tfjob x -o yaml > job.yaml` can be resubmitted. Returns what was removed.
+fn strip_server_fields(value: &mut Value) -> Vec<String> {
+    let mut removed = Vec::new();
+    if let Some(obj) = value.as_object_mut()
+        && obj.remove("status").is_some()
+    {
+        removed.push("status".to_string());
+    }
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        for f in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "managedFields",
+            "selfLink",
+        ] {
+            if meta.remove(f).is_some() {
+                removed.push(format!("metadata.{f}"));
+            }
+        }
+    }
+    removed
 }
 
 /// `-n` fills in a manifest's namespace; a different one in the file is a conflict, as in kubectl.
