@@ -414,6 +414,53 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
             "must not have more than 1 Chief or Master role",
         ));
     }
+    roles(replicas, out);
+}
+
+/// What the operator's status logic and TensorFlow make of the roles present.
+fn roles(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
+    let typed = |t: ReplicaType| {
+        replicas
+            .iter()
+            .find(|(k, _)| ReplicaType::from_any_case(k) == Some(t))
+    };
+    let count = |v: &Value| v.get("replicas").map_or(Some(1), Value::as_i64);
+    for t in [
+        ReplicaType::Chief,
+        ReplicaType::Master,
+        ReplicaType::Evaluator,
+    ] {
+        if let Some((key, spec)) = typed(t)
+            && let Some(n) = count(spec).filter(|n| *n > 1)
+        {
+            out.push(
+                Finding::new(
+                    Severity::Warning,
+                    "replica-count",
+                    format!("{}.replicas", join_key("spec.tfReplicaSpecs", key)),
+                    format!(
+                        "{n} {t} replicas: TensorFlow's cluster spec allows one {} task",
+                        t.lower()
+                    ),
+                )
+                .with_hint(Some(
+                    "set replicas: 1 (add Workers for more capacity)".into(),
+                )),
+            );
+        }
+    }
+    let has_chief = typed(ReplicaType::Chief).is_some() || typed(ReplicaType::Master).is_some();
+    if !replicas.is_empty() && !has_chief && typed(ReplicaType::Worker).is_none() {
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                "no-worker",
+                "spec.tfReplicaSpecs",
+                "no Chief and no Worker: the operator decides Running and Succeeded from those, so this job never reports either",
+            )
+            .with_hint(Some("add a Worker (or Chief) replica".into())),
+        );
+    }
 }
 
 /// Checks one replica spec; returns its `replicas` when it is an integer.

@@ -401,3 +401,20 @@ fn positions_are_attached() {
     let l = f.location.as_ref().unwrap();
     assert_eq!((l.file.as_str(), l.line), ("j.yaml", 4));
 }
+
+#[test]
+fn role_counts_and_missing_workers() {
+    let r = with(|v| {
+        let w = worker(v).clone();
+        v["spec"]["tfReplicaSpecs"]["Evaluator"] = w;
+    });
+    assert!(has(&r, "replica-count", "Evaluator.replicas"));
+    let r = with(|v| {
+        v["spec"]["tfReplicaSpecs"]
+            .as_object_mut()
+            .unwrap()
+            .remove("Worker");
+    });
+    assert!(rules_of(&r, Severity::Warning).contains(&"no-worker"));
+    assert!(!rules_of(&run(&good()), Severity::Warning).contains(&"no-worker"));
+}
