@@ -300,3 +300,54 @@ pub fn run_render(kube: &KubeArgs, args: &RenderArgs) -> Result<()> {
         .and_then(|_| out.flush())
         .map_err(|e| Error::io("writing to stdout", e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick_start() -> RenderArgs {
+        RenderArgs {
+            name: Some("tf-dist-train".into()),
+            image: Some("tensorflow/tensorflow:2.13.0-gpu".into()),
+            workers: Some(3),
+            gpus: Some(1),
+            command: vec!["python".into(), "-m".into(), "trainer.task".into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn prepare_renders_injects_and_validates() {
+        let kube = KubeArgs {
+            namespace: Some("team-a".into()),
+            ..Default::default()
+        };
+        let p = prepare(&kube, &quick_start()).unwrap();
+        assert_eq!(p.source, "template ps-worker");
+        assert_eq!(p.job.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(p.job.replicas(crate::model::ReplicaType::Worker), 3);
+        assert!(!p.report.has_errors());
+        assert_eq!(p.gateway.secret_name, "taotoken-secret");
+        let env = &p.value["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+            ["env"];
+        assert_eq!(env[0]["valueFrom"]["secretKeyRef"]["key"], "api-key");
+        assert_eq!(serde_json::to_value(&p.job).unwrap(), p.value);
+        assert!(to_yaml(&p.job).starts_with("apiVersion: kubeflow.org/v1\n"));
+        assert!(to_json(&p.job).contains("\"kind\": \"TFJob\""));
+    }
+
+    #[test]
+    fn prepare_reports_every_error_as_invalid() {
+        let mut args = quick_start();
+        args.name = Some("Bad_Name".into());
+        args.restart_policy = Some("Sometimes".into());
+        let err = prepare(&KubeArgs::default(), &args).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::ExitCode::Invalid);
+        let msg = err.to_string();
+        assert!(
+            msg.contains("template ps-worker: error: metadata.name"),
+            "{msg}"
+        );
+        assert!(msg.contains("restartPolicy"), "{msg}");
+    }
+}

@@ -582,7 +582,7 @@ fn replica_spec(
                 containers_path.clone(),
                 "must be specified",
             ));
-            out.push(tensorflow_missing(&containers_path, key));
+            out.push(tensorflow_missing(&containers_path));
             return replicas;
         }
         Some(_) => return replicas, // schema
@@ -616,7 +616,7 @@ fn replica_spec(
             .iter()
             .filter_map(|c| c.get("name").and_then(Value::as_str))
             .collect();
-        let mut f = tensorflow_missing(&containers_path, key);
+        let mut f = tensorflow_missing(&containers_path);
         if let Some(n) = names.first() {
             f.hint = Some(format!(
                 "rename the training container {n:?} to \"tensorflow\": the operator reads ports, exit codes and sets TF_CONFIG on that name"
@@ -627,7 +627,7 @@ fn replica_spec(
     replicas
 }
 
-fn tensorflow_missing(containers_path: &str, _key: &str) -> Finding {
+fn tensorflow_missing(containers_path: &str) -> Finding {
     Finding::new(
         Severity::Error,
         "webhook/tensorflow-container",
