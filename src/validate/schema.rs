@@ -316,14 +316,40 @@ pub fn check_with(validator: &Validator, obj: &Value) -> Vec<Finding> {
             })
             .collect();
         let path = pointer_to_path(obj, &segs);
-        let instance = err.instance();
-        let (message, hint) = describe_error(err.kind(), instance.as_ref(), &path);
-        let f = Finding::new(Severity::Error, "schema", path, message).with_hint(hint);
-        if !out
-            .iter()
-            .any(|o| o.path == f.path && o.message == f.message)
+        let mut found = Vec::new();
+        if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
+            err.kind()
         {
-            out.push(f);
+            // One finding per unknown key, placed on the key itself (its line is what to fix).
+            let siblings: Vec<&str> = err
+                .instance()
+                .as_object()
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            for key in unexpected {
+                let hint = unknown_field_hint(key, &siblings);
+                found.push(
+                    Finding::new(
+                        Severity::Error,
+                        "schema",
+                        join_key(&path, key),
+                        format!("unknown field `{key}`"),
+                    )
+                    .with_hint(Some(hint)),
+                );
+            }
+        } else {
+            let instance = err.instance();
+            let (message, hint) = describe_error(err.kind(), instance.as_ref(), &path);
+            found.push(Finding::new(Severity::Error, "schema", path, message).with_hint(hint));
+        }
+        for f in found {
+            if !out
+                .iter()
+                .any(|o| o.path == f.path && o.message == f.message)
+            {
+                out.push(f);
+            }
         }
     }
     out
@@ -433,6 +459,74 @@ fn describe_error(
             format!("does not match the schema ({})", kind_name(other)),
             None,
         ),
+    }
+}
+
+/// Fields users misspell most, for "did you mean"; the schema error does not carry the list of
+/// allowed names, and these cover the TFJob-specific levels and the usual container fields.
+const COMMON_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "spec",
+    "runPolicy",
+    "successPolicy",
+    "tfReplicaSpecs",
+    "enableDynamicWorker",
+    "replicas",
+    "template",
+    "restartPolicy",
+    "cleanPodPolicy",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+    "schedulingPolicy",
+    "suspend",
+    "managedBy",
+    "minAvailable",
+    "queue",
+    "minResources",
+    "priorityClass",
+    "scheduleTimeoutSeconds",
+    "containers",
+    "initContainers",
+    "volumes",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+    "serviceAccountName",
+    "imagePullSecrets",
+    "name",
+    "image",
+    "command",
+    "args",
+    "env",
+    "envFrom",
+    "resources",
+    "limits",
+    "requests",
+    "ports",
+    "volumeMounts",
+    "workingDir",
+    "imagePullPolicy",
+    "securityContext",
+    "valueFrom",
+    "secretKeyRef",
+    "value",
+    "labels",
+    "annotations",
+    "containerPort",
+    "schedulerName",
+];
+
+fn unknown_field_hint(key: &str, present: &[&str]) -> String {
+    let candidates = COMMON_FIELDS
+        .iter()
+        .copied()
+        .filter(|c| *c != key && !present.contains(c));
+    match crate::values::closest(key, candidates) {
+        Some(c) => format!("did you mean `{c}`? (or check the indentation)"),
+        None => "remove it, or check its spelling and indentation".into(),
     }
 }
 
