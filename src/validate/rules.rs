@@ -780,7 +780,25 @@ fn env_checks(
             continue;
         }
         let managed = ctx.gateway.key_env_names().iter().any(|n| n == name);
-        if managed || credential_name(name) || looks_like_key(value) {
+        // Flags and counts are not secrets, whatever the variable is called; `$(VAR)` refers to
+        // another variable.
+        let trivial = value.chars().all(|c| c.is_ascii_digit())
+            || ["true", "false", "yes", "no", "on", "off"]
+                .iter()
+                .any(|w| value.eq_ignore_ascii_case(w))
+            || (value.starts_with("$(") && value.ends_with(')'));
+        if name == "TF_CONFIG" {
+            out.push(
+                Finding::new(
+                    Severity::Warning,
+                    "tf-config-env",
+                    format!("{epath}.name"),
+                    "the operator appends its own TF_CONFIG after yours, and the last definition wins, so this one is ignored (on a single-replica job, none is added and yours applies)",
+                )
+                .with_hint(Some("remove it; the operator builds TF_CONFIG from tfReplicaSpecs".into())),
+            );
+        }
+        if !trivial && (managed || credential_name(name) || looks_like_key(value)) {
             let why = if credential_name(name) || managed {
                 format!(
                     "env var {name} holds a literal value ({}) and its name says it is a credential",
@@ -851,6 +869,20 @@ fn credential_finding(path: String, message: String, ctx: &Context) -> Finding {
 /// Env var names that say "I am a credential".
 pub fn credential_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
+    // Where a credential lives, or how to reach a service, is not itself a credential.
+    let about = [
+        "_FILE",
+        "_PATH",
+        "_DIR",
+        "_URL",
+        "_ENDPOINT",
+        "_HOST",
+        "_NAME",
+        "_ENABLED",
+    ];
+    if about.iter().any(|s| upper.ends_with(s)) {
+        return false;
+    }
     let segs: Vec<&str> = upper.split(['_', '-', '.']).collect();
     let has = |s: &str| segs.contains(&s);
     has("TOKEN")

@@ -278,8 +278,16 @@ fn literal_credentials_are_errors_and_never_echoed() {
     let r = with(|v| wc(v)["args"] = json!([format!("--api_key={key}")]));
     assert!(has(&r, "literal-credential", "args[0]"));
     // Harmless look-alikes.
-    let r = with(|v| wc(v)["env"][0] = json!({"name": "MAX_TOKENS", "value": "4096"}));
-    assert!(!r.has_errors(), "{}", r.render_text());
+    for (name, value) in [
+        ("MAX_TOKENS", "4096"),
+        ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/secrets/token"),
+        ("HF_HUB_DISABLE_TOKEN", "1"),
+        ("USE_SECRET", "true"),
+        ("API_KEY", "$(OTHER_VAR)"),
+    ] {
+        let r = with(|v| wc(v)["env"][0] = json!({"name": name, "value": value}));
+        assert!(!r.has_errors(), "{name}: {}", r.render_text());
+    }
     let digest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     let r = with(|v| wc(v)["env"][0] = json!({"name": "MODEL_SHA", "value": digest}));
     assert!(!r.has_errors(), "{}", r.render_text());
@@ -417,4 +425,10 @@ fn role_counts_and_missing_workers() {
     });
     assert!(rules_of(&r, Severity::Warning).contains(&"no-worker"));
     assert!(!rules_of(&run(&good()), Severity::Warning).contains(&"no-worker"));
+}
+
+#[test]
+fn user_tf_config_is_shadowed() {
+    let r = with(|v| wc(v)["env"][1] = json!({"name": "TF_CONFIG", "value": "{}"}));
+    assert!(rules_of(&r, Severity::Warning).contains(&"tf-config-env"));
 }
