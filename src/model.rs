@@ -48,6 +48,9 @@ pub const OPERATOR_NAME: &str = "tfjob-controller";
 /// Value of [`LABEL_JOB_ROLE`] on the master-role pod(s).
 pub const JOB_ROLE_MASTER: &str = "master";
 
+/// Cap for [`TFJob::pod_names`] per replica type.
+pub const MAX_LISTED_PODS_PER_TYPE: i32 = 10_000;
+
 /// The `managedBy` values the v1.9 webhook accepts.
 pub const MANAGED_BY_VALUES: [&str; 2] = [
     "kubeflow.org/training-operator",
@@ -396,11 +399,16 @@ impl TFJob {
 
     /// Every pod name the operator will create, in key order then index order.
     /// Unknown keys get pods too (the operator creates them), so they are included.
+    /// At most [`MAX_LISTED_PODS_PER_TYPE`] per type, so a hostile `replicas` cannot exhaust memory.
     pub fn pod_names(&self) -> Vec<String> {
         let name = self.metadata.name.as_deref().unwrap_or_default();
         let mut out = Vec::new();
         for (key, spec) in &self.spec.tf_replica_specs {
-            for i in 0..spec.replicas.unwrap_or(1).max(0) {
+            let n = spec
+                .replicas
+                .unwrap_or(1)
+                .clamp(0, MAX_LISTED_PODS_PER_TYPE);
+            for i in 0..n {
                 out.push(pod_name(name, key, i64::from(i)));
             }
         }

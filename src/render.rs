@@ -47,13 +47,26 @@ pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
         apply_namespace(&mut value, kube.namespace.as_deref(), &doc.file)?;
         (value, Some(doc.positions.clone()), doc.file.clone())
     };
+    let mut value = value;
+    let stripped = strip_server_fields(&mut value);
 
     let ctx = Context {
         gateway: gateway.clone(),
         will_inject: true,
         positions: positions.as_ref(),
     };
-    let report = validate::validate_value(&value, &ctx);
+    let mut report = validate::validate_value(&value, &ctx);
+    if !stripped.is_empty() {
+        report.findings.push(validate::Finding::new(
+            validate::Severity::Info,
+            "server-fields",
+            "metadata",
+            format!(
+                "dropped fields the API server sets (the file looks like `kubectl get -o yaml` output): {}",
+                stripped.join(", ")
+            ),
+        ));
+    }
     if report.has_errors() {
         return Err(invalid(&source, &report, positions.is_none()));
     }
@@ -167,6 +180,34 @@ fn check_manifest_usage(args: &RenderArgs, docs: &[Document], manifests: usize) 
     Ok(())
 }
 
+/// Removes what the API server owns (a create with `resourceVersion` set is refused), so that
+/// `kubectl get tfjob x -o yaml > job.yaml` can be resubmitted. Returns what was removed.
+fn strip_server_fields(value: &mut Value) -> Vec<String> {
+    let mut removed = Vec::new();
+    if let Some(obj) = value.as_object_mut()
+        && obj.remove("status").is_some()
+    {
+        removed.push("status".to_string());
+    }
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        for f in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "managedFields",
+            "selfLink",
+        ] {
+            if meta.remove(f).is_some() {
+                removed.push(format!("metadata.{f}"));
+            }
+        }
+    }
+    removed
+}
+
 /// `-n` fills in a manifest's namespace; a different one in the file is a conflict, as in kubectl.
 fn apply_namespace(value: &mut Value, ns: Option<&str>, file: &str) -> Result<()> {
     let Some(ns) = ns else { return Ok(()) };
@@ -258,4 +299,55 @@ pub fn run_render(kube: &KubeArgs, args: &RenderArgs) -> Result<()> {
     out.write_all(yaml.as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| Error::io("writing to stdout", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick_start() -> RenderArgs {
+        RenderArgs {
+            name: Some("tf-dist-train".into()),
+            image: Some("tensorflow/tensorflow:2.13.0-gpu".into()),
+            workers: Some(3),
+            gpus: Some(1),
+            command: vec!["python".into(), "-m".into(), "trainer.task".into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn prepare_renders_injects_and_validates() {
+        let kube = KubeArgs {
+            namespace: Some("team-a".into()),
+            ..Default::default()
+        };
+        let p = prepare(&kube, &quick_start()).unwrap();
+        assert_eq!(p.source, "template ps-worker");
+        assert_eq!(p.job.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(p.job.replicas(crate::model::ReplicaType::Worker), 3);
+        assert!(!p.report.has_errors());
+        assert_eq!(p.gateway.secret_name, "taotoken-secret");
+        let env = &p.value["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+            ["env"];
+        assert_eq!(env[0]["valueFrom"]["secretKeyRef"]["key"], "api-key");
+        assert_eq!(serde_json::to_value(&p.job).unwrap(), p.value);
+        assert!(to_yaml(&p.job).starts_with("apiVersion: kubeflow.org/v1\n"));
+        assert!(to_json(&p.job).contains("\"kind\": \"TFJob\""));
+    }
+
+    #[test]
+    fn prepare_reports_every_error_as_invalid() {
+        let mut args = quick_start();
+        args.name = Some("Bad_Name".into());
+        args.restart_policy = Some("Sometimes".into());
+        let err = prepare(&KubeArgs::default(), &args).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::ExitCode::Invalid);
+        let msg = err.to_string();
+        assert!(
+            msg.contains("template ps-worker: error: metadata.name"),
+            "{msg}"
+        );
+        assert!(msg.contains("restartPolicy"), "{msg}");
+    }
 }

@@ -222,6 +222,8 @@ pub fn run_templates(args: &TemplatesArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let text = match &args.action {
         None | Some(TemplatesAction::List) => list_text(),
+        // The shared macros, for people writing their own templates.
+        Some(TemplatesAction::Show { name }) if name == MACROS_NAME => MACROS.to_string(),
         Some(TemplatesAction::Show { name }) => {
             let t = if is_path(name) {
                 load(name)?
@@ -247,6 +249,9 @@ fn list_text() -> String {
         };
         s.push_str(&format!("{:<13} {}{}\n", name, t.description, marker));
     }
+    s.push_str(&format!(
+        "\nShow one with `kubectl tfjob templates show NAME`; your own templates can import the shared macros (`templates show {MACROS_NAME}`).\n"
+    ));
     s
 }
 

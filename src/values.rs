@@ -213,9 +213,8 @@ impl<'a> Walker<'a> {
                 .flat_map(|a| types_of(a))
                 .filter(|t| t != "null")
                 .collect();
-            let hint = (expected.iter().any(|t| t == "string")
-                && (v.is_boolean() || v.is_number()))
-            .then(|| format!("quote it: {}: \"{}\"", last_segment(path), scalar_text(v)));
+            let hint = (expected == ["string"] && (v.is_boolean() || v.is_number()))
+                .then(|| format!("quote it: {}: \"{}\"", last_segment(path), scalar_text(v)));
             out.push(Problem {
                 path: path.to_string(),
                 message: format!("expected {}, got {}", expected.join(" or "), describe(v)),
@@ -599,13 +598,17 @@ fn set_path_obj(
 
 /// Formats problems of a values file with positions.
 fn file_problems(doc: &Document, problems: Vec<Problem>, out: &mut Vec<String>) {
-    for p in problems {
-        let loc = doc
-            .positions
-            .locate(&p.path)
+    let mut located: Vec<_> = problems
+        .into_iter()
+        .map(|p| (doc.positions.locate(&p.path), p))
+        .collect();
+    // In file order, as the user reads the file.
+    located.sort_by_key(|(l, _)| l.as_ref().map(|l| (l.line, l.column)));
+    for (loc, p) in located {
+        let origin = loc
             .map(|l| l.to_string())
             .unwrap_or_else(|| doc.file.clone());
-        out.push(format_problem(&loc, &p));
+        out.push(format_problem(&origin, &p));
     }
 }
 
@@ -660,7 +663,12 @@ pub fn resolve(
     }
     merge(&mut merged, flags);
     if !errors.is_empty() {
-        return Err(Error::Invalid(errors.join("\n")));
+        let n = errors.len();
+        return Err(Error::Invalid(format!(
+            "invalid values ({n} problem{}):\n{}",
+            if n == 1 { "" } else { "s" },
+            errors.join("\n")
+        )));
     }
     serde_json::from_value(merged).map_err(|e| Error::Invalid(format!("values: {e}")))
 }

@@ -278,6 +278,22 @@ fn manifests_are_taken_as_is_and_checked_before_injection() {
         "{out}"
     );
 
+    // `kubectl get -o yaml` output: server-owned fields are dropped, with a note.
+    let got = job.replace(
+        "  name: m\n",
+        "  name: m\n  resourceVersion: \"42\"\n  uid: abc\n",
+    ) + "status:\n  conditions:\n  - type: Created\n    status: \"True\"\n";
+    let g = dir.path().join("got.yaml");
+    std::fs::write(&g, got).unwrap();
+    let o = run(&["render", "-f", g.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !out.contains("resourceVersion") && !out.contains("status:"),
+        "{out}"
+    );
+    assert!(err.contains("metadata.resourceVersion"), "{err}");
+
     // A literal key in the file: reported with its line, even though injection would replace it.
     let with_key = job.to_string()
         + "            env:\n            - name: TAOTOKEN_API_KEY\n              value: sk-abcdefghijklmnopqrstuvwxyz0123456789\n";

@@ -414,6 +414,53 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
             "must not have more than 1 Chief or Master role",
         ));
     }
+    roles(replicas, out);
+}
+
+/// What the operator's status logic and TensorFlow make of the roles present.
+fn roles(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
+    let typed = |t: ReplicaType| {
+        replicas
+            .iter()
+            .find(|(k, _)| ReplicaType::from_any_case(k) == Some(t))
+    };
+    let count = |v: &Value| v.get("replicas").map_or(Some(1), Value::as_i64);
+    for t in [
+        ReplicaType::Chief,
+        ReplicaType::Master,
+        ReplicaType::Evaluator,
+    ] {
+        if let Some((key, spec)) = typed(t)
+            && let Some(n) = count(spec).filter(|n| *n > 1)
+        {
+            out.push(
+                Finding::new(
+                    Severity::Warning,
+                    "replica-count",
+                    format!("{}.replicas", join_key("spec.tfReplicaSpecs", key)),
+                    format!(
+                        "{n} {t} replicas: TensorFlow's cluster spec allows one {} task",
+                        t.lower()
+                    ),
+                )
+                .with_hint(Some(
+                    "set replicas: 1 (add Workers for more capacity)".into(),
+                )),
+            );
+        }
+    }
+    let has_chief = typed(ReplicaType::Chief).is_some() || typed(ReplicaType::Master).is_some();
+    if !replicas.is_empty() && !has_chief && typed(ReplicaType::Worker).is_none() {
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                "no-worker",
+                "spec.tfReplicaSpecs",
+                "no Chief and no Worker: the operator decides Running and Succeeded from those, so this job never reports either",
+            )
+            .with_hint(Some("add a Worker (or Chief) replica".into())),
+        );
+    }
 }
 
 /// Checks one replica spec; returns its `replicas` when it is an integer.
@@ -535,7 +582,7 @@ fn replica_spec(
                 containers_path.clone(),
                 "must be specified",
             ));
-            out.push(tensorflow_missing(&containers_path, key));
+            out.push(tensorflow_missing(&containers_path));
             return replicas;
         }
         Some(_) => return replicas, // schema
@@ -569,7 +616,7 @@ fn replica_spec(
             .iter()
             .filter_map(|c| c.get("name").and_then(Value::as_str))
             .collect();
-        let mut f = tensorflow_missing(&containers_path, key);
+        let mut f = tensorflow_missing(&containers_path);
         if let Some(n) = names.first() {
             f.hint = Some(format!(
                 "rename the training container {n:?} to \"tensorflow\": the operator reads ports, exit codes and sets TF_CONFIG on that name"
@@ -580,7 +627,7 @@ fn replica_spec(
     replicas
 }
 
-fn tensorflow_missing(containers_path: &str, _key: &str) -> Finding {
+fn tensorflow_missing(containers_path: &str) -> Finding {
     Finding::new(
         Severity::Error,
         "webhook/tensorflow-container",
@@ -733,7 +780,25 @@ fn env_checks(
             continue;
         }
         let managed = ctx.gateway.key_env_names().iter().any(|n| n == name);
-        if managed || credential_name(name) || looks_like_key(value) {
+        // Flags and counts are not secrets, whatever the variable is called; `$(VAR)` refers to
+        // another variable.
+        let trivial = value.chars().all(|c| c.is_ascii_digit())
+            || ["true", "false", "yes", "no", "on", "off"]
+                .iter()
+                .any(|w| value.eq_ignore_ascii_case(w))
+            || (value.starts_with("$(") && value.ends_with(')'));
+        if name == "TF_CONFIG" {
+            out.push(
+                Finding::new(
+                    Severity::Warning,
+                    "tf-config-env",
+                    format!("{epath}.name"),
+                    "the operator appends its own TF_CONFIG after yours, and the last definition wins, so this one is ignored (on a single-replica job, none is added and yours applies)",
+                )
+                .with_hint(Some("remove it; the operator builds TF_CONFIG from tfReplicaSpecs".into())),
+            );
+        }
+        if !trivial && (managed || credential_name(name) || looks_like_key(value)) {
             let why = if credential_name(name) || managed {
                 format!(
                     "env var {name} holds a literal value ({}) and its name says it is a credential",
@@ -804,6 +869,20 @@ fn credential_finding(path: String, message: String, ctx: &Context) -> Finding {
 /// Env var names that say "I am a credential".
 pub fn credential_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
+    // Where a credential lives, or how to reach a service, is not itself a credential.
+    let about = [
+        "_FILE",
+        "_PATH",
+        "_DIR",
+        "_URL",
+        "_ENDPOINT",
+        "_HOST",
+        "_NAME",
+        "_ENABLED",
+    ];
+    if about.iter().any(|s| upper.ends_with(s)) {
+        return false;
+    }
     let segs: Vec<&str> = upper.split(['_', '-', '.']).collect();
     let has = |s: &str| segs.contains(&s);
     has("TOKEN")

@@ -64,22 +64,38 @@ pub fn translate(s: &Value) -> Value {
                     out.insert(k.clone(), Value::Array(alts));
                 }
             }
-            "type" | "required" | "enum" | "pattern" | "minimum" | "maximum"
-            | "exclusiveMinimum" | "exclusiveMaximum" | "minLength" | "maxLength" | "minItems"
-            | "maxItems" | "minProperties" | "maxProperties" | "uniqueItems" | "multipleOf" => {
+            // OpenAPI 3.0 writes exclusive bounds as booleans beside minimum/maximum; JSON
+            // Schema draft 7 wants the bound itself.
+            "exclusiveMinimum" | "exclusiveMaximum" if v.is_boolean() => {}
+            "minimum" | "maximum" => {
+                let exclusive = format!("exclusive{}{}", k[..1].to_uppercase(), &k[1..]);
+                if obj.get(&exclusive) == Some(&Value::Bool(true)) {
+                    out.insert(exclusive, v.clone());
+                } else {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            "type" | "required" | "enum" | "pattern" | "exclusiveMinimum" | "exclusiveMaximum"
+            | "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+            | "maxProperties" | "uniqueItems" | "multipleOf" => {
                 out.insert(k.clone(), v.clone());
             }
-            "format" => match v.as_str() {
-                Some("int32") => {
-                    out.insert("minimum".into(), json!(i32::MIN));
-                    out.insert("maximum".into(), json!(i32::MAX));
+            // Explicit bounds (handled above) win over the format's range.
+            "format" => {
+                let range = match v.as_str() {
+                    Some("int32") => Some((json!(i32::MIN), json!(i32::MAX))),
+                    Some("int64") => Some((json!(i64::MIN), json!(i64::MAX))),
+                    _ => None,
+                };
+                if let Some((lo, hi)) = range {
+                    if !obj.contains_key("minimum") {
+                        out.insert("minimum".into(), lo);
+                    }
+                    if !obj.contains_key("maximum") {
+                        out.insert("maximum".into(), hi);
+                    }
                 }
-                Some("int64") => {
-                    out.insert("minimum".into(), json!(i64::MIN));
-                    out.insert("maximum".into(), json!(i64::MAX));
-                }
-                _ => {}
-            },
+            }
             _ => {}
         }
     }
@@ -121,15 +137,24 @@ pub fn translate(s: &Value) -> Value {
     Value::Object(out)
 }
 
-/// Compiles a translated schema. Patterns the regex engine cannot handle make this fail.
+/// Compiles a CRD's OpenAPI v3 schema (translating it first).
+/// Patterns the regex engine cannot handle make this fail.
 pub fn compile(openapi: &Value) -> Result<Validator, String> {
-    let mut translated = translate(openapi);
-    // The API server always accepts the object's identity and metadata at the root, whether or
-    // not the CRD lists them (kube's derive does not).
-    if let Some(props) = translated
-        .get_mut("properties")
-        .and_then(Value::as_object_mut)
-    {
+    compile_translated(&with_root_identity(translate(openapi)))
+}
+
+/// Compiles an already translated JSON Schema.
+fn compile_translated(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(false)
+        .build(schema)
+        .map_err(|e| format!("cannot compile the CRD schema: {e}"))
+}
+
+/// The API server always accepts the object's identity and metadata at the root, whether or
+/// not the CRD lists them (kube's derive does not).
+fn with_root_identity(mut schema: Value) -> Value {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         props
             .entry("apiVersion")
             .or_insert_with(|| json!({"type": "string"}));
@@ -140,10 +165,109 @@ pub fn compile(openapi: &Value) -> Result<Validator, String> {
             .entry("metadata")
             .or_insert_with(|| json!({"type": "object"}));
     }
-    jsonschema::options()
-        .should_validate_formats(false)
-        .build(&translated)
-        .map_err(|e| format!("cannot compile the CRD schema: {e}"))
+    schema
+}
+
+/// Moves subschemas that occur more than once (a Container is in a PodSpec three times, probes
+/// three times per container, …) into `$defs`, referenced by `$ref`. The validator compiles each
+/// `$ref` target once, which is most of the cost of a `validate` run. Only schema positions are
+/// rewritten, never a `properties` map itself. Error instance paths are unaffected.
+pub fn share_subschemas(schema: Value) -> Value {
+    use std::collections::HashMap;
+
+    /// Subschemas smaller than this are cheaper inline than behind a reference.
+    const MIN_LEN: usize = 300;
+
+    fn count(s: &Value, seen: &mut HashMap<String, usize>) {
+        let key = s.to_string();
+        if key.len() >= MIN_LEN {
+            *seen.entry(key).or_insert(0) += 1;
+        }
+        for_each_child(s, |c| count(c, seen));
+    }
+
+    fn for_each_child(s: &Value, mut f: impl FnMut(&Value)) {
+        let Some(o) = s.as_object() else { return };
+        for (k, v) in o {
+            match k.as_str() {
+                "properties" | "patternProperties" => {
+                    v.as_object().into_iter().flatten().for_each(|(_, c)| f(c))
+                }
+                "items" | "not" => f(v),
+                "additionalProperties" if v.is_object() => f(v),
+                "anyOf" | "allOf" | "oneOf" => v.as_array().into_iter().flatten().for_each(&mut f),
+                _ => {}
+            }
+        }
+    }
+
+    struct Rewriter {
+        shared: HashMap<String, usize>,
+        ids: HashMap<String, String>,
+        defs: Map<String, Value>,
+    }
+
+    impl Rewriter {
+        fn rewrite(&mut self, s: &Value, top: bool) -> Value {
+            let key = s.to_string();
+            if !top && self.shared.get(&key).is_some_and(|n| *n > 1) {
+                if let Some(id) = self.ids.get(&key) {
+                    return json!({"$ref": format!("#/$defs/{id}")});
+                }
+                let id = format!("s{}", self.ids.len());
+                self.ids.insert(key, id.clone());
+                let body = self.rewrite_children(s);
+                self.defs.insert(id.clone(), body);
+                return json!({"$ref": format!("#/$defs/{id}")});
+            }
+            self.rewrite_children(s)
+        }
+
+        fn rewrite_children(&mut self, s: &Value) -> Value {
+            let Some(o) = s.as_object() else {
+                return s.clone();
+            };
+            let mut out = Map::new();
+            for (k, v) in o {
+                let nv = match k.as_str() {
+                    "properties" | "patternProperties" => Value::Object(
+                        v.as_object()
+                            .into_iter()
+                            .flatten()
+                            .map(|(pk, pv)| (pk.clone(), self.rewrite(pv, false)))
+                            .collect(),
+                    ),
+                    "items" | "not" => self.rewrite(v, false),
+                    "additionalProperties" if v.is_object() => self.rewrite(v, false),
+                    "anyOf" | "allOf" | "oneOf" => Value::Array(
+                        v.as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|c| self.rewrite(c, false))
+                            .collect(),
+                    ),
+                    _ => v.clone(),
+                };
+                out.insert(k.clone(), nv);
+            }
+            Value::Object(out)
+        }
+    }
+
+    let mut shared = HashMap::new();
+    count(&schema, &mut shared);
+    let mut r = Rewriter {
+        shared,
+        ids: HashMap::new(),
+        defs: Map::new(),
+    };
+    let mut root = r.rewrite(&schema, true);
+    if !r.defs.is_empty()
+        && let Some(o) = root.as_object_mut()
+    {
+        o.insert("$defs".into(), Value::Object(r.defs));
+    }
+    root
 }
 
 /// Our model's schema, translated, as committed in `tfjob-schema.json`.
@@ -160,13 +284,17 @@ pub fn derived_model_schema() -> Value {
     translate(schema)
 }
 
+/// What is embedded: the derived schema with root identity and shared subschemas.
+pub fn embeddable_model_schema() -> Value {
+    share_subschemas(with_root_identity(derived_model_schema()))
+}
+
 /// Our model's schema, compiled once per process, and only when something is validated.
 fn model_validator() -> &'static Validator {
     static V: OnceLock<Validator> = OnceLock::new();
     V.get_or_init(|| {
         let schema: Value = serde_json::from_str(EMBEDDED_SCHEMA).expect("embedded schema is JSON");
-        // Translating twice is harmless: the result is already plain JSON Schema.
-        compile(&schema).expect("the embedded schema compiles")
+        compile_translated(&schema).expect("the embedded schema compiles")
     })
 }
 
@@ -188,14 +316,40 @@ pub fn check_with(validator: &Validator, obj: &Value) -> Vec<Finding> {
             })
             .collect();
         let path = pointer_to_path(obj, &segs);
-        let instance = err.instance();
-        let (message, hint) = describe_error(err.kind(), instance.as_ref(), &path);
-        let f = Finding::new(Severity::Error, "schema", path, message).with_hint(hint);
-        if !out
-            .iter()
-            .any(|o| o.path == f.path && o.message == f.message)
+        let mut found = Vec::new();
+        if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
+            err.kind()
         {
-            out.push(f);
+            // One finding per unknown key, placed on the key itself (its line is what to fix).
+            let siblings: Vec<&str> = err
+                .instance()
+                .as_object()
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            for key in unexpected {
+                let hint = unknown_field_hint(key, &siblings);
+                found.push(
+                    Finding::new(
+                        Severity::Error,
+                        "schema",
+                        join_key(&path, key),
+                        format!("unknown field `{key}`"),
+                    )
+                    .with_hint(Some(hint)),
+                );
+            }
+        } else {
+            let instance = err.instance();
+            let (message, hint) = describe_error(err.kind(), instance.as_ref(), &path);
+            found.push(Finding::new(Severity::Error, "schema", path, message).with_hint(hint));
+        }
+        for f in found {
+            if !out
+                .iter()
+                .any(|o| o.path == f.path && o.message == f.message)
+            {
+                out.push(f);
+            }
         }
     }
     out
@@ -308,6 +462,74 @@ fn describe_error(
     }
 }
 
+/// Fields users misspell most, for "did you mean"; the schema error does not carry the list of
+/// allowed names, and these cover the TFJob-specific levels and the usual container fields.
+const COMMON_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "spec",
+    "runPolicy",
+    "successPolicy",
+    "tfReplicaSpecs",
+    "enableDynamicWorker",
+    "replicas",
+    "template",
+    "restartPolicy",
+    "cleanPodPolicy",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+    "schedulingPolicy",
+    "suspend",
+    "managedBy",
+    "minAvailable",
+    "queue",
+    "minResources",
+    "priorityClass",
+    "scheduleTimeoutSeconds",
+    "containers",
+    "initContainers",
+    "volumes",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+    "serviceAccountName",
+    "imagePullSecrets",
+    "name",
+    "image",
+    "command",
+    "args",
+    "env",
+    "envFrom",
+    "resources",
+    "limits",
+    "requests",
+    "ports",
+    "volumeMounts",
+    "workingDir",
+    "imagePullPolicy",
+    "securityContext",
+    "valueFrom",
+    "secretKeyRef",
+    "value",
+    "labels",
+    "annotations",
+    "containerPort",
+    "schedulerName",
+];
+
+fn unknown_field_hint(key: &str, present: &[&str]) -> String {
+    let candidates = COMMON_FIELDS
+        .iter()
+        .copied()
+        .filter(|c| *c != key && !present.contains(c));
+    match crate::values::closest(key, candidates) {
+        Some(c) => format!("did you mean `{c}`? (or check the indentation)"),
+        None => "remove it, or check its spelling and indentation".into(),
+    }
+}
+
 fn quote_list(items: &[String]) -> String {
     items
         .iter()
@@ -330,7 +552,7 @@ mod tests {
 
     #[test]
     fn embedded_schema_is_current() {
-        let derived = derived_model_schema();
+        let derived = embeddable_model_schema();
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/src/validate/tfjob-schema.json"
@@ -363,8 +585,29 @@ mod tests {
         let ok = json!({"q": "1Gi", "n": 3, "o": null, "free": {"b": 1}});
         assert!(validate_errors(&s, &ok).is_empty());
         let bad = json!({"q": 1.5, "n": 3_000_000_000i64, "o": 1, "extra": true});
+        let excl =
+            json!({"type": "integer", "format": "int32", "minimum": 0, "exclusiveMinimum": true});
+        assert_eq!(validate_errors(&excl, &json!(0)).len(), 1);
+        assert!(validate_errors(&excl, &json!(1)).is_empty());
         let errs = validate_errors(&s, &bad);
         assert_eq!(errs.len(), 4, "{errs:?}");
+    }
+
+    /// `cargo test --release --lib phase_timings -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn phase_timings() {
+        let t = std::time::Instant::now();
+        let schema: Value = serde_json::from_str(EMBEDDED_SCHEMA).unwrap();
+        eprintln!("parse embedded schema: {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let v = compile_translated(&schema).unwrap();
+        eprintln!("compile (first in process): {:?}", t.elapsed());
+        let job = json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "x"},
+            "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 3, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}}}}});
+        let t = std::time::Instant::now();
+        let n = check_with(&v, &job).len();
+        eprintln!("validate: {:?} ({n})", t.elapsed());
     }
 
     fn validate_errors(s: &Value, v: &Value) -> Vec<Finding> {

@@ -278,8 +278,16 @@ fn literal_credentials_are_errors_and_never_echoed() {
     let r = with(|v| wc(v)["args"] = json!([format!("--api_key={key}")]));
     assert!(has(&r, "literal-credential", "args[0]"));
     // Harmless look-alikes.
-    let r = with(|v| wc(v)["env"][0] = json!({"name": "MAX_TOKENS", "value": "4096"}));
-    assert!(!r.has_errors(), "{}", r.render_text());
+    for (name, value) in [
+        ("MAX_TOKENS", "4096"),
+        ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/secrets/token"),
+        ("HF_HUB_DISABLE_TOKEN", "1"),
+        ("USE_SECRET", "true"),
+        ("API_KEY", "$(OTHER_VAR)"),
+    ] {
+        let r = with(|v| wc(v)["env"][0] = json!({"name": name, "value": value}));
+        assert!(!r.has_errors(), "{name}: {}", r.render_text());
+    }
     let digest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     let r = with(|v| wc(v)["env"][0] = json!({"name": "MODEL_SHA", "value": digest}));
     assert!(!r.has_errors(), "{}", r.render_text());
@@ -400,4 +408,27 @@ fn positions_are_attached() {
         .unwrap();
     let l = f.location.as_ref().unwrap();
     assert_eq!((l.file.as_str(), l.line), ("j.yaml", 4));
+}
+
+#[test]
+fn role_counts_and_missing_workers() {
+    let r = with(|v| {
+        let w = worker(v).clone();
+        v["spec"]["tfReplicaSpecs"]["Evaluator"] = w;
+    });
+    assert!(has(&r, "replica-count", "Evaluator.replicas"));
+    let r = with(|v| {
+        v["spec"]["tfReplicaSpecs"]
+            .as_object_mut()
+            .unwrap()
+            .remove("Worker");
+    });
+    assert!(rules_of(&r, Severity::Warning).contains(&"no-worker"));
+    assert!(!rules_of(&run(&good()), Severity::Warning).contains(&"no-worker"));
+}
+
+#[test]
+fn user_tf_config_is_shadowed() {
+    let r = with(|v| wc(v)["env"][1] = json!({"name": "TF_CONFIG", "value": "{}"}));
+    assert!(rules_of(&r, Severity::Warning).contains(&"tf-config-env"));
 }
