@@ -1303,15 +1303,19 @@ fn is_unauthorized(line: &str) -> bool {
         !before.is_some_and(|c| c.is_ascii_alphanumeric())
             && !after.is_some_and(|c| c.is_ascii_alphanumeric())
     });
+    // A bare "401" is common in training logs (step 401, 0.401); ask for HTTP context.
     (has_401
         && [
             "unauthorized",
             "http",
-            "status",
+            "status code",
+            "status_code",
+            "error code",
+            "code: 401",
+            "code=401",
             "api key",
             "api_key",
             "authentication",
-            "error",
         ]
         .iter()
         .any(|w| lower.contains(w)))
@@ -1355,7 +1359,11 @@ fn gateway_unauthorized(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
     let mut f = Finding::new(
         Layer::Runtime,
         Verdict::Fail,
-        "the model gateway rejected the API key (HTTP 401)",
+        if key_ref.is_some() {
+            "the model gateway rejected the API key (HTTP 401)"
+        } else {
+            "a server rejected the job's credentials (HTTP 401 in the log)"
+        },
     );
     if let Some(r) = &key_ref {
         f = f.evidence(format!(
@@ -1370,7 +1378,7 @@ fn gateway_unauthorized(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
     }
     out.push(
         f.next(format!(
-            "store a valid key, checked against the gateway first, then restart the job: {fix}"
+            "store a valid key, checked against the gateway first: {fix}; containers read it when they (re)start, so delete the pods or resubmit the job"
         ))
         .replicas(hits.into_iter().map(|(p, _)| p).collect()),
     );

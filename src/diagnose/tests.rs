@@ -1122,15 +1122,15 @@ fn unauthorized_in_logs() {
     );
     assert!(f.evidence[1].starts_with("tf-dist-train-worker-0: openai.AuthenticationError"));
     assert!(
-        f.next_step.as_deref().unwrap().ends_with(
-            "kubectl tfjob secret create taotoken-secret -n default --overwrite --verify"
+        f.next_step.as_deref().unwrap().contains(
+            "kubectl tfjob secret create taotoken-secret -n default --overwrite --verify;"
         )
     );
     // Numbers that merely contain 401 are not a 401.
     let mut s = healthy_with(&[("Worker", 1)], &["Created", "Running"]);
     s.logs.insert(
         "tf-dist-train-worker-0".into(),
-        "step 14010 loss 0.401\nHTTP request ok\n".into(),
+        "step 14010 loss 0.401\nstep 401 error 0.25\nHTTP request ok\n".into(),
     );
     assert!(diagnose(&s).first_failure().is_none());
 }
