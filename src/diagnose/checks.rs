@@ -22,6 +22,8 @@ pub const RECONCILE_GRACE_SECS: i64 = 10;
 /// The sidecar that breaks the replicas' gRPC rendezvous.
 pub const ISTIO_SIDECAR: &str = "istio-proxy";
 const OWN_MANAGER: &str = "kubeflow.org/training-operator";
+/// The label that puts a job in a Kueue queue (Kueue then owns `suspend`).
+const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 /// The key `kubectl tfjob secret create` stores by default.
 const DEFAULT_SECRET_KEY: &str = "api-key";
 
@@ -219,8 +221,13 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     let age = age_secs(s.now, job.metadata.creation_timestamp.as_ref());
     let run_policy = job.spec.run_policy.as_ref();
     let managed_by = run_policy.and_then(|p| p.managed_by.as_deref());
-    let suspended = job.has_condition(condition::SUSPENDED)
-        || run_policy.and_then(|p| p.suspend).unwrap_or(false);
+    // The spec is what the operator acts on; the condition may lag a resume.
+    let suspended = run_policy.and_then(|p| p.suspend).unwrap_or(false);
+    let kueue_queue = job
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(KUEUE_QUEUE_LABEL));
 
     // The job's own progress, merged into the operator line when both are fine.
     let mut gate = Ok(());
@@ -241,14 +248,22 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         .next("check that controller (e.g. Kueue's MultiKueue admission), or recreate the job without runPolicy.managedBy")
     } else if suspended {
         gate = Err("job suspended".into());
-        Finding::new(
+        let f = Finding::new(
             Layer::Controller,
             Verdict::Warning,
             "job is suspended (runPolicy.suspend: true): the operator deletes its pods and creates none",
-        )
-        .next(format!(
-            "resume it: kubectl patch tfjob {name} -n {ns} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'"
-        ))
+        );
+        match kueue_queue {
+            // Kueue suspends queued jobs itself and resumes them on admission.
+            Some(queue) => f
+                .evidence(format!("queued in Kueue LocalQueue {queue:?} ({KUEUE_QUEUE_LABEL})"))
+                .next(format!(
+                    "Kueue resumes it once admitted; see why it waits: kubectl get workloads -n {ns}; kubectl describe localqueue {queue} -n {ns}"
+                )),
+            None => f.next(format!(
+                "resume it: kubectl patch tfjob {name} -n {ns} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'"
+            )),
+        }
     } else if created.is_none() {
         match age {
             Some(a) if a < RECONCILE_GRACE_SECS => {

@@ -1410,3 +1410,29 @@ fn stored_base_url_is_not_treated_as_secret() {
         "{text}"
     );
 }
+
+#[test]
+fn suspended_by_kueue_points_at_the_workload() {
+    let mut v = job_json(&[("Worker", 2)], &["Created", "Suspended"]);
+    v["spec"]["runPolicy"] = json!({"suspend": true});
+    v["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-a"});
+    let mut s = healthy_with(&[("Worker", 2)], &[]);
+    s.job = Some(to_job(v));
+    s.pods.clear();
+    s.services.clear();
+    let d = diagnose(&s);
+    let f = of(&d, Layer::Controller)
+        .into_iter()
+        .find(|f| f.verdict == Verdict::Warning)
+        .unwrap();
+    assert_eq!(
+        f.evidence,
+        vec!["queued in Kueue LocalQueue \"team-a\" (kueue.x-k8s.io/queue-name)"]
+    );
+    assert!(
+        f.next_step
+            .as_deref()
+            .unwrap()
+            .contains("kubectl get workloads -n default")
+    );
+}
