@@ -336,9 +336,11 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         } else {
             format!(
                 "fix the cause in the Runtime findings (logs: kubectl logs {} -c {DEFAULT_CONTAINER_NAME} -n {ns}), then delete and resubmit the job",
-                job.pod_names()
-                    .first()
-                    .cloned()
+                s.pods
+                    .iter()
+                    .find(|p| pod_phase(p) == "Failed")
+                    .map(pod_name)
+                    .or_else(|| job.pod_names().first().cloned())
                     .unwrap_or_else(|| "POD".into())
             )
         };
@@ -1658,9 +1660,10 @@ fn pod_phases(pods: &[Pod]) -> String {
         .join(", ")
 }
 
+/// Distinct Warning messages with this reason, newest first.
 fn warning_messages(events: &[Event], reason: &str) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
-    for e in events {
+    for e in events.iter().rev() {
         if e.reason.as_deref() == Some(reason)
             && e.type_.as_deref().unwrap_or("Warning") == "Warning"
             && let Some(m) = &e.message

@@ -999,6 +999,12 @@ fn failed_condition_message() {
         "job Failed: TFJob default/tf-dist-train has failed because 1 Worker replica(s) failed."
     );
     assert_eq!(f.evidence, vec!["reason TFJobFailed"]);
+    assert!(
+        f.next_step
+            .as_deref()
+            .unwrap()
+            .contains("kubectl logs tf-dist-train-worker-0 -c tensorflow -n default")
+    );
     // The runtime layer says which replica and how.
     let r = only_fail(&d, Layer::Runtime);
     assert_eq!(
