@@ -786,15 +786,18 @@ fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
     istio_sidecars(s, pods, out);
     mount_failures(s, out);
 
-    if out.len() > before {
+    let found = out.len() > before;
+    if out[before..].iter().any(|f| f.verdict == Verdict::Fail) {
         return;
     }
     if let Err(why) = gate {
-        out.push(Finding::new(
-            Layer::Runtime,
-            Verdict::Info,
-            format!("not reached ({why})"),
-        ));
+        if !found {
+            out.push(Finding::new(
+                Layer::Runtime,
+                Verdict::Info,
+                format!("not reached ({why})"),
+            ));
+        }
         return;
     }
     let running = pods.iter().filter(|p| pod_phase(p) == "Running").count();
@@ -804,8 +807,10 @@ fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
         "no pods to inspect".to_string()
     } else if succeeded == total {
         format!("{total}/{total} pods Succeeded")
-    } else if running + succeeded == total {
+    } else if running + succeeded == total && !found {
         format!("{running}/{total} pods Running, no restarts or errors")
+    } else if running + succeeded == total {
+        format!("{running}/{total} pods Running")
     } else {
         format!(
             "{running}/{total} pods Running ({}); no errors yet",
@@ -824,7 +829,8 @@ fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
             model::job_selector(&s.job_name)
         ));
     }
-    out.push(f);
+    // The overall state first, then the warnings.
+    out.insert(before, f);
 }
 
 /// Every container status of a pod (init containers first), with the pod.

@@ -1336,10 +1336,14 @@ fn restarted_but_running_again_is_a_warning() {
     set_pods(&mut s, vec![p]);
     let d = diagnose(&s);
     assert!(d.first_failure().is_none(), "{:#?}", d.findings);
-    let f = &of(&d, Layer::Runtime)[0];
-    assert_eq!(f.verdict, Verdict::Warning);
+    let r = of(&d, Layer::Runtime);
+    assert_eq!(r.len(), 2, "{r:#?}");
+    // The state line first (without "no restarts"), then the warning.
+    assert_eq!(r[0].verdict, Verdict::Ok);
+    assert_eq!(r[0].summary, "1/1 pods Running");
+    assert_eq!(r[1].verdict, Verdict::Warning);
     assert!(
-        f.summary
+        r[1].summary
             .starts_with("OOMKilled: container tensorflow of tf-dist-train-worker-0")
     );
 }
