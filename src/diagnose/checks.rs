@@ -22,6 +22,8 @@ pub const RECONCILE_GRACE_SECS: i64 = 10;
 /// The sidecar that breaks the replicas' gRPC rendezvous.
 pub const ISTIO_SIDECAR: &str = "istio-proxy";
 const OWN_MANAGER: &str = "kubeflow.org/training-operator";
+/// At most this many pod names per replica type in one finding (`replicas` comes from the user).
+const MAX_NAMED_PODS: i32 = 100;
 /// The label that puts a job in a Kueue queue (Kueue then owns `suspend`).
 const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 /// The key `kubectl tfjob secret create` stores by default.
@@ -1425,7 +1427,7 @@ fn template_checks(s: &Snapshot, out: &mut Vec<Finding>) {
             continue;
         }
         let names: Vec<&str> = containers.iter().map(|c| c.name.as_str()).collect();
-        let pods: Vec<String> = (0..spec.replicas.unwrap_or(1).max(0))
+        let pods: Vec<String> = (0..spec.replicas.unwrap_or(1).clamp(0, MAX_NAMED_PODS))
             .map(|i| model::pod_name(name, key, i64::from(i)))
             .collect();
         let mut f = Finding::new(
