@@ -493,12 +493,12 @@ fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     }
     let mut f = Finding::new(Layer::Objects, verdict, summary);
     if !missing_pods.is_empty() {
-        f = f.evidence(format!("missing pods: {}", missing_pods.join(", ")));
+        f = f.evidence(format!("missing pods: {}", name_list(&missing_pods)));
     }
     if !missing_svcs.is_empty() {
         f = f.evidence(format!(
             "missing headless services: {} (replicas find each other through them)",
-            missing_svcs.join(", ")
+            name_list(&missing_svcs)
         ));
     }
     if verdict == Verdict::Fail {
@@ -1727,6 +1727,21 @@ fn braced(msg: &str) -> Vec<String> {
         rest = &rest[start + len + 1..];
     }
     out
+}
+
+/// Up to 20 names, then how many more.
+fn name_list(names: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" … and {} more", names.len() - SHOWN));
+    }
+    s
 }
 
 fn first_line(s: &str) -> &str {
