@@ -1446,3 +1446,11 @@ fn suspended_by_kueue_points_at_the_workload() {
             .contains("kubectl get workloads -n default")
     );
 }
+
+#[test]
+fn compact_caps_long_lists() {
+    let names: Vec<String> = (0..25).map(|i| format!("j-worker-{i}")).collect();
+    let c = compact(&names);
+    assert!(c.starts_with("j-worker-0, -1, -2"));
+    assert!(c.ends_with(", -19 … and 5 more"), "{c}");
+}
