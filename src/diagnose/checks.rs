@@ -22,6 +22,10 @@ pub const RECONCILE_GRACE_SECS: i64 = 10;
 /// The sidecar that breaks the replicas' gRPC rendezvous.
 pub const ISTIO_SIDECAR: &str = "istio-proxy";
 const OWN_MANAGER: &str = "kubeflow.org/training-operator";
+/// At most this many pod names per replica type in one finding (`replicas` comes from the user).
+const MAX_NAMED_PODS: i32 = 100;
+/// The label that puts a job in a Kueue queue (Kueue then owns `suspend`).
+const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 /// The key `kubectl tfjob secret create` stores by default.
 const DEFAULT_SECRET_KEY: &str = "api-key";
 
@@ -219,8 +223,13 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     let age = age_secs(s.now, job.metadata.creation_timestamp.as_ref());
     let run_policy = job.spec.run_policy.as_ref();
     let managed_by = run_policy.and_then(|p| p.managed_by.as_deref());
-    let suspended = job.has_condition(condition::SUSPENDED)
-        || run_policy.and_then(|p| p.suspend).unwrap_or(false);
+    // The spec is what the operator acts on; the condition may lag a resume.
+    let suspended = run_policy.and_then(|p| p.suspend).unwrap_or(false);
+    let kueue_queue = job
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(KUEUE_QUEUE_LABEL));
 
     // The job's own progress, merged into the operator line when both are fine.
     let mut gate = Ok(());
@@ -241,14 +250,22 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         .next("check that controller (e.g. Kueue's MultiKueue admission), or recreate the job without runPolicy.managedBy")
     } else if suspended {
         gate = Err("job suspended".into());
-        Finding::new(
+        let f = Finding::new(
             Layer::Controller,
             Verdict::Warning,
             "job is suspended (runPolicy.suspend: true): the operator deletes its pods and creates none",
-        )
-        .next(format!(
-            "resume it: kubectl patch tfjob {name} -n {ns} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'"
-        ))
+        );
+        match kueue_queue {
+            // Kueue suspends queued jobs itself and resumes them on admission.
+            Some(queue) => f
+                .evidence(format!("queued in Kueue LocalQueue {queue:?} ({KUEUE_QUEUE_LABEL})"))
+                .next(format!(
+                    "Kueue resumes it once admitted; see why it waits: kubectl get workloads -n {ns}; kubectl describe localqueue {queue} -n {ns}"
+                )),
+            None => f.next(format!(
+                "resume it: kubectl patch tfjob {name} -n {ns} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'"
+            )),
+        }
     } else if created.is_none() {
         match age {
             Some(a) if a < RECONCILE_GRACE_SECS => {
@@ -321,9 +338,11 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         } else {
             format!(
                 "fix the cause in the Runtime findings (logs: kubectl logs {} -c {DEFAULT_CONTAINER_NAME} -n {ns}), then delete and resubmit the job",
-                job.pod_names()
-                    .first()
-                    .cloned()
+                s.pods
+                    .iter()
+                    .find(|p| pod_phase(p) == "Failed")
+                    .map(pod_name)
+                    .or_else(|| job.pod_names().first().cloned())
                     .unwrap_or_else(|| "POD".into())
             )
         };
@@ -474,12 +493,12 @@ fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     }
     let mut f = Finding::new(Layer::Objects, verdict, summary);
     if !missing_pods.is_empty() {
-        f = f.evidence(format!("missing pods: {}", missing_pods.join(", ")));
+        f = f.evidence(format!("missing pods: {}", name_list(&missing_pods)));
     }
     if !missing_svcs.is_empty() {
         f = f.evidence(format!(
             "missing headless services: {} (replicas find each other through them)",
-            missing_svcs.join(", ")
+            name_list(&missing_svcs)
         ));
     }
     if verdict == Verdict::Fail {
@@ -769,15 +788,18 @@ fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
     istio_sidecars(s, pods, out);
     mount_failures(s, out);
 
-    if out.len() > before {
+    let found = out.len() > before;
+    if out[before..].iter().any(|f| f.verdict == Verdict::Fail) {
         return;
     }
     if let Err(why) = gate {
-        out.push(Finding::new(
-            Layer::Runtime,
-            Verdict::Info,
-            format!("not reached ({why})"),
-        ));
+        if !found {
+            out.push(Finding::new(
+                Layer::Runtime,
+                Verdict::Info,
+                format!("not reached ({why})"),
+            ));
+        }
         return;
     }
     let running = pods.iter().filter(|p| pod_phase(p) == "Running").count();
@@ -787,8 +809,10 @@ fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
         "no pods to inspect".to_string()
     } else if succeeded == total {
         format!("{total}/{total} pods Succeeded")
-    } else if running + succeeded == total {
+    } else if running + succeeded == total && !found {
         format!("{running}/{total} pods Running, no restarts or errors")
+    } else if running + succeeded == total {
+        format!("{running}/{total} pods Running")
     } else {
         format!(
             "{running}/{total} pods Running ({}); no errors yet",
@@ -807,7 +831,8 @@ fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
             model::job_selector(&s.job_name)
         ));
     }
-    out.push(f);
+    // The overall state first, then the warnings.
+    out.insert(before, f);
 }
 
 /// Every container status of a pod (init containers first), with the pod.
@@ -1303,15 +1328,19 @@ fn is_unauthorized(line: &str) -> bool {
         !before.is_some_and(|c| c.is_ascii_alphanumeric())
             && !after.is_some_and(|c| c.is_ascii_alphanumeric())
     });
+    // A bare "401" is common in training logs (step 401, 0.401); ask for HTTP context.
     (has_401
         && [
             "unauthorized",
             "http",
-            "status",
+            "status code",
+            "status_code",
+            "error code",
+            "code: 401",
+            "code=401",
             "api key",
             "api_key",
             "authentication",
-            "error",
         ]
         .iter()
         .any(|w| lower.contains(w)))
@@ -1355,7 +1384,11 @@ fn gateway_unauthorized(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
     let mut f = Finding::new(
         Layer::Runtime,
         Verdict::Fail,
-        "the model gateway rejected the API key (HTTP 401)",
+        if key_ref.is_some() {
+            "the model gateway rejected the API key (HTTP 401)"
+        } else {
+            "a server rejected the job's credentials (HTTP 401 in the log)"
+        },
     );
     if let Some(r) = &key_ref {
         f = f.evidence(format!(
@@ -1370,7 +1403,7 @@ fn gateway_unauthorized(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
     }
     out.push(
         f.next(format!(
-            "store a valid key, checked against the gateway first, then restart the job: {fix}"
+            "store a valid key, checked against the gateway first: {fix}; containers read it when they (re)start, so delete the pods or resubmit the job"
         ))
         .replicas(hits.into_iter().map(|(p, _)| p).collect()),
     );
@@ -1394,7 +1427,7 @@ fn template_checks(s: &Snapshot, out: &mut Vec<Finding>) {
             continue;
         }
         let names: Vec<&str> = containers.iter().map(|c| c.name.as_str()).collect();
-        let pods: Vec<String> = (0..spec.replicas.unwrap_or(1).max(0))
+        let pods: Vec<String> = (0..spec.replicas.unwrap_or(1).clamp(0, MAX_NAMED_PODS))
             .map(|i| model::pod_name(name, key, i64::from(i)))
             .collect();
         let mut f = Finding::new(
@@ -1635,9 +1668,10 @@ fn pod_phases(pods: &[Pod]) -> String {
         .join(", ")
 }
 
+/// Distinct Warning messages with this reason, newest first.
 fn warning_messages(events: &[Event], reason: &str) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
-    for e in events {
+    for e in events.iter().rev() {
         if e.reason.as_deref() == Some(reason)
             && e.type_.as_deref().unwrap_or("Warning") == "Warning"
             && let Some(m) = &e.message
@@ -1693,6 +1727,21 @@ fn braced(msg: &str) -> Vec<String> {
         rest = &rest[start + len + 1..];
     }
     out
+}
+
+/// Up to 20 names, then how many more.
+fn name_list(names: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" … and {} more", names.len() - SHOWN));
+    }
+    s
 }
 
 fn first_line(s: &str) -> &str {

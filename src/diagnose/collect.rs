@@ -21,13 +21,9 @@ pub const MAX_LOGS: usize = 3;
 /// Pod-template label the training-operator manifests put on the operator's pods.
 const OPERATOR_LABEL: (&str, &str) = ("control-plane", "kubeflow-training-operator");
 
-/// What to do with a failed read: the API answered "no" (RBAC) or could not be reached.
-enum Soft {
-    /// Forbidden or otherwise refused: report as unknown and carry on.
-    Unknown(String),
-}
-
-fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<Soft> {
+/// A refused read (RBAC and the like) becomes the reason to report as unknown; a cluster that
+/// cannot be reached, or rejects our credentials, ends the command.
+fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
     if kubeapi::is_transport(&err) {
         return Err(kubeapi::explain(err, action, &kube.server));
     }
@@ -36,13 +32,13 @@ fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<Soft> {
         return Err(kubeapi::explain(err, action, &kube.server));
     }
     Ok(match kubeapi::status_code(&err) {
-        Some(403) => Soft::Unknown(format!(
+        Some(403) => format!(
             "forbidden to {} {}: confirm with `{}`",
             action.verb,
             action.resource,
             action.can_i()
-        )),
-        _ => Soft::Unknown(format!("{} {}: {err}", action.verb, action.resource)),
+        ),
+        _ => format!("{} {}: {err}", action.verb, action.resource),
     })
 }
 
@@ -59,7 +55,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         Ok(None) => CrdState::Missing,
         Ok(Some(crd)) => crd_state(&crd),
         Err(e) => {
-            let Soft::Unknown(why) = soften(e, &action, kube)?;
+            let why = soften(e, &action, kube)?;
             CrdState::Unknown(why)
         }
     };
@@ -217,8 +213,7 @@ fn same_uid(event: Option<&String>, object: Option<&String>) -> bool {
     }
 }
 
-fn note(s: &mut Snapshot, soft: Soft) {
-    let Soft::Unknown(why) = soft;
+fn note(s: &mut Snapshot, why: String) {
     s.notes.push(why);
 }
 
@@ -310,16 +305,10 @@ async fn operator(kube: &Kube) -> Result<OperatorState> {
     match kubeapi::retry(kube, || in_kubeflow.list(&lp)).await {
         Ok(list) => match operator_state(&list.items) {
             // Not in "kubeflow" says nothing about the other namespaces.
-            OperatorState::NotFound => {
-                let Soft::Unknown(why) = first;
-                Ok(OperatorState::Unknown(why))
-            }
+            OperatorState::NotFound => Ok(OperatorState::Unknown(first)),
             found => Ok(found),
         },
-        Err(_) => {
-            let Soft::Unknown(why) = first;
-            Ok(OperatorState::Unknown(why))
-        }
+        Err(_) => Ok(OperatorState::Unknown(first)),
     }
 }
 

@@ -11,6 +11,8 @@
 
 mod checks;
 mod collect;
+#[cfg(test)]
+mod collect_tests;
 mod render;
 #[cfg(test)]
 mod tests;

@@ -32,14 +32,19 @@ pub(super) fn compact(names: &[String]) -> String {
         return String::new();
     };
     let prefix = |n: &str| n.rsplit_once('-').map(|(p, _)| p.to_string());
+    const SHOWN: usize = 20;
     let mut out = vec![first.clone()];
-    for n in &names[1..] {
+    for n in names.iter().take(SHOWN).skip(1) {
         match (prefix(first), n.rsplit_once('-')) {
             (Some(p), Some((q, idx))) if p == q => out.push(format!("-{idx}")),
             _ => out.push(n.clone()),
         }
     }
-    out.join(", ")
+    let mut s = out.join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" … and {} more", names.len() - SHOWN));
+    }
+    s
 }
 
 pub(super) fn text(d: &Diagnosis, color: bool) -> String {

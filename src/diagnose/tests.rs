@@ -999,6 +999,12 @@ fn failed_condition_message() {
         "job Failed: TFJob default/tf-dist-train has failed because 1 Worker replica(s) failed."
     );
     assert_eq!(f.evidence, vec!["reason TFJobFailed"]);
+    assert!(
+        f.next_step
+            .as_deref()
+            .unwrap()
+            .contains("kubectl logs tf-dist-train-worker-0 -c tensorflow -n default")
+    );
     // The runtime layer says which replica and how.
     let r = only_fail(&d, Layer::Runtime);
     assert_eq!(
@@ -1122,15 +1128,15 @@ fn unauthorized_in_logs() {
     );
     assert!(f.evidence[1].starts_with("tf-dist-train-worker-0: openai.AuthenticationError"));
     assert!(
-        f.next_step.as_deref().unwrap().ends_with(
-            "kubectl tfjob secret create taotoken-secret -n default --overwrite --verify"
+        f.next_step.as_deref().unwrap().contains(
+            "kubectl tfjob secret create taotoken-secret -n default --overwrite --verify;"
         )
     );
     // Numbers that merely contain 401 are not a 401.
     let mut s = healthy_with(&[("Worker", 1)], &["Created", "Running"]);
     s.logs.insert(
         "tf-dist-train-worker-0".into(),
-        "step 14010 loss 0.401\nHTTP request ok\n".into(),
+        "step 14010 loss 0.401\nstep 401 error 0.25\nHTTP request ok\n".into(),
     );
     assert!(diagnose(&s).first_failure().is_none());
 }
@@ -1330,10 +1336,14 @@ fn restarted_but_running_again_is_a_warning() {
     set_pods(&mut s, vec![p]);
     let d = diagnose(&s);
     assert!(d.first_failure().is_none(), "{:#?}", d.findings);
-    let f = &of(&d, Layer::Runtime)[0];
-    assert_eq!(f.verdict, Verdict::Warning);
+    let r = of(&d, Layer::Runtime);
+    assert_eq!(r.len(), 2, "{r:#?}");
+    // The state line first (without "no restarts"), then the warning.
+    assert_eq!(r[0].verdict, Verdict::Ok);
+    assert_eq!(r[0].summary, "1/1 pods Running");
+    assert_eq!(r[1].verdict, Verdict::Warning);
     assert!(
-        f.summary
+        r[1].summary
             .starts_with("OOMKilled: container tensorflow of tf-dist-train-worker-0")
     );
 }
@@ -1409,4 +1419,38 @@ fn stored_base_url_is_not_treated_as_secret() {
         text.contains("TAOTOKEN_BASE_URL=https://taotoken.net/api/v1 ends in /v1"),
         "{text}"
     );
+}
+
+#[test]
+fn suspended_by_kueue_points_at_the_workload() {
+    let mut v = job_json(&[("Worker", 2)], &["Created", "Suspended"]);
+    v["spec"]["runPolicy"] = json!({"suspend": true});
+    v["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-a"});
+    let mut s = healthy_with(&[("Worker", 2)], &[]);
+    s.job = Some(to_job(v));
+    s.pods.clear();
+    s.services.clear();
+    let d = diagnose(&s);
+    let f = of(&d, Layer::Controller)
+        .into_iter()
+        .find(|f| f.verdict == Verdict::Warning)
+        .unwrap();
+    assert_eq!(
+        f.evidence,
+        vec!["queued in Kueue LocalQueue \"team-a\" (kueue.x-k8s.io/queue-name)"]
+    );
+    assert!(
+        f.next_step
+            .as_deref()
+            .unwrap()
+            .contains("kubectl get workloads -n default")
+    );
+}
+
+#[test]
+fn compact_caps_long_lists() {
+    let names: Vec<String> = (0..25).map(|i| format!("j-worker-{i}")).collect();
+    let c = compact(&names);
+    assert!(c.starts_with("j-worker-0, -1, -2"));
+    assert!(c.ends_with(", -19 … and 5 more"), "{c}");
 }
