@@ -122,7 +122,7 @@ fn unknown_template(name: &str) -> Error {
 }
 
 /// Reads the `{#- description: … defaults: … -#}` header. A template without one is fine.
-fn parse_header(src: &str, file: &str) -> Result<(String, Value)> {
+pub fn parse_header(src: &str, file: &str) -> Result<(String, Value)> {
     let empty = || Value::Object(Default::default());
     let trimmed = src.trim_start();
     let Some(rest) = trimmed.strip_prefix("{#") else {

@@ -387,8 +387,24 @@ pub fn merge(base: &mut Value, over: Value) {
     }
 }
 
-/// Parses one `--set` argument (`a.b=1,c[0]=x`, `\,` for a literal comma) into a values tree.
-/// Values are typed as YAML scalars: `3` is a number, `true` a boolean, anything else a string.
+/// Types a `--set` value the way Helm does: `true`, `false`, `null` and integers are typed,
+/// everything else is a string. (Full YAML 1.1 resolution would turn `--set name=n` or
+/// `--set queue=on` into booleans, which no one typing a flag means.)
+fn set_scalar(raw: &str) -> Value {
+    match raw {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        "null" => Value::Null,
+        _ => match raw.parse::<i64>() {
+            // "007" and "+1" stay strings (image tags, versions).
+            Ok(n) if raw == "0" || !raw.starts_with(['+', '0']) => Value::from(n),
+            _ => Value::String(raw.to_string()),
+        },
+    }
+}
+
+/// Parses one `--set` argument (`a.b=1,c[0]=x`, `\,` for a literal comma) into a values tree,
+/// typing values as [`set_scalar`] does.
 pub fn parse_set(arg: &str) -> std::result::Result<Value, String> {
     let mut root = Value::Object(Map::new());
     for pair in split_unescaped(arg, ',') {
@@ -398,11 +414,7 @@ pub fn parse_set(arg: &str) -> std::result::Result<Value, String> {
         let (key, raw) = pair
             .split_once('=')
             .ok_or_else(|| format!("`{pair}` is not KEY=VALUE"))?;
-        let value = if raw.is_empty() {
-            Value::String(String::new())
-        } else {
-            manifest::resolve_plain(raw)
-        };
+        let value = set_scalar(raw);
         set_path(&mut root, key, value)?;
     }
     Ok(root)

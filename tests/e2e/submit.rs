@@ -315,3 +315,39 @@ fn article_manifest_is_reported_precisely_before_anything_is_sent() {
     );
     assert!(c.requests().is_empty());
 }
+
+#[test]
+fn a_reset_connection_on_create_is_retried_into_one_job() {
+    let c = cluster(&format!(
+        "faults:\n- match: {{verb: create, resource: tfjobs}}\n  reset: true\n  skip: 1\n  times: 1\nobjects:{SECRET}"
+    ));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(0);
+    assert_eq!(c.list("tfjobs", Some("default")).len(), 1);
+}
+
+#[test]
+fn kubeconfig_from_several_files_and_the_context_namespace_are_honoured() {
+    let c = cluster(&format!("namespaces: [default, ml]\nobjects:{SECRET}"));
+    let dir = tempfile::tempdir().unwrap();
+    // A second file adds a context pointing at the same cluster and user, with namespace ml.
+    let extra = dir.path().join("extra");
+    std::fs::write(
+        &extra,
+        "apiVersion: v1\nkind: Config\ncontexts:\n- name: ml\n  context: {cluster: test, user: tester, namespace: ml}\n",
+    )
+    .unwrap();
+    let kubeconfig = format!("{}:{}", c.kubeconfig().display(), extra.display());
+    // The Secret lives in default only, so a submit into ml must stop at the Secret check.
+    let mut args = vec!["--context", "ml"];
+    args.extend(submit_args(&[]));
+    let run = Cli::new(None, &args).env("KUBECONFIG", &kubeconfig).run();
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("Secret ml/taotoken-secret does not exist"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.writes().is_empty());
+}

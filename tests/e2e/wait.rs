@@ -259,3 +259,92 @@ fn api_requests_do_not_grow_with_replicas() {
         "requests grew with replicas: {counts:?}"
     );
 }
+
+#[test]
+fn ctrl_c_leaves_the_job_alone_and_says_how_to_resume() {
+    let c = submitted("nodes:\n- {name: cpu-1, cpu: '32', memory: 128Gi, gpu: 0}");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(["wait", "tf-dist-train", "--timeout", "60s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    assert!(c.wait_for(std::time::Duration::from_secs(10), |c| {
+        c.requests()
+            .iter()
+            .any(|r| r.verb == "watch" && r.resource == "pods")
+    }));
+    let before = c.writes().len();
+    std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("Resume with: kubectl tfjob wait tf-dist-train -n default --for running"),
+        "{stderr}"
+    );
+    assert_eq!(c.writes().len(), before, "the job was touched");
+    assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_some());
+}
+
+#[test]
+fn diagnose_reports_healthy_and_broken_jobs_in_text_and_json() {
+    let c = submitted("");
+    tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "all-running",
+            "--timeout",
+            "30s",
+        ],
+    )
+    .expect_code(0);
+    let run = tfjob(&c, &["diagnose", "tf-dist-train"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("[ok]   CRD"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("4/4 pods, 4/4 services"),
+        "{}",
+        run.stdout
+    );
+
+    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
+    assert!(c.wait_for(std::time::Duration::from_secs(10), |c| {
+        c.list("pods", Some("default")).iter().any(|p| {
+            p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ImagePullBackOff"
+        })
+    }));
+    let run = tfjob(&c, &["diagnose", "tf-dist-train", "-o", "json"]);
+    run.expect_code(4);
+    let diagnosis: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let runtime = diagnosis["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["layer"] == "runtime")
+        .unwrap();
+    assert_eq!(runtime["verdict"], "fail");
+    assert!(
+        runtime
+            .to_string()
+            .contains("tensorflow/tensorflow:2.13.0-gpu"),
+        "{runtime}"
+    );
+
+    let run = tfjob(&c, &["diagnose", "nope"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("kubectl get tfjobs -n default"),
+        "{}",
+        run.stderr
+    );
+}

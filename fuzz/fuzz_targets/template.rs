@@ -1,0 +1,25 @@
+//! Any user template source: its header and its rendering must never panic.
+#![no_main]
+
+use std::borrow::Cow;
+
+use kubectl_tfjob::{templates, values};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|source: &str| {
+    let Ok((description, defaults)) = templates::parse_header(source, "fuzz.yaml.j2") else {
+        return;
+    };
+    let template = templates::Template {
+        name: "fuzz".into(),
+        file: "fuzz.yaml.j2".into(),
+        source: Cow::Owned(source.to_string()),
+        description,
+        defaults: defaults.clone(),
+        builtin: false,
+    };
+    let flags = serde_json::json!({"name": "fuzz", "image": "tensorflow/tensorflow:2.13.0"});
+    if let Ok(values) = values::resolve(&defaults, &[], &[], flags) {
+        let _ = templates::render(&template, &values);
+    }
+});
