@@ -351,3 +351,54 @@ fn kubeconfig_from_several_files_and_the_context_namespace_are_honoured() {
     );
     assert!(c.writes().is_empty());
 }
+
+/// With the upstream v1.9.4 CRD installed (only when the reference copy is present), the live
+/// schema check and the server's validation must accept what submit renders.
+#[test]
+fn upstream_crd_accepts_the_rendered_job() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference/kubeflow.org_tfjobs.yaml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("skipped: {} not present", path.display());
+        return;
+    };
+    let crd: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    let scenario = tfjob_testcluster::Scenario::from_yaml(&format!("objects:{SECRET}"))
+        .unwrap()
+        .with_crd(crd);
+    let c = tfjob_testcluster::TestCluster::start(scenario);
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(0);
+    assert_eq!(c.list("tfjobs", Some("default")).len(), 1);
+}
+
+/// A CRD whose schema is older than the job (version skew) is caught by the live-schema check
+/// before anything is written.
+#[test]
+fn version_skew_with_the_live_crd_is_caught_before_any_write() {
+    let scenario = tfjob_testcluster::Scenario::from_yaml(&format!("objects:{SECRET}"))
+        .unwrap()
+        .with_crd(serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "tfjobs.kubeflow.org"},
+            "spec": {"group": "kubeflow.org", "scope": "Namespaced",
+                "names": {"plural": "tfjobs", "singular": "tfjob", "kind": "TFJob", "listKind": "TFJobList"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"},
+                        "spec": {"type": "object", "required": ["tfReplicaSpecs"], "properties": {
+                            "tfReplicaSpecs": {"type": "object", "additionalProperties": {"type": "object",
+                                "x-kubernetes-preserve-unknown-fields": true}}}}}}}}]}
+        }));
+    let c = tfjob_testcluster::TestCluster::start(scenario);
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("does not match the CRD installed in the cluster"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("runPolicy"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+}
