@@ -554,8 +554,8 @@ fn decode_body(ctx: &Ctx) -> Result<Value, ApiError> {
 }
 
 /// Fills fields the real apiserver defaults, per kind.
-fn apply_defaults(info: &ResourceInfo, obj: &mut Value) {
-    match info.plural.as_str() {
+pub(crate) fn apply_defaults(plural: &str, obj: &mut Value) {
+    match plural {
         "pods" => {
             let spec = &mut obj["spec"];
             for (k, v) in [
@@ -849,7 +849,7 @@ fn create(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, 
     check_ns(ctx, info, &ns)?;
     let mut warnings = Vec::new();
     admit(ctx, info, None, &mut obj, &mut warnings)?;
-    apply_defaults(info, &mut obj);
+    apply_defaults(&info.plural, &mut obj);
     if info.subresources.iter().any(|s| s == "status") && info.crd_version.is_some() {
         // Custom resources with a status subresource ignore status on create.
         if let Some(m) = obj.as_object_mut() {
@@ -935,7 +935,7 @@ fn write_update(
         admit(ctx, info, Some(&old), &mut new, &mut warnings)?;
     }
     if info.plural == "secrets" {
-        apply_defaults(info, &mut new);
+        apply_defaults(&info.plural, &mut new);
     }
     if ctx.q.get("dryRun").is_some_and(|d| d == "All") {
         return Ok(with_warnings(json_response(code, &new), &warnings));
@@ -1013,7 +1013,7 @@ fn patch_obj(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body
             check_ns(ctx, info, &ns)?;
             let mut warnings = Vec::new();
             admit(ctx, info, None, &mut obj, &mut warnings)?;
-            apply_defaults(info, &mut obj);
+            apply_defaults(&info.plural, &mut obj);
             if ctx.q.get("dryRun").is_some_and(|d| d == "All") {
                 return Ok(json_response(201, &obj));
             }

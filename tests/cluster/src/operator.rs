@@ -758,11 +758,17 @@ fn reconcile_pods(
     let max_idx = mine.iter().filter_map(|p| index_of(p)).max().unwrap_or(-1);
     let (mut active, mut succeeded, mut failed) = (0i64, 0i64, 0i64);
     let rp = rs["restartPolicy"].as_str().unwrap_or("Never");
+    let mut by_index: std::collections::HashMap<i64, &Value> = std::collections::HashMap::new();
+    for p in &mine {
+        if let Some(i) = index_of(p) {
+            by_index.entry(i).or_insert(p);
+        }
+    }
     for idx in 0..want.max(max_idx + 1) {
-        let slot: Vec<&&Value> = mine.iter().filter(|p| index_of(p) == Some(idx)).collect();
-        let Some(pod) = slot.first() else {
+        let Some(pod) = by_index.get(&idx) else {
             if idx < want {
-                let pod = new_pod(sh, job, specs, rtype, idx);
+                let mut pod = new_pod(sh, job, specs, rtype, idx);
+                crate::http::apply_defaults("pods", &mut pod);
                 let pn = pname(&pod);
                 match sh.store.create("pods", ns, pod) {
                     Ok(_) => sh.record_event(
@@ -868,10 +874,15 @@ fn reconcile_services(
         .collect();
     let want = replicas(rs);
     let max_idx = mine.iter().filter_map(|p| index_of(p)).max().unwrap_or(-1);
+    let by_index: std::collections::HashMap<i64, &Value> = mine
+        .iter()
+        .filter_map(|s| index_of(s).map(|i| (i, *s)))
+        .collect();
     for idx in 0..want.max(max_idx + 1) {
-        match mine.iter().find(|s| index_of(s) == Some(idx)) {
+        match by_index.get(&idx) {
             None if idx < want => match new_service(job, specs, rtype, idx) {
-                Some(svc) => {
+                Some(mut svc) => {
+                    crate::http::apply_defaults("services", &mut svc);
                     let sn = svc["metadata"]["name"].as_str().unwrap_or("").to_string();
                     if sh.store.create("services", ns, svc).is_ok() {
                         sh.record_event(

@@ -59,6 +59,9 @@ impl Request {
     }
 }
 
+/// (involved uid, reason, message).
+type EventKey = (String, String, String);
+
 pub(crate) struct FaultState {
     pub fault: Fault,
     pub seen: u32,
@@ -90,6 +93,8 @@ pub struct Shared {
     pub(crate) logs: Mutex<HashMap<(String, String, String), String>>,
     pub(crate) condition_log: Mutex<Vec<(String, String, Instant)>>,
     pub(crate) port: Mutex<u16>,
+    /// (involved uid, reason, message) → (namespace, event name), so repeats aggregate in O(1).
+    event_index: Mutex<HashMap<EventKey, (String, String)>>,
     /// Flipped to true when the cluster shuts down; components exit.
     pub(crate) stop: tokio::sync::watch::Sender<bool>,
 }
@@ -116,6 +121,7 @@ impl Shared {
             logs: Mutex::new(HashMap::new()),
             condition_log: Mutex::new(Vec::new()),
             port: Mutex::new(0),
+            event_index: Mutex::new(HashMap::new()),
             stop: tokio::sync::watch::channel(false).0,
         }
     }
@@ -221,21 +227,19 @@ impl Shared {
             .unwrap_or("")
             .to_string();
         let now = now_rfc3339();
-        let (existing, _) = self.store.list_filtered("events", Some(&ns), |e| {
-            e["involvedObject"]["uid"] == json!(uid)
-                && e["reason"] == json!(reason)
-                && e["message"] == json!(message)
-        });
-        if let Some(e) = existing.first() {
-            let ename = e["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let ikey = (uid.clone(), reason.to_string(), message.to_string());
+        let existing = self.event_index.lock().unwrap().get(&ikey).cloned();
+        if let Some((ens, ename)) = existing {
             let now2 = now.clone();
-            self.store.modify("events", &ns, &ename, move |e| {
+            let updated = self.store.modify("events", &ens, &ename, move |e| {
                 let c = e["count"].as_i64().unwrap_or(1);
                 e["count"] = json!(c + 1);
                 e["lastTimestamp"] = json!(now2);
                 true
             });
-            return;
+            if updated.is_some() {
+                return;
+            }
         }
         let suffix: String = new_uid().replace('-', "").chars().rev().take(16).collect();
         let api_version = involved["apiVersion"].as_str().unwrap_or("v1");
@@ -271,7 +275,10 @@ impl Shared {
                 ev["involvedObject"]["fieldPath"] = json!(c);
             }
         }
-        let _ = self.store.create("events", &ns, ev);
+        let ename = ev["metadata"]["name"].as_str().unwrap_or("").to_string();
+        if self.store.create("events", &ns, ev).is_ok() {
+            self.event_index.lock().unwrap().insert(ikey, (ns, ename));
+        }
     }
 
     pub(crate) fn log_text(&self, ns: &str, pod: &str, container: &str) -> Option<String> {

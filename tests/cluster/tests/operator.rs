@@ -1,0 +1,518 @@
+//! The simulated training-operator, scheduler and kubelet, observed through kube-rs.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use k8s_openapi::api::core::v1::{Pod, Service};
+use kube::api::{ListParams, LogParams, PostParams};
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+use tfjob_testcluster::{ContainerBehaviour, ContainerMatch, NodeSpec, Scenario, TestCluster};
+
+fn events_for(c: &TestCluster, name: &str) -> Vec<(String, String, String)> {
+    c.list("events", Some("default"))
+        .into_iter()
+        .filter(|e| e["involvedObject"]["name"] == name)
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().into(),
+                e["reason"].as_str().unwrap().into(),
+                e["message"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+fn pod_env(pod: &Value, name: &str) -> Option<String> {
+    pod["spec"]["containers"][0]["env"]
+        .as_array()?
+        .iter()
+        .find(|e| e["name"] == name)
+        .and_then(|e| e["value"].as_str())
+        .map(String::from)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn job_runs_to_success_with_exact_names_labels_and_tf_config() {
+    let c = TestCluster::start(Scenario::default().with_succeed_after_ms(400));
+    let cl = client(&c).await;
+    tfjobs(&cl, "default")
+        .create(
+            &PostParams::default(),
+            &tfjob("tf-dist-train", 1, 3, "OnFailure"),
+        )
+        .await
+        .unwrap();
+
+    let job = eventually(10, || {
+        c.get("tfjobs", Some("default"), "tf-dist-train")
+            .filter(|j| condition_types(j).contains(&"Running".into()))
+    })
+    .await;
+    assert_eq!(condition_types(&job), ["Created", "Running"]);
+    assert_eq!(
+        job["status"]["conditions"][0]["message"],
+        "TFJob tf-dist-train is created."
+    );
+    assert_eq!(
+        job["status"]["conditions"][1]["message"],
+        "TFJob default/tf-dist-train is running."
+    );
+    assert_eq!(job["status"]["conditions"][1]["reason"], "TFJobRunning");
+    assert!(job["status"]["startTime"].is_string());
+    assert!(
+        job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+            .get("ports")
+            .is_none(),
+        "defaults are never written back"
+    );
+
+    let pods: Api<Pod> = Api::default_namespaced(cl.clone());
+    let sel = "training.kubeflow.org/job-name=tf-dist-train,training.kubeflow.org/operator-name=tfjob-controller";
+    let mut names: Vec<String> = pods
+        .list(&ListParams::default().labels(sel))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|p| p.name_any())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "tf-dist-train-ps-0",
+            "tf-dist-train-worker-0",
+            "tf-dist-train-worker-1",
+            "tf-dist-train-worker-2"
+        ]
+    );
+
+    let w1 = c
+        .get("pods", Some("default"), "tf-dist-train-worker-1")
+        .unwrap();
+    let labels = &w1["metadata"]["labels"];
+    assert_eq!(labels["training.kubeflow.org/replica-type"], "worker");
+    assert_eq!(labels["training.kubeflow.org/replica-index"], "1");
+    assert!(labels.get("training.kubeflow.org/job-role").is_none());
+    let w0 = c
+        .get("pods", Some("default"), "tf-dist-train-worker-0")
+        .unwrap();
+    assert_eq!(
+        w0["metadata"]["labels"]["training.kubeflow.org/job-role"],
+        "master"
+    );
+    assert_eq!(w0["spec"]["restartPolicy"], "OnFailure");
+    assert_eq!(w0["metadata"]["ownerReferences"][0]["controller"], true);
+    assert_eq!(
+        w0["metadata"]["ownerReferences"][0]["blockOwnerDeletion"],
+        true
+    );
+    assert_eq!(
+        w0["spec"]["containers"][0]["ports"],
+        json!([{"name": "tfjob-port", "containerPort": 2222, "protocol": "TCP"}])
+    );
+    assert_eq!(
+        pod_env(&w0, "TF_CONFIG").unwrap(),
+        r#"{"cluster":{"ps":["tf-dist-train-ps-0.default.svc:2222"],"worker":["tf-dist-train-worker-0.default.svc:2222","tf-dist-train-worker-1.default.svc:2222","tf-dist-train-worker-2.default.svc:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}"#
+    );
+    let ps = c
+        .get("pods", Some("default"), "tf-dist-train-ps-0")
+        .unwrap();
+    assert!(
+        pod_env(&ps, "TF_CONFIG")
+            .unwrap()
+            .contains(r#""task":{"type":"ps","index":0}"#)
+    );
+
+    let svcs: Api<Service> = Api::default_namespaced(cl.clone());
+    let svc = svcs.get("tf-dist-train-worker-2").await.unwrap();
+    let spec = svc.spec.unwrap();
+    assert_eq!(spec.cluster_ip.as_deref(), Some("None"));
+    assert_eq!(spec.ports.unwrap()[0].port, 2222);
+    assert!(
+        svc.metadata
+            .labels
+            .unwrap()
+            .get("training.kubeflow.org/job-role")
+            .is_none()
+    );
+
+    let job = eventually(10, || {
+        c.get("tfjobs", Some("default"), "tf-dist-train")
+            .filter(|j| condition_types(j).contains(&"Succeeded".into()))
+    })
+    .await;
+    let conds: Vec<(String, String)> = job["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["type"].as_str().unwrap().into(),
+                c["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        conds,
+        [
+            ("Created".into(), "True".into()),
+            ("Running".into(), "False".into()),
+            ("Succeeded".into(), "True".into())
+        ]
+    );
+    assert_eq!(
+        job["status"]["conditions"][2]["message"],
+        "TFJob default/tf-dist-train successfully completed."
+    );
+    assert!(job["status"]["completionTime"].is_string());
+    let ev = events_for(&c, "tf-dist-train");
+    for (t, r, m) in [
+        (
+            "Normal",
+            "SuccessfulCreatePod",
+            "Created pod: tf-dist-train-worker-0",
+        ),
+        (
+            "Normal",
+            "SuccessfulCreateService",
+            "Created service: tf-dist-train-ps-0",
+        ),
+        (
+            "Normal",
+            "TFJobSucceeded",
+            "TFJob default/tf-dist-train successfully completed.",
+        ),
+    ] {
+        assert!(
+            ev.contains(&(t.into(), r.into(), m.into())),
+            "missing {r}: {ev:?}"
+        );
+    }
+    let pod_ev = events_for(&c, "tf-dist-train-worker-0");
+    assert!(pod_ev.iter().any(|(_, r, m)| r == "Scheduled"
+        && m.starts_with("Successfully assigned default/tf-dist-train-worker-0 to node-")));
+    // cleanPodPolicy defaults to None: pods stay.
+    assert_eq!(c.list("pods", Some("default")).len(), 4);
+    assert!(
+        c.condition_log()
+            .iter()
+            .any(|(j, t, _)| j == "tf-dist-train" && t == "Running")
+    );
+
+    // Deleting the job garbage-collects its pods and services.
+    tfjobs(&cl, "default")
+        .delete("tf-dist-train", &Default::default())
+        .await
+        .unwrap();
+    assert!(c.list("pods", Some("default")).is_empty());
+    assert!(c.list("services", Some("default")).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gpu_request_that_fits_no_node_is_unschedulable() {
+    let nodes = (1..=3)
+        .map(|i| NodeSpec::new(&format!("cpu-{i}"), "8", "32Gi", 0))
+        .collect();
+    let c = TestCluster::start(Scenario::default().with_nodes(nodes));
+    let cl = client(&c).await;
+    let mut job = tfjob("gpu", 0, 2, "Never");
+    job.data["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] =
+        json!({"limits": {"nvidia.com/gpu": 1}});
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    let pod = eventually(5, || {
+        c.get("pods", Some("default"), "gpu-worker-0")
+            .filter(|p| p["status"]["conditions"].is_array())
+    })
+    .await;
+    let cond = &pod["status"]["conditions"][0];
+    assert_eq!(
+        (
+            cond["type"].as_str(),
+            cond["status"].as_str(),
+            cond["reason"].as_str()
+        ),
+        (Some("PodScheduled"), Some("False"), Some("Unschedulable"))
+    );
+    let msg = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+    assert_eq!(cond["message"], msg);
+    assert_eq!(pod["status"]["phase"], "Pending");
+    assert!(events_for(&c, "gpu-worker-0").contains(&(
+        "Warning".into(),
+        "FailedScheduling".into(),
+        msg.into()
+    )));
+    // Adding a GPU node lets the scheduler retry.
+    c.insert(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}, "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "4"}}}));
+    eventually(5, || {
+        c.get("pods", Some("default"), "gpu-worker-1")
+            .filter(|p| p["spec"]["nodeName"] == "gpu-1")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_image_and_missing_secret_key() {
+    let sc = Scenario::default().with_missing_image("example.com/nope:1").with_object(json!({
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "taotoken-secret", "namespace": "default"}, "data": {"other": "eA=="}
+    }));
+    let c = TestCluster::start(sc);
+    let cl = client(&c).await;
+    let mut bad_image = tfjob("img", 0, 1, "Never");
+    bad_image.data["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"] =
+        json!("example.com/nope:1");
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &bad_image)
+        .await
+        .unwrap();
+    let mut bad_key = tfjob("key", 0, 1, "Never");
+    bad_key.data["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "TAOTOKEN_API_KEY", "valueFrom": {"secretKeyRef": {"name": "taotoken-secret", "key": "api-key"}}}]);
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &bad_key)
+        .await
+        .unwrap();
+
+    let waiting = |pod: &str, reason: &'static str| {
+        let c = &c;
+        let pod = pod.to_string();
+        move || {
+            c.get("pods", Some("default"), &pod).and_then(|p| {
+                (p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == reason)
+                    .then_some(p)
+            })
+        }
+    };
+    let p = eventually(5, waiting("img-worker-0", "ImagePullBackOff")).await;
+    assert_eq!(
+        p["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
+            .as_str()
+            .unwrap()
+            .split(':')
+            .next(),
+        Some("Back-off pulling image \"example.com/nope")
+    );
+    assert!(
+        events_for(&c, "img-worker-0")
+            .iter()
+            .any(|(t, r, m)| t == "Warning"
+                && r == "Failed"
+                && m.starts_with("Failed to pull image \"example.com/nope:1\""))
+    );
+    let p = eventually(5, waiting("key-worker-0", "CreateContainerConfigError")).await;
+    assert_eq!(
+        p["status"]["containerStatuses"][0]["state"]["waiting"]["message"],
+        "couldn't find key api-key in Secret default/taotoken-secret"
+    );
+    // RecordAbnormalPods mirrors it onto the TFJob.
+    eventually(5, || {
+        events_for(&c, "key").into_iter().find(|(t, r, m)| t == "Warning" && r == "CreateContainerConfigError" && m == "Error pod key-worker-0 container tensorflow waiting message: couldn't find key api-key in Secret default/taotoken-secret")
+    })
+    .await;
+    // Fixing the secret lets the kubelet start the container.
+    c.insert(json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "taotoken-secret", "namespace": "default"}, "data": {"api-key": "eA=="}}));
+    eventually(5, || {
+        c.get("pods", Some("default"), "key-worker-0")
+            .filter(|p| p["status"]["phase"] == "Running")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn crash_loop_and_logs() {
+    let sc = Scenario::default().with_behaviour(ContainerBehaviour {
+        matches: ContainerMatch {
+            replica_type: Some("worker".into()),
+            index: Some(1),
+            ..Default::default()
+        },
+        exit_code: Some(1),
+        run_ms: Some(30),
+        crash_loop: true,
+        log: Some("step 1\nTraceback (most recent call last):\nValueError: bad".into()),
+        ..Default::default()
+    });
+    let c = TestCluster::start(sc);
+    let cl = client(&c).await;
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &tfjob("crash", 0, 2, "OnFailure"))
+        .await
+        .unwrap();
+    let p = eventually(10, || {
+        c.get("pods", Some("default"), "crash-worker-1")
+            .filter(|p| {
+                p["status"]["containerStatuses"][0]["restartCount"]
+                    .as_i64()
+                    .unwrap_or(0)
+                    >= 2
+            })
+    })
+    .await;
+    let cs = &p["status"]["containerStatuses"][0];
+    assert_eq!(cs["lastState"]["terminated"]["exitCode"], 1);
+    assert_eq!(cs["lastState"]["terminated"]["reason"], "Error");
+    assert_eq!(p["status"]["phase"], "Running");
+    let pod = eventually(10, || {
+        c.get("pods", Some("default"), "crash-worker-1")
+            .filter(|p| {
+                p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"]
+                    == "CrashLoopBackOff"
+            })
+    })
+    .await;
+    assert!(
+        pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("back-off ")
+    );
+    let pods: Api<Pod> = Api::default_namespaced(cl.clone());
+    let log = pods
+        .logs(
+            "crash-worker-1",
+            &LogParams {
+                container: Some("tensorflow".into()),
+                tail_lines: Some(1),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(log, "ValueError: bad\n");
+    assert!(
+        events_for(&c, "crash-worker-1")
+            .iter()
+            .any(|(t, r, _)| t == "Warning" && r == "BackOff")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn never_restart_failure_fails_the_job() {
+    let sc = Scenario::default().with_behaviour(ContainerBehaviour {
+        matches: ContainerMatch {
+            pod_name: Some("fail-worker-*".into()),
+            ..Default::default()
+        },
+        exit_code: Some(1),
+        run_ms: Some(50),
+        ..Default::default()
+    });
+    let c = TestCluster::start(sc);
+    let cl = client(&c).await;
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &tfjob("fail", 0, 1, "Never"))
+        .await
+        .unwrap();
+    let job = eventually(10, || {
+        c.get("tfjobs", Some("default"), "fail")
+            .filter(|j| condition_types(j).contains(&"Failed".into()))
+    })
+    .await;
+    let last = job["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["type"], "Failed");
+    assert_eq!(last["reason"], "TFJobFailed");
+    assert_eq!(
+        last["message"],
+        "TFJob default/fail has failed because 1 Worker replica(s) failed."
+    );
+    assert_eq!(
+        job["status"]["replicaStatuses"]["Worker"],
+        json!({"failed": 1})
+    );
+    assert!(
+        events_for(&c, "fail")
+            .iter()
+            .any(|(_, r, m)| r == "ExitedWithCode"
+                && m == "Pod: default.fail-worker-0 exited with code 1")
+    );
+    // Single worker → not distributed → no TF_CONFIG.
+    let pod = c.get("pods", Some("default"), "fail-worker-0").unwrap();
+    assert!(pod_env(&pod, "TF_CONFIG").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_code_policy_restarts_on_retryable_codes() {
+    let sc = Scenario::default().with_behaviour(ContainerBehaviour {
+        matches: ContainerMatch {
+            replica_type: Some("Worker".into()),
+            ..Default::default()
+        },
+        exit_code: Some(137),
+        run_ms: Some(50),
+        ..Default::default()
+    });
+    let c = TestCluster::start(sc);
+    let cl = client(&c).await;
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &tfjob("ec", 0, 1, "ExitCode"))
+        .await
+        .unwrap();
+    eventually(10, || {
+        events_for(&c, "ec").into_iter().find(|(t, r, m)| {
+            t == "Warning"
+                && r == "TFJobRestarting"
+                && m == "job ec is restarting because Worker replica(s) failed."
+        })
+    })
+    .await;
+    let job = eventually(10, || {
+        c.get("tfjobs", Some("default"), "ec")
+            .filter(|j| condition_types(j).contains(&"Restarting".into()))
+    })
+    .await;
+    assert!(!condition_types(&job).contains(&"Failed".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_thousand_workers() {
+    let nodes = (1..=4)
+        .map(|i| NodeSpec {
+            pods: 1000,
+            ..NodeSpec::new(&format!("big-{i}"), "1000", "4Ti", 0)
+        })
+        .collect();
+    let c = TestCluster::start(Scenario::default().with_nodes(nodes));
+    let cl = client(&c).await;
+    let t = Instant::now();
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &tfjob("big", 1, 2000, "OnFailure"))
+        .await
+        .unwrap();
+    eventually(120, || {
+        (c.list("pods", Some("default")).len() == 2001
+            && c.list("services", Some("default")).len() == 2001)
+            .then_some(())
+    })
+    .await;
+    let created = t.elapsed();
+    eventually(120, || {
+        c.get("tfjobs", Some("default"), "big")
+            .filter(|j| j["status"]["replicaStatuses"]["Worker"]["active"] == 2000)
+    })
+    .await;
+    let running = t.elapsed();
+    eprintln!(
+        "2000-worker TFJob: pods+services created in {created:?}, all workers active in {running:?}"
+    );
+    let pods: Api<Pod> = Api::default_namespaced(cl.clone());
+    let t2 = Instant::now();
+    let n = pods
+        .list(&ListParams::default().labels("training.kubeflow.org/replica-type=worker"))
+        .await
+        .unwrap()
+        .items
+        .len();
+    assert_eq!(n, 2000);
+    eprintln!("listing 2000 pods took {:?}", t2.elapsed());
+    let _ = Duration::ZERO;
+}
