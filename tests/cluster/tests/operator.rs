@@ -132,13 +132,8 @@ async fn job_runs_to_success_with_exact_names_labels_and_tf_config() {
     let spec = svc.spec.unwrap();
     assert_eq!(spec.cluster_ip.as_deref(), Some("None"));
     assert_eq!(spec.ports.unwrap()[0].port, 2222);
-    assert!(
-        svc.metadata
-            .labels
-            .unwrap()
-            .get("training.kubeflow.org/job-role")
-            .is_none()
-    );
+    let svc_labels = svc.metadata.labels.unwrap();
+    assert!(!svc_labels.contains_key("training.kubeflow.org/job-role"));
 
     let job = eventually(10, || {
         c.get("tfjobs", Some("default"), "tf-dist-train")
