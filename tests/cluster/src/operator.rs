@@ -234,6 +234,13 @@ pub fn tf_config(
             s(&lower)
         );
     }
+    let cluster = cluster_json(job_name, ns, specs);
+    tf_config_with(&cluster, rtype, index)
+}
+
+/// The `"cluster"` object of TF_CONFIG, shared by every pod of a job (computed once per reconcile).
+fn cluster_json(job_name: &str, ns: &str, specs: &BTreeMap<String, Value>) -> String {
+    let s = |x: &str| serde_json::to_string(x).unwrap();
     let mut cluster: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (rt, rs) in specs {
         let l = rt.to_lowercase();
@@ -245,7 +252,7 @@ pub fn tf_config(
                 .collect(),
         );
     }
-    let cluster_s: Vec<String> = cluster
+    let parts: Vec<String> = cluster
         .iter()
         .map(|(k, v)| {
             format!(
@@ -255,10 +262,13 @@ pub fn tf_config(
             )
         })
         .collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+fn tf_config_with(cluster: &str, rtype: &str, index: i64) -> String {
+    let t = serde_json::to_string(&rtype.to_lowercase()).unwrap();
     format!(
-        "{{\"cluster\":{{{}}},\"task\":{{\"type\":{},\"index\":{index}}},\"environment\":\"cloud\"}}",
-        cluster_s.join(","),
-        s(&lower)
+        "{{\"cluster\":{cluster},\"task\":{{\"type\":{t},\"index\":{index}}},\"environment\":\"cloud\"}}"
     )
 }
 
@@ -295,6 +305,7 @@ fn new_pod(
     sh: &Shared,
     job: &Value,
     specs: &BTreeMap<String, Value>,
+    cluster: &str,
     rtype: &str,
     idx: i64,
 ) -> Value {
@@ -331,7 +342,11 @@ fn new_pod(
         .sum();
     if total != 1 {
         let dynamic = job["spec"]["enableDynamicWorker"] == json!(true);
-        let cfg = tf_config(name, ns, specs, rtype, idx, dynamic);
+        let cfg = if dynamic {
+            tf_config(name, ns, specs, rtype, idx, true)
+        } else {
+            tf_config_with(cluster, rtype, idx)
+        };
         if let Some(c) = spec["containers"]
             .as_array_mut()
             .and_then(|cs| cs.iter_mut().find(|c| c["name"] == "tensorflow"))
@@ -478,7 +493,7 @@ fn delete_pod_and_service(sh: &Shared, job: &Value, ns: &str, pod: &str) {
     }
 }
 
-fn clean_pods(sh: &Shared, job: &Value, ns: &str, pods: &[Value]) {
+fn clean_pods(sh: &Shared, job: &Value, ns: &str, pods: &[Arc<Value>]) {
     let policy = job["spec"]["runPolicy"]["cleanPodPolicy"]
         .as_str()
         .filter(|p| !p.is_empty())
@@ -588,8 +603,8 @@ fn reconcile(
                         .any(|r| r["uid"] == json!(uid) && r["controller"] == json!(true))
                 })
     };
-    let (pods, _) = sh.store.list_filtered("pods", Some(ns), owned);
-    let (services, _) = sh.store.list_filtered("services", Some(ns), owned);
+    let pods = sh.store.list_shared("pods", ns, owned);
+    let services = sh.store.list_shared("services", ns, owned);
     let finished = has_cond(&status, "Succeeded") || has_cond(&status, "Failed");
     let run_policy = &job["spec"]["runPolicy"];
 
@@ -726,8 +741,9 @@ fn reconcile(
     if !status["replicaStatuses"].is_object() {
         status["replicaStatuses"] = json!({});
     }
+    let cluster = cluster_json(name, ns, &specs);
     for (rtype, rs) in &specs {
-        reconcile_pods(sh, &job, &specs, rtype, rs, &pods, &mut status);
+        reconcile_pods(sh, &job, &specs, &cluster, rtype, rs, &pods, &mut status);
         reconcile_services(sh, &job, &specs, rtype, rs, &services);
     }
     update_job_status(sh, &job, &specs, &pods, &mut status);
@@ -738,13 +754,15 @@ fn index_of(o: &Value) -> Option<i64> {
     o["metadata"]["labels"][L_INDEX].as_str()?.parse().ok()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn reconcile_pods(
     sh: &Shared,
     job: &Value,
     specs: &BTreeMap<String, Value>,
+    cluster: &str,
     rtype: &str,
     rs: &Value,
-    pods: &[Value],
+    pods: &[Arc<Value>],
     status: &mut Value,
 ) {
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
@@ -753,6 +771,7 @@ fn reconcile_pods(
     let mine: Vec<&Value> = pods
         .iter()
         .filter(|p| p["metadata"]["labels"][L_TYPE] == json!(lower))
+        .map(|p| &**p)
         .collect();
     let want = replicas(rs);
     let max_idx = mine.iter().filter_map(|p| index_of(p)).max().unwrap_or(-1);
@@ -767,7 +786,7 @@ fn reconcile_pods(
     for idx in 0..want.max(max_idx + 1) {
         let Some(pod) = by_index.get(&idx) else {
             if idx < want {
-                let mut pod = new_pod(sh, job, specs, rtype, idx);
+                let mut pod = new_pod(sh, job, specs, cluster, rtype, idx);
                 crate::http::apply_defaults("pods", &mut pod);
                 let pn = pname(&pod);
                 match sh.store.create("pods", ns, pod) {
@@ -864,13 +883,14 @@ fn reconcile_services(
     specs: &BTreeMap<String, Value>,
     rtype: &str,
     rs: &Value,
-    services: &[Value],
+    services: &[Arc<Value>],
 ) {
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
     let lower = rtype.to_lowercase();
     let mine: Vec<&Value> = services
         .iter()
         .filter(|p| p["metadata"]["labels"][L_TYPE] == json!(lower))
+        .map(|p| &**p)
         .collect();
     let want = replicas(rs);
     let max_idx = mine.iter().filter_map(|p| index_of(p)).max().unwrap_or(-1);
@@ -922,7 +942,7 @@ fn reconcile_services(
     }
 }
 
-fn record_abnormal_pods(sh: &Shared, job: &Value, pods: &[Value]) {
+fn record_abnormal_pods(sh: &Shared, job: &Value, pods: &[Arc<Value>]) {
     for p in pods
         .iter()
         .filter(|p| !matches!(phase(p), "Succeeded" | "Failed"))
@@ -997,7 +1017,7 @@ fn update_job_status(
     sh: &Shared,
     job: &Value,
     specs: &BTreeMap<String, Value>,
-    pods: &[Value],
+    pods: &[Arc<Value>],
     status: &mut Value,
 ) {
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");

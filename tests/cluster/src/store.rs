@@ -49,7 +49,8 @@ pub struct StoreEvent {
     pub old: Option<Arc<Value>>,
 }
 
-type Bucket = BTreeMap<String, BTreeMap<String, Value>>;
+// Objects are shared with watch events (and big TF_CONFIG-laden pods are not copied per event).
+type Bucket = BTreeMap<String, BTreeMap<String, Arc<Value>>>;
 
 struct Inner {
     rv: u64,
@@ -135,7 +136,11 @@ impl Store {
     /// One object.
     pub fn get(&self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         let g = self.inner.lock().unwrap();
-        g.data.get(resource)?.get(namespace)?.get(name).cloned()
+        g.data
+            .get(resource)?
+            .get(namespace)?
+            .get(name)
+            .map(|a| (**a).clone())
     }
 
     /// Objects of a resource, in one namespace or all (`None`), sorted by namespace/name, plus the list RV.
@@ -156,17 +161,32 @@ impl Store {
             match namespace {
                 Some(ns) => {
                     if let Some(m) = bucket.get(ns) {
-                        out.extend(m.values().filter(|o| keep(o)).cloned());
+                        out.extend(m.values().filter(|o| keep(o)).map(|a| (**a).clone()));
                     }
                 }
                 None => {
                     for m in bucket.values() {
-                        out.extend(m.values().filter(|o| keep(o)).cloned());
+                        out.extend(m.values().filter(|o| keep(o)).map(|a| (**a).clone()));
                     }
                 }
             }
         }
         (out, g.rv)
+    }
+
+    /// Shared handles to the objects of one namespace passing `keep` (no deep copies).
+    pub fn list_shared(
+        &self,
+        resource: &str,
+        namespace: &str,
+        keep: impl Fn(&Value) -> bool,
+    ) -> Vec<Arc<Value>> {
+        let g = self.inner.lock().unwrap();
+        g.data
+            .get(resource)
+            .and_then(|b| b.get(namespace))
+            .map(|m| m.values().filter(|o| keep(o)).cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Names of the namespaces that exist.
@@ -212,13 +232,14 @@ impl Store {
             .or_default()
             .entry(namespace.to_string())
             .or_default()
-            .insert(name, obj.clone());
+            .insert(name, Arc::new(obj.clone()));
+        let shared = g.data[resource][namespace][meta_str(&obj, "name")].clone();
         self.emit(
             &mut g,
             EventType::Added,
             resource,
             namespace,
-            obj.clone(),
+            shared,
             None,
             rv,
         );
@@ -272,8 +293,8 @@ impl Store {
         if !namespace.is_empty() {
             obj["metadata"]["namespace"] = json!(namespace);
         }
-        if obj == old {
-            return Ok(old);
+        if obj == *old {
+            return Ok((*old).clone());
         }
         if has_generation(resource) && obj.get("spec") != old.get("spec") {
             let gen_ = old["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
@@ -288,14 +309,15 @@ impl Store {
             .unwrap()
             .get_mut(namespace)
             .unwrap()
-            .insert(name.to_string(), obj.clone());
+            .insert(name.to_string(), Arc::new(obj.clone()));
+        let shared = g.data[resource][namespace][name].clone();
         self.emit(
             &mut g,
             EventType::Modified,
             resource,
             namespace,
-            obj.clone(),
-            Some(Arc::new(old)),
+            shared,
+            Some(old),
             rv,
         );
         Ok(obj)
@@ -360,6 +382,7 @@ impl Store {
             .get_mut(resource)
             .and_then(|b| b.get_mut(namespace))
             .and_then(|m| m.remove(name))
+            .map(Arc::unwrap_or_clone)
             .ok_or(StoreError::NotFound)?;
         g.rv += 1;
         let rv = g.rv;
@@ -374,7 +397,7 @@ impl Store {
             EventType::Deleted,
             resource,
             namespace,
-            obj.clone(),
+            Arc::new(obj.clone()),
             None,
             rv,
         );
@@ -409,7 +432,7 @@ impl Store {
         kind: EventType,
         resource: &str,
         namespace: &str,
-        obj: Value,
+        obj: Arc<Value>,
         old: Option<Arc<Value>>,
         rv: u64,
     ) {
@@ -418,7 +441,7 @@ impl Store {
             kind,
             resource: resource.to_string(),
             namespace: namespace.to_string(),
-            object: Arc::new(obj),
+            object: obj,
             old,
         });
         g.history.push_back(ev.clone());
@@ -451,7 +474,7 @@ impl Store {
         match from_rv {
             None => {
                 if let Some(bucket) = g.data.get(resource) {
-                    let iter: Box<dyn Iterator<Item = (&String, &BTreeMap<String, Value>)>> =
+                    let iter: Box<dyn Iterator<Item = (&String, &BTreeMap<String, Arc<Value>>)>> =
                         match namespace {
                             Some(ns) => Box::new(bucket.get_key_value(ns).into_iter()),
                             None => Box::new(bucket.iter()),
@@ -464,7 +487,7 @@ impl Store {
                                 kind: EventType::Added,
                                 resource: resource.to_string(),
                                 namespace: ns.clone(),
-                                object: Arc::new(o.clone()),
+                                object: o.clone(),
                                 old: None,
                             }));
                         }
