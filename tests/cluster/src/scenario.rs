@@ -439,6 +439,11 @@ impl Scenario {
         self.crd = Some(crd);
         self
     }
+    /// Serve only these versions of the TFJob CRD (version skew).
+    pub fn with_served_versions(mut self, versions: &[&str]) -> Self {
+        self.served_versions = Some(versions.iter().map(|v| v.to_string()).collect());
+        self
+    }
     /// Set the timing.
     pub fn with_timing(mut self, t: Timing) -> Self {
         self.timing = t;

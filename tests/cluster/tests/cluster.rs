@@ -113,9 +113,7 @@ async fn upstream_crd_when_available() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn version_skew_makes_v1_unavailable() {
-    let mut sc = Scenario::default();
-    sc.served_versions = Some(vec!["v1beta1".into()]);
-    let c = TestCluster::start(sc);
+    let c = TestCluster::start(Scenario::default().with_served_versions(&["v1beta1"]));
     let cl = client(&c).await;
     let e = api_err(tfjobs(&cl, "default").list(&ListParams::default()).await);
     assert_eq!(e.code, 404);
