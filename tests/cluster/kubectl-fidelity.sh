@@ -162,6 +162,9 @@ expect "status patch is visible" '"succeeded":1' kc get tfjob tf-dist-train -o j
 expect "apply --server-side" 'tfjob.kubeflow.org/tf-dist-train serverside-applied' kc apply --server-side -f "$WORK/job.yaml"
 expect "delete TFJob" 'tfjob.kubeflow.org "tf-dist-train" deleted' kc delete tfjob tf-dist-train
 expect "pods were garbage-collected" 'No resources found' kc get pods
+expect "create secret generic (protobuf body)" 'secret/literal created' kc create secret generic literal --from-literal=api-key=x
+expect "created secret has the key" '"api-key":"eA=="' kc get secret literal -o jsonpath='{.data}'
+expect "create configmap (protobuf body)" 'configmap/cfg created' kc create configmap cfg --from-literal=a=b
 expect "delete -f Secret" 'secret "taotoken-secret" deleted' kc delete -f "$WORK/secret.yaml"
 
 if [[ $FAILED -ne 0 ]]; then

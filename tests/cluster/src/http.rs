@@ -242,9 +242,18 @@ pub async fn handle(
             "injected reset",
         ));
     }
-    let resp = if content_type.starts_with("application/vnd.kubernetes.protobuf")
-        || content_type.starts_with("application/cbor")
+    // Protobuf is accepted for the few kinds typed kubectl commands create (see proto.rs).
+    let proto_err = if content_type.starts_with("application/vnd.kubernetes.protobuf")
+        && method != Method::DELETE
+        && !body.is_empty()
     {
+        crate::proto::decode(&body).err()
+    } else {
+        None
+    };
+    let resp = if let Some(e) = proto_err {
+        error_response(&status::unsupported_media(&format!("{content_type} ({e})")))
+    } else if content_type.starts_with("application/cbor") {
         error_response(&status::unsupported_media(&content_type))
     } else if let Some(f) = &decision.status {
         error_response(&status::injected(
@@ -269,6 +278,9 @@ pub async fn handle(
 }
 
 fn parse_body(body: &[u8], content_type: &str) -> Result<Value, String> {
+    if content_type.starts_with("application/vnd.kubernetes.protobuf") {
+        return crate::proto::decode(body);
+    }
     match serde_json::from_slice::<Value>(body) {
         Ok(v) => Ok(v),
         Err(e) => {
@@ -654,7 +666,7 @@ pub(crate) fn apply_defaults(plural: &str, obj: &mut Value) {
             }
         }
         "secrets" => {
-            if obj.get("type").is_none() {
+            if obj["type"].as_str().unwrap_or("").is_empty() {
                 obj["type"] = json!("Opaque");
             }
             // stringData is write-only: merged into data (base64) on write.

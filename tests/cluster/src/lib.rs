@@ -15,6 +15,7 @@ mod kubelet;
 mod openapi;
 mod operator;
 mod patch;
+mod proto;
 mod resources;
 mod scenario;
 mod selectors;
