@@ -657,8 +657,16 @@ fn set_container(sh: &Shared, pod: &Value, cname: &str, f: impl Fn(&mut Value)) 
 }
 
 fn kubelet_event(sh: &Shared, pod: &Value, cname: &str, etype: &str, reason: &str, msg: &str) {
-    let mut p = pod.clone();
-    p["__fieldPath"] = json!(format!("spec.containers{{{cname}}}"));
+    // A reference to the pod, not a copy of it (pods can carry ~100KB of TF_CONFIG).
+    let p = json!({
+        "apiVersion": "v1",
+        "metadata": {
+            "name": pod["metadata"]["name"], "namespace": pod["metadata"]["namespace"],
+            "uid": pod["metadata"]["uid"], "resourceVersion": pod["metadata"]["resourceVersion"],
+        },
+        "spec": {"nodeName": pod["spec"]["nodeName"]},
+        "__fieldPath": format!("spec.containers{{{cname}}}"),
+    });
     sh.record_event(&p, "Pod", etype, reason, msg, "kubelet");
 }
 

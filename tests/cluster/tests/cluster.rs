@@ -226,3 +226,27 @@ async fn condition_write_to_watch_latency() {
         5
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kube_discovery_finds_tfjobs() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    let gvk = kube::core::GroupVersionKind::gvk("kubeflow.org", "v1", "TFJob");
+    let (ar, caps) = kube::discovery::pinned_kind(&cl, &gvk).await.unwrap();
+    assert_eq!(ar.plural, "tfjobs");
+    assert_eq!(caps.scope, kube::discovery::Scope::Namespaced);
+    assert!(
+        caps.subresources
+            .iter()
+            .any(|(s, _)| s.plural == "tfjobs/status" || s.plural == "status")
+    );
+    let d = kube::Discovery::new(cl.clone()).run().await.unwrap();
+    assert!(d.has_group("kubeflow.org"));
+    assert!(d.has_group("apps"));
+    let v = cl.apiserver_version().await.unwrap();
+    assert_eq!((v.major.as_str(), v.minor.as_str()), ("1", "36"));
+
+    let absent = TestCluster::start(Scenario::default().with_operator(OperatorMode::Absent));
+    let cl = client(&absent).await;
+    assert!(kube::discovery::pinned_kind(&cl, &gvk).await.is_err());
+}
