@@ -402,6 +402,7 @@ fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
             );
         }
         "/apis" => return json_response(200, &resources::group_list(store)),
+        "/openapi/v2" => return openapi_v2(&ctx.accept, &sh.scenario.kubernetes_version),
         "/openapi/v3" => return json_response(200, &openapi::index(store)),
         _ => {}
     }
@@ -434,6 +435,34 @@ fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
         Some(v) => json_response(200, &v),
         None => error_response(&status::unknown_resource()),
     }
+}
+
+/// An empty but valid Swagger 2.0 document. Old kubectl (≤1.26) needs it for apply and
+/// client-side validation; with no definitions it skips schema validation of every kind
+/// and falls back to its compiled-in types, as it does for unknown kinds.
+fn openapi_v2(accept: &str, version: &str) -> Response<Body> {
+    if accept.contains("protobuf") {
+        // gnostic openapi_v2.Document{swagger: 1, info: 2{title: 1, version: 2}}
+        let mut info = vec![0x0a, 10];
+        info.extend_from_slice(b"Kubernetes");
+        info.push(0x12);
+        info.push(version.len() as u8);
+        info.extend_from_slice(version.as_bytes());
+        let mut doc = vec![0x0a, 3];
+        doc.extend_from_slice(b"2.0");
+        doc.push(0x12);
+        doc.push(info.len() as u8);
+        doc.extend_from_slice(&info);
+        return Response::builder()
+            .status(200)
+            .header("Content-Type", "application/octet-stream")
+            .body(Full::new(Bytes::from(doc)).boxed())
+            .unwrap();
+    }
+    json_response(
+        200,
+        &json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": version}, "paths": {}, "definitions": {}}),
+    )
 }
 
 fn ns_of(info: &ResourceInfo, t: &Target) -> String {
