@@ -450,3 +450,54 @@ async fn operator_modes() {
         .unwrap();
     assert!(dep["status"]["readyReplicas"].is_null());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn expired_resource_versions_and_misc_verbs() {
+    let c = TestCluster::start(Scenario::default().with_watch_history(5));
+    let cl = client(&c).await;
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::default_namespaced(cl.clone());
+    let cm = |n: &str| {
+        serde_json::from_value(json!({"metadata": {"name": n, "labels": {"batch": "1"}}})).unwrap()
+    };
+    let first = cms.create(&PostParams::default(), &cm("a")).await.unwrap();
+    for i in 0..10 {
+        cms.create(&PostParams::default(), &cm(&format!("b{i}")))
+            .await
+            .unwrap();
+    }
+    let old_rv = first.resource_version().unwrap();
+    // Watch from a resourceVersion outside the window → one ERROR 410 event.
+    let mut s = cms
+        .watch(&WatchParams::default().timeout(2), &old_rv)
+        .await
+        .unwrap()
+        .boxed();
+    match s.try_next().await {
+        Ok(Some(WatchEvent::Error(e))) => assert_eq!((e.code, e.reason.as_str()), (410, "Expired")),
+        other => panic!("expected 410 ERROR event, got {other:?}"),
+    }
+    let lp = ListParams::default()
+        .at(&old_rv)
+        .matching(kube::api::VersionMatch::Exact);
+    assert_eq!(api_err(cms.list(&lp).await).code, 410);
+
+    // generateName and deletecollection.
+    let g = cms
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"generateName": "gen-"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(g.name_any().starts_with("gen-") && g.name_any().len() == 9);
+    cms.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("batch=1"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        cms.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+}

@@ -511,3 +511,209 @@ async fn two_thousand_workers() {
     eprintln!("listing 2000 pods took {:?}", t2.elapsed());
     let _ = Duration::ZERO;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clean_pod_policy_and_ttl() {
+    let c = TestCluster::start(Scenario::default().with_succeed_after_ms(100));
+    let cl = client(&c).await;
+    let mut job = tfjob("ttl", 1, 1, "Never");
+    job.data["spec"]["runPolicy"] = json!({"cleanPodPolicy": "All", "ttlSecondsAfterFinished": 1});
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    let done = eventually(10, || {
+        c.get("tfjobs", Some("default"), "ttl")
+            .filter(|j| condition_types(j).contains(&"Succeeded".into()))
+    })
+    .await;
+    // The PS never finishes on its own; Succeeded moves its active count into succeeded.
+    eventually(5, || {
+        c.list("pods", Some("default")).is_empty().then_some(())
+    })
+    .await;
+    let j = eventually(5, || {
+        c.get("tfjobs", Some("default"), "ttl")
+            .filter(|j| j["status"]["replicaStatuses"]["PS"]["succeeded"] == 1)
+    })
+    .await;
+    assert!(
+        j["status"]["replicaStatuses"]["PS"].get("active").is_none(),
+        "{}",
+        j["status"]
+    );
+    assert!(done["status"]["completionTime"].is_string());
+    eventually(5, || {
+        c.get("tfjobs", Some("default"), "ttl")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        events_for(&c, "ttl")
+            .iter()
+            .any(|(_, r, m)| r == "SuccessfulDeleteJob" && m == "Deleted job: ttl")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn suspend_and_resume() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    let jobs = tfjobs(&cl, "default");
+    jobs.create(&PostParams::default(), &tfjob("sus", 0, 2, "Never"))
+        .await
+        .unwrap();
+    eventually(5, || {
+        c.get("tfjobs", Some("default"), "sus")
+            .filter(|j| condition_types(j).contains(&"Running".into()))
+    })
+    .await;
+    let pp = kube::api::PatchParams::default();
+    jobs.patch(
+        "sus",
+        &pp,
+        &kube::api::Patch::Merge(json!({"spec": {"runPolicy": {"suspend": true}}})),
+    )
+    .await
+    .unwrap();
+    let j = eventually(5, || {
+        c.get("tfjobs", Some("default"), "sus")
+            .filter(|j| condition_types(j).last().map(String::as_str) == Some("Suspended"))
+    })
+    .await;
+    let running = j["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Running")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (running["status"].as_str(), running["reason"].as_str()),
+        (Some("False"), Some("TFJobSuspended"))
+    );
+    eventually(5, || {
+        c.list("pods", Some("default")).is_empty().then_some(())
+    })
+    .await;
+    jobs.patch(
+        "sus",
+        &pp,
+        &kube::api::Patch::Merge(json!({"spec": {"runPolicy": {"suspend": false}}})),
+    )
+    .await
+    .unwrap();
+    let j = eventually(5, || {
+        c.get("tfjobs", Some("default"), "sus")
+            .filter(|j| condition_types(j).last().map(String::as_str) == Some("Running"))
+    })
+    .await;
+    let s = j["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Suspended")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (s["status"].as_str(), s["reason"].as_str()),
+        (Some("False"), Some("TFJobResumed"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chief_drives_success_and_oom_is_reported() {
+    let sc = Scenario::default()
+        .with_succeed_after_ms(300)
+        .with_behaviour(ContainerBehaviour {
+            matches: ContainerMatch {
+                replica_type: Some("Worker".into()),
+                ..Default::default()
+            },
+            oom_killed: true,
+            run_ms: Some(50),
+            ..Default::default()
+        });
+    let c = TestCluster::start(sc);
+    let cl = client(&c).await;
+    let mut job = tfjob("chief", 0, 1, "OnFailure");
+    job.data["spec"]["tfReplicaSpecs"]["Chief"] =
+        replica(1, "Never", "tensorflow/tensorflow:2.13.0");
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    let w = eventually(5, || {
+        c.get("pods", Some("default"), "chief-worker-0")
+            .filter(|p| {
+                p["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"]
+                    == "OOMKilled"
+            })
+    })
+    .await;
+    assert_eq!(
+        w["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"],
+        137
+    );
+    let j = eventually(10, || {
+        c.get("tfjobs", Some("default"), "chief")
+            .filter(|j| condition_types(j).contains(&"Succeeded".into()))
+    })
+    .await;
+    assert_eq!(
+        condition_types(&j).last().map(String::as_str),
+        Some("Succeeded")
+    );
+    let p = c.get("pods", Some("default"), "chief-chief-0").unwrap();
+    assert_eq!(
+        p["metadata"]["labels"]["training.kubeflow.org/job-role"],
+        "master"
+    );
+    let w0 = c.get("pods", Some("default"), "chief-worker-0").unwrap();
+    assert!(
+        w0["metadata"]["labels"]
+            .get("training.kubeflow.org/job-role")
+            .is_none(),
+        "with a Chief, worker-0 is not the master role"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn untolerated_taint_message() {
+    let mut n = NodeSpec::new("tainted", "16", "64Gi", 4);
+    n.taints = vec![tfjob_testcluster::Taint {
+        key: "dedicated".into(),
+        value: "infra".into(),
+        effect: "NoSchedule".into(),
+    }];
+    let c = TestCluster::start(
+        Scenario::default().with_nodes(vec![n, NodeSpec::new("small", "1", "1Gi", 0)]),
+    );
+    let cl = client(&c).await;
+    let mut job = tfjob("t", 0, 1, "Never");
+    job.data["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] =
+        json!({"limits": {"cpu": "2"}});
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    let p = eventually(5, || {
+        c.get("pods", Some("default"), "t-worker-0")
+            .filter(|p| p["status"]["conditions"][0]["reason"] == "Unschedulable")
+    })
+    .await;
+    assert_eq!(
+        p["status"]["conditions"][0]["message"],
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: infra}. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+    );
+    // RecordAbnormalPods: no container statuses, latest condition not True.
+    eventually(5, || {
+        events_for(&c, "t").into_iter().find(|(t, r, m)| {
+            t == "Warning"
+                && r == "Unschedulable"
+                && m.starts_with("Error pod t-worker-0 condition message: 0/2 nodes are available")
+        })
+    })
+    .await;
+}
