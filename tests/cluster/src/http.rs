@@ -497,7 +497,7 @@ fn get(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Api
             &table::table(&ctx.sh.store, info, &[obj], &rv, &ctx.q, true),
         ));
     }
-    Ok(json_response(200, &obj))
+    Ok(json_response(200, &resources::convert_out(info, &obj)))
 }
 
 /// Parsed list/watch filters.
@@ -576,6 +576,12 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
             tb["metadata"]["continue"] = json!(cont);
         }
         return Ok(json_response(200, &tb));
+    }
+    if info.group == "events.k8s.io" {
+        items = items
+            .iter()
+            .map(|o| resources::convert_out(info, o))
+            .collect();
     }
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if !cont.is_empty() {

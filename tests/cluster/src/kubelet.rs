@@ -478,6 +478,20 @@ fn set_pod_condition(
         }
         None => conds.push(c),
     }
+    // The kubelet reports conditions in this order.
+    const ORDER: [&str; 5] = [
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    ];
+    conds.sort_by_key(|c| {
+        ORDER
+            .iter()
+            .position(|o| c["type"] == *o)
+            .unwrap_or(ORDER.len())
+    });
 }
 
 // ---------------------------------------------------------------- kubelet

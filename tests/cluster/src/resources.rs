@@ -142,6 +142,16 @@ pub fn builtins() -> Vec<ResourceInfo> {
             &[],
         ),
         builtin(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            true,
+            &["ev"],
+            &["get", "list", "watch"],
+            &[],
+        ),
+        builtin(
             "apps",
             "v1",
             "deployments",
@@ -332,4 +342,32 @@ pub fn group_json(g: &str, versions: &[String]) -> Value {
         .map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v}))
         .collect();
     json!({"kind": "APIGroup", "apiVersion": "v1", "name": g, "versions": vs, "preferredVersion": vs[0]})
+}
+
+/// Objects are stored in their core/v1 shape; events.k8s.io/v1 reads get converted the
+/// way the apiserver converts between the two Event versions.
+pub fn convert_out(info: &ResourceInfo, obj: &Value) -> Value {
+    if !(info.group == "events.k8s.io" && info.plural == "events") {
+        return obj.clone();
+    }
+    let mut e = json!({
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": obj["metadata"],
+        "eventTime": obj["eventTime"],
+        "reportingController": obj["reportingComponent"].as_str().filter(|s| !s.is_empty()).or(obj["source"]["component"].as_str()),
+        "reportingInstance": obj["reportingInstance"],
+        "reason": obj["reason"],
+        "regarding": obj["involvedObject"],
+        "note": obj["message"],
+        "type": obj["type"],
+        "deprecatedSource": obj["source"],
+        "deprecatedFirstTimestamp": obj["firstTimestamp"],
+        "deprecatedLastTimestamp": obj["lastTimestamp"],
+        "deprecatedCount": obj["count"],
+    });
+    if let Some(m) = e.as_object_mut() {
+        m.retain(|_, v| !v.is_null());
+    }
+    e
 }

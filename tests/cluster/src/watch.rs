@@ -135,7 +135,13 @@ pub(crate) fn watch(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Response<Body
         let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
         macro_rules! emit {
             ($kind:expr, $obj:expr) => {{
-                let obj: &Value = $obj;
+                let converted;
+                let obj: &Value = if info.group == "events.k8s.io" {
+                    converted = crate::resources::convert_out(&info, $obj);
+                    &converted
+                } else {
+                    $obj
+                };
                 let l = if as_table && $kind != "ERROR" && $kind != "BOOKMARK" {
                     let rv = obj["metadata"]["resourceVersion"]
                         .as_str()

@@ -250,3 +250,54 @@ async fn kube_discovery_finds_tfjobs() {
     let cl = client(&absent).await;
     assert!(kube::discovery::pinned_kind(&cl, &gvk).await.is_err());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn events_in_both_api_versions() {
+    use k8s_openapi::api::core::v1::Event as CoreEvent;
+    use k8s_openapi::api::events::v1::Event;
+    let c = TestCluster::start(Scenario::default().with_operator(OperatorMode::Running));
+    let cl = client(&c).await;
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &tfjob("ev", 0, 2, "Never"))
+        .await
+        .unwrap();
+    let core: Api<CoreEvent> = Api::default_namespaced(cl.clone());
+    let lp = ListParams::default().fields("involvedObject.name=ev,involvedObject.kind=TFJob");
+    let evs = eventually_async(|| async {
+        let l = core.list(&lp).await.unwrap().items;
+        (l.len() >= 4).then_some(l)
+    })
+    .await;
+    assert!(evs.iter().all(
+        |e| e.source.as_ref().and_then(|s| s.component.as_deref()) == Some("tfjob-controller")
+    ));
+    let new: Api<Event> = Api::default_namespaced(cl.clone());
+    let l = new
+        .list(&ListParams::default().fields("regarding.name=ev"))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(l.len(), evs.len());
+    assert!(
+        l.iter()
+            .any(|e| e.reason.as_deref() == Some("SuccessfulCreatePod")
+                && e.note.as_deref() == Some("Created pod: ev-worker-0"))
+    );
+    assert_eq!(
+        l[0].reporting_controller.as_deref(),
+        Some("tfjob-controller")
+    );
+}
+
+async fn eventually_async<T, F: std::future::Future<Output = Option<T>>>(
+    mut f: impl FnMut() -> F,
+) -> T {
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
