@@ -1184,6 +1184,23 @@ mod tests {
         );
     }
     #[test]
+    fn dynamic_worker_sparse_tf_config() {
+        let job = json!({"spec": {"tfReplicaSpecs": {
+            "Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "x"}]}}},
+            "PS": {"replicas": 1, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "x"}]}}}
+        }}});
+        let specs = defaulted_specs(&job);
+        assert_eq!(
+            tf_config("j", "ns", &specs, "Worker", 1, true),
+            r#"{"cluster":{"worker":{"1":"j-worker-1.ns.svc:2222"},"ps":["j-ps-0.ns.svc:2222"]},"task":{"type":"worker","index":1}}"#
+        );
+        assert_eq!(
+            tf_config("j", "ns", &specs, "PS", 0, true),
+            r#"{"cluster":{"worker":{},"ps":["j-ps-0.ns.svc:2222"]},"task":{"type":"ps","index":0}}"#
+        );
+    }
+
+    #[test]
     fn conditions_bookkeeping() {
         let mut st = json!({});
         set_condition(&mut st, "Created", "True", "TFJobCreated", "c");
