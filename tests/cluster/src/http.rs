@@ -1046,6 +1046,31 @@ fn patch_obj(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body
         .trim()
         .to_string();
     let p = decode_body(ctx)?;
+    let manager = ctx.q.get("fieldManager").cloned().unwrap_or_default();
+    let apply_key = (
+        info.plural.clone(),
+        ns.clone(),
+        name.clone(),
+        t.sub.clone(),
+        manager,
+    );
+    let dry = ctx.q.get("dryRun").is_some_and(|d| d == "All");
+    let mut prev_applied = None;
+    if ct == "application/apply-patch+yaml" {
+        if p["apiVersion"].as_str().unwrap_or("").is_empty()
+            || p["kind"].as_str().unwrap_or("").is_empty()
+        {
+            return Err(status::bad_request("invalid object type: /, Kind="));
+        }
+        let mut applied = ctx.sh.applied.lock().unwrap();
+        // Remembered before the write; a rejected apply leaves a stale entry, which only
+        // matters if the same manager later drops fields it never managed to apply.
+        prev_applied = if dry {
+            applied.get(&apply_key).cloned()
+        } else {
+            applied.insert(apply_key, p.clone())
+        };
+    }
     let existing = ctx.sh.store.get(&info.plural, &ns, &name);
     let Some(old) = existing else {
         if ct == "application/apply-patch+yaml" {
@@ -1097,7 +1122,10 @@ fn patch_obj(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             }
-            patch::apply_patch(&mut new, &p)
+            patch::apply_patch(&mut new, &p);
+            if let Some(prev) = &prev_applied {
+                patch::remove_dropped(&mut new, prev, &p);
+            }
         }
         other => return Err(status::unsupported_media(other)),
     }

@@ -59,6 +59,27 @@ pub fn apply_patch(target: &mut Value, applied: &Value) {
     }
 }
 
+/// Server-side apply's ownership rule, for a single manager: fields this manager applied
+/// last time but left out now are removed (maps/objects recursively; lists are atomic).
+pub fn remove_dropped(target: &mut Value, previous: &Value, applied: &Value) {
+    let (Some(t), Some(prev)) = (target.as_object_mut(), previous.as_object()) else {
+        return;
+    };
+    let now = applied.as_object();
+    for (k, pv) in prev {
+        match now.and_then(|n| n.get(k)) {
+            None => {
+                t.remove(k);
+            }
+            Some(nv) => {
+                if let Some(tv) = t.get_mut(k) {
+                    remove_dropped(tv, pv, nv);
+                }
+            }
+        }
+    }
+}
+
 fn unescape(tok: &str) -> String {
     tok.replace("~1", "/").replace("~0", "~")
 }

@@ -59,6 +59,9 @@ impl Request {
     }
 }
 
+/// (resource, namespace, name, subresource, field manager).
+pub(crate) type ApplyKey = (String, String, String, String, String);
+
 /// (involved uid, reason, message).
 type EventKey = (String, String, String);
 
@@ -95,6 +98,8 @@ pub struct Shared {
     pub(crate) port: Mutex<u16>,
     /// (involved uid, reason, message) → (namespace, event name), so repeats aggregate in O(1).
     event_index: Mutex<HashMap<EventKey, (String, String)>>,
+    /// Last server-side-applied configuration per (resource, namespace, name, subresource, manager).
+    pub(crate) applied: Mutex<HashMap<ApplyKey, serde_json::Value>>,
     /// Flipped to true when the cluster shuts down; components exit.
     pub(crate) stop: tokio::sync::watch::Sender<bool>,
 }
@@ -123,6 +128,7 @@ impl Shared {
             port: Mutex::new(0),
             event_index: Mutex::new(HashMap::new()),
             stop: tokio::sync::watch::channel(false).0,
+            applied: Mutex::new(HashMap::new()),
         }
     }
 

@@ -501,3 +501,51 @@ async fn expired_resource_versions_and_misc_verbs() {
         1
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_side_apply_ownership() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::default_namespaced(cl.clone());
+    let pp = PatchParams::apply("kubectl-tfjob");
+    let cfg = |data: serde_json::Value| {
+        Patch::Apply(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": data}),
+        )
+    };
+    cms.patch("ssa", &pp, &cfg(json!({"a": "1", "b": "2"})))
+        .await
+        .unwrap();
+    // Another manager adds a key; the first manager then drops "b".
+    cms.patch(
+        "ssa",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"other": "x"}})),
+    )
+    .await
+    .unwrap();
+    let out = cms
+        .patch("ssa", &pp, &cfg(json!({"a": "1"})))
+        .await
+        .unwrap();
+    let data = out.data.unwrap();
+    assert_eq!(data.get("a").map(String::as_str), Some("1"));
+    assert!(
+        !data.contains_key("b"),
+        "fields the manager stopped applying are removed"
+    );
+    assert_eq!(
+        data.get("other").map(String::as_str),
+        Some("x"),
+        "other managers' fields stay"
+    );
+    let e = api_err(
+        cms.patch(
+            "ssa",
+            &pp,
+            &Patch::Apply(json!({"metadata": {"name": "ssa"}})),
+        )
+        .await,
+    );
+    assert_eq!(e.code, 400);
+}
