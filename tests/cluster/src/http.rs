@@ -980,6 +980,16 @@ fn write_update(
     let mut warnings = Vec::new();
     if t.sub != "status" {
         admit(ctx, info, Some(&old), &mut new, &mut warnings)?;
+    } else if let Some(v) = &info.crd_version {
+        // Status writes are schema-validated (and pruned) too; the webhook does not see them.
+        let schema = &v["schema"]["openAPIV3Schema"];
+        if schema.is_object() {
+            let out = validation::check_schema(schema, &mut new);
+            if !out.errors.is_empty() {
+                let name = new["metadata"]["name"].as_str().unwrap_or("").to_string();
+                return Err(status::invalid(&info.kind, &info.group, &name, &out.errors));
+            }
+        }
     }
     if info.plural == "secrets" {
         apply_defaults(&info.plural, &mut new);

@@ -549,3 +549,44 @@ async fn server_side_apply_ownership() {
     );
     assert_eq!(e.code, 400);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_subresource_is_validated_and_separate() {
+    let c = TestCluster::start(Scenario::default().with_operator(OperatorMode::Installed));
+    let cl = client(&c).await;
+    let jobs = tfjobs(&cl, "default");
+    jobs.create(&PostParams::default(), &tfjob("st", 0, 1, "Never"))
+        .await
+        .unwrap();
+    // Status in a main-resource patch is ignored; /status changes only status.
+    let p = jobs
+        .patch(
+            "st",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"startTime": "2026-01-01T00:00:00Z"}})),
+        )
+        .await
+        .unwrap();
+    assert!(p.data.get("status").is_none());
+    let p = jobs
+        .patch_status("st", &PatchParams::default(), &Patch::Merge(json!({"spec": {"successPolicy": "AllWorkers"}, "status": {"conditions": [{"type": "Running", "status": "True"}]}})))
+        .await
+        .unwrap();
+    assert_eq!(p.data["status"]["conditions"][0]["type"], "Running");
+    assert!(p.data["spec"].get("successPolicy").is_none());
+    let e = api_err(
+        jobs.patch_status(
+            "st",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": [{"type": "Running"}]}})),
+        )
+        .await,
+    );
+    assert_eq!(e.code, 422);
+    assert!(
+        e.message
+            .contains("status.conditions[0].status: Required value"),
+        "{}",
+        e.message
+    );
+}
