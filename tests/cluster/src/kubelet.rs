@@ -359,10 +359,13 @@ fn note_pod(sh: &Arc<Shared>, s: &mut Scheduler, kind: EventType, p: &Value) {
                     let u = std::mem::take(&mut s.unschedulable);
                     s.pending.extend(u);
                 }
-                // Pods created already bound (e.g. inserted by a test) still need a kubelet.
+                // Pods created already bound still need a kubelet, unless a test inserted
+                // them with a status of its own (phase other than Pending), which is kept.
                 if kind == EventType::Added
                     && p["status"]["containerStatuses"].is_null()
-                    && !terminal(p)
+                    && p["status"]["phase"]
+                        .as_str()
+                        .is_none_or(|ph| ph == "Pending")
                 {
                     start_pod(sh.clone(), p.clone());
                 }
@@ -371,6 +374,9 @@ fn note_pod(sh: &Arc<Shared>, s: &mut Scheduler, kind: EventType, p: &Value) {
                     .as_str()
                     .unwrap_or("default-scheduler")
                     == "default-scheduler"
+                && p["status"]["phase"]
+                    .as_str()
+                    .is_none_or(|ph| ph == "Pending")
             {
                 s.pending.insert(key_of(p));
             }

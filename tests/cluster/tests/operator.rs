@@ -717,3 +717,33 @@ async fn untolerated_taint_message() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inserted_pod_states_drive_the_operator() {
+    // Tests can craft pod states: an inserted Failed worker makes a Never job fail.
+    let c = TestCluster::start(
+        Scenario::default().with_operator(tfjob_testcluster::OperatorMode::Running),
+    );
+    let cl = client(&c).await;
+    let mut job = tfjob("crafted", 0, 1, "Never");
+    job.data["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["schedulerName"] =
+        json!("manual");
+    let created = tfjobs(&cl, "default")
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    let mut pod = eventually(5, || c.get("pods", Some("default"), "crafted-worker-0")).await;
+    pod["status"] = json!({"phase": "Failed", "containerStatuses": [{"name": "tensorflow", "ready": false, "restartCount": 0, "image": "x", "imageID": "",
+        "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}]});
+    c.insert(pod);
+    let j = eventually(5, || {
+        c.get("tfjobs", Some("default"), "crafted")
+            .filter(|j| condition_types(j).contains(&"Failed".into()))
+    })
+    .await;
+    assert_eq!(j["metadata"]["uid"], json!(created.metadata.uid));
+    assert_eq!(
+        c.get("pods", Some("default"), "crafted-worker-0").unwrap()["status"]["phase"],
+        "Failed"
+    );
+}
