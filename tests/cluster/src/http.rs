@@ -1297,7 +1297,9 @@ fn pod_log(ctx: &Ctx, t: &Target) -> Result<Response<Body>, ApiError> {
             "container {container:?} in pod {name:?} is waiting to start: {reason}"
         )));
     }
-    let text = ctx.sh.log_text(&ns, &name, &container).unwrap_or_default();
+    let full = ctx.sh.log_text(&ns, &name, &container).unwrap_or_default();
+    let seen = full.len();
+    let text = full;
     let text = match ctx.q.get("tailLines").and_then(|n| n.parse::<usize>().ok()) {
         Some(n) => {
             let lines: Vec<&str> = text.lines().collect();
@@ -1310,7 +1312,60 @@ fn pod_log(ctx: &Ctx, t: &Target) -> Result<Response<Body>, ApiError> {
         }
         None => text,
     };
+    if ctx.q.get("follow").is_some_and(|f| f == "true" || f == "1") {
+        return Ok(follow_log(ctx.sh.clone(), ns, name, container, text, seen));
+    }
     Ok(text_response(200, text))
+}
+
+/// `follow=true`: stream new log text until the container stops for good or the pod goes.
+fn follow_log(
+    sh: Arc<Shared>,
+    ns: String,
+    pod: String,
+    container: String,
+    first: String,
+    mut seen: usize,
+) -> Response<Body> {
+    use hyper::body::Frame;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, Infallible>>(16);
+    tokio::spawn(async move {
+        if !first.is_empty() && tx.send(Ok(Frame::data(Bytes::from(first)))).await.is_err() {
+            return;
+        }
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let text = sh.log_text(&ns, &pod, &container).unwrap_or_default();
+            if text.len() < seen {
+                seen = 0; // replaced via set_log: send it all again
+            }
+            if text.len() > seen {
+                let new = text.get(seen..).unwrap_or(&text).to_string();
+                if tx.send(Ok(Frame::data(Bytes::from(new)))).await.is_err() {
+                    return;
+                }
+                seen = text.len();
+            }
+            let Some(p) = sh.store.get("pods", &ns, &pod) else {
+                return;
+            };
+            let done = p["status"]["containerStatuses"]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["name"] == json!(container)))
+                .is_some_and(|c| c["state"].get("terminated").is_some());
+            if done || tx.is_closed() {
+                return;
+            }
+        }
+    });
+    Response::builder()
+        .status(200)
+        .header("Content-Type", "text/plain")
+        .body(
+            http_body_util::StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(rx))
+                .boxed(),
+        )
+        .unwrap()
 }
 
 /// Builds the hyper service loop on an already-bound listener.

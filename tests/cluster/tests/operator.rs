@@ -747,3 +747,51 @@ async fn inserted_pod_states_drive_the_operator() {
         "Failed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn follow_logs_until_the_container_exits() {
+    use futures::AsyncBufReadExt;
+    use futures::TryStreamExt;
+    let c = TestCluster::start(Scenario::default().with_succeed_after_ms(400));
+    let cl = client(&c).await;
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &tfjob("follow", 0, 1, "Never"))
+        .await
+        .unwrap();
+    eventually(5, || {
+        c.get("pods", Some("default"), "follow-worker-0")
+            .filter(|p| p["status"]["phase"] == "Running")
+    })
+    .await;
+    let pods: Api<Pod> = Api::default_namespaced(cl.clone());
+    let t = Instant::now();
+    let stream = pods
+        .log_stream(
+            "follow-worker-0",
+            &LogParams {
+                follow: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    c.set_log(
+        "default",
+        "follow-worker-0",
+        "tensorflow",
+        "line 1\nline 2\n",
+    );
+    let lines: Vec<String> =
+        tokio::time::timeout(Duration::from_secs(5), stream.lines().try_collect())
+            .await
+            .unwrap()
+            .unwrap();
+    assert!(
+        lines.contains(&"line 2".to_string()) || !lines.is_empty(),
+        "{lines:?}"
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "the stream ends when the container exits"
+    );
+}
