@@ -536,7 +536,9 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
     } else {
         None
     };
-    let (mut items, rv) = store.list_filtered(&info.plural, ns, |o| {
+    // Shared handles: big lists (2,000 pods with ~90KB TF_CONFIG each) are serialized
+    // straight from the store's objects instead of being deep-copied first.
+    let (mut items, rv) = store.list_filtered_shared(&info.plural, ns, |o| {
         f.labels.matches(o) && f.fields.matches(o)
     });
     // limit/continue: the token is the namespace/name of the last item returned.
@@ -571,7 +573,8 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
         remaining = 0;
     }
     if wants_table(&ctx.accept) {
-        let mut tb = table::table(store, info, &items, &rv.to_string(), &ctx.q, true);
+        let owned: Vec<Value> = items.iter().map(|a| (**a).clone()).collect();
+        let mut tb = table::table(store, info, &owned, &rv.to_string(), &ctx.q, true);
         if !cont.is_empty() {
             tb["metadata"]["continue"] = json!(cont);
         }
@@ -580,7 +583,7 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
     if info.group == "events.k8s.io" {
         items = items
             .iter()
-            .map(|o| resources::convert_out(info, o))
+            .map(|o| Arc::new(resources::convert_out(info, o)))
             .collect();
     }
     let mut meta = json!({"resourceVersion": rv.to_string()});
@@ -588,10 +591,23 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
         meta["continue"] = json!(cont);
         meta["remainingItemCount"] = json!(remaining);
     }
-    Ok(json_response(
-        200,
-        &json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": meta, "items": items}),
-    ))
+    let head = json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": meta});
+    let mut buf = serde_json::to_vec(&head).unwrap();
+    buf.pop(); // the closing brace; items follow
+    buf.extend_from_slice(b",\"items\":[");
+    for (i, it) in items.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        serde_json::to_writer(&mut buf, &**it).unwrap();
+    }
+    buf.extend_from_slice(b"]}");
+    Ok(Response::builder()
+        .status(200)
+        .header("Content-Type", "application/json")
+        .header("Cache-Control", "no-cache, private")
+        .body(Full::new(Bytes::from(buf)).boxed())
+        .unwrap())
 }
 
 fn decode_body(ctx: &Ctx) -> Result<Value, ApiError> {

@@ -174,6 +174,32 @@ impl Store {
         (out, g.rv)
     }
 
+    /// Like `list_filtered`, returning shared handles instead of deep copies.
+    pub fn list_filtered_shared(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        keep: impl Fn(&Value) -> bool,
+    ) -> (Vec<Arc<Value>>, u64) {
+        let g = self.inner.lock().unwrap();
+        let mut out = Vec::new();
+        if let Some(bucket) = g.data.get(resource) {
+            match namespace {
+                Some(ns) => {
+                    if let Some(m) = bucket.get(ns) {
+                        out.extend(m.values().filter(|o| keep(o)).cloned());
+                    }
+                }
+                None => {
+                    for m in bucket.values() {
+                        out.extend(m.values().filter(|o| keep(o)).cloned());
+                    }
+                }
+            }
+        }
+        (out, g.rv)
+    }
+
     /// Shared handles to the objects of one namespace passing `keep` (no deep copies).
     pub fn list_shared(
         &self,
