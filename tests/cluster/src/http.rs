@@ -829,6 +829,19 @@ fn admit(
     }
     if info.plural == "tfjobs"
         && info.group == "kubeflow.org"
+        && ctx.sh.scenario.webhook_unavailable
+    {
+        // failurePolicy: Fail with no ready operator pod behind the webhook Service.
+        let ns = &ctx.sh.scenario.operator_namespace;
+        let msg = format!(
+            "failed calling webhook \"validator.tfjob.training-operator.kubeflow.org\": failed to call webhook: Post \"https://training-operator.{ns}.svc:443/validate-kubeflow-org-v1-tfjob?timeout=10s\": no endpoints available for service \"training-operator\""
+        );
+        let mut e = status::injected(500, Some(&format!("Internal error occurred: {msg}")), None);
+        e.body["details"] = json!({"causes": [{"message": msg}]});
+        return Err(e);
+    }
+    if info.plural == "tfjobs"
+        && info.group == "kubeflow.org"
         && ctx.sh.scenario.operator == OperatorMode::Running
     {
         let errs: Vec<FieldError> = validation::validate_tfjob(old, obj);

@@ -340,6 +340,9 @@ pub struct Scenario {
     pub crd: Option<Value>,
     /// Restrict the TFJob CRD's served versions (e.g. `[v1beta1]` to simulate skew).
     pub served_versions: Option<Vec<String>>,
+    /// The TFJob validating webhook is registered but nothing answers it (operator pod not
+    /// ready): TFJob creates/updates fail with 500 InternalError `failed calling webhook ...`.
+    pub webhook_unavailable: bool,
     /// Watch history window (events); older resourceVersions get 410.
     pub watch_history: usize,
     /// Kubernetes version reported by /version.
@@ -369,6 +372,7 @@ impl Default for Scenario {
             faults: vec![],
             crd: None,
             served_versions: None,
+            webhook_unavailable: false,
             watch_history: 10_000,
             kubernetes_version: "v1.36.1".into(),
             token: "test-token".into(),
@@ -437,6 +441,11 @@ impl Scenario {
     /// Serve this CRD object instead of the built-in one.
     pub fn with_crd(mut self, crd: Value) -> Self {
         self.crd = Some(crd);
+        self
+    }
+    /// Make the TFJob webhook unreachable (see `webhook_unavailable`).
+    pub fn with_webhook_unavailable(mut self) -> Self {
+        self.webhook_unavailable = true;
         self
     }
     /// Serve only these versions of the TFJob CRD (version skew).

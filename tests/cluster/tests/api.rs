@@ -590,3 +590,23 @@ async fn status_subresource_is_validated_and_separate() {
         e.message
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreachable_webhook() {
+    let c = TestCluster::start(
+        Scenario::default()
+            .with_operator(OperatorMode::Installed)
+            .with_webhook_unavailable(),
+    );
+    let cl = client(&c).await;
+    let e = api_err(
+        tfjobs(&cl, "default")
+            .create(&PostParams::default(), &tfjob("wh", 0, 1, "Never"))
+            .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (500, "InternalError"));
+    assert_eq!(
+        e.message,
+        "Internal error occurred: failed calling webhook \"validator.tfjob.training-operator.kubeflow.org\": failed to call webhook: Post \"https://training-operator.kubeflow.svc:443/validate-kubeflow-org-v1-tfjob?timeout=10s\": no endpoints available for service \"training-operator\""
+    );
+}
