@@ -156,6 +156,8 @@ expect "pods selected by operator labels" 'tf-dist-train-ps-0' kc get pods -l tr
 expect "TF_CONFIG env on worker-0" '"task":\{"type":"worker","index":0\},"environment":"cloud"' kc get pod tf-dist-train-worker-0 -o jsonpath='{.spec.containers[0].env[?(@.name=="TF_CONFIG")].value}'
 expect "logs --tail" 'INFO:tensorflow' kc logs tf-dist-train-worker-0 -c tensorflow --tail=2
 expect "events on the TFJob" 'SuccessfulCreatePod +tfjob/tf-dist-train +Created pod: tf-dist-train-' kc get events --field-selector involvedObject.name=tf-dist-train
+expect "kubectl wait --for=condition=Succeeded" 'tfjob.kubeflow.org/tf-dist-train condition met' kc wait --for=condition=Succeeded tfjob/tf-dist-train --timeout=20s
+since 23 && expect "kubectl wait --for=jsonpath" 'condition met' kc wait --for=jsonpath='{.status.replicaStatuses.Worker.succeeded}'=3 tfjob/tf-dist-train --timeout=20s
 wait_for "TFJob reaches Succeeded" sh -c "'$KUBECTL' --cache-dir '$WORK/cache' get tfjob tf-dist-train -o jsonpath='{.status.conditions[-1:].type}' | grep -x Succeeded"
 sleep 0.3
 kill "$WATCH_PID" 2>/dev/null || true
