@@ -8,6 +8,8 @@
 //! println!("kubeconfig at {}", cluster.kubeconfig().display());
 //! ```
 
+#![warn(missing_docs)]
+
 mod crd;
 mod http;
 mod kubeconfig;
