@@ -301,3 +301,29 @@ async fn eventually_async<T, F: std::future::Future<Output = Option<T>>>(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn start_async_on_the_callers_runtime() {
+    let sc = Scenario::from_json(r#"{"operator": "absent", "namespaces": ["team-a"]}"#).unwrap();
+    let c = TestCluster::start_async(sc).await;
+    let cl = client(&c).await;
+    let nss: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(cl);
+    let names: Vec<String> = nss
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|n| n.name_any())
+        .collect();
+    assert!(names.contains(&"team-a".to_string()));
+    assert!(
+        !names.contains(&"kubeflow".to_string()),
+        "absent operator: no operator namespace"
+    );
+    assert!(
+        c.requests()
+            .iter()
+            .any(|r| r.verb == "list" && r.resource == "namespaces" && r.status == 200)
+    );
+}
