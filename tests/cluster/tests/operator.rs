@@ -795,3 +795,47 @@ async fn follow_logs_until_the_container_exits() {
         "the stream ends when the container exits"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn backoff_limit_fails_a_crash_looping_job() {
+    let sc = Scenario::default().with_behaviour(ContainerBehaviour {
+        matches: ContainerMatch {
+            replica_type: Some("worker".into()),
+            ..Default::default()
+        },
+        exit_code: Some(2),
+        run_ms: Some(20),
+        crash_loop: true,
+        ..Default::default()
+    });
+    let c = TestCluster::start(sc);
+    let cl = client(&c).await;
+    let mut job = tfjob("bo", 0, 1, "OnFailure");
+    job.data["spec"]["runPolicy"] = json!({"backoffLimit": 2, "cleanPodPolicy": "Running"});
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    let j = eventually(10, || {
+        c.get("tfjobs", Some("default"), "bo")
+            .filter(|j| condition_types(j).contains(&"Failed".into()))
+    })
+    .await;
+    let last = j["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        last["message"],
+        "Job bo has failed because it has reached the specified backoff limit"
+    );
+    // v1.9.4: Failed is set first and cleanPodPolicy (Running) decides what is deleted.
+    eventually(5, || {
+        c.get("pods", Some("default"), "bo-worker-0")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+}
