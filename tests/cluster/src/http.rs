@@ -842,7 +842,7 @@ fn admit(
     }
     if info.plural == "tfjobs"
         && info.group == "kubeflow.org"
-        && ctx.sh.scenario.operator == OperatorMode::Running
+        && *ctx.sh.mode.borrow() == OperatorMode::Running
     {
         let errs: Vec<FieldError> = validation::validate_tfjob(old, obj);
         if !errs.is_empty() {

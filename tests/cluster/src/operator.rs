@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::scenario::OperatorMode;
 use crate::state::Shared;
 use crate::store::{EventType, StoreEvent};
 use crate::util::{now_rfc3339, parse_rfc3339};
@@ -26,9 +27,17 @@ type Key = (String, String);
 pub(crate) async fn run(sh: Arc<Shared>) {
     let mut rx = sh.store.subscribe();
     let mut stop = sh.stop.subscribe();
+    // Only a Running operator reconciles; becoming Running re-queues every job.
+    let mut mode = sh.mode.subscribe();
+    let running =
+        |m: &tokio::sync::watch::Receiver<OperatorMode>| *m.borrow() == OperatorMode::Running;
     let (req_tx, mut req_rx) = mpsc::unbounded_channel::<Key>();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut dirty: BTreeSet<Key> = all_jobs(&sh);
+    let mut dirty: BTreeSet<Key> = if *sh.mode.borrow() == OperatorMode::Running {
+        all_jobs(&sh)
+    } else {
+        BTreeSet::new()
+    };
     let delay = Duration::from_millis(sh.scenario.timing.reconcile_ms);
     loop {
         if dirty.is_empty() {
@@ -39,7 +48,18 @@ pub(crate) async fn run(sh: Arc<Shared>) {
                     Err(_) => return,
                 },
                 Some(k) = req_rx.recv() => { dirty.insert(k); }
+                r = mode.changed() => {
+                    if r.is_err() {
+                        return;
+                    }
+                    if running(&mode) {
+                        dirty.extend(all_jobs(&sh));
+                    }
+                }
                 _ = stop.changed() => return,
+            }
+            if !running(&mode) {
+                dirty.clear();
             }
             if dirty.is_empty() {
                 continue;
@@ -57,6 +77,10 @@ pub(crate) async fn run(sh: Arc<Shared>) {
         }
         while let Ok(k) = req_rx.try_recv() {
             dirty.insert(k);
+        }
+        if !running(&mode) {
+            dirty.clear();
+            continue;
         }
         for key in std::mem::take(&mut dirty) {
             reconcile(&sh, &key, &mut seen, &req_tx);

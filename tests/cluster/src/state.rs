@@ -100,12 +100,15 @@ pub struct Shared {
     event_index: Mutex<HashMap<EventKey, (String, String)>>,
     /// Last server-side-applied configuration per (resource, namespace, name, subresource, manager).
     pub(crate) applied: Mutex<HashMap<ApplyKey, serde_json::Value>>,
+    /// Current operator mode (starts as the scenario's; `TestCluster::set_operator_mode`).
+    pub(crate) mode: tokio::sync::watch::Sender<crate::scenario::OperatorMode>,
     /// Flipped to true when the cluster shuts down; components exit.
     pub(crate) stop: tokio::sync::watch::Sender<bool>,
 }
 
 impl Shared {
     pub(crate) fn new(scenario: Scenario) -> Self {
+        let initial_mode = scenario.operator;
         let faults = scenario
             .faults
             .iter()
@@ -128,6 +131,7 @@ impl Shared {
             port: Mutex::new(0),
             event_index: Mutex::new(HashMap::new()),
             stop: tokio::sync::watch::channel(false).0,
+            mode: tokio::sync::watch::channel(initial_mode).0,
             applied: Mutex::new(HashMap::new()),
         }
     }

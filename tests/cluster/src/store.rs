@@ -379,6 +379,23 @@ impl Store {
     pub fn delete(&self, resource: &str, namespace: &str, name: &str) -> Result<Value, StoreError> {
         let mut g = self.inner.lock().unwrap();
         let removed = Self::remove_locked(self, &mut g, resource, namespace, name)?;
+        if resource == "customresourcedefinitions"
+            && let Some(plural) = removed["spec"]["names"]["plural"].as_str()
+        {
+            // Deleting a CRD deletes all its custom resources.
+            let keys: Vec<(String, String)> = g
+                .data
+                .get(plural)
+                .map(|b| {
+                    b.iter()
+                        .flat_map(|(ns, m)| m.keys().map(|n| (ns.clone(), n.clone())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (ns, n) in keys {
+                let _ = Self::remove_locked(self, &mut g, plural, &ns, &n);
+            }
+        }
         if resource == "namespaces" {
             let keys: Vec<(String, String)> = g
                 .data

@@ -610,3 +610,46 @@ async fn unreachable_webhook() {
         "Internal error occurred: failed calling webhook \"validator.tfjob.training-operator.kubeflow.org\": failed to call webhook: Post \"https://training-operator.kubeflow.svc:443/validate-kubeflow-org-v1-tfjob?timeout=10s\": no endpoints available for service \"training-operator\""
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn operator_mode_changes_at_runtime() {
+    let c = TestCluster::start(Scenario::default().with_operator(OperatorMode::Installed));
+    let cl = client(&c).await;
+    let jobs = tfjobs(&cl, "default");
+    jobs.create(&PostParams::default(), &tfjob("late", 0, 2, "Never"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        c.get("tfjobs", Some("default"), "late")
+            .unwrap()
+            .get("status")
+            .is_none()
+    );
+
+    c.set_operator_mode(OperatorMode::Running);
+    let dep = c
+        .get("deployments", Some("kubeflow"), "training-operator")
+        .unwrap();
+    assert_eq!(dep["status"]["readyReplicas"], 1);
+    eventually(5, || {
+        c.get("tfjobs", Some("default"), "late")
+            .filter(|j| condition_types(j).first().map(String::as_str) == Some("Created"))
+    })
+    .await;
+    eventually(5, || {
+        (c.list("pods", Some("default")).len() == 2).then_some(())
+    })
+    .await;
+
+    c.set_operator_mode(OperatorMode::Absent);
+    assert!(
+        c.get("tfjobs", Some("default"), "late").is_none(),
+        "deleting the CRD deletes its objects"
+    );
+    eventually(5, || {
+        c.list("pods", Some("default")).is_empty().then_some(())
+    })
+    .await;
+    assert_eq!(api_err(jobs.list(&ListParams::default()).await).code, 404);
+}
