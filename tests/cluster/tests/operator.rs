@@ -839,3 +839,48 @@ async fn backoff_limit_fails_a_crash_looping_job() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_and_unbound_pvcs_block_scheduling() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    let pods: Api<Pod> = Api::default_namespaced(cl.clone());
+    let pod = |name: &str, claim: &str| -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": name}, "spec": {
+            "containers": [{"name": "c", "image": "busybox:1"}],
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}}))
+        .unwrap()
+    };
+    c.insert(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pending-claim", "namespace": "default"}, "spec": {}, "status": {"phase": "Pending"}}));
+    pods.create(&PostParams::default(), &pod("p1", "nope"))
+        .await
+        .unwrap();
+    pods.create(&PostParams::default(), &pod("p2", "pending-claim"))
+        .await
+        .unwrap();
+    let msg = |n: &'static str| {
+        let c = &c;
+        move || {
+            c.get("pods", Some("default"), n).and_then(|p| {
+                p["status"]["conditions"][0]["message"]
+                    .as_str()
+                    .map(String::from)
+            })
+        }
+    };
+    assert_eq!(
+        eventually(5, msg("p1")).await,
+        "0/3 nodes are available: persistentvolumeclaim \"nope\" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+    assert_eq!(
+        eventually(5, msg("p2")).await,
+        "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+    // Binding the claim lets the scheduler retry.
+    c.insert(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pending-claim", "namespace": "default"}, "spec": {}, "status": {"phase": "Bound"}}));
+    eventually(5, || {
+        c.get("pods", Some("default"), "p2")
+            .filter(|p| p["spec"]["nodeName"].is_string())
+    })
+    .await;
+}
