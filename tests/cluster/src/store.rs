@@ -47,6 +47,8 @@ pub struct StoreEvent {
     pub object: Arc<Value>,
     /// The object before the change (modifications only), for selector transitions.
     pub old: Option<Arc<Value>>,
+    /// `object` serialized once, shared by every watcher that sends it as-is.
+    pub json: std::sync::OnceLock<bytes::Bytes>,
 }
 
 // Objects are shared with watch events (and big TF_CONFIG-laden pods are not copied per event).
@@ -486,6 +488,7 @@ impl Store {
             namespace: namespace.to_string(),
             object: obj,
             old,
+            json: std::sync::OnceLock::new(),
         });
         g.history.push_back(ev.clone());
         while g.history.len() > g.history_cap {
@@ -532,6 +535,7 @@ impl Store {
                                 namespace: ns.clone(),
                                 object: o.clone(),
                                 old: None,
+                                json: std::sync::OnceLock::new(),
                             }));
                         }
                     }
