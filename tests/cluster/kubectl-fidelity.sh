@@ -151,6 +151,9 @@ fi
 wait_for "TFJob reaches Running" sh -c "'$KUBECTL' --cache-dir '$WORK/cache' get tfjob tf-dist-train -o jsonpath='{.status.conditions[-1:].type}' | grep -x Running"
 expect "get tfjob prints State/Age columns" '^NAME +STATE +AGE' kc get tfjob tf-dist-train
 expect "get tfjob shows Running" '^tf-dist-train +Running +[0-9]+s' kc get tfjob tf-dist-train
+expect "auth can-i (SelfSubjectAccessReview, protobuf body)" '^yes' kc auth can-i create tfjobs.kubeflow.org
+expect "get all (discovery categories)" 'service/tf-dist-train-worker-0 +ClusterIP +None' kc get all
+since 22 && expect "diff -f against the live TFJob" 'replicas: 4' sh -c "sed 's/replicas: 3/replicas: 4/' '$WORK/job.yaml' | '$KUBECTL' --cache-dir '$WORK/cache' diff -f - ; true"
 expect "get pods shows the 4 replicas" 'tf-dist-train-worker-2 +1/1 +Running +0' kc get pods
 expect "pods selected by operator labels" 'tf-dist-train-ps-0' kc get pods -l training.kubeflow.org/job-name=tf-dist-train,training.kubeflow.org/replica-type=ps
 expect "TF_CONFIG env on worker-0" '"task":\{"type":"worker","index":0\},"environment":"cloud"' kc get pod tf-dist-train-worker-0 -o jsonpath='{.spec.containers[0].env[?(@.name=="TF_CONFIG")].value}'

@@ -106,6 +106,41 @@ fn object_meta(b: &[u8]) -> Option<Value> {
     Some(Value::Object(m))
 }
 
+/// SelfSubjectAccessReviewSpec{1: resourceAttributes{1: namespace, 2: verb, 3: group,
+/// 4: version, 5: resource, 6: subresource, 7: name}, 2: nonResourceAttributes{1: path, 2: verb}}.
+fn ssar_spec(b: &[u8]) -> Option<Value> {
+    let mut spec = Map::new();
+    for (n, f) in fields(b)? {
+        let Wire::Bytes(inner) = f else { continue };
+        let names: &[&str] = match n {
+            1 => &[
+                "namespace",
+                "verb",
+                "group",
+                "version",
+                "resource",
+                "subresource",
+                "name",
+            ],
+            2 => &["path", "verb"],
+            _ => continue,
+        };
+        let mut attrs = Map::new();
+        for (n2, f2) in fields(inner)? {
+            if let Some(key) = names.get(n2 as usize - 1) {
+                attrs.insert(key.to_string(), json!(string(&f2)));
+            }
+        }
+        let key = if n == 1 {
+            "resourceAttributes"
+        } else {
+            "nonResourceAttributes"
+        };
+        spec.insert(key.into(), Value::Object(attrs));
+    }
+    Some(Value::Object(spec))
+}
+
 /// Decodes a protobuf request body into the JSON object it stands for.
 pub fn decode(body: &[u8]) -> Result<Value, String> {
     let unsupported = || "unsupported protobuf body".to_string();
@@ -145,6 +180,12 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
             ("ConfigMap", 2) => data.extend(map_entry(&f, false)),
             ("ConfigMap", 3) => extra.extend(map_entry(&f, true)),
             ("Namespace", _) => {}
+            ("SelfSubjectAccessReview", 2) => {
+                if let Wire::Bytes(b) = f {
+                    obj["spec"] = ssar_spec(b).ok_or_else(unsupported)?;
+                }
+            }
+            ("SelfSubjectAccessReview", _) => {}
             _ => {
                 return Err(format!(
                     "protobuf bodies for {kind} are not supported by the test cluster; send JSON"
@@ -162,7 +203,10 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
             "binaryData"
         }] = Value::Object(extra);
     }
-    if !matches!(kind.as_str(), "Secret" | "ConfigMap" | "Namespace") {
+    if !matches!(
+        kind.as_str(),
+        "Secret" | "ConfigMap" | "Namespace" | "SelfSubjectAccessReview"
+    ) {
         return Err(format!(
             "protobuf bodies for {kind} are not supported by the test cluster; send JSON"
         ));

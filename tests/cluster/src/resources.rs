@@ -84,6 +84,17 @@ fn builtin(
 
 /// Built-in resources (a subset of kube-apiserver's, what the plugin and kubectl touch).
 pub fn builtins() -> Vec<ResourceInfo> {
+    let mut v = builtin_list();
+    // `kubectl get all` expands the "all" category through discovery.
+    for r in v.iter_mut() {
+        if matches!(r.plural.as_str(), "pods" | "services" | "deployments") {
+            r.categories = vec!["all".into()];
+        }
+    }
+    v
+}
+
+fn builtin_list() -> Vec<ResourceInfo> {
     vec![
         builtin(
             "",
