@@ -187,6 +187,9 @@ impl Scheduler {
         let req = pod_requests(pod);
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
         let mut preempt: BTreeMap<&str, usize> = BTreeMap::new();
+        // Best fit by kube-scheduler's default LeastAllocated score (free cpu/memory share
+        // after placing the pod), so replicas spread over nodes; ties go to the first node.
+        let mut best: Option<(f64, String)> = None;
         for node in nodes {
             let name = node["metadata"]["name"].as_str().unwrap_or("");
             if let Some(t) = node["spec"]["taints"]
@@ -242,7 +245,21 @@ impl Scheduler {
                 }
             }
             if short.is_empty() {
-                return Ok(name.to_string());
+                let free = |k: &str| {
+                    let cap = alloc.get(k).and_then(value_quantity_milli).unwrap_or(0);
+                    let u = used.and_then(|u| u.get(k)).copied().unwrap_or(0)
+                        + req.get(k).copied().unwrap_or(0);
+                    if cap <= 0 {
+                        0.0
+                    } else {
+                        (cap - u) as f64 / cap as f64
+                    }
+                };
+                let score = (free("cpu") + free("memory")) / 2.0;
+                if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                    best = Some((score, name.to_string()));
+                }
+                continue;
             }
             for s in short {
                 *reasons.entry(s).or_default() += 1;
@@ -250,6 +267,9 @@ impl Scheduler {
             *preempt
                 .entry("No preemption victims found for incoming pod")
                 .or_default() += 1;
+        }
+        if let Some((_, name)) = best {
+            return Ok(name);
         }
         let r: Vec<String> = reasons.iter().map(|(k, v)| format!("{v} {k}")).collect();
         let p: Vec<String> = preempt.iter().map(|(k, v)| format!("{v} {k}")).collect();
