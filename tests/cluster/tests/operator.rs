@@ -884,3 +884,59 @@ async fn missing_and_unbound_pvcs_block_scheduling() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_code_policy_fails_on_permanent_codes_and_managed_by_is_skipped() {
+    let sc = Scenario::default().with_behaviour(ContainerBehaviour {
+        matches: ContainerMatch {
+            pod_name: Some("perm-*".into()),
+            ..Default::default()
+        },
+        exit_code: Some(1),
+        run_ms: Some(30),
+        ..Default::default()
+    });
+    let c = TestCluster::start(sc);
+    let cl = client(&c).await;
+    let jobs = tfjobs(&cl, "default");
+    jobs.create(&PostParams::default(), &tfjob("perm", 0, 2, "ExitCode"))
+        .await
+        .unwrap();
+    let j = eventually(10, || {
+        c.get("tfjobs", Some("default"), "perm")
+            .filter(|j| condition_types(j).contains(&"Failed".into()))
+    })
+    .await;
+    let last = j["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        last["message"],
+        "job \"perm\" is failing because \"Worker\" replica(s) failed."
+    );
+    assert!(
+        events_for(&c, "perm")
+            .iter()
+            .any(|(t, r, _)| t == "Warning" && r == "TFJobFailed")
+    );
+
+    let mut other = tfjob("kueue", 0, 1, "Never");
+    other.data["spec"]["runPolicy"] = json!({"managedBy": "kueue.x-k8s.io/multikueue"});
+    jobs.create(&PostParams::default(), &other).await.unwrap();
+    let mut bad = tfjob("badmgr", 0, 1, "Never");
+    bad.data["spec"]["runPolicy"] = json!({"managedBy": "me"});
+    let e = api_err(jobs.create(&PostParams::default(), &bad).await);
+    assert!(e.message.contains("spec.runPolicy.managedBy: Unsupported value: \"me\": supported values: \"kubeflow.org/training-operator\", \"kueue.x-k8s.io/multikueue\""), "{}", e.message);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        c.get("tfjobs", Some("default"), "kueue")
+            .unwrap()
+            .get("status")
+            .is_none(),
+        "managed by another controller"
+    );
+    assert!(c.get("pods", Some("default"), "kueue-worker-0").is_none());
+}
