@@ -31,6 +31,14 @@ fn de_quantity<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     })
 }
 
+/// A count given as a number or a string (`gpu: "4"`).
+fn de_count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let q = de_quantity(d)?;
+    q.trim()
+        .parse()
+        .map_err(|_| serde::de::Error::custom(format!("expected a count, got {q:?}")))
+}
+
 /// A node taint.
 #[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
@@ -56,8 +64,10 @@ pub struct NodeSpec {
     #[serde(deserialize_with = "de_quantity")]
     pub memory: String,
     /// Allocatable `nvidia.com/gpu`.
+    #[serde(deserialize_with = "de_count")]
     pub gpu: u32,
     /// Max pods (kubelet default 110).
+    #[serde(deserialize_with = "de_count")]
     pub pods: u32,
     /// Taints.
     pub taints: Vec<Taint>,

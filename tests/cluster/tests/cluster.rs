@@ -37,7 +37,7 @@ fn scenario_from_yaml() {
     let sc = Scenario::from_yaml(
         r#"
 operator: installed
-nodes: [{name: n1, cpu: 8, memory: 32Gi, gpu: 0, taints: [{key: dedicated, value: infra, effect: NoSchedule}]}]
+nodes: [{name: n1, cpu: 8, memory: 32Gi, gpu: "0", taints: [{key: dedicated, value: infra, effect: NoSchedule}]}]
 missingImages: ["example.com/nope:1"]
 containerBehaviour:
   - match: {replicaType: worker, index: 1}
