@@ -68,7 +68,7 @@ pub fn json_response(code: u16, v: &Value) -> Response<Body> {
         .unwrap()
 }
 
-fn text_response(code: u16, s: String) -> Response<Body> {
+pub(crate) fn text_response(code: u16, s: String) -> Response<Body> {
     Response::builder()
         .status(code)
         .header("Content-Type", "text/plain; charset=utf-8")
@@ -349,7 +349,7 @@ async fn route(
         ));
     }
     let r = match (verb, t.sub.as_str()) {
-        ("get", "log") => pod_log(ctx, &t),
+        ("get", "log") => crate::logs::pod_log(ctx, &t),
         ("get", _) => get(ctx, &info, &t),
         ("list", _) => list(ctx, &info, &t),
         ("watch", _) => return watch::watch(ctx, &info, &t),
@@ -616,172 +616,6 @@ fn decode_body(ctx: &Ctx) -> Result<Value, ApiError> {
     })
 }
 
-/// Fills fields the real apiserver defaults, per kind.
-pub(crate) fn apply_defaults(plural: &str, obj: &mut Value) {
-    match plural {
-        "pods" => {
-            let spec = &mut obj["spec"];
-            for (k, v) in [
-                ("restartPolicy", json!("Always")),
-                ("dnsPolicy", json!("ClusterFirst")),
-                ("schedulerName", json!("default-scheduler")),
-                ("terminationGracePeriodSeconds", json!(30)),
-                ("securityContext", json!({})),
-                ("enableServiceLinks", json!(true)),
-                ("preemptionPolicy", json!("PreemptLowerPriority")),
-                ("priority", json!(0)),
-                ("serviceAccountName", json!("default")),
-                ("serviceAccount", json!("default")),
-            ] {
-                if spec.get(k).is_none_or(Value::is_null) {
-                    spec[k] = v;
-                }
-            }
-            for c in spec["containers"].as_array_mut().into_iter().flatten() {
-                if c.get("imagePullPolicy").is_none() {
-                    let img = c["image"].as_str().unwrap_or("");
-                    let tag = img.rsplit('/').next().unwrap_or("");
-                    let latest = !tag.contains(':') || tag.ends_with(":latest");
-                    c["imagePullPolicy"] = json!(if latest && !img.contains('@') {
-                        "Always"
-                    } else {
-                        "IfNotPresent"
-                    });
-                }
-                if c.get("terminationMessagePath").is_none() {
-                    c["terminationMessagePath"] = json!("/dev/termination-log");
-                    c["terminationMessagePolicy"] = json!("File");
-                }
-                if c.get("resources").is_none() {
-                    c["resources"] = json!({});
-                }
-                // Requests default to limits when only limits are set.
-                if let Some(limits) = c["resources"]["limits"].as_object().cloned() {
-                    let req = c["resources"]
-                        .as_object_mut()
-                        .unwrap()
-                        .entry("requests")
-                        .or_insert(json!({}));
-                    for (k, v) in limits {
-                        if req.get(&k).is_none() {
-                            req[&k] = v;
-                        }
-                    }
-                }
-                for p in c["ports"].as_array_mut().into_iter().flatten() {
-                    if p.get("protocol").is_none() {
-                        p["protocol"] = json!("TCP");
-                    }
-                }
-            }
-            if obj.get("status").is_none_or(|s| s.get("phase").is_none()) {
-                let qos = qos_class(&obj["spec"]);
-                obj["status"] = json!({"phase": "Pending", "qosClass": qos});
-            }
-        }
-        "services" => {
-            let spec = &mut obj["spec"];
-            if spec.get("type").is_none() {
-                spec["type"] = json!("ClusterIP");
-            }
-            if spec.get("sessionAffinity").is_none() {
-                spec["sessionAffinity"] = json!("None");
-            }
-            if spec
-                .get("clusterIP")
-                .is_none_or(|c| c.as_str().unwrap_or("").is_empty())
-            {
-                let n = crate::util::unix_now() as u64 ^ crate::util::new_uid().len() as u64;
-                let ip = format!(
-                    "10.96.{}.{}",
-                    (n / 7) % 250 + 1,
-                    random_suffix().len() as u64 * 37 % 250 + 2
-                );
-                spec["clusterIP"] = json!(ip);
-            }
-            let cip = spec["clusterIP"].clone();
-            spec["clusterIPs"] = json!([cip]);
-            spec["ipFamilies"] = json!(["IPv4"]);
-            spec["ipFamilyPolicy"] = json!("SingleStack");
-            spec["internalTrafficPolicy"] = json!("Cluster");
-            for p in spec["ports"].as_array_mut().into_iter().flatten() {
-                if p.get("protocol").is_none() {
-                    p["protocol"] = json!("TCP");
-                }
-                if p.get("targetPort").is_none() {
-                    p["targetPort"] = p["port"].clone();
-                }
-            }
-            if obj.get("status").is_none() {
-                obj["status"] = json!({"loadBalancer": {}});
-            }
-        }
-        "secrets" => {
-            if obj["type"].as_str().unwrap_or("").is_empty() {
-                obj["type"] = json!("Opaque");
-            }
-            // stringData is write-only: merged into data (base64) on write.
-            if let Some(sd) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
-                && let Some(sd) = sd.as_object()
-            {
-                use base64::Engine;
-                if !obj["data"].is_object() {
-                    obj["data"] = json!({});
-                }
-                for (k, v) in sd {
-                    obj["data"][k] = json!(
-                        base64::engine::general_purpose::STANDARD.encode(v.as_str().unwrap_or(""))
-                    );
-                }
-            }
-        }
-        "namespaces" => {
-            obj["spec"] = json!({"finalizers": ["kubernetes"]});
-            obj["status"] = json!({"phase": "Active"});
-            let name = obj["metadata"]["name"].clone();
-            obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
-        }
-        "customresourcedefinitions"
-            if obj
-                .get("status")
-                .is_none_or(|s| s.get("conditions").is_none()) =>
-        {
-            *obj = crate::crd::with_established_status(obj.take());
-        }
-        _ => {}
-    }
-}
-
-fn qos_class(spec: &Value) -> &'static str {
-    let cs: Vec<&Value> = spec["containers"]
-        .as_array()
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
-    let any = cs.iter().any(|c| {
-        c["resources"]["requests"]
-            .as_object()
-            .is_some_and(|m| !m.is_empty())
-            || c["resources"]["limits"]
-                .as_object()
-                .is_some_and(|m| !m.is_empty())
-    });
-    if !any {
-        return "BestEffort";
-    }
-    let guaranteed = cs.iter().all(|c| {
-        let l = &c["resources"]["limits"];
-        let r = &c["resources"]["requests"];
-        ["cpu", "memory"]
-            .iter()
-            .all(|k| l.get(*k).is_some() && (r.get(*k).is_none() || r[*k] == l[*k]))
-    });
-    if guaranteed {
-        "Guaranteed"
-    } else {
-        "Burstable"
-    }
-}
-
 /// Schema + webhook admission for custom resources; metadata checks for everything.
 fn admit(
     ctx: &Ctx,
@@ -925,7 +759,7 @@ fn create(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, 
     check_ns(ctx, info, &ns)?;
     let mut warnings = Vec::new();
     admit(ctx, info, None, &mut obj, &mut warnings)?;
-    apply_defaults(&info.plural, &mut obj);
+    crate::defaults::apply_defaults(&info.plural, &mut obj);
     if info.subresources.iter().any(|s| s == "status") && info.crd_version.is_some() {
         // Custom resources with a status subresource ignore status on create.
         if let Some(m) = obj.as_object_mut() {
@@ -1021,7 +855,7 @@ fn write_update(
         }
     }
     if info.plural == "secrets" {
-        apply_defaults(&info.plural, &mut new);
+        crate::defaults::apply_defaults(&info.plural, &mut new);
     }
     if ctx.q.get("dryRun").is_some_and(|d| d == "All") {
         return Ok(with_warnings(json_response(code, &new), &warnings));
@@ -1124,7 +958,7 @@ fn patch_obj(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body
             check_ns(ctx, info, &ns)?;
             let mut warnings = Vec::new();
             admit(ctx, info, None, &mut obj, &mut warnings)?;
-            apply_defaults(&info.plural, &mut obj);
+            crate::defaults::apply_defaults(&info.plural, &mut obj);
             if ctx.q.get("dryRun").is_some_and(|d| d == "All") {
                 return Ok(json_response(201, &obj));
             }
@@ -1276,125 +1110,6 @@ fn delete_collection(
         200,
         &json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": {"resourceVersion": rv.to_string()}, "items": out}),
     ))
-}
-
-fn pod_log(ctx: &Ctx, t: &Target) -> Result<Response<Body>, ApiError> {
-    let ns = t.namespace.clone().unwrap_or_default();
-    let name = t.name.clone().unwrap_or_default();
-    let pod = ctx
-        .sh
-        .store
-        .get("pods", &ns, &name)
-        .ok_or_else(|| status::not_found("pods", "", &name))?;
-    let names: Vec<String> = pod["spec"]["containers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["name"].as_str().map(String::from))
-        .collect();
-    let container = match ctx.q.get("container").filter(|c| !c.is_empty()) {
-        Some(c) => {
-            if !names.contains(c) {
-                return Err(status::bad_request(format!(
-                    "container {c} is not valid for pod {name}"
-                )));
-            }
-            c.clone()
-        }
-        None if names.len() == 1 => names[0].clone(),
-        None => {
-            return Err(status::bad_request(format!(
-                "a container name must be specified for pod {name}, choose one of: [{}]",
-                names.join(" ")
-            )));
-        }
-    };
-    let cs = pod["status"]["containerStatuses"]
-        .as_array()
-        .and_then(|a| a.iter().find(|c| c["name"] == json!(container)).cloned());
-    let started = cs.as_ref().is_some_and(|c| {
-        c["state"].get("waiting").is_none()
-            || c["restartCount"].as_i64().unwrap_or(0) > 0
-            || c["lastState"].get("terminated").is_some()
-    });
-    if !started {
-        let reason = cs
-            .as_ref()
-            .and_then(|c| c["state"]["waiting"]["reason"].as_str().map(String::from))
-            .unwrap_or_else(|| "ContainerCreating".into());
-        return Err(status::bad_request(format!(
-            "container {container:?} in pod {name:?} is waiting to start: {reason}"
-        )));
-    }
-    let full = ctx.sh.log_text(&ns, &name, &container).unwrap_or_default();
-    let seen = full.len();
-    let text = full;
-    let text = match ctx.q.get("tailLines").and_then(|n| n.parse::<usize>().ok()) {
-        Some(n) => {
-            let lines: Vec<&str> = text.lines().collect();
-            let start = lines.len().saturating_sub(n);
-            let mut s = lines[start..].join("\n");
-            if !s.is_empty() {
-                s.push('\n');
-            }
-            s
-        }
-        None => text,
-    };
-    if ctx.q.get("follow").is_some_and(|f| f == "true" || f == "1") {
-        return Ok(follow_log(ctx.sh.clone(), ns, name, container, text, seen));
-    }
-    Ok(text_response(200, text))
-}
-
-/// `follow=true`: stream new log text until the container stops for good or the pod goes.
-fn follow_log(
-    sh: Arc<Shared>,
-    ns: String,
-    pod: String,
-    container: String,
-    first: String,
-    mut seen: usize,
-) -> Response<Body> {
-    use hyper::body::Frame;
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, Infallible>>(16);
-    tokio::spawn(async move {
-        if !first.is_empty() && tx.send(Ok(Frame::data(Bytes::from(first)))).await.is_err() {
-            return;
-        }
-        loop {
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            let text = sh.log_text(&ns, &pod, &container).unwrap_or_default();
-            if text.len() < seen {
-                seen = 0; // replaced via set_log: send it all again
-            }
-            if text.len() > seen {
-                let new = text.get(seen..).unwrap_or(&text).to_string();
-                if tx.send(Ok(Frame::data(Bytes::from(new)))).await.is_err() {
-                    return;
-                }
-                seen = text.len();
-            }
-            let Some(p) = sh.store.get("pods", &ns, &pod) else {
-                return;
-            };
-            let done = p["status"]["containerStatuses"]
-                .as_array()
-                .and_then(|cs| cs.iter().find(|c| c["name"] == json!(container)))
-                .is_some_and(|c| c["state"].get("terminated").is_some());
-            if done || tx.is_closed() {
-                return;
-            }
-        }
-    });
-    Response::builder()
-        .status(200)
-        .header("Content-Type", "text/plain")
-        .body(
-            http_body_util::StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(rx))
-                .boxed(),
-        )
-        .unwrap()
 }
 
 /// Builds the hyper service loop on an already-bound listener.

@@ -11,9 +11,11 @@
 #![warn(missing_docs)]
 
 mod crd;
+mod defaults;
 mod http;
 mod kubeconfig;
 mod kubelet;
+mod logs;
 mod openapi;
 mod operator;
 mod patch;

@@ -811,7 +811,7 @@ fn reconcile_pods(
         let Some(pod) = by_index.get(&idx) else {
             if idx < want {
                 let mut pod = new_pod(sh, job, specs, cluster, rtype, idx);
-                crate::http::apply_defaults("pods", &mut pod);
+                crate::defaults::apply_defaults("pods", &mut pod);
                 let pn = pname(&pod);
                 match sh.store.create("pods", ns, pod) {
                     Ok(_) => sh.record_event(
@@ -926,7 +926,7 @@ fn reconcile_services(
         match by_index.get(&idx) {
             None if idx < want => match new_service(job, specs, rtype, idx) {
                 Some(mut svc) => {
-                    crate::http::apply_defaults("services", &mut svc);
+                    crate::defaults::apply_defaults("services", &mut svc);
                     let sn = svc["metadata"]["name"].as_str().unwrap_or("").to_string();
                     if sh.store.create("services", ns, svc).is_ok() {
                         sh.record_event(
