@@ -2,6 +2,13 @@
 //! API (discovery, CRUD, watch, patch, Status errors, server-side tables, OpenAPI v3
 //! stubs) with a simulated training-operator v1.9.4, scheduler and kubelet.
 //!
+//! Modules: `store` (versioned objects, event history, broadcast), `http` (routing and
+//! verbs), `watch`, `selectors`, `patch`, `proto` (the few protobuf bodies kubectl sends),
+//! `defaults` and `validation` (apiserver defaulting, CRD schemas, the TFJob webhook),
+//! `table` and `openapi` (what kubectl asks for), `status` (Status errors), `resources`
+//! (discovery), `operator`, `kubelet` (scheduler + kubelet), `logs`, `scenario`, `state`
+//! (request log, faults, RBAC), `kubeconfig`. See README.md for the scenario format.
+//!
 //! ```no_run
 //! use tfjob_testcluster::{Scenario, TestCluster};
 //! let cluster = TestCluster::start(Scenario::default());
