@@ -18,7 +18,8 @@ type Key = (String, String);
 type Res = BTreeMap<String, i128>;
 
 /// The Node object for a scenario node.
-pub(crate) fn node_object(n: &NodeSpec, version: &str) -> Value {
+pub(crate) fn node_object(n: &NodeSpec, version: &str, index: usize) -> Value {
+    let ip = format!("10.0.0.{}", 10 + index % 240);
     let mut labels = json!({
         "kubernetes.io/hostname": n.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
         "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"
@@ -37,7 +38,7 @@ pub(crate) fn node_object(n: &NodeSpec, version: &str) -> Value {
         "status": {
             "capacity": cap, "allocatable": cap,
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status", "lastHeartbeatTime": now_rfc3339(), "lastTransitionTime": now_rfc3339()}],
-            "addresses": [{"type": "InternalIP", "address": "10.0.0.10"}, {"type": "Hostname", "address": n.name}],
+            "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": n.name}],
             "nodeInfo": {"kubeletVersion": version, "containerRuntimeVersion": "containerd://2.1.0", "operatingSystem": "linux", "architecture": "amd64", "osImage": "Debian GNU/Linux 13 (trixie)", "kernelVersion": "6.12.0"}
         }
     });
@@ -552,10 +553,22 @@ fn start_pod(sh: Arc<Shared>, pod: Value) {
         (uid.len() + name.len()) % 200 + 1,
         (name.bytes().map(|b| b as usize).sum::<usize>() % 250) + 2
     );
+    // hostIP is the node's InternalIP.
+    let host_ip = pod["spec"]["nodeName"]
+        .as_str()
+        .and_then(|n| sh.store.get("nodes", "", n))
+        .and_then(|node| {
+            node["status"]["addresses"].as_array().and_then(|a| {
+                a.iter()
+                    .find(|x| x["type"] == "InternalIP")
+                    .and_then(|x| x["address"].as_str().map(String::from))
+            })
+        })
+        .unwrap_or_else(|| "10.0.0.10".into());
     update_pod(&sh, &ns, &name, &uid, move |p| {
         p["status"]["startTime"] = json!(now);
-        p["status"]["hostIP"] = json!("10.0.0.10");
-        p["status"]["hostIPs"] = json!([{"ip": "10.0.0.10"}]);
+        p["status"]["hostIP"] = json!(host_ip);
+        p["status"]["hostIPs"] = json!([{"ip": host_ip}]);
         p["status"]["podIP"] = json!(ip);
         p["status"]["podIPs"] = json!([{"ip": ip}]);
         set_pod_condition(p, "PodReadyToStartContainers", "True", None, None, &now);

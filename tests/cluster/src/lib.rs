@@ -82,8 +82,12 @@ fn seed(sh: &Shared) {
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
         );
     }
-    for n in &sc.nodes {
-        let _ = store.create("nodes", "", kubelet::node_object(n, &sc.kubernetes_version));
+    for (i, n) in sc.nodes.iter().enumerate() {
+        let _ = store.create(
+            "nodes",
+            "",
+            kubelet::node_object(n, &sc.kubernetes_version, i),
+        );
     }
     install_operator(sh, sc.operator);
     for obj in &sc.objects {
