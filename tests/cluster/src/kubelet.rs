@@ -855,16 +855,22 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
         .to_string();
     let sleep = |ms: u64| tokio::time::sleep(Duration::from_millis(ms));
 
-    kubelet_event(
-        &sh,
-        &pod,
-        &cname,
-        "Normal",
-        "Pulling",
-        &format!("Pulling image {image:?}"),
-    );
-    sleep(t.pull_ms).await;
-    if sh.scenario.missing_images.contains(&image) {
+    // Pull; a missing image cycles ErrImagePull → ImagePullBackOff with a doubling back-off
+    // (kubelet: 10s..5m; here imagePullBackOffMs..30x) until the image appears or the pod goes.
+    let mut backoff = t.image_pull_back_off_ms.max(10);
+    loop {
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Normal",
+            "Pulling",
+            &format!("Pulling image {image:?}"),
+        );
+        sleep(t.pull_ms).await;
+        if !sh.missing_images.lock().unwrap().contains(&image) {
+            break;
+        }
         let err = format!(
             "failed to pull and unpack image {image:?}: failed to resolve reference {image:?}: {image}: not found"
         );
@@ -891,7 +897,7 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
             "Failed",
             "Error: ErrImagePull",
         );
-        sleep(t.image_pull_back_off_ms).await;
+        sleep(t.image_pull_back_off_ms.max(10)).await;
         let msg = format!("Back-off pulling image {image:?}: ErrImagePull: {rpc}");
         if !set_container(&sh, &pod, &cname, move |cs| {
             cs["state"] = json!({"waiting": {"reason": "ImagePullBackOff", "message": msg}})
@@ -914,7 +920,8 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
             "Failed",
             "Error: ImagePullBackOff",
         );
-        return;
+        sleep(backoff).await;
+        backoff = (backoff * 2).min(t.image_pull_back_off_ms.max(10) * 30);
     }
     kubelet_event(
         &sh,

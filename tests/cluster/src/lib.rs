@@ -361,6 +361,12 @@ impl TestCluster {
         install_operator(&self.shared, mode);
     }
 
+    /// Replaces the list of images whose pull fails; pods in ImagePullBackOff pick up the
+    /// change at their next pull attempt (e.g. "the image was pushed later").
+    pub fn set_missing_images(&self, images: Vec<String>) {
+        *self.shared.missing_images.lock().unwrap() = images;
+    }
+
     /// Replaces the RBAC denials.
     pub fn set_rbac(&self, rbac: Rbac) {
         *self.shared.rbac.lock().unwrap() = rbac;

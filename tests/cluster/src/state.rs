@@ -100,6 +100,8 @@ pub struct Shared {
     event_index: Mutex<HashMap<EventKey, (String, String)>>,
     /// Last server-side-applied configuration per (resource, namespace, name, subresource, manager).
     pub(crate) applied: Mutex<HashMap<ApplyKey, serde_json::Value>>,
+    /// Images whose pull fails (starts as the scenario's; `TestCluster::set_missing_images`).
+    pub(crate) missing_images: Mutex<Vec<String>>,
     /// Current operator mode (starts as the scenario's; `TestCluster::set_operator_mode`).
     pub(crate) mode: tokio::sync::watch::Sender<crate::scenario::OperatorMode>,
     /// Flipped to true when the cluster shuts down; components exit.
@@ -109,6 +111,7 @@ pub struct Shared {
 impl Shared {
     pub(crate) fn new(scenario: Scenario) -> Self {
         let initial_mode = scenario.operator;
+        let initial_missing = scenario.missing_images.clone();
         let faults = scenario
             .faults
             .iter()
@@ -132,6 +135,7 @@ impl Shared {
             event_index: Mutex::new(HashMap::new()),
             stop: tokio::sync::watch::channel(false).0,
             mode: tokio::sync::watch::channel(initial_mode).0,
+            missing_images: Mutex::new(initial_missing),
             applied: Mutex::new(HashMap::new()),
         }
     }

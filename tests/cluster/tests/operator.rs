@@ -316,6 +316,34 @@ async fn missing_image_and_missing_secret_key() {
             .filter(|p| p["status"]["phase"] == "Running")
     })
     .await;
+
+    // The kubelet keeps retrying the pull (ErrImagePull again, BackOff count grows) ...
+    eventually(5, || {
+        events_for_counts(&c, "img-worker-0")
+            .into_iter()
+            .find(|(r, n)| r == "BackOff" && *n >= 2)
+    })
+    .await;
+    // ... and starts the container once the image exists.
+    c.set_missing_images(vec![]);
+    eventually(10, || {
+        c.get("pods", Some("default"), "img-worker-0")
+            .filter(|p| p["status"]["phase"] == "Running")
+    })
+    .await;
+}
+
+fn events_for_counts(c: &TestCluster, name: &str) -> Vec<(String, i64)> {
+    c.list("events", Some("default"))
+        .into_iter()
+        .filter(|e| e["involvedObject"]["name"] == name)
+        .map(|e| {
+            (
+                e["reason"].as_str().unwrap_or("").to_string(),
+                e["count"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
