@@ -68,7 +68,7 @@ pub fn json_response(code: u16, v: &Value) -> Response<Body> {
         .unwrap()
 }
 
-fn text_response(code: u16, s: String) -> Response<Body> {
+pub(crate) fn text_response(code: u16, s: String) -> Response<Body> {
     Response::builder()
         .status(code)
         .header("Content-Type", "text/plain; charset=utf-8")
@@ -242,9 +242,18 @@ pub async fn handle(
             "injected reset",
         ));
     }
-    let resp = if content_type.starts_with("application/vnd.kubernetes.protobuf")
-        || content_type.starts_with("application/cbor")
+    // Protobuf is accepted for the few kinds typed kubectl commands create (see proto.rs).
+    let proto_err = if content_type.starts_with("application/vnd.kubernetes.protobuf")
+        && method != Method::DELETE
+        && !body.is_empty()
     {
+        crate::proto::decode(&body).err()
+    } else {
+        None
+    };
+    let resp = if let Some(e) = proto_err {
+        error_response(&status::unsupported_media(&format!("{content_type} ({e})")))
+    } else if content_type.starts_with("application/cbor") {
         error_response(&status::unsupported_media(&content_type))
     } else if let Some(f) = &decision.status {
         error_response(&status::injected(
@@ -269,6 +278,9 @@ pub async fn handle(
 }
 
 fn parse_body(body: &[u8], content_type: &str) -> Result<Value, String> {
+    if content_type.starts_with("application/vnd.kubernetes.protobuf") {
+        return crate::proto::decode(body);
+    }
     match serde_json::from_slice::<Value>(body) {
         Ok(v) => Ok(v),
         Err(e) => {
@@ -337,7 +349,7 @@ async fn route(
         ));
     }
     let r = match (verb, t.sub.as_str()) {
-        ("get", "log") => pod_log(ctx, &t),
+        ("get", "log") => crate::logs::pod_log(ctx, &t),
         ("get", _) => get(ctx, &info, &t),
         ("list", _) => list(ctx, &info, &t),
         ("watch", _) => return watch::watch(ctx, &info, &t),
@@ -390,6 +402,7 @@ fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
             );
         }
         "/apis" => return json_response(200, &resources::group_list(store)),
+        "/openapi/v2" => return openapi_v2(&ctx.accept, &sh.scenario.kubernetes_version),
         "/openapi/v3" => return json_response(200, &openapi::index(store)),
         _ => {}
     }
@@ -424,6 +437,34 @@ fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
     }
 }
 
+/// An empty but valid Swagger 2.0 document. Old kubectl (≤1.26) needs it for apply and
+/// client-side validation; with no definitions it skips schema validation of every kind
+/// and falls back to its compiled-in types, as it does for unknown kinds.
+fn openapi_v2(accept: &str, version: &str) -> Response<Body> {
+    if accept.contains("protobuf") {
+        // gnostic openapi_v2.Document{swagger: 1, info: 2{title: 1, version: 2}}
+        let mut info = vec![0x0a, 10];
+        info.extend_from_slice(b"Kubernetes");
+        info.push(0x12);
+        info.push(version.len() as u8);
+        info.extend_from_slice(version.as_bytes());
+        let mut doc = vec![0x0a, 3];
+        doc.extend_from_slice(b"2.0");
+        doc.push(0x12);
+        doc.push(info.len() as u8);
+        doc.extend_from_slice(&info);
+        return Response::builder()
+            .status(200)
+            .header("Content-Type", "application/octet-stream")
+            .body(Full::new(Bytes::from(doc)).boxed())
+            .unwrap();
+    }
+    json_response(
+        200,
+        &json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": version}, "paths": {}, "definitions": {}}),
+    )
+}
+
 fn ns_of(info: &ResourceInfo, t: &Target) -> String {
     if info.namespaced {
         t.namespace.clone().unwrap_or_default()
@@ -456,7 +497,7 @@ fn get(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Api
             &table::table(&ctx.sh.store, info, &[obj], &rv, &ctx.q, true),
         ));
     }
-    Ok(json_response(200, &obj))
+    Ok(json_response(200, &resources::convert_out(info, &obj)))
 }
 
 /// Parsed list/watch filters.
@@ -495,7 +536,9 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
     } else {
         None
     };
-    let (mut items, rv) = store.list_filtered(&info.plural, ns, |o| {
+    // Shared handles: big lists (2,000 pods with ~90KB TF_CONFIG each) are serialized
+    // straight from the store's objects instead of being deep-copied first.
+    let (mut items, rv) = store.list_filtered_shared(&info.plural, ns, |o| {
         f.labels.matches(o) && f.fields.matches(o)
     });
     // limit/continue: the token is the namespace/name of the last item returned.
@@ -530,193 +573,47 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
         remaining = 0;
     }
     if wants_table(&ctx.accept) {
-        let mut tb = table::table(store, info, &items, &rv.to_string(), &ctx.q, true);
+        let owned: Vec<Value> = items.iter().map(|a| (**a).clone()).collect();
+        let mut tb = table::table(store, info, &owned, &rv.to_string(), &ctx.q, true);
         if !cont.is_empty() {
             tb["metadata"]["continue"] = json!(cont);
         }
         return Ok(json_response(200, &tb));
+    }
+    if info.group == "events.k8s.io" {
+        items = items
+            .iter()
+            .map(|o| Arc::new(resources::convert_out(info, o)))
+            .collect();
     }
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if !cont.is_empty() {
         meta["continue"] = json!(cont);
         meta["remainingItemCount"] = json!(remaining);
     }
-    Ok(json_response(
-        200,
-        &json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": meta, "items": items}),
-    ))
+    let head = json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": meta});
+    let mut buf = serde_json::to_vec(&head).unwrap();
+    buf.pop(); // the closing brace; items follow
+    buf.extend_from_slice(b",\"items\":[");
+    for (i, it) in items.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        serde_json::to_writer(&mut buf, &**it).unwrap();
+    }
+    buf.extend_from_slice(b"]}");
+    Ok(Response::builder()
+        .status(200)
+        .header("Content-Type", "application/json")
+        .header("Cache-Control", "no-cache, private")
+        .body(Full::new(Bytes::from(buf)).boxed())
+        .unwrap())
 }
 
 fn decode_body(ctx: &Ctx) -> Result<Value, ApiError> {
     parse_body(&ctx.body, &ctx.content_type).map_err(|e| {
         status::bad_request(format!("the body of the request could not be decoded: {e}"))
     })
-}
-
-/// Fills fields the real apiserver defaults, per kind.
-fn apply_defaults(info: &ResourceInfo, obj: &mut Value) {
-    match info.plural.as_str() {
-        "pods" => {
-            let spec = &mut obj["spec"];
-            for (k, v) in [
-                ("restartPolicy", json!("Always")),
-                ("dnsPolicy", json!("ClusterFirst")),
-                ("schedulerName", json!("default-scheduler")),
-                ("terminationGracePeriodSeconds", json!(30)),
-                ("securityContext", json!({})),
-                ("enableServiceLinks", json!(true)),
-                ("preemptionPolicy", json!("PreemptLowerPriority")),
-                ("priority", json!(0)),
-                ("serviceAccountName", json!("default")),
-                ("serviceAccount", json!("default")),
-            ] {
-                if spec.get(k).is_none_or(Value::is_null) {
-                    spec[k] = v;
-                }
-            }
-            for c in spec["containers"].as_array_mut().into_iter().flatten() {
-                if c.get("imagePullPolicy").is_none() {
-                    let img = c["image"].as_str().unwrap_or("");
-                    let tag = img.rsplit('/').next().unwrap_or("");
-                    let latest = !tag.contains(':') || tag.ends_with(":latest");
-                    c["imagePullPolicy"] = json!(if latest && !img.contains('@') {
-                        "Always"
-                    } else {
-                        "IfNotPresent"
-                    });
-                }
-                if c.get("terminationMessagePath").is_none() {
-                    c["terminationMessagePath"] = json!("/dev/termination-log");
-                    c["terminationMessagePolicy"] = json!("File");
-                }
-                if c.get("resources").is_none() {
-                    c["resources"] = json!({});
-                }
-                // Requests default to limits when only limits are set.
-                if let Some(limits) = c["resources"]["limits"].as_object().cloned() {
-                    let req = c["resources"]
-                        .as_object_mut()
-                        .unwrap()
-                        .entry("requests")
-                        .or_insert(json!({}));
-                    for (k, v) in limits {
-                        if req.get(&k).is_none() {
-                            req[&k] = v;
-                        }
-                    }
-                }
-                for p in c["ports"].as_array_mut().into_iter().flatten() {
-                    if p.get("protocol").is_none() {
-                        p["protocol"] = json!("TCP");
-                    }
-                }
-            }
-            if obj.get("status").is_none_or(|s| s.get("phase").is_none()) {
-                let qos = qos_class(&obj["spec"]);
-                obj["status"] = json!({"phase": "Pending", "qosClass": qos});
-            }
-        }
-        "services" => {
-            let spec = &mut obj["spec"];
-            if spec.get("type").is_none() {
-                spec["type"] = json!("ClusterIP");
-            }
-            if spec.get("sessionAffinity").is_none() {
-                spec["sessionAffinity"] = json!("None");
-            }
-            if spec
-                .get("clusterIP")
-                .is_none_or(|c| c.as_str().unwrap_or("").is_empty())
-            {
-                let n = crate::util::unix_now() as u64 ^ crate::util::new_uid().len() as u64;
-                let ip = format!(
-                    "10.96.{}.{}",
-                    (n / 7) % 250 + 1,
-                    random_suffix().len() as u64 * 37 % 250 + 2
-                );
-                spec["clusterIP"] = json!(ip);
-            }
-            let cip = spec["clusterIP"].clone();
-            spec["clusterIPs"] = json!([cip]);
-            spec["ipFamilies"] = json!(["IPv4"]);
-            spec["ipFamilyPolicy"] = json!("SingleStack");
-            spec["internalTrafficPolicy"] = json!("Cluster");
-            for p in spec["ports"].as_array_mut().into_iter().flatten() {
-                if p.get("protocol").is_none() {
-                    p["protocol"] = json!("TCP");
-                }
-                if p.get("targetPort").is_none() {
-                    p["targetPort"] = p["port"].clone();
-                }
-            }
-            if obj.get("status").is_none() {
-                obj["status"] = json!({"loadBalancer": {}});
-            }
-        }
-        "secrets" => {
-            if obj.get("type").is_none() {
-                obj["type"] = json!("Opaque");
-            }
-            // stringData is write-only: merged into data (base64) on write.
-            if let Some(sd) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
-                && let Some(sd) = sd.as_object()
-            {
-                use base64::Engine;
-                if !obj["data"].is_object() {
-                    obj["data"] = json!({});
-                }
-                for (k, v) in sd {
-                    obj["data"][k] = json!(
-                        base64::engine::general_purpose::STANDARD.encode(v.as_str().unwrap_or(""))
-                    );
-                }
-            }
-        }
-        "namespaces" => {
-            obj["spec"] = json!({"finalizers": ["kubernetes"]});
-            obj["status"] = json!({"phase": "Active"});
-            let name = obj["metadata"]["name"].clone();
-            obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
-        }
-        "customresourcedefinitions"
-            if obj
-                .get("status")
-                .is_none_or(|s| s.get("conditions").is_none()) =>
-        {
-            *obj = crate::crd::with_established_status(obj.take());
-        }
-        _ => {}
-    }
-}
-
-fn qos_class(spec: &Value) -> &'static str {
-    let cs: Vec<&Value> = spec["containers"]
-        .as_array()
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
-    let any = cs.iter().any(|c| {
-        c["resources"]["requests"]
-            .as_object()
-            .is_some_and(|m| !m.is_empty())
-            || c["resources"]["limits"]
-                .as_object()
-                .is_some_and(|m| !m.is_empty())
-    });
-    if !any {
-        return "BestEffort";
-    }
-    let guaranteed = cs.iter().all(|c| {
-        let l = &c["resources"]["limits"];
-        let r = &c["resources"]["requests"];
-        ["cpu", "memory"]
-            .iter()
-            .all(|k| l.get(*k).is_some() && (r.get(*k).is_none() || r[*k] == l[*k]))
-    });
-    if guaranteed {
-        "Guaranteed"
-    } else {
-        "Burstable"
-    }
 }
 
 /// Schema + webhook admission for custom resources; metadata checks for everything.
@@ -766,7 +663,20 @@ fn admit(
     }
     if info.plural == "tfjobs"
         && info.group == "kubeflow.org"
-        && ctx.sh.scenario.operator == OperatorMode::Running
+        && ctx.sh.scenario.webhook_unavailable
+    {
+        // failurePolicy: Fail with no ready operator pod behind the webhook Service.
+        let ns = &ctx.sh.scenario.operator_namespace;
+        let msg = format!(
+            "failed calling webhook \"validator.tfjob.training-operator.kubeflow.org\": failed to call webhook: Post \"https://training-operator.{ns}.svc:443/validate-kubeflow-org-v1-tfjob?timeout=10s\": no endpoints available for service \"training-operator\""
+        );
+        let mut e = status::injected(500, Some(&format!("Internal error occurred: {msg}")), None);
+        e.body["details"] = json!({"causes": [{"message": msg}]});
+        return Err(e);
+    }
+    if info.plural == "tfjobs"
+        && info.group == "kubeflow.org"
+        && *ctx.sh.mode.borrow() == OperatorMode::Running
     {
         let errs: Vec<FieldError> = validation::validate_tfjob(old, obj);
         if !errs.is_empty() {
@@ -849,7 +759,7 @@ fn create(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, 
     check_ns(ctx, info, &ns)?;
     let mut warnings = Vec::new();
     admit(ctx, info, None, &mut obj, &mut warnings)?;
-    apply_defaults(info, &mut obj);
+    crate::defaults::apply_defaults(&info.plural, &mut obj);
     if info.subresources.iter().any(|s| s == "status") && info.crd_version.is_some() {
         // Custom resources with a status subresource ignore status on create.
         if let Some(m) = obj.as_object_mut() {
@@ -933,9 +843,19 @@ fn write_update(
     let mut warnings = Vec::new();
     if t.sub != "status" {
         admit(ctx, info, Some(&old), &mut new, &mut warnings)?;
+    } else if let Some(v) = &info.crd_version {
+        // Status writes are schema-validated (and pruned) too; the webhook does not see them.
+        let schema = &v["schema"]["openAPIV3Schema"];
+        if schema.is_object() {
+            let out = validation::check_schema(schema, &mut new);
+            if !out.errors.is_empty() {
+                let name = new["metadata"]["name"].as_str().unwrap_or("").to_string();
+                return Err(status::invalid(&info.kind, &info.group, &name, &out.errors));
+            }
+        }
     }
     if info.plural == "secrets" {
-        apply_defaults(info, &mut new);
+        crate::defaults::apply_defaults(&info.plural, &mut new);
     }
     if ctx.q.get("dryRun").is_some_and(|d| d == "All") {
         return Ok(with_warnings(json_response(code, &new), &warnings));
@@ -999,6 +919,31 @@ fn patch_obj(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body
         .trim()
         .to_string();
     let p = decode_body(ctx)?;
+    let manager = ctx.q.get("fieldManager").cloned().unwrap_or_default();
+    let apply_key = (
+        info.plural.clone(),
+        ns.clone(),
+        name.clone(),
+        t.sub.clone(),
+        manager,
+    );
+    let dry = ctx.q.get("dryRun").is_some_and(|d| d == "All");
+    let mut prev_applied = None;
+    if ct == "application/apply-patch+yaml" {
+        if p["apiVersion"].as_str().unwrap_or("").is_empty()
+            || p["kind"].as_str().unwrap_or("").is_empty()
+        {
+            return Err(status::bad_request("invalid object type: /, Kind="));
+        }
+        let mut applied = ctx.sh.applied.lock().unwrap();
+        // Remembered before the write; a rejected apply leaves a stale entry, which only
+        // matters if the same manager later drops fields it never managed to apply.
+        prev_applied = if dry {
+            applied.get(&apply_key).cloned()
+        } else {
+            applied.insert(apply_key, p.clone())
+        };
+    }
     let existing = ctx.sh.store.get(&info.plural, &ns, &name);
     let Some(old) = existing else {
         if ct == "application/apply-patch+yaml" {
@@ -1013,7 +958,7 @@ fn patch_obj(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body
             check_ns(ctx, info, &ns)?;
             let mut warnings = Vec::new();
             admit(ctx, info, None, &mut obj, &mut warnings)?;
-            apply_defaults(info, &mut obj);
+            crate::defaults::apply_defaults(&info.plural, &mut obj);
             if ctx.q.get("dryRun").is_some_and(|d| d == "All") {
                 return Ok(json_response(201, &obj));
             }
@@ -1050,7 +995,10 @@ fn patch_obj(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             }
-            patch::apply_patch(&mut new, &p)
+            patch::apply_patch(&mut new, &p);
+            if let Some(prev) = &prev_applied {
+                patch::remove_dropped(&mut new, prev, &p);
+            }
         }
         other => return Err(status::unsupported_media(other)),
     }
@@ -1162,70 +1110,6 @@ fn delete_collection(
         200,
         &json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": {"resourceVersion": rv.to_string()}, "items": out}),
     ))
-}
-
-fn pod_log(ctx: &Ctx, t: &Target) -> Result<Response<Body>, ApiError> {
-    let ns = t.namespace.clone().unwrap_or_default();
-    let name = t.name.clone().unwrap_or_default();
-    let pod = ctx
-        .sh
-        .store
-        .get("pods", &ns, &name)
-        .ok_or_else(|| status::not_found("pods", "", &name))?;
-    let names: Vec<String> = pod["spec"]["containers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["name"].as_str().map(String::from))
-        .collect();
-    let container = match ctx.q.get("container").filter(|c| !c.is_empty()) {
-        Some(c) => {
-            if !names.contains(c) {
-                return Err(status::bad_request(format!(
-                    "container {c} is not valid for pod {name}"
-                )));
-            }
-            c.clone()
-        }
-        None if names.len() == 1 => names[0].clone(),
-        None => {
-            return Err(status::bad_request(format!(
-                "a container name must be specified for pod {name}, choose one of: [{}]",
-                names.join(" ")
-            )));
-        }
-    };
-    let cs = pod["status"]["containerStatuses"]
-        .as_array()
-        .and_then(|a| a.iter().find(|c| c["name"] == json!(container)).cloned());
-    let started = cs.as_ref().is_some_and(|c| {
-        c["state"].get("waiting").is_none()
-            || c["restartCount"].as_i64().unwrap_or(0) > 0
-            || c["lastState"].get("terminated").is_some()
-    });
-    if !started {
-        let reason = cs
-            .as_ref()
-            .and_then(|c| c["state"]["waiting"]["reason"].as_str().map(String::from))
-            .unwrap_or_else(|| "ContainerCreating".into());
-        return Err(status::bad_request(format!(
-            "container {container:?} in pod {name:?} is waiting to start: {reason}"
-        )));
-    }
-    let text = ctx.sh.log_text(&ns, &name, &container).unwrap_or_default();
-    let text = match ctx.q.get("tailLines").and_then(|n| n.parse::<usize>().ok()) {
-        Some(n) => {
-            let lines: Vec<&str> = text.lines().collect();
-            let start = lines.len().saturating_sub(n);
-            let mut s = lines[start..].join("\n");
-            if !s.is_empty() {
-                s.push('\n');
-            }
-            s
-        }
-        None => text,
-    };
-    Ok(text_response(200, text))
 }
 
 /// Builds the hyper service loop on an already-bound listener.

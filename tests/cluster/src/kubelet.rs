@@ -18,7 +18,8 @@ type Key = (String, String);
 type Res = BTreeMap<String, i128>;
 
 /// The Node object for a scenario node.
-pub(crate) fn node_object(n: &NodeSpec, version: &str) -> Value {
+pub(crate) fn node_object(n: &NodeSpec, version: &str, index: usize) -> Value {
+    let ip = format!("10.0.0.{}", 10 + index % 240);
     let mut labels = json!({
         "kubernetes.io/hostname": n.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
         "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"
@@ -37,7 +38,7 @@ pub(crate) fn node_object(n: &NodeSpec, version: &str) -> Value {
         "status": {
             "capacity": cap, "allocatable": cap,
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status", "lastHeartbeatTime": now_rfc3339(), "lastTransitionTime": now_rfc3339()}],
-            "addresses": [{"type": "InternalIP", "address": "10.0.0.10"}, {"type": "Hostname", "address": n.name}],
+            "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": n.name}],
             "nodeInfo": {"kubeletVersion": version, "containerRuntimeVersion": "containerd://2.1.0", "operatingSystem": "linux", "architecture": "amd64", "osImage": "Debian GNU/Linux 13 (trixie)", "kernelVersion": "6.12.0"}
         }
     });
@@ -187,6 +188,9 @@ impl Scheduler {
         let req = pod_requests(pod);
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
         let mut preempt: BTreeMap<&str, usize> = BTreeMap::new();
+        // Best fit by kube-scheduler's default LeastAllocated score (free cpu/memory share
+        // after placing the pod), so replicas spread over nodes; ties go to the first node.
+        let mut best: Option<(f64, String)> = None;
         for node in nodes {
             let name = node["metadata"]["name"].as_str().unwrap_or("");
             if let Some(t) = node["spec"]["taints"]
@@ -242,7 +246,21 @@ impl Scheduler {
                 }
             }
             if short.is_empty() {
-                return Ok(name.to_string());
+                let free = |k: &str| {
+                    let cap = alloc.get(k).and_then(value_quantity_milli).unwrap_or(0);
+                    let u = used.and_then(|u| u.get(k)).copied().unwrap_or(0)
+                        + req.get(k).copied().unwrap_or(0);
+                    if cap <= 0 {
+                        0.0
+                    } else {
+                        (cap - u) as f64 / cap as f64
+                    }
+                };
+                let score = (free("cpu") + free("memory")) / 2.0;
+                if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                    best = Some((score, name.to_string()));
+                }
+                continue;
             }
             for s in short {
                 *reasons.entry(s).or_default() += 1;
@@ -250,6 +268,9 @@ impl Scheduler {
             *preempt
                 .entry("No preemption victims found for incoming pod")
                 .or_default() += 1;
+        }
+        if let Some((_, name)) = best {
+            return Ok(name);
         }
         let r: Vec<String> = reasons.iter().map(|(k, v)| format!("{v} {k}")).collect();
         let p: Vec<String> = preempt.iter().map(|(k, v)| format!("{v} {k}")).collect();
@@ -359,10 +380,13 @@ fn note_pod(sh: &Arc<Shared>, s: &mut Scheduler, kind: EventType, p: &Value) {
                     let u = std::mem::take(&mut s.unschedulable);
                     s.pending.extend(u);
                 }
-                // Pods created already bound (e.g. inserted by a test) still need a kubelet.
+                // Pods created already bound still need a kubelet, unless a test inserted
+                // them with a status of its own (phase other than Pending), which is kept.
                 if kind == EventType::Added
                     && p["status"]["containerStatuses"].is_null()
-                    && !terminal(p)
+                    && p["status"]["phase"]
+                        .as_str()
+                        .is_none_or(|ph| ph == "Pending")
                 {
                     start_pod(sh.clone(), p.clone());
                 }
@@ -371,6 +395,9 @@ fn note_pod(sh: &Arc<Shared>, s: &mut Scheduler, kind: EventType, p: &Value) {
                     .as_str()
                     .unwrap_or("default-scheduler")
                     == "default-scheduler"
+                && p["status"]["phase"]
+                    .as_str()
+                    .is_none_or(|ph| ph == "Pending")
             {
                 s.pending.insert(key_of(p));
             }
@@ -478,6 +505,20 @@ fn set_pod_condition(
         }
         None => conds.push(c),
     }
+    // The kubelet reports conditions in this order.
+    const ORDER: [&str; 5] = [
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    ];
+    conds.sort_by_key(|c| {
+        ORDER
+            .iter()
+            .position(|o| c["type"] == *o)
+            .unwrap_or(ORDER.len())
+    });
 }
 
 // ---------------------------------------------------------------- kubelet
@@ -512,10 +553,22 @@ fn start_pod(sh: Arc<Shared>, pod: Value) {
         (uid.len() + name.len()) % 200 + 1,
         (name.bytes().map(|b| b as usize).sum::<usize>() % 250) + 2
     );
+    // hostIP is the node's InternalIP.
+    let host_ip = pod["spec"]["nodeName"]
+        .as_str()
+        .and_then(|n| sh.store.get("nodes", "", n))
+        .and_then(|node| {
+            node["status"]["addresses"].as_array().and_then(|a| {
+                a.iter()
+                    .find(|x| x["type"] == "InternalIP")
+                    .and_then(|x| x["address"].as_str().map(String::from))
+            })
+        })
+        .unwrap_or_else(|| "10.0.0.10".into());
     update_pod(&sh, &ns, &name, &uid, move |p| {
         p["status"]["startTime"] = json!(now);
-        p["status"]["hostIP"] = json!("10.0.0.10");
-        p["status"]["hostIPs"] = json!([{"ip": "10.0.0.10"}]);
+        p["status"]["hostIP"] = json!(host_ip);
+        p["status"]["hostIPs"] = json!([{"ip": host_ip}]);
         p["status"]["podIP"] = json!(ip);
         p["status"]["podIPs"] = json!([{"ip": ip}]);
         set_pod_condition(p, "PodReadyToStartContainers", "True", None, None, &now);
@@ -657,8 +710,16 @@ fn set_container(sh: &Shared, pod: &Value, cname: &str, f: impl Fn(&mut Value)) 
 }
 
 fn kubelet_event(sh: &Shared, pod: &Value, cname: &str, etype: &str, reason: &str, msg: &str) {
-    let mut p = pod.clone();
-    p["__fieldPath"] = json!(format!("spec.containers{{{cname}}}"));
+    // A reference to the pod, not a copy of it (pods can carry ~100KB of TF_CONFIG).
+    let p = json!({
+        "apiVersion": "v1",
+        "metadata": {
+            "name": pod["metadata"]["name"], "namespace": pod["metadata"]["namespace"],
+            "uid": pod["metadata"]["uid"], "resourceVersion": pod["metadata"]["resourceVersion"],
+        },
+        "spec": {"nodeName": pod["spec"]["nodeName"]},
+        "__fieldPath": format!("spec.containers{{{cname}}}"),
+    });
     sh.record_event(&p, "Pod", etype, reason, msg, "kubelet");
 }
 
@@ -794,16 +855,22 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
         .to_string();
     let sleep = |ms: u64| tokio::time::sleep(Duration::from_millis(ms));
 
-    kubelet_event(
-        &sh,
-        &pod,
-        &cname,
-        "Normal",
-        "Pulling",
-        &format!("Pulling image {image:?}"),
-    );
-    sleep(t.pull_ms).await;
-    if sh.scenario.missing_images.contains(&image) {
+    // Pull; a missing image cycles ErrImagePull → ImagePullBackOff with a doubling back-off
+    // (kubelet: 10s..5m; here imagePullBackOffMs..30x) until the image appears or the pod goes.
+    let mut backoff = t.image_pull_back_off_ms.max(10);
+    loop {
+        kubelet_event(
+            &sh,
+            &pod,
+            &cname,
+            "Normal",
+            "Pulling",
+            &format!("Pulling image {image:?}"),
+        );
+        sleep(t.pull_ms).await;
+        if !sh.missing_images.lock().unwrap().contains(&image) {
+            break;
+        }
         let err = format!(
             "failed to pull and unpack image {image:?}: failed to resolve reference {image:?}: {image}: not found"
         );
@@ -830,7 +897,7 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
             "Failed",
             "Error: ErrImagePull",
         );
-        sleep(t.image_pull_back_off_ms).await;
+        sleep(t.image_pull_back_off_ms.max(10)).await;
         let msg = format!("Back-off pulling image {image:?}: ErrImagePull: {rpc}");
         if !set_container(&sh, &pod, &cname, move |cs| {
             cs["state"] = json!({"waiting": {"reason": "ImagePullBackOff", "message": msg}})
@@ -853,7 +920,8 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
             "Failed",
             "Error: ImagePullBackOff",
         );
-        return;
+        sleep(backoff).await;
+        backoff = (backoff * 2).min(t.image_pull_back_off_ms.max(10) * 30);
     }
     kubelet_event(
         &sh,

@@ -2,19 +2,31 @@
 //! API (discovery, CRUD, watch, patch, Status errors, server-side tables, OpenAPI v3
 //! stubs) with a simulated training-operator v1.9.4, scheduler and kubelet.
 //!
+//! Modules: `store` (versioned objects, event history, broadcast), `http` (routing and
+//! verbs), `watch`, `selectors`, `patch`, `proto` (the few protobuf bodies kubectl sends),
+//! `defaults` and `validation` (apiserver defaulting, CRD schemas, the TFJob webhook),
+//! `table` and `openapi` (what kubectl asks for), `status` (Status errors), `resources`
+//! (discovery), `operator`, `kubelet` (scheduler + kubelet), `logs`, `scenario`, `state`
+//! (request log, faults, RBAC), `kubeconfig`. See README.md for the scenario format.
+//!
 //! ```no_run
 //! use tfjob_testcluster::{Scenario, TestCluster};
 //! let cluster = TestCluster::start(Scenario::default());
 //! println!("kubeconfig at {}", cluster.kubeconfig().display());
 //! ```
 
+#![warn(missing_docs)]
+
 mod crd;
+mod defaults;
 mod http;
 mod kubeconfig;
 mod kubelet;
+mod logs;
 mod openapi;
 mod operator;
 mod patch;
+mod proto;
 mod resources;
 mod scenario;
 mod selectors;
@@ -70,45 +82,81 @@ fn seed(sh: &Shared) {
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
         );
     }
-    for n in &sc.nodes {
-        let _ = store.create("nodes", "", kubelet::node_object(n, &sc.kubernetes_version));
+    for (i, n) in sc.nodes.iter().enumerate() {
+        let _ = store.create(
+            "nodes",
+            "",
+            kubelet::node_object(n, &sc.kubernetes_version, i),
+        );
     }
-    if sc.operator != OperatorMode::Absent {
-        let mut crd = sc.crd.clone().unwrap_or_else(crd::builtin_tfjob_crd);
-        if let Some(vs) = &sc.served_versions {
-            crd = crd::restrict_served(crd, vs);
+    install_operator(sh, sc.operator);
+    for obj in &sc.objects {
+        insert_object(sh, obj.clone());
+    }
+}
+
+/// Puts the cluster's training-operator installation into `mode`: CRD, Deployment and pod
+/// are created, updated or removed (removing the CRD removes every TFJob, as in Kubernetes).
+fn install_operator(sh: &Shared, mode: OperatorMode) {
+    let sc = &sh.scenario;
+    let store = &sh.store;
+    let ns = &sc.operator_namespace;
+    let crd_name = "tfjobs.kubeflow.org";
+    if mode == OperatorMode::Absent {
+        let _ = store.delete("customresourcedefinitions", "", crd_name);
+        let _ = store.delete("deployments", ns, "training-operator");
+        let _ = store.delete("pods", ns, "training-operator-7f8b9c6d5-x2x4z");
+        sh.mode.send_replace(mode);
+        return;
+    }
+    if !store.namespace_exists(ns) {
+        let _ = store.create(
+            "namespaces",
+            "",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
+        );
+    }
+    let mut crd = sc.crd.clone().unwrap_or_else(crd::builtin_tfjob_crd);
+    if let Some(vs) = &sc.served_versions {
+        crd = crd::restrict_served(crd, vs);
+    }
+    if let Some(m) = crd["metadata"].as_object_mut() {
+        for k in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+        ] {
+            m.remove(k);
         }
-        if let Some(m) = crd["metadata"].as_object_mut() {
-            for k in [
-                "uid",
-                "resourceVersion",
-                "creationTimestamp",
-                "generation",
-                "managedFields",
-            ] {
-                m.remove(k);
-            }
-        }
+    }
+    let crd_name = crd["metadata"]["name"]
+        .as_str()
+        .unwrap_or(crd_name)
+        .to_string();
+    if store
+        .get("customresourcedefinitions", "", &crd_name)
+        .is_none()
+    {
         let _ = store.create(
             "customresourcedefinitions",
             "",
             crd::with_established_status(crd),
         );
-        let running = sc.operator == OperatorMode::Running;
-        let _ = store.create(
-            "deployments",
-            &sc.operator_namespace,
-            crd::operator_deployment(&sc.operator_namespace, running),
-        );
-        let _ = store.create(
-            "pods",
-            &sc.operator_namespace,
-            kubelet::operator_pod(&sc.operator_namespace, running),
-        );
     }
-    for obj in &sc.objects {
-        insert_object(sh, obj.clone());
+    let running = mode == OperatorMode::Running;
+    let dep = crd::operator_deployment(ns, running);
+    let pod = kubelet::operator_pod(ns, running);
+    for (res, obj) in [("deployments", dep), ("pods", pod)] {
+        let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
+        if store.get(res, ns, &name).is_some() {
+            let _ = store.update(res, ns, &name, obj, None);
+        } else {
+            let _ = store.create(res, ns, obj);
+        }
     }
+    sh.mode.send_replace(mode);
 }
 
 /// Creates or replaces `obj` directly in the store (resource inferred from apiVersion/kind).
@@ -306,6 +354,19 @@ impl TestCluster {
         self.shared.set_faults(faults);
     }
 
+    /// Installs, breaks or removes the training-operator at runtime (e.g. `Installed` →
+    /// `Running` to simulate the operator becoming ready; `Absent` deletes the CRD and with it
+    /// every TFJob). Only `Running` reconciles and validates.
+    pub fn set_operator_mode(&self, mode: OperatorMode) {
+        install_operator(&self.shared, mode);
+    }
+
+    /// Replaces the list of images whose pull fails; pods in ImagePullBackOff pick up the
+    /// change at their next pull attempt (e.g. "the image was pushed later").
+    pub fn set_missing_images(&self, images: Vec<String>) {
+        *self.shared.missing_images.lock().unwrap() = images;
+    }
+
     /// Replaces the RBAC denials.
     pub fn set_rbac(&self, rbac: Rbac) {
         *self.shared.rbac.lock().unwrap() = rbac;
@@ -370,9 +431,7 @@ impl TestCluster {
 
 fn start_components(sh: &Arc<Shared>) {
     seed(sh);
-    if sh.scenario.operator == OperatorMode::Running {
-        tokio::spawn(operator::run(sh.clone()));
-    }
+    tokio::spawn(operator::run(sh.clone()));
     tokio::spawn(kubelet::run(sh.clone()));
 }
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::scenario::OperatorMode;
 use crate::state::Shared;
 use crate::store::{EventType, StoreEvent};
 use crate::util::{now_rfc3339, parse_rfc3339};
@@ -26,9 +27,17 @@ type Key = (String, String);
 pub(crate) async fn run(sh: Arc<Shared>) {
     let mut rx = sh.store.subscribe();
     let mut stop = sh.stop.subscribe();
+    // Only a Running operator reconciles; becoming Running re-queues every job.
+    let mut mode = sh.mode.subscribe();
+    let running =
+        |m: &tokio::sync::watch::Receiver<OperatorMode>| *m.borrow() == OperatorMode::Running;
     let (req_tx, mut req_rx) = mpsc::unbounded_channel::<Key>();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut dirty: BTreeSet<Key> = all_jobs(&sh);
+    let mut dirty: BTreeSet<Key> = if *sh.mode.borrow() == OperatorMode::Running {
+        all_jobs(&sh)
+    } else {
+        BTreeSet::new()
+    };
     let delay = Duration::from_millis(sh.scenario.timing.reconcile_ms);
     loop {
         if dirty.is_empty() {
@@ -39,7 +48,18 @@ pub(crate) async fn run(sh: Arc<Shared>) {
                     Err(_) => return,
                 },
                 Some(k) = req_rx.recv() => { dirty.insert(k); }
+                r = mode.changed() => {
+                    if r.is_err() {
+                        return;
+                    }
+                    if running(&mode) {
+                        dirty.extend(all_jobs(&sh));
+                    }
+                }
                 _ = stop.changed() => return,
+            }
+            if !running(&mode) {
+                dirty.clear();
             }
             if dirty.is_empty() {
                 continue;
@@ -57,6 +77,10 @@ pub(crate) async fn run(sh: Arc<Shared>) {
         }
         while let Ok(k) = req_rx.try_recv() {
             dirty.insert(k);
+        }
+        if !running(&mode) {
+            dirty.clear();
+            continue;
         }
         for key in std::mem::take(&mut dirty) {
             reconcile(&sh, &key, &mut seen, &req_tx);
@@ -234,6 +258,13 @@ pub fn tf_config(
             s(&lower)
         );
     }
+    let cluster = cluster_json(job_name, ns, specs);
+    tf_config_with(&cluster, rtype, index)
+}
+
+/// The `"cluster"` object of TF_CONFIG, shared by every pod of a job (computed once per reconcile).
+fn cluster_json(job_name: &str, ns: &str, specs: &BTreeMap<String, Value>) -> String {
+    let s = |x: &str| serde_json::to_string(x).unwrap();
     let mut cluster: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (rt, rs) in specs {
         let l = rt.to_lowercase();
@@ -245,7 +276,7 @@ pub fn tf_config(
                 .collect(),
         );
     }
-    let cluster_s: Vec<String> = cluster
+    let parts: Vec<String> = cluster
         .iter()
         .map(|(k, v)| {
             format!(
@@ -255,10 +286,13 @@ pub fn tf_config(
             )
         })
         .collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+fn tf_config_with(cluster: &str, rtype: &str, index: i64) -> String {
+    let t = serde_json::to_string(&rtype.to_lowercase()).unwrap();
     format!(
-        "{{\"cluster\":{{{}}},\"task\":{{\"type\":{},\"index\":{index}}},\"environment\":\"cloud\"}}",
-        cluster_s.join(","),
-        s(&lower)
+        "{{\"cluster\":{cluster},\"task\":{{\"type\":{t},\"index\":{index}}},\"environment\":\"cloud\"}}"
     )
 }
 
@@ -295,6 +329,7 @@ fn new_pod(
     sh: &Shared,
     job: &Value,
     specs: &BTreeMap<String, Value>,
+    cluster: &str,
     rtype: &str,
     idx: i64,
 ) -> Value {
@@ -331,7 +366,11 @@ fn new_pod(
         .sum();
     if total != 1 {
         let dynamic = job["spec"]["enableDynamicWorker"] == json!(true);
-        let cfg = tf_config(name, ns, specs, rtype, idx, dynamic);
+        let cfg = if dynamic {
+            tf_config(name, ns, specs, rtype, idx, true)
+        } else {
+            tf_config_with(cluster, rtype, idx)
+        };
         if let Some(c) = spec["containers"]
             .as_array_mut()
             .and_then(|cs| cs.iter_mut().find(|c| c["name"] == "tensorflow"))
@@ -478,7 +517,7 @@ fn delete_pod_and_service(sh: &Shared, job: &Value, ns: &str, pod: &str) {
     }
 }
 
-fn clean_pods(sh: &Shared, job: &Value, ns: &str, pods: &[Value]) {
+fn clean_pods(sh: &Shared, job: &Value, ns: &str, pods: &[Arc<Value>]) {
     let policy = job["spec"]["runPolicy"]["cleanPodPolicy"]
         .as_str()
         .filter(|p| !p.is_empty())
@@ -588,8 +627,8 @@ fn reconcile(
                         .any(|r| r["uid"] == json!(uid) && r["controller"] == json!(true))
                 })
     };
-    let (pods, _) = sh.store.list_filtered("pods", Some(ns), owned);
-    let (services, _) = sh.store.list_filtered("services", Some(ns), owned);
+    let pods = sh.store.list_shared("pods", ns, owned);
+    let services = sh.store.list_shared("services", ns, owned);
     let finished = has_cond(&status, "Succeeded") || has_cond(&status, "Failed");
     let run_policy = &job["spec"]["runPolicy"];
 
@@ -726,8 +765,9 @@ fn reconcile(
     if !status["replicaStatuses"].is_object() {
         status["replicaStatuses"] = json!({});
     }
+    let cluster = cluster_json(name, ns, &specs);
     for (rtype, rs) in &specs {
-        reconcile_pods(sh, &job, &specs, rtype, rs, &pods, &mut status);
+        reconcile_pods(sh, &job, &specs, &cluster, rtype, rs, &pods, &mut status);
         reconcile_services(sh, &job, &specs, rtype, rs, &services);
     }
     update_job_status(sh, &job, &specs, &pods, &mut status);
@@ -738,13 +778,15 @@ fn index_of(o: &Value) -> Option<i64> {
     o["metadata"]["labels"][L_INDEX].as_str()?.parse().ok()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn reconcile_pods(
     sh: &Shared,
     job: &Value,
     specs: &BTreeMap<String, Value>,
+    cluster: &str,
     rtype: &str,
     rs: &Value,
-    pods: &[Value],
+    pods: &[Arc<Value>],
     status: &mut Value,
 ) {
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
@@ -753,16 +795,23 @@ fn reconcile_pods(
     let mine: Vec<&Value> = pods
         .iter()
         .filter(|p| p["metadata"]["labels"][L_TYPE] == json!(lower))
+        .map(|p| &**p)
         .collect();
     let want = replicas(rs);
     let max_idx = mine.iter().filter_map(|p| index_of(p)).max().unwrap_or(-1);
     let (mut active, mut succeeded, mut failed) = (0i64, 0i64, 0i64);
     let rp = rs["restartPolicy"].as_str().unwrap_or("Never");
+    let mut by_index: std::collections::HashMap<i64, &Value> = std::collections::HashMap::new();
+    for p in &mine {
+        if let Some(i) = index_of(p) {
+            by_index.entry(i).or_insert(p);
+        }
+    }
     for idx in 0..want.max(max_idx + 1) {
-        let slot: Vec<&&Value> = mine.iter().filter(|p| index_of(p) == Some(idx)).collect();
-        let Some(pod) = slot.first() else {
+        let Some(pod) = by_index.get(&idx) else {
             if idx < want {
-                let pod = new_pod(sh, job, specs, rtype, idx);
+                let mut pod = new_pod(sh, job, specs, cluster, rtype, idx);
+                crate::defaults::apply_defaults("pods", &mut pod);
                 let pn = pname(&pod);
                 match sh.store.create("pods", ns, pod) {
                     Ok(_) => sh.record_event(
@@ -858,20 +907,26 @@ fn reconcile_services(
     specs: &BTreeMap<String, Value>,
     rtype: &str,
     rs: &Value,
-    services: &[Value],
+    services: &[Arc<Value>],
 ) {
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
     let lower = rtype.to_lowercase();
     let mine: Vec<&Value> = services
         .iter()
         .filter(|p| p["metadata"]["labels"][L_TYPE] == json!(lower))
+        .map(|p| &**p)
         .collect();
     let want = replicas(rs);
     let max_idx = mine.iter().filter_map(|p| index_of(p)).max().unwrap_or(-1);
+    let by_index: std::collections::HashMap<i64, &Value> = mine
+        .iter()
+        .filter_map(|s| index_of(s).map(|i| (i, *s)))
+        .collect();
     for idx in 0..want.max(max_idx + 1) {
-        match mine.iter().find(|s| index_of(s) == Some(idx)) {
+        match by_index.get(&idx) {
             None if idx < want => match new_service(job, specs, rtype, idx) {
-                Some(svc) => {
+                Some(mut svc) => {
+                    crate::defaults::apply_defaults("services", &mut svc);
                     let sn = svc["metadata"]["name"].as_str().unwrap_or("").to_string();
                     if sh.store.create("services", ns, svc).is_ok() {
                         sh.record_event(
@@ -911,7 +966,7 @@ fn reconcile_services(
     }
 }
 
-fn record_abnormal_pods(sh: &Shared, job: &Value, pods: &[Value]) {
+fn record_abnormal_pods(sh: &Shared, job: &Value, pods: &[Arc<Value>]) {
     for p in pods
         .iter()
         .filter(|p| !matches!(phase(p), "Succeeded" | "Failed"))
@@ -986,7 +1041,7 @@ fn update_job_status(
     sh: &Shared,
     job: &Value,
     specs: &BTreeMap<String, Value>,
-    pods: &[Value],
+    pods: &[Arc<Value>],
     status: &mut Value,
 ) {
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
@@ -1152,6 +1207,23 @@ mod tests {
             r#"{"cluster":{"evaluator":["test-tfjob-evaluator-0.ns3.svc:2222"],"ps":["test-tfjob-ps-0.ns3.svc:2222"],"worker":["test-tfjob-worker-0.ns3.svc:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}"#
         );
     }
+    #[test]
+    fn dynamic_worker_sparse_tf_config() {
+        let job = json!({"spec": {"tfReplicaSpecs": {
+            "Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "x"}]}}},
+            "PS": {"replicas": 1, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "x"}]}}}
+        }}});
+        let specs = defaulted_specs(&job);
+        assert_eq!(
+            tf_config("j", "ns", &specs, "Worker", 1, true),
+            r#"{"cluster":{"worker":{"1":"j-worker-1.ns.svc:2222"},"ps":["j-ps-0.ns.svc:2222"]},"task":{"type":"worker","index":1}}"#
+        );
+        assert_eq!(
+            tf_config("j", "ns", &specs, "PS", 0, true),
+            r#"{"cluster":{"worker":{},"ps":["j-ps-0.ns.svc:2222"]},"task":{"type":"ps","index":0}}"#
+        );
+    }
+
     #[test]
     fn conditions_bookkeeping() {
         let mut st = json!({});

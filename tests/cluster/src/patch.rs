@@ -23,9 +23,74 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
-/// Strategic merge patch, approximated: `$`-directives are dropped, then merge patch.
+/// Merge keys of the core/v1 list fields strategic merge patch merges element-wise
+/// (from the `patchMergeKey` tags in k8s.io/api); other lists are replaced.
+fn merge_key(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "env"
+        | "volumes"
+        | "imagePullSecrets"
+        | "resourceClaims" => "name",
+        "ports" => "containerPort",
+        "volumeMounts" => "mountPath",
+        "volumeDevices" => "devicePath",
+        "conditions" => "type",
+        "ownerReferences" => "uid",
+        "hostAliases" => "ip",
+        _ => return None,
+    })
+}
+
+/// Strategic merge patch: JSON merge semantics, except that lists with a known merge key
+/// are merged element by element (`$patch: delete` removes one); other `$` directives are
+/// ignored.
 pub fn strategic_merge_patch(target: &mut Value, patch: &Value) {
-    merge_patch(target, &strip_directives(patch));
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let t = target.as_object_mut().unwrap();
+    for (k, v) in p {
+        if k.starts_with('$') {
+            continue;
+        }
+        match (v, merge_key(k), t.get_mut(k)) {
+            (Value::Null, _, _) => {
+                t.remove(k);
+            }
+            (Value::Array(items), Some(key), Some(Value::Array(cur))) => {
+                for item in items {
+                    let id = &item[key];
+                    let pos = cur.iter().position(|c| !id.is_null() && c[key] == *id);
+                    let delete = item["$patch"] == "delete";
+                    match (pos, delete) {
+                        (Some(i), true) => {
+                            cur.remove(i);
+                        }
+                        (Some(i), false) => strategic_merge_patch(&mut cur[i], item),
+                        (None, false) => {
+                            let mut fresh = Value::Null;
+                            strategic_merge_patch(&mut fresh, item);
+                            cur.push(fresh);
+                        }
+                        (None, true) => {}
+                    }
+                }
+            }
+            (Value::Object(_), _, _) => {
+                strategic_merge_patch(t.entry(k.clone()).or_insert(Value::Null), v)
+            }
+            _ => {
+                t.insert(k.clone(), strip_directives(v));
+            }
+        }
+    }
 }
 
 fn strip_directives(v: &Value) -> Value {
@@ -56,6 +121,27 @@ pub fn apply_patch(target: &mut Value, applied: &Value) {
             }
         }
         other => *target = other.clone(),
+    }
+}
+
+/// Server-side apply's ownership rule, for a single manager: fields this manager applied
+/// last time but left out now are removed (maps/objects recursively; lists are atomic).
+pub fn remove_dropped(target: &mut Value, previous: &Value, applied: &Value) {
+    let (Some(t), Some(prev)) = (target.as_object_mut(), previous.as_object()) else {
+        return;
+    };
+    let now = applied.as_object();
+    for (k, pv) in prev {
+        match now.and_then(|n| n.get(k)) {
+            None => {
+                t.remove(k);
+            }
+            Some(nv) => {
+                if let Some(tv) = t.get_mut(k) {
+                    remove_dropped(tv, pv, nv);
+                }
+            }
+        }
     }
 }
 
@@ -181,5 +267,17 @@ mod tests {
         assert_eq!(d, json!({"a": {"c": 2, "d": 3}, "l": [1, 2]}));
         json_patch(&mut d, &json!([{"op": "add", "path": "/l/-", "value": 3}, {"op": "replace", "path": "/a/c", "value": 9}])).unwrap();
         assert_eq!(d, json!({"a": {"c": 9, "d": 3}, "l": [1, 2, 3]}));
+    }
+    #[test]
+    fn strategic_merges_lists_by_key() {
+        let mut pod = json!({"spec": {"containers": [{"name": "a", "image": "1", "env": [{"name": "X", "value": "1"}]}, {"name": "b", "image": "2"}]}});
+        strategic_merge_patch(
+            &mut pod,
+            &json!({"spec": {"$setElementOrder/containers": [{"name": "a"}], "containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}]}, {"name": "b", "$patch": "delete"}]}}),
+        );
+        assert_eq!(
+            pod,
+            json!({"spec": {"containers": [{"name": "a", "image": "1", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]}]}})
+        );
     }
 }

@@ -84,6 +84,17 @@ fn builtin(
 
 /// Built-in resources (a subset of kube-apiserver's, what the plugin and kubectl touch).
 pub fn builtins() -> Vec<ResourceInfo> {
+    let mut v = builtin_list();
+    // `kubectl get all` expands the "all" category through discovery.
+    for r in v.iter_mut() {
+        if matches!(r.plural.as_str(), "pods" | "services" | "deployments") {
+            r.categories = vec!["all".into()];
+        }
+    }
+    v
+}
+
+fn builtin_list() -> Vec<ResourceInfo> {
     vec![
         builtin(
             "",
@@ -139,6 +150,16 @@ pub fn builtins() -> Vec<ResourceInfo> {
             true,
             &["sa"],
             ALL,
+            &[],
+        ),
+        builtin(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            true,
+            &["ev"],
+            &["get", "list", "watch"],
             &[],
         ),
         builtin(
@@ -332,4 +353,32 @@ pub fn group_json(g: &str, versions: &[String]) -> Value {
         .map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v}))
         .collect();
     json!({"kind": "APIGroup", "apiVersion": "v1", "name": g, "versions": vs, "preferredVersion": vs[0]})
+}
+
+/// Objects are stored in their core/v1 shape; events.k8s.io/v1 reads get converted the
+/// way the apiserver converts between the two Event versions.
+pub fn convert_out(info: &ResourceInfo, obj: &Value) -> Value {
+    if !(info.group == "events.k8s.io" && info.plural == "events") {
+        return obj.clone();
+    }
+    let mut e = json!({
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": obj["metadata"],
+        "eventTime": obj["eventTime"],
+        "reportingController": obj["reportingComponent"].as_str().filter(|s| !s.is_empty()).or(obj["source"]["component"].as_str()),
+        "reportingInstance": obj["reportingInstance"],
+        "reason": obj["reason"],
+        "regarding": obj["involvedObject"],
+        "note": obj["message"],
+        "type": obj["type"],
+        "deprecatedSource": obj["source"],
+        "deprecatedFirstTimestamp": obj["firstTimestamp"],
+        "deprecatedLastTimestamp": obj["lastTimestamp"],
+        "deprecatedCount": obj["count"],
+    });
+    if let Some(m) = e.as_object_mut() {
+        m.retain(|_, v| !v.is_null());
+    }
+    e
 }

@@ -31,6 +31,14 @@ fn de_quantity<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     })
 }
 
+/// A count given as a number or a string (`gpu: "4"`).
+fn de_count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let q = de_quantity(d)?;
+    q.trim()
+        .parse()
+        .map_err(|_| serde::de::Error::custom(format!("expected a count, got {q:?}")))
+}
+
 /// A node taint.
 #[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
@@ -56,8 +64,10 @@ pub struct NodeSpec {
     #[serde(deserialize_with = "de_quantity")]
     pub memory: String,
     /// Allocatable `nvidia.com/gpu`.
+    #[serde(deserialize_with = "de_count")]
     pub gpu: u32,
     /// Max pods (kubelet default 110).
+    #[serde(deserialize_with = "de_count")]
     pub pods: u32,
     /// Taints.
     pub taints: Vec<Taint>,
@@ -340,6 +350,9 @@ pub struct Scenario {
     pub crd: Option<Value>,
     /// Restrict the TFJob CRD's served versions (e.g. `[v1beta1]` to simulate skew).
     pub served_versions: Option<Vec<String>>,
+    /// The TFJob validating webhook is registered but nothing answers it (operator pod not
+    /// ready): TFJob creates/updates fail with 500 InternalError `failed calling webhook ...`.
+    pub webhook_unavailable: bool,
     /// Watch history window (events); older resourceVersions get 410.
     pub watch_history: usize,
     /// Kubernetes version reported by /version.
@@ -369,6 +382,7 @@ impl Default for Scenario {
             faults: vec![],
             crd: None,
             served_versions: None,
+            webhook_unavailable: false,
             watch_history: 10_000,
             kubernetes_version: "v1.36.1".into(),
             token: "test-token".into(),
@@ -437,6 +451,16 @@ impl Scenario {
     /// Serve this CRD object instead of the built-in one.
     pub fn with_crd(mut self, crd: Value) -> Self {
         self.crd = Some(crd);
+        self
+    }
+    /// Make the TFJob webhook unreachable (see `webhook_unavailable`).
+    pub fn with_webhook_unavailable(mut self) -> Self {
+        self.webhook_unavailable = true;
+        self
+    }
+    /// Serve only these versions of the TFJob CRD (version skew).
+    pub fn with_served_versions(mut self, versions: &[&str]) -> Self {
+        self.served_versions = Some(versions.iter().map(|v| v.to_string()).collect());
         self
     }
     /// Set the timing.

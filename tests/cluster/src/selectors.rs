@@ -148,6 +148,14 @@ impl FieldSelector {
                 ));
             };
             let k = k.trim();
+            // events.k8s.io/v1 names the involved object `regarding`; same storage.
+            let translated;
+            let k = if resource == "events" && k.starts_with("regarding.") {
+                translated = k.replacen("regarding.", "involvedObject.", 1);
+                translated.as_str()
+            } else {
+                k
+            };
             if !supported_field(resource, k) {
                 return Err(format!("field label not supported: {k}"));
             }

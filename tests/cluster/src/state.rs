@@ -59,6 +59,12 @@ impl Request {
     }
 }
 
+/// (resource, namespace, name, subresource, field manager).
+pub(crate) type ApplyKey = (String, String, String, String, String);
+
+/// (involved uid, reason, message).
+type EventKey = (String, String, String);
+
 pub(crate) struct FaultState {
     pub fault: Fault,
     pub seen: u32,
@@ -90,12 +96,22 @@ pub struct Shared {
     pub(crate) logs: Mutex<HashMap<(String, String, String), String>>,
     pub(crate) condition_log: Mutex<Vec<(String, String, Instant)>>,
     pub(crate) port: Mutex<u16>,
+    /// (involved uid, reason, message) → (namespace, event name), so repeats aggregate in O(1).
+    event_index: Mutex<HashMap<EventKey, (String, String)>>,
+    /// Last server-side-applied configuration per (resource, namespace, name, subresource, manager).
+    pub(crate) applied: Mutex<HashMap<ApplyKey, serde_json::Value>>,
+    /// Images whose pull fails (starts as the scenario's; `TestCluster::set_missing_images`).
+    pub(crate) missing_images: Mutex<Vec<String>>,
+    /// Current operator mode (starts as the scenario's; `TestCluster::set_operator_mode`).
+    pub(crate) mode: tokio::sync::watch::Sender<crate::scenario::OperatorMode>,
     /// Flipped to true when the cluster shuts down; components exit.
     pub(crate) stop: tokio::sync::watch::Sender<bool>,
 }
 
 impl Shared {
     pub(crate) fn new(scenario: Scenario) -> Self {
+        let initial_mode = scenario.operator;
+        let initial_missing = scenario.missing_images.clone();
         let faults = scenario
             .faults
             .iter()
@@ -116,7 +132,11 @@ impl Shared {
             logs: Mutex::new(HashMap::new()),
             condition_log: Mutex::new(Vec::new()),
             port: Mutex::new(0),
+            event_index: Mutex::new(HashMap::new()),
             stop: tokio::sync::watch::channel(false).0,
+            mode: tokio::sync::watch::channel(initial_mode).0,
+            missing_images: Mutex::new(initial_missing),
+            applied: Mutex::new(HashMap::new()),
         }
     }
 
@@ -221,21 +241,19 @@ impl Shared {
             .unwrap_or("")
             .to_string();
         let now = now_rfc3339();
-        let (existing, _) = self.store.list_filtered("events", Some(&ns), |e| {
-            e["involvedObject"]["uid"] == json!(uid)
-                && e["reason"] == json!(reason)
-                && e["message"] == json!(message)
-        });
-        if let Some(e) = existing.first() {
-            let ename = e["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let ikey = (uid.clone(), reason.to_string(), message.to_string());
+        let existing = self.event_index.lock().unwrap().get(&ikey).cloned();
+        if let Some((ens, ename)) = existing {
             let now2 = now.clone();
-            self.store.modify("events", &ns, &ename, move |e| {
+            let updated = self.store.modify("events", &ens, &ename, move |e| {
                 let c = e["count"].as_i64().unwrap_or(1);
                 e["count"] = json!(c + 1);
                 e["lastTimestamp"] = json!(now2);
                 true
             });
-            return;
+            if updated.is_some() {
+                return;
+            }
         }
         let suffix: String = new_uid().replace('-', "").chars().rev().take(16).collect();
         let api_version = involved["apiVersion"].as_str().unwrap_or("v1");
@@ -271,7 +289,10 @@ impl Shared {
                 ev["involvedObject"]["fieldPath"] = json!(c);
             }
         }
-        let _ = self.store.create("events", &ns, ev);
+        let ename = ev["metadata"]["name"].as_str().unwrap_or("").to_string();
+        if self.store.create("events", &ns, ev).is_ok() {
+            self.event_index.lock().unwrap().insert(ikey, (ns, ename));
+        }
     }
 
     pub(crate) fn log_text(&self, ns: &str, pod: &str, container: &str) -> Option<String> {

@@ -47,9 +47,12 @@ pub struct StoreEvent {
     pub object: Arc<Value>,
     /// The object before the change (modifications only), for selector transitions.
     pub old: Option<Arc<Value>>,
+    /// `object` serialized once, shared by every watcher that sends it as-is.
+    pub json: std::sync::OnceLock<bytes::Bytes>,
 }
 
-type Bucket = BTreeMap<String, BTreeMap<String, Value>>;
+// Objects are shared with watch events (and big TF_CONFIG-laden pods are not copied per event).
+type Bucket = BTreeMap<String, BTreeMap<String, Arc<Value>>>;
 
 struct Inner {
     rv: u64,
@@ -135,7 +138,11 @@ impl Store {
     /// One object.
     pub fn get(&self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         let g = self.inner.lock().unwrap();
-        g.data.get(resource)?.get(namespace)?.get(name).cloned()
+        g.data
+            .get(resource)?
+            .get(namespace)?
+            .get(name)
+            .map(|a| (**a).clone())
     }
 
     /// Objects of a resource, in one namespace or all (`None`), sorted by namespace/name, plus the list RV.
@@ -156,6 +163,32 @@ impl Store {
             match namespace {
                 Some(ns) => {
                     if let Some(m) = bucket.get(ns) {
+                        out.extend(m.values().filter(|o| keep(o)).map(|a| (**a).clone()));
+                    }
+                }
+                None => {
+                    for m in bucket.values() {
+                        out.extend(m.values().filter(|o| keep(o)).map(|a| (**a).clone()));
+                    }
+                }
+            }
+        }
+        (out, g.rv)
+    }
+
+    /// Like `list_filtered`, returning shared handles instead of deep copies.
+    pub fn list_filtered_shared(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        keep: impl Fn(&Value) -> bool,
+    ) -> (Vec<Arc<Value>>, u64) {
+        let g = self.inner.lock().unwrap();
+        let mut out = Vec::new();
+        if let Some(bucket) = g.data.get(resource) {
+            match namespace {
+                Some(ns) => {
+                    if let Some(m) = bucket.get(ns) {
                         out.extend(m.values().filter(|o| keep(o)).cloned());
                     }
                 }
@@ -167,6 +200,21 @@ impl Store {
             }
         }
         (out, g.rv)
+    }
+
+    /// Shared handles to the objects of one namespace passing `keep` (no deep copies).
+    pub fn list_shared(
+        &self,
+        resource: &str,
+        namespace: &str,
+        keep: impl Fn(&Value) -> bool,
+    ) -> Vec<Arc<Value>> {
+        let g = self.inner.lock().unwrap();
+        g.data
+            .get(resource)
+            .and_then(|b| b.get(namespace))
+            .map(|m| m.values().filter(|o| keep(o)).cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Names of the namespaces that exist.
@@ -212,13 +260,14 @@ impl Store {
             .or_default()
             .entry(namespace.to_string())
             .or_default()
-            .insert(name, obj.clone());
+            .insert(name, Arc::new(obj.clone()));
+        let shared = g.data[resource][namespace][meta_str(&obj, "name")].clone();
         self.emit(
             &mut g,
             EventType::Added,
             resource,
             namespace,
-            obj.clone(),
+            shared,
             None,
             rv,
         );
@@ -272,8 +321,8 @@ impl Store {
         if !namespace.is_empty() {
             obj["metadata"]["namespace"] = json!(namespace);
         }
-        if obj == old {
-            return Ok(old);
+        if obj == *old {
+            return Ok((*old).clone());
         }
         if has_generation(resource) && obj.get("spec") != old.get("spec") {
             let gen_ = old["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
@@ -288,14 +337,15 @@ impl Store {
             .unwrap()
             .get_mut(namespace)
             .unwrap()
-            .insert(name.to_string(), obj.clone());
+            .insert(name.to_string(), Arc::new(obj.clone()));
+        let shared = g.data[resource][namespace][name].clone();
         self.emit(
             &mut g,
             EventType::Modified,
             resource,
             namespace,
-            obj.clone(),
-            Some(Arc::new(old)),
+            shared,
+            Some(old),
             rv,
         );
         Ok(obj)
@@ -331,6 +381,23 @@ impl Store {
     pub fn delete(&self, resource: &str, namespace: &str, name: &str) -> Result<Value, StoreError> {
         let mut g = self.inner.lock().unwrap();
         let removed = Self::remove_locked(self, &mut g, resource, namespace, name)?;
+        if resource == "customresourcedefinitions"
+            && let Some(plural) = removed["spec"]["names"]["plural"].as_str()
+        {
+            // Deleting a CRD deletes all its custom resources.
+            let keys: Vec<(String, String)> = g
+                .data
+                .get(plural)
+                .map(|b| {
+                    b.iter()
+                        .flat_map(|(ns, m)| m.keys().map(|n| (ns.clone(), n.clone())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (ns, n) in keys {
+                let _ = Self::remove_locked(self, &mut g, plural, &ns, &n);
+            }
+        }
         if resource == "namespaces" {
             let keys: Vec<(String, String)> = g
                 .data
@@ -360,6 +427,7 @@ impl Store {
             .get_mut(resource)
             .and_then(|b| b.get_mut(namespace))
             .and_then(|m| m.remove(name))
+            .map(Arc::unwrap_or_clone)
             .ok_or(StoreError::NotFound)?;
         g.rv += 1;
         let rv = g.rv;
@@ -374,7 +442,7 @@ impl Store {
             EventType::Deleted,
             resource,
             namespace,
-            obj.clone(),
+            Arc::new(obj.clone()),
             None,
             rv,
         );
@@ -409,7 +477,7 @@ impl Store {
         kind: EventType,
         resource: &str,
         namespace: &str,
-        obj: Value,
+        obj: Arc<Value>,
         old: Option<Arc<Value>>,
         rv: u64,
     ) {
@@ -418,8 +486,9 @@ impl Store {
             kind,
             resource: resource.to_string(),
             namespace: namespace.to_string(),
-            object: Arc::new(obj),
+            object: obj,
             old,
+            json: std::sync::OnceLock::new(),
         });
         g.history.push_back(ev.clone());
         while g.history.len() > g.history_cap {
@@ -451,7 +520,7 @@ impl Store {
         match from_rv {
             None => {
                 if let Some(bucket) = g.data.get(resource) {
-                    let iter: Box<dyn Iterator<Item = (&String, &BTreeMap<String, Value>)>> =
+                    let iter: Box<dyn Iterator<Item = (&String, &BTreeMap<String, Arc<Value>>)>> =
                         match namespace {
                             Some(ns) => Box::new(bucket.get_key_value(ns).into_iter()),
                             None => Box::new(bucket.iter()),
@@ -464,8 +533,9 @@ impl Store {
                                 kind: EventType::Added,
                                 resource: resource.to_string(),
                                 namespace: ns.clone(),
-                                object: Arc::new(o.clone()),
+                                object: o.clone(),
                                 old: None,
+                                json: std::sync::OnceLock::new(),
                             }));
                         }
                     }

@@ -32,6 +32,20 @@ fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Value {
     json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta})
 }
 
+/// A watch line built around the event's shared serialization of its object.
+fn shared_line(kind: &str, ev: &StoreEvent) -> Bytes {
+    let body = ev
+        .json
+        .get_or_init(|| Bytes::from(serde_json::to_vec(&*ev.object).unwrap()));
+    let mut v = Vec::with_capacity(body.len() + 40);
+    v.extend_from_slice(b"{\"type\":\"");
+    v.extend_from_slice(kind.as_bytes());
+    v.extend_from_slice(b"\",\"object\":");
+    v.extend_from_slice(body);
+    v.extend_from_slice(b"}\n");
+    Bytes::from(v)
+}
+
 /// What one store event becomes for a watcher with selectors (None: not visible).
 fn translate(ev: &StoreEvent, f: &Filters) -> Option<(&'static str, Arc<Value>)> {
     let m = |o: &Value| f.labels.matches(o) && f.fields.matches(o);
@@ -135,7 +149,13 @@ pub(crate) fn watch(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Response<Body
         let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
         macro_rules! emit {
             ($kind:expr, $obj:expr) => {{
-                let obj: &Value = $obj;
+                let converted;
+                let obj: &Value = if info.group == "events.k8s.io" {
+                    converted = crate::resources::convert_out(&info, $obj);
+                    &converted
+                } else {
+                    $obj
+                };
                 let l = if as_table && $kind != "ERROR" && $kind != "BOOKMARK" {
                     let rv = obj["metadata"]["resourceVersion"]
                         .as_str()
@@ -165,9 +185,31 @@ pub(crate) fn watch(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Response<Body
                 }
             }};
         }
+        // Plain JSON watchers share one serialization per event; tables and converted
+        // events.k8s.io objects are rendered per watcher.
+        let plain = !as_table && info.group != "events.k8s.io";
+        macro_rules! emit_event {
+            ($kind:expr, $ev:expr, $obj:expr) => {{
+                if plain {
+                    if tx
+                        .send(Ok(Frame::data(shared_line($kind, $ev))))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                    sent += 1;
+                    if close_after.is_some_and(|k| sent >= k) {
+                        return;
+                    }
+                } else {
+                    emit!($kind, $obj);
+                }
+            }};
+        }
         for ev in &backlog {
             if let Some((k, o)) = translate(ev, &f) {
-                emit!(k, &o);
+                emit_event!(k, ev, &o);
             }
         }
         if send_initial && bookmarks {
@@ -184,7 +226,7 @@ pub(crate) fn watch(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Response<Body
                         let ns_ok = ns.as_deref().is_none_or(|n| n == ev.namespace);
                         if ev.resource == info.plural && ns_ok && ev.rv > start_rv.min(from_rv.unwrap_or(start_rv))
                             && let Some((k, o)) = translate(&ev, &f) {
-                            emit!(k, &o);
+                            emit_event!(k, &ev, &o);
                         }
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {
