@@ -28,6 +28,11 @@ if [ ! -x "$kc" ]; then
   mkdir -p "$root/target/bench-tools" && (cd "$work" && apt-get download -qq kubernetes-client && dpkg -x kubernetes-client_*.deb "$root/target/bench-tools")
 fi
 
+# A current kubectl for the server dry run (1.20's --dry-run=server needs the OpenAPI v2 schemas the
+# test cluster does not serve): the one tests/cluster/kubectl-fidelity.sh caches, else PATH's.
+kc_new="${KUBECTL_NEW:-$HOME/.cache/tfjob-testcluster/kubectl-v1.36}"
+[ -x "$kc_new" ] || kc_new=$(command -v kubectl)
+
 echo "== building release binaries"
 cargo build --release --locked -p kubectl-tfjob -p tfjob-testcluster
 bin="$root/target/release/kubectl-tfjob"
@@ -35,7 +40,8 @@ bin="$root/target/release/kubectl-tfjob"
 {
 echo "# kubectl-tfjob benchmarks, $stamp"
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -sr); $(rustc --version)"
-echo "kubectl: $("$kc" version --client --short 2>/dev/null || "$kc" version --client | head -1)"
+echo "kubectl (latency): $("$kc" version --client --short 2>/dev/null || "$kc" version --client | head -1)"
+echo "kubectl (dry run): $("$kc_new" version --client 2>/dev/null | head -1)"
 echo
 
 echo "## 1. offline render + validate of the article's job (whole process)"
@@ -49,7 +55,7 @@ if [ -f "$ref/article-tfjob.yaml" ]; then
     -n "kubectl tfjob render (article flags)" "$bin render --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu --ps 1 --workers 3 --gpus 1 --cpu 4 --memory 8Gi -- python -m trainer.task" \
     -n "kubectl tfjob validate -f article" "$bin validate -f $work/article.yaml" \
     -n "python jsonschema vs upstream CRD" "python3 $root/bench/validate_crd.py $ref/kubeflow.org_tfjobs.yaml $work/article.yaml" \
-    -n "kubectl create --dry-run=server" "$kc --kubeconfig $work/kubeconfig create --dry-run=server -f $work/article.yaml"
+    -n "kubectl create --dry-run=server" "$kc_new --kubeconfig $work/kubeconfig create --dry-run=server -f $work/article.yaml"
   cat "$work/offline.md"
   kill $cluster_pid; unset cluster_pid
 else

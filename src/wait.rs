@@ -12,15 +12,48 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::PodStatus;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cli::{KubeArgs, ReportFormat, WaitArgs, WaitFor, WaitOptions};
 use crate::error::{Error, Result};
 use crate::kubeapi::{self, Action, Kube};
 use crate::model::{self, ReplicaType, TFJob, condition};
+
+// ---------------------------------------------------------------------------------------------
+// What is kept of each pod
+
+/// A pod as `wait` keeps it: metadata and status, without the spec. The operator puts the whole
+/// cluster's addresses into every pod's TF_CONFIG, so at 2,000 workers each spec is ~90 KB and
+/// keeping full pods would cost ~180 MB; the spec is skipped while deserializing instead.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+pub struct Pod {
+    pub metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PodStatus>,
+}
+
+impl k8s_openapi::Resource for Pod {
+    const API_VERSION: &'static str = "v1";
+    const GROUP: &'static str = "";
+    const KIND: &'static str = "Pod";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "pods";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for Pod {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Progress (pure)
