@@ -483,15 +483,17 @@ pub async fn follow(
     let (job_store, job_writer) = reflector::store::<TFJob>();
     let (pod_store, pod_writer) = reflector::store::<Pod>();
     let job_cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let mut pod_cfg = watcher::Config::default().labels(&model::job_selector(name));
-    // One list however many replicas there are (the request count must not grow with them).
-    pod_cfg.page_size = None;
     let job_events = reflector(job_writer, watcher(jobs, job_cfg))
         .default_backoff()
-        .map(|e| e.map(|_| ()));
-    let pod_events = reflector(pod_writer, watcher(pods, pod_cfg))
-        .default_backoff()
-        .map(|e| e.map(|_| ()));
+        .map(|e| {
+            e.map(|_| ()).map_err(|err| match &err {
+                watcher::Error::InitialListFailed(kube::Error::Api(s))
+                | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+                | watcher::Error::WatchError(s) => WatchProblem::from_status(s.code, &s.message),
+                _ => WatchProblem::Other(err.to_string()),
+            })
+        });
+    let pod_events = watch_pods(pods, model::job_selector(name), pod_writer);
     let mut events = std::pin::pin!(futures::stream::select(job_events, pod_events));
 
     let display = Display::new(format);
@@ -512,16 +514,13 @@ pub async fn follow(
         tokio::select! {
             event = events.next() => match event {
                 Some(Ok(())) => forbidden_errors = 0,
-                Some(Err(err)) => {
-                    tracing::debug!(error = %err, "watch error (the watcher retries)");
-                    if let watcher::Error::InitialListFailed(kube::Error::Api(s))
-                        | watcher::Error::WatchStartFailed(kube::Error::Api(s)) = &err
-                        && s.code == 403
-                    {
+                Some(Err(problem)) => {
+                    tracing::debug!(%problem, "watch error (retried)");
+                    if let WatchProblem::Forbidden(message) = &problem {
                         forbidden_errors += 1;
                         if forbidden_errors >= 3 {
                             break Err(Error::NotReady {
-                                message: format!("forbidden to watch the job or its pods: {}", s.message),
+                                message: format!("forbidden to watch the job or its pods: {message}"),
                                 hint: Some(format!(
                                     "Confirm with `kubectl auth can-i watch pods -n {namespace}` and `kubectl auth can-i watch tfjobs.kubeflow.org -n {namespace}`."
                                 )),
@@ -597,6 +596,111 @@ pub async fn follow(
             Err(err)
         }
     }
+}
+
+/// A watch failure, reduced to what the waiter acts on.
+#[derive(Debug)]
+enum WatchProblem {
+    Forbidden(String),
+    Other(String),
+}
+
+impl std::fmt::Display for WatchProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WatchProblem::Forbidden(m) => write!(f, "forbidden: {m}"),
+            WatchProblem::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+impl WatchProblem {
+    fn from_status(code: u16, message: &str) -> Self {
+        if code == 403 {
+            WatchProblem::Forbidden(message.to_string())
+        } else {
+            WatchProblem::Other(format!("HTTP {code}: {message}"))
+        }
+    }
+}
+
+/// Follows the job's pods with a single watch and no list. A list would be read into memory
+/// whole, and every pod of a large job carries the whole cluster in TF_CONFIG (2,000 workers:
+/// ~180 MB of pods), while a watch from resourceVersion "0" streams the current pods as ADDED
+/// events one at a time. Re-watches resume from the last resourceVersion (bookmarks included);
+/// 410 Gone restarts from "0", which re-sends every pod (an upsert here), so nothing is missed.
+/// Yields once per applied change.
+fn watch_pods(
+    api: Api<Pod>,
+    selector: String,
+    mut writer: reflector::store::Writer<Pod>,
+) -> impl futures::Stream<Item = std::result::Result<(), WatchProblem>> {
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    tokio::spawn(async move {
+        let mut version = "0".to_string();
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            let params = kube::api::WatchParams::default()
+                .labels(&selector)
+                .timeout(290);
+            let stream = match api.watch(&params, &version).await {
+                Ok(stream) => stream,
+                Err(err) => {
+                    let problem = match &err {
+                        kube::Error::Api(s) => WatchProblem::from_status(s.code, &s.message),
+                        _ => WatchProblem::Other(err.to_string()),
+                    };
+                    if tx.unbounded_send(Err(problem)).is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                    continue;
+                }
+            };
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = stream.next().await {
+                let applied = match event {
+                    Ok(
+                        kube::api::WatchEvent::Added(pod) | kube::api::WatchEvent::Modified(pod),
+                    ) => {
+                        version = pod.metadata.resource_version.clone().unwrap_or(version);
+                        writer.apply_watcher_event(&watcher::Event::Apply(pod));
+                        true
+                    }
+                    Ok(kube::api::WatchEvent::Deleted(pod)) => {
+                        version = pod.metadata.resource_version.clone().unwrap_or(version);
+                        writer.apply_watcher_event(&watcher::Event::Delete(pod));
+                        true
+                    }
+                    Ok(kube::api::WatchEvent::Bookmark(b)) => {
+                        version = b.metadata.resource_version;
+                        false
+                    }
+                    Ok(kube::api::WatchEvent::Error(status)) => {
+                        if status.code == 410 {
+                            version = "0".into();
+                        } else {
+                            let _ = tx.unbounded_send(Err(WatchProblem::from_status(
+                                status.code,
+                                &status.message,
+                            )));
+                        }
+                        break;
+                    }
+                    Err(err) => {
+                        let _ = tx.unbounded_send(Err(WatchProblem::Other(err.to_string())));
+                        break;
+                    }
+                };
+                backoff = Duration::from_millis(100);
+                if applied && tx.unbounded_send(Ok(())).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    rx
 }
 
 fn target_name(target: WaitFor) -> &'static str {

@@ -208,7 +208,7 @@ fn an_operator_that_never_reconciles_times_out_with_a_diagnosis() {
 #[test]
 fn dropped_watches_and_410_gone_do_not_stop_the_wait() {
     let c = cluster(&format!(
-        "timing: {{scheduleMs: 200, startMs: 200}}\nfaults:\n- match: {{verb: watch, resource: pods}}\n  closeAfterEvents: 2\n  times: 3\n- match: {{verb: watch, resource: tfjobs}}\n  goneOnRewatch: true\n  times: 2\n- match: {{verb: watch, resource: tfjobs}}\n  closeAfterEvents: 1\n  times: 2\nobjects:{SECRET}"
+        "timing: {{scheduleMs: 200, startMs: 200}}\nfaults:\n- match: {{verb: watch, resource: pods}}\n  closeAfterEvents: 2\n  times: 3\n- match: {{verb: watch, resource: pods}}\n  goneOnRewatch: true\n  times: 2\n- match: {{verb: watch, resource: tfjobs}}\n  goneOnRewatch: true\n  times: 2\n- match: {{verb: watch, resource: tfjobs}}\n  closeAfterEvents: 1\n  times: 2\nobjects:{SECRET}"
     ));
     tfjob(&c, &submit_args(&[])).expect_code(0);
     let run = tfjob(
@@ -225,6 +225,19 @@ fn dropped_watches_and_410_gone_do_not_stop_the_wait() {
     run.expect_code(0);
     let watches = c.requests().iter().filter(|r| r.verb == "watch").count();
     assert!(watches > 2, "the watches were not dropped: {watches}");
+    // After a 410 the pod watch starts over from resourceVersion 0.
+    let fresh_pod_watches = c
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.verb == "watch" && r.resource == "pods" && r.query.contains("resourceVersion=0")
+        })
+        .count();
+    assert!(
+        fresh_pod_watches >= 2,
+        "no restart after 410: {:?}",
+        c.requests()
+    );
 }
 
 /// The request count must not grow with the number of replicas.
