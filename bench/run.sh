@@ -51,12 +51,20 @@ if [ -f "$ref/article-tfjob.yaml" ]; then
   "$root/target/release/tfjob-testcluster" --kubeconfig "$work/kubeconfig" > "$work/url" 2>/dev/null &
   cluster_pid=$!
   for _ in $(seq 50); do [ -s "$work/url" ] && break; sleep 0.1; done
-  hyperfine -N --warmup 5 --min-runs 30 --export-markdown "$work/offline.md" \
+  hyperfine -N --warmup 5 --min-runs 30 --export-markdown "$work/offline.md" --export-json "$work/offline.json" \
     -n "kubectl tfjob render (article flags)" "$bin render --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu --ps 1 --workers 3 --gpus 1 --cpu 4 --memory 8Gi -- python -m trainer.task" \
     -n "kubectl tfjob validate -f article" "$bin validate -f $work/article.yaml" \
     -n "python jsonschema vs upstream CRD" "python3 $root/bench/validate_crd.py $ref/kubeflow.org_tfjobs.yaml $work/article.yaml" \
     -n "kubectl create --dry-run=server" "$kc_new --kubeconfig $work/kubeconfig create --dry-run=server -f $work/article.yaml"
   cat "$work/offline.md"
+  # Medians and ratios (hyperfine's table shows means).
+  python3 - "$work/offline.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+base = results[1]["median"]  # kubectl tfjob validate -f article
+for r in results:
+    print(f"median {r['median']*1000:8.1f} ms  {r['median']/base:7.2f}x  {r['command']}")
+PY
   kill $cluster_pid; unset cluster_pid
 else
   echo "skipped: $ref/article-tfjob.yaml not present"
