@@ -417,18 +417,17 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     gate
 }
 
+/// The names of a list of objects.
+fn names<K: kube::Resource>(items: &[K]) -> BTreeSet<&str> {
+    items
+        .iter()
+        .filter_map(|o| o.meta().name.as_deref())
+        .collect()
+}
+
 /// Expected pod and service names that do not exist.
 fn missing_objects(s: &Snapshot, job: &TFJob) -> Vec<String> {
-    let pods: BTreeSet<&str> = s
-        .pods
-        .iter()
-        .filter_map(|p| p.metadata.name.as_deref())
-        .collect();
-    let svcs: BTreeSet<&str> = s
-        .services
-        .iter()
-        .filter_map(|p| p.metadata.name.as_deref())
-        .collect();
+    let (pods, svcs) = (names(&s.pods), names(&s.services));
     job.pod_names()
         .into_iter()
         .filter(|n| !pods.contains(n.as_str()) || !svcs.contains(n.as_str()))
@@ -443,16 +442,7 @@ fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         return Err("TFJob not found".into());
     };
     let expected = job.pod_names();
-    let pods: BTreeSet<&str> = s
-        .pods
-        .iter()
-        .filter_map(|p| p.metadata.name.as_deref())
-        .collect();
-    let svcs: BTreeSet<&str> = s
-        .services
-        .iter()
-        .filter_map(|p| p.metadata.name.as_deref())
-        .collect();
+    let (pods, svcs) = (names(&s.pods), names(&s.services));
     let missing_pods: Vec<String> = expected
         .iter()
         .filter(|n| !pods.contains(n.as_str()))
