@@ -792,11 +792,7 @@ fn reconcile_pods(
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
     let name = job["metadata"]["name"].as_str().unwrap_or("");
     let lower = rtype.to_lowercase();
-    let mine: Vec<&Value> = pods
-        .iter()
-        .filter(|p| p["metadata"]["labels"][L_TYPE] == json!(lower))
-        .map(|p| &**p)
-        .collect();
+    let mine = of_replica_type(pods, &lower);
     let want = replicas(rs);
     let max_idx = mine.iter().filter_map(|p| index_of(p)).max().unwrap_or(-1);
     let (mut active, mut succeeded, mut failed) = (0i64, 0i64, 0i64);
@@ -901,6 +897,15 @@ fn reconcile_pods(
     status["replicaStatuses"][rtype] = rstat;
 }
 
+/// The operator's pods or services of one replica type (by the lowercase type label); pods and
+/// services are sliced the same way, as upstream's ReconcilePods/ReconcileServices do.
+fn of_replica_type<'a>(objs: &'a [Arc<Value>], lower: &str) -> Vec<&'a Value> {
+    objs.iter()
+        .filter(|p| p["metadata"]["labels"][L_TYPE] == json!(lower))
+        .map(|p| &**p)
+        .collect()
+}
+
 fn reconcile_services(
     sh: &Shared,
     job: &Value,
@@ -911,11 +916,7 @@ fn reconcile_services(
 ) {
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
     let lower = rtype.to_lowercase();
-    let mine: Vec<&Value> = services
-        .iter()
-        .filter(|p| p["metadata"]["labels"][L_TYPE] == json!(lower))
-        .map(|p| &**p)
-        .collect();
+    let mine = of_replica_type(services, &lower);
     let want = replicas(rs);
     let max_idx = mine.iter().filter_map(|p| index_of(p)).max().unwrap_or(-1);
     let by_index: std::collections::HashMap<i64, &Value> = mine
