@@ -13,7 +13,7 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-use crate::cli::KubeArgs;
+use super::ConnectionOptions;
 use crate::error::{Error, Result};
 
 /// A connected client plus what kubectl would have resolved from the same flags.
@@ -31,7 +31,7 @@ pub struct Kube {
 }
 
 /// Loads the configuration exactly as kubectl would and builds a client.
-pub async fn connect(args: &KubeArgs) -> Result<Kube> {
+pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
     let options = KubeConfigOptions {
         context: args.context.clone(),
         cluster: None,

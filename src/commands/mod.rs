@@ -1,14 +1,35 @@
-//! Command-line interface: the clap definitions and nothing else.
+//! The command line, and the only place clap is used: the global flags ([`Cli`]), one file per
+//! subcommand with its clap `Args` and an `exec` that turns them into the core's plain option
+//! types, and the dispatch ([`exec`]). Everything below `commands/` is clap-free.
 //!
 //! Flags that kubectl users already know (`--kubeconfig`, `--context`, `-n`, `--request-timeout`,
 //! `-o`, `--dry-run`, `-f`) keep kubectl's names and meanings; values flags follow Helm's.
+//!
+//! A new command: add `commands/<cmd>.rs` with `pub struct <Cmd>Args` (clap `Args`) and
+//! `pub fn exec(global: &Global, args: <Cmd>Args, out: &mut Output) -> Result<()>`, a variant in
+//! [`Command`] and a line in [`exec`]. Cluster commands get their connection from
+//! `global.connection()` and run their async core through [`block_on`].
+
+pub mod completion;
+pub mod diagnose;
+pub mod render;
+pub mod secret;
+pub mod submit;
+pub mod templates;
+pub mod validate;
+pub mod wait;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::error::EXIT_CODES_HELP;
+use crate::cluster::ConnectionOptions;
+use crate::error::{EXIT_CODES_HELP, Error, Result};
+use crate::ops::DryRun;
+use crate::ops::wait::WaitFor;
+use crate::output::{ManifestFormat, Output, ReportFormat};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,19 +45,15 @@ as env vars backed by a Secret, and are validated offline before anything is sen
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub kube: KubeArgs,
-
-    /// Log more: -v for info, -vv for debug, -vvv for trace. Secrets are redacted at every level.
-    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
+    pub global: Global,
 
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// The connection flags kubectl itself takes, with the same meaning.
+/// The flags every command takes: kubectl's connection flags (same names and meanings) and -v.
 #[derive(Debug, Clone, Default, Args)]
-pub struct KubeArgs {
+pub struct Global {
     /// Path to the kubeconfig file to use (default: $KUBECONFIG, else ~/.kube/config).
     #[arg(long, global = true, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
@@ -52,38 +69,54 @@ pub struct KubeArgs {
     /// How long to wait for a single API request before giving up (e.g. 30s, 1m). 0 = no limit.
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
+
+    /// Log more: -v for info, -vv for debug, -vvv for trace. Secrets are redacted at every level.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+impl Global {
+    /// The connection flags as the core takes them.
+    pub fn connection(&self) -> ConnectionOptions {
+        ConnectionOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+            request_timeout: self.request_timeout,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render a TFJob, validate it, check the cluster is ready, and create it.
-    #[command(after_help = SUBMIT_EXAMPLES)]
-    Submit(SubmitArgs),
+    #[command(after_help = submit::SUBMIT_EXAMPLES)]
+    Submit(submit::SubmitArgs),
 
     /// Render a TFJob from a template and values, validate it offline, and print it as YAML.
-    #[command(after_help = RENDER_EXAMPLES)]
-    Render(RenderArgs),
+    #[command(after_help = render::RENDER_EXAMPLES)]
+    Render(render::RenderArgs),
 
     /// Validate TFJob manifests offline (schema, operator webhook rules, and lint checks).
-    #[command(after_help = VALIDATE_EXAMPLES)]
-    Validate(ValidateArgs),
+    #[command(after_help = validate::VALIDATE_EXAMPLES)]
+    Validate(validate::ValidateArgs),
 
     /// List the built-in templates, or print one.
-    Templates(TemplatesArgs),
+    Templates(templates::TemplatesArgs),
 
     /// Wait for a TFJob to reach a condition, showing per-replica progress.
-    #[command(after_help = WAIT_EXAMPLES)]
-    Wait(WaitArgs),
+    #[command(after_help = wait::WAIT_EXAMPLES)]
+    Wait(wait::WaitArgs),
 
     /// Check a TFJob layer by layer (CRD, operator, pods, scheduling, runtime) and say what is wrong.
-    #[command(after_help = DIAGNOSE_EXAMPLES)]
-    Diagnose(DiagnoseArgs),
+    #[command(after_help = diagnose::DIAGNOSE_EXAMPLES)]
+    Diagnose(diagnose::DiagnoseArgs),
 
     /// Store or check the model-gateway API key Secret.
-    Secret(SecretArgs),
+    Secret(secret::SecretArgs),
 
     /// Print a shell completion script.
-    Completion(CompletionArgs),
+    Completion(completion::CompletionArgs),
 
     /// Completion protocol for `kubectl tfjob <TAB>` (called by the kubectl_complete-tfjob script).
     #[command(name = "__complete", hide = true)]
@@ -93,369 +126,74 @@ pub enum Command {
     },
 }
 
-/// Where a job comes from and everything that shapes it. Shared by `render` and `submit`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct RenderArgs {
-    /// Built-in template name (see `kubectl tfjob templates`) or path to a template file.
-    #[arg(short = 't', long, value_name = "NAME|PATH")]
-    pub template: Option<String>,
-
-    /// A values file, or a complete TFJob manifest ("-" reads stdin). Repeatable; later values
-    /// files win. A file whose document has `apiVersion` and `kind` is taken as a manifest.
-    #[arg(short = 'f', long = "filename", value_name = "FILE", alias = "values")]
-    pub files: Vec<String>,
-
-    /// Set a value, e.g. --set worker.replicas=4 --set image=my/img:1 (repeatable; wins over files).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-
-    /// The TFJob name.
-    #[arg(long)]
-    pub name: Option<String>,
-
-    /// Container image for every replica (override per role with --set ps.image=…).
-    #[arg(long)]
-    pub image: Option<String>,
-
-    /// Number of parameter servers.
-    #[arg(long = "ps", value_name = "N")]
-    pub ps: Option<i32>,
-
-    /// Number of workers.
-    #[arg(long = "workers", value_name = "N")]
-    pub workers: Option<i32>,
-
-    /// Number of chief replicas (0 or 1).
-    #[arg(long = "chief", value_name = "N")]
-    pub chief: Option<i32>,
-
-    /// Number of evaluator replicas.
-    #[arg(long = "evaluator", value_name = "N")]
-    pub evaluator: Option<i32>,
-
-    /// GPUs (nvidia.com/gpu) per worker (and chief).
-    #[arg(long, value_name = "N")]
-    pub gpus: Option<u32>,
-
-    /// CPU limit per worker (and chief), e.g. 4 or 500m.
-    #[arg(long, value_name = "QUANTITY")]
-    pub cpu: Option<String>,
-
-    /// Memory limit per worker (and chief), e.g. 8Gi.
-    #[arg(long, value_name = "QUANTITY")]
-    pub memory: Option<String>,
-
-    /// Label for the TFJob and its pods (repeatable).
-    #[arg(long = "label", short = 'l', value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
-
-    /// Annotation for the TFJob (repeatable).
-    #[arg(long = "annotation", value_name = "KEY=VALUE")]
-    pub annotations: Vec<String>,
-
-    /// Extra env var for the tensorflow containers (repeatable). Use a Secret for credentials.
-    #[arg(long = "env", short = 'e', value_name = "NAME=VALUE")]
-    pub env: Vec<String>,
-
-    /// Replica restartPolicy: Always, OnFailure, Never or ExitCode.
-    #[arg(long, value_name = "POLICY")]
-    pub restart_policy: Option<String>,
-
-    /// runPolicy.cleanPodPolicy: All, Running or None.
-    #[arg(long, value_name = "POLICY")]
-    pub clean_pod_policy: Option<String>,
-
-    /// runPolicy.backoffLimit.
-    #[arg(long, value_name = "N")]
-    pub backoff_limit: Option<i32>,
-
-    /// runPolicy.activeDeadlineSeconds.
-    #[arg(long, value_name = "SECONDS")]
-    pub active_deadline_seconds: Option<i64>,
-
-    /// runPolicy.ttlSecondsAfterFinished.
-    #[arg(long, value_name = "SECONDS")]
-    pub ttl_seconds_after_finished: Option<i32>,
-
-    /// successPolicy: "" (worker-0 decides) or AllWorkers.
-    #[arg(long, value_name = "POLICY")]
-    pub success_policy: Option<String>,
-
-    /// runPolicy.schedulingPolicy.queue (gang scheduling).
-    #[arg(long, value_name = "NAME")]
-    pub queue: Option<String>,
-
-    /// runPolicy.schedulingPolicy.priorityClass.
-    #[arg(long, value_name = "NAME")]
-    pub priority_class: Option<String>,
-
-    #[command(flatten)]
-    pub gateway: GatewayArgs,
-
-    /// Command (and args) for the tensorflow containers, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
-    pub command: Vec<String>,
+/// Runs one parsed command line, writing through `out`.
+pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
+    let global = cli.global;
+    match cli.command {
+        Command::Submit(args) => submit::exec(&global, args, out),
+        Command::Render(args) => render::exec(&global, args, out),
+        Command::Validate(args) => validate::exec(&global, args, out),
+        Command::Templates(args) => templates::exec(&global, args, out),
+        Command::Wait(args) => wait::exec(&global, args, out),
+        Command::Diagnose(args) => diagnose::exec(&global, args, out),
+        Command::Secret(args) => secret::exec(&global, args, out),
+        Command::Completion(args) => completion::exec(&global, args, out),
+        Command::Complete { words } => completion::exec_complete(&words, out),
+    }
 }
 
-/// How the model-gateway credentials reach the training containers.
-#[derive(Debug, Clone, Default, Args)]
-pub struct GatewayArgs {
-    /// Secret holding the gateway API key [default: taotoken-secret].
-    #[arg(long, value_name = "NAME")]
-    pub api_secret: Option<String>,
-
-    /// Key inside the Secret [default: api-key].
-    #[arg(long, value_name = "KEY")]
-    pub api_secret_key: Option<String>,
-
-    /// Prefix of the env vars: PREFIX_API_KEY and PREFIX_BASE_URL [default: TAOTOKEN].
-    #[arg(long, value_name = "PREFIX")]
-    pub api_env_prefix: Option<String>,
-
-    /// Gateway base URL, without a trailing /v1 [default: https://taotoken.net/api].
-    #[arg(long, value_name = "URL")]
-    pub api_base_url: Option<String>,
-
-    /// Also set OPENAI_API_KEY and OPENAI_BASE_URL, for code that uses the openai SDK.
-    #[arg(long)]
-    pub openai_env: bool,
-
-    /// Do not add any gateway env vars.
-    #[arg(long, conflicts_with_all = ["api_secret", "api_secret_key", "api_env_prefix", "api_base_url", "openai_env"])]
-    pub no_api_env: bool,
-
-    /// Leave istio sidecar injection alone (by default pods get sidecar.istio.io/inject: "false",
-    /// because the sidecar breaks the replicas' DNS/gRPC rendezvous).
-    #[arg(long)]
-    pub allow_istio_sidecar: bool,
+/// Runs a cluster command's async core. Offline commands never start a runtime, which keeps
+/// `render`/`validate` fast.
+pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting the async runtime", e))?
+        .block_on(future)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum DryRun {
-    /// Really create the job.
-    #[default]
-    None,
-    /// Render and validate offline; nothing is sent.
-    Client,
-    /// Run every check and a server-side dry run; nothing is stored.
-    Server,
+// The core's plain enums, offered to clap here so the core never sees clap. Each variant's help
+// is what `--help` shows next to the value.
+macro_rules! value_enum {
+    ($ty:ty { $($variant:path => $name:literal $(: $help:literal)?),* $(,)? }) => {
+        impl ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$($variant),*]
+            }
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                Some(match self {
+                    $($variant => PossibleValue::new($name)$(.help($help))?,)*
+                })
+            }
+        }
+    };
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ManifestFormat {
-    Yaml,
-    Json,
-    Name,
-}
+value_enum!(DryRun {
+    DryRun::None => "none": "Really create the job.",
+    DryRun::Client => "client": "Render and validate offline; nothing is sent.",
+    DryRun::Server => "server": "Run every check and a server-side dry run; nothing is stored.",
+});
 
-#[derive(Debug, Clone, Args)]
-pub struct SubmitArgs {
-    #[command(flatten)]
-    pub render: RenderArgs,
+value_enum!(ManifestFormat {
+    ManifestFormat::Yaml => "yaml",
+    ManifestFormat::Json => "json",
+    ManifestFormat::Name => "name",
+});
 
-    /// "client": render and validate only; "server": also all cluster checks and a server dry run.
-    #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client")]
-    pub dry_run: DryRun,
+value_enum!(ReportFormat {
+    ReportFormat::Text => "text",
+    ReportFormat::Json => "json",
+});
 
-    /// Output format for the created (or dry-run) object.
-    #[arg(short = 'o', long, value_enum)]
-    pub output: Option<ManifestFormat>,
-
-    /// If a TFJob of that name exists, delete it and create the new one (asks unless --yes).
-    #[arg(long)]
-    pub replace: bool,
-
-    /// Answer yes to confirmations.
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-
-    /// After creating, wait for the condition given by --for.
-    #[arg(long)]
-    pub wait: bool,
-
-    #[command(flatten)]
-    pub wait_opts: WaitOptions,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ValidateArgs {
-    /// Manifest file(s) to validate; "-" reads stdin. Multi-document YAML is fine.
-    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
-    pub files: Vec<String>,
-
-    /// Output format for the findings.
-    #[arg(short = 'o', long, value_enum, default_value = "text")]
-    pub output: ReportFormat,
-
-    #[command(flatten)]
-    pub gateway: GatewayArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    Text,
-    Json,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct TemplatesArgs {
-    #[command(subcommand)]
-    pub action: Option<TemplatesAction>,
-}
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum TemplatesAction {
-    /// List the built-in templates (the default).
-    List,
-    /// Print a built-in template's source.
-    Show {
-        /// Template name.
-        name: String,
-    },
-}
-
-/// What `wait` waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum WaitFor {
-    /// The operator has seen the job (Created condition).
-    Created,
-    /// The operator's Running condition (chief, or any worker, is running).
-    #[default]
-    Running,
-    /// Every replica pod is Running.
-    AllRunning,
-    /// The Succeeded condition.
-    Succeeded,
-    /// Succeeded (exit 0) or Failed (exit 4).
-    Finished,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct WaitOptions {
-    /// The condition to wait for.
-    #[arg(long = "for", value_enum, default_value = "running")]
-    pub wait_for: WaitFor,
-
-    /// How long to wait (kubectl duration syntax: 30s, 10m, 1h). 0 checks once; negative waits a week.
-    #[arg(long, default_value = "10m", value_parser = parse_signed_duration, allow_hyphen_values = true)]
-    pub timeout: Duration,
-
-    /// Give up when a pod has been unschedulable this long (default: wait for --timeout).
-    #[arg(long, value_parser = parse_duration)]
-    pub pending_timeout: Option<Duration>,
-
-    /// How long image pull errors may persist before they count as fatal.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub image_pull_grace: Duration,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct WaitArgs {
-    /// TFJob name (or tfjob/NAME).
-    pub name: String,
-
-    #[command(flatten)]
-    pub opts: WaitOptions,
-
-    /// Output: text (live progress on a terminal, a line per change otherwise) or json (NDJSON).
-    #[arg(short = 'o', long, value_enum, default_value = "text")]
-    pub output: ReportFormat,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct DiagnoseArgs {
-    /// TFJob name (or tfjob/NAME).
-    pub name: String,
-
-    /// Output format for the findings.
-    #[arg(short = 'o', long, value_enum, default_value = "text")]
-    pub output: ReportFormat,
-
-    /// Lines of the tensorflow container's log to show for crashing pods.
-    #[arg(long, default_value_t = 20)]
-    pub tail: i64,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct SecretArgs {
-    #[command(subcommand)]
-    pub action: SecretAction,
-}
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum SecretAction {
-    /// Store the gateway API key in a Secret, reading it from a hidden prompt, stdin, env or file.
-    #[command(after_help = SECRET_CREATE_EXAMPLES)]
-    Create(SecretCreateArgs),
-    /// Check that the Secret and key exist (the value is never printed).
-    Check(SecretCheckArgs),
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct SecretCreateArgs {
-    /// Secret name.
-    #[arg(default_value = "taotoken-secret")]
-    pub name: String,
-
-    /// Key inside the Secret.
-    #[arg(long, default_value = "api-key")]
-    pub key: String,
-
-    /// Gateway base URL, stored beside the key under `base-url`.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-
-    /// Read the key from stdin (one line; the trailing newline is stripped).
-    #[arg(long, group = "source")]
-    pub from_stdin: bool,
-
-    /// Read the key from this environment variable.
-    #[arg(long, value_name = "VAR", group = "source")]
-    pub from_env: Option<String>,
-
-    /// Read the key from a file.
-    #[arg(long, value_name = "PATH", group = "source")]
-    pub from_file: Option<PathBuf>,
-
-    /// The key itself. Discouraged: it lands in shell history and `ps`.
-    #[arg(long, value_name = "KEY", group = "source")]
-    pub from_literal: Option<String>,
-
-    /// Replace an existing Secret whose content differs.
-    #[arg(long)]
-    pub overwrite: bool,
-
-    /// Call GET {base-url}/v1/models with the key before storing it.
-    #[arg(long)]
-    pub verify: bool,
-
-    /// Print what would be stored (data masked) instead of storing it.
-    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "client")]
-    pub dry_run: Option<DryRun>,
-
-    /// Output format with --dry-run.
-    #[arg(short = 'o', long, value_enum)]
-    pub output: Option<ManifestFormat>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct SecretCheckArgs {
-    /// Secret name.
-    #[arg(default_value = "taotoken-secret")]
-    pub name: String,
-
-    /// Key inside the Secret.
-    #[arg(long, default_value = "api-key")]
-    pub key: String,
-}
-
-#[derive(Debug, Clone, Args)]
-#[command(after_help = COMPLETION_HELP)]
-pub struct CompletionArgs {
-    /// The shell.
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
-}
+value_enum!(WaitFor {
+    WaitFor::Created => "created": "The operator has seen the job (Created condition).",
+    WaitFor::Running => "running": "The operator's Running condition (chief, or any worker, is running).",
+    WaitFor::AllRunning => "all-running": "Every replica pod is Running.",
+    WaitFor::Succeeded => "succeeded": "The Succeeded condition.",
+    WaitFor::Finished => "finished": "Succeeded (exit 0) or Failed (exit 4).",
+});
 
 /// Parses a kubectl (Go `time.ParseDuration`) duration: "90s", "10m", "1h30m", "250ms", or a bare
 /// number of seconds as kubectl's `--request-timeout` accepts.
@@ -515,75 +253,6 @@ pub fn parse_signed_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
-const RENDER_EXAMPLES: &str = "\
-Examples:
-  # The article's job: 1 parameter server and 3 workers with one GPU each
-  kubectl tfjob render --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu \\
-      --ps 1 --workers 3 --gpus 1 -- python -m trainer.task --batch_size=32
-
-  # MultiWorkerMirroredStrategy with a chief, values from a file, one override
-  kubectl tfjob render -t chief-worker -f values.yaml --set worker.replicas=8
-
-  # Your own template
-  kubectl tfjob render --template ./my-job.yaml.j2 -f values.yaml";
-
-const SUBMIT_EXAMPLES: &str = "\
-Examples:
-  # Render, check and create the article's job, then follow it to Running
-  kubectl tfjob submit --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu \\
-      --ps 1 --workers 3 --gpus 1 --wait -- python -m trainer.task
-
-  # Submit an existing manifest (credentials are injected and checked the same way)
-  kubectl tfjob submit -f tfjob.yaml
-
-  # Everything but the final write: readiness checks and a server-side dry run
-  kubectl tfjob submit -f tfjob.yaml --dry-run=server
-
-  # Offline only: render and validate, print YAML
-  kubectl tfjob submit -f values.yaml --dry-run=client -o yaml";
-
-const VALIDATE_EXAMPLES: &str = "\
-Examples:
-  # Validate a manifest
-  kubectl tfjob validate -f tfjob.yaml
-
-  # Several documents from stdin, findings as JSON
-  cat jobs.yaml | kubectl tfjob validate -f - -o json";
-
-const WAIT_EXAMPLES: &str = "\
-Examples:
-  # Wait until the operator reports Running (default timeout 10m)
-  kubectl tfjob wait tf-dist-train
-
-  # Wait until every replica pod runs, give up if a pod is unschedulable for 2 minutes
-  kubectl tfjob wait tf-dist-train --for all-running --pending-timeout 2m
-
-  # In CI: one JSON object per change
-  kubectl tfjob wait tf-dist-train --for finished --timeout 2h -o json";
-
-const COMPLETION_HELP: &str = "\
-For `kubectl-tfjob <TAB>`:
-  source <(kubectl-tfjob completion bash)
-
-For `kubectl tfjob <TAB>` (kubectl 1.26 or newer): put the kubectl_complete-tfjob script from the
-release (or the repository) on your PATH next to kubectl-tfjob.";
-
-const DIAGNOSE_EXAMPLES: &str = "\
-Examples:
-  kubectl tfjob diagnose tf-dist-train
-  kubectl tfjob diagnose tf-dist-train -n team-a -o json";
-
-const SECRET_CREATE_EXAMPLES: &str = "\
-Examples:
-  # Type the key at a hidden prompt
-  kubectl tfjob secret create -n team-a
-
-  # From a password manager, never touching argv or disk
-  pass show taotoken | kubectl tfjob secret create --from-stdin
-
-  # Check the key against the gateway first
-  kubectl tfjob secret create --from-env TAOTOKEN_API_KEY --verify";
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -592,6 +261,26 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn global_flags_become_connection_options() {
+        let cli = Cli::try_parse_from([
+            "kubectl-tfjob",
+            "diagnose",
+            "x",
+            "-n",
+            "team",
+            "--context",
+            "prod",
+            "--request-timeout",
+            "5s",
+        ])
+        .unwrap();
+        let c = cli.global.connection();
+        assert_eq!(c.namespace.as_deref(), Some("team"));
+        assert_eq!(c.context.as_deref(), Some("prod"));
+        assert_eq!(c.request_timeout, Some(Duration::from_secs(5)));
     }
 
     #[test]

@@ -9,14 +9,13 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::{CrdState, Diagnosis, Finding, Layer, OperatorState, Snapshot, Verdict};
+use crate::cluster::install_operator_hint;
+use crate::cluster::secret::{self, SecretState};
+use crate::gateway::DEFAULT_SECRET_KEY;
 use crate::model::{
     self, DEFAULT_CONTAINER_NAME, LABEL_REPLICA_TYPE, MANAGED_BY_VALUES, TFJob, condition,
 };
-use crate::secret::{self, SecretState};
 
-/// Where to get the only training-operator release that serves TFJob.
-pub const INSTALL_OPERATOR: &str = "install training-operator v1.9.4: kubectl apply --server-side -k \
-     \"github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4\"";
 /// How long the operator may take to add the Created condition before we call it stuck.
 pub const RECONCILE_GRACE_SECS: i64 = 10;
 /// The sidecar that breaks the replicas' gRPC rendezvous.
@@ -26,8 +25,6 @@ const OWN_MANAGER: &str = "kubeflow.org/training-operator";
 const MAX_NAMED_PODS: i32 = 100;
 /// The label that puts a job in a Kueue queue (Kueue then owns `suspend`).
 const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
-/// The key `kubectl tfjob secret create` stores by default.
-const DEFAULT_SECRET_KEY: &str = "api-key";
 
 /// Why a layer could not be judged.
 type Gate = Result<(), String>;
@@ -96,7 +93,7 @@ fn crd(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     Verdict::Fail,
                     format!("CRD {name} is not installed: no training-operator serves TFJobs here"),
                 )
-                .next(INSTALL_OPERATOR),
+                .next(install_operator_hint()),
             );
             Err("CRD missing".into())
         }
@@ -120,7 +117,7 @@ fn crd(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                         ),
                     )
                     .evidence("TFJob kubeflow.org/v1 is served only by training-operator v1.x")
-                    .next(INSTALL_OPERATOR),
+                    .next(install_operator_hint()),
                 );
                 return Err("CRD does not serve v1".into());
             }
@@ -198,7 +195,7 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             "no training-operator Deployment found in any namespace",
         )
         .evidence("looked for a Deployment whose pods run a training-operator image or carry control-plane: kubeflow-training-operator")
-        .next(INSTALL_OPERATOR),
+        .next(install_operator_hint()),
         OperatorState::Unknown(why) => Finding::new(
             Layer::Controller,
             Verdict::Unknown,
@@ -294,7 +291,7 @@ fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     OperatorState::NotFound | OperatorState::NotReady { .. } => {
                         f.evidence("no training-operator is running (see above)")
                     }
-                    OperatorState::Unknown(_) => f.next(INSTALL_OPERATOR),
+                    OperatorState::Unknown(_) => f.next(install_operator_hint()),
                 };
                 f
             }
