@@ -25,18 +25,77 @@ pub use secret::SecretState;
 use crate::error::{Error, Result};
 use crate::model;
 
-/// How to reach the cluster: kubectl's connection flags, clap-free. Built by `commands/` from
-/// the global flags; [`connect`] resolves it as kubectl would.
+/// How to reach the cluster: kubectl's connection flags (cli-runtime's ConfigFlags), clap-free.
+/// Built by `commands/` from the global flags; [`connect`] resolves it as kubectl would.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConnectionOptions {
     /// `--kubeconfig`: that file only (else `$KUBECONFIG`, else `~/.kube/config`).
     pub kubeconfig: Option<PathBuf>,
     /// `--context`.
     pub context: Option<String>,
+    /// `--cluster`: the kubeconfig cluster to use instead of the context's.
+    pub cluster: Option<String>,
+    /// `--user`: the kubeconfig user to use instead of the context's.
+    pub user: Option<String>,
     /// `-n/--namespace` (else the context's namespace, else `default`).
     pub namespace: Option<String>,
+    /// `--as`: user to impersonate.
+    pub impersonate: Option<String>,
+    /// `--as-group` (repeatable).
+    pub impersonate_groups: Vec<String>,
+    /// `--as-uid`.
+    pub impersonate_uid: Option<String>,
+    /// `--token`: bearer token. Never repeated in hints (see [`ConnectionOptions::as_args`]).
+    pub token: Option<String>,
+    /// `-s/--server`: API server URL.
+    pub server: Option<String>,
+    /// `--certificate-authority`.
+    pub certificate_authority: Option<PathBuf>,
+    /// `--client-certificate`.
+    pub client_certificate: Option<PathBuf>,
+    /// `--client-key`.
+    pub client_key: Option<PathBuf>,
+    /// `--insecure-skip-tls-verify`.
+    pub insecure_skip_tls_verify: bool,
+    /// `--tls-server-name`.
+    pub tls_server_name: Option<String>,
     /// `--request-timeout`; zero means no limit.
     pub request_timeout: Option<Duration>,
+}
+
+impl ConnectionOptions {
+    /// The connection flags that were given, as arguments to put in a suggested command line
+    /// (`kubectl tfjob wait x --context prod -n team`), so the hint reaches the same cluster.
+    /// `--token` is left out on purpose: a hint must not print a credential.
+    pub fn as_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        let mut push = |flag: &str, value: Option<String>| {
+            if let Some(v) = value {
+                args.push(flag.to_string());
+                args.push(v);
+            }
+        };
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        push("--kubeconfig", path(&self.kubeconfig));
+        push("--context", self.context.clone());
+        push("--cluster", self.cluster.clone());
+        push("--user", self.user.clone());
+        push("-n", self.namespace.clone());
+        push("--as", self.impersonate.clone());
+        for g in &self.impersonate_groups {
+            push("--as-group", Some(g.clone()));
+        }
+        push("--as-uid", self.impersonate_uid.clone());
+        push("--server", self.server.clone());
+        push("--certificate-authority", path(&self.certificate_authority));
+        push("--client-certificate", path(&self.client_certificate));
+        push("--client-key", path(&self.client_key));
+        push("--tls-server-name", self.tls_server_name.clone());
+        if self.insecure_skip_tls_verify {
+            args.push("--insecure-skip-tls-verify".into());
+        }
+        args
+    }
 }
 
 /// The only training-operator release that serves TFJob `kubeflow.org/v1` with the behaviour
@@ -118,6 +177,34 @@ mod tests {
         let e = parse_job_name("pod/mnist", "wait").unwrap_err().to_string();
         assert!(e.contains("wait takes a TFJob name"), "{e}");
         assert!(parse_job_name("tfjob/", "wait").is_err());
+    }
+
+    #[test]
+    fn hints_repeat_the_connection_flags_but_never_the_token() {
+        let c = ConnectionOptions {
+            context: Some("prod".into()),
+            namespace: Some("team".into()),
+            impersonate_groups: vec!["a".into(), "b".into()],
+            token: Some("sekret".into()),
+            insecure_skip_tls_verify: true,
+            ..Default::default()
+        };
+        let args = c.as_args();
+        assert_eq!(
+            args,
+            [
+                "--context",
+                "prod",
+                "-n",
+                "team",
+                "--as-group",
+                "a",
+                "--as-group",
+                "b",
+                "--insecure-skip-tls-verify"
+            ]
+        );
+        assert!(!args.join(" ").contains("sekret"));
     }
 
     #[test]

@@ -212,6 +212,10 @@ pub fn kube_args_from_words(words: &[String]) -> ConnectionOptions {
         let slot = match flag {
             "-n" | "--namespace" => &mut args.namespace,
             "--context" => &mut args.context,
+            "--cluster" => &mut args.cluster,
+            "--user" => &mut args.user,
+            "-s" | "--server" => &mut args.server,
+            "--token" => &mut args.token,
             "--kubeconfig" => {
                 let value = inline.or_else(|| iter.next().cloned());
                 args.kubeconfig = value.map(Into::into);

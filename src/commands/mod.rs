@@ -51,7 +51,8 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The flags every command takes: kubectl's connection flags (same names and meanings) and -v.
+/// The flags every command takes: kubectl's connection flags (cli-runtime's ConfigFlags, same
+/// names and meanings) and -v.
 #[derive(Debug, Clone, Default, Args)]
 pub struct Global {
     /// Path to the kubeconfig file to use (default: $KUBECONFIG, else ~/.kube/config).
@@ -62,9 +63,57 @@ pub struct Global {
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
 
+    /// The kubeconfig cluster to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub cluster: Option<String>,
+
+    /// The kubeconfig user to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub user: Option<String>,
+
     /// The namespace (default: the context's namespace, else "default").
     #[arg(short = 'n', long, global = true, value_name = "NAME")]
     pub namespace: Option<String>,
+
+    /// Username to impersonate for the operation.
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub impersonate: Option<String>,
+
+    /// Group to impersonate (repeatable).
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub impersonate_groups: Vec<String>,
+
+    /// UID to impersonate.
+    #[arg(long = "as-uid", global = true, value_name = "UID")]
+    pub impersonate_uid: Option<String>,
+
+    /// Bearer token for authentication to the API server.
+    #[arg(long, global = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+
+    /// The address and port of the Kubernetes API server.
+    #[arg(short = 's', long, global = true, value_name = "URL")]
+    pub server: Option<String>,
+
+    /// Path to a cert file for the certificate authority.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub certificate_authority: Option<PathBuf>,
+
+    /// Path to a client certificate file for TLS.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_certificate: Option<PathBuf>,
+
+    /// Path to a client key file for TLS.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_key: Option<PathBuf>,
+
+    /// Do not check the server's certificate (makes HTTPS connections insecure).
+    #[arg(long, global = true)]
+    pub insecure_skip_tls_verify: bool,
+
+    /// Server name to use for server certificate validation (default: the server's hostname).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub tls_server_name: Option<String>,
 
     /// How long to wait for a single API request before giving up (e.g. 30s, 1m). 0 = no limit.
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
@@ -81,7 +130,19 @@ impl Global {
         ConnectionOptions {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
+            cluster: self.cluster.clone(),
+            user: self.user.clone(),
             namespace: self.namespace.clone(),
+            impersonate: self.impersonate.clone(),
+            impersonate_groups: self.impersonate_groups.clone(),
+            impersonate_uid: self.impersonate_uid.clone(),
+            token: self.token.clone(),
+            server: self.server.clone(),
+            certificate_authority: self.certificate_authority.clone(),
+            client_certificate: self.client_certificate.clone(),
+            client_key: self.client_key.clone(),
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
+            tls_server_name: self.tls_server_name.clone(),
             request_timeout: self.request_timeout,
         }
     }
