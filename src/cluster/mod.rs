@@ -96,6 +96,29 @@ impl ConnectionOptions {
         }
         args
     }
+
+    /// [`ConnectionOptions::as_args`] without `-n` (hints name the namespace themselves), as
+    /// text to append to a suggested command: `""` or `" --context prod"`. Arguments with
+    /// spaces or quotes are single-quoted for a POSIX shell.
+    pub fn hint_suffix(&self) -> String {
+        let without_ns = ConnectionOptions {
+            namespace: None,
+            ..self.clone()
+        };
+        without_ns
+            .as_args()
+            .iter()
+            .map(|a| {
+                if a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,".contains(c))
+                {
+                    format!(" {a}")
+                } else {
+                    format!(" '{}'", a.replace('\'', "'\\''"))
+                }
+            })
+            .collect()
+    }
 }
 
 /// The only training-operator release that serves TFJob `kubeflow.org/v1` with the behaviour
@@ -205,6 +228,13 @@ mod tests {
             ]
         );
         assert!(!args.join(" ").contains("sekret"));
+        let c = ConnectionOptions {
+            kubeconfig: Some("/my dir/kc".into()),
+            namespace: Some("team".into()),
+            ..Default::default()
+        };
+        assert_eq!(c.hint_suffix(), " --kubeconfig '/my dir/kc'");
+        assert_eq!(ConnectionOptions::default().hint_suffix(), "");
     }
 
     #[test]

@@ -122,10 +122,12 @@ pub async fn run(
     // The job exists now: a closed stdout must not hide that.
     out.after_write(printed, &line)?;
     if args.output.is_none() && !args.wait {
+        // The same connection flags, so each hint reaches the same cluster as this command.
+        let conn = kube_args.hint_suffix();
         out.note_line(&format!(
-            "\nFollow it:   kubectl tfjob wait {name} -n {namespace}\n\
-             Its pods:    kubectl get pods -n {namespace} -l {}={name}\n\
-             If stuck:    kubectl tfjob diagnose {name} -n {namespace}",
+            "\nFollow it:   kubectl tfjob wait {name} -n {namespace}{conn}\n\
+             Its pods:    kubectl get pods -n {namespace} -l {}={name}{conn}\n\
+             If stuck:    kubectl tfjob diagnose {name} -n {namespace}{conn}",
             model::LABEL_JOB_NAME
         ));
     }

@@ -104,3 +104,18 @@ fn a_closed_stdout_after_submit_still_reports_the_created_job() {
     );
     assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_some());
 }
+
+#[test]
+fn next_step_hints_repeat_the_connection_flags() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&["--context", "test"]));
+    run.expect_code(0);
+    let kubeconfig = c.kubeconfig().display().to_string();
+    assert!(
+        run.stderr.contains(&format!(
+            "kubectl tfjob wait tf-dist-train -n default --kubeconfig {kubeconfig} --context test"
+        )),
+        "{}",
+        run.stderr
+    );
+}
