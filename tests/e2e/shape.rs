@@ -119,3 +119,18 @@ fn next_step_hints_repeat_the_connection_flags() {
         run.stderr
     );
 }
+
+#[test]
+fn a_closed_stdout_ends_wait_and_diagnose_quietly() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    for args in [
+        &["wait", "tf-dist-train", "--for", "created", "-o", "json"][..],
+        &["diagnose", "tf-dist-train", "-o", "json"][..],
+        &["secret", "check"][..],
+    ] {
+        let run = Cli::new(Some(&c), args).run_with_closed_stdout();
+        run.expect_code(0);
+        assert_eq!(run.stderr, "", "{args:?}");
+    }
+}
