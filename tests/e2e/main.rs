@@ -6,6 +6,7 @@
 
 mod secret;
 mod submit;
+mod tls;
 mod wait;
 
 use std::io::Write;
