@@ -83,7 +83,11 @@ fn secret_check_over_https_with_a_client_certificate() {
     );
     let run = run_with(&kubeconfig, &["secret", "check"]);
     run.expect_code(0);
-    assert!(run.stdout.contains("non-empty \"api-key\" key"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("non-empty \"api-key\" key"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -97,7 +101,8 @@ fn an_unknown_certificate_authority_is_reported_as_such() {
     let run = run_with(&kubeconfig, &["secret", "check"]);
     run.expect_code(3);
     assert!(
-        run.stderr.contains("presented a certificate this client does not trust")
+        run.stderr
+            .contains("presented a certificate this client does not trust")
             && run.stderr.contains("UnknownIssuer")
             && run.stderr.contains("certificate-authority"),
         "{}",
@@ -108,7 +113,10 @@ fn an_unknown_certificate_authority_is_reported_as_such() {
         "not a reachability problem: {}",
         run.stderr
     );
-    assert!(c.requests().is_empty(), "no request got through the handshake");
+    assert!(
+        c.requests().is_empty(),
+        "no request got through the handshake"
+    );
 }
 
 #[test]

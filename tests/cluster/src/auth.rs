@@ -201,7 +201,9 @@ mod tests {
         assert_eq!((u.name.as_str(), u.uid.as_str()), ("alice", "1001"));
         assert_eq!(u.groups, vec!["ml-team", "system:authenticated"]);
         assert_eq!(
-            authenticate(&sec(true), "t", None, "bearer t").unwrap().name,
+            authenticate(&sec(true), "t", None, "bearer t")
+                .unwrap()
+                .name,
             "tester"
         );
     }
@@ -220,11 +222,17 @@ mod tests {
 
     #[test]
     fn no_credentials_is_401_only_when_auth_is_required() {
-        assert_eq!(authenticate(&sec(true), "t", None, ""), Err(Unauthenticated));
+        assert_eq!(
+            authenticate(&sec(true), "t", None, ""),
+            Err(Unauthenticated)
+        );
         assert_eq!(
             authenticate(&sec(true), "t", None, "Basic dXNlcjpwdw=="),
             Err(Unauthenticated)
         );
-        assert_eq!(authenticate(&sec(false), "t", None, "").unwrap().name, "tester");
+        assert_eq!(
+            authenticate(&sec(false), "t", None, "").unwrap().name,
+            "tester"
+        );
     }
 }

@@ -219,7 +219,10 @@ impl TestCluster {
         let port = std_listener.local_addr().unwrap().port();
         let dir = tempfile::tempdir().expect("tempdir");
         let kubeconfig = dir.path().join("kubeconfig");
-        let pki = scenario.security.tls.then(|| Arc::new(tls::Pki::generate()));
+        let pki = scenario
+            .security
+            .tls
+            .then(|| Arc::new(tls::Pki::generate()));
         let acceptor = pki.as_ref().map(|p| p.acceptor());
         let shared = Arc::new(Shared::new(scenario));
         *shared.port.lock().unwrap() = port;
@@ -280,7 +283,10 @@ impl TestCluster {
                 (Some(d), p)
             }
         };
-        let pki = scenario.security.tls.then(|| Arc::new(tls::Pki::generate()));
+        let pki = scenario
+            .security
+            .tls
+            .then(|| Arc::new(tls::Pki::generate()));
         let shared = Arc::new(Shared::new(scenario));
         *shared.port.lock().unwrap() = port;
         let rx = shared.stop.subscribe();

@@ -211,7 +211,10 @@ impl Shared {
             let ok = |want: &Option<String>, have: &str| {
                 want.as_deref().is_none_or(|w| w == "*" || w == have)
             };
-            ok(&r.user, user) && ok(&r.verb, verb) && ok(&r.resource, resource) && ok(&r.namespace, ns.unwrap_or(""))
+            ok(&r.user, user)
+                && ok(&r.verb, verb)
+                && ok(&r.resource, resource)
+                && ok(&r.namespace, ns.unwrap_or(""))
         })
     }
 

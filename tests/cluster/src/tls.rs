@@ -63,7 +63,9 @@ impl Pki {
             "localhost".to_string(),
         ])
         .expect("server params");
-        params.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "kube-apiserver");
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         params.key_usages = vec![
             KeyUsagePurpose::DigitalSignature,
@@ -74,11 +76,13 @@ impl Pki {
 
         let mut roots = rustls::RootCertStore::empty();
         roots.add(ca_der).expect("CA into root store");
-        let verifier =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
-                .allow_unauthenticated()
-                .build()
-                .expect("client verifier");
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider(),
+        )
+        .allow_unauthenticated()
+        .build()
+        .expect("client verifier");
         let mut server = rustls::ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .expect("TLS versions")

@@ -26,7 +26,9 @@ async fn client_from(path: &Path) -> Result<Client, String> {
 async fn list_secrets(path: &Path) -> Result<usize, kube::Error> {
     let client = client_from(path).await.expect("client");
     let api: Api<Secret> = Api::default_namespaced(client);
-    api.list(&ListParams::default()).await.map(|l| l.items.len())
+    api.list(&ListParams::default())
+        .await
+        .map(|l| l.items.len())
 }
 
 fn users_seen(c: &TestCluster) -> Vec<String> {
@@ -72,7 +74,15 @@ async fn client_certificate_cn_is_the_user_and_feeds_rbac() {
     assert!(text.contains("client-certificate-data:") && text.contains("client-key-data:"));
     let client = client_from(&alice).await.unwrap();
     let secrets: Api<Secret> = Api::default_namespaced(client.clone());
-    assert_eq!(secrets.list(&ListParams::default()).await.unwrap().items.len(), 0);
+    assert_eq!(
+        secrets
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        0
+    );
     let s: Secret = serde_json::from_value(
         json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "k"}}),
     )
@@ -80,7 +90,11 @@ async fn client_certificate_cn_is_the_user_and_feeds_rbac() {
     match secrets.create(&PostParams::default(), &s).await {
         Err(kube::Error::Api(e)) => {
             assert_eq!((e.code, e.reason.as_str()), (403, "Forbidden"));
-            assert!(e.message.contains("User \"alice\" cannot create"), "{}", e.message);
+            assert!(
+                e.message.contains("User \"alice\" cannot create"),
+                "{}",
+                e.message
+            );
         }
         other => panic!("expected 403 for alice, got {other:?}"),
     }
@@ -96,7 +110,11 @@ async fn client_certificate_cn_is_the_user_and_feeds_rbac() {
     let status = review.status.unwrap();
     assert!(status.allowed);
     assert!(status.reason.unwrap_or_default().contains("User \"alice\""));
-    assert!(users_seen(&c).iter().all(|u| u == "alice"), "{:?}", users_seen(&c));
+    assert!(
+        users_seen(&c).iter().all(|u| u == "alice"),
+        "{:?}",
+        users_seen(&c)
+    );
     // The default user is not affected by alice's denial.
     c.clear_requests();
     let tester: Api<Secret> = Api::default_namespaced(client_from(c.kubeconfig()).await.unwrap());
@@ -116,8 +134,14 @@ async fn token_table_and_exec_plugin_authenticate() {
         },
     );
     let text = std::fs::read_to_string(&exec).unwrap();
-    assert!(text.contains("apiVersion: client.authentication.k8s.io/v1"), "{text}");
-    assert!(!text.contains("bob-token"), "the token lives in the plugin, not the kubeconfig");
+    assert!(
+        text.contains("apiVersion: client.authentication.k8s.io/v1"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("bob-token"),
+        "the token lives in the plugin, not the kubeconfig"
+    );
     assert_eq!(list_secrets(&exec).await.unwrap(), 0);
     assert_eq!(users_seen(&c), vec!["bob", "bob"]);
 }
@@ -162,7 +186,10 @@ async fn an_unrelated_ca_fails_the_handshake() {
         Some(&unrelated_ca_pem()),
     );
     let err = list_secrets(&path).await.unwrap_err();
-    assert!(!matches!(err, kube::Error::Api(_)), "no HTTP answer expected: {err:?}");
+    assert!(
+        !matches!(err, kube::Error::Api(_)),
+        "no HTTP answer expected: {err:?}"
+    );
     let chain = format!("{err:?}");
     assert!(chain.contains("UnknownIssuer"), "{chain}");
     assert!(c.requests().is_empty(), "nothing reached the API handlers");
