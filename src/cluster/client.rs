@@ -277,7 +277,9 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
                 status.message
             ),
             hint: Some(
-                "Refresh your login (e.g. re-run your cloud's get-credentials command).".into(),
+                "Refresh your login (e.g. re-run your cloud's get-credentials command), and check \
+                 the user of your current context: `kubectl config view --minify`."
+                    .into(),
             ),
         },
         kube::Error::Api(status) if status.code == 404 => {
@@ -290,6 +292,19 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
             status.reason,
             status.code
         )),
+        _ if let Some(tls) = certificate_failure(&err) => Error::NotReady {
+            message: format!(
+                "the API server at {server} presented a certificate this client does not trust \
+                 ({tls}), so nothing was sent to {}",
+                action.describe()
+            ),
+            hint: Some(
+                "Check that the cluster's certificate-authority(-data) and server address in your \
+                 kubeconfig belong to this cluster (`kubectl config view --minify`), or fetch a \
+                 fresh kubeconfig from the cluster's provider."
+                    .into(),
+            ),
+        },
         _ if is_transport(&err) => Error::NotReady {
             message: format!(
                 "cannot reach the API server at {server} to {}: {err}",
@@ -311,10 +326,32 @@ pub fn is_transport(err: &kube::Error) -> bool {
     )
 }
 
+/// The TLS failure behind a transport error (untrusted CA, wrong host name, expired
+/// certificate). rustls errors reach us wrapped in `std::io::Error`s, whose `source()` skips
+/// the wrapped error itself, hence `get_ref` for those.
+pub fn certificate_failure(err: &kube::Error) -> Option<&rustls::Error> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        next = match e.downcast_ref::<std::io::Error>() {
+            // hyper-rustls nests io::Errors (Other around InvalidData around rustls::Error).
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => e.source(),
+        };
+    }
+    None
+}
+
 /// True for failures worth repeating: no answer at all, or a server-side hiccup.
 /// (429/503/504 are already retried inside kube's client, honouring Retry-After.)
+/// A certificate the client does not trust will not become trusted by asking again.
 pub fn is_transient(err: &kube::Error) -> bool {
-    is_transport(err) || matches!(status_code(err), Some(429 | 500 | 502 | 503 | 504))
+    (is_transport(err) && certificate_failure(err).is_none())
+        || matches!(status_code(err), Some(429 | 500 | 502 | 503 | 504))
 }
 
 /// How many times [`retry`] tries a request in all.

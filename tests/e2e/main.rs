@@ -7,6 +7,7 @@
 mod secret;
 mod shape;
 mod submit;
+mod tls;
 mod wait;
 
 use std::io::Write;
