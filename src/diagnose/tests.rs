@@ -1472,7 +1472,9 @@ fn a_young_job_with_a_broken_operator_is_not_waiting_to_be_picked_up() {
     let d = diagnose(&s);
     let controller = of(&d, Layer::Controller);
     assert!(
-        controller.iter().all(|f| !f.summary.contains("picking it up")),
+        controller
+            .iter()
+            .all(|f| !f.summary.contains("picking it up")),
         "{controller:#?}"
     );
     assert!(
@@ -1483,6 +1485,9 @@ fn a_young_job_with_a_broken_operator_is_not_waiting_to_be_picked_up() {
     );
     // `wait` and `diagnose` use the same words for the same state.
     assert_eq!(d.state, crate::model::STATE_NOT_RECONCILED);
-    assert!(controller.iter().any(|f| f.summary
-        == crate::ops::wait::conditions::operator_words(&s.operator)));
+    assert!(
+        controller
+            .iter()
+            .any(|f| f.summary == crate::ops::wait::conditions::operator_words(&s.operator))
+    );
 }

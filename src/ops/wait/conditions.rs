@@ -347,10 +347,7 @@ impl Now {
     pub fn after(self, d: Duration) -> Self {
         Now {
             instant: self.instant + d,
-            wall: self
-                .wall
-                .checked_add(jiff_span(d))
-                .unwrap_or(self.wall),
+            wall: self.wall.checked_add(jiff_span(d)).unwrap_or(self.wall),
         }
     }
 }
@@ -375,7 +372,10 @@ pub enum Outcome {
     /// The job failed or cannot make progress without someone fixing something.
     Fatal(String),
     /// Nothing reconciles the job: the operator is missing or not ready.
-    NotReconciled { message: String, hint: String },
+    NotReconciled {
+        message: String,
+        hint: String,
+    },
     Waiting,
 }
 
@@ -513,7 +513,12 @@ fn settled(view: View<'_>, tracker: &mut Tracker, settle: Duration, now: Now) ->
 /// Nothing reconciles the job: no condition yet, and the operator is known to be absent or not
 /// ready. Fails at once, or after `--pending-timeout` when given (the operator may be rolling
 /// out). An operator we could not check (`Unknown`) never fails the wait.
-fn unreconciled(view: View<'_>, tracker: &mut Tracker, limits: Limits, now: Now) -> Option<Outcome> {
+fn unreconciled(
+    view: View<'_>,
+    tracker: &mut Tracker,
+    limits: Limits,
+    now: Now,
+) -> Option<Outcome> {
     let down = !is_reconciled().matches_object(Some(view.job))
         && matches!(
             view.operator,
@@ -538,7 +543,9 @@ fn unreconciled(view: View<'_>, tracker: &mut Tracker, limits: Limits, now: Now)
             model::STATE_NOT_RECONCILED
         ),
         hint: match view.operator {
-            Some(OperatorState::NotReady { namespace, name, .. }) => format!(
+            Some(OperatorState::NotReady {
+                namespace, name, ..
+            }) => format!(
                 "See why: kubectl -n {namespace} describe deployment {name}; kubectl -n {namespace} logs deploy/{name}. \
                  To wait for it to come up, pass --pending-timeout (e.g. --pending-timeout 5m)."
             ),
@@ -577,7 +584,10 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
     if !is_reconciled().matches_object(Some(job)) {
         return match view.operator {
             Some(op @ (OperatorState::NotReady { .. } | OperatorState::NotFound)) => {
-                format!("waiting for an operator to reconcile the job: {}", operator_words(op))
+                format!(
+                    "waiting for an operator to reconcile the job: {}",
+                    operator_words(op)
+                )
             }
             _ => "waiting for the training-operator to reconcile the job".into(),
         };
@@ -585,18 +595,29 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
     match target {
         WaitFor::Created => "waiting for the training-operator to reconcile the job".into(),
         WaitFor::Running => {
-            "waiting for the operator's Running condition (the chief, or one worker, running)".into()
+            "waiting for the operator's Running condition (the chief, or one worker, running)"
+                .into()
         }
         WaitFor::AllRunning if all_started(job, view.pods) => format!(
             "all replicas running; waiting until they have run {}s without a restart",
             limits.settle.as_secs()
         ),
         WaitFor::AllRunning => {
-            let total: i32 = expected_replicas(job).values().sum();
-            let missing = not_running(job, view.pods);
+            let expected = expected_replicas(job);
+            let mut started: BTreeMap<String, i32> = BTreeMap::new();
+            for pod in view.pods.iter().filter(|p| pod_started(p)) {
+                if let Some(rtype) = pod_replica_type(pod) {
+                    *started.entry(rtype).or_default() += 1;
+                }
+            }
+            let total: i32 = expected.values().sum();
+            let running: i32 = expected
+                .iter()
+                .map(|(rtype, n)| started.get(rtype).copied().unwrap_or(0).min(*n))
+                .sum();
             format!(
                 "waiting for every replica to run ({} of {total} not running)",
-                missing.len().min(total.max(0) as usize)
+                total - running
             )
         }
         WaitFor::Succeeded | WaitFor::Finished => "waiting for the job to finish".into(),

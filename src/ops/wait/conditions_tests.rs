@@ -2,7 +2,6 @@ use super::*;
 use crate::ops::wait::conditions;
 use serde_json::json;
 
-
 fn job(conditions: serde_json::Value) -> TFJob {
     serde_json::from_value(json!({
         "apiVersion": "kubeflow.org/v1", "kind": "TFJob",
@@ -343,20 +342,43 @@ fn all_running_holds_only_after_the_settle_window() {
     // Containers started just now (by the kubelet's clock).
     let t0 = at("2026-01-01T00:00:00Z");
     let fresh = |restarts| running_since("2026-01-01T00:00:00Z", restarts);
-    let pods = vec![pod("ps", 0, fresh(0)), pod("worker", 0, fresh(0)), pod("worker", 1, fresh(0))];
+    let pods = vec![
+        pod("ps", 0, fresh(0)),
+        pod("worker", 0, fresh(0)),
+        pod("worker", 1, fresh(0)),
+    ];
     let mut t = Tracker::default();
-    assert_eq!(ev(WaitFor::AllRunning, &j, &pods, &mut t, limits, t0), Outcome::Waiting);
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &pods, &mut t, limits, t0),
+        Outcome::Waiting
+    );
     let t4 = t0.after(Duration::from_secs(4));
-    assert_eq!(ev(WaitFor::AllRunning, &j, &pods, &mut t, limits, t4), Outcome::Waiting);
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &pods, &mut t, limits, t4),
+        Outcome::Waiting
+    );
     // A restart inside the window (seen as a bumped restartCount) starts it again.
-    let restarted = vec![pod("ps", 0, fresh(0)), pod("worker", 0, fresh(1)), pod("worker", 1, fresh(0))];
+    let restarted = vec![
+        pod("ps", 0, fresh(0)),
+        pod("worker", 0, fresh(1)),
+        pod("worker", 1, fresh(0)),
+    ];
     // The kubelet's startedAt of the restarted container is recent as well.
     let restarted: Vec<_> = restarted
         .into_iter()
         .enumerate()
-        .map(|(i, p)| if i == 1 { pod("worker", 0, running_since("2026-01-01T00:00:04Z", 1)) } else { p })
+        .map(|(i, p)| {
+            if i == 1 {
+                pod("worker", 0, running_since("2026-01-01T00:00:04Z", 1))
+            } else {
+                p
+            }
+        })
         .collect();
-    assert_eq!(ev(WaitFor::AllRunning, &j, &restarted, &mut t, limits, t4), Outcome::Waiting);
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &restarted, &mut t, limits, t4),
+        Outcome::Waiting
+    );
     let t6 = t0.after(Duration::from_secs(6));
     assert_eq!(
         ev(WaitFor::AllRunning, &j, &restarted, &mut t, limits, t6),
@@ -379,13 +401,31 @@ fn a_single_check_trusts_the_kubelets_start_times() {
         ..LIMITS
     };
     let old = running_since("2026-01-01T00:00:00Z", 0);
-    let pods = vec![pod("ps", 0, old.clone()), pod("worker", 0, old.clone()), pod("worker", 1, old)];
+    let pods = vec![
+        pod("ps", 0, old.clone()),
+        pod("worker", 0, old.clone()),
+        pod("worker", 1, old),
+    ];
     assert_eq!(
-        ev(WaitFor::AllRunning, &j, &pods, &mut Tracker::default(), limits, at("2026-01-01T00:10:00Z")),
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &pods,
+            &mut Tracker::default(),
+            limits,
+            at("2026-01-01T00:10:00Z")
+        ),
         Outcome::Reached("all replicas Running".into())
     );
     assert_eq!(
-        ev(WaitFor::AllRunning, &j, &pods, &mut Tracker::default(), limits, at("2026-01-01T00:00:03Z")),
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &pods,
+            &mut Tracker::default(),
+            limits,
+            at("2026-01-01T00:00:03Z")
+        ),
         Outcome::Waiting
     );
 }
@@ -409,21 +449,41 @@ fn a_broken_operator_is_named_at_once_or_after_the_pending_timeout() {
         ..LIMITS
     };
     let t0 = Now::now();
-    match evaluate(WaitFor::Running, view, &mut Tracker::default(), no_limit, t0) {
+    match evaluate(
+        WaitFor::Running,
+        view,
+        &mut Tracker::default(),
+        no_limit,
+        t0,
+    ) {
         Outcome::NotReconciled { message, hint } => {
             assert!(
-                message.contains("training-operator kubeflow/training-operator is not ready (0/1 replicas ready)"),
+                message.contains(
+                    "training-operator kubeflow/training-operator is not ready (0/1 replicas ready)"
+                ),
                 "{message}"
             );
             assert!(message.contains("stays Pending"), "{message}");
-            assert!(hint.contains("kubectl -n kubeflow describe deployment training-operator"), "{hint}");
+            assert!(
+                hint.contains("kubectl -n kubeflow describe deployment training-operator"),
+                "{hint}"
+            );
         }
         other => panic!("{other:?}"),
     }
     let mut t = Tracker::default();
-    assert_eq!(evaluate(WaitFor::Running, view, &mut t, LIMITS, t0), Outcome::Waiting);
+    assert_eq!(
+        evaluate(WaitFor::Running, view, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
     assert!(matches!(
-        evaluate(WaitFor::Running, view, &mut t, LIMITS, t0.after(Duration::from_secs(121))),
+        evaluate(
+            WaitFor::Running,
+            view,
+            &mut t,
+            LIMITS,
+            t0.after(Duration::from_secs(121))
+        ),
         Outcome::NotReconciled { .. }
     ));
     // Could not tell: never fails the wait.
@@ -433,7 +493,13 @@ fn a_broken_operator_is_named_at_once_or_after_the_pending_timeout() {
         ..view
     };
     assert_eq!(
-        evaluate(WaitFor::Running, view, &mut Tracker::default(), no_limit, t0),
+        evaluate(
+            WaitFor::Running,
+            view,
+            &mut Tracker::default(),
+            no_limit,
+            t0
+        ),
         Outcome::Waiting
     );
     // The same word as diagnose for a job nobody reconciled.
@@ -444,15 +510,19 @@ fn a_broken_operator_is_named_at_once_or_after_the_pending_timeout() {
 fn job_conditions_compose_like_kube_runtimes() {
     use kube::runtime::wait::Condition;
     let running = job(json!([cond("Created", "True"), cond("Running", "True")]));
-    let done = job(json!([cond("Created", "True"), cond("Running", "False"), cond("Succeeded", "True")]));
+    let done = job(json!([
+        cond("Created", "True"),
+        cond("Running", "False"),
+        cond("Succeeded", "True")
+    ]));
     let fresh = job(json!([]));
     assert!(conditions::operator_says_running().matches_object(Some(&running)));
     assert!(conditions::operator_says_running().matches_object(Some(&done)));
     assert!(!conditions::operator_says_running().matches_object(Some(&fresh)));
     assert!(!conditions::is_reconciled().matches_object(Some(&fresh)));
     assert!(!conditions::is_reconciled().matches_object(None));
-    let running_not_done = conditions::has_condition("Running")
-        .and(conditions::has_condition("Succeeded").not());
+    let running_not_done =
+        conditions::has_condition("Running").and(conditions::has_condition("Succeeded").not());
     assert!(running_not_done.matches_object(Some(&running)));
     assert!(!running_not_done.matches_object(Some(&done)));
 }

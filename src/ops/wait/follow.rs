@@ -81,7 +81,7 @@ pub async fn follow(
     let outcome = if opts.timeout.is_zero() {
         w.check_once(out).await
     } else {
-        w.watch(first, out).await
+        w.watch(out).await
     };
     w.display.finish();
     w.report(outcome, format, out).await
@@ -195,12 +195,24 @@ impl Waiter<'_> {
             .last_shown
             .as_ref()
             .is_none_or(|(lp, lw)| *lp != p || *lw != waiting);
-        self.display
-            .show(out, self.name, &p, &waiting, self.started.elapsed(), changed)?;
+        self.display.show(
+            out,
+            self.name,
+            &p,
+            &waiting,
+            self.started.elapsed(),
+            changed,
+        )?;
         if changed {
             self.last_shown = Some((p, waiting));
         }
-        let outcome = evaluate(self.opts.wait_for, view, &mut self.tracker, self.limits, now);
+        let outcome = evaluate(
+            self.opts.wait_for,
+            view,
+            &mut self.tracker,
+            self.limits,
+            now,
+        );
         if outcome == Outcome::Waiting
             && self.limits.pending_timeout.is_some()
             && !self.operator_noted
@@ -266,12 +278,14 @@ impl Waiter<'_> {
         ))
     }
 
-    async fn watch(&mut self, first: TFJob, out: &mut Output) -> Result<String> {
+    async fn watch(&mut self, out: &mut Output) -> Result<String> {
         let (job_store, job_writer) = reflector::store::<TFJob>();
         let (pod_store, pod_writer) = reflector::store::<Pod>();
         let job_cfg = watcher::Config::default().fields(&format!("metadata.name={}", self.name));
         let job_events = reflect(
-            watcher(self.jobs.clone(), job_cfg).default_backoff().boxed(),
+            watcher(self.jobs.clone(), job_cfg)
+                .default_backoff()
+                .boxed(),
             job_writer,
         )
         .map(|e| (Source::Job, e));
@@ -289,8 +303,8 @@ impl Waiter<'_> {
         let mut synced = [false; 2];
         let mut errors = [0u32; 2];
         let mut forbidden = 0u32;
-        let mut polled = Some((first, Vec::new()));
-        let mut next_poll = Instant::now() + POLL_EVERY;
+        let mut polled: Option<(TFJob, Vec<Arc<Pod>>)> = None;
+        let mut next_poll = Instant::now();
         let mut next_operator = Instant::now() + OPERATOR_EVERY;
 
         loop {
@@ -335,17 +349,19 @@ impl Waiter<'_> {
                     )));
                 }
             }
-            let healthy = |s: Source| {
-                synced[s as usize] && errors[s as usize] < FAILED_WATCHES_BEFORE_POLLING
-            };
-            let (job, pods) = if healthy(Source::Job) && healthy(Source::Pods) {
+            // Slow is not failing: a large first list takes a while and is not replaced by
+            // reads that would cost as much. Direct reads only while a watch keeps failing.
+            let failing = errors.iter().any(|&e| e >= FAILED_WATCHES_BEFORE_POLLING);
+            let (job, pods) = if !failing && synced.iter().all(|&s| s) {
                 polled = None;
                 match job_store.state().into_iter().next() {
                     Some(job) => (job.as_ref().clone(), pod_store.state()),
                     None => return Err(self.deleted()),
                 }
+            } else if !failing {
+                continue;
             } else {
-                // Watches not synced yet, or failing: read directly now and then.
+                // The watches fail: read directly now and then.
                 if Instant::now() >= next_poll {
                     next_poll = Instant::now() + POLL_EVERY;
                     match tokio::time::timeout(READ_LIMIT, self.read()).await {

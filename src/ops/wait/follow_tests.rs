@@ -52,7 +52,11 @@ async fn until(
         }
     })
     .await;
-    assert!(reached.is_ok(), "store never became {want:?}: {:?}", names(store));
+    assert!(
+        reached.is_ok(),
+        "store never became {want:?}: {:?}",
+        names(store)
+    );
 }
 
 #[tokio::test]
@@ -61,7 +65,12 @@ async fn pods_deleted_while_the_watch_was_down_leave_the_store_after_410() {
     // 410 Expired, so the watcher lists again.
     let scenario = Scenario::default()
         .with_fault(Fault::on("watch", "pods").close_after_events(3).times(1))
-        .with_fault(Fault::on("watch", "pods").gone_on_rewatch().skip(1).times(1));
+        .with_fault(
+            Fault::on("watch", "pods")
+                .gone_on_rewatch()
+                .skip(1)
+                .times(1),
+        );
     let c = TestCluster::start_async(scenario).await;
     c.insert(pod("gap-worker-0", None));
     c.insert(pod("gap-worker-1", None));
@@ -83,7 +92,8 @@ async fn pods_deleted_while_the_watch_was_down_leave_the_store_after_410() {
         .collect();
     assert!(pod_watches.len() >= 3, "{pod_watches:?}");
     assert!(
-        pod_watches[1].query.contains("resourceVersion=") && !pod_watches[1].query.contains("sendInitialEvents"),
+        pod_watches[1].query.contains("resourceVersion=")
+            && !pod_watches[1].query.contains("sendInitialEvents"),
         "the second watch resumes: {:?}",
         pod_watches[1].query
     );
@@ -93,7 +103,12 @@ async fn pods_deleted_while_the_watch_was_down_leave_the_store_after_410() {
         pod_watches[2].query
     );
     // The spec is never kept.
-    assert!(store.state().iter().all(|p| p.metadata.managed_fields.is_none()));
+    assert!(
+        store
+            .state()
+            .iter()
+            .all(|p| p.metadata.managed_fields.is_none())
+    );
 }
 
 #[tokio::test]
@@ -112,7 +127,11 @@ async fn a_server_without_streaming_lists_gets_a_paged_list() {
         .filter(|r| r.verb == "list" && r.resource == "pods")
         .collect();
     assert_eq!(lists.len(), 1, "{lists:?}");
-    assert!(lists[0].query.contains(&format!("limit={PAGE_SIZE}")), "{:?}", lists[0].query);
+    assert!(
+        lists[0].query.contains(&format!("limit={PAGE_SIZE}")),
+        "{:?}",
+        lists[0].query
+    );
 }
 
 #[test]
@@ -126,5 +145,7 @@ fn streaming_refusals_are_told_apart_from_outages() {
     assert!(streaming_refused(&start(400)));
     assert!(!streaming_refused(&start(500)));
     assert!(!streaming_refused(&start(403)));
-    assert!(!streaming_refused(&watcher::Error::WatchError(status(410).boxed())));
+    assert!(!streaming_refused(&watcher::Error::WatchError(
+        status(410).boxed()
+    )));
 }

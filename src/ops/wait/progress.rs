@@ -40,10 +40,9 @@ impl Display {
     ) -> Result<()> {
         match self {
             Display::Live(bar) => bar.set_message(live_line(job, p, waiting_for, elapsed)),
-            Display::Lines if changed => out.data_line(&format!(
-                "tfjob/{job}: {}; {waiting_for}",
-                p.line()
-            ))?,
+            Display::Lines if changed => {
+                out.data_line(&format!("tfjob/{job}: {}; {waiting_for}", p.line()))?
+            }
             Display::Json if changed => {
                 let event = serde_json::json!({
                     "event": "progress",
@@ -95,8 +94,18 @@ mod tests {
             state: "Created".into(),
             ..Progress::default()
         };
-        let a = live_line("x", &p, "waiting for every replica to run", Duration::from_secs(1));
-        let b = live_line("x", &p, "waiting for every replica to run", Duration::from_secs(2));
+        let a = live_line(
+            "x",
+            &p,
+            "waiting for every replica to run",
+            Duration::from_secs(1),
+        );
+        let b = live_line(
+            "x",
+            &p,
+            "waiting for every replica to run",
+            Duration::from_secs(2),
+        );
         assert_ne!(a, b, "the clock must move while nothing changes");
         assert!(b.contains("[  2s]"), "{b}");
         assert!(b.ends_with("— waiting for every replica to run"), "{b}");
