@@ -399,8 +399,7 @@ fn the_articles_job_succeeds_only_once_all_four_replicas_run() {
     let last = run
         .stdout
         .lines()
-        .filter(|l| l.starts_with("tfjob/tf-dist-train: "))
-        .last()
+        .rfind(|l| l.starts_with("tfjob/tf-dist-train: "))
         .unwrap();
     assert!(
         last.contains("PS 1/1 running  Worker 3/3 running"),

@@ -336,7 +336,7 @@ pub struct Now {
 }
 
 impl Now {
-    pub fn now() -> Self {
+    pub fn current() -> Self {
         Now {
             instant: Instant::now(),
             wall: Timestamp::now(),

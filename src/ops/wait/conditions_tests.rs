@@ -96,7 +96,7 @@ fn ev(
 fn running_condition_reaches_running_not_succeeded() {
     let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
     let mut t = Tracker::default();
-    let now = Now::now();
+    let now = Now::current();
     assert_eq!(
         ev(WaitFor::Running, &j, &[], &mut t, LIMITS, now),
         Outcome::Reached("Running".into())
@@ -123,7 +123,7 @@ fn failed_condition_is_fatal_with_its_message() {
         &[],
         &mut Tracker::default(),
         LIMITS,
-        Now::now(),
+        Now::current(),
     );
     assert_eq!(
         out,
@@ -143,7 +143,7 @@ fn all_running_counts_every_replica() {
         pod("worker", 0, running.clone()),
     ];
     let mut t = Tracker::default();
-    let now = Now::now();
+    let now = Now::current();
     assert_eq!(
         ev(WaitFor::AllRunning, &j, &pods, &mut t, LIMITS, now),
         Outcome::Waiting
@@ -168,7 +168,7 @@ fn image_pull_errors_get_a_grace_period() {
         waiting("ImagePullBackOff", "Back-off pulling image \"bad:1\""),
     )];
     let mut t = Tracker::default();
-    let t0 = Now::now();
+    let t0 = Now::current();
     assert_eq!(
         ev(WaitFor::Running, &j, &pods, &mut t, LIMITS, t0),
         Outcome::Waiting
@@ -203,7 +203,7 @@ fn missing_secret_and_crash_loop_fail_at_once() {
         &pods,
         &mut Tracker::default(),
         LIMITS,
-        Now::now(),
+        Now::current(),
     ) {
         Outcome::Fatal(m) => assert!(m.contains("secret \"taotoken-secret\" not found"), "{m}"),
         other => panic!("{other:?}"),
@@ -218,7 +218,7 @@ fn missing_secret_and_crash_loop_fail_at_once() {
         &pods,
         &mut Tracker::default(),
         LIMITS,
-        Now::now(),
+        Now::current(),
     ) {
         Outcome::Fatal(m) => {
             assert!(
@@ -237,7 +237,7 @@ fn unschedulable_fails_only_after_pending_timeout() {
         "reason": "Unschedulable", "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}]});
     let pods = vec![pod("worker", 0, status)];
     let mut t = Tracker::default();
-    let t0 = Now::now();
+    let t0 = Now::current();
     assert_eq!(
         ev(WaitFor::Running, &j, &pods, &mut t, LIMITS, t0),
         Outcome::Waiting
@@ -448,7 +448,7 @@ fn a_broken_operator_is_named_at_once_or_after_the_pending_timeout() {
         pending_timeout: None,
         ..LIMITS
     };
-    let t0 = Now::now();
+    let t0 = Now::current();
     match evaluate(
         WaitFor::Running,
         view,

@@ -183,7 +183,7 @@ impl Waiter<'_> {
         pods: Vec<Arc<Pod>>,
         out: &mut Output,
     ) -> Result<Option<Result<String>>> {
-        let now = Now::now();
+        let now = Now::current();
         let view = View {
             job: &job,
             pods: &pods,
