@@ -20,6 +20,7 @@ pub mod kubeapi;
 pub mod logging;
 pub mod manifest;
 pub mod model;
+pub mod placement;
 pub mod probe;
 pub mod render;
 pub mod secret;
