@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+mod admission;
 mod crd;
 mod defaults;
 mod http;
@@ -29,6 +30,7 @@ mod patch;
 mod proto;
 mod resources;
 mod scenario;
+mod scheduler;
 mod selectors;
 mod state;
 mod status;
@@ -92,6 +94,16 @@ fn seed(sh: &Shared) {
     install_operator(sh, sc.operator);
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
+    }
+    // Seeded quotas start with the usage of the seeded pods, as the quota controller would.
+    let quota_ns: std::collections::BTreeSet<String> = store
+        .list("resourcequotas", None)
+        .0
+        .iter()
+        .filter_map(|q| q["metadata"]["namespace"].as_str().map(String::from))
+        .collect();
+    for ns in quota_ns {
+        admission::refresh_quotas(sh, &ns);
     }
 }
 
