@@ -49,8 +49,8 @@ fn generate(seed: u64) -> Case {
     for i in 0..n_nodes {
         let mut n = NodeSpec::new(
             &format!("node-{i}"),
-            &r.pick(&["2", "4", "8"]),
-            &r.pick(&["4Gi", "8Gi", "16Gi"]),
+            r.pick(&["2", "4", "8"]),
+            r.pick(&["4Gi", "8Gi", "16Gi"]),
             r.pick(&[0, 1, 2, 4]),
         );
         n.labels
