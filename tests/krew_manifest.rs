@@ -144,6 +144,72 @@ fn license_and_completion_script_ship_with_the_repository() {
     assert!(script.contains("kubectl-tfjob __complete"));
 }
 
+/// .krew.yaml is what krew-release-bot turns into the krew-index manifest for a tag, while
+/// package.sh packs archives from krew-manifest.yaml: both must describe the same archives
+/// (names, files, bin) or the published manifest would name files the archives lack.
+/// .krew.yaml is a Go template (not YAML), so it is read line by line in its own fixed layout.
+#[test]
+fn krew_release_bot_template_describes_the_same_archives() {
+    let template = std::fs::read_to_string(format!("{ROOT}/.krew.yaml")).unwrap();
+    let version = format!("v{VERSION}");
+    let mut from_template = Vec::new();
+    for block in template.split("\n  - selector:").skip(1) {
+        let labels = block
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("matchLabels: {"))
+            .and_then(|l| l.strip_suffix('}'))
+            .unwrap_or_else(|| panic!(".krew.yaml: no matchLabels in {block}"));
+        let label = |key: &str| {
+            labels
+                .split(',')
+                .find_map(|kv| kv.trim().strip_prefix(&format!("{key}: ")))
+                .unwrap()
+                .to_string()
+        };
+        let uri = block
+            .split("addURIAndSha \"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .replace("{{ .TagName }}", &version);
+        let files: Vec<(String, String)> = block
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- {from: "))
+            .map(|l| {
+                let (from, to) = l.trim_end_matches('}').split_once(", to: ").unwrap();
+                (from.to_string(), to.to_string())
+            })
+            .collect();
+        let bin = block
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("bin: "))
+            .unwrap()
+            .to_string();
+        from_template.push((label("os"), label("arch"), uri, files, bin));
+    }
+    let manifest = parse_plugin(&manifest_text());
+    let from_manifest: Vec<_> = manifest
+        .spec
+        .platforms
+        .iter()
+        .map(|p| {
+            let labels = p.selector.as_ref().unwrap().match_labels.as_ref().unwrap();
+            let files = p.files.as_ref().unwrap();
+            (
+                labels["os"].clone(),
+                labels["arch"].clone(),
+                p.uri.clone(),
+                files
+                    .iter()
+                    .map(|f| (f.from.clone(), f.to.clone()))
+                    .collect::<Vec<_>>(),
+                p.bin.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(from_template, from_manifest);
+}
+
 #[cfg(unix)]
 mod package {
     //! scripts/package.sh, and installing what it makes the way krew does.
