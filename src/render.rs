@@ -37,6 +37,7 @@ pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
     let docs = read_files(&args.files)?;
     let manifests: Vec<&Document> = docs.iter().filter(|d| d.is_manifest()).collect();
 
+    let mut read_warnings = Vec::new();
     let (value, positions, source) = if manifests.is_empty() {
         let (value, source) = render_template(kube, args, &docs)?;
         (value, None, source)
@@ -45,6 +46,7 @@ pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
         let doc = manifests[0];
         let mut value = doc.value.clone();
         apply_namespace(&mut value, kube.namespace.as_deref(), &doc.file)?;
+        read_warnings = validate::read_findings(doc);
         (value, Some(doc.positions.clone()), doc.file.clone())
     };
     let mut value = value;
@@ -56,6 +58,7 @@ pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
         positions: positions.as_ref(),
     };
     let mut report = validate::validate_value(&value, &ctx);
+    report.findings.extend(read_warnings);
     if !stripped.is_empty() {
         report.findings.push(validate::Finding::new(
             validate::Severity::Info,
@@ -70,8 +73,7 @@ pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
     if report.has_errors() {
         return Err(invalid(&source, &report, positions.is_none()));
     }
-    let mut job: TFJob = serde_json::from_value(value)
-        .map_err(|e| Error::Invalid(format!("{source}: not a valid TFJob: {e}")))?;
+    let mut job: TFJob = manifest::from_value(&value, positions.as_ref(), &source)?;
     gateway.apply(&mut job);
     let value = serde_json::to_value(&job).expect("a TFJob serializes");
     Ok(Prepared {

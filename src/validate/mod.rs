@@ -219,6 +219,26 @@ pub fn validate_against_openapi(openapi_v3_schema: &Value, obj: &Value) -> Vec<F
     }
 }
 
+/// Findings from reading the YAML itself (duplicate keys), which kubectl accepts silently.
+pub fn read_findings(doc: &manifest::Document) -> Vec<Finding> {
+    doc.warnings
+        .iter()
+        .map(|w| {
+            let mut f = Finding::new(
+                Severity::Warning,
+                "duplicate-key",
+                w.path.clone(),
+                w.message.clone(),
+            )
+            .with_hint(Some(
+                "remove one of them; the earlier value is ignored".into(),
+            ));
+            f.location = Some(w.location.clone());
+            f
+        })
+        .collect()
+}
+
 /// Validates one parsed document.
 pub fn validate_document(doc: &manifest::Document, gateway: &GatewayConfig) -> Report {
     let ctx = Context {
@@ -226,7 +246,9 @@ pub fn validate_document(doc: &manifest::Document, gateway: &GatewayConfig) -> R
         will_inject: false,
         positions: Some(&doc.positions),
     };
-    validate_value(&doc.value, &ctx)
+    let mut report = validate_value(&doc.value, &ctx);
+    report.findings.extend(read_findings(doc));
+    report
 }
 
 /// `kubectl tfjob validate -f FILE|- [-f …] [-o json]`.
