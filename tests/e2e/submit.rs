@@ -402,3 +402,37 @@ fn version_skew_with_the_live_crd_is_caught_before_any_write() {
     assert!(run.stderr.contains("runPolicy"), "{}", run.stderr);
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 }
+
+#[test]
+fn a_webhook_denial_is_invalid_input_not_rbac() {
+    // A policy engine's validating webhook refusing the create, worded as kube-apiserver words
+    // every webhook denial (statuserror.go ToStatusErr) with a Go aggregate of two errors.
+    let c = cluster(&format!(
+        "faults:\n- match: {{verb: create, resource: tfjobs}}\n  status: 403\n  times: 0\n  message: 'admission webhook \"validate.kyverno.svc-fail\" denied the request: [spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Invalid value: \"tensorflow/tensorflow:2.13.0-gpu\": images must come from registry.corp, metadata.labels[team]: Required value: every job needs a team label]'\nobjects:{SECRET}"
+    ));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("\"validate.kyverno.svc-fail\""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "\n  - spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Invalid value"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("\n  - metadata.labels[team]: Required value: every job needs a team label"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("policy engine"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Role"), "{}", run.stderr);
+    assert!(!run.stderr.contains("can-i"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+    assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_none());
+}
