@@ -265,6 +265,11 @@ pub struct SubmitArgs {
     #[arg(long)]
     pub replace: bool,
 
+    /// Submit even though a container holds a literal credential (an API key in `env` or
+    /// `args`). Anyone who can read the TFJob can read it; prefer a Secret.
+    #[arg(long)]
+    pub allow_literal_credentials: bool,
+
     /// Answer yes to confirmations.
     #[arg(short = 'y', long)]
     pub yes: bool,
@@ -286,6 +291,11 @@ pub struct ValidateArgs {
     /// Output format for the findings.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: ReportFormat,
+
+    /// Treat warnings (lint and policy: literal credentials, duplicate keys, …) as errors.
+    /// Without it, exit 2 means the cluster would reject the job.
+    #[arg(long)]
+    pub strict: bool,
 
     #[command(flatten)]
     pub gateway: GatewayArgs,

@@ -34,6 +34,7 @@ pub async fn run(kube_args: &KubeArgs, args: SubmitArgs) -> Result<()> {
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(kube_args, &args.render)?;
     print_warnings(&prepared.report);
+    refuse_literal_credentials(&prepared.report, args.allow_literal_credentials)?;
     let mut job = prepared.job;
     let name = job.metadata.name.clone().unwrap_or_default();
 
@@ -117,6 +118,30 @@ pub async fn run(kube_args: &KubeArgs, args: SubmitArgs) -> Result<()> {
         .await?;
     }
     Ok(())
+}
+
+/// The API server would store a literal key, but this tool promises keys stay in Secrets: the
+/// job's spec is readable by anyone who may `get tfjobs`, and lands in etcd and audit logs.
+fn refuse_literal_credentials(report: &validate::Report, allowed: bool) -> Result<()> {
+    let found: Vec<String> = report
+        .literal_credentials()
+        .map(|f| match &f.location {
+            Some(l) => format!("  {l}: {}", f.path),
+            None => format!("  {}", f.path),
+        })
+        .collect();
+    if found.is_empty() || allowed {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "not submitted: the job holds {} literal credential{} (listed above), and anyone who may read TFJobs in the namespace could read {}:\n{}\n\
+         Store the key in a Secret (`kubectl tfjob secret create`) and reference it with valueFrom.secretKeyRef, \
+         or pass --allow-literal-credentials to submit it anyway.",
+        found.len(),
+        if found.len() == 1 { "" } else { "s" },
+        if found.len() == 1 { "it" } else { "them" },
+        found.join("\n")
+    )))
 }
 
 fn print_warnings(report: &validate::Report) {

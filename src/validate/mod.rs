@@ -4,9 +4,12 @@
 //! Everything works on `serde_json::Value`, because a broken manifest may not deserialize into
 //! the typed model, and that is exactly when the user needs the full list of problems.
 
+pub mod credentials;
+pub mod lint;
+pub mod names;
 pub mod quantity;
-pub mod rules;
 pub mod schema;
+pub mod webhook;
 
 use std::fmt::Write as _;
 
@@ -97,6 +100,20 @@ impl Report {
         self.findings.iter().filter(move |f| f.severity == s)
     }
 
+    /// `--strict`: every warning becomes an error.
+    pub fn promote_warnings(&mut self) {
+        for f in &mut self.findings {
+            if f.severity == Severity::Warning {
+                f.severity = Severity::Error;
+            }
+        }
+    }
+
+    /// Literal credentials found (what `submit` refuses without --allow-literal-credentials).
+    pub fn literal_credentials(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.rule == credentials::RULE)
+    }
+
     pub fn extend(&mut self, other: Report) {
         self.findings.extend(other.findings);
     }
@@ -185,7 +202,7 @@ pub struct Context<'a> {
 
 /// Validates one TFJob object: schema, webhook rules, lints. Pure.
 pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
-    let mut findings = rules::check(obj, ctx);
+    let mut findings = lint::check(obj, ctx);
     // The schema check assumes the object's identity; a Secret in the stream is not a TFJob.
     let is_tfjob = obj.get("kind").and_then(Value::as_str) == Some(crate::model::KIND);
     if is_tfjob {
@@ -299,6 +316,9 @@ pub fn run_validate(args: &ValidateArgs) -> Result<()> {
             }
             report.extend(r);
         }
+    }
+    if args.strict {
+        report.promote_warnings();
     }
     match args.output {
         ReportFormat::Json => {
