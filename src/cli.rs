@@ -113,6 +113,16 @@ pub struct RenderArgs {
     #[arg(long)]
     pub name: Option<String>,
 
+    /// Let the API server name the job: PREFIX plus 5 random characters (metadata.generateName,
+    /// as `kubectl create` uses it). `submit` prints the generated name and follows it.
+    #[arg(long, value_name = "PREFIX", conflicts_with = "name")]
+    pub generate_name: Option<String>,
+
+    /// Render or submit even though a container holds a literal credential (an API key in
+    /// `env` or `args`). Anyone who may read the TFJob can read the key; prefer a Secret.
+    #[arg(long)]
+    pub allow_literal_credentials: bool,
+
     /// Container image for every replica (override per role with --set ps.image=…).
     #[arg(long)]
     pub image: Option<String>,
@@ -264,11 +274,6 @@ pub struct SubmitArgs {
     /// If a TFJob of that name exists, delete it and create the new one (asks unless --yes).
     #[arg(long)]
     pub replace: bool,
-
-    /// Submit even though a container holds a literal credential (an API key in `env` or
-    /// `args`). Anyone who can read the TFJob can read it; prefer a Secret.
-    #[arg(long)]
-    pub allow_literal_credentials: bool,
 
     /// Answer yes to confirmations.
     #[arg(short = 'y', long)]

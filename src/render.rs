@@ -39,7 +39,16 @@ pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
 
     let mut read_warnings = Vec::new();
     let (value, positions, source) = if manifests.is_empty() {
-        let (value, source) = render_template(kube, args, &docs)?;
+        let (mut value, source) = render_template(kube, args, &docs)?;
+        // --generate-name: the template rendered the prefix as the name; hand it to the API
+        // server as metadata.generateName instead.
+        if let (Some(prefix), Some(meta)) = (
+            &args.generate_name,
+            value.get_mut("metadata").and_then(Value::as_object_mut),
+        ) {
+            meta.remove("name");
+            meta.insert("generateName".into(), Value::String(prefix.clone()));
+        }
         (value, None, source)
     } else {
         check_manifest_usage(args, &docs, manifests.len())?;
@@ -73,6 +82,7 @@ pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
     if report.has_errors() {
         return Err(invalid(&source, &report, positions.is_none()));
     }
+    validate::credentials::refuse(&report, args.allow_literal_credentials)?;
     let mut job: TFJob = manifest::from_value(&value, positions.as_ref(), &source)?;
     gateway.apply(&mut job);
     let value = serde_json::to_value(&job).expect("a TFJob serializes");
@@ -141,6 +151,7 @@ fn check_manifest_usage(args: &RenderArgs, docs: &[Document], manifests: usize) 
     let shaping = [
         ("--set", !args.set.is_empty()),
         ("--name", args.name.is_some()),
+        ("--generate-name", args.generate_name.is_some()),
         ("--image", args.image.is_some()),
         ("--ps", args.ps.is_some()),
         ("--workers", args.workers.is_some()),
@@ -236,7 +247,10 @@ fn render_template(
     let template = templates::load(spec)?;
     let source = template.label();
     let flags = values::flags_overlay(kube, args)?;
-    let vals = values::resolve(&template.defaults, docs, &args.set, flags)?;
+    let mut vals = values::resolve(&template.defaults, docs, &args.set, flags)?;
+    if let Some(prefix) = &args.generate_name {
+        vals.name = Some(prefix.clone());
+    }
     if template.builtin {
         let mut missing = Vec::new();
         if vals.name.is_none() {

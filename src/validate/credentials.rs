@@ -8,7 +8,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{Context, Finding, Severity};
+use super::{Context, Finding, Report, Severity};
+use crate::error::{Error, Result};
 use crate::manifest::join_index;
 
 /// The rule id `submit` looks for.
@@ -16,6 +17,31 @@ pub const RULE: &str = "literal-credential";
 
 /// Env var names whose value is a path to a credential, never the credential itself.
 const PATH_NAMES: &[&str] = &["GOOGLE_APPLICATION_CREDENTIALS"];
+
+/// `render` and `submit` refuse literal credentials (unless allowed): the API server would store
+/// them, but this tool promises keys stay in Secrets. A job's spec is readable by anyone who may
+/// `get tfjobs`, and lands in etcd, audit logs and rendered YAML.
+pub fn refuse(report: &Report, allowed: bool) -> Result<()> {
+    let found: Vec<String> = report
+        .literal_credentials()
+        .map(|f| match &f.location {
+            Some(l) => format!("  {l}: {}", f.path),
+            None => format!("  {}", f.path),
+        })
+        .collect();
+    if found.is_empty() || allowed {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "refused: the job holds {} literal credential{}, and anyone who may read TFJobs in the namespace could read {}:\n{}\n\
+         Store the key in a Secret (`kubectl tfjob secret create`) and reference it with valueFrom.secretKeyRef, \
+         or pass --allow-literal-credentials to use the job as it is.",
+        found.len(),
+        if found.len() == 1 { "" } else { "s" },
+        if found.len() == 1 { "it" } else { "them" },
+        found.join("\n")
+    )))
+}
 
 /// Checks one env var with a literal value.
 pub fn env_var(name: &str, value: &str, epath: &str, ctx: &Context, out: &mut Vec<Finding>) {
