@@ -221,7 +221,7 @@ pub fn name_budget(name: &JobName, longest_pod: &str, out: &mut Vec<Finding>) {
             )
             .with_hint(Some(format!(
                 "shorten {} by at least {cut} character{} (to {} or fewer)",
-                name.path,
+                if name.generated { "metadata.generateName" } else { "the name" },
                 if cut == 1 { "" } else { "s" },
                 name.written_len().saturating_sub(cut)
             ))),
