@@ -982,6 +982,8 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
     loop {
         let cid = format!("containerd://{}", new_uid().replace('-', ""));
         let started = now_rfc3339();
+        // The runtime creates the instance (and its log) before the status reports it.
+        sh.logs.start_instance(&ns, &pname, &puid, &cname, &cid);
         let (cid2, st2, img2) = (cid.clone(), started.clone(), image_id.clone());
         if !set_container(&sh, &pod, &cname, move |cs| {
             cs["state"] = json!({"running": {"startedAt": st2}});
@@ -1012,7 +1014,6 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
         let text = b.as_ref().and_then(|b| b.log.clone()).unwrap_or_else(|| {
             if is_main { format!("INFO:tensorflow:{pname} started (attempt {attempt})\nINFO:tensorflow:Using MirroredStrategy\n") } else { format!("{cname} started\n") }
         });
-        sh.logs.start_instance(&ns, &pname, &puid, &cname);
         sh.logs.append(&ns, &pname, &cname, &text);
         let exit: Option<(u64, i64, bool)> = match &b {
             Some(b)

@@ -15,7 +15,8 @@
 //!   line with `RFC3339NanoFixed` (9 fractional digits) and a space; `limitBytes` cuts the output
 //!   (mid-line); `follow` streams until the container instance stops running.
 //!
-//! Each container keeps its current instance and the previous one (what `previous` can reach);
+//! Each container keeps its instances by container ID (the previous one is what `previous`
+//! reaches);
 //! a recreated pod (new uid, same name) starts with no log.
 
 use std::collections::HashMap;
@@ -43,6 +44,8 @@ struct Line {
 #[derive(Debug, Default)]
 struct Instance {
     id: u64,
+    /// The runtime's container ID (`containerd://…`), as the pod status names the instance.
+    cid: String,
     /// Bumped when a test replaces the text (`set_log`): followers resend from the start.
     generation: u64,
     lines: Vec<Line>,
@@ -51,7 +54,7 @@ struct Instance {
 #[derive(Debug, Default)]
 struct ContainerLog {
     pod_uid: String,
-    /// Oldest first; at most two (previous, current).
+    /// Oldest first; at most three (previous, current, one being started).
     instances: Vec<Instance>,
     last_at: u128,
 }
@@ -81,9 +84,17 @@ fn key(ns: &str, pod: &str, c: &str) -> (String, String, String) {
 }
 
 impl LogStore {
-    /// A container instance starts (first start or restart): a new, empty current instance.
-    /// A different pod uid means the pod was recreated: earlier instances are forgotten.
-    pub(crate) fn start_instance(&self, ns: &str, pod: &str, uid: &str, container: &str) {
+    /// A container instance is created (first start or restart), before the pod status names
+    /// it: a new, empty current instance. A different pod uid means the pod was recreated:
+    /// earlier instances are forgotten.
+    pub(crate) fn start_instance(
+        &self,
+        ns: &str,
+        pod: &str,
+        uid: &str,
+        container: &str,
+        cid: &str,
+    ) {
         let id = {
             let mut n = self.next_id.lock().unwrap();
             *n += 1;
@@ -97,9 +108,10 @@ impl LogStore {
         }
         e.instances.push(Instance {
             id,
+            cid: cid.to_string(),
             ..Default::default()
         });
-        if e.instances.len() > 2 {
+        if e.instances.len() > 3 {
             e.instances.remove(0);
         }
         drop(m);
@@ -164,23 +176,26 @@ impl LogStore {
         }
     }
 
-    /// The lines of one instance (`previous` = the one before the newest), or None.
+    /// The lines of the instance with container ID `cid` (the kubelet looks instances up by
+    /// ID), else the newest (text set by a test before any start), or None.
     fn snapshot(
         &self,
         ns: &str,
         pod: &str,
         container: &str,
-        previous: bool,
+        cid: &str,
     ) -> Option<(u64, u64, Vec<Line>)> {
         let m = self.inner.lock().unwrap();
         let e = m.get(&key(ns, pod, container))?;
-        let n = e.instances.len();
-        let i = if previous {
-            n.checked_sub(2)?
-        } else {
-            n.checked_sub(1)?
-        };
-        let inst = &e.instances[i];
+        let inst = e
+            .instances
+            .iter()
+            .find(|i| !cid.is_empty() && i.cid == cid)
+            .or(if cid.is_empty() {
+                e.instances.last()
+            } else {
+                None
+            })?;
         Some((inst.id, inst.generation, inst.lines.clone()))
     }
 
@@ -203,8 +218,9 @@ impl LogStore {
 
     /// Whole text of the current instance (for `TestCluster::log_text`).
     pub(crate) fn text(&self, ns: &str, pod: &str, container: &str) -> Option<String> {
-        let (_, _, lines) = self.snapshot(ns, pod, container, false)?;
-        Some(lines.iter().map(|l| format!("{}\n", l.text)).collect())
+        let m = self.inner.lock().unwrap();
+        let inst = m.get(&key(ns, pod, container))?.instances.last()?;
+        Some(inst.lines.iter().map(|l| format!("{}\n", l.text)).collect())
     }
 }
 
@@ -377,17 +393,22 @@ pub(crate) fn pod_log(ctx: &Ctx, t: &Target) -> Result<Response<Body>, ApiError>
     let cs = cs.unwrap_or_else(|| json!({"state": {"waiting": {"reason": "ContainerCreating"}}}));
     let has_last = cs["lastState"].get("terminated").is_some();
     let state = &cs["state"];
-    // validateContainerLogStatus: which instance, or why none.
-    let previous = if o.previous {
+    // validateContainerLogStatus: which instance (by container ID), or why none.
+    let last_cid = cs["lastState"]["terminated"]["containerID"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let cid = if o.previous {
         if !has_last {
             return Err(status::bad_request(format!(
                 "previous terminated container {container:?} in pod {name:?} not found"
             )));
         }
-        // While waiting to restart, the newest stored instance is the terminated one.
-        state.get("waiting").is_none()
-    } else if state.get("running").is_some() || state.get("terminated").is_some() || has_last {
-        false
+        last_cid
+    } else if state.get("running").is_some() || state.get("terminated").is_some() {
+        cs["containerID"].as_str().unwrap_or("").to_string()
+    } else if has_last {
+        last_cid
     } else {
         let reason = state["waiting"]["reason"]
             .as_str()
@@ -396,7 +417,7 @@ pub(crate) fn pod_log(ctx: &Ctx, t: &Target) -> Result<Response<Body>, ApiError>
             "container {container:?} in pod {name:?} is waiting to start: {reason}"
         )));
     };
-    let Some((id, generation, mut lines)) = ctx.sh.logs.snapshot(&ns, &name, &container, previous)
+    let Some((id, generation, mut lines)) = ctx.sh.logs.snapshot(&ns, &name, &container, &cid)
     else {
         return Ok(text_response(200, String::new()));
     };

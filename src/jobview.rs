@@ -1,0 +1,348 @@
+//! Pure view logic of the day-two commands (`logs`, `list`, `get`, `delete`): replica labels,
+//! log de-duplication, table rows and the kubectl-style formatting. No I/O here, so every rule
+//! is unit-tested without a cluster.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+use crate::model::{self, ReplicaType, TFJob};
+use crate::wait::Pod;
+
+// ---------------------------------------------------------------------------------------------
+// Replicas
+
+/// `worker-1` for the pod of replica 1 of type Worker, from the operator's labels; the pod name
+/// when the labels are missing.
+pub fn replica_label(pod: &Pod) -> String {
+    let labels = pod.metadata.labels.as_ref();
+    let rtype = labels.and_then(|l| l.get(model::LABEL_REPLICA_TYPE));
+    let index = labels.and_then(|l| l.get(model::LABEL_REPLICA_INDEX));
+    match (rtype, index) {
+        (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
+        _ => pod.metadata.name.clone().unwrap_or_default(),
+    }
+}
+
+/// Sort key of a replica label: type in the operator's order (Chief, Master, PS, Worker,
+/// Evaluator), then numeric index.
+pub fn replica_order(label: &str) -> (u8, String, u64) {
+    let (t, i) = label.rsplit_once('-').unwrap_or((label, ""));
+    let rank = ReplicaType::from_any_case(t).map_or(u8::MAX, |r| r as u8);
+    (rank, t.to_string(), i.parse().unwrap_or(u64::MAX))
+}
+
+/// Whether a pod is selected by `--replica-type` / `--index`.
+pub fn selected(pod: &Pod, replica_type: Option<&str>, index: Option<u32>) -> bool {
+    let labels = pod.metadata.labels.as_ref();
+    let get = |k: &str| labels.and_then(|l| l.get(k)).map(String::as_str);
+    if let Some(t) = replica_type
+        && !get(model::LABEL_REPLICA_TYPE).is_some_and(|v| v.eq_ignore_ascii_case(t))
+    {
+        return false;
+    }
+    if let Some(i) = index
+        && get(model::LABEL_REPLICA_INDEX) != Some(i.to_string().as_str())
+    {
+        return false;
+    }
+    true
+}
+
+/// How many pods `--replica-type`/`--index` select out of the job's spec.
+pub fn expected_replicas(job: &TFJob, replica_type: Option<&str>, index: Option<u32>) -> usize {
+    let mut n = 0usize;
+    for (key, spec) in &job.spec.tf_replica_specs {
+        if replica_type.is_some_and(|t| !t.eq_ignore_ascii_case(key)) {
+            continue;
+        }
+        let count = spec
+            .replicas
+            .unwrap_or(1)
+            .clamp(0, model::MAX_LISTED_PODS_PER_TYPE);
+        n += match index {
+            Some(i) => usize::from((i as i64) < i64::from(count)),
+            None => count as usize,
+        };
+    }
+    n
+}
+
+// ---------------------------------------------------------------------------------------------
+// Log lines
+
+const COLOURS: [&str; 6] = ["32", "33", "34", "35", "36", "31"];
+
+/// The prefix of a log line: `[worker-1] `, coloured (ANSI, by `slot`) only for a terminal.
+pub fn log_prefix(label: &str, slot: usize, colour: bool) -> String {
+    if colour {
+        format!("\x1b[{}m[{label}]\x1b[0m ", COLOURS[slot % COLOURS.len()])
+    } else {
+        format!("[{label}] ")
+    }
+}
+
+/// Splits the kubelet's `timestamps=true` prefix (RFC3339NanoFixed then a space) off a line.
+pub fn split_timestamp(line: &str) -> Option<(Timestamp, &str)> {
+    let (ts, rest) = line.split_once(' ')?;
+    Some((ts.parse().ok()?, rest))
+}
+
+/// Where a container's log has been printed up to, so a resumed request (after a dropped
+/// stream, or the previous instance after a restart) prints every line exactly once.
+///
+/// The resume request says `sinceTime` = the last printed line's second, floored: the API server
+/// forwards `sinceTime` to the kubelet with whole seconds only (`pkg/registry/core/pod/
+/// strategy.go`, `opts.SinceTime.Format(time.RFC3339)`) and the kubelet includes lines *at*
+/// `since` (`pkg/kubelet/kuberuntime/logs/logs.go`, skips only `Before(since)`), so the answer
+/// repeats up to a second of lines; those are skipped here by timestamp, counting lines that
+/// share the last timestamp. (kube-rs rounds `since_time` to the nearest second, which could
+/// round up past unprinted lines; flooring first avoids that.)
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cursor {
+    last: Option<Timestamp>,
+    /// Lines printed with timestamp == `last`.
+    at_last: usize,
+    /// Lines with timestamp == `last` still to skip in the current answer.
+    skip_eq: usize,
+}
+
+impl Cursor {
+    /// Call before reading each new answer.
+    pub fn begin(&mut self) {
+        self.skip_eq = self.at_last;
+    }
+
+    /// Whether a line with this timestamp is new (and if so, records it).
+    pub fn accept(&mut self, ts: Timestamp) -> bool {
+        match self.last {
+            Some(last) if ts < last => false,
+            Some(last) if ts == last => {
+                if self.skip_eq > 0 {
+                    self.skip_eq -= 1;
+                    false
+                } else {
+                    self.at_last += 1;
+                    true
+                }
+            }
+            _ => {
+                self.last = Some(ts);
+                self.at_last = 1;
+                self.skip_eq = 0;
+                true
+            }
+        }
+    }
+
+    /// `sinceTime` for a resumed request: the last printed second, floored.
+    pub fn resume_from(&self) -> Option<Timestamp> {
+        let last = self.last?;
+        Timestamp::from_second(last.as_second()).ok()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Times
+
+/// kubectl's short age (`translateTimestampSince` → `duration.HumanDuration`): `45s`, `3m20s`,
+/// `5h`, `2d3h`, `40d`, `3y100d`.
+pub fn human_duration(d: SignedDuration) -> String {
+    let secs = d.as_secs().max(0);
+    if secs < 60 * 2 {
+        return format!("{secs}s");
+    }
+    let mins = secs / 60;
+    if mins < 10 {
+        let s = secs % 60;
+        return if s == 0 {
+            format!("{mins}m")
+        } else {
+            format!("{mins}m{s}s")
+        };
+    }
+    if mins < 60 * 3 {
+        return format!("{mins}m");
+    }
+    let hours = secs / 3600;
+    if hours < 8 {
+        let m = mins % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        return if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{dy}d", hours / 24 / 365)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+/// Age of a timestamp as kubectl prints it, `<unknown>` when absent.
+pub fn age(ts: Option<Timestamp>, now: Timestamp) -> String {
+    match ts {
+        Some(t) => human_duration(now.duration_since(t)),
+        None => "<unknown>".into(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables
+
+/// Left-aligned columns separated by three spaces, as kubectl's tabwriter prints them.
+pub fn table(headers: Option<&[&str]>, rows: &[Vec<String>]) -> String {
+    let ncols = headers
+        .map(|h| h.len())
+        .or_else(|| rows.first().map(Vec::len))
+        .unwrap_or(0);
+    let mut widths = vec![0usize; ncols];
+    let all = headers
+        .map(|h| h.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        .into_iter()
+        .chain(rows.iter().cloned());
+    let all: Vec<Vec<String>> = all.collect();
+    for r in &all {
+        for (i, c) in r.iter().enumerate().take(ncols) {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in &all {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate().take(ncols) {
+            if i + 1 == ncols {
+                line.push_str(c);
+            } else {
+                line.push_str(&format!("{c:<w$}   ", w = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Requested `nvidia.com/gpu` of a job: replicas × the limit (else request) of each container.
+pub fn gpus(job: &TFJob) -> i64 {
+    let mut total = 0i64;
+    for spec in job.spec.tf_replica_specs.values() {
+        let per_pod: i64 = spec
+            .template
+            .spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .filter_map(|c| {
+                let r = c.resources.as_ref()?;
+                let q = r
+                    .limits
+                    .as_ref()
+                    .and_then(|l| l.get("nvidia.com/gpu"))
+                    .or_else(|| r.requests.as_ref()?.get("nvidia.com/gpu"))?;
+                q.0.parse::<i64>().ok()
+            })
+            .sum();
+        total += per_pod * i64::from(spec.replicas.unwrap_or(1).max(0));
+    }
+    total
+}
+
+/// `PS 1/1 Worker 2/3`: running (as `kubectl get pods` shows Running) over desired, per role in
+/// the operator's order.
+pub fn role_counts(job: &TFJob, running: &BTreeMap<String, i32>) -> String {
+    let mut parts = Vec::new();
+    let mut keys: Vec<(&String, i32)> = job
+        .spec
+        .tf_replica_specs
+        .iter()
+        .map(|(k, s)| (k, s.replicas.unwrap_or(1).max(0)))
+        .collect();
+    keys.sort_by_key(|(k, _)| replica_order(&format!("{k}-0")));
+    for (k, desired) in keys {
+        let name = ReplicaType::from_any_case(k).map_or_else(|| k.clone(), |t| t.as_str().into());
+        let r = running.get(&k.to_lowercase()).copied().unwrap_or(0);
+        parts.push(format!("{name} {r}/{desired}"));
+    }
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn cursor_skips_what_a_resumed_answer_repeats_and_keeps_equal_timestamps() {
+        let mut c = Cursor::default();
+        c.begin();
+        let first = [
+            "2026-12-01T03:00:00.100000000Z",
+            "2026-12-01T03:00:00.200000000Z",
+            "2026-12-01T03:00:00.200000000Z",
+        ];
+        assert!(first.iter().all(|t| c.accept(ts(t))));
+        assert_eq!(c.resume_from(), Some(ts("2026-12-01T03:00:00Z")));
+        // The resumed answer starts at the floored second: everything printed comes again,
+        // then one more line with the same timestamp as the last, then newer ones.
+        c.begin();
+        let again = [
+            ("2026-12-01T03:00:00.100000000Z", false),
+            ("2026-12-01T03:00:00.200000000Z", false),
+            ("2026-12-01T03:00:00.200000000Z", false),
+            ("2026-12-01T03:00:00.200000000Z", true),
+            ("2026-12-01T03:00:01.000000000Z", true),
+        ];
+        for (t, want) in again {
+            assert_eq!(c.accept(ts(t)), want, "{t}");
+        }
+    }
+
+    #[test]
+    fn durations_read_like_kubectl() {
+        let d = SignedDuration::from_secs;
+        assert_eq!(human_duration(d(45)), "45s");
+        assert_eq!(human_duration(d(200)), "3m20s");
+        assert_eq!(human_duration(d(3600 * 5)), "5h");
+        assert_eq!(human_duration(d(3600 * 51)), "2d3h");
+        assert_eq!(human_duration(d(86400 * 40)), "40d");
+    }
+
+    #[test]
+    fn prefixes_are_plain_unless_on_a_terminal() {
+        assert_eq!(log_prefix("worker-1", 0, false), "[worker-1] ");
+        assert!(log_prefix("worker-1", 0, true).starts_with("\x1b[32m[worker-1]"));
+        assert!(replica_order("ps-0") < replica_order("worker-0"));
+        assert!(replica_order("worker-2") < replica_order("worker-10"));
+    }
+
+    #[test]
+    fn table_aligns_columns() {
+        let t = table(
+            Some(&["NAME", "STATE"]),
+            &[vec!["a-long-name".into(), "Running".into()]],
+        );
+        assert_eq!(t, "NAME          STATE\na-long-name   Running\n");
+    }
+}

@@ -1,0 +1,258 @@
+//! The day-two core (`ops::logs`, `list`, `get`, `delete`, `suspend`/`resume`) driven through the
+//! library against the in-process test cluster. Waits are on observable conditions only.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde_json::{Value, json};
+use tfjob_testcluster::{Scenario, TestCluster};
+
+use kubectl_tfjob::error::Error;
+use kubectl_tfjob::ops;
+
+async fn client(c: &TestCluster) -> Client {
+    let kc = Kubeconfig::read_from(c.kubeconfig()).unwrap();
+    let cfg = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    Client::try_from(cfg).unwrap()
+}
+
+/// A writer tests can read while the command still runs.
+#[derive(Clone, Default)]
+struct Buf(Arc<Mutex<Vec<u8>>>);
+
+impl Buf {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+impl Write for Buf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn tfjob(name: &str, ps: i64, workers: i64, restart: &str, gpu: Option<i64>) -> Value {
+    let mut container = json!({"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"});
+    if let Some(g) = gpu {
+        container["resources"] = json!({"limits": {"nvidia.com/gpu": g}});
+    }
+    let mut specs = serde_json::Map::new();
+    for (k, n) in [("PS", ps), ("Worker", workers)] {
+        if n > 0 {
+            specs.insert(
+                k.into(),
+                json!({"replicas": n, "restartPolicy": restart, "template": {"spec": {"containers": [container.clone()]}}}),
+            );
+        }
+    }
+    json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+           "metadata": {"name": name, "namespace": "default"},
+           "spec": {"tfReplicaSpecs": specs}})
+}
+
+async fn create(cl: &Client, job: Value) {
+    let api: kube::Api<kube::core::DynamicObject> = kube::Api::namespaced_with(
+        cl.clone(),
+        "default",
+        &kube::core::ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk("kubeflow.org", "v1", "TFJob"),
+            "tfjobs",
+        ),
+    );
+    api.create(&Default::default(), &serde_json::from_value(job).unwrap())
+        .await
+        .unwrap();
+}
+
+fn running(c: &TestCluster, pod: &str) -> bool {
+    c.get("pods", Some("default"), pod)
+        .is_some_and(|p| p["status"]["containerStatuses"][0]["state"]["running"].is_object())
+}
+
+fn container_id(c: &TestCluster, pod: &str) -> Value {
+    c.get("pods", Some("default"), pod).unwrap()["status"]["containerStatuses"][0]["containerID"]
+        .clone()
+}
+
+/// Polls a condition of the cluster or the output (waiting, never deciding an outcome).
+async fn until(what: &str, mut f: impl FnMut() -> bool) {
+    for _ in 0..2000 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("gave up waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn follow_three_replicas_one_restarting_prints_every_line_once() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    create(&cl, tfjob("lg", 0, 3, "OnFailure", None)).await;
+    let pods = ["lg-worker-0", "lg-worker-1", "lg-worker-2"];
+    until("three running workers", || {
+        pods.iter().all(|p| running(&c, p))
+    })
+    .await;
+
+    let out = Buf::default();
+    let err = Buf::default();
+    let mut opts = ops::logs::LogsOptions::new("lg");
+    opts.follow = true;
+    opts.max_log_requests = 3;
+    let (mut o, mut e) = (out.clone(), err.clone());
+    let script = async {
+        for (i, p) in pods.iter().enumerate() {
+            for k in 0..20 {
+                c.append_log("default", p, "tensorflow", &format!("w{i} before {k}"));
+            }
+        }
+        until("worker-1's first lines printed", || {
+            out.text().contains("[worker-1] w1 before 19")
+        })
+        .await;
+        // Lines written just before the crash may reach the client only via `previous`.
+        c.append_log(
+            "default",
+            "lg-worker-1",
+            "tensorflow",
+            "w1 last words\nTraceback: boom",
+        );
+        let old = container_id(&c, "lg-worker-1");
+        c.exit_container("default", "lg-worker-1", "tensorflow", 1);
+        until("worker-1 restarted", || {
+            running(&c, "lg-worker-1") && container_id(&c, "lg-worker-1") != old
+        })
+        .await;
+        for (i, p) in pods.iter().enumerate() {
+            for k in 0..20 {
+                c.append_log("default", p, "tensorflow", &format!("w{i} after {k}"));
+            }
+        }
+        until("every after-line printed", || {
+            let t = out.text();
+            (0..3).all(|i| t.contains(&format!("[worker-{i}] w{i} after 19")))
+        })
+        .await;
+        // The job succeeds when every worker exits 0; following then ends.
+        for p in pods {
+            c.exit_container("default", p, "tensorflow", 0);
+        }
+    };
+    let (res, ()) = tokio::join!(
+        ops::logs::logs(&cl, "default", &opts, &mut o, &mut e),
+        script
+    );
+    let summary = res.unwrap();
+    assert_eq!(summary.finished.as_deref(), Some("Succeeded"));
+    let text = out.text();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut expected: Vec<String> = Vec::new();
+    for i in 0..3 {
+        for k in 0..20 {
+            expected.push(format!("[worker-{i}] w{i} before {k}"));
+            expected.push(format!("[worker-{i}] w{i} after {k}"));
+        }
+    }
+    expected.push("[worker-1] w1 last words".into());
+    expected.push("[worker-1] Traceback: boom".into());
+    for want in &expected {
+        let n = lines.iter().filter(|l| *l == want).count();
+        assert_eq!(n, 1, "{want:?} printed {n} times in:\n{text}");
+    }
+    // Per replica, arrival order is the container's order.
+    let w1: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("[worker-1] w1"))
+        .collect();
+    let pos = |s: &str| w1.iter().position(|l| **l == s).unwrap();
+    assert!(pos("[worker-1] w1 before 19") < pos("[worker-1] w1 last words"));
+    assert!(pos("[worker-1] w1 last words") < pos("[worker-1] w1 after 0"));
+    // The kubelet's own first line of each instance: twice for worker-1 (restart), once otherwise.
+    let starts = |i: usize| {
+        lines
+            .iter()
+            .filter(|l| {
+                l.starts_with(&format!(
+                    "[worker-{i}] INFO:tensorflow:lg-worker-{i} started"
+                ))
+            })
+            .count()
+    };
+    assert_eq!((starts(0), starts(1), starts(2)), (1, 2, 1), "{text}");
+    assert!(lines.iter().all(|l| l.starts_with("[worker-")), "{text}");
+
+    // --previous shows the crashed container of worker-1.
+    let prev = Buf::default();
+    let mut opts = ops::logs::LogsOptions::new("lg");
+    opts.previous = true;
+    opts.replica_type = Some("worker".into());
+    opts.index = Some(1);
+    let (mut p, mut e) = (prev.clone(), Buf::default());
+    // The pods are completed (terminated, no restart) and worker-1 still has its crashed instance.
+    ops::logs::logs(&cl, "default", &opts, &mut p, &mut e)
+        .await
+        .unwrap();
+    let t = prev.text();
+    assert!(t.contains("[worker-1] Traceback: boom"), "{t}");
+    assert!(!t.contains("after"), "{t}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn follow_refuses_more_streams_than_allowed() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    create(&cl, tfjob("many", 1, 6, "OnFailure", None)).await;
+    let mut opts = ops::logs::LogsOptions::new("many");
+    opts.follow = true;
+    let (mut o, mut e) = (Buf::default(), Buf::default());
+    let r = ops::logs::logs(&cl, "default", &opts, &mut o, &mut e).await;
+    match r {
+        Err(Error::Usage(m)) => assert_eq!(
+            m,
+            "you are attempting to follow 7 log streams, but maximum allowed concurrency is 5, use --max-log-requests to increase the limit"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(c.requests().iter().all(|r| r.subresource != "log"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pending_pods_are_named_with_the_scheduler_reason_until_the_timeout() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    // 64 GPUs per pod fit no node.
+    create(&cl, tfjob("big", 0, 1, "OnFailure", Some(64))).await;
+    until("the scheduler's verdict", || {
+        c.get("pods", Some("default"), "big-worker-0")
+            .is_some_and(|p| {
+                p["status"]["conditions"]
+                    .to_string()
+                    .contains("Unschedulable")
+            })
+    })
+    .await;
+    let mut opts = ops::logs::LogsOptions::new("big");
+    opts.timeout = Duration::from_millis(300);
+    let (mut o, e) = (Buf::default(), Buf::default());
+    let mut e2 = e.clone();
+    let r = ops::logs::logs(&cl, "default", &opts, &mut o, &mut e2).await;
+    assert!(matches!(r, Err(Error::Timeout(_))), "{r:?}");
+    let stderr = e.text();
+    assert!(
+        stderr.contains("worker-0 is not running yet (Unschedulable: 0/3 nodes are available"),
+        "{stderr}"
+    );
+    assert_eq!(o.text(), "", "stdout is data only");
+}
