@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use crate::model::{self, ReplicaType, TFJob};
+use crate::ops::podtable::PodRow;
 use crate::wait::Pod;
 
 // ---------------------------------------------------------------------------------------------
@@ -283,6 +284,119 @@ pub fn role_counts(job: &TFJob, running: &BTreeMap<String, i32>) -> String {
         parts.push(format!("{name} {r}/{desired}"));
     }
     parts.join(" ")
+}
+
+// ---------------------------------------------------------------------------------------------
+// list rows
+
+/// One line of `list`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobRow {
+    pub namespace: String,
+    pub name: String,
+    /// The last condition type, as the CRD's State column.
+    pub state: String,
+    pub age: String,
+    /// startTime to completionTime (or now); `-` before the operator started it.
+    pub duration: String,
+    /// `PS 1/1 Worker 2/3`.
+    pub replicas: String,
+    pub gpus: i64,
+    /// Distinct nodes of its pods (wide).
+    pub nodes: String,
+    /// The first replica not Running/Completed, with kubectl's STATUS (wide).
+    pub reason: String,
+}
+
+fn time_of(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> Option<Timestamp> {
+    t.map(|t| t.0)
+}
+
+/// Builds the row of `job` from its pods' Table rows.
+pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
+    let mut running: BTreeMap<String, i32> = BTreeMap::new();
+    let mut nodes: Vec<String> = Vec::new();
+    let mut stuck: Vec<(String, String)> = Vec::new();
+    for p in pods {
+        let rtype = p
+            .labels
+            .get(model::LABEL_REPLICA_TYPE)
+            .map(|t| t.to_lowercase())
+            .unwrap_or_default();
+        if p.status == "Running" {
+            *running.entry(rtype.clone()).or_default() += 1;
+        } else if p.status != "Completed" {
+            let idx = p
+                .labels
+                .get(model::LABEL_REPLICA_INDEX)
+                .cloned()
+                .unwrap_or_default();
+            stuck.push((format!("{rtype}-{idx}"), p.status.clone()));
+        }
+        if !p.node.is_empty() && p.node != "<none>" && !nodes.contains(&p.node) {
+            nodes.push(p.node.clone());
+        }
+    }
+    nodes.sort();
+    stuck.sort_by_key(|(l, _)| replica_order(l));
+    let status = job.status.as_ref();
+    let start = time_of(status.and_then(|s| s.start_time.as_ref()));
+    let end = time_of(status.and_then(|s| s.completion_time.as_ref())).unwrap_or(now);
+    JobRow {
+        namespace: job.metadata.namespace.clone().unwrap_or_default(),
+        name: job.metadata.name.clone().unwrap_or_default(),
+        state: job
+            .last_condition()
+            .map(|c| c.type_.clone())
+            .unwrap_or_default(),
+        age: age(time_of(job.metadata.creation_timestamp.as_ref()), now),
+        duration: start.map_or_else(|| "-".into(), |s| human_duration(end.duration_since(s))),
+        replicas: role_counts(job, &running),
+        gpus: gpus(job),
+        nodes: if nodes.is_empty() {
+            "<none>".into()
+        } else {
+            nodes.join(",")
+        },
+        reason: stuck
+            .first()
+            .map(|(l, r)| format!("{l}: {r}"))
+            .unwrap_or_else(|| "<none>".into()),
+    }
+}
+
+/// The cells of a row, with NAMESPACE first for `-A` and NODES/REASON for wide.
+pub fn row_cells(r: &JobRow, all_namespaces: bool, wide: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    if all_namespaces {
+        v.push(r.namespace.clone());
+    }
+    v.extend([
+        r.name.clone(),
+        r.state.clone(),
+        r.age.clone(),
+        r.duration.clone(),
+        r.replicas.clone(),
+        r.gpus.to_string(),
+    ]);
+    if wide {
+        v.push(r.nodes.clone());
+        v.push(r.reason.clone());
+    }
+    v
+}
+
+/// The header matching [`row_cells`].
+pub fn list_headers(all_namespaces: bool, wide: bool) -> Vec<&'static str> {
+    let mut h = Vec::new();
+    if all_namespaces {
+        h.push("NAMESPACE");
+    }
+    h.extend(["NAME", "STATE", "AGE", "DURATION", "REPLICAS", "GPUS"]);
+    if wide {
+        h.extend(["NODES", "REASON"]);
+    }
+    h
 }
 
 #[cfg(test)]

@@ -256,3 +256,142 @@ async fn pending_pods_are_named_with_the_scheduler_reason_until_the_timeout() {
     );
     assert_eq!(o.text(), "", "stdout is data only");
 }
+
+fn requests_since(c: &TestCluster, from: usize) -> Vec<String> {
+    c.requests()[from..]
+        .iter()
+        .map(|r| format!("{} {}", r.verb, r.resource))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
+    let c = TestCluster::start(Scenario::default().with_namespace("team-b"));
+    let cl = client(&c).await;
+    create(&cl, tfjob("alpha", 1, 2, "OnFailure", Some(1))).await;
+    create(&cl, tfjob("stuck", 0, 1, "OnFailure", Some(64))).await;
+    let mut other = tfjob("other", 0, 1, "OnFailure", None);
+    other["metadata"]["namespace"] = "team-b".into();
+    let api: kube::Api<kube::core::DynamicObject> = kube::Api::namespaced_with(
+        cl.clone(),
+        "team-b",
+        &kube::core::ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk("kubeflow.org", "v1", "TFJob"),
+            "tfjobs",
+        ),
+    );
+    api.create(&Default::default(), &serde_json::from_value(other).unwrap())
+        .await
+        .unwrap();
+    until("alpha running", || {
+        ["alpha-ps-0", "alpha-worker-0", "alpha-worker-1"]
+            .iter()
+            .all(|p| running(&c, p))
+    })
+    .await;
+    until("stuck unschedulable", || {
+        c.get("pods", Some("default"), "stuck-worker-0")
+            .is_some_and(|p| {
+                p["status"]["conditions"]
+                    .to_string()
+                    .contains("Unschedulable")
+            })
+    })
+    .await;
+    let run = |opts: ops::list::ListOptions, ns: &'static str| {
+        let cl = cl.clone();
+        async move {
+            let (o, e) = (Buf::default(), Buf::default());
+            let (mut o2, mut e2) = (o.clone(), e.clone());
+            ops::list::list(&cl, ns, &opts, &mut o2, &mut e2)
+                .await
+                .unwrap();
+            (o.text(), e.text())
+        }
+    };
+    let before = c.requests().len();
+    let (out, _) = run(
+        ops::list::ListOptions {
+            format: ops::list::ListFormat::Wide,
+            ..Default::default()
+        },
+        "default",
+    )
+    .await;
+    let reqs = requests_since(&c, before);
+    assert_eq!(reqs, ["list tfjobs", "list pods"], "{reqs:?}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("NAME")
+            && lines[0].contains("REPLICAS")
+            && lines[0].ends_with("REASON"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("alpha ") && lines[1].contains("PS 1/1 Worker 2/2"),
+        "{out}"
+    );
+    assert!(lines[1].contains("   3   "), "GPUS = 3 pods x 1: {out}");
+    assert!(
+        lines[2].starts_with("stuck ")
+            && lines[2].contains("Worker 0/1")
+            && lines[2].ends_with("worker-0: Pending"),
+        "{out}"
+    );
+    assert_eq!(lines.len(), 3);
+
+    // All namespaces: NAMESPACE first, sorted by namespace then name, still two requests.
+    for i in 0..4 {
+        create(&cl, tfjob(&format!("more-{i}"), 1, 3, "OnFailure", None)).await;
+    }
+    let before = c.requests().len();
+    let (out, _) = run(
+        ops::list::ListOptions {
+            all_namespaces: true,
+            no_headers: true,
+            ..Default::default()
+        },
+        "default",
+    )
+    .await;
+    assert_eq!(requests_since(&c, before), ["list tfjobs", "list pods"]);
+    let names: Vec<(&str, &str)> = out
+        .lines()
+        .map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next().unwrap(), w.next().unwrap())
+        })
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    assert_eq!(names.len(), 7);
+    assert_eq!(names.last().unwrap(), &("team-b", "other"));
+
+    let (out, _) = run(
+        ops::list::ListOptions {
+            format: ops::list::ListFormat::Json,
+            ..Default::default()
+        },
+        "default",
+    )
+    .await;
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["kind"], "List");
+    assert_eq!(v["items"][0]["kind"], "TFJob");
+    let (out, _) = run(
+        ops::list::ListOptions {
+            format: ops::list::ListFormat::Name,
+            selector: Some("nothing=here".into()),
+            ..Default::default()
+        },
+        "default",
+    )
+    .await;
+    assert_eq!(out, "");
+    let (out, err) = run(ops::list::ListOptions::default(), "kubeflow").await;
+    assert_eq!(
+        (out.as_str(), err.as_str()),
+        ("", "No resources found in kubeflow namespace.\n")
+    );
+}
