@@ -395,3 +395,172 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
         ("", "No resources found in kubeflow namespace.\n")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn delete_sends_one_delete_per_job_and_waits_for_job_and_pods() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    for n in ["d1", "d2", "keep"] {
+        create(&cl, tfjob(n, 1, 2, "OnFailure", None)).await;
+    }
+    until("pods of d1, d2", || {
+        ["d1-worker-1", "d2-worker-1", "keep-worker-1"]
+            .iter()
+            .all(|p| running(&c, p))
+    })
+    .await;
+    let (out, err) = (Buf::default(), Buf::default());
+    let (mut o, mut e) = (out.clone(), err.clone());
+    let before = c.requests().len();
+    let opts = ops::delete::DeleteOptions {
+        names: vec!["d1".into(), "d2".into(), "ghost".into()],
+        ..Default::default()
+    };
+    let r = ops::delete::delete(&cl, "default", &opts, &mut o, &mut e).await;
+    match r {
+        Err(Error::NotFound(m)) => assert_eq!(m, "tfjobs.kubeflow.org \"ghost\" not found"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        out.text(),
+        "tfjob.kubeflow.org \"d1\" deleted\ntfjob.kubeflow.org \"d2\" deleted\n"
+    );
+    let deletes: Vec<String> = c.requests()[before..]
+        .iter()
+        .filter(|r| r.verb == "delete")
+        .map(|r| r.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(deletes, ["d1", "d2", "ghost"], "exactly one DELETE per job");
+    // It returned only once the jobs and their pods were gone.
+    assert!(c.get("tfjobs", Some("default"), "d1").is_none());
+    let left: Vec<Value> = c
+        .list("pods", Some("default"))
+        .into_iter()
+        .filter(|p| {
+            let j = &p["metadata"]["labels"]["training.kubeflow.org/job-name"];
+            j == "d1" || j == "d2"
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(c.get("tfjobs", Some("default"), "keep").is_some());
+    assert!(
+        err.text().contains("waiting for tfjob/d1 to be deleted"),
+        "{}",
+        err.text()
+    );
+
+    // ignore-not-found, server dry run: nothing deleted, kubectl's suffix.
+    let (out, mut e) = (Buf::default(), Buf::default());
+    let mut o = out.clone();
+    let opts = ops::delete::DeleteOptions {
+        names: vec!["keep".into(), "ghost".into()],
+        dry_run: ops::delete::DryRun::Server,
+        ignore_not_found: true,
+        ..Default::default()
+    };
+    ops::delete::delete(&cl, "default", &opts, &mut o, &mut e)
+        .await
+        .unwrap();
+    assert_eq!(
+        out.text(),
+        "tfjob.kubeflow.org \"keep\" deleted (server dry run)\n"
+    );
+    assert!(c.get("tfjobs", Some("default"), "keep").is_some());
+    // Orphan keeps the pods.
+    let (mut o, mut e) = (Buf::default(), Buf::default());
+    let opts = ops::delete::DeleteOptions {
+        all: true,
+        cascade: ops::delete::Cascade::Orphan,
+        ..Default::default()
+    };
+    let gone = ops::delete::delete(&cl, "default", &opts, &mut o, &mut e)
+        .await
+        .unwrap();
+    assert_eq!(gone, ["keep"]);
+    let names: Vec<Value> = c
+        .list("pods", Some("default"))
+        .iter()
+        .map(|p| p["metadata"]["name"].clone())
+        .collect();
+    assert!(
+        c.get("pods", Some("default"), "keep-worker-0").is_some(),
+        "{names:?}"
+    );
+    let last = c
+        .requests()
+        .into_iter()
+        .rfind(|r| r.verb == "delete")
+        .unwrap();
+    let body = last.body.map(|b| b.to_string()).unwrap_or_default();
+    assert!(
+        body.contains("Orphan") || last.query.contains("Orphan"),
+        "{body} {}",
+        last.query
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn suspend_and_resume_patch_run_policy_and_say_what_happens_to_pods() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    create(&cl, tfjob("sus", 0, 2, "OnFailure", None)).await;
+    until("running", || running(&c, "sus-worker-1")).await;
+    let (out, err) = (Buf::default(), Buf::default());
+    let (mut o, mut e) = (out.clone(), err.clone());
+    let opts = ops::suspend::SuspendOptions {
+        name: "sus".into(),
+        action: ops::suspend::SuspendAction::Suspend,
+    };
+    ops::suspend::set_suspend(&cl, "default", &opts, &mut o, &mut e)
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "tfjob.kubeflow.org/sus suspended\n");
+    assert!(err.text().contains("deletes every pod and service"));
+    assert_eq!(
+        c.get("tfjobs", Some("default"), "sus").unwrap()["spec"]["runPolicy"]["suspend"],
+        true
+    );
+    until("pods deleted by the operator", || {
+        c.get("pods", Some("default"), "sus-worker-0").is_none()
+    })
+    .await;
+    let opts = ops::suspend::SuspendOptions {
+        name: "sus".into(),
+        action: ops::suspend::SuspendAction::Resume,
+    };
+    let (out, mut e) = (Buf::default(), Buf::default());
+    let mut o = out.clone();
+    ops::suspend::set_suspend(&cl, "default", &opts, &mut o, &mut e)
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "tfjob.kubeflow.org/sus resumed\n");
+    until("pods back", || running(&c, "sus-worker-0")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn suspend_refuses_a_crd_without_the_field_and_writes_nothing() {
+    let mut crd = tfjob_testcluster::builtin_tfjob_crd();
+    for v in crd["spec"]["versions"].as_array_mut().unwrap() {
+        let rp = &mut v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["runPolicy"]
+            ["properties"];
+        rp.as_object_mut().unwrap().remove("suspend");
+    }
+    let c = TestCluster::start(Scenario::default().with_crd(crd));
+    let cl = client(&c).await;
+    create(&cl, tfjob("old", 0, 1, "OnFailure", None)).await;
+    let (mut o, mut e) = (Buf::default(), Buf::default());
+    let opts = ops::suspend::SuspendOptions {
+        name: "old".into(),
+        action: ops::suspend::SuspendAction::Suspend,
+    };
+    let before = c.writes().len();
+    let r = ops::suspend::set_suspend(&cl, "default", &opts, &mut o, &mut e).await;
+    match r {
+        Err(e @ Error::NotReady { .. }) => {
+            assert!(e.to_string().contains("no spec.runPolicy.suspend"), "{e}");
+            assert!(e.hint().unwrap().contains("v1.7"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.writes().len(), before);
+}

@@ -2,6 +2,8 @@
 //! options struct and the two output streams (stdout for data, stderr for progress), so it can
 //! be driven and tested without the CLI.
 
+pub mod delete;
 pub mod list;
 pub mod logs;
 pub mod podtable;
+pub mod suspend;
