@@ -399,6 +399,255 @@ pub fn list_headers(all_namespaces: bool, wide: bool) -> Vec<&'static str> {
     h
 }
 
+// ---------------------------------------------------------------------------------------------
+// get
+
+/// Everything `get` shows, fetched by `ops::get`.
+pub struct GetView<'a> {
+    pub job: &'a TFJob,
+    pub pods: &'a [PodRow],
+    /// (name, cluster IP, ports).
+    pub services: Vec<(String, String, String)>,
+    pub events: Vec<k8s_openapi::api::core::v1::Event>,
+    pub max_events: usize,
+    pub now: Timestamp,
+}
+
+fn event_time(e: &k8s_openapi::api::core::v1::Event) -> Option<Timestamp> {
+    e.last_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
+}
+
+/// The Secret-backed env of each role: `NAME ← secret S key K` (never a value), plus `envFrom`
+/// Secrets. Literal env values are not shown at all.
+pub fn gateway_env(job: &TFJob) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut keys: Vec<&String> = job.spec.tf_replica_specs.keys().collect();
+    keys.sort_by_key(|k| replica_order(&format!("{k}-0")));
+    for k in keys {
+        let spec = &job.spec.tf_replica_specs[k];
+        let mut lines = Vec::new();
+        for c in spec.template.spec.iter().flat_map(|s| s.containers.iter()) {
+            for e in c.env.iter().flatten() {
+                if let Some(r) = e
+                    .value_from
+                    .as_ref()
+                    .and_then(|v| v.secret_key_ref.as_ref())
+                {
+                    lines.push(format!(
+                        "{}: {} <- secret {} key {}",
+                        c.name, e.name, r.name, r.key
+                    ));
+                }
+            }
+            for f in c.env_from.iter().flatten() {
+                if let Some(s) = &f.secret_ref {
+                    lines.push(format!(
+                        "{}: every key of secret {}{}",
+                        c.name,
+                        s.name,
+                        f.prefix
+                            .as_deref()
+                            .map(|p| format!(" (prefix {p})"))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+        }
+        out.push((k.clone(), lines));
+    }
+    out
+}
+
+/// TF_CONFIG's `cluster` as the operator builds it (`tensorflow.go` genTFConfigJSONStr): one
+/// `<job>-<role>-<i>.<namespace>.svc:<port>` per replica of each known role; only set when the
+/// job is distributed.
+pub fn tf_config_shape(job: &TFJob) -> String {
+    if !job.is_distributed() {
+        return "not set (a single replica; the operator sets TF_CONFIG only for distributed jobs)"
+            .into();
+    }
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
+    let mut parts = Vec::new();
+    for t in job.replica_types() {
+        let n = job.replicas(t);
+        let first = format!(
+            "{}.{ns}.svc:{}",
+            model::pod_name(name, t.lower(), 0),
+            model::DEFAULT_PORT
+        );
+        parts.push(format!(
+            "{}: {n} ({first}{})",
+            t.lower(),
+            if n > 1 { ", …" } else { "" }
+        ));
+    }
+    format!("cluster {{ {} }}", parts.join("; "))
+}
+
+/// The text of `get`.
+pub fn render_get(v: &GetView) -> String {
+    let job = v.job;
+    let mut s = String::new();
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let row = job_row(job, &v.pods.iter().collect::<Vec<_>>(), v.now);
+    s.push_str(&format!("Name:       {name}\n"));
+    s.push_str(&format!(
+        "Namespace:  {}\n",
+        job.metadata.namespace.as_deref().unwrap_or_default()
+    ));
+    s.push_str(&format!(
+        "State:      {}\n",
+        if row.state.is_empty() {
+            "<none>"
+        } else {
+            &row.state
+        }
+    ));
+    s.push_str(&format!("Age:        {}\n", row.age));
+    s.push_str(&format!("Duration:   {}\n", row.duration));
+    s.push_str(&format!("Replicas:   {}\n", row.replicas));
+    s.push_str(&format!("GPUs:       {}\n", row.gpus));
+
+    s.push_str("\nConditions:\n");
+    let conds = job
+        .status
+        .as_ref()
+        .map(|st| st.conditions.as_slice())
+        .unwrap_or(&[]);
+    if conds.is_empty() {
+        s.push_str("  <none> (the training-operator has not reconciled this job)\n");
+    } else {
+        let rows: Vec<Vec<String>> = conds
+            .iter()
+            .map(|c| {
+                vec![
+                    c.last_transition_time
+                        .as_ref()
+                        .map(|t| t.0.to_string())
+                        .unwrap_or_default(),
+                    c.type_.clone(),
+                    c.status.clone(),
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        for l in table(
+            Some(&["TIME", "TYPE", "STATUS", "REASON", "MESSAGE"]),
+            &rows,
+        )
+        .lines()
+        {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+
+    s.push_str("\nReplicas:\n");
+    if v.pods.is_empty() {
+        s.push_str("  <no pods>\n");
+    } else {
+        let mut pods: Vec<&PodRow> = v.pods.iter().collect();
+        pods.sort_by_key(|p| {
+            let l = format!(
+                "{}-{}",
+                p.labels
+                    .get(model::LABEL_REPLICA_TYPE)
+                    .cloned()
+                    .unwrap_or_default(),
+                p.labels
+                    .get(model::LABEL_REPLICA_INDEX)
+                    .cloned()
+                    .unwrap_or_default()
+            );
+            replica_order(&l)
+        });
+        let rows: Vec<Vec<String>> = pods
+            .iter()
+            .map(|p| {
+                vec![
+                    p.name.clone(),
+                    p.ready.clone(),
+                    p.status.clone(),
+                    p.restarts.clone(),
+                    p.age.clone(),
+                    p.node.clone(),
+                ]
+            })
+            .collect();
+        for l in table(
+            Some(&["POD", "READY", "STATUS", "RESTARTS", "AGE", "NODE"]),
+            &rows,
+        )
+        .lines()
+        {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+
+    s.push_str("\nServices:\n");
+    if v.services.is_empty() {
+        s.push_str("  <none>\n");
+    } else {
+        let rows: Vec<Vec<String>> = v
+            .services
+            .iter()
+            .map(|(n, ip, p)| vec![n.clone(), ip.clone(), p.clone()])
+            .collect();
+        for l in table(Some(&["NAME", "CLUSTER-IP", "PORTS"]), &rows).lines() {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+
+    s.push_str("\nGateway env (Secret references only):\n");
+    for (role, lines) in gateway_env(job) {
+        if lines.is_empty() {
+            s.push_str(&format!("  {role}: <none>\n"));
+        }
+        for l in lines {
+            s.push_str(&format!("  {role}/{l}\n"));
+        }
+    }
+    s.push_str(&format!("\nTF_CONFIG: {}\n", tf_config_shape(job)));
+
+    s.push_str("\nEvents:\n");
+    let mut evs: Vec<&k8s_openapi::api::core::v1::Event> = v.events.iter().collect();
+    evs.sort_by_key(|e| event_time(e));
+    let skip = evs.len().saturating_sub(v.max_events);
+    if evs.is_empty() {
+        s.push_str("  <none>\n");
+    } else {
+        let rows: Vec<Vec<String>> = evs[skip..]
+            .iter()
+            .map(|e| {
+                vec![
+                    age(event_time(e), v.now),
+                    e.type_.clone().unwrap_or_default(),
+                    e.reason.clone().unwrap_or_default(),
+                    format!(
+                        "{}/{}",
+                        e.involved_object
+                            .kind
+                            .as_deref()
+                            .unwrap_or("")
+                            .to_lowercase(),
+                        e.involved_object.name.as_deref().unwrap_or("")
+                    ),
+                    e.message.clone().unwrap_or_default().trim().to_string(),
+                ]
+            })
+            .collect();
+        for l in table(Some(&["AGE", "TYPE", "REASON", "OBJECT", "MESSAGE"]), &rows).lines() {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

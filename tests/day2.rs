@@ -564,3 +564,88 @@ async fn suspend_refuses_a_crd_without_the_field_and_writes_nothing() {
     }
     assert_eq!(c.writes().len(), before);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_json() {
+    let c = TestCluster::start(Scenario::default().with_object(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "gw", "namespace": "default"},
+        "stringData": {"api-key": "sk-very-secret"}
+    })));
+    let cl = client(&c).await;
+    let mut job = tfjob("g", 1, 2, "OnFailure", None);
+    for role in ["PS", "Worker"] {
+        job["spec"]["tfReplicaSpecs"][role]["template"]["spec"]["containers"][0]["env"] = json!([
+            {"name": "TAOTOKEN_API_KEY", "valueFrom": {"secretKeyRef": {"name": "gw", "key": "api-key"}}},
+            {"name": "TAOTOKEN_BASE_URL", "value": "https://taotoken.net/api"}
+        ]);
+    }
+    create(&cl, job).await;
+    until("running", || {
+        ["g-ps-0", "g-worker-0", "g-worker-1"]
+            .iter()
+            .all(|p| running(&c, p))
+    })
+    .await;
+    let (out, mut e) = (Buf::default(), Buf::default());
+    let mut o = out.clone();
+    let before = c.requests().len();
+    ops::get::get(
+        &cl,
+        "default",
+        &ops::get::GetOptions::new("g"),
+        &mut o,
+        &mut e,
+    )
+    .await
+    .unwrap();
+    let n_small = c.requests().len() - before;
+    let text = out.text();
+    assert!(text.contains("Replicas:   PS 1/1 Worker 2/2"), "{text}");
+    for p in ["g-ps-0", "g-worker-0", "g-worker-1"] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(p))
+            .unwrap();
+        assert!(line.contains(" Running ") && line.contains("1/1"), "{line}");
+        let node = c.get("pods", Some("default"), p).unwrap()["spec"]["nodeName"].clone();
+        assert!(line.ends_with(node.as_str().unwrap()), "{line}");
+    }
+    assert!(
+        text.contains("Worker/tensorflow: TAOTOKEN_API_KEY <- secret gw key api-key"),
+        "{text}"
+    );
+    assert!(!text.contains("sk-very-secret"));
+    assert!(text.contains("TF_CONFIG: cluster { ps: 1 (g-ps-0.default.svc:2222); worker: 2 (g-worker-0.default.svc:2222, …) }"), "{text}");
+    assert!(text.contains("g-worker-1   None"), "services: {text}");
+    assert!(text.contains("Created"), "{text}");
+
+    // Requests do not grow with replicas.
+    create(&cl, tfjob("g6", 1, 6, "OnFailure", None)).await;
+    until("g6 pods", || running(&c, "g6-worker-5")).await;
+    let before = c.requests().len();
+    let (mut o, mut e) = (Buf::default(), Buf::default());
+    ops::get::get(
+        &cl,
+        "default",
+        &ops::get::GetOptions::new("g6"),
+        &mut o,
+        &mut e,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.requests().len() - before, n_small);
+    assert_eq!(n_small, 5, "job, pods, services, two event lists");
+
+    let (out, mut e) = (Buf::default(), Buf::default());
+    let mut o = out.clone();
+    let mut opts = ops::get::GetOptions::new("g");
+    opts.format = ops::get::GetFormat::Json;
+    ops::get::get(&cl, "default", &opts, &mut o, &mut e)
+        .await
+        .unwrap();
+    let printed: Value = serde_json::from_str(&out.text()).unwrap();
+    let stored = c.get("tfjobs", Some("default"), "g").unwrap();
+    assert_eq!(printed["spec"], stored["spec"]);
+    assert_eq!(printed["metadata"]["uid"], stored["metadata"]["uid"]);
+}

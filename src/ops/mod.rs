@@ -3,6 +3,7 @@
 //! be driven and tested without the CLI.
 
 pub mod delete;
+pub mod get;
 pub mod list;
 pub mod logs;
 pub mod podtable;
