@@ -8,7 +8,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use crate::model::{self, ReplicaType, TFJob};
 use crate::ops::podtable::PodRow;
-use crate::wait::Pod;
+use crate::ops::wait::Pod;
 
 // ---------------------------------------------------------------------------------------------
 // Replicas

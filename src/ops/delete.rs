@@ -15,7 +15,7 @@ use kube::{Client, ResourceExt};
 
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
-use crate::wait::Pod;
+use crate::ops::wait::Pod;
 
 /// `--cascade`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,16 +29,9 @@ pub enum Cascade {
     Orphan,
 }
 
-/// `--dry-run`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DryRun {
-    #[default]
-    None,
-    /// Print what would be deleted; send nothing.
-    Client,
-    /// Send the DELETE with `dryRun=All`: admission runs, nothing is deleted.
-    Server,
-}
+/// `--dry-run` (the one enum all commands share): `Client` prints what would be deleted and
+/// sends nothing; `Server` sends the DELETE with `dryRun=All`.
+pub use crate::ops::DryRun;
 
 /// What to delete and how.
 #[derive(Debug, Clone)]
@@ -152,7 +145,7 @@ pub async fn delete(
                 writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
                 deleted.push((name.clone(), uid));
             }
-            Err(e) if crate::kubeapi::is_not_found(&e) => {
+            Err(e) if crate::cluster::client::is_not_found(&e) => {
                 if !opts.ignore_not_found {
                     missing.push(name.clone());
                 }

@@ -25,11 +25,11 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
 use tokio::sync::{Semaphore, mpsc, watch};
 
+use crate::cluster::client as kubeapi;
 use crate::error::{Error, Result};
 use crate::jobview::{self, Cursor};
-use crate::kubeapi;
 use crate::model::{self, TFJob};
-use crate::wait::Pod;
+use crate::ops::wait::Pod;
 
 /// kubectl's `--max-log-requests` default.
 pub const DEFAULT_MAX_LOG_REQUESTS: usize = 5;
