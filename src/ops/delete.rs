@@ -89,7 +89,7 @@ pub async fn delete(
     err: &mut dyn Write,
 ) -> Result<Vec<String>> {
     let selecting = opts.all || opts.selector.is_some();
-    if selecting == !opts.names.is_empty() {
+    if selecting != opts.names.is_empty() {
         return Err(Error::Usage(
             "give job names, or -l/--selector, or --all (exactly one of them)".into(),
         ));

@@ -43,7 +43,7 @@ pub struct ListOptions {
 
 fn sort_jobs(jobs: &mut [TFJob]) {
     // kubectl prints the server's order, which is etcd's key order: namespace, then name.
-    jobs.sort_by(|a, b| (a.namespace(), a.name_any()).cmp(&(b.namespace(), b.name_any())));
+    jobs.sort_by_key(|j| (j.namespace(), j.name_any()));
 }
 
 /// `{"apiVersion":"v1","kind":"List",...}` as kubectl prints several objects.

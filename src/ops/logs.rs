@@ -579,21 +579,20 @@ pub async fn logs(
                 None => break,
             },
             j = job_watch.next(), if finished.is_none() => match j {
-                Some(Ok(j)) => {
-                    if j.is_finished() {
-                        let last = j.last_condition().map(|c| c.type_.clone()).unwrap_or_default();
-                        if j.is_failed() {
-                            failed_msg = Some(format!(
-                                "TFJob {} failed: {}",
-                                opts.job,
-                                j.condition(model::condition::FAILED)
-                                    .and_then(|c| c.message.clone())
-                                    .unwrap_or_else(|| "(no message)".into())
-                            ));
-                        }
-                        finished = Some(last);
+                Some(Ok(j)) if j.is_finished() => {
+                    let last = j.last_condition().map(|c| c.type_.clone()).unwrap_or_default();
+                    if j.is_failed() {
+                        failed_msg = Some(format!(
+                            "TFJob {} failed: {}",
+                            opts.job,
+                            j.condition(model::condition::FAILED)
+                                .and_then(|c| c.message.clone())
+                                .unwrap_or_else(|| "(no message)".into())
+                        ));
                     }
+                    finished = Some(last);
                 }
+                Some(Ok(_)) => {}
                 Some(Err(e)) => tracing::debug!("tfjob watch: {e}"),
                 None => {}
             },
