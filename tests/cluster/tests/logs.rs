@@ -129,7 +129,8 @@ async fn instances_previous_tail_since_timestamps_limit_and_errors() {
         "{cur:?}"
     );
 
-    // Follow ends when the followed instance exits.
+    // Follow ends when the followed instance exits (a crash again, so the container restarts
+    // and the job keeps running: the operator recreates pods of unfinished jobs only).
     let stream = pods
         .log_stream(
             pod,
@@ -141,7 +142,7 @@ async fn instances_previous_tail_since_timestamps_limit_and_errors() {
         .await
         .unwrap();
     c.append_log("default", pod, "tensorflow", "live 1\nlive 2");
-    c.exit_container("default", pod, "tensorflow", 0);
+    c.exit_container("default", pod, "tensorflow", 2);
     let lines: Vec<String> = stream.lines().try_collect().await.unwrap();
     assert!(
         lines.ends_with(&["live 1".to_string(), "live 2".to_string()]),
