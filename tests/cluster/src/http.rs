@@ -771,6 +771,11 @@ fn create(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, 
     let mut warnings = Vec::new();
     admit(ctx, info, None, &mut obj, &mut warnings)?;
     crate::defaults::apply_defaults(&info.plural, &mut obj);
+    if info.plural == "pods" && info.group.is_empty() {
+        let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
+        crate::admission::admit_pod(&ctx.sh, &ns, &mut obj)
+            .map_err(|m| crate::admission::forbidden(&name, &m))?;
+    }
     if info.subresources.iter().any(|s| s == "status") && info.crd_version.is_some() {
         // Custom resources with a status subresource ignore status on create.
         if let Some(m) = obj.as_object_mut() {
