@@ -16,6 +16,7 @@ pub mod completion;
 pub mod diagnose;
 pub mod error;
 pub mod gateway;
+pub mod input;
 pub mod kubeapi;
 pub mod logging;
 pub mod manifest;

@@ -102,7 +102,7 @@ fn read_files(files: &[String]) -> Result<Vec<Document>> {
             }
             stdin_used = true;
         }
-        let (name, text) = manifest::read_source(f)?;
+        let (name, text) = crate::input::read_manifest(f)?;
         let parsed = manifest::parse_documents(&text, &name)?;
         if parsed.is_empty() {
             // An empty values file is harmless; keep going.

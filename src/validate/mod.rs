@@ -236,7 +236,7 @@ pub fn run_validate(args: &ValidateArgs) -> Result<()> {
     let mut valid_names = Vec::new();
     let mut documents = 0;
     for file in &args.files {
-        let (name, text) = match manifest::read_source(file) {
+        let (name, text) = match crate::input::read_manifest(file) {
             Ok(x) => x,
             Err(Error::Invalid(msg)) | Err(Error::Usage(msg)) => {
                 report
