@@ -164,6 +164,20 @@ fn check_manifest_usage(args: &RenderArgs, docs: &[Document], manifests: usize) 
         ("--success-policy", args.success_policy.is_some()),
         ("--queue", args.queue.is_some()),
         ("--priority-class", args.priority_class.is_some()),
+        ("--set-string", !args.pod.set_string.is_empty()),
+        ("--set-file", !args.pod.set_file.is_empty()),
+        ("--cpu-request", args.pod.cpu_request.is_some()),
+        ("--memory-request", args.pod.memory_request.is_some()),
+        ("--pvc", !args.pod.pvc.is_empty()),
+        ("--config-map", !args.pod.config_map.is_empty()),
+        ("--secret-volume", !args.pod.secret_volume.is_empty()),
+        ("--empty-dir", !args.pod.empty_dir.is_empty()),
+        ("--image-pull-secret", !args.pod.image_pull_secret.is_empty()),
+        ("--service-account", args.pod.service_account.is_some()),
+        ("--node-selector", !args.pod.node_selector.is_empty()),
+        ("--toleration", !args.pod.toleration.is_empty()),
+        ("--pod-priority-class", args.pod.pod_priority_class.is_some()),
+        ("--env-from-secret", !args.pod.env_from_secret.is_empty()),
         ("a command after --", !args.command.is_empty()),
     ];
     let used: Vec<&str> = shaping
@@ -234,7 +248,15 @@ fn render_template(
     let template = templates::load(spec)?;
     let source = template.label();
     let flags = values::flags_overlay(kube, args)?;
-    let vals = values::resolve(&template.defaults, docs, &args.set, flags)?;
+    // Helm's order: --set, then --set-string, then --set-file.
+    let set: Vec<values::SetArg> = args
+        .set
+        .iter()
+        .map(|s| values::SetArg::Typed(s.clone()))
+        .chain(args.pod.set_string.iter().map(|s| values::SetArg::String(s.clone())))
+        .chain(args.pod.set_file.iter().map(|s| values::SetArg::File(s.clone())))
+        .collect();
+    let vals = values::resolve(&template.defaults, docs, &set, flags)?;
     if template.builtin {
         let mut missing = Vec::new();
         if vals.name.is_none() {
@@ -246,6 +268,9 @@ fn render_template(
             .any(|r| vals.replicas(r) > 0 && vals.role(r).is_some_and(|r| r.image.is_none()));
         if vals.image.is_none() && needs_image {
             missing.push("an image: --image IMAGE (or `image:` in a values file)");
+        }
+        if roles.iter().all(|r| vals.replicas(r) == 0) {
+            missing.push("at least one replica: every role has 0 (e.g. --workers 2)");
         }
         if !missing.is_empty() {
             return Err(Error::Invalid(format!(
