@@ -582,7 +582,7 @@ mod tests {
             env.insert(format!("VAR_{i}"), format!("value-{i}").into());
             labels.insert(format!("label-{i}"), format!("v{i}").into());
         }
-        let role = serde_json::json!({"replicas": 100, "cpu": "4", "memory": "8Gi", "gpu": 1});
+        let role = serde_json::json!({"replicas": 100, "cpu": "4", "memory": "8Gi", "gpus": 1});
         let flags = serde_json::json!({
             "name": "job", "image": "img:1", "env": env, "labels": labels,
             "ps": role, "worker": role, "chief": {"replicas": 1}, "evaluator": role,

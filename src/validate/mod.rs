@@ -4,6 +4,7 @@
 //! Everything works on `serde_json::Value`, because a broken manifest may not deserialize into
 //! the typed model, and that is exactly when the user needs the full list of problems.
 
+pub mod pod;
 pub mod quantity;
 pub mod rules;
 pub mod schema;
@@ -186,6 +187,7 @@ pub struct Context<'a> {
 /// Validates one TFJob object: schema, webhook rules, lints. Pure.
 pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
     let mut findings = rules::check(obj, ctx);
+    findings.extend(pod::check(obj));
     // The schema check assumes the object's identity; a Secret in the stream is not a TFJob.
     let is_tfjob = obj.get("kind").and_then(Value::as_str) == Some(crate::model::KIND);
     if is_tfjob {
