@@ -34,6 +34,7 @@ pub struct Prepared {
 /// `Err(Error::Invalid)` lists every error found; `Err(Error::Usage)` for contradictory flags.
 pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
     let gateway = GatewayConfig::from_args(&args.gateway);
+    gateway.check()?;
     let docs = read_files(&args.files)?;
     let manifests: Vec<&Document> = docs.iter().filter(|d| d.is_manifest()).collect();
 
