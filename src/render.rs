@@ -257,7 +257,7 @@ fn render_template(
         .chain(args.pod.set_string.iter().map(|s| values::SetArg::String(s.clone())))
         .chain(args.pod.set_file.iter().map(|s| values::SetArg::File(s.clone())))
         .collect();
-    let vals = values::resolve(&template.defaults, docs, &set, flags)?;
+    let vals = values::resolve_with(&template.defaults, &template.declared, docs, &set, flags)?;
     if template.builtin {
         let mut missing = Vec::new();
         if vals.name.is_none() {

@@ -51,6 +51,8 @@ pub struct Template {
     pub description: String,
     /// Default values from the header (a mapping; may be empty).
     pub defaults: Value,
+    /// Values the template declares itself (header `values:`), beside the built-in keys.
+    pub declared: Vec<values::Declared>,
     pub builtin: bool,
 }
 
@@ -87,6 +89,7 @@ pub fn builtin(name: &str) -> Option<Template> {
         source: Cow::Borrowed(src),
         description,
         defaults,
+        declared: Vec::new(),
         builtin: true,
     })
 }
@@ -97,12 +100,14 @@ pub fn load(spec: &str) -> Result<Template> {
         let (_, source) = crate::input::read_text(spec, crate::input::TEMPLATE)
             .map_err(|e| Error::Invalid(format!("template file {e}")))?;
         let (description, defaults) = parse_header(&source, spec)?;
+        let declared = parse_declared(&source, spec)?;
         return Ok(Template {
             name: spec.to_string(),
             file: spec.to_string(),
             source: Cow::Owned(source),
             description,
             defaults,
+            declared,
             builtin: false,
         });
     }
@@ -132,7 +137,9 @@ pub fn parse_header(src: &str, file: &str) -> Result<(String, Value)> {
         return Ok((String::new(), empty()));
     };
     let body = rest[..end].trim_start_matches('-').trim_end_matches('-');
-    if !body.trim_start().starts_with("description:") && !body.trim_start().starts_with("defaults:")
+    if !["description:", "defaults:", "values:"]
+        .iter()
+        .any(|k| body.trim_start().starts_with(k))
     {
         return Ok((String::new(), empty()));
     }
@@ -303,6 +310,76 @@ impl std::io::Write for BoundedOutput {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// Reads the header's `values:` declarations: `KEY: {type: T, default: D, description: …}`, KEY
+/// dotted (`data.pvc`) and not a built-in key, T one of [`values::DeclaredType::NAMES`].
+pub fn parse_declared(src: &str, file: &str) -> Result<Vec<values::Declared>> {
+    let Some(rest) = src.trim_start().strip_prefix("{#") else {
+        return Ok(Vec::new());
+    };
+    let Some(end) = rest.find("#}") else {
+        return Ok(Vec::new());
+    };
+    let body = rest[..end].trim_start_matches('-').trim_end_matches('-');
+    if !["description:", "defaults:", "values:"]
+        .iter()
+        .any(|k| body.trim_start().starts_with(k))
+    {
+        return Ok(Vec::new());
+    }
+    let doc = manifest::parse_one(body.trim_start(), file)
+        .map_err(|e| Error::Invalid(format!("{file}: template header is not valid YAML: {e}")))?;
+    let Some(decl) = doc.and_then(|d| d.value.get("values").cloned()) else {
+        return Ok(Vec::new());
+    };
+    let bad = |m: String| Error::Invalid(format!("{file}: template header `values`: {m}"));
+    let Value::Object(map) = decl else {
+        return Err(bad("must be a mapping of KEY: {type: …, default: …}".into()));
+    };
+    let builtin = values::builtin_keys();
+    let mut out = Vec::new();
+    for (path, spec) in map {
+        let segs: Vec<&str> = path.split('.').collect();
+        if segs.iter().any(|s| s.is_empty()) || segs.len() > values::MAX_SET_DEPTH {
+            return Err(bad(format!("{path:?} is not a dotted key like data.pvc")));
+        }
+        if builtin.iter().any(|b| b == segs[0]) {
+            return Err(bad(format!(
+                "{path:?} is a built-in key; declare only keys of your own (built-in: {})",
+                builtin.join(", ")
+            )));
+        }
+        let ty = spec.get("type").and_then(Value::as_str).unwrap_or("any");
+        let kind = values::DeclaredType::parse(ty).ok_or_else(|| {
+            bad(format!(
+                "{path}: unknown type {ty:?}; use one of {}",
+                values::DeclaredType::NAMES.join(", ")
+            ))
+        })?;
+        let default = spec.get("default").cloned().unwrap_or(Value::Null);
+        if !default.is_null() && !kind.accepts(&default) {
+            return Err(bad(format!("{path}: the default is not a {ty}")));
+        }
+        let description = spec
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        out.push(values::Declared {
+            path,
+            kind,
+            default,
+            description,
+        });
+    }
+    // A declared path inside another (`data` and `data.pvc`) would overwrite it.
+    for a in &out {
+        if let Some(b) = out.iter().find(|b| b.path.starts_with(&format!("{}.", a.path))) {
+            return Err(bad(format!("{} and {} overlap; declare one of them", a.path, b.path)));
+        }
+    }
+    Ok(out)
 }
 
 /// Renders a template with the given values to YAML text.
@@ -492,6 +569,7 @@ mod tests {
             source: Cow::Borrowed("a: 1\nb: {{ nosuch.thing }}\n"),
             description: String::new(),
             defaults: serde_json::json!({}),
+            declared: Vec::new(),
             builtin: false,
         };
         let e = render(&t, &Values::default()).unwrap_err().to_string();
@@ -505,6 +583,7 @@ mod tests {
             source: Cow::Owned(src.to_string()),
             description: String::new(),
             defaults: serde_json::json!({}),
+            declared: Vec::new(),
             builtin: false,
         }
     }
@@ -597,5 +676,37 @@ mod tests {
             worst = worst.max(used);
         }
         assert!(worst * 50 < FUEL, "built-ins use {worst} of {FUEL}: less than 50x headroom");
+    }
+
+    /// Issue 15.6: a user template declares its own keys; --set and values files accept them.
+    #[test]
+    fn user_templates_declare_their_own_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.yaml.j2");
+        std::fs::write(
+            &path,
+            "{#- description: With data.\nvalues:\n  data.pvc: {type: string, default: datasets, description: the claim}\n  epochs: {type: integer, default: 3}\n-#}\npvc: {{ data.pvc }}\nepochs: {{ epochs }}\n",
+        )
+        .unwrap();
+        let t = load(path.to_str().unwrap()).unwrap();
+        assert_eq!(t.declared.len(), 2);
+        assert_eq!(t.declared[0].description, "the claim");
+        let r = |set: &[&str]| {
+            let set: Vec<values::SetArg> = set.iter().map(|s| values::SetArg::Typed(s.to_string())).collect();
+            values::resolve_with(&t.defaults, &t.declared, &[], &set, serde_json::json!({}))
+        };
+        assert_eq!(render(&t, &r(&[]).unwrap()).unwrap(), "pvc: datasets\nepochs: 3");
+        let v = r(&["data.pvc=foo", "epochs=10"]).unwrap();
+        assert_eq!(render(&t, &v).unwrap(), "pvc: foo\nepochs: 10");
+        // `--set data.pvc=123` is the string "123"; a wrong type for an integer is reported.
+        assert!(r(&["data.pvc=123"]).is_ok());
+        let e = r(&["epochs=many"]).unwrap_err().to_string();
+        assert!(e.contains("epochs: expected integer (declared by the template)"), "{e}");
+        // Undeclared keys are still unknown.
+        let e = r(&["data.other=1"]).unwrap_err().to_string();
+        assert!(e.contains("unknown key `data`"), "{e}");
+        // The built-in keys cannot be redeclared.
+        let e = parse_declared("{#- values:\n  worker: {type: map}\n-#}", "t.j2").unwrap_err();
+        assert!(e.to_string().contains("is a built-in key"), "{e}");
     }
 }

@@ -72,6 +72,120 @@ pub struct Values {
     pub priority_class_name: Option<String>,
     /// Env vars read from Secrets: NAME → "secret/key" (e.g. HF_TOKEN: hf/token).
     pub env_from_secret: BTreeMap<String, String>,
+    /// Values a user template declares in its header (`values:`), by top-level key; merged into
+    /// the template context beside the keys above.
+    #[serde(skip)]
+    pub extra: Map<String, Value>,
+}
+
+/// The type of a value a user template declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeclaredType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    List,
+    Map,
+    Any,
+}
+
+impl DeclaredType {
+    pub const NAMES: [&'static str; 7] =
+        ["string", "integer", "number", "boolean", "list", "map", "any"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "string" => Self::String,
+            "integer" => Self::Integer,
+            "number" => Self::Number,
+            "boolean" => Self::Boolean,
+            "list" => Self::List,
+            "map" => Self::Map,
+            "any" => Self::Any,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn accepts(self, v: &Value) -> bool {
+        match self {
+            Self::String => v.is_string(),
+            Self::Integer => v.is_i64() || v.is_u64(),
+            Self::Number => v.is_number(),
+            Self::Boolean => v.is_boolean(),
+            Self::List => v.is_array(),
+            Self::Map => v.is_object(),
+            Self::Any => true,
+        }
+    }
+}
+
+/// One value a user template declares in its header:
+/// `values: {data.pvc: {type: string, default: datasets, description: …}}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declared {
+    /// Dotted path, e.g. `data.pvc`; its first segment is not a built-in key.
+    pub path: String,
+    pub kind: DeclaredType,
+    /// Null when the header gives none.
+    pub default: Value,
+    pub description: String,
+}
+
+/// Removes the declared paths from one source tree (so the built-in schema does not call them
+/// unknown) and returns what was there, type-checked. `coerce` as in [`check_shape`].
+fn take_declared(
+    tree: &mut Value,
+    declared: &[Declared],
+    coerce: bool,
+    problems: &mut Vec<Problem>,
+) -> Vec<(String, Value)> {
+    let mut found = Vec::new();
+    for d in declared {
+        let segs: Vec<&str> = d.path.split('.').collect();
+        let Some(v) = take_path(tree, &segs) else {
+            continue;
+        };
+        let v = match v {
+            v if d.kind.accepts(&v) || v.is_null() => v,
+            v if coerce && d.kind == DeclaredType::String && !v.is_object() && !v.is_array() => {
+                Value::String(scalar_text(&v))
+            }
+            v => {
+                problems.push(Problem {
+                    path: d.path.clone(),
+                    message: format!(
+                        "expected {} (declared by the template), got {}",
+                        d.kind.name(),
+                        describe(&v)
+                    ),
+                    hint: None,
+                });
+                continue;
+            }
+        };
+        found.push((d.path.clone(), v));
+    }
+    found
+}
+
+/// Removes `segs` from `tree`, dropping parents left empty. Depth is the declared path's.
+fn take_path(tree: &mut Value, segs: &[&str]) -> Option<Value> {
+    let (first, rest) = segs.split_first()?;
+    let map = tree.as_object_mut()?;
+    if rest.is_empty() {
+        return map.remove(*first);
+    }
+    let child = map.get_mut(*first)?;
+    let v = take_path(child, rest);
+    if child.as_object().is_some_and(Map::is_empty) {
+        map.remove(*first);
+    }
+    v
 }
 
 /// Per-role settings.
@@ -344,6 +458,15 @@ fn last_segment(path: &str) -> &str {
         Some(p) if !p.is_empty() => path[p.len()..].trim_start_matches('.'),
         _ => path,
     }
+}
+
+/// The top-level keys of [`Values`] (a template may not declare these).
+pub fn builtin_keys() -> Vec<String> {
+    values_schema()
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// Every key path of [`Values`], for suggestions across levels (`replicas` → `worker.replicas`).
@@ -685,6 +808,11 @@ fn set_segs(root: &mut Value, segs: &[Seg], value: Value) {
     *cur = value;
 }
 
+/// Path segments of a declared (dotted, no indexes) path.
+fn dotted(path: &str) -> Vec<Seg> {
+    path.split('.').map(|k| Seg::Key(k.to_string())).collect()
+}
+
 /// The first list element still unset after every `--set` (`command[1]=x` without `[0]`).
 fn first_hole(v: &Value, path: &str) -> Option<String> {
     match v {
@@ -991,8 +1119,24 @@ pub fn resolve(
     set: &[SetArg],
     flags: Value,
 ) -> Result<Values> {
+    resolve_with(defaults, &[], files, set, flags)
+}
+
+/// [`resolve`] for a template that declares its own values: those keys are accepted by values
+/// files and `--set`, checked against their declared types, and passed to the template.
+pub fn resolve_with(
+    defaults: &Value,
+    declared: &[Declared],
+    files: &[Document],
+    set: &[SetArg],
+    flags: Value,
+) -> Result<Values> {
     let mut merged = defaults.clone();
     let mut errors = Vec::new();
+    let mut extra = Value::Object(Map::new());
+    for d in declared {
+        set_segs(&mut extra, &dotted(&d.path), d.default.clone());
+    }
     for doc in files {
         let mut v = doc.value.clone();
         if !v.is_object() {
@@ -1006,7 +1150,11 @@ pub fn resolve(
             ));
             continue;
         }
-        let problems = check_shape(&mut v, false);
+        let mut problems = Vec::new();
+        for (path, found) in take_declared(&mut v, declared, false, &mut problems) {
+            set_segs(&mut extra, &dotted(&path), found);
+        }
+        problems.extend(check_shape(&mut v, false));
         file_problems(doc, problems, &mut errors);
         merge(&mut merged, v);
     }
@@ -1020,6 +1168,7 @@ pub fn resolve(
                     set_segs(&mut alone, &segs, v.clone());
                     set_segs(&mut from_set, &segs, v);
                 }
+                let _ = take_declared(&mut alone, declared, true, &mut Vec::new());
                 for p in check_shape(&mut alone, true) {
                     errors.push(format_problem(&arg.flag(), &p));
                 }
@@ -1031,6 +1180,13 @@ pub fn resolve(
         errors.push(format!(
             "--set: {hole} is not set; list indexes start at 0 and every element up to the highest needs a value (e.g. --set command[0]=python --set command[1]=train.py, or --set command={{python,train.py}})"
         ));
+    }
+    let mut problems = Vec::new();
+    for (path, found) in take_declared(&mut from_set, declared, true, &mut problems) {
+        set_segs(&mut extra, &dotted(&path), found);
+    }
+    for p in problems {
+        errors.push(format_problem("--set", &p));
     }
     // Coerce the merged tree too (`--set image=1.0` means the string "1.0"); problems were
     // reported per argument above.
@@ -1049,8 +1205,11 @@ pub fn resolve(
             errors.join("\n")
         )));
     }
-    let values: Values =
+    let mut values: Values =
         serde_json::from_value(merged).map_err(|e| Error::Invalid(format!("values: {e}")))?;
+    if let Value::Object(m) = extra {
+        values.extra = m;
+    }
     let problems = check_values(&values);
     if !problems.is_empty() {
         let n = problems.len();
@@ -1123,6 +1282,9 @@ impl Values {
     /// values winning), and `envFromSecret` entries are `{secret, key}` mappings.
     pub fn to_context(&self) -> Value {
         let mut ctx = serde_json::to_value(self).expect("values serialize");
+        if let Some(m) = ctx.as_object_mut() {
+            m.extend(self.extra.clone());
+        }
         let top = ctx.clone();
         for role in ROLES {
             let Some(r) = ctx.get_mut(role).and_then(Value::as_object_mut) else {
