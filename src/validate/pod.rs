@@ -268,7 +268,11 @@ pub fn image_reference(image: &str) -> Result<(), String> {
     if comps.len() > 1 {
         let first = comps[0];
         if first.contains(['.', ':']) || first == "localhost" || first.chars().any(|c| c.is_ascii_uppercase()) {
-            domain(first)?;
+            // The grammar's domain is optional: a first part that is no host name may still be
+            // a repository path part (`a_b.c/img`).
+            if let Err(e) = domain(first) {
+                path_component(first).map_err(|_| e)?;
+            }
             comps.remove(0);
         }
     }
