@@ -94,7 +94,9 @@ impl GatewayConfig {
             || key.len() > 253
             || key == "."
             || key == ".."
-            || !key.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
         {
             problems.push(format!(
                 "--api-secret-key {key:?}: a Secret key is letters, digits, '-', '_' and '.' (not \".\" or \"..\"), e.g. api-key"
@@ -329,14 +331,23 @@ mod tests {
     fn gateway_flags_the_cluster_would_refuse_are_usage_errors() {
         let g = |a: GatewayArgs| GatewayConfig::from_args(&a).check();
         assert!(g(GatewayArgs::default()).is_ok());
-        for url in ["not a url", "javascript:alert(1)", "https://gw.example\n/api", "ftp://x", "https://"] {
+        for url in [
+            "not a url",
+            "javascript:alert(1)",
+            "https://gw.example\n/api",
+            "ftp://x",
+            "https://",
+        ] {
             let e = g(GatewayArgs {
                 api_base_url: Some(url.into()),
                 ..Default::default()
             })
             .unwrap_err();
             assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
-            assert!(e.to_string().contains("e.g. --api-base-url https://"), "{url}: {e}");
+            assert!(
+                e.to_string().contains("e.g. --api-base-url https://"),
+                "{url}: {e}"
+            );
         }
         let e = g(GatewayArgs {
             api_secret: Some("t-bad_name!".into()),

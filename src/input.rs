@@ -51,9 +51,9 @@ pub const SET_FILE: Limit = Limit {
 /// Human-readable size: "3 MiB", "16 KiB", "512 bytes".
 pub fn human(bytes: usize) -> String {
     const MIB: usize = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
-    } else if bytes >= 1024 && bytes % 1024 == 0 {
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
     } else {
         format!("{bytes} bytes")
@@ -129,7 +129,12 @@ mod tests {
 
     #[test]
     fn reads_up_to_the_limit_and_refuses_one_byte_more() {
-        assert_eq!(read_bytes_from(&b"0123456789"[..], "x", SMALL).unwrap().len(), 10);
+        assert_eq!(
+            read_bytes_from(&b"0123456789"[..], "x", SMALL)
+                .unwrap()
+                .len(),
+            10
+        );
         let e = read_bytes_from(&b"0123456789A"[..], "x", SMALL).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
         assert_eq!(
@@ -151,15 +156,26 @@ mod tests {
         }
         let mut src = Endless(0);
         let e = read_bytes_from(&mut src, "/dev/zero", MANIFEST).unwrap_err();
-        assert!(e.to_string().contains("/dev/zero: larger than the 3 MiB limit"), "{e}");
-        assert!(src.0 <= MANIFEST.bytes + 1 + 64 * 1024, "read {} bytes", src.0);
+        assert!(
+            e.to_string()
+                .contains("/dev/zero: larger than the 3 MiB limit"),
+            "{e}"
+        );
+        assert!(
+            src.0 <= MANIFEST.bytes + 1 + 64 * 1024,
+            "read {} bytes",
+            src.0
+        );
     }
 
     #[test]
     #[cfg(unix)]
     fn devices_and_directories() {
         let e = read_text("/dev/zero", TEMPLATE).unwrap_err().to_string();
-        assert!(e.contains("/dev/zero: larger than the 1 MiB limit for a template"), "{e}");
+        assert!(
+            e.contains("/dev/zero: larger than the 1 MiB limit for a template"),
+            "{e}"
+        );
         let e = read_text("/", MANIFEST).unwrap_err().to_string();
         assert!(e.contains("is a directory"), "{e}");
         let e = read_text("/no/such/file", MANIFEST).unwrap_err();

@@ -173,11 +173,17 @@ fn check_manifest_usage(args: &RenderArgs, docs: &[Document], manifests: usize) 
         ("--config-map", !args.pod.config_map.is_empty()),
         ("--secret-volume", !args.pod.secret_volume.is_empty()),
         ("--empty-dir", !args.pod.empty_dir.is_empty()),
-        ("--image-pull-secret", !args.pod.image_pull_secret.is_empty()),
+        (
+            "--image-pull-secret",
+            !args.pod.image_pull_secret.is_empty(),
+        ),
         ("--service-account", args.pod.service_account.is_some()),
         ("--node-selector", !args.pod.node_selector.is_empty()),
         ("--toleration", !args.pod.toleration.is_empty()),
-        ("--pod-priority-class", args.pod.pod_priority_class.is_some()),
+        (
+            "--pod-priority-class",
+            args.pod.pod_priority_class.is_some(),
+        ),
         ("--env-from-secret", !args.pod.env_from_secret.is_empty()),
         ("a command after --", !args.command.is_empty()),
     ];
@@ -254,8 +260,18 @@ fn render_template(
         .set
         .iter()
         .map(|s| values::SetArg::Typed(s.clone()))
-        .chain(args.pod.set_string.iter().map(|s| values::SetArg::String(s.clone())))
-        .chain(args.pod.set_file.iter().map(|s| values::SetArg::File(s.clone())))
+        .chain(
+            args.pod
+                .set_string
+                .iter()
+                .map(|s| values::SetArg::String(s.clone())),
+        )
+        .chain(
+            args.pod
+                .set_file
+                .iter()
+                .map(|s| values::SetArg::File(s.clone())),
+        )
         .collect();
     let vals = values::resolve_with(&template.defaults, &template.declared, docs, &set, flags)?;
     if template.builtin {

@@ -114,8 +114,11 @@ fn read_key(args: &SecretCreateArgs, source: &KeySource) -> Result<SecretString>
         KeySource::Stdin => {
             // All of stdin, bounded: a second line means the wrong thing was piped in, and
             // silently keeping only the first line would store a wrong key.
-            let bytes =
-                crate::input::read_bytes_from(std::io::stdin().lock(), "<stdin>", crate::input::KEY)?;
+            let bytes = crate::input::read_bytes_from(
+                std::io::stdin().lock(),
+                "<stdin>",
+                crate::input::KEY,
+            )?;
             let text = String::from_utf8(bytes).map_err(|_| {
                 Error::Invalid("the key on stdin is not UTF-8 text; nothing was stored".into())
             })?;

@@ -234,7 +234,9 @@ fn format_width_bound(fmt: &str) -> usize {
                 total = total.saturating_add(num);
                 num = 0;
             } else {
-                num = num.saturating_mul(10).saturating_add((b[i] - b'0') as usize);
+                num = num
+                    .saturating_mul(10)
+                    .saturating_add((b[i] - b'0') as usize);
             }
             i += 1;
         }
@@ -375,8 +377,14 @@ pub fn parse_declared(src: &str, file: &str) -> Result<Vec<values::Declared>> {
     }
     // A declared path inside another (`data` and `data.pvc`) would overwrite it.
     for a in &out {
-        if let Some(b) = out.iter().find(|b| b.path.starts_with(&format!("{}.", a.path))) {
-            return Err(bad(format!("{} and {} overlap; declare one of them", a.path, b.path)));
+        if let Some(b) = out
+            .iter()
+            .find(|b| b.path.starts_with(&format!("{}.", a.path)))
+        {
+            return Err(bad(format!(
+                "{} and {} overlap; declare one of them",
+                a.path, b.path
+            )));
         }
     }
     Ok(out)
@@ -619,13 +627,23 @@ mod tests {
     #[test]
     fn huge_widths_hit_the_output_limit_before_allocating() {
         let msg = hostile("{{ '%2000000000s'|format('x') }}");
-        assert!(msg.contains("rendered output would exceed the 3 MiB limit"), "{msg}");
+        assert!(
+            msg.contains("rendered output would exceed the 3 MiB limit"),
+            "{msg}"
+        );
         let msg = hostile("{{ ('a\\n' * 1000) | indent(1000000) }}");
-        assert!(msg.contains("rendered output would exceed the 3 MiB limit"), "{msg}");
+        assert!(
+            msg.contains("rendered output would exceed the 3 MiB limit"),
+            "{msg}"
+        );
         let msg = hostile("{{ ('a\\n' * 1000) | indent(width=1000000) }}");
         assert!(msg.contains("rendered output would exceed"), "{msg}");
         // Ordinary uses still work.
-        let ok = render(&user("{{ '%5s|%-3d'|format('ab', 7) }}\n{{ 'a\\nb'|indent(2) }}"), &Values::default()).unwrap();
+        let ok = render(
+            &user("{{ '%5s|%-3d'|format('ab', 7) }}\n{{ 'a\\nb'|indent(2) }}"),
+            &Values::default(),
+        )
+        .unwrap();
         assert_eq!(ok, "   ab|7  \na\n  b");
     }
 
@@ -638,7 +656,10 @@ mod tests {
     #[test]
     fn runaway_recursion_is_stopped() {
         let msg = hostile("{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}");
-        assert!(msg.contains(&format!("limit of {RECURSION_LIMIT} levels")), "{msg}");
+        assert!(
+            msg.contains(&format!("limit of {RECURSION_LIMIT} levels")),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -648,7 +669,11 @@ mod tests {
         std::fs::write(&path, vec![b'#'; crate::input::TEMPLATE.bytes + 1]).unwrap();
         let e = load(path.to_str().unwrap()).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
-        assert!(e.to_string().contains("larger than the 1 MiB limit for a template"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("larger than the 1 MiB limit for a template"),
+            "{e}"
+        );
     }
 
     /// The budget must be generous for real templates: the built-ins, with every role on and
@@ -675,7 +700,10 @@ mod tests {
             assert!(used > 0, "fuel is measured");
             worst = worst.max(used);
         }
-        assert!(worst * 50 < FUEL, "built-ins use {worst} of {FUEL}: less than 50x headroom");
+        assert!(
+            worst * 50 < FUEL,
+            "built-ins use {worst} of {FUEL}: less than 50x headroom"
+        );
     }
 
     /// Issue 15.6: a user template declares its own keys; --set and values files accept them.
@@ -692,16 +720,25 @@ mod tests {
         assert_eq!(t.declared.len(), 2);
         assert_eq!(t.declared[0].description, "the claim");
         let r = |set: &[&str]| {
-            let set: Vec<values::SetArg> = set.iter().map(|s| values::SetArg::Typed(s.to_string())).collect();
+            let set: Vec<values::SetArg> = set
+                .iter()
+                .map(|s| values::SetArg::Typed(s.to_string()))
+                .collect();
             values::resolve_with(&t.defaults, &t.declared, &[], &set, serde_json::json!({}))
         };
-        assert_eq!(render(&t, &r(&[]).unwrap()).unwrap(), "pvc: datasets\nepochs: 3");
+        assert_eq!(
+            render(&t, &r(&[]).unwrap()).unwrap(),
+            "pvc: datasets\nepochs: 3"
+        );
         let v = r(&["data.pvc=foo", "epochs=10"]).unwrap();
         assert_eq!(render(&t, &v).unwrap(), "pvc: foo\nepochs: 10");
         // `--set data.pvc=123` is the string "123"; a wrong type for an integer is reported.
         assert!(r(&["data.pvc=123"]).is_ok());
         let e = r(&["epochs=many"]).unwrap_err().to_string();
-        assert!(e.contains("epochs: expected integer (declared by the template)"), "{e}");
+        assert!(
+            e.contains("epochs: expected integer (declared by the template)"),
+            "{e}"
+        );
         // Undeclared keys are still unknown.
         let e = r(&["data.other=1"]).unwrap_err().to_string();
         assert!(e.contains("unknown key `data`"), "{e}");

@@ -91,8 +91,9 @@ pub enum DeclaredType {
 }
 
 impl DeclaredType {
-    pub const NAMES: [&'static str; 7] =
-        ["string", "integer", "number", "boolean", "list", "map", "any"];
+    pub const NAMES: [&'static str; 7] = [
+        "string", "integer", "number", "boolean", "list", "map", "any",
+    ];
 
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
@@ -643,12 +644,9 @@ fn parse_pairs(arg: &SetArg) -> std::result::Result<Vec<(Vec<Seg>, Value)>, Stri
                 };
                 match raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
                     Some("") => Value::Array(Vec::new()),
-                    Some(items) => Value::Array(
-                        split_unescaped(items, ',')
-                            .iter()
-                            .map(|s| one(s))
-                            .collect(),
-                    ),
+                    Some(items) => {
+                        Value::Array(split_unescaped(items, ',').iter().map(|s| one(s)).collect())
+                    }
                     None => one(&unescape(&raw)),
                 }
             }
@@ -711,7 +709,9 @@ fn split_unescaped(s: &str, sep: char) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '\\' && matches!(chars.peek(), Some(&n) if n == sep || n == '\\' || n == ',' || n == '=') {
+        if c == '\\'
+            && matches!(chars.peek(), Some(&n) if n == sep || n == '\\' || n == ',' || n == '=')
+        {
             let n = chars.next().expect("peeked");
             out.last_mut().expect("never empty").push(n);
         } else if c == sep {
@@ -816,7 +816,9 @@ fn dotted(path: &str) -> Vec<Seg> {
 /// The first list element still unset after every `--set` (`command[1]=x` without `[0]`).
 fn first_hole(v: &Value, path: &str) -> Option<String> {
     match v {
-        Value::Object(m) => m.iter().find_map(|(k, c)| first_hole(c, &join_key(path, k))),
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, c)| first_hole(c, &join_key(path, k))),
         Value::Array(a) => a.iter().enumerate().find_map(|(i, c)| {
             if c.is_null() {
                 Some(join_index(path, i))
@@ -885,7 +887,11 @@ pub fn flags_overlay(kube: &KubeArgs, args: &RenderArgs) -> Result<Value> {
         ("--annotation", &args.annotations, "annotations"),
         ("--env", &args.env, "env"),
         ("--node-selector", &args.pod.node_selector, "nodeSelector"),
-        ("--env-from-secret", &args.pod.env_from_secret, "envFromSecret"),
+        (
+            "--env-from-secret",
+            &args.pod.env_from_secret,
+            "envFromSecret",
+        ),
     ] {
         for s in list {
             let (k, val) = kv(flag, s)?;
@@ -963,7 +969,11 @@ fn flag_error(flag: &str, arg: &str, form: &str) -> Error {
 /// `/path` check for mount flags: the kubelet needs an absolute path.
 fn mount_path(flag: &str, arg: &str, path: &str, form: &str) -> Result<String> {
     if !path.starts_with('/') {
-        return Err(flag_error(flag, arg, &format!("{form} with an absolute mount path")));
+        return Err(flag_error(
+            flag,
+            arg,
+            &format!("{form} with an absolute mount path"),
+        ));
     }
     Ok(path.to_string())
 }
@@ -1010,7 +1020,12 @@ fn pod_flags(a: &crate::cli::PodArgs) -> Result<Vec<(&'static str, Vec<Value>)>>
         if ro {
             src["readOnly"] = true.into();
         }
-        add(volume_name("pvc", claim), json!({"persistentVolumeClaim": src}), path, ro);
+        add(
+            volume_name("pvc", claim),
+            json!({"persistentVolumeClaim": src}),
+            path,
+            ro,
+        );
     }
     for (flag, list, prefix) in [
         ("--config-map", &a.config_map, "cm"),
@@ -1428,7 +1443,13 @@ mod tests {
             "{msg}"
         );
         assert!(msg.contains("did you mean `worker.replicas`?"), "{msg}");
-        let e = resolve(&json!({}), &[], &[SetArg::Typed("wroker.replicas=1".into())], json!({})).unwrap_err();
+        let e = resolve(
+            &json!({}),
+            &[],
+            &[SetArg::Typed("wroker.replicas=1".into())],
+            json!({}),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("--set wroker.replicas=1"), "{e}");
     }
 }

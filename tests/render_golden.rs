@@ -419,13 +419,33 @@ fn negative_and_impossible_counts_are_refused() {
         a.extend_from_slice(extra);
         run(&a)
     };
-    assert_invalid(&with(&["--workers=-1"]), "replicas must be ≥ 0", "--workers=-1");
-    assert_invalid(&with(&["--workers", "-1"]), "replicas must be ≥ 0", "--workers -1");
-    assert_invalid(&with(&["--set", "ps.replicas=-1"]), "ps.replicas: replicas must be ≥ 0", "--set");
+    assert_invalid(
+        &with(&["--workers=-1"]),
+        "replicas must be ≥ 0",
+        "--workers=-1",
+    );
+    assert_invalid(
+        &with(&["--workers", "-1"]),
+        "replicas must be ≥ 0",
+        "--workers -1",
+    );
+    assert_invalid(
+        &with(&["--set", "ps.replicas=-1"]),
+        "ps.replicas: replicas must be ≥ 0",
+        "--set",
+    );
     assert_invalid(&with(&["--gpus", "-1"]), "GPUs must be ≥ 0", "--gpus -1");
     assert_invalid(&with(&["--chief", "2"]), "0 or 1 chief", "--chief 2");
-    assert_invalid(&with(&["--cpu", "0"]), "worker.cpu: a limit of 0", "--cpu 0");
-    assert_invalid(&with(&["--ps", "0", "--workers", "0"]), "at least one replica", "no replicas");
+    assert_invalid(
+        &with(&["--cpu", "0"]),
+        "worker.cpu: a limit of 0",
+        "--cpu 0",
+    );
+    assert_invalid(
+        &with(&["--ps", "0", "--workers", "0"]),
+        "at least one replica",
+        "no replicas",
+    );
     let dir = tempfile::tempdir().unwrap();
     let v = dir.path().join("v.yaml");
     std::fs::write(&v, "worker: {replicas: -5}\n").unwrap();
@@ -435,7 +455,11 @@ fn negative_and_impossible_counts_are_refused() {
         "values file",
     );
     // The other spelling of the GPU key gets a suggestion.
-    assert_invalid(&with(&["--set", "worker.gpu=1"]), "did you mean `worker.gpus`?", "gpu key");
+    assert_invalid(
+        &with(&["--set", "worker.gpu=1"]),
+        "did you mean `worker.gpus`?",
+        "gpu key",
+    );
 }
 
 /// Issue 15.7: --set as Helm users type it.
@@ -446,23 +470,52 @@ fn set_takes_helm_lists_indexes_strings_and_files() {
     std::fs::write(&f, "--epochs=3").unwrap();
     let file_arg = format!("env.FLAGS={}", f.display());
     let o = run(&[
-        "render", "-t", "worker", "--name", "x", "--image", "img:1",
-        "--set", "command={python,-m,train}",
-        "--set", "worker.args[1]=b",
-        "--set", "worker.args[0]=a",
-        "--set-file", &file_arg,
-        "--set-string", "labels.version=2",
-        "--set", r"annotations.example\.com/note=a\,b",
+        "render",
+        "-t",
+        "worker",
+        "--name",
+        "x",
+        "--image",
+        "img:1",
+        "--set",
+        "command={python,-m,train}",
+        "--set",
+        "worker.args[1]=b",
+        "--set",
+        "worker.args[0]=a",
+        "--set-file",
+        &file_arg,
+        "--set-string",
+        "labels.version=2",
+        "--set",
+        r"annotations.example\.com/note=a\,b",
     ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(out.contains("- python\n            - -m\n            - train\n"), "{out}");
+    assert!(
+        out.contains("- python\n            - -m\n            - train\n"),
+        "{out}"
+    );
     assert!(out.contains("version: \"2\""), "{out}");
     assert!(out.contains("example.com/note: a,b"), "{out}");
-    assert!(out.contains("args:\n            - a\n            - b\n"), "{out}");
-    assert!(out.contains("name: FLAGS\n              value: --epochs=3"), "{out}");
+    assert!(
+        out.contains("args:\n            - a\n            - b\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("name: FLAGS\n              value: --epochs=3"),
+        "{out}"
+    );
     assert_invalid(
-        &run(&["render", "--name", "x", "--image", "i", "--set", "command[1]=x"]),
+        &run(&[
+            "render",
+            "--name",
+            "x",
+            "--image",
+            "i",
+            "--set",
+            "command[1]=x",
+        ]),
         "command[0] is not set",
         "hole",
     );

@@ -20,7 +20,11 @@ pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
 /// Every pod-template problem of a TFJob (as JSON), as errors with field paths.
 pub fn check(obj: &Value) -> Vec<Finding> {
     let mut out = Vec::new();
-    annotations_size(obj.pointer("/metadata/annotations"), "metadata.annotations", &mut out);
+    annotations_size(
+        obj.pointer("/metadata/annotations"),
+        "metadata.annotations",
+        &mut out,
+    );
     let Some(specs) = obj
         .pointer("/spec/tfReplicaSpecs")
         .and_then(Value::as_object)
@@ -84,26 +88,49 @@ fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
         match vol.get("name").and_then(Value::as_str) {
             Some(n) => {
                 if let Err(e) = dns1123_label(n) {
-                    err(out, format!("{vpath}.name"), format!("volume name {n:?} {e}"), None);
+                    err(
+                        out,
+                        format!("{vpath}.name"),
+                        format!("volume name {n:?} {e}"),
+                        None,
+                    );
                 }
                 if volume_names.contains(&n) {
-                    err(out, format!("{vpath}.name"), format!("volume name {n:?} is used twice"), None);
+                    err(
+                        out,
+                        format!("{vpath}.name"),
+                        format!("volume name {n:?} is used twice"),
+                        None,
+                    );
                 }
                 volume_names.push(n);
             }
-            None => err(out, format!("{vpath}.name"), "a volume needs a name".into(), None),
+            None => err(
+                out,
+                format!("{vpath}.name"),
+                "a volume needs a name".into(),
+                None,
+            ),
         }
     }
     for key in ["containers", "initContainers"] {
         for (i, c) in strs(ps, key) {
-            container(c, &join_index(&format!("{path}.{key}"), i), &volume_names, out);
+            container(
+                c,
+                &join_index(&format!("{path}.{key}"), i),
+                &volume_names,
+                out,
+            );
         }
     }
     for (i, t) in strs(ps, "tolerations") {
         toleration(t, &join_index(&format!("{path}.tolerations"), i), out);
     }
     for (i, s) in strs(ps, "imagePullSecrets") {
-        if s.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+        if s.get("name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
             err(
                 out,
                 join_index(&format!("{path}.imagePullSecrets"), i),
@@ -122,7 +149,12 @@ fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
     if let Some(m) = ps.get("nodeSelector").and_then(Value::as_object) {
         for k in m.keys() {
             if let Err(e) = qualified_name(k) {
-                err(out, join_key(&format!("{path}.nodeSelector"), k), format!("label key {k:?} {e}"), None);
+                err(
+                    out,
+                    join_key(&format!("{path}.nodeSelector"), k),
+                    format!("label key {k:?} {e}"),
+                    None,
+                );
             }
         }
     }
@@ -132,7 +164,12 @@ fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
     if let Some(n) = c.get("name").and_then(Value::as_str)
         && let Err(e) = dns1123_label(n)
     {
-        err(out, format!("{path}.name"), format!("container name {n:?} {e}"), None);
+        err(
+            out,
+            format!("{path}.name"),
+            format!("container name {n:?} {e}"),
+            None,
+        );
     }
     if let Some(image) = c.get("image").and_then(Value::as_str)
         && let Err(e) = image_reference(image)
@@ -149,7 +186,12 @@ fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
             && let Err(msg) = env_var_name(n)
         {
             let hint = n.split_once('=').map(|(k, v)| format!("write the name and the value apart: name: {k:?}, value: {v:?} (render: --env {k}={v})"));
-            err(out, format!("{}.name", join_index(&format!("{path}.env"), j)), format!("env var name {n:?} {msg}"), hint);
+            err(
+                out,
+                format!("{}.name", join_index(&format!("{path}.env"), j)),
+                format!("env var name {n:?} {msg}"),
+                hint,
+            );
         }
     }
     for (j, m) in strs(c, "volumeMounts") {
@@ -159,19 +201,37 @@ fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
                 out,
                 format!("{mpath}.name"),
                 format!("mounts volume {n:?}, which the pod does not define"),
-                Some(format!("add a volume named {n:?} to the pod's volumes (render: --pvc, --config-map, --secret-volume, --empty-dir)")),
+                Some(format!(
+                    "add a volume named {n:?} to the pod's volumes (render: --pvc, --config-map, --secret-volume, --empty-dir)"
+                )),
             ),
             _ => {}
         }
-        if m.get("mountPath").and_then(Value::as_str).is_none_or(str::is_empty) {
-            err(out, format!("{mpath}.mountPath"), "a volume mount needs a mountPath".into(), None);
+        if m.get("mountPath")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            err(
+                out,
+                format!("{mpath}.mountPath"),
+                "a volume mount needs a mountPath".into(),
+                None,
+            );
         }
     }
     for part in ["limits", "requests"] {
-        if let Some(m) = c.pointer(&format!("/resources/{part}")).and_then(Value::as_object) {
+        if let Some(m) = c
+            .pointer(&format!("/resources/{part}"))
+            .and_then(Value::as_object)
+        {
             for k in m.keys() {
                 if let Err(e) = qualified_name(k) {
-                    err(out, join_key(&format!("{path}.resources.{part}"), k), format!("resource name {k:?} {e}"), None);
+                    err(
+                        out,
+                        join_key(&format!("{path}.resources.{part}"), k),
+                        format!("resource name {k:?} {e}"),
+                        None,
+                    );
                 }
             }
         }
@@ -187,23 +247,45 @@ fn toleration(t: &Value, path: &str, out: &mut Vec<Finding>) {
         err(
             out,
             format!("{path}.effect"),
-            format!("toleration effect {effect:?} is not NoSchedule, PreferNoSchedule or NoExecute"),
+            format!(
+                "toleration effect {effect:?} is not NoSchedule, PreferNoSchedule or NoExecute"
+            ),
             None,
         );
     }
     if !["", "Exists", "Equal"].contains(&op) {
-        err(out, format!("{path}.operator"), format!("toleration operator {op:?} is not Exists or Equal"), None);
+        err(
+            out,
+            format!("{path}.operator"),
+            format!("toleration operator {op:?} is not Exists or Equal"),
+            None,
+        );
     }
     if op == "Exists" && !value.is_empty() {
-        err(out, format!("{path}.value"), "a toleration with operator Exists takes no value".into(), None);
+        err(
+            out,
+            format!("{path}.value"),
+            "a toleration with operator Exists takes no value".into(),
+            None,
+        );
     }
     if key.is_empty() && op != "Exists" {
-        err(out, format!("{path}.operator"), "a toleration without a key must use operator Exists".into(), None);
+        err(
+            out,
+            format!("{path}.operator"),
+            "a toleration without a key must use operator Exists".into(),
+            None,
+        );
     }
     if !key.is_empty()
         && let Err(e) = qualified_name(key)
     {
-        err(out, format!("{path}.key"), format!("toleration key {key:?} {e}"), None);
+        err(
+            out,
+            format!("{path}.key"),
+            format!("toleration key {key:?} {e}"),
+            None,
+        );
     }
 }
 
@@ -215,8 +297,13 @@ pub fn env_var_name(n: &str) -> Result<(), String> {
         Some(c) if !ok_first(c) => return Err("must not start with a digit".into()),
         _ => {}
     }
-    if let Some(c) = n.chars().find(|c| !(c.is_ascii_alphanumeric() || "-._".contains(*c))) {
-        return Err(format!("may contain only letters, digits, '-', '.' and '_', found {c:?}"));
+    if let Some(c) = n
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-._".contains(*c)))
+    {
+        return Err(format!(
+            "may contain only letters, digits, '-', '.' and '_', found {c:?}"
+        ));
     }
     Ok(())
 }
@@ -228,7 +315,9 @@ pub fn dns1123_subdomain(s: &str) -> Result<(), String> {
     }
     for label in s.split('.') {
         let ok = !label.is_empty()
-            && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && label
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
             && !label.starts_with('-')
             && !label.ends_with('-');
         if !ok {
@@ -247,7 +336,9 @@ pub fn image_reference(image: &str) -> Result<(), String> {
         return Err("it is empty".into());
     }
     if let Some(c) = image.chars().find(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("it contains {c:?} (whitespace or a control character)"));
+        return Err(format!(
+            "it contains {c:?} (whitespace or a control character)"
+        ));
     }
     let (rest, digest) = match image.split_once('@') {
         Some((r, d)) => (r, Some(d)),
@@ -267,7 +358,10 @@ pub fn image_reference(image: &str) -> Result<(), String> {
     // or when it has uppercase letters, which a repository path never has.
     if comps.len() > 1 {
         let first = comps[0];
-        if first.contains(['.', ':']) || first == "localhost" || first.chars().any(|c| c.is_ascii_uppercase()) {
+        if first.contains(['.', ':'])
+            || first == "localhost"
+            || first.chars().any(|c| c.is_ascii_uppercase())
+        {
             // The grammar's domain is optional: a first part that is no host name may still be
             // a repository path part (`a_b.c/img`).
             if let Err(e) = domain(first) {
@@ -283,24 +377,31 @@ pub fn image_reference(image: &str) -> Result<(), String> {
         let ok = !t.is_empty()
             && t.len() <= 128
             && t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-            && t.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
         if !ok {
             return Err(if t.is_empty() {
                 "the tag after ':' is empty".into()
             } else {
-                format!("the tag {t:?} must be 1 to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'")
+                format!(
+                    "the tag {t:?} must be 1 to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
+                )
             });
         }
     }
     if let Some(d) = digest {
         let ok = d.split_once(':').is_some_and(|(alg, hex)| {
             alg.starts_with(|c: char| c.is_ascii_alphabetic())
-                && alg.chars().all(|c| c.is_ascii_alphanumeric() || "-_+.".contains(c))
+                && alg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_+.".contains(c))
                 && hex.len() >= 32
                 && hex.chars().all(|c| c.is_ascii_hexdigit())
         });
         if !ok {
-            return Err(format!("the digest {d:?} is not ALGORITHM:HEX (e.g. sha256:…)"));
+            return Err(format!(
+                "the digest {d:?} is not ALGORITHM:HEX (e.g. sha256:…)"
+            ));
         }
     }
     Ok(())
@@ -448,7 +549,11 @@ mod tests {
             ]
         );
         assert!(f.iter().all(|f| f.severity == Severity::Error));
-        assert!(f[1].hint.as_deref().unwrap().contains("--env A=B"), "{:?}", f[1]);
+        assert!(
+            f[1].hint.as_deref().unwrap().contains("--env A=B"),
+            "{:?}",
+            f[1]
+        );
         assert!(f[3].message.contains("\"Explode\""), "{:?}", f[3]);
     }
 
