@@ -63,7 +63,7 @@ pub fn human(bytes: usize) -> String {
 /// The error for an input over its limit (exit 2).
 pub fn too_large(name: &str, limit: Limit) -> Error {
     Error::Invalid(format!(
-        "{name}: larger than the {} limit for {} ({}); nothing was read past the limit",
+        "{name}: too large: over the {} limit for {} ({}); nothing was read past the limit",
         human(limit.bytes),
         limit.what,
         limit.why
@@ -139,7 +139,7 @@ mod tests {
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
         assert_eq!(
             e.to_string(),
-            "x: larger than the 10 bytes limit for a test input (test); nothing was read past the limit"
+            "x: too large: over the 10 bytes limit for a test input (test); nothing was read past the limit"
         );
     }
 
@@ -158,7 +158,7 @@ mod tests {
         let e = read_bytes_from(&mut src, "/dev/zero", MANIFEST).unwrap_err();
         assert!(
             e.to_string()
-                .contains("/dev/zero: larger than the 3 MiB limit"),
+                .contains("/dev/zero: too large: over the 3 MiB limit"),
             "{e}"
         );
         assert!(
@@ -173,7 +173,7 @@ mod tests {
     fn devices_and_directories() {
         let e = read_text("/dev/zero", TEMPLATE).unwrap_err().to_string();
         assert!(
-            e.contains("/dev/zero: larger than the 1 MiB limit for a template"),
+            e.contains("/dev/zero: too large: over the 1 MiB limit for a template"),
             "{e}"
         );
         let e = read_text("/", MANIFEST).unwrap_err().to_string();

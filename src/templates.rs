@@ -671,7 +671,7 @@ mod tests {
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
         assert!(
             e.to_string()
-                .contains("larger than the 1 MiB limit for a template"),
+                .contains("too large: over the 1 MiB limit for a template"),
             "{e}"
         );
     }
