@@ -1071,6 +1071,12 @@ fn pod_flags(a: &crate::cli::PodArgs) -> Result<Vec<(&'static str, Vec<Value>)>>
         let Some((kv, effect)) = arg.rsplit_once(':') else {
             return Err(flag_error("--toleration", arg, form));
         };
+        // validation.go validateTolerations: the effects a taint can have.
+        if !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+            return Err(Error::Usage(format!(
+                "--toleration {arg:?}: effect {effect:?} is not NoSchedule, PreferNoSchedule or NoExecute"
+            )));
+        }
         let t = match kv.split_once('=') {
             Some((k, v)) => json!({"key": k, "operator": "Equal", "value": v, "effect": effect}),
             None => json!({"key": kv, "operator": "Exists", "effect": effect}),
@@ -1251,6 +1257,11 @@ fn check_values(v: &Values) -> Vec<String> {
                 "{role}.replicas: replicas must be ≥ 0, got {n} (0 leaves the role out)"
             ));
         }
+        // A role left out does not run, so its resources need no complaint (`--gpus -1` sets
+        // the chief too, which ps-worker leaves out).
+        if r.replicas.unwrap_or(0) <= 0 {
+            continue;
+        }
         if let Some(n) = r.gpus.filter(|n| *n < 0) {
             out.push(format!("{role}.gpus: GPUs must be ≥ 0, got {n}"));
         }
@@ -1262,23 +1273,33 @@ fn check_values(v: &Values) -> Vec<String> {
                 ));
             }
         }
-        for (name, reference) in v.env_from_secret.iter().chain(&r.env_from_secret) {
-            let ok = reference
-                .split_once('/')
-                .is_some_and(|(s, k)| !s.is_empty() && !k.is_empty() && !k.contains('/'));
-            if !ok {
-                out.push(format!(
-                    "envFromSecret.{name}: {reference:?} is not SECRET/KEY; write e.g. --env-from-secret {name}=my-secret/token"
-                ));
-            }
-        }
+        secret_refs(
+            &format!("{role}.envFromSecret"),
+            &r.env_from_secret,
+            &mut out,
+        );
     }
+    secret_refs("envFromSecret", &v.env_from_secret, &mut out);
     if let Some(n) = v.chief.replicas.filter(|n| *n > 1) {
         out.push(format!(
             "chief.replicas: a job has 0 or 1 chief, got {n} (TensorFlow refuses a cluster spec with two chief tasks); use workers for more replicas"
         ));
     }
     out
+}
+
+/// `NAME: secret/key` entries that are not SECRET/KEY.
+fn secret_refs(path: &str, refs: &BTreeMap<String, String>, out: &mut Vec<String>) {
+    for (name, reference) in refs {
+        let ok = reference
+            .split_once('/')
+            .is_some_and(|(s, k)| !s.is_empty() && !k.is_empty() && !k.contains('/'));
+        if !ok {
+            out.push(format!(
+                "{path}.{name}: {reference:?} is not SECRET/KEY; write e.g. --env-from-secret {name}=my-secret/token"
+            ));
+        }
+    }
 }
 
 /// `0`, `0m`, `0.0`, `0Gi`: a quantity whose number is zero.
@@ -1451,5 +1472,23 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("--set wroker.replicas=1"), "{e}");
+    }
+
+    #[test]
+    fn secret_references_and_counts_are_checked_once() {
+        let flags = json!({
+            "worker": {"replicas": 2, "gpus": -1},
+            "chief": {"gpus": -1},
+            "envFromSecret": {"HF_TOKEN": "hf-token"},
+        });
+        let e = resolve(&json!({}), &[], &[], flags)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("invalid values (2 problems)"), "{e}");
+        assert!(e.contains("worker.gpus: GPUs must be ≥ 0, got -1"), "{e}");
+        assert!(
+            e.contains("envFromSecret.HF_TOKEN: \"hf-token\" is not SECRET/KEY"),
+            "{e}"
+        );
     }
 }

@@ -234,6 +234,7 @@ pub fn validate_document(doc: &manifest::Document, gateway: &GatewayConfig) -> R
 /// `kubectl tfjob validate -f FILE|- [-f …] [-o json]`.
 pub fn run_validate(args: &ValidateArgs) -> Result<()> {
     let gateway = GatewayConfig::from_args(&args.gateway);
+    gateway.check()?;
     let mut report = Report::default();
     let mut valid_names = Vec::new();
     let mut documents = 0;
