@@ -86,6 +86,11 @@ pub enum Error {
     /// Anything else worth a message but not a category of its own.
     #[error("{0}")]
     Other(String),
+
+    /// The reader of stdout went away (`| head -1`). Ends the command quietly with exit 0, as
+    /// ripgrep does: the consumer has what it wanted, and kubectl prints nothing either.
+    #[error("stdout was closed by its reader")]
+    BrokenPipe,
 }
 
 impl Error {
@@ -100,7 +105,13 @@ impl Error {
             Error::Timeout(_) => ExitCode::Timeout,
             Error::Interrupted(_) => ExitCode::Interrupted,
             Error::Kube { .. } | Error::Io { .. } | Error::Other(_) => ExitCode::Failure,
+            Error::BrokenPipe => ExitCode::Ok,
         }
+    }
+
+    /// Errors that end the command without a message.
+    pub fn is_quiet(&self) -> bool {
+        matches!(self, Error::BrokenPipe)
     }
 
     /// The next step to suggest under the message, when there is one.

@@ -6,7 +6,6 @@
 
 use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, SecretKeySelector};
 
-use crate::cli::GatewayArgs;
 use crate::model::{DEFAULT_CONTAINER_NAME, TFJob};
 
 pub const DEFAULT_SECRET_NAME: &str = "taotoken-secret";
@@ -15,6 +14,32 @@ pub const DEFAULT_ENV_PREFIX: &str = "TAOTOKEN";
 pub const DEFAULT_BASE_URL: &str = "https://taotoken.net/api";
 /// Istio's sidecar sits between the replicas and breaks their gRPC rendezvous.
 pub const ISTIO_INJECT_ANNOTATION: &str = "sidecar.istio.io/inject";
+
+/// How the model-gateway credentials reach the training containers (the flags, clap-free).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GatewayOptions {
+    /// Secret holding the gateway API key [default: taotoken-secret].
+    pub api_secret: Option<String>,
+
+    /// Key inside the Secret [default: api-key].
+    pub api_secret_key: Option<String>,
+
+    /// Prefix of the env vars: PREFIX_API_KEY and PREFIX_BASE_URL [default: TAOTOKEN].
+    pub api_env_prefix: Option<String>,
+
+    /// Gateway base URL, without a trailing /v1 [default: https://taotoken.net/api].
+    pub api_base_url: Option<String>,
+
+    /// Also set OPENAI_API_KEY and OPENAI_BASE_URL, for code that uses the openai SDK.
+    pub openai_env: bool,
+
+    /// Do not add any gateway env vars.
+    pub no_api_env: bool,
+
+    /// Leave istio sidecar injection alone (by default pods get sidecar.istio.io/inject: "false",
+    /// because the sidecar breaks the replicas' DNS/gRPC rendezvous).
+    pub allow_istio_sidecar: bool,
+}
 
 /// How the gateway credentials reach the containers. `submit` uses it to check that the Secret
 /// and key exist before writing the job.
@@ -35,12 +60,12 @@ pub struct GatewayConfig {
 
 impl Default for GatewayConfig {
     fn default() -> Self {
-        Self::from_args(&GatewayArgs::default())
+        Self::from_args(&GatewayOptions::default())
     }
 }
 
 impl GatewayConfig {
-    pub fn from_args(a: &GatewayArgs) -> Self {
+    pub fn from_args(a: &GatewayOptions) -> Self {
         GatewayConfig {
             enabled: !a.no_api_env,
             secret_name: a
@@ -329,8 +354,8 @@ mod tests {
 
     #[test]
     fn gateway_flags_the_cluster_would_refuse_are_usage_errors() {
-        let g = |a: GatewayArgs| GatewayConfig::from_args(&a).check();
-        assert!(g(GatewayArgs::default()).is_ok());
+        let g = |a: GatewayOptions| GatewayConfig::from_args(&a).check();
+        assert!(g(GatewayOptions::default()).is_ok());
         for url in [
             "not a url",
             "javascript:alert(1)",
@@ -338,7 +363,7 @@ mod tests {
             "ftp://x",
             "https://",
         ] {
-            let e = g(GatewayArgs {
+            let e = g(GatewayOptions {
                 api_base_url: Some(url.into()),
                 ..Default::default()
             })
@@ -349,7 +374,7 @@ mod tests {
                 "{url}: {e}"
             );
         }
-        let e = g(GatewayArgs {
+        let e = g(GatewayOptions {
             api_secret: Some("t-bad_name!".into()),
             api_secret_key: Some("../x".into()),
             api_env_prefix: Some("my-gw".into()),
@@ -364,7 +389,7 @@ mod tests {
 
     #[test]
     fn openai_and_opt_outs() {
-        let args = GatewayArgs {
+        let args = GatewayOptions {
             openai_env: true,
             api_base_url: Some("https://gw.example/api/".into()),
             allow_istio_sidecar: true,
@@ -382,7 +407,7 @@ mod tests {
         );
         assert!(t.get("metadata").is_none());
 
-        let off = GatewayConfig::from_args(&GatewayArgs {
+        let off = GatewayConfig::from_args(&GatewayOptions {
             no_api_env: true,
             ..Default::default()
         });

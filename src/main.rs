@@ -2,13 +2,17 @@
 //! Everything else lives in the library (`src/lib.rs`).
 
 use clap::Parser;
+use kubectl_tfjob::commands::{self, Cli};
+use kubectl_tfjob::error::ExitCode;
+use kubectl_tfjob::output::Output;
 
 fn main() {
-    let cli = kubectl_tfjob::cli::Cli::parse();
-    kubectl_tfjob::logging::init(cli.verbose);
-    let code = match kubectl_tfjob::run(cli) {
-        Ok(()) => kubectl_tfjob::error::ExitCode::Ok,
-        Err(err) => kubectl_tfjob::report_error(&err),
+    let cli = Cli::parse();
+    kubectl_tfjob::logging::init(cli.global.verbose);
+    let mut out = Output::stdio();
+    let code = match commands::exec(cli, &mut out) {
+        Ok(()) => ExitCode::Ok,
+        Err(err) => kubectl_tfjob::report_error(&err, &mut std::io::stderr()),
     };
     std::process::exit(code as i32);
 }

@@ -7,14 +7,127 @@
 
 use serde_json::Value;
 
-use crate::cli::{KubeArgs, RenderArgs};
+use crate::cluster::ConnectionOptions;
 use crate::error::{Error, Result};
 use crate::gateway::GatewayConfig;
 use crate::manifest::{self, Document};
 use crate::model::TFJob;
+use crate::output::Output;
 use crate::templates::{self, DEFAULT_TEMPLATE};
 use crate::validate::{self, Context, Report};
 use crate::values;
+
+/// Where a job comes from and everything that shapes it (the `render`/`submit` flags, clap-free).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Built-in template name (see `kubectl tfjob templates`) or path to a template file.
+    pub template: Option<String>,
+
+    /// A values file, or a complete TFJob manifest ("-" reads stdin). Repeatable; later values
+    /// files win. A file whose document has `apiVersion` and `kind` is taken as a manifest.
+    pub files: Vec<String>,
+
+    /// Set a value, e.g. --set worker.replicas=4 --set image=my/img:1 (repeatable; wins over files).
+    pub set: Vec<String>,
+
+    /// The TFJob name.
+    pub name: Option<String>,
+
+    /// Container image for every replica (override per role with --set ps.image=…).
+    pub image: Option<String>,
+
+    /// Number of parameter servers.
+    pub ps: Option<i32>,
+
+    /// Number of workers.
+    pub workers: Option<i32>,
+
+    /// Number of chief replicas (0 or 1).
+    pub chief: Option<i32>,
+
+    /// Number of evaluator replicas.
+    pub evaluator: Option<i32>,
+
+    /// GPUs (nvidia.com/gpu) per worker (and chief); negative counts are refused by values.
+    pub gpus: Option<i64>,
+
+    /// CPU limit per worker (and chief), e.g. 4 or 500m.
+    pub cpu: Option<String>,
+
+    /// Memory limit per worker (and chief), e.g. 8Gi.
+    pub memory: Option<String>,
+
+    /// Label for the TFJob and its pods (repeatable).
+    pub labels: Vec<String>,
+
+    /// Annotation for the TFJob (repeatable).
+    pub annotations: Vec<String>,
+
+    /// Extra env var for the tensorflow containers (repeatable). Use a Secret for credentials.
+    pub env: Vec<String>,
+
+    /// Replica restartPolicy: Always, OnFailure, Never or ExitCode.
+    pub restart_policy: Option<String>,
+
+    /// runPolicy.cleanPodPolicy: All, Running or None.
+    pub clean_pod_policy: Option<String>,
+
+    /// runPolicy.backoffLimit.
+    pub backoff_limit: Option<i32>,
+
+    /// runPolicy.activeDeadlineSeconds.
+    pub active_deadline_seconds: Option<i64>,
+
+    /// runPolicy.ttlSecondsAfterFinished.
+    pub ttl_seconds_after_finished: Option<i32>,
+
+    /// successPolicy: "" (worker-0 decides) or AllWorkers.
+    pub success_policy: Option<String>,
+
+    /// runPolicy.schedulingPolicy.queue (gang scheduling).
+    pub queue: Option<String>,
+
+    /// runPolicy.schedulingPolicy.priorityClass (the gang PodGroup's priority).
+    pub priority_class: Option<String>,
+
+    /// Pod settings for every role and the other `--set` forms.
+    pub pod: PodOptions,
+
+    pub gateway: crate::gateway::GatewayOptions,
+
+    /// Command (and args) for the tensorflow containers, after `--`.
+    pub command: Vec<String>,
+}
+
+/// Values that describe real jobs, for every role's pods, and Helm's other `--set` forms. Each
+/// list holds the flag's arguments as typed (parsed by [`crate::values::flags_overlay`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodOptions {
+    /// `--set-string KEY=VALUE`: values kept as text.
+    pub set_string: Vec<String>,
+    /// `--set-file KEY=PATH`: values read from files (bounded).
+    pub set_file: Vec<String>,
+    pub cpu_request: Option<String>,
+    pub memory_request: Option<String>,
+    /// `CLAIM:/mount/path[:ro]`.
+    pub pvc: Vec<String>,
+    /// `NAME:/mount/path`.
+    pub config_map: Vec<String>,
+    /// `NAME:/mount/path`.
+    pub secret_volume: Vec<String>,
+    /// `/mount/path[:SIZE]`.
+    pub empty_dir: Vec<String>,
+    pub image_pull_secret: Vec<String>,
+    pub service_account: Option<String>,
+    /// `KEY=VALUE`.
+    pub node_selector: Vec<String>,
+    /// `KEY[=VALUE]:EFFECT`.
+    pub toleration: Vec<String>,
+    /// The pods' priorityClassName.
+    pub pod_priority_class: Option<String>,
+    /// `NAME=SECRET/KEY`.
+    pub env_from_secret: Vec<String>,
+}
 
 /// A job ready to print or submit.
 #[derive(Debug, Clone)]
@@ -32,7 +145,7 @@ pub struct Prepared {
 
 /// Renders (or reads) the job, validates it, injects the gateway credentials.
 /// `Err(Error::Invalid)` lists every error found; `Err(Error::Usage)` for contradictory flags.
-pub fn prepare(kube: &KubeArgs, args: &RenderArgs) -> Result<Prepared> {
+pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepared> {
     let gateway = GatewayConfig::from_args(&args.gateway);
     gateway.check()?;
     let docs = read_files(&args.files)?;
@@ -115,7 +228,7 @@ fn read_files(files: &[String]) -> Result<Vec<Document>> {
 }
 
 /// A manifest stands alone: no template, no values files, no shaping flags, one TFJob.
-fn check_manifest_usage(args: &RenderArgs, docs: &[Document], manifests: usize) -> Result<()> {
+fn check_manifest_usage(args: &RenderOptions, docs: &[Document], manifests: usize) -> Result<()> {
     if args.template.is_some() {
         return Err(Error::Usage(
             "-f gives a complete TFJob manifest, so --template does not apply; drop one of them"
@@ -247,8 +360,8 @@ fn apply_namespace(value: &mut Value, ns: Option<&str>, file: &str) -> Result<()
 }
 
 fn render_template(
-    kube: &KubeArgs,
-    args: &RenderArgs,
+    kube: &ConnectionOptions,
+    args: &RenderOptions,
     docs: &[Document],
 ) -> Result<(Value, String)> {
     let spec = args.template.as_deref().unwrap_or(DEFAULT_TEMPLATE);
@@ -327,28 +440,23 @@ pub fn to_json(job: &TFJob) -> String {
 }
 
 /// `kubectl tfjob render`: YAML on stdout only when the job is valid; findings on stderr.
-pub fn run_render(kube: &KubeArgs, args: &RenderArgs) -> Result<()> {
-    use std::io::Write;
+pub fn run_render(kube: &ConnectionOptions, args: &RenderOptions, out: &mut Output) -> Result<()> {
     let prepared = prepare(kube, args)?;
     let notes = prepared
         .report
         .render_text_with_origin(Some(&prepared.source));
     if !notes.is_empty() {
-        eprint!("{notes}");
+        out.note(&notes);
     }
-    let yaml = to_yaml(&prepared.job);
-    let mut out = std::io::stdout().lock();
-    out.write_all(yaml.as_bytes())
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::io("writing to stdout", e))
+    out.data(&to_yaml(&prepared.job))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn quick_start() -> RenderArgs {
-        RenderArgs {
+    fn quick_start() -> RenderOptions {
+        RenderOptions {
             name: Some("tf-dist-train".into()),
             image: Some("tensorflow/tensorflow:2.13.0-gpu".into()),
             workers: Some(3),
@@ -360,7 +468,7 @@ mod tests {
 
     #[test]
     fn prepare_renders_injects_and_validates() {
-        let kube = KubeArgs {
+        let kube = ConnectionOptions {
             namespace: Some("team-a".into()),
             ..Default::default()
         };
@@ -383,7 +491,7 @@ mod tests {
         let mut args = quick_start();
         args.name = Some("Bad_Name".into());
         args.restart_policy = Some("Sometimes".into());
-        let err = prepare(&KubeArgs::default(), &args).unwrap_err();
+        let err = prepare(&ConnectionOptions::default(), &args).unwrap_err();
         assert_eq!(err.exit_code(), crate::error::ExitCode::Invalid);
         let msg = err.to_string();
         assert!(

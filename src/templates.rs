@@ -17,9 +17,9 @@ use std::borrow::Cow;
 use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value;
 
-use crate::cli::{TemplatesAction, TemplatesArgs};
 use crate::error::{Error, Result};
 use crate::manifest;
+use crate::output::Output;
 use crate::values::{self, Values};
 
 /// The template used when `--template` is not given.
@@ -493,11 +493,18 @@ fn template_error(t: &Template, e: &minijinja::Error) -> Error {
     Error::Invalid(msg)
 }
 
+/// What `templates` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplatesAction {
+    /// List the built-in templates (the default).
+    List,
+    /// Print a template's source (a built-in by name, or a file by path).
+    Show { name: String },
+}
+
 /// `kubectl tfjob templates [list|show NAME]`.
-pub fn run_templates(args: &TemplatesArgs) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let text = match &args.action {
+pub fn run_templates(action: Option<&TemplatesAction>, out: &mut Output) -> Result<()> {
+    let text = match action {
         None | Some(TemplatesAction::List) => list_text(),
         // The shared macros, for people writing their own templates.
         Some(TemplatesAction::Show { name }) if name == MACROS_NAME => MACROS.to_string(),
@@ -510,9 +517,7 @@ pub fn run_templates(args: &TemplatesArgs) -> Result<()> {
             t.source.into_owned()
         }
     };
-    out.write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::io("writing to stdout", e))
+    out.data(&text)
 }
 
 fn list_text() -> String {

@@ -13,9 +13,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::cli::{KubeArgs, RenderArgs};
+use crate::cluster::ConnectionOptions;
 use crate::error::{Error, Result};
 use crate::manifest::{self, Document, join_index, join_key};
+use crate::render::RenderOptions;
 
 /// Everything a built-in template can be shaped with. Every field is always present in the
 /// template context (unset ones as `none`), so templates can run in strict-undefined mode and a
@@ -839,7 +840,7 @@ fn kv(flag: &str, s: &str) -> Result<(String, String)> {
 }
 
 /// The dedicated flags as a values tree (the last and strongest source).
-pub fn flags_overlay(kube: &KubeArgs, args: &RenderArgs) -> Result<Value> {
+pub fn flags_overlay(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Value> {
     let mut v = serde_json::json!({});
     let o = v.as_object_mut().unwrap();
     let mut put = |path: &str, val: Value| {
@@ -980,7 +981,7 @@ fn mount_path(flag: &str, arg: &str, path: &str, form: &str) -> Result<String> {
 
 /// The list-valued pod flags as values entries: volumes, volumeMounts, tolerations,
 /// imagePullSecrets.
-fn pod_flags(a: &crate::cli::PodArgs) -> Result<Vec<(&'static str, Vec<Value>)>> {
+fn pod_flags(a: &crate::render::PodOptions) -> Result<Vec<(&'static str, Vec<Value>)>> {
     use serde_json::json;
     let mut volumes = Vec::new();
     let mut mounts = Vec::new();
@@ -1433,8 +1434,8 @@ mod tests {
         let doc = manifest::parse_one("worker:\n  replicas: 5\n", "v.yaml")
             .unwrap()
             .unwrap();
-        let kube = KubeArgs::default();
-        let args = RenderArgs {
+        let kube = ConnectionOptions::default();
+        let args = RenderOptions {
             ps: Some(0),
             gpus: Some(1),
             ..Default::default()

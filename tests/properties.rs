@@ -1,8 +1,10 @@
 //! Property tests on the entry points that take user input (the same ones the fuzz targets in
 //! fuzz/ exercise for longer): none may panic, and well-formed input must come out right.
 
-use kubectl_tfjob::cli::{KubeArgs, RenderArgs, parse_duration};
+use kubectl_tfjob::cluster::ConnectionOptions;
+use kubectl_tfjob::commands::parse_duration;
 use kubectl_tfjob::gateway::GatewayConfig;
+use kubectl_tfjob::render::RenderOptions;
 use kubectl_tfjob::{manifest, render, validate, values};
 use proptest::prelude::*;
 
@@ -74,7 +76,7 @@ proptest! {
         workers in 0i32..40,
         gpus in 0i64..4,
     ) {
-        let args = RenderArgs {
+        let args = RenderOptions {
             template: Some(template.to_string()),
             name: Some(name),
             image: Some("tensorflow/tensorflow:2.13.0".into()),
@@ -82,7 +84,7 @@ proptest! {
             gpus: Some(gpus),
             ..Default::default()
         };
-        match render::prepare(&KubeArgs::default(), &args) {
+        match render::prepare(&ConnectionOptions::default(), &args) {
             Ok(prepared) => {
                 prop_assert!(!prepared.report.has_errors());
                 let yaml = render::to_yaml(&prepared.job);

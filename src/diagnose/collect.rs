@@ -1,7 +1,6 @@
 //! The I/O half: read the snapshot with a fixed number of requests, and the command itself.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::IsTerminal;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -11,27 +10,28 @@ use kube::api::{Api, ListParams, LogParams};
 
 use super::checks::{referenced_secrets, scrub};
 use super::{CrdState, Diagnosis, OperatorState, Snapshot, diagnose};
-use crate::cli::{DiagnoseArgs, KubeArgs, ReportFormat};
+pub(super) use crate::cluster::crd::crd_state;
+pub(super) use crate::cluster::operator::operator_state;
+use crate::cluster::secret::BASE_URL_KEY;
+use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
-use crate::kubeapi::{self, Action, Kube};
 use crate::model::{self, DEFAULT_CONTAINER_NAME, TFJob};
+use crate::output::{Output, ReportFormat};
 
 /// At most this many pod logs are read, whatever the replica count.
 pub const MAX_LOGS: usize = 3;
-/// Pod-template label the training-operator manifests put on the operator's pods.
-const OPERATOR_LABEL: (&str, &str) = ("control-plane", "kubeflow-training-operator");
 
 /// A refused read (RBAC and the like) becomes the reason to report as unknown; a cluster that
 /// cannot be reached, or rejects our credentials, ends the command.
 fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
-    if kubeapi::is_transport(&err) {
-        return Err(kubeapi::explain(err, action, &kube.server));
+    if cluster::is_transport(&err) {
+        return Err(cluster::explain(err, action, &kube.server));
     }
     // Rejected credentials make every other read fail too: stop here.
-    if kubeapi::status_code(&err) == Some(401) {
-        return Err(kubeapi::explain(err, action, &kube.server));
+    if cluster::status_code(&err) == Some(401) {
+        return Err(cluster::explain(err, action, &kube.server));
     }
-    Ok(match kubeapi::status_code(&err) {
+    Ok(match cluster::status_code(&err) {
         Some(403) => format!(
             "forbidden to {} {}: confirm with `{}`",
             action.verb,
@@ -51,7 +51,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     // 1. CRD
     let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
     let action = Action::new("get", "customresourcedefinitions", None).named(model::CRD_NAME);
-    s.crd = match kubeapi::retry(kube, || crds.get_opt(model::CRD_NAME)).await {
+    s.crd = match cluster::retry(kube, || crds.get_opt(model::CRD_NAME)).await {
         Ok(None) => CrdState::Missing,
         Ok(Some(crd)) => crd_state(&crd),
         Err(e) => {
@@ -66,13 +66,13 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     // 3. The job.
     if s.crd != CrdState::Missing {
         let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
-        match kubeapi::retry(kube, || jobs.get_opt(name)).await {
+        match cluster::retry(kube, || jobs.get_opt(name)).await {
             Ok(job) => s.job = job,
             // No CRD (even if we could not see it) means no resource to get.
-            Err(e) if kubeapi::status_code(&e) == Some(404) => {}
+            Err(e) if cluster::status_code(&e) == Some(404) => {}
             Err(e) => {
                 let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
-                return Err(kubeapi::explain(e, &action, &kube.server));
+                return Err(cluster::explain(e, &action, &kube.server));
             }
         }
     }
@@ -84,7 +84,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     let selector = model::job_selector(name);
     let lp = ListParams::default().labels(&selector);
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
-    match kubeapi::retry(kube, || pods.list(&lp)).await {
+    match cluster::retry(kube, || pods.list(&lp)).await {
         Ok(list) => s.pods = list.items,
         Err(e) => note(
             &mut s,
@@ -92,7 +92,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         ),
     }
     let services: Api<Service> = Api::namespaced(kube.client.clone(), namespace);
-    match kubeapi::retry(kube, || services.list(&lp)).await {
+    match cluster::retry(kube, || services.list(&lp)).await {
         Ok(list) => s.services = list.items,
         Err(e) => note(
             &mut s,
@@ -104,7 +104,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         "involvedObject.name={name},involvedObject.kind={}",
         model::KIND
     ));
-    match kubeapi::retry(kube, || events.list(&on_job)).await {
+    match cluster::retry(kube, || events.list(&on_job)).await {
         // A job deleted and recreated under the same name keeps its predecessor's events.
         Ok(list) => {
             let uid = job.metadata.uid.clone();
@@ -129,7 +129,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         .collect();
     if !s.pods.is_empty() {
         let on_pods = ListParams::default().fields("involvedObject.kind=Pod");
-        match kubeapi::retry(kube, || events.list(&on_pods)).await {
+        match cluster::retry(kube, || events.list(&on_pods)).await {
             Ok(list) => {
                 s.pod_events = sorted(
                     list.items
@@ -158,7 +158,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     let secrets: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
     let mut values: Vec<String> = Vec::new();
     for secret_name in referenced_secrets(Some(&job), &s.pods) {
-        match kubeapi::retry(kube, || secrets.get_opt(&secret_name)).await {
+        match cluster::retry(kube, || secrets.get_opt(&secret_name)).await {
             Ok(found) => {
                 let found = found.map(|sec| {
                     values.extend(raw_values(&sec));
@@ -185,10 +185,10 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             ..LogParams::default()
         };
         let first = params(previous);
-        let mut got = kubeapi::retry(kube, || pods_api.logs(&pod_name, &first)).await;
+        let mut got = cluster::retry(kube, || pods_api.logs(&pod_name, &first)).await;
         if previous && got.is_err() {
             let current = params(false);
-            got = kubeapi::retry(kube, || pods_api.logs(&pod_name, &current)).await;
+            got = cluster::retry(kube, || pods_api.logs(&pod_name, &current)).await;
         }
         match got {
             Ok(text) => {
@@ -228,81 +228,18 @@ fn sorted(mut events: Vec<Event>) -> Vec<Event> {
     events
 }
 
-pub(super) fn crd_state(crd: &CustomResourceDefinition) -> CrdState {
-    let established = crd
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-        });
-    CrdState::Present {
-        established,
-        served_versions: crd
-            .spec
-            .versions
-            .iter()
-            .filter(|v| v.served)
-            .map(|v| v.name.clone())
-            .collect(),
-    }
-}
-
-/// Whether a Deployment runs the training-operator (by image or by its manifests' label).
-pub(super) fn is_operator(d: &Deployment) -> bool {
-    let Some(tmpl) = d.spec.as_ref().map(|s| &s.template) else {
-        return false;
-    };
-    let labelled = tmpl
-        .metadata
-        .as_ref()
-        .and_then(|m| m.labels.as_ref())
-        .is_some_and(|l| l.get(OPERATOR_LABEL.0).map(String::as_str) == Some(OPERATOR_LABEL.1));
-    let by_image = tmpl.spec.as_ref().is_some_and(|p| {
-        p.containers.iter().any(|c| {
-            c.image
-                .as_deref()
-                .is_some_and(|i| i.contains("training-operator"))
-        })
-    });
-    labelled || by_image
-}
-
-/// The operator's state from a list of Deployments: a ready one wins.
-pub(super) fn operator_state(deployments: &[Deployment]) -> OperatorState {
-    let mut not_ready = None;
-    for d in deployments.iter().filter(|d| is_operator(d)) {
-        let namespace = d.metadata.namespace.clone().unwrap_or_default();
-        let name = d.metadata.name.clone().unwrap_or_default();
-        let ready = d
-            .status
-            .as_ref()
-            .and_then(|s| s.ready_replicas)
-            .unwrap_or(0);
-        let desired = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-        if ready >= 1 {
-            return OperatorState::Running { namespace, name };
-        }
-        not_ready.get_or_insert(OperatorState::NotReady {
-            namespace,
-            name,
-            ready,
-            desired,
-        });
-    }
-    not_ready.unwrap_or(OperatorState::NotFound)
-}
-
 async fn operator(kube: &Kube) -> Result<OperatorState> {
     let all: Api<Deployment> = Api::all(kube.client.clone());
     let lp = ListParams::default();
-    let first = match kubeapi::retry(kube, || all.list(&lp)).await {
+    let first = match cluster::retry(kube, || all.list(&lp)).await {
         Ok(list) => return Ok(operator_state(&list.items)),
         Err(e) => soften(e, &Action::new("list", "deployments", None), kube)?,
     };
-    let in_kubeflow: Api<Deployment> = Api::namespaced(kube.client.clone(), "kubeflow");
-    match kubeapi::retry(kube, || in_kubeflow.list(&lp)).await {
+    let in_kubeflow: Api<Deployment> = Api::namespaced(
+        kube.client.clone(),
+        crate::cluster::operator::OPERATOR_NAMESPACE,
+    );
+    match cluster::retry(kube, || in_kubeflow.list(&lp)).await {
         Ok(list) => match operator_state(&list.items) {
             // Not in "kubeflow" says nothing about the other namespaces.
             OperatorState::NotFound => Ok(OperatorState::Unknown(first)),
@@ -314,7 +251,7 @@ async fn operator(kube: &Kube) -> Result<OperatorState> {
 
 /// The values to scrub from logs (not the base URL, which is not secret).
 fn raw_values(secret: &Secret) -> Vec<String> {
-    let not_url = |k: &String| k.as_str() != crate::secret::BASE_URL_KEY;
+    let not_url = |k: &String| k.as_str() != BASE_URL_KEY;
     secret
         .data
         .iter()
@@ -399,31 +336,9 @@ pub(super) fn log_targets(pods: &[Pod]) -> Vec<(String, String, bool)> {
     crashing.into_iter().chain(running).take(MAX_LOGS).collect()
 }
 
-/// `tfjob/NAME`, `tfjobs.kubeflow.org/NAME` → `NAME`.
+/// `tfjob/NAME`, `tfjobs.kubeflow.org/NAME` → `NAME` (the forms kubectl accepts).
 pub(super) fn job_name(arg: &str) -> Result<&str> {
-    let name = match arg.split_once('/') {
-        Some((kind, name))
-            if [
-                "tfjob",
-                "tfjobs",
-                "tfjob.kubeflow.org",
-                "tfjobs.kubeflow.org",
-            ]
-            .contains(&kind.to_ascii_lowercase().as_str()) =>
-        {
-            name
-        }
-        Some((kind, _)) => {
-            return Err(Error::Usage(format!(
-                "{arg:?}: diagnose takes a TFJob name or tfjob/NAME, not a {kind}"
-            )));
-        }
-        None => arg,
-    };
-    if name.is_empty() {
-        return Err(Error::Usage("the TFJob name is empty".into()));
-    }
-    Ok(name)
+    crate::cluster::parse_job_name(arg, "diagnose")
 }
 
 /// The command's outcome from the findings: success unless something failed.
@@ -431,8 +346,7 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     if s.crd == CrdState::Missing {
         return Err(Error::not_ready(
             format!("the {} CRD is not installed", model::CRD_NAME),
-            "Install training-operator v1.9.4: kubectl apply --server-side -k \
-             \"github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4\"",
+            crate::cluster::install_operator_hint(),
         ));
     }
     if s.job.is_none() {
@@ -451,27 +365,35 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     }
 }
 
-fn use_color() -> bool {
-    std::io::stdout().is_terminal()
+fn use_color(out: &Output) -> bool {
+    out.out_is_terminal()
         && std::env::var_os("NO_COLOR").is_none()
         && std::env::var("TERM").map_or(true, |t| t != "dumb")
 }
 
 /// `kubectl tfjob diagnose NAME`: prints the findings (text or JSON), then exits 0 when nothing
 /// failed, 4 when something did (3 when the CRD or the job is missing).
-pub async fn run(kube_args: &KubeArgs, args: DiagnoseArgs) -> Result<()> {
-    let name = job_name(&args.name)?.to_string();
-    let kube = kubeapi::connect(kube_args).await?;
+pub async fn run(
+    conn: &ConnectionOptions,
+    name: &str,
+    format: ReportFormat,
+    tail: i64,
+    out: &mut Output,
+) -> Result<()> {
+    let name = job_name(name)?.to_string();
+    let kube = cluster::connect(conn).await?;
     let namespace = kube.namespace.clone();
-    let snapshot = collect(&kube, &namespace, &name, args.tail).await?;
+    let snapshot = collect(&kube, &namespace, &name, tail).await?;
     let d = diagnose(&snapshot);
-    match args.output {
-        ReportFormat::Text => print!("{}", d.render_text(use_color())),
-        ReportFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&d)
-                .map_err(|e| Error::Other(format!("encoding the diagnosis: {e}")))?
-        ),
+    match format {
+        ReportFormat::Text => {
+            let color = use_color(out);
+            out.data(&d.render_text(color))?
+        }
+        ReportFormat::Json => out.data_line(
+            &serde_json::to_string_pretty(&d)
+                .map_err(|e| Error::Other(format!("encoding the diagnosis: {e}")))?,
+        )?,
     }
     outcome(&snapshot, &d)
 }

@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::*;
-use crate::kubeapi::Kube;
+use crate::cluster::Kube;
 
 const NS: &str = "default";
 const JOB: &str = "mnist";

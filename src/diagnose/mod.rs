@@ -27,35 +27,8 @@ use crate::model::TFJob;
 
 pub use collect::{collect, run};
 
-/// What the cluster says about the `tfjobs.kubeflow.org` CRD.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CrdState {
-    Missing,
-    Present {
-        established: bool,
-        served_versions: Vec<String>,
-    },
-    /// Could not tell (e.g. RBAC hides CRDs); the text says why.
-    Unknown(String),
-}
-
-/// Whether a training-operator Deployment is running somewhere in the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OperatorState {
-    Running {
-        namespace: String,
-        name: String,
-    },
-    NotReady {
-        namespace: String,
-        name: String,
-        ready: i32,
-        desired: i32,
-    },
-    NotFound,
-    /// Could not tell (e.g. no permission to list Deployments); the text says why.
-    Unknown(String),
-}
+/// The CRD and operator facts come from [`crate::cluster`], which owns them for every command.
+pub use crate::cluster::{CrdState, OperatorState};
 
 /// Everything `diagnose` looks at, fetched once by [`collect`].
 #[derive(Debug, Clone)]

@@ -14,10 +14,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{ReportFormat, ValidateArgs};
 use crate::error::{Error, Result};
 use crate::gateway::GatewayConfig;
+use crate::gateway::GatewayOptions;
 use crate::manifest::{self, Location, Positions};
+use crate::output::{Output, ReportFormat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -231,8 +232,18 @@ pub fn validate_document(doc: &manifest::Document, gateway: &GatewayConfig) -> R
     validate_value(&doc.value, &ctx)
 }
 
+/// What `validate` checks and how it reports (the flags, clap-free).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// Manifest files; "-" reads stdin.
+    pub files: Vec<String>,
+    pub output: ReportFormat,
+    /// The credentials the manifests are expected to reference.
+    pub gateway: GatewayOptions,
+}
+
 /// `kubectl tfjob validate -f FILE|- [-f …] [-o json]`.
-pub fn run_validate(args: &ValidateArgs) -> Result<()> {
+pub fn run_validate(args: &ValidateOptions, out: &mut Output) -> Result<()> {
     let gateway = GatewayConfig::from_args(&args.gateway);
     gateway.check()?;
     let mut report = Report::default();
@@ -283,7 +294,7 @@ pub fn run_validate(args: &ValidateArgs) -> Result<()> {
     }
     match args.output {
         ReportFormat::Json => {
-            println!("{}", report.to_json());
+            out.data_line(&report.to_json())?;
             if report.has_errors() {
                 return Err(Error::Invalid(format!(
                     "validation failed: {}",
@@ -300,9 +311,9 @@ pub fn run_validate(args: &ValidateArgs) -> Result<()> {
                     report.render_text().trim_end()
                 )));
             }
-            eprint!("{}", report.render_text());
+            out.note(&report.render_text());
             for v in valid_names {
-                println!("{v}");
+                out.data_line(&v)?;
             }
         }
     }

@@ -42,8 +42,10 @@ since() { [[ $MINOR -ge $1 ]]; }
 (cd "$ROOT" && cargo build --quiet -p tfjob-testcluster)
 WORK=$(mktemp -d)
 SERVER_PID=""
+TLS_PID=""
 cleanup() {
   [[ -n "$SERVER_PID" ]] && kill "$SERVER_PID" 2>/dev/null || true
+  [[ -n "$TLS_PID" ]] && kill "$TLS_PID" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -175,6 +177,73 @@ expect "create secret generic (protobuf body)" 'secret/literal created' kc creat
 expect "created secret has the key" '"api-key":"eA=="' kc get secret literal -o jsonpath='{.data}'
 expect "create configmap (protobuf body)" 'configmap/cfg created' kc create configmap cfg --from-literal=a=b
 expect "delete -f Secret" 'secret "taotoken-secret" deleted' kc delete -f "$WORK/secret.yaml"
+
+# HTTPS and authentication: a second server with a generated CA, --anonymous-auth=false,
+# a client-certificate kubeconfig (CN=tester, O=system:masters) and a token-table user alice
+# whom RBAC denies creating Secrets.
+cat > "$WORK/tls.yaml" <<'YAML'
+operator: running
+security:
+  tls: true
+  requireAuth: true
+  kubeconfig: clientCert
+  tokens:
+  - {token: alice-token, user: alice, groups: [ml-team]}
+rbac:
+  deny:
+  - {user: alice, verb: create, resource: secrets}
+YAML
+"$ROOT/target/debug/tfjob-testcluster" --kubeconfig "$WORK/tls-kubeconfig" --scenario "$WORK/tls.yaml" > "$WORK/tls-url" 2> "$WORK/tls-server.log" &
+TLS_PID=$!
+for _ in $(seq 1 100); do [[ -s "$WORK/tls-url" && -s "$WORK/tls-kubeconfig" ]] && break; sleep 0.05; done
+TLS_URL=$(cat "$WORK/tls-url")
+ktls() { KUBECONFIG="$WORK/tls-kubeconfig" kc "$@"; }
+# Same cluster and CA, user switched to alice's bearer token with kubectl's own config commands.
+cp "$WORK/tls-kubeconfig" "$WORK/token-kubeconfig"
+ktok() { KUBECONFIG="$WORK/token-kubeconfig" kc "$@"; }
+ktok config unset users.tester.client-certificate-data >/dev/null
+ktok config unset users.tester.client-key-data >/dev/null
+ktok config set-credentials tester --token=alice-token >/dev/null
+# An exec credential plugin (client.authentication.k8s.io/v1) that prints alice's token. It
+# lives in a subdirectory: `config set-credentials` stores the command relative to the
+# kubeconfig, and client-go resolves a relative command against the kubeconfig's directory
+# only when it contains a slash (a bare name is looked up in $PATH).
+mkdir -p "$WORK/bin"
+cat > "$WORK/bin/exec-plugin.sh" <<'SH'
+#!/bin/sh
+echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"alice-token"}}'
+SH
+chmod 700 "$WORK/bin/exec-plugin.sh"
+cp "$WORK/token-kubeconfig" "$WORK/exec-kubeconfig"
+kexec() { KUBECONFIG="$WORK/exec-kubeconfig" kc "$@"; }
+kexec config unset users.tester.token >/dev/null
+kexec config set-credentials tester --exec-command="$WORK/bin/exec-plugin.sh" \
+  --exec-api-version=client.authentication.k8s.io/v1 --exec-interactive-mode=Never >/dev/null
+
+expect "https: client certificate lists namespaces" '^default +Active' ktls get namespaces
+expect "https: client certificate may create a Secret" 'secret/by-cert created' ktls create secret generic by-cert --from-literal=k=v
+expect "https: client certificate user passes can-i" '^yes' ktls auth can-i create tfjobs.kubeflow.org
+expect "https: bearer token lists Secrets" 'by-cert +Opaque' ktok get secrets
+expect_fail "https: token user alice is denied by RBAC" 'User "alice" cannot create resource "secrets"' ktok create secret generic by-token --from-literal=k=v
+expect "https: exec plugin token lists Secrets" 'by-cert +Opaque' kexec get secrets
+expect_fail "https: a wrong token is 401" 'You must be logged in to the server \(Unauthorized\)' ktok get secrets --token=wrong
+# kubectl prompts for a user name instead of sending a request without credentials, so the
+# anonymous 401 is checked on the wire, trusting the CA from the kubeconfig.
+ktls config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d > "$WORK/ca.pem"
+anonymous_get() {
+  python3 - "$TLS_URL/api/v1/namespaces/default/secrets" "$WORK/ca.pem" <<'PY'
+import json, ssl, sys, urllib.error, urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+try:
+    urllib.request.urlopen(sys.argv[1], context=ctx)
+    print("200")
+except urllib.error.HTTPError as e:
+    body = json.loads(e.read())
+    print(e.code, body["kind"], body["status"], body["reason"], body["message"], body["code"])
+PY
+}
+expect "https: no credentials is 401 Status Unauthorized with --anonymous-auth=false" '^401 Status Failure Unauthorized Unauthorized 401$' anonymous_get
+expect_fail "https: a client without the CA refuses the server certificate" 'certificate signed by unknown authority' env KUBECONFIG=/dev/null "$KUBECTL" --cache-dir "$WORK/cache" --server "$TLS_URL" --token=alice-token get secrets
 
 if [[ $FAILED -ne 0 ]]; then
   echo "kubectl fidelity: FAILED"; exit 1

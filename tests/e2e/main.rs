@@ -5,7 +5,9 @@
 //! through [`Run`], which fails the test if the test API key (or its base64) ever appears.
 
 mod secret;
+mod shape;
 mod submit;
+mod tls;
 mod wait;
 
 use std::io::Write;
@@ -75,14 +77,26 @@ impl Cli {
         self
     }
 
-    pub fn run(mut self) -> Run {
+    pub fn run(self) -> Run {
+        self.run_with_stdout(Stdio::piped())
+    }
+
+    /// Runs with a stdout whose reader is already gone, as after `| head -1` exited: every
+    /// write to it fails with EPIPE, deterministically.
+    pub fn run_with_closed_stdout(self) -> Run {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        self.run_with_stdout(Stdio::from(writer))
+    }
+
+    fn run_with_stdout(mut self, stdout: Stdio) -> Run {
         self.cmd
             .stdin(if self.stdin.is_some() {
                 Stdio::piped()
             } else {
                 Stdio::null()
             })
-            .stdout(Stdio::piped())
+            .stdout(stdout)
             .stderr(Stdio::piped());
         let mut child = self.cmd.spawn().expect("spawn kubectl-tfjob");
         if let Some(input) = self.stdin.take() {

@@ -11,6 +11,7 @@ use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::{Method, Response, body::Incoming};
 use serde_json::{Value, json};
 
+use crate::auth::User;
 use crate::resources::{self, ResourceInfo};
 use crate::scenario::OperatorMode;
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -159,6 +160,7 @@ fn verb_for(method: &Method, t: &Target, q: &Query) -> &'static str {
 /// Entry point for every request. `Err` aborts the connection (fault `reset`).
 pub async fn handle(
     sh: Arc<Shared>,
+    peer: Option<Arc<User>>,
     req: hyper::Request<Incoming>,
 ) -> Result<Response<Body>, std::io::Error> {
     let at = Instant::now();
@@ -200,6 +202,12 @@ pub async fn handle(
         ),
     };
     let content_type = hdr("content-type");
+    let user = crate::auth::authenticate(
+        &sh.scenario.security,
+        &sh.scenario.token,
+        peer.as_deref(),
+        &hdr("authorization"),
+    );
     let parsed_body = if body.is_empty() {
         None
     } else {
@@ -220,6 +228,7 @@ pub async fn handle(
         body: parsed_body,
         content_type: content_type.clone(),
         user_agent: hdr("user-agent"),
+        user: user.as_ref().map(|u| u.name.clone()).unwrap_or_default(),
         at,
         at_ms: at.duration_since(sh.started).as_millis() as u64,
     };
@@ -269,8 +278,9 @@ pub async fn handle(
             content_type,
             body,
             decision,
+            user: user.clone().unwrap_or_default(),
         };
-        route(&ctx, &method, &path, target, &verb, &hdr("authorization")).await
+        route(&ctx, &method, &path, target, &verb, user.is_ok()).await
     };
     log.status = resp.status().as_u16();
     sh.log_request(log);
@@ -301,6 +311,8 @@ pub(crate) struct Ctx {
     pub content_type: String,
     pub body: Bytes,
     pub decision: crate::state::FaultDecision,
+    /// Who is asking (default when unauthenticated; such requests end at 401).
+    pub user: User,
 }
 
 fn is_public(path: &str) -> bool {
@@ -316,12 +328,11 @@ async fn route(
     path: &str,
     target: Option<Target>,
     verb: &str,
-    auth: &str,
+    authenticated: bool,
 ) -> Response<Body> {
     let sh = &ctx.sh;
-    // client-go does not send bearer tokens over plain http, so a missing header is the
-    // test user; only a wrong token is rejected.
-    if !is_public(path) && !auth.is_empty() && auth != format!("Bearer {}", sh.scenario.token) {
+    // Rules in auth.rs: a wrong token is always 401; no credentials only with requireAuth.
+    if !is_public(path) && !authenticated {
         return error_response(&status::unauthorized());
     }
     let Some(t) = target else {
@@ -336,11 +347,11 @@ async fn route(
     if t.namespace.is_some() && !info.namespaced {
         return error_response(&status::unknown_resource());
     }
-    if sh.denied(verb, &info.plural, t.namespace.as_deref())
+    if sh.denied(&ctx.user.name, verb, &info.plural, t.namespace.as_deref())
         && info.plural != "selfsubjectaccessreviews"
     {
         return error_response(&status::forbidden(
-            "tester",
+            &ctx.user.name,
             verb,
             &info.plural,
             &info.group,
@@ -791,11 +802,12 @@ fn self_subject_access_review(ctx: &Ctx, mut obj: Value) -> Value {
     let verb = ra["verb"].as_str().unwrap_or("");
     let resource = ra["resource"].as_str().unwrap_or("");
     let ns = ra["namespace"].as_str();
-    let denied = ctx.sh.denied(verb, resource, ns);
+    let user = &ctx.user.name;
+    let denied = ctx.sh.denied(user, verb, resource, ns);
     obj["status"] = if denied {
         json!({"allowed": false, "denied": false, "reason": ""})
     } else {
-        json!({"allowed": true, "reason": "RBAC: allowed by ClusterRoleBinding \"tester-admin\" of ClusterRole \"cluster-admin\" to User \"tester\""})
+        json!({"allowed": true, "reason": format!("RBAC: allowed by ClusterRoleBinding \"{user}-admin\" of ClusterRole \"cluster-admin\" to User \"{user}\"")})
     };
     obj["metadata"] = json!({"creationTimestamp": null});
     obj["apiVersion"] = json!("authorization.k8s.io/v1");
@@ -1117,6 +1129,7 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     sh: Arc<Shared>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) {
     loop {
         tokio::select! {
@@ -1124,15 +1137,37 @@ pub async fn serve(
                 let Ok((stream, _)) = acc else { continue };
                 let _ = stream.set_nodelay(true);
                 let sh = sh.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req| handle(sh.clone(), req));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .keep_alive(true)
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                        .await;
+                    let Some(acceptor) = tls else {
+                        serve_connection(sh, None, stream).await;
+                        return;
+                    };
+                    // A failed handshake (unknown CA on the client side, plain HTTP to the
+                    // TLS port) just closes the connection, as the apiserver does.
+                    let Ok(stream) = acceptor.accept(stream).await else { return };
+                    let peer = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .and_then(|chain| chain.first())
+                        .and_then(|leaf| crate::tls::cert_user(leaf))
+                        .map(Arc::new);
+                    serve_connection(sh, peer, stream).await;
                 });
             }
             _ = shutdown.changed() => break,
         }
     }
+}
+
+async fn serve_connection<S>(sh: Arc<Shared>, peer: Option<Arc<User>>, stream: S)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = hyper::service::service_fn(move |req| handle(sh.clone(), peer.clone(), req));
+    let _ = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+        .await;
 }

@@ -7,7 +7,9 @@
 //! `defaults` and `validation` (apiserver defaulting, CRD schemas, the TFJob webhook),
 //! `table` and `openapi` (what kubectl asks for), `status` (Status errors), `resources`
 //! (discovery), `operator`, `kubelet` (scheduler + kubelet), `logs`, `scenario`, `state`
-//! (request log, faults, RBAC), `kubeconfig`. See README.md for the scenario format.
+//! (request log, faults, RBAC), `kubeconfig`, `tls` (HTTPS, generated CA, client
+//! certificates) and `auth` (client certificate / token table authentication). See
+//! README.md for the scenario format.
 //!
 //! ```no_run
 //! use tfjob_testcluster::{Scenario, TestCluster};
@@ -17,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod auth;
 mod crd;
 mod defaults;
 mod http;
@@ -34,6 +37,7 @@ mod state;
 mod status;
 mod store;
 mod table;
+mod tls;
 mod util;
 mod validation;
 mod watch;
@@ -44,6 +48,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+pub use auth::{Credential, KubeconfigAuth, Security, StaticToken, User};
 pub use crd::builtin_tfjob_crd;
 pub use scenario::{
     ContainerBehaviour, ContainerMatch, Fault, FaultMatch, NodeSpec, OperatorMode, Rbac, RbacRule,
@@ -51,6 +56,7 @@ pub use scenario::{
 };
 pub use state::Request;
 pub use store::EventType;
+pub use tls::{CertPair, unrelated_ca_pem};
 
 use state::Shared;
 
@@ -59,6 +65,8 @@ pub struct TestCluster {
     shared: Arc<Shared>,
     url: String,
     kubeconfig: PathBuf,
+    /// CA, serving and client certificates when the scenario asks for TLS.
+    pki: Option<Arc<tls::Pki>>,
     _dir: Option<tempfile::TempDir>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -211,6 +219,11 @@ impl TestCluster {
         let port = std_listener.local_addr().unwrap().port();
         let dir = tempfile::tempdir().expect("tempdir");
         let kubeconfig = dir.path().join("kubeconfig");
+        let pki = scenario
+            .security
+            .tls
+            .then(|| Arc::new(tls::Pki::generate()));
+        let acceptor = pki.as_ref().map(|p| p.acceptor());
         let shared = Arc::new(Shared::new(scenario));
         *shared.port.lock().unwrap() = port;
         let rx = shared.stop.subscribe();
@@ -229,25 +242,22 @@ impl TestCluster {
                         tokio::net::TcpListener::from_std(std_listener).expect("listener");
                     start_components(&sh);
                     let _ = ready_tx.send(());
-                    http::serve(listener, sh, rx).await;
+                    http::serve(listener, sh, rx, acceptor).await;
                 });
                 rt.shutdown_background();
             })
             .expect("spawn cluster thread");
         let _ = ready_rx.recv();
-        let url = format!("http://127.0.0.1:{port}");
-        std::fs::write(
-            &kubeconfig,
-            kubeconfig::render(&url, &shared.scenario.token),
-        )
-        .expect("write kubeconfig");
-        TestCluster {
+        let cluster = TestCluster {
+            url: url_for(pki.is_some(), port),
             shared,
-            url,
             kubeconfig,
+            pki,
             _dir: Some(dir),
             thread: Some(thread),
-        }
+        };
+        cluster.write_initial_kubeconfig();
+        cluster
     }
 
     /// Starts the cluster on the caller's tokio runtime.
@@ -273,30 +283,87 @@ impl TestCluster {
                 (Some(d), p)
             }
         };
+        let pki = scenario
+            .security
+            .tls
+            .then(|| Arc::new(tls::Pki::generate()));
         let shared = Arc::new(Shared::new(scenario));
         *shared.port.lock().unwrap() = port;
         let rx = shared.stop.subscribe();
         start_components(&shared);
-        tokio::spawn(http::serve(listener, shared.clone(), rx));
-        let url = format!("http://127.0.0.1:{port}");
-        if let Some(parent) = kubeconfig.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        std::fs::write(
-            &kubeconfig,
-            kubeconfig::render(&url, &shared.scenario.token),
-        )
-        .expect("write kubeconfig");
-        TestCluster {
+        tokio::spawn(http::serve(
+            listener,
+            shared.clone(),
+            rx,
+            pki.as_ref().map(|p| p.acceptor()),
+        ));
+        let cluster = TestCluster {
+            url: url_for(pki.is_some(), port),
             shared,
-            url,
             kubeconfig,
+            pki,
             _dir: dir,
             thread: None,
-        }
+        };
+        cluster.write_initial_kubeconfig();
+        cluster
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// The kubeconfig at `self.kubeconfig`, with the credential the scenario names.
+    fn write_initial_kubeconfig(&self) {
+        let token = self.shared.scenario.token.clone();
+        let credential = match self.shared.scenario.security.kubeconfig {
+            KubeconfigAuth::Token => Credential::Token(token),
+            KubeconfigAuth::ClientCert => Credential::ClientCert {
+                user: auth::TEST_USER.into(),
+                groups: vec!["system:masters".into()],
+            },
+            KubeconfigAuth::Exec => Credential::Exec { token },
+            KubeconfigAuth::None => Credential::None,
+        };
+        self.write_kubeconfig_at(&self.kubeconfig, &credential, self.ca_pem().as_deref());
+    }
+
+    /// The CA certificate (PEM) clients must trust; None over plain HTTP.
+    pub fn ca_pem(&self) -> Option<String> {
+        self.pki.as_ref().map(|p| p.ca_pem().to_string())
+    }
+
+    /// A client certificate signed by the cluster's CA for `user` in `groups` (at most two).
+    /// Panics unless the scenario enabled `security.tls`.
+    pub fn client_cert(&self, user: &str, groups: &[&str]) -> CertPair {
+        let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+        self.pki
+            .as_ref()
+            .expect("client certificates need a cluster started with security.tls")
+            .issue_client(user, &groups)
+    }
+
+    /// Writes a kubeconfig named `name` next to the default one, trusting the cluster's CA,
+    /// with `credential` as user "tester" of context "test". Returns its path.
+    pub fn write_kubeconfig(&self, name: &str, credential: &Credential) -> PathBuf {
+        self.write_kubeconfig_trusting(name, credential, self.ca_pem().as_deref())
+    }
+
+    /// Like `write_kubeconfig`, trusting `ca_pem` instead (e.g. `unrelated_ca_pem()`).
+    pub fn write_kubeconfig_trusting(
+        &self,
+        name: &str,
+        credential: &Credential,
+        ca_pem: Option<&str>,
+    ) -> PathBuf {
+        let dir = self.kubeconfig.parent().unwrap_or(Path::new("."));
+        let path = dir.join(name);
+        self.write_kubeconfig_at(&path, credential, ca_pem);
+        path
+    }
+
+    fn write_kubeconfig_at(&self, path: &Path, credential: &Credential, ca_pem: Option<&str>) {
+        kubeconfig::write(path, &self.url, ca_pem, self.pki.as_deref(), credential)
+            .unwrap_or_else(|e| panic!("write kubeconfig {}: {e}", path.display()));
+    }
+
+    /// `http://127.0.0.1:PORT`, or `https://` with `security.tls`.
     pub fn url(&self) -> String {
         self.url.clone()
     }
@@ -427,6 +494,11 @@ impl TestCluster {
         }
         f(self)
     }
+}
+
+fn url_for(tls: bool, port: u16) -> String {
+    let scheme = if tls { "https" } else { "http" };
+    format!("{scheme}://127.0.0.1:{port}")
 }
 
 fn start_components(sh: &Arc<Shared>) {

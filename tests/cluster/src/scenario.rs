@@ -176,6 +176,8 @@ impl Default for Timing {
 #[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RbacRule {
+    /// User name the rule applies to (absent: every user).
+    pub user: Option<String>,
     /// Verb (get, list, watch, create, update, patch, delete, deletecollection).
     pub verb: Option<String>,
     /// Resource plural.
@@ -359,6 +361,9 @@ pub struct Scenario {
     pub kubernetes_version: String,
     /// Bearer token accepted (kubeconfig user "tester").
     pub token: String,
+    /// HTTPS and authentication (client certificates, token table, exec plugin); plain
+    /// HTTP with the legacy token rule by default. See auth.rs.
+    pub security: crate::auth::Security,
 }
 
 impl Default for Scenario {
@@ -386,6 +391,7 @@ impl Default for Scenario {
             watch_history: 10_000,
             kubernetes_version: "v1.36.1".into(),
             token: "test-token".into(),
+            security: crate::auth::Security::default(),
         }
     }
 }
@@ -437,10 +443,36 @@ impl Scenario {
     /// Deny a verb on a resource in a namespace (`*` for all).
     pub fn with_deny(mut self, verb: &str, resource: &str, namespace: &str) -> Self {
         self.rbac.deny.push(RbacRule {
+            user: None,
             verb: Some(verb.into()),
             resource: Some(resource.into()),
             namespace: Some(namespace.into()),
         });
+        self
+    }
+    /// Serve HTTPS with a generated CA (see `TestCluster::ca_pem`, `write_kubeconfig`).
+    pub fn with_tls(mut self) -> Self {
+        self.security.tls = true;
+        self
+    }
+    /// `--anonymous-auth=false`: requests without credentials get 401.
+    pub fn with_required_auth(mut self) -> Self {
+        self.security.require_auth = true;
+        self
+    }
+    /// Add a row to the static token table.
+    pub fn with_token(mut self, token: &str, user: &str, groups: &[&str]) -> Self {
+        self.security.tokens.push(crate::auth::StaticToken {
+            token: token.into(),
+            user: user.into(),
+            uid: String::new(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        });
+        self
+    }
+    /// Which credential the kubeconfig written at start carries.
+    pub fn with_kubeconfig_auth(mut self, auth: crate::auth::KubeconfigAuth) -> Self {
+        self.security.kubeconfig = auth;
         self
     }
     /// Add a namespace.

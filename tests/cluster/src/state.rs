@@ -41,6 +41,8 @@ pub struct Request {
     pub content_type: String,
     /// User-Agent header.
     pub user_agent: String,
+    /// Authenticated user name ("" when the request was rejected as unauthenticated).
+    pub user: String,
     /// When the request arrived.
     pub at: Instant,
     /// Milliseconds since the cluster started.
@@ -203,13 +205,16 @@ impl Shared {
     }
 
     /// True when the scenario's RBAC denies this.
-    pub(crate) fn denied(&self, verb: &str, resource: &str, ns: Option<&str>) -> bool {
+    pub(crate) fn denied(&self, user: &str, verb: &str, resource: &str, ns: Option<&str>) -> bool {
         let rbac = self.rbac.lock().unwrap();
         rbac.deny.iter().any(|r| {
             let ok = |want: &Option<String>, have: &str| {
                 want.as_deref().is_none_or(|w| w == "*" || w == have)
             };
-            ok(&r.verb, verb) && ok(&r.resource, resource) && ok(&r.namespace, ns.unwrap_or(""))
+            ok(&r.user, user)
+                && ok(&r.verb, verb)
+                && ok(&r.resource, resource)
+                && ok(&r.namespace, ns.unwrap_or(""))
         })
     }
 

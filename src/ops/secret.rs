@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use k8s_openapi::ByteString;
@@ -15,25 +16,62 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ObjectMeta, PostParams};
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::cli::{
-    DryRun, KubeArgs, ManifestFormat, SecretAction, SecretArgs, SecretCheckArgs, SecretCreateArgs,
-};
+use super::DryRun;
+use crate::cluster::secret::{BASE_URL_KEY, check_secret};
+use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
-use crate::kubeapi::{self, Action, Kube};
+use crate::gateway::DEFAULT_BASE_URL;
+use crate::output::{ManifestFormat, Output};
 use crate::probe;
 
 /// Label that marks Secrets this tool wrote.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kubectl-tfjob");
-/// Where `--base-url` is stored beside the key.
-pub const BASE_URL_KEY: &str = "base-url";
-/// The gateway probed by `--verify` when no `--base-url` is given.
-pub const DEFAULT_BASE_URL: &str = "https://taotoken.net/api";
 
-pub async fn run(kube_args: &KubeArgs, args: SecretArgs) -> Result<()> {
-    match args.action {
-        SecretAction::Create(create) => run_create(kube_args, create).await,
-        SecretAction::Check(check) => run_check(kube_args, check).await,
-    }
+/// What `secret create` stores and how (the flags, clap-free).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretCreateOptions {
+    /// Secret name.
+    pub name: String,
+
+    /// Key inside the Secret.
+    pub key: String,
+
+    /// Gateway base URL, stored beside the key under `base-url`.
+    pub base_url: Option<String>,
+
+    /// Read the key from stdin (one line; the trailing newline is stripped).
+    pub from_stdin: bool,
+
+    /// Read the key from this environment variable.
+    pub from_env: Option<String>,
+
+    /// Read the key from a file.
+    pub from_file: Option<PathBuf>,
+
+    /// The key itself. Discouraged: it lands in shell history and `ps`.
+    pub from_literal: Option<String>,
+
+    /// Replace an existing Secret whose content differs.
+    pub overwrite: bool,
+
+    /// Call GET {base-url}/v1/models with the key before storing it.
+    pub verify: bool,
+
+    /// Print what would be stored (data masked) instead of storing it.
+    pub dry_run: Option<DryRun>,
+
+    /// Output format with --dry-run.
+    pub output: Option<ManifestFormat>,
+}
+
+/// What `secret check` looks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretCheckOptions {
+    /// Secret name.
+    pub name: String,
+
+    /// Key inside the Secret.
+    pub key: String,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -51,7 +89,7 @@ pub enum KeySource {
 
 /// Pure: picks the source. With no flag, a terminal on stdin means a hidden prompt; anything
 /// else is refused rather than silently reading a pipe the user may not have meant.
-pub fn choose_source(args: &SecretCreateArgs, stdin_is_tty: bool) -> Result<KeySource> {
+pub fn choose_source(args: &SecretCreateOptions, stdin_is_tty: bool) -> Result<KeySource> {
     Ok(if args.from_stdin {
         KeySource::Stdin
     } else if let Some(var) = &args.from_env {
@@ -101,7 +139,11 @@ pub fn clean_key(raw: String, origin: &str) -> Result<SecretString> {
     Ok(key)
 }
 
-fn read_key(args: &SecretCreateArgs, source: &KeySource) -> Result<SecretString> {
+fn read_key(
+    args: &SecretCreateOptions,
+    source: &KeySource,
+    out: &mut Output,
+) -> Result<SecretString> {
     match source {
         KeySource::Prompt => {
             let key = dialoguer::Password::new()
@@ -139,9 +181,9 @@ fn read_key(args: &SecretCreateArgs, source: &KeySource) -> Result<SecretString>
             clean_key(text, &path.display().to_string())
         }
         KeySource::Literal => {
-            eprintln!(
+            out.note_line(
                 "warning: --from-literal puts the key in your shell history and in `ps` output; \
-                 prefer the prompt or --from-stdin"
+                 prefer the prompt or --from-stdin",
             );
             clean_key(
                 args.from_literal.clone().unwrap_or_default(),
@@ -254,29 +296,42 @@ pub fn masked(secret: &Secret) -> serde_json::Value {
     value
 }
 
-fn print_object(value: &serde_json::Value, output: Option<ManifestFormat>, fallback: &str) {
-    match output {
+/// Prints the (masked) object; `fallback` is the line without `-o`. When the object was written
+/// to the cluster (`wrote`), a closed stdout still gets the fact onto stderr.
+fn print_object(
+    out: &mut Output,
+    value: &serde_json::Value,
+    output: Option<ManifestFormat>,
+    fallback: &str,
+    wrote: bool,
+) -> Result<()> {
+    let printed = match output {
         Some(ManifestFormat::Json) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(value).unwrap_or_default()
-            )
+            out.data_line(&serde_json::to_string_pretty(value).unwrap_or_default())
         }
-        Some(ManifestFormat::Yaml) => {
-            print!("{}", serde_saphyr::to_string(value).unwrap_or_default())
-        }
-        Some(ManifestFormat::Name) => println!(
+        Some(ManifestFormat::Yaml) => out.data(&serde_saphyr::to_string(value).unwrap_or_default()),
+        Some(ManifestFormat::Name) => out.data_line(&format!(
             "secret/{}",
             value["metadata"]["name"].as_str().unwrap_or_default()
-        ),
-        None => println!("{fallback}"),
+        )),
+        None => out.data_line(fallback),
+    };
+    if wrote {
+        out.after_write(printed, fallback)
+    } else {
+        printed
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // The commands
 
-async fn run_create(kube_args: &KubeArgs, args: SecretCreateArgs) -> Result<()> {
+/// `kubectl tfjob secret create`.
+pub async fn create(
+    kube_args: &ConnectionOptions,
+    args: SecretCreateOptions,
+    out: &mut Output,
+) -> Result<()> {
     if args.output.is_some() && args.dry_run.is_none() {
         return Err(Error::Usage(
             "-o/--output goes with --dry-run (a stored Secret is never printed)".into(),
@@ -302,12 +357,12 @@ async fn run_create(kube_args: &KubeArgs, args: SecretCreateArgs) -> Result<()> 
     }
     let source = choose_source(&args, std::io::stdin().is_terminal())?;
     // Read the key before connecting, so a prompt is never interrupted by a slow API server.
-    let key = read_key(&args, &source)?;
+    let key = read_key(&args, &source, out)?;
     let dry_run = args.dry_run.unwrap_or(DryRun::None);
     let kube = match dry_run {
         // Client dry run needs no cluster, except to learn the namespace, which is best-effort.
-        DryRun::Client => kubeapi::connect(kube_args).await.ok(),
-        _ => Some(kubeapi::connect(kube_args).await?),
+        DryRun::Client => cluster::connect(kube_args).await.ok(),
+        _ => Some(cluster::connect(kube_args).await?),
     };
     let namespace = kube
         .as_ref()
@@ -325,7 +380,7 @@ async fn run_create(kube_args: &KubeArgs, args: SecretCreateArgs) -> Result<()> 
                 hint: None,
             });
         }
-        eprintln!("{explanation}");
+        out.note_line(&explanation);
     }
 
     let desired = desired_secret(
@@ -338,17 +393,19 @@ async fn run_create(kube_args: &KubeArgs, args: SecretCreateArgs) -> Result<()> 
     drop(key);
     let Some(kube) = kube else {
         print_object(
+            out,
             &masked(&desired),
             args.output,
             &format!("secret/{} created (dry run)", args.name),
-        );
+            false,
+        )?;
         return Ok(());
     };
     let api: Api<Secret> = Api::namespaced(kube.client.clone(), &namespace);
     let get = Action::new("get", "secrets", Some(&namespace)).named(&args.name);
-    let existing = match kubeapi::retry(&kube, || api.get_opt(&args.name)).await {
+    let existing = match cluster::retry(&kube, || api.get_opt(&args.name)).await {
         Ok(existing) => existing,
-        Err(e) => return Err(kubeapi::explain(e, &get, &kube.server)),
+        Err(e) => return Err(cluster::explain(e, &get, &kube.server)),
     };
     let server_dry_run = dry_run == DryRun::Server;
     let params = PostParams {
@@ -364,20 +421,24 @@ async fn run_create(kube_args: &KubeArgs, args: SecretCreateArgs) -> Result<()> 
         None => {
             if dry_run == DryRun::Client {
                 print_object(
+                    out,
                     &masked(&desired),
                     args.output,
                     &format!("secret/{} created{suffix}", args.name),
-                );
+                    false,
+                )?;
                 return Ok(());
             }
             let action = Action::new("create", "secrets", Some(&namespace)).named(&args.name);
             let created =
                 create_secret(&kube, &api, &params, &desired, &namespace, &action).await?;
             print_object(
+                out,
                 &masked(&created),
                 args.output,
                 &format!("secret/{} created{suffix}", args.name),
-            );
+                dry_run == DryRun::None,
+            )?;
         }
         Some(existing) => {
             if existing.type_.as_deref().unwrap_or("Opaque") != "Opaque" {
@@ -392,10 +453,12 @@ async fn run_create(kube_args: &KubeArgs, args: SecretCreateArgs) -> Result<()> 
             }
             match compare(&existing, &desired) {
                 Comparison::Same => print_object(
+                    out,
                     &masked(&existing),
                     args.output,
                     &format!("secret/{} unchanged", args.name),
-                ),
+                    false,
+                )?,
                 Comparison::Differs(keys) if !args.overwrite => {
                     return Err(Error::Conflict {
                         message: format!(
@@ -413,19 +476,21 @@ async fn run_create(kube_args: &KubeArgs, args: SecretCreateArgs) -> Result<()> 
                     let updated = merged(&existing, &desired);
                     if dry_run == DryRun::Client {
                         print_object(
+                            out,
                             &masked(&updated),
                             args.output,
                             &format!("secret/{} configured{suffix}", args.name),
-                        );
+                            false,
+                        )?;
                         return Ok(());
                     }
                     let action =
                         Action::new("update", "secrets", Some(&namespace)).named(&args.name);
                     // The resourceVersion from our read makes this a compare-and-swap: a
                     // concurrent change gives 409 instead of being silently overwritten.
-                    let stored = kubeapi::retry(&kube, || api.replace(&args.name, &params, &updated))
+                    let stored = cluster::retry(&kube, || api.replace(&args.name, &params, &updated))
                         .await
-                        .map_err(|e| match kubeapi::status_code(&e) {
+                        .map_err(|e| match cluster::status_code(&e) {
                             Some(409) => Error::Conflict {
                                 message: format!(
                                     "Secret {namespace}/{} changed while we were updating it; nothing was changed",
@@ -433,13 +498,15 @@ async fn run_create(kube_args: &KubeArgs, args: SecretCreateArgs) -> Result<()> 
                                 ),
                                 hint: Some("Run the command again.".into()),
                             },
-                            _ => kubeapi::explain(e, &action, &kube.server),
+                            _ => cluster::explain(e, &action, &kube.server),
                         })?;
                     print_object(
+                        out,
                         &masked(&stored),
                         args.output,
                         &format!("secret/{} configured{suffix}", args.name),
-                    );
+                        dry_run == DryRun::None,
+                    )?;
                 }
             }
         }
@@ -457,9 +524,9 @@ async fn create_secret(
     namespace: &str,
     action: &Action,
 ) -> Result<Secret> {
-    match kubeapi::retry(kube, || api.create(params, desired)).await {
+    match cluster::retry(kube, || api.create(params, desired)).await {
         Ok(created) => Ok(created),
-        Err(e) if kubeapi::status_code(&e) == Some(409) => {
+        Err(e) if cluster::status_code(&e) == Some(409) => {
             let name = desired.metadata.name.clone().unwrap_or_default();
             match api.get_opt(&name).await {
                 Ok(Some(existing)) if compare(&existing, desired) == Comparison::Same => {
@@ -473,13 +540,13 @@ async fn create_secret(
                 }),
             }
         }
-        Err(e) if kubeapi::is_not_found(&e) => Err(Error::not_ready(
+        Err(e) if cluster::is_not_found(&e) => Err(Error::not_ready(
             format!("namespace {namespace:?} does not exist; nothing was stored"),
             format!(
                 "Create it with `kubectl create namespace {namespace}`, or pass -n with an existing one."
             ),
         )),
-        Err(e) => Err(kubeapi::explain(e, action, &kube.server)),
+        Err(e) => Err(cluster::explain(e, action, &kube.server)),
     }
 }
 
@@ -491,108 +558,28 @@ fn is_config_key(key: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// The readiness of a Secret for a job, as `secret check` and `submit` report it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SecretState {
-    Ready,
-    MissingSecret,
-    MissingKey { present: Vec<String> },
-    EmptyValue,
-}
-
-/// Pure: does this Secret (if any) carry a non-empty value under `key`?
-pub fn secret_state(secret: Option<&Secret>, key: &str) -> SecretState {
-    let Some(secret) = secret else {
-        return SecretState::MissingSecret;
-    };
-    let mut present: Vec<String> = secret
-        .data
-        .iter()
-        .flatten()
-        .map(|(k, _)| k.clone())
-        .collect();
-    present.extend(secret.string_data.iter().flatten().map(|(k, _)| k.clone()));
-    present.sort();
-    present.dedup();
-    let value = secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get(key))
-        .map(|v| v.0.len())
-        .or_else(|| {
-            secret
-                .string_data
-                .as_ref()
-                .and_then(|d| d.get(key))
-                .map(String::len)
-        });
-    match value {
-        None => SecretState::MissingKey { present },
-        Some(0) => SecretState::EmptyValue,
-        Some(_) => SecretState::Ready,
-    }
-}
-
-/// The command that fixes a missing Secret or key.
-pub fn create_command(name: &str, key: &str, namespace: &str) -> String {
-    let mut cmd = format!("kubectl tfjob secret create {name} -n {namespace}");
-    if key != "api-key" {
-        cmd.push_str(&format!(" --key {key}"));
-    }
-    cmd
-}
-
-/// Checks the Secret and key exist; shared with `submit`'s readiness checks.
-pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -> Result<()> {
-    let api: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
-    let action = Action::new("get", "secrets", Some(namespace)).named(name);
-    let secret = kubeapi::retry(kube, || api.get_opt(name))
-        .await
-        .map_err(|e| kubeapi::explain(e, &action, &kube.server))?;
-    let fix = create_command(name, key, namespace);
-    match secret_state(secret.as_ref(), key) {
-        SecretState::Ready => Ok(()),
-        SecretState::MissingSecret => Err(Error::not_ready(
-            format!(
-                "Secret {namespace}/{name} does not exist; the job's pods would fail with CreateContainerConfigError"
-            ),
-            format!("Create it with: {fix}"),
-        )),
-        SecretState::MissingKey { present } => Err(Error::not_ready(
-            format!(
-                "Secret {namespace}/{name} has no key {key:?} (it has: {}); the job's pods would fail with CreateContainerConfigError",
-                if present.is_empty() {
-                    "no keys".to_string()
-                } else {
-                    present.join(", ")
-                }
-            ),
-            format!("Add it with: {fix} --overwrite"),
-        )),
-        SecretState::EmptyValue => Err(Error::not_ready(
-            format!("Secret {namespace}/{name} has an empty value under {key:?}"),
-            format!("Store the key with: {fix} --overwrite"),
-        )),
-    }
-}
-
-async fn run_check(kube_args: &KubeArgs, args: SecretCheckArgs) -> Result<()> {
-    let kube = kubeapi::connect(kube_args).await?;
+/// `kubectl tfjob secret check`.
+pub async fn check(
+    kube_args: &ConnectionOptions,
+    args: SecretCheckOptions,
+    out: &mut Output,
+) -> Result<()> {
+    let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();
     check_secret(&kube, &namespace, &args.name, &args.key).await?;
-    println!(
+    out.data_line(&format!(
         "secret/{} in namespace {namespace} has a non-empty {:?} key",
         args.name, args.key
-    );
-    Ok(())
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::secret::{SecretState, create_command, secret_state};
 
-    fn args() -> SecretCreateArgs {
-        SecretCreateArgs {
+    fn args() -> SecretCreateOptions {
+        SecretCreateOptions {
             name: "taotoken-secret".into(),
             key: "api-key".into(),
             base_url: None,
@@ -614,12 +601,12 @@ mod tests {
             choose_source(&args(), false),
             Err(Error::Usage(_))
         ));
-        let a = SecretCreateArgs {
+        let a = SecretCreateOptions {
             from_stdin: true,
             ..args()
         };
         assert_eq!(choose_source(&a, true).unwrap(), KeySource::Stdin);
-        let a = SecretCreateArgs {
+        let a = SecretCreateOptions {
             from_env: Some("K".into()),
             ..args()
         };

@@ -6,7 +6,35 @@
 //! `__complete` format: one candidate per line (`value<TAB>description`), then `:<directive>`.
 //! The shipped `kubectl_complete-tfjob` script forwards to the hidden `__complete` subcommand.
 
-use clap::{Arg, Command};
+use clap::{Arg, Args, Command};
+
+use super::{Cli, Global};
+use crate::cluster::ConnectionOptions;
+use crate::error::Result;
+use crate::output::{Buffer, Output};
+
+#[derive(Debug, Clone, Args)]
+#[command(after_help = COMPLETION_HELP)]
+pub struct CompletionArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+const COMPLETION_HELP: &str = "\
+For `kubectl-tfjob <TAB>`:
+  source <(kubectl-tfjob completion bash)
+
+For `kubectl tfjob <TAB>` (kubectl 1.26 or newer): put the kubectl_complete-tfjob script from the
+release (or the repository) on your PATH next to kubectl-tfjob.";
+
+/// `completion SHELL`: the script clap_complete generates from the command tree.
+pub fn exec(_global: &Global, args: CompletionArgs, out: &mut Output) -> Result<()> {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut script = Buffer::default();
+    clap_complete::generate(args.shell, &mut cmd, "kubectl-tfjob", &mut script);
+    out.data(&script.text())
+}
 
 /// Cobra's ShellCompDirective values that we use.
 pub const DIRECTIVE_DEFAULT: u32 = 0;
@@ -173,8 +201,8 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
 }
 
 /// The flags a completion request carried that pick the cluster and namespace.
-pub fn kube_args_from_words(words: &[String]) -> crate::cli::KubeArgs {
-    let mut args = crate::cli::KubeArgs::default();
+pub fn kube_args_from_words(words: &[String]) -> ConnectionOptions {
+    let mut args = ConnectionOptions::default();
     let mut iter = words.iter().peekable();
     while let Some(word) = iter.next() {
         let (flag, inline) = match word.split_once('=') {
@@ -184,6 +212,10 @@ pub fn kube_args_from_words(words: &[String]) -> crate::cli::KubeArgs {
         let slot = match flag {
             "-n" | "--namespace" => &mut args.namespace,
             "--context" => &mut args.context,
+            "--cluster" => &mut args.cluster,
+            "--user" => &mut args.user,
+            "-s" | "--server" => &mut args.server,
+            "--token" => &mut args.token,
             "--kubeconfig" => {
                 let value = inline.or_else(|| iter.next().cloned());
                 args.kubeconfig = value.map(Into::into);
@@ -198,8 +230,8 @@ pub fn kube_args_from_words(words: &[String]) -> crate::cli::KubeArgs {
 
 /// Runs `__complete`: static candidates, plus TFJob names from the cluster for `wait` and
 /// `diagnose` (best effort, bounded to two seconds; a completion must never hang a shell).
-pub fn run_complete(words: &[String]) -> crate::error::Result<()> {
-    let root = <crate::cli::Cli as clap::CommandFactory>::command();
+pub fn exec_complete(words: &[String], out: &mut Output) -> Result<()> {
+    let root = <Cli as clap::CommandFactory>::command();
     let mut completions = complete(&root, words);
     if completions.wants_job_name {
         let prefix = words.last().cloned().unwrap_or_default();
@@ -221,12 +253,11 @@ pub fn run_complete(words: &[String]) -> crate::error::Result<()> {
             }
         }
     }
-    print!("{}", completions.render());
-    Ok(())
+    out.data(&completions.render())
 }
 
-async fn job_names(kube_args: &crate::cli::KubeArgs) -> Option<Vec<String>> {
-    let kube = crate::kubeapi::connect(kube_args).await.ok()?;
+async fn job_names(kube_args: &ConnectionOptions) -> Option<Vec<String>> {
+    let kube = crate::cluster::connect(kube_args).await.ok()?;
     let jobs: kube::Api<crate::model::TFJob> = kube::Api::namespaced(kube.client, &kube.namespace);
     let list = jobs.list_metadata(&Default::default()).await.ok()?;
     Some(
@@ -254,7 +285,7 @@ mod tests {
     }
 
     fn root() -> Command {
-        <crate::cli::Cli as clap::CommandFactory>::command()
+        <Cli as clap::CommandFactory>::command()
     }
 
     #[test]

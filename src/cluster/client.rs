@@ -10,10 +10,12 @@
 use std::future::Future;
 use std::time::Duration;
 
+use hyper::header::{HeaderValue, USER_AGENT};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use secrecy::SecretString;
 
-use crate::cli::KubeArgs;
+use super::ConnectionOptions;
 use crate::error::{Error, Result};
 
 /// A connected client plus what kubectl would have resolved from the same flags.
@@ -31,11 +33,16 @@ pub struct Kube {
 }
 
 /// Loads the configuration exactly as kubectl would and builds a client.
-pub async fn connect(args: &KubeArgs) -> Result<Kube> {
+///
+/// Precedence follows client-go's clientcmd (kubernetes/kubernetes
+/// staging/src/k8s.io/client-go/tools/clientcmd/client_config.go): the kubeconfig picked by
+/// `--kubeconfig`/`$KUBECONFIG`, its context (or `--context`), that context's cluster and user
+/// (or `--cluster`/`--user`), and then every explicit flag overrides what the kubeconfig says.
+pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
     let options = KubeConfigOptions {
         context: args.context.clone(),
-        cluster: None,
-        user: None,
+        cluster: args.cluster.clone(),
+        user: args.user.clone(),
     };
     let mut config = match &args.kubeconfig {
         Some(path) => {
@@ -51,6 +58,10 @@ pub async fn connect(args: &KubeArgs) -> Result<Kube> {
         }
         None => match Config::from_kubeconfig(&options).await {
             Ok(config) => config,
+            // `--server` alone is a complete configuration for kubectl, kubeconfig or not.
+            Err(_) if args.server.is_some() && args.context.is_none() => {
+                Config::new(parse_server(args.server.as_deref().unwrap_or_default())?)
+            }
             // Like kubectl, fall back to the pod's service account when no kubeconfig exists,
             // but only when nothing asked for a particular context.
             Err(kubeconfig_err) if args.context.is_none() => {
@@ -59,9 +70,14 @@ pub async fn connect(args: &KubeArgs) -> Result<Kube> {
             Err(e) => return Err(config_error(&e.to_string())),
         },
     };
+    apply_overrides(&mut config, args)?;
     if let Some(timeout) = args.request_timeout.filter(|t| !t.is_zero()) {
         config.connect_timeout = Some(timeout);
     }
+    config.headers.push((
+        USER_AGENT,
+        HeaderValue::from_str(&user_agent()).expect("the user agent is ASCII"),
+    ));
     let server = config.cluster_url.to_string();
     let (namespace, namespace_from_flag) = match &args.namespace {
         Some(ns) => (ns.clone(), true),
@@ -75,6 +91,86 @@ pub async fn connect(args: &KubeArgs) -> Result<Kube> {
         server: server.trim_end_matches('/').to_string(),
         request_timeout: args.request_timeout.filter(|t| !t.is_zero()),
     })
+}
+
+/// `kubectl-tfjob/0.1.0 (linux/amd64)`: kubectl's User-Agent shape (client-go's
+/// `rest.DefaultKubernetesUserAgent`: command/version (GOOS/GOARCH)), so an audit log can tell
+/// this plugin's requests from everyone else's.
+pub fn user_agent() -> String {
+    // Go's names for the platform, as kubectl reports it.
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        "powerpc64" if cfg!(target_endian = "little") => "ppc64le",
+        "powerpc64" => "ppc64",
+        "loongarch64" => "loong64",
+        other => other,
+    };
+    format!("kubectl-tfjob/{} ({os}/{arch})", env!("CARGO_PKG_VERSION"))
+}
+
+fn parse_server(server: &str) -> Result<hyper::Uri> {
+    server.parse::<hyper::Uri>().map_err(|e| {
+        Error::Usage(format!(
+            "--server {server:?} is not a URL ({e}); use e.g. https://10.0.0.1:6443"
+        ))
+    })
+}
+
+/// The explicit flags win over the kubeconfig, field by field.
+fn apply_overrides(config: &mut Config, args: &ConnectionOptions) -> Result<()> {
+    if let Some(server) = &args.server {
+        config.cluster_url = parse_server(server)?;
+    }
+    if let Some(ca) = &args.certificate_authority {
+        config.root_cert_file = Some(ca.clone());
+    }
+    if args.insecure_skip_tls_verify {
+        if args.certificate_authority.is_some() {
+            return Err(Error::Usage(
+                "--certificate-authority and --insecure-skip-tls-verify contradict each other; pass one"
+                    .into(),
+            ));
+        }
+        config.accept_invalid_certs = true;
+        config.root_cert = None;
+        config.root_cert_file = None;
+    }
+    if let Some(name) = &args.tls_server_name {
+        config.tls_server_name = Some(name.clone());
+    }
+    let auth = &mut config.auth_info;
+    if let Some(token) = &args.token {
+        // A token given on the command line is the credential: the kubeconfig's token file,
+        // exec plugin or auth provider would only override it.
+        auth.token = Some(SecretString::from(token.clone()));
+        auth.token_file = None;
+        auth.exec = None;
+        auth.auth_provider = None;
+    }
+    if let Some(cert) = &args.client_certificate {
+        auth.client_certificate = Some(cert.display().to_string());
+        auth.client_certificate_data = None;
+    }
+    if let Some(key) = &args.client_key {
+        auth.client_key = Some(key.display().to_string());
+        auth.client_key_data = None;
+    }
+    if let Some(user) = &args.impersonate {
+        auth.impersonate = Some(user.clone());
+    }
+    if !args.impersonate_groups.is_empty() {
+        auth.impersonate_groups = Some(args.impersonate_groups.clone());
+    }
+    if let Some(uid) = &args.impersonate_uid {
+        auth.impersonate_uid = Some(uid.clone());
+    }
+    Ok(())
 }
 
 fn config_error(detail: &str) -> Error {
@@ -181,7 +277,9 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
                 status.message
             ),
             hint: Some(
-                "Refresh your login (e.g. re-run your cloud's get-credentials command).".into(),
+                "Refresh your login (e.g. re-run your cloud's get-credentials command), and check \
+                 the user of your current context: `kubectl config view --minify`."
+                    .into(),
             ),
         },
         kube::Error::Api(status) if status.code == 404 => {
@@ -194,6 +292,19 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
             status.reason,
             status.code
         )),
+        _ if let Some(tls) = certificate_failure(&err) => Error::NotReady {
+            message: format!(
+                "the API server at {server} presented a certificate this client does not trust \
+                 ({tls}), so nothing was sent to {}",
+                action.describe()
+            ),
+            hint: Some(
+                "Check that the cluster's certificate-authority(-data) and server address in your \
+                 kubeconfig belong to this cluster (`kubectl config view --minify`), or fetch a \
+                 fresh kubeconfig from the cluster's provider."
+                    .into(),
+            ),
+        },
         _ if is_transport(&err) => Error::NotReady {
             message: format!(
                 "cannot reach the API server at {server} to {}: {err}",
@@ -215,10 +326,32 @@ pub fn is_transport(err: &kube::Error) -> bool {
     )
 }
 
+/// The TLS failure behind a transport error (untrusted CA, wrong host name, expired
+/// certificate). rustls errors reach us wrapped in `std::io::Error`s, whose `source()` skips
+/// the wrapped error itself, hence `get_ref` for those.
+pub fn certificate_failure(err: &kube::Error) -> Option<&rustls::Error> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        next = match e.downcast_ref::<std::io::Error>() {
+            // hyper-rustls nests io::Errors (Other around InvalidData around rustls::Error).
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => e.source(),
+        };
+    }
+    None
+}
+
 /// True for failures worth repeating: no answer at all, or a server-side hiccup.
 /// (429/503/504 are already retried inside kube's client, honouring Retry-After.)
+/// A certificate the client does not trust will not become trusted by asking again.
 pub fn is_transient(err: &kube::Error) -> bool {
-    is_transport(err) || matches!(status_code(err), Some(429 | 500 | 502 | 503 | 504))
+    (is_transport(err) && certificate_failure(err).is_none())
+        || matches!(status_code(err), Some(429 | 500 | 502 | 503 | 504))
 }
 
 /// How many times [`retry`] tries a request in all.

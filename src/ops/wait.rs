@@ -7,7 +7,6 @@
 //! re-lists on 410 Gone, re-watches dropped connections and backs off on errors.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,10 +17,10 @@ use kube::api::Api;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{KubeArgs, ReportFormat, WaitArgs, WaitFor, WaitOptions};
+use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
-use crate::kubeapi::{self, Action, Kube};
 use crate::model::{self, ReplicaType, TFJob, condition};
+use crate::output::{Output, ReportFormat};
 
 // ---------------------------------------------------------------------------------------------
 // What is kept of each pod
@@ -222,6 +221,34 @@ impl Tracker {
 }
 
 /// The limits that turn a slow pod into a failed wait.
+/// What `wait` waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WaitFor {
+    /// The operator has seen the job (Created condition).
+    Created,
+    /// The operator's Running condition (chief, or any worker, is running).
+    #[default]
+    Running,
+    /// Every replica pod is Running.
+    AllRunning,
+    /// The Succeeded condition.
+    Succeeded,
+    /// Succeeded (exit 0) or Failed (exit 4).
+    Finished,
+}
+
+/// How long and for what `wait` (and `submit --wait`) waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitOptions {
+    pub wait_for: WaitFor,
+    /// Overall limit; zero checks once.
+    pub timeout: Duration,
+    /// Give up when a pod has been unschedulable this long.
+    pub pending_timeout: Option<Duration>,
+    /// How long image pull errors may persist before they count as fatal.
+    pub image_pull_grace: Duration,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub image_pull_grace: Duration,
@@ -392,10 +419,10 @@ enum Display {
 }
 
 impl Display {
-    fn new(format: ReportFormat) -> Self {
+    fn new(format: ReportFormat, stderr_is_terminal: bool) -> Self {
         match format {
             ReportFormat::Json => Display::Json,
-            ReportFormat::Text if std::io::stderr().is_terminal() => {
+            ReportFormat::Text if stderr_is_terminal => {
                 let bar = indicatif::ProgressBar::new_spinner();
                 bar.enable_steady_tick(Duration::from_millis(120));
                 Display::Live(bar)
@@ -404,14 +431,14 @@ impl Display {
         }
     }
 
-    fn show(&self, job: &str, p: &Progress, elapsed: Duration) {
+    fn show(&self, out: &mut Output, job: &str, p: &Progress, elapsed: Duration) -> Result<()> {
         match self {
             Display::Live(bar) => bar.set_message(format!(
                 "tfjob/{job} [{:>3}s] {}",
                 elapsed.as_secs(),
                 p.line()
             )),
-            Display::Lines => println!("tfjob/{job}: {}", p.line()),
+            Display::Lines => out.data_line(&format!("tfjob/{job}: {}", p.line()))?,
             Display::Json => {
                 let event = serde_json::json!({
                     "event": "progress",
@@ -421,9 +448,10 @@ impl Display {
                     "replicas": p.replicas,
                     "reason": p.reason,
                 });
-                println!("{event}");
+                out.data_line(&event.to_string())?;
             }
         }
+        Ok(())
     }
 
     fn finish(&self) {
@@ -436,17 +464,18 @@ impl Display {
 // ---------------------------------------------------------------------------------------------
 // The command
 
-pub async fn run(kube_args: &KubeArgs, args: WaitArgs) -> Result<()> {
-    let kube = kubeapi::connect(kube_args).await?;
-    let name = args
-        .name
-        .strip_prefix("tfjob/")
-        .or_else(|| args.name.strip_prefix("tfjobs/"))
-        .or_else(|| args.name.strip_prefix("tfjob.kubeflow.org/"))
-        .unwrap_or(&args.name)
-        .to_string();
+/// `kubectl tfjob wait NAME`: `name` as given on the command line (`NAME`, `tfjob/NAME`, …).
+pub async fn run(
+    conn: &ConnectionOptions,
+    name: &str,
+    opts: &WaitOptions,
+    format: ReportFormat,
+    out: &mut Output,
+) -> Result<()> {
+    let name = crate::cluster::parse_job_name(name, "wait")?.to_string();
+    let kube = cluster::connect(conn).await?;
     let namespace = kube.namespace.clone();
-    follow(&kube, &namespace, &name, &args.opts, args.output).await
+    follow(&kube, &namespace, &name, opts, format, out).await
 }
 
 /// Follows one job; shared with `submit --wait`.
@@ -456,11 +485,12 @@ pub async fn follow(
     name: &str,
     opts: &WaitOptions,
     format: ReportFormat,
+    out: &mut Output,
 ) -> Result<()> {
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let get = Action::new("get", "tfjobs", Some(namespace)).named(name);
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
-    match kubeapi::retry(kube, || jobs.get_opt(name)).await {
+    match cluster::retry(kube, || jobs.get_opt(name)).await {
         Ok(Some(_)) => {}
         Ok(None) => {
             return Err(Error::NotReady {
@@ -470,13 +500,8 @@ pub async fn follow(
                 )),
             });
         }
-        Err(e) if kubeapi::is_not_found(&e) => {
-            return Err(Error::not_ready(
-                "the API server does not serve tfjobs.kubeflow.org/v1: the TFJob CRD is not installed",
-                "Install the training-operator v1.9.4: kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4\"",
-            ));
-        }
-        Err(e) => return Err(kubeapi::explain(e, &get, &kube.server)),
+        Err(e) if cluster::is_not_found(&e) => return Err(crate::cluster::crd_not_served()),
+        Err(e) => return Err(cluster::explain(e, &get, &kube.server)),
     }
 
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
@@ -496,7 +521,7 @@ pub async fn follow(
     let pod_events = watch_pods(pods, model::job_selector(name), pod_writer);
     let mut events = std::pin::pin!(futures::stream::select(job_events, pod_events));
 
-    let display = Display::new(format);
+    let display = Display::new(format, out.err_is_terminal());
     let limits = Limits::from(opts);
     let mut tracker = Tracker::default();
     let started = Instant::now();
@@ -558,7 +583,7 @@ pub async fn follow(
         let pods = pod_store.state();
         let now_progress = progress(&job, &pods);
         if last_shown.as_ref() != Some(&now_progress) {
-            display.show(name, &now_progress, started.elapsed());
+            display.show(out, name, &now_progress, started.elapsed())?;
             last_shown = Some(now_progress);
         }
         match evaluate(
@@ -579,12 +604,14 @@ pub async fn follow(
     match outcome {
         Ok(what) => {
             match format {
-                ReportFormat::Json => println!(
-                    "{}",
-                    serde_json::json!({"event": "reached", "job": name, "namespace": namespace, "condition": what,
+                ReportFormat::Json => out.data_line(
+                    &serde_json::json!({"event": "reached", "job": name, "namespace": namespace, "condition": what,
                         "elapsedSeconds": started.elapsed().as_secs_f64()})
-                ),
-                ReportFormat::Text => println!("tfjob.kubeflow.org/{name} condition met ({what})"),
+                    .to_string(),
+                )?,
+                ReportFormat::Text => {
+                    out.data_line(&format!("tfjob.kubeflow.org/{name} condition met ({what})"))?
+                }
             }
             // `--for finished` reaches on Succeeded only; a Failed job ends in the Fatal branch.
             Ok(())
@@ -592,7 +619,7 @@ pub async fn follow(
         Err(err @ Error::Interrupted(_)) => Err(err),
         Err(err @ Error::NotReady { .. }) => Err(err),
         Err(err) => {
-            report_diagnosis(kube, namespace, name, format).await;
+            report_diagnosis(kube, namespace, name, format, out).await?;
             Err(err)
         }
     }
@@ -714,23 +741,30 @@ fn target_name(target: WaitFor) -> &'static str {
 }
 
 /// When a wait ends without reaching its target, say which layer is at fault.
-async fn report_diagnosis(kube: &Kube, namespace: &str, name: &str, format: ReportFormat) {
+async fn report_diagnosis(
+    kube: &Kube,
+    namespace: &str,
+    name: &str,
+    format: ReportFormat,
+    out: &mut Output,
+) -> Result<()> {
     match crate::diagnose::collect(kube, namespace, name, 20).await {
         Ok(snapshot) => {
             let diagnosis = crate::diagnose::diagnose(&snapshot);
             match format {
-                ReportFormat::Json => println!(
-                    "{}",
-                    serde_json::json!({"event": "diagnosis", "diagnosis": diagnosis})
-                ),
+                ReportFormat::Json => out.data_line(
+                    &serde_json::json!({"event": "diagnosis", "diagnosis": diagnosis}).to_string(),
+                )?,
                 ReportFormat::Text => {
-                    println!();
-                    print!("{}", diagnosis.render_text(std::io::stdout().is_terminal()));
+                    out.data_line("")?;
+                    let color = out.out_is_terminal();
+                    out.data(&diagnosis.render_text(color))?;
                 }
             }
         }
-        Err(e) => eprintln!("(could not collect a diagnosis: {e})"),
+        Err(e) => out.note_line(&format!("(could not collect a diagnosis: {e})")),
     }
+    Ok(())
 }
 
 #[cfg(test)]

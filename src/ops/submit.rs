@@ -13,32 +13,53 @@ use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 
-use crate::cli::{DryRun, KubeArgs, ManifestFormat, ReportFormat, SubmitArgs};
+use super::DryRun;
+use super::wait::{self, WaitOptions};
+use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
 use crate::error::{Error, Result};
-use crate::kubeapi::{self, Action, Kube};
 use crate::model::{self, TFJob};
-use crate::{render, secret, validate, wait};
+use crate::output::{ManifestFormat, Output, ReportFormat};
+use crate::render::{self, RenderOptions};
+use crate::validate;
 
 /// Annotation carrying a per-submission id, so a create retried after an ambiguous failure can
 /// tell "my first attempt went through" from "someone else's job has that name".
 pub const SUBMISSION_ANNOTATION: &str = "kubectl-tfjob.kubeflow.org/submission-id";
 /// Field manager for everything this tool writes.
 pub const FIELD_MANAGER: &str = "kubectl-tfjob";
-/// The command that installs the operator serving TFJobs.
-pub const INSTALL_OPERATOR: &str = "kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4\"";
 
-pub async fn run(kube_args: &KubeArgs, args: SubmitArgs) -> Result<()> {
+/// What `submit` does (the flags, clap-free).
+#[derive(Debug, Clone)]
+pub struct SubmitOptions {
+    pub render: RenderOptions,
+    pub dry_run: DryRun,
+    /// `-o`; `None` prints `tfjob.kubeflow.org/NAME created` and the next steps.
+    pub output: Option<ManifestFormat>,
+    /// Delete a job of the same name first (asks unless `yes`).
+    pub replace: bool,
+    pub yes: bool,
+    /// Follow the job after creating it.
+    pub wait: bool,
+    pub wait_opts: WaitOptions,
+}
+
+/// `kubectl tfjob submit`: all or nothing, every check before the first write.
+pub async fn run(
+    kube_args: &ConnectionOptions,
+    args: SubmitOptions,
+    out: &mut Output,
+) -> Result<()> {
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(kube_args, &args.render)?;
-    print_warnings(&prepared.report);
+    print_warnings(&prepared.report, out);
     let mut job = prepared.job;
     let name = job.metadata.name.clone().unwrap_or_default();
 
     if args.dry_run == DryRun::Client {
         print_job(
+            out,
             &job,
             args.output,
             &format!("tfjob.kubeflow.org/{name} created (dry run)"),
@@ -47,14 +68,14 @@ pub async fn run(kube_args: &KubeArgs, args: SubmitArgs) -> Result<()> {
     }
 
     // 2. The namespace, resolved as kubectl does.
-    let kube = kubeapi::connect(kube_args).await?;
+    let kube = cluster::connect(kube_args).await?;
     let namespace = resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 
     // 3. Readiness: every check runs, all failures are reported together.
     let readiness = check_readiness(&kube, &namespace, &job, &prepared.gateway, args.replace).await;
     for warning in &readiness.warnings {
-        eprintln!("warning: {warning}");
+        out.note_line(&format!("warning: {warning}"));
     }
     if !readiness.failures.is_empty() {
         return Err(combine(readiness.failures));
@@ -79,6 +100,7 @@ pub async fn run(kube_args: &KubeArgs, args: SubmitArgs) -> Result<()> {
 
     if args.dry_run == DryRun::Server {
         print_job(
+            out,
             &job,
             args.output,
             &format!("tfjob.kubeflow.org/{name} created (server dry run)"),
@@ -90,21 +112,24 @@ pub async fn run(kube_args: &KubeArgs, args: SubmitArgs) -> Result<()> {
     if let Some(old) = existing {
         confirm_replace(&namespace, &name, args.yes)?;
         delete_and_wait(&kube, &jobs, &namespace, &name, old.metadata.uid.as_deref()).await?;
-        println!("tfjob.kubeflow.org/{name} deleted");
+        let deleted = format!("tfjob.kubeflow.org/{name} deleted");
+        let printed = out.data_line(&deleted);
+        out.after_write(printed, &deleted)?;
     }
     let created = create(&kube, &jobs, job).await?;
-    print_job(
-        &created,
-        args.output,
-        &format!("tfjob.kubeflow.org/{name} created"),
-    )?;
+    let line = format!("tfjob.kubeflow.org/{name} created");
+    let printed = print_job(out, &created, args.output, &line);
+    // The job exists now: a closed stdout must not hide that.
+    out.after_write(printed, &line)?;
     if args.output.is_none() && !args.wait {
-        eprintln!(
-            "\nFollow it:   kubectl tfjob wait {name} -n {namespace}\n\
-             Its pods:    kubectl get pods -n {namespace} -l {}={name}\n\
-             If stuck:    kubectl tfjob diagnose {name} -n {namespace}",
+        // The same connection flags, so each hint reaches the same cluster as this command.
+        let conn = kube_args.hint_suffix();
+        out.note_line(&format!(
+            "\nFollow it:   kubectl tfjob wait {name} -n {namespace}{conn}\n\
+             Its pods:    kubectl get pods -n {namespace} -l {}={name}{conn}\n\
+             If stuck:    kubectl tfjob diagnose {name} -n {namespace}{conn}",
             model::LABEL_JOB_NAME
-        );
+        ));
     }
     if args.wait {
         wait::follow(
@@ -113,15 +138,16 @@ pub async fn run(kube_args: &KubeArgs, args: SubmitArgs) -> Result<()> {
             &name,
             &args.wait_opts,
             ReportFormat::Text,
+            out,
         )
         .await?;
     }
     Ok(())
 }
 
-fn print_warnings(report: &validate::Report) {
+fn print_warnings(report: &validate::Report, out: &mut Output) {
     if !report.findings.is_empty() {
-        eprint!("{}", report.render_text());
+        out.note(&report.render_text());
     }
 }
 
@@ -138,17 +164,21 @@ fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
     }
 }
 
-fn print_job(job: &TFJob, output: Option<ManifestFormat>, default_line: &str) -> Result<()> {
+fn print_job(
+    out: &mut Output,
+    job: &TFJob,
+    output: Option<ManifestFormat>,
+    default_line: &str,
+) -> Result<()> {
     match output {
-        Some(ManifestFormat::Yaml) => print!("{}", render::to_yaml(job)),
-        Some(ManifestFormat::Json) => println!("{}", render::to_json(job)),
-        Some(ManifestFormat::Name) => println!(
+        Some(ManifestFormat::Yaml) => out.data(&render::to_yaml(job)),
+        Some(ManifestFormat::Json) => out.data_line(&render::to_json(job)),
+        Some(ManifestFormat::Name) => out.data_line(&format!(
             "tfjob.kubeflow.org/{}",
             job.metadata.name.as_deref().unwrap_or_default()
-        ),
-        None => println!("{default_line}"),
+        )),
+        None => out.data_line(default_line),
     }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -195,7 +225,7 @@ async fn check_readiness(
 ) -> Readiness {
     let name = job.metadata.name.clone().unwrap_or_default();
     let (crd, operator, ns, access, secrets, existing) = tokio::join!(
-        check_crd(kube),
+        cluster::crd::require_served(kube),
         find_operator(kube),
         check_namespace(kube, namespace),
         check_access(kube, namespace),
@@ -233,91 +263,6 @@ async fn check_readiness(
     r
 }
 
-/// The CRD is installed, established and serves v1; returns its v1 schema when readable.
-async fn check_crd(kube: &Kube) -> Result<Option<serde_json::Value>> {
-    let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
-    let action = Action::new("get", "customresourcedefinitions", None).named(model::CRD_NAME);
-    match kubeapi::retry(kube, || crds.get_opt(model::CRD_NAME)).await {
-        Ok(Some(crd)) => {
-            let v1 = crd.spec.versions.iter().find(|v| v.name == model::VERSION);
-            let Some(v1) = v1.filter(|v| v.served) else {
-                let served: Vec<&str> = crd
-                    .spec
-                    .versions
-                    .iter()
-                    .filter(|v| v.served)
-                    .map(|v| v.name.as_str())
-                    .collect();
-                return Err(Error::not_ready(
-                    format!(
-                        "the CRD {} does not serve {} (it serves: {}); this training-operator is too old or too new for TFJob v1",
-                        model::CRD_NAME,
-                        model::VERSION,
-                        if served.is_empty() {
-                            "nothing".into()
-                        } else {
-                            served.join(", ")
-                        }
-                    ),
-                    format!("Install the training-operator v1.9.4: {INSTALL_OPERATOR}"),
-                ));
-            };
-            let established = crd
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .into_iter()
-                .flatten()
-                .any(|c| c.type_ == "Established" && c.status == "True");
-            if !established {
-                return Err(Error::not_ready(
-                    format!(
-                        "the CRD {} exists but is not Established yet",
-                        model::CRD_NAME
-                    ),
-                    format!(
-                        "Check it with `kubectl get crd {} -o yaml`, or wait a few seconds.",
-                        model::CRD_NAME
-                    ),
-                ));
-            }
-            let schema = v1
-                .schema
-                .as_ref()
-                .and_then(|s| s.open_api_v3_schema.as_ref())
-                .and_then(|s| serde_json::to_value(s).ok());
-            Ok(schema)
-        }
-        Ok(None) => Err(Error::not_ready(
-            format!(
-                "the TFJob CRD ({}) is not installed: no training-operator serves TFJobs in this cluster",
-                model::CRD_NAME
-            ),
-            format!("Install the training-operator v1.9.4: {INSTALL_OPERATOR}"),
-        )),
-        // Reading CRDs is often not granted to users; fall back to discovery, which is.
-        Err(e) if kubeapi::status_code(&e) == Some(403) => {
-            match kube
-                .client
-                .list_api_group_resources(&format!("{}/{}", model::GROUP, model::VERSION))
-                .await
-            {
-                Ok(list) if list.resources.iter().any(|r| r.name == model::PLURAL) => Ok(None),
-                Ok(_) | Err(_) => Err(Error::not_ready(
-                    format!(
-                        "the API server does not serve {}/{} {}: the TFJob CRD is not installed",
-                        model::GROUP,
-                        model::VERSION,
-                        model::PLURAL
-                    ),
-                    format!("Install the training-operator v1.9.4: {INSTALL_OPERATOR}"),
-                )),
-            }
-        }
-        Err(e) => Err(kubeapi::explain(e, &action, &kube.server)),
-    }
-}
-
 enum OperatorCheck {
     Ready,
     NotReady(Error),
@@ -325,78 +270,47 @@ enum OperatorCheck {
     Unknown(String),
 }
 
-/// Whether a Deployment runs the training-operator (by label or image).
-pub fn is_operator_deployment(d: &Deployment) -> bool {
-    let labelled = d
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get("control-plane"))
-        .is_some_and(|v| v == "kubeflow-training-operator");
-    let image = d
-        .spec
-        .as_ref()
-        .and_then(|s| s.template.spec.as_ref())
-        .into_iter()
-        .flat_map(|p| p.containers.iter())
-        .filter_map(|c| c.image.as_deref())
-        .any(|i| i.contains("training-operator"));
-    labelled || image
-}
-
 async fn find_operator(kube: &Kube) -> OperatorCheck {
     let deployments: Api<Deployment> = Api::all(kube.client.clone());
     let params = ListParams::default();
-    let list = kubeapi::retry(kube, || deployments.list(&params)).await;
+    let list = cluster::retry(kube, || deployments.list(&params)).await;
     let list = match list {
         Ok(list) => list,
         Err(e) => {
             return OperatorCheck::Unknown(format!(
                 "could not look for the training-operator Deployment ({}); assuming it runs",
-                match kubeapi::status_code(&e) {
+                match cluster::status_code(&e) {
                     Some(403) => "not allowed to list deployments in all namespaces".to_string(),
                     _ => e.to_string(),
                 }
             ));
         }
     };
-    let found: Vec<&Deployment> = list
-        .items
-        .iter()
-        .filter(|d| is_operator_deployment(d))
-        .collect();
-    if found.is_empty() {
-        return OperatorCheck::Unknown(
+    match crate::cluster::operator::operator_state(&list.items) {
+        OperatorState::Running { .. } => OperatorCheck::Ready,
+        OperatorState::NotFound | OperatorState::Unknown(_) => OperatorCheck::Unknown(
             "no training-operator Deployment found in any namespace; the job will stay without status \
              until an operator reconciles it (install: see `kubectl tfjob diagnose`)"
                 .into(),
-        );
-    }
-    if found.iter().any(|d| {
-        d.status
-            .as_ref()
-            .and_then(|s| s.ready_replicas)
-            .unwrap_or(0)
-            > 0
-    }) {
-        return OperatorCheck::Ready;
-    }
-    let d = found[0];
-    let ns = d.metadata.namespace.clone().unwrap_or_default();
-    let dname = d.metadata.name.clone().unwrap_or_default();
-    OperatorCheck::NotReady(Error::not_ready(
-        format!(
-            "the training-operator Deployment {ns}/{dname} has no ready replicas: nothing would reconcile the job, and its admission webhook would reject it"
         ),
-        format!(
-            "Look at why: kubectl -n {ns} describe deployment {dname}; kubectl -n {ns} logs deployment/{dname}"
-        ),
-    ))
+        OperatorState::NotReady {
+            namespace: ns,
+            name: dname,
+            ..
+        } => OperatorCheck::NotReady(Error::not_ready(
+            format!(
+                "the training-operator Deployment {ns}/{dname} has no ready replicas: nothing would reconcile the job, and its admission webhook would reject it"
+            ),
+            format!(
+                "Look at why: kubectl -n {ns} describe deployment {dname}; kubectl -n {ns} logs deployment/{dname}"
+            ),
+        )),
+    }
 }
 
 async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
     let namespaces: Api<Namespace> = Api::all(kube.client.clone());
-    match kubeapi::retry(kube, || namespaces.get_opt(namespace)).await {
+    match cluster::retry(kube, || namespaces.get_opt(namespace)).await {
         Ok(Some(_)) => Ok(()),
         Ok(None) => Err(Error::not_ready(
             format!("namespace {namespace:?} does not exist"),
@@ -405,8 +319,8 @@ async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
             ),
         )),
         // Many users may not read namespaces; the create would tell anyway.
-        Err(e) if kubeapi::status_code(&e) == Some(403) => Ok(()),
-        Err(e) => Err(kubeapi::explain(
+        Err(e) if cluster::status_code(&e) == Some(403) => Ok(()),
+        Err(e) => Err(cluster::explain(
             e,
             &Action::new("get", "namespaces", None).named(namespace),
             &kube.server,
@@ -432,7 +346,7 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
     };
     let action = Action::new("create", "tfjobs", Some(namespace));
     let params = PostParams::default();
-    match kubeapi::retry(kube, || reviews.create(&params, &review)).await {
+    match cluster::retry(kube, || reviews.create(&params, &review)).await {
         Ok(answer) => match answer.status {
             Some(s) if !s.allowed => Err(Error::NotReady {
                 message: format!(
@@ -486,7 +400,7 @@ async fn check_secrets(
     }
     let mut failures = Vec::new();
     for (name, key) in refs {
-        if let Err(e) = secret::check_secret(kube, namespace, &name, &key).await {
+        if let Err(e) = cluster::secret::check_secret(kube, namespace, &name, &key).await {
             failures.push(e);
         }
     }
@@ -505,7 +419,7 @@ async fn check_existing(
 ) -> Result<Option<TFJob>> {
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
-    match kubeapi::retry(kube, || jobs.get_opt(name)).await {
+    match cluster::retry(kube, || jobs.get_opt(name)).await {
         Ok(None) => Ok(None),
         Ok(Some(job)) if replace => Ok(Some(job)),
         Ok(Some(job)) => Err(Error::Conflict {
@@ -519,9 +433,9 @@ async fn check_existing(
                 "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} -n {namespace}`."
             )),
         }),
-        // 404 for the resource itself means no CRD, which check_crd reports.
-        Err(e) if kubeapi::is_not_found(&e) => Ok(None),
-        Err(e) => Err(kubeapi::explain(e, &action, &kube.server)),
+        // 404 for the resource itself means no CRD, which the CRD check reports.
+        Err(e) if cluster::is_not_found(&e) => Ok(None),
+        Err(e) => Err(cluster::explain(e, &action, &kube.server)),
     }
 }
 
@@ -551,7 +465,7 @@ fn rejected(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) ->
             message: format!("the training-operator's admission webhook failed: {}", s.message),
             hint: Some("The operator is installed but not answering; check its pods in the kubeflow namespace.".into()),
         },
-        _ => kubeapi::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), &kube.server),
+        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), &kube.server),
     }
 }
 
@@ -565,14 +479,14 @@ async fn server_dry_run(
     let name = job.metadata.name.clone().unwrap_or_default();
     let params = dry_run_params();
     match existing {
-        None => kubeapi::retry(kube, || jobs.create(&params, job))
+        None => cluster::retry(kube, || jobs.create(&params, job))
             .await
             .map(drop)
             .map_err(|e| rejected(e, kube, &namespace, "create")),
         Some(old) => {
             let mut update = job.clone();
             update.metadata.resource_version = old.metadata.resource_version.clone();
-            kubeapi::retry(kube, || jobs.replace(&name, &params, &update))
+            cluster::retry(kube, || jobs.replace(&name, &params, &update))
                 .await
                 .map(drop)
                 .map_err(|e| rejected(e, kube, &namespace, "update"))
@@ -617,10 +531,10 @@ async fn delete_and_wait(
         ..Default::default()
     };
     let action = Action::new("delete", "tfjobs", Some(namespace)).named(name);
-    match kubeapi::retry(kube, || jobs.delete(name, &params)).await {
+    match cluster::retry(kube, || jobs.delete(name, &params)).await {
         Ok(_) => {}
-        Err(e) if kubeapi::is_not_found(&e) => return Ok(()),
-        Err(e) => return Err(kubeapi::explain(e, &action, &kube.server)),
+        Err(e) if cluster::is_not_found(&e) => return Ok(()),
+        Err(e) => return Err(cluster::explain(e, &action, &kube.server)),
     }
     // The name is free once the old object (that uid) is gone.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -662,9 +576,9 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob>
     };
     let namespace = job.metadata.namespace.clone().unwrap_or_default();
     let name = job.metadata.name.clone().unwrap_or_default();
-    match kubeapi::retry(kube, || jobs.create(&params, &job)).await {
+    match cluster::retry(kube, || jobs.create(&params, &job)).await {
         Ok(created) => Ok(created),
-        Err(e) if kubeapi::status_code(&e) == Some(409) => match jobs.get_opt(&name).await {
+        Err(e) if cluster::status_code(&e) == Some(409) => match jobs.get_opt(&name).await {
             Ok(Some(stored))
                 if stored
                     .metadata

@@ -1,0 +1,251 @@
+//! Every fact about the cluster a command needs, in one place: how to connect
+//! ([`ConnectionOptions`] → [`connect`]), whether the TFJob CRD is there and established
+//! ([`crd`]), whether a training-operator runs ([`operator`]), whether the gateway Secret holds its
+//! key ([`secret`]), how a job is named on the command line ([`parse_job_name`]), and the next step
+//! to suggest when one of those is missing ([`install_operator_hint`]).
+//!
+//! `submit`, `wait`, `diagnose` and any new command read these facts from here and repeat none.
+
+pub mod client;
+pub mod crd;
+pub mod operator;
+pub mod secret;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use client::{
+    ATTEMPTS, Action, Kube, connect, explain, is_not_found, is_transient, is_transport, retry,
+    status_code,
+};
+pub use crd::CrdState;
+pub use operator::OperatorState;
+pub use secret::SecretState;
+
+use crate::error::{Error, Result};
+use crate::model;
+
+/// How to reach the cluster: kubectl's connection flags (cli-runtime's ConfigFlags), clap-free.
+/// Built by `commands/` from the global flags; [`connect`] resolves it as kubectl would.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectionOptions {
+    /// `--kubeconfig`: that file only (else `$KUBECONFIG`, else `~/.kube/config`).
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`.
+    pub context: Option<String>,
+    /// `--cluster`: the kubeconfig cluster to use instead of the context's.
+    pub cluster: Option<String>,
+    /// `--user`: the kubeconfig user to use instead of the context's.
+    pub user: Option<String>,
+    /// `-n/--namespace` (else the context's namespace, else `default`).
+    pub namespace: Option<String>,
+    /// `--as`: user to impersonate.
+    pub impersonate: Option<String>,
+    /// `--as-group` (repeatable).
+    pub impersonate_groups: Vec<String>,
+    /// `--as-uid`.
+    pub impersonate_uid: Option<String>,
+    /// `--token`: bearer token. Never repeated in hints (see [`ConnectionOptions::as_args`]).
+    pub token: Option<String>,
+    /// `-s/--server`: API server URL.
+    pub server: Option<String>,
+    /// `--certificate-authority`.
+    pub certificate_authority: Option<PathBuf>,
+    /// `--client-certificate`.
+    pub client_certificate: Option<PathBuf>,
+    /// `--client-key`.
+    pub client_key: Option<PathBuf>,
+    /// `--insecure-skip-tls-verify`.
+    pub insecure_skip_tls_verify: bool,
+    /// `--tls-server-name`.
+    pub tls_server_name: Option<String>,
+    /// `--request-timeout`; zero means no limit.
+    pub request_timeout: Option<Duration>,
+}
+
+impl ConnectionOptions {
+    /// The connection flags that were given, as arguments to put in a suggested command line
+    /// (`kubectl tfjob wait x --context prod -n team`), so the hint reaches the same cluster.
+    /// `--token` is left out on purpose: a hint must not print a credential.
+    pub fn as_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        let mut push = |flag: &str, value: Option<String>| {
+            if let Some(v) = value {
+                args.push(flag.to_string());
+                args.push(v);
+            }
+        };
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        push("--kubeconfig", path(&self.kubeconfig));
+        push("--context", self.context.clone());
+        push("--cluster", self.cluster.clone());
+        push("--user", self.user.clone());
+        push("-n", self.namespace.clone());
+        push("--as", self.impersonate.clone());
+        for g in &self.impersonate_groups {
+            push("--as-group", Some(g.clone()));
+        }
+        push("--as-uid", self.impersonate_uid.clone());
+        push("--server", self.server.clone());
+        push("--certificate-authority", path(&self.certificate_authority));
+        push("--client-certificate", path(&self.client_certificate));
+        push("--client-key", path(&self.client_key));
+        push("--tls-server-name", self.tls_server_name.clone());
+        if self.insecure_skip_tls_verify {
+            args.push("--insecure-skip-tls-verify".into());
+        }
+        args
+    }
+
+    /// [`ConnectionOptions::as_args`] without `-n` (hints name the namespace themselves), as
+    /// text to append to a suggested command: `""` or `" --context prod"`. Arguments with
+    /// spaces or quotes are single-quoted for a POSIX shell.
+    pub fn hint_suffix(&self) -> String {
+        let without_ns = ConnectionOptions {
+            namespace: None,
+            ..self.clone()
+        };
+        without_ns
+            .as_args()
+            .iter()
+            .map(|a| {
+                if a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,".contains(c))
+                {
+                    format!(" {a}")
+                } else {
+                    format!(" '{}'", a.replace('\'', "'\\''"))
+                }
+            })
+            .collect()
+    }
+}
+
+/// The only training-operator release that serves TFJob `kubeflow.org/v1` with the behaviour
+/// this tool models (see /work/shared/reference/operator-behavior.md).
+pub const OPERATOR_RELEASE: &str = "v1.9.4";
+
+/// The command that installs that release (the upstream standalone overlay, server-side apply
+/// because the CRDs exceed the client-side annotation limit).
+pub const INSTALL_OPERATOR_COMMAND: &str = "kubectl apply --server-side -k \"github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4\"";
+
+/// The next step when the CRD or the operator is missing.
+pub fn install_operator_hint() -> String {
+    format!("Install the training-operator {OPERATOR_RELEASE}: {INSTALL_OPERATOR_COMMAND}")
+}
+
+/// The resource forms kubectl accepts before `/NAME` for a TFJob: singular, plural,
+/// `resource.group` and `resource.version.group` (kubectl's `schema.ParseResourceArg` in
+/// k8s.io/apimachinery/pkg/runtime/schema/group_version.go), and the kind, matched without case
+/// as kubectl's RESTMapper does.
+const JOB_RESOURCE_FORMS: [&str; 6] = [
+    "tfjob",
+    "tfjobs",
+    "tfjob.kubeflow.org",
+    "tfjobs.kubeflow.org",
+    "tfjob.v1.kubeflow.org",
+    "tfjobs.v1.kubeflow.org",
+];
+
+/// `NAME`, `tfjob/NAME`, `tfjobs/NAME`, `tfjob.kubeflow.org/NAME`, `tfjobs.kubeflow.org/NAME`
+/// (and the `.v1.` forms) → `NAME`. `command` names the command in the error.
+pub fn parse_job_name<'a>(arg: &'a str, command: &str) -> Result<&'a str> {
+    let name = match arg.split_once('/') {
+        Some((kind, name)) if JOB_RESOURCE_FORMS.contains(&kind.to_ascii_lowercase().as_str()) => {
+            name
+        }
+        Some((kind, _)) => {
+            return Err(Error::Usage(format!(
+                "{arg:?}: {command} takes a TFJob name or tfjob/NAME, not a {kind}"
+            )));
+        }
+        None => arg,
+    };
+    if name.is_empty() {
+        return Err(Error::Usage("the TFJob name is empty".into()));
+    }
+    Ok(name)
+}
+
+/// The message when the API server does not serve the TFJob resource at all.
+pub fn crd_not_served() -> Error {
+    Error::not_ready(
+        format!(
+            "the API server does not serve {}.{}/{}: the TFJob CRD is not installed",
+            model::PLURAL,
+            model::GROUP,
+            model::VERSION
+        ),
+        install_operator_hint(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_names_in_every_form_kubectl_accepts() {
+        for arg in [
+            "mnist",
+            "tfjob/mnist",
+            "tfjobs/mnist",
+            "TFJob/mnist",
+            "tfjob.kubeflow.org/mnist",
+            "tfjobs.kubeflow.org/mnist",
+            "tfjobs.v1.kubeflow.org/mnist",
+        ] {
+            assert_eq!(parse_job_name(arg, "wait").unwrap(), "mnist", "{arg}");
+        }
+        let e = parse_job_name("pod/mnist", "wait").unwrap_err().to_string();
+        assert!(e.contains("wait takes a TFJob name"), "{e}");
+        assert!(parse_job_name("tfjob/", "wait").is_err());
+    }
+
+    #[test]
+    fn hints_repeat_the_connection_flags_but_never_the_token() {
+        let c = ConnectionOptions {
+            context: Some("prod".into()),
+            namespace: Some("team".into()),
+            impersonate_groups: vec!["a".into(), "b".into()],
+            token: Some("sekret".into()),
+            insecure_skip_tls_verify: true,
+            ..Default::default()
+        };
+        let args = c.as_args();
+        assert_eq!(
+            args,
+            [
+                "--context",
+                "prod",
+                "-n",
+                "team",
+                "--as-group",
+                "a",
+                "--as-group",
+                "b",
+                "--insecure-skip-tls-verify"
+            ]
+        );
+        assert!(!args.join(" ").contains("sekret"));
+        let c = ConnectionOptions {
+            kubeconfig: Some("/my dir/kc".into()),
+            namespace: Some("team".into()),
+            ..Default::default()
+        };
+        assert_eq!(c.hint_suffix(), " --kubeconfig '/my dir/kc'");
+        assert_eq!(ConnectionOptions::default().hint_suffix(), "");
+    }
+
+    #[test]
+    fn the_install_hint_names_the_release_and_the_command() {
+        let h = install_operator_hint();
+        assert!(h.contains("v1.9.4"));
+        assert!(h.ends_with(INSTALL_OPERATOR_COMMAND));
+        assert!(
+            crd_not_served()
+                .to_string()
+                .contains("tfjobs.kubeflow.org/v1")
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! Is a training-operator running? Found among Deployments by the upstream label first, then by
+//! the upstream Deployment name, then by image.
+//!
+//! The training-operator v1.9 manifests (kubeflow/training-operator `manifests/base/deployment.yaml`,
+//! installed by the `overlays/standalone` kustomization) create Deployment `training-operator` in
+//! namespace `kubeflow`, with `control-plane: kubeflow-training-operator` on the Deployment, its
+//! selector and its pod template. (The repository was renamed kubeflow/trainer; its v2 manifests,
+//! `manifests/base/controller/deployment.yaml`, label `app.kubernetes.io/name: kubeflow-trainer`
+//! and serve TrainJob, not TFJob, so they are deliberately not matched.)
+
+use k8s_openapi::api::apps::v1::Deployment;
+
+/// The label the upstream manifests put on the operator's Deployment and pods.
+pub const OPERATOR_LABEL: (&str, &str) = ("control-plane", "kubeflow-training-operator");
+/// The upstream Deployment name.
+pub const OPERATOR_DEPLOYMENT: &str = "training-operator";
+/// The namespace the standalone overlay installs into.
+pub const OPERATOR_NAMESPACE: &str = "kubeflow";
+
+/// Whether a training-operator Deployment is running somewhere in the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperatorState {
+    Running {
+        namespace: String,
+        name: String,
+    },
+    NotReady {
+        namespace: String,
+        name: String,
+        ready: i32,
+        desired: i32,
+    },
+    NotFound,
+    /// Could not tell (e.g. no permission to list Deployments); the text says why.
+    Unknown(String),
+}
+
+/// Whether a Deployment runs the training-operator: the upstream label (on the Deployment or
+/// its pod template), else the upstream name, else an image called `training-operator` (forks
+/// and Helm charts that relabel it).
+pub fn is_operator(d: &Deployment) -> bool {
+    let has_label = |labels: Option<&std::collections::BTreeMap<String, String>>| {
+        labels
+            .is_some_and(|l| l.get(OPERATOR_LABEL.0).map(String::as_str) == Some(OPERATOR_LABEL.1))
+    };
+    let template = d.spec.as_ref().map(|s| &s.template);
+    let labelled = has_label(d.metadata.labels.as_ref())
+        || has_label(
+            template
+                .and_then(|t| t.metadata.as_ref())
+                .and_then(|m| m.labels.as_ref()),
+        );
+    let named = d.metadata.name.as_deref() == Some(OPERATOR_DEPLOYMENT);
+    let by_image = template.and_then(|t| t.spec.as_ref()).is_some_and(|p| {
+        p.containers.iter().any(|c| {
+            c.image
+                .as_deref()
+                .is_some_and(|i| i.contains("training-operator"))
+        })
+    });
+    labelled || named || by_image
+}
+
+/// The operator's state from a list of Deployments: a ready one wins, else the first found.
+pub fn operator_state(deployments: &[Deployment]) -> OperatorState {
+    let mut not_ready = None;
+    for d in deployments.iter().filter(|d| is_operator(d)) {
+        let namespace = d.metadata.namespace.clone().unwrap_or_default();
+        let name = d.metadata.name.clone().unwrap_or_default();
+        let ready = d
+            .status
+            .as_ref()
+            .and_then(|s| s.ready_replicas)
+            .unwrap_or(0);
+        let desired = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+        if ready >= 1 {
+            return OperatorState::Running { namespace, name };
+        }
+        not_ready.get_or_insert(OperatorState::NotReady {
+            namespace,
+            name,
+            ready,
+            desired,
+        });
+    }
+    not_ready.unwrap_or(OperatorState::NotFound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dep(v: serde_json::Value) -> Deployment {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn found_by_label_then_name_then_image() {
+        let by_deployment_label = dep(
+            json!({"metadata": {"name": "x", "labels": {"control-plane": "kubeflow-training-operator"}}}),
+        );
+        let by_pod_label = dep(
+            json!({"metadata": {"name": "x"}, "spec": {"selector": {}, "template": {
+            "metadata": {"labels": {"control-plane": "kubeflow-training-operator"}}}}}),
+        );
+        let by_name = dep(json!({"metadata": {"name": "training-operator"}}));
+        let by_image = dep(
+            json!({"metadata": {"name": "x"}, "spec": {"selector": {}, "template": {
+            "spec": {"containers": [{"name": "m", "image": "kubeflow/training-operator:v1-855e096"}]}}}}),
+        );
+        let other = dep(json!({"metadata": {"name": "web", "labels": {"control-plane": "other"}}}));
+        for d in [&by_deployment_label, &by_pod_label, &by_name, &by_image] {
+            assert!(is_operator(d), "{:?}", d.metadata);
+        }
+        assert!(!is_operator(&other));
+        assert_eq!(operator_state(&[other]), OperatorState::NotFound);
+    }
+}

@@ -1,0 +1,97 @@
+//! The model-gateway Secret: present, carrying a non-empty value under its key, and the command
+//! that fixes it when not. The default names live in [`crate::gateway`] and are used from there.
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+
+use super::{Action, Kube};
+use crate::error::{Error, Result};
+use crate::gateway::DEFAULT_SECRET_KEY;
+
+/// Where `secret create --base-url` stores the gateway URL beside the key (not a secret).
+pub const BASE_URL_KEY: &str = "base-url";
+
+/// The readiness of a Secret for a job, as `secret check` and `submit` report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretState {
+    Ready,
+    MissingSecret,
+    MissingKey { present: Vec<String> },
+    EmptyValue,
+}
+
+/// Pure: does this Secret (if any) carry a non-empty value under `key`?
+pub fn secret_state(secret: Option<&Secret>, key: &str) -> SecretState {
+    let Some(secret) = secret else {
+        return SecretState::MissingSecret;
+    };
+    let mut present: Vec<String> = secret
+        .data
+        .iter()
+        .flatten()
+        .map(|(k, _)| k.clone())
+        .collect();
+    present.extend(secret.string_data.iter().flatten().map(|(k, _)| k.clone()));
+    present.sort();
+    present.dedup();
+    let value = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map(|v| v.0.len())
+        .or_else(|| {
+            secret
+                .string_data
+                .as_ref()
+                .and_then(|d| d.get(key))
+                .map(String::len)
+        });
+    match value {
+        None => SecretState::MissingKey { present },
+        Some(0) => SecretState::EmptyValue,
+        Some(_) => SecretState::Ready,
+    }
+}
+
+/// The command that fixes a missing Secret or key.
+pub fn create_command(name: &str, key: &str, namespace: &str) -> String {
+    let mut cmd = format!("kubectl tfjob secret create {name} -n {namespace}");
+    if key != DEFAULT_SECRET_KEY {
+        cmd.push_str(&format!(" --key {key}"));
+    }
+    cmd
+}
+
+/// Checks the Secret and key exist; shared with `submit`'s readiness checks.
+pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -> Result<()> {
+    let api: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
+    let action = Action::new("get", "secrets", Some(namespace)).named(name);
+    let secret = super::retry(kube, || api.get_opt(name))
+        .await
+        .map_err(|e| super::explain(e, &action, &kube.server))?;
+    let fix = create_command(name, key, namespace);
+    match secret_state(secret.as_ref(), key) {
+        SecretState::Ready => Ok(()),
+        SecretState::MissingSecret => Err(Error::not_ready(
+            format!(
+                "Secret {namespace}/{name} does not exist; the job's pods would fail with CreateContainerConfigError"
+            ),
+            format!("Create it with: {fix}"),
+        )),
+        SecretState::MissingKey { present } => Err(Error::not_ready(
+            format!(
+                "Secret {namespace}/{name} has no key {key:?} (it has: {}); the job's pods would fail with CreateContainerConfigError",
+                if present.is_empty() {
+                    "no keys".to_string()
+                } else {
+                    present.join(", ")
+                }
+            ),
+            format!("Add it with: {fix} --overwrite"),
+        )),
+        SecretState::EmptyValue => Err(Error::not_ready(
+            format!("Secret {namespace}/{name} has an empty value under {key:?}"),
+            format!("Store the key with: {fix} --overwrite"),
+        )),
+    }
+}

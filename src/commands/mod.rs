@@ -1,0 +1,362 @@
+//! The command line, and the only place clap is used: the global flags ([`Cli`]), one file per
+//! subcommand with its clap `Args` and an `exec` that turns them into the core's plain option
+//! types, and the dispatch ([`exec`]). Everything below `commands/` is clap-free.
+//!
+//! Flags that kubectl users already know (`--kubeconfig`, `--context`, `-n`, `--request-timeout`,
+//! `-o`, `--dry-run`, `-f`) keep kubectl's names and meanings; values flags follow Helm's.
+//!
+//! A new command: add `commands/<cmd>.rs` with `pub struct <Cmd>Args` (clap `Args`) and
+//! `pub fn exec(global: &Global, args: <Cmd>Args, out: &mut Output) -> Result<()>`, a variant in
+//! [`Command`] and a line in [`exec`]. Cluster commands get their connection from
+//! `global.connection()` and run their async core through [`block_on`].
+
+pub mod completion;
+pub mod diagnose;
+pub mod render;
+pub mod secret;
+pub mod submit;
+pub mod templates;
+pub mod validate;
+pub mod wait;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::cluster::ConnectionOptions;
+use crate::error::{EXIT_CODES_HELP, Error, Result};
+use crate::ops::DryRun;
+use crate::ops::wait::WaitFor;
+use crate::output::{ManifestFormat, Output, ReportFormat};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kubectl-tfjob",
+    bin_name = "kubectl tfjob",
+    version,
+    about = "Render, validate, submit and follow Kubeflow TFJobs, and say why one does not run.",
+    long_about = "Render, validate, submit and follow Kubeflow TFJobs (kubeflow.org/v1), and say why one does not run.\n\n\
+Jobs are rendered from a built-in or user template plus values, get the model-gateway credentials \
+as env vars backed by a Secret, and are validated offline before anything is sent to the cluster.",
+    after_help = EXIT_CODES_HELP,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The flags every command takes: kubectl's connection flags (cli-runtime's ConfigFlags, same
+/// names and meanings) and -v.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Global {
+    /// Path to the kubeconfig file to use (default: $KUBECONFIG, else ~/.kube/config).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// The kubeconfig cluster to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub cluster: Option<String>,
+
+    /// The kubeconfig user to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub user: Option<String>,
+
+    /// The namespace (default: the context's namespace, else "default").
+    #[arg(short = 'n', long, global = true, value_name = "NAME")]
+    pub namespace: Option<String>,
+
+    /// Username to impersonate for the operation.
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub impersonate: Option<String>,
+
+    /// Group to impersonate (repeatable).
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub impersonate_groups: Vec<String>,
+
+    /// UID to impersonate.
+    #[arg(long = "as-uid", global = true, value_name = "UID")]
+    pub impersonate_uid: Option<String>,
+
+    /// Bearer token for authentication to the API server.
+    #[arg(long, global = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+
+    /// The address and port of the Kubernetes API server.
+    #[arg(short = 's', long, global = true, value_name = "URL")]
+    pub server: Option<String>,
+
+    /// Path to a cert file for the certificate authority.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub certificate_authority: Option<PathBuf>,
+
+    /// Path to a client certificate file for TLS.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_certificate: Option<PathBuf>,
+
+    /// Path to a client key file for TLS.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_key: Option<PathBuf>,
+
+    /// Do not check the server's certificate (makes HTTPS connections insecure).
+    #[arg(long, global = true)]
+    pub insecure_skip_tls_verify: bool,
+
+    /// Server name to use for server certificate validation (default: the server's hostname).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub tls_server_name: Option<String>,
+
+    /// How long to wait for a single API request before giving up (e.g. 30s, 1m). 0 = no limit.
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
+    pub request_timeout: Option<Duration>,
+
+    /// Log more: -v for info, -vv for debug, -vvv for trace. Secrets are redacted at every level.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+impl Global {
+    /// The connection flags as the core takes them.
+    pub fn connection(&self) -> ConnectionOptions {
+        ConnectionOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            cluster: self.cluster.clone(),
+            user: self.user.clone(),
+            namespace: self.namespace.clone(),
+            impersonate: self.impersonate.clone(),
+            impersonate_groups: self.impersonate_groups.clone(),
+            impersonate_uid: self.impersonate_uid.clone(),
+            token: self.token.clone(),
+            server: self.server.clone(),
+            certificate_authority: self.certificate_authority.clone(),
+            client_certificate: self.client_certificate.clone(),
+            client_key: self.client_key.clone(),
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
+            tls_server_name: self.tls_server_name.clone(),
+            request_timeout: self.request_timeout,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render a TFJob, validate it, check the cluster is ready, and create it.
+    #[command(after_help = submit::SUBMIT_EXAMPLES)]
+    Submit(submit::SubmitArgs),
+
+    /// Render a TFJob from a template and values, validate it offline, and print it as YAML.
+    #[command(after_help = render::RENDER_EXAMPLES)]
+    Render(render::RenderArgs),
+
+    /// Validate TFJob manifests offline (schema, operator webhook rules, and lint checks).
+    #[command(after_help = validate::VALIDATE_EXAMPLES)]
+    Validate(validate::ValidateArgs),
+
+    /// List the built-in templates, or print one.
+    Templates(templates::TemplatesArgs),
+
+    /// Wait for a TFJob to reach a condition, showing per-replica progress.
+    #[command(after_help = wait::WAIT_EXAMPLES)]
+    Wait(wait::WaitArgs),
+
+    /// Check a TFJob layer by layer (CRD, operator, pods, scheduling, runtime) and say what is wrong.
+    #[command(after_help = diagnose::DIAGNOSE_EXAMPLES)]
+    Diagnose(diagnose::DiagnoseArgs),
+
+    /// Store or check the model-gateway API key Secret.
+    Secret(secret::SecretArgs),
+
+    /// Print a shell completion script.
+    Completion(completion::CompletionArgs),
+
+    /// Completion protocol for `kubectl tfjob <TAB>` (called by the kubectl_complete-tfjob script).
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        words: Vec<String>,
+    },
+}
+
+/// Runs one parsed command line, writing through `out`.
+pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
+    let global = cli.global;
+    match cli.command {
+        Command::Submit(args) => submit::exec(&global, args, out),
+        Command::Render(args) => render::exec(&global, args, out),
+        Command::Validate(args) => validate::exec(&global, args, out),
+        Command::Templates(args) => templates::exec(&global, args, out),
+        Command::Wait(args) => wait::exec(&global, args, out),
+        Command::Diagnose(args) => diagnose::exec(&global, args, out),
+        Command::Secret(args) => secret::exec(&global, args, out),
+        Command::Completion(args) => completion::exec(&global, args, out),
+        Command::Complete { words } => completion::exec_complete(&words, out),
+    }
+}
+
+/// Runs a cluster command's async core. Offline commands never start a runtime, which keeps
+/// `render`/`validate` fast.
+pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting the async runtime", e))?
+        .block_on(future)
+}
+
+// The core's plain enums, offered to clap here so the core never sees clap. Each variant's help
+// is what `--help` shows next to the value.
+macro_rules! value_enum {
+    ($ty:ty { $($variant:path => $name:literal $(: $help:literal)?),* $(,)? }) => {
+        impl ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$($variant),*]
+            }
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                Some(match self {
+                    $($variant => PossibleValue::new($name)$(.help($help))?,)*
+                })
+            }
+        }
+    };
+}
+
+value_enum!(DryRun {
+    DryRun::None => "none": "Really create the job.",
+    DryRun::Client => "client": "Render and validate offline; nothing is sent.",
+    DryRun::Server => "server": "Run every check and a server-side dry run; nothing is stored.",
+});
+
+value_enum!(ManifestFormat {
+    ManifestFormat::Yaml => "yaml",
+    ManifestFormat::Json => "json",
+    ManifestFormat::Name => "name",
+});
+
+value_enum!(ReportFormat {
+    ReportFormat::Text => "text",
+    ReportFormat::Json => "json",
+});
+
+value_enum!(WaitFor {
+    WaitFor::Created => "created": "The operator has seen the job (Created condition).",
+    WaitFor::Running => "running": "The operator's Running condition (chief, or any worker, is running).",
+    WaitFor::AllRunning => "all-running": "Every replica pod is Running.",
+    WaitFor::Succeeded => "succeeded": "The Succeeded condition.",
+    WaitFor::Finished => "finished": "Succeeded (exit 0) or Failed (exit 4).",
+});
+
+/// Parses a kubectl (Go `time.ParseDuration`) duration: "90s", "10m", "1h30m", "250ms", or a bare
+/// number of seconds as kubectl's `--request-timeout` accepts.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("empty duration; use e.g. 30s, 10m or 1h".into());
+    }
+    if let Ok(secs) = s.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("invalid duration {s:?}: missing unit (ns, us, ms, s, m, h)"))?;
+        if num_len == 0 {
+            return Err(format!(
+                "invalid duration {s:?}: expected a number, e.g. 30s, 10m or 1h"
+            ));
+        }
+        let value: f64 = rest[..num_len]
+            .parse()
+            .map_err(|_| format!("invalid duration {s:?}"))?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            unit => {
+                return Err(format!(
+                    "invalid duration {s:?}: unknown unit {unit:?} (use ns, us, ms, s, m or h)"
+                ));
+            }
+        };
+        total += value * scale;
+        rest = &rest[unit_len..];
+    }
+    if !total.is_finite() || total > 1e12 {
+        return Err(format!("invalid duration {s:?}: too large"));
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// Like [`parse_duration`], but a negative value means "a week", as in `kubectl wait --timeout=-1s`.
+pub fn parse_signed_duration(s: &str) -> Result<Duration, String> {
+    match s.trim().strip_prefix('-') {
+        Some(rest) => parse_duration(rest).map(|_| Duration::from_secs(7 * 24 * 3600)),
+        None => parse_duration(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn global_flags_become_connection_options() {
+        let cli = Cli::try_parse_from([
+            "kubectl-tfjob",
+            "diagnose",
+            "x",
+            "-n",
+            "team",
+            "--context",
+            "prod",
+            "--request-timeout",
+            "5s",
+        ])
+        .unwrap();
+        let c = cli.global.connection();
+        assert_eq!(c.namespace.as_deref(), Some("team"));
+        assert_eq!(c.context.as_deref(), Some("prod"));
+        assert_eq!(c.request_timeout, Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn durations_follow_go_syntax() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("").is_err());
+        assert_eq!(
+            parse_signed_duration("-1s").unwrap(),
+            Duration::from_secs(7 * 24 * 3600)
+        );
+    }
+}

@@ -1,0 +1,68 @@
+//! `kubectl tfjob submit`.
+
+use clap::Args;
+
+use super::render::RenderArgs;
+use super::wait::WaitOptionArgs;
+use super::{Global, block_on};
+use crate::error::Result;
+use crate::ops::DryRun;
+use crate::ops::submit::SubmitOptions;
+use crate::output::{ManifestFormat, Output};
+
+#[derive(Debug, Clone, Args)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub render: RenderArgs,
+
+    /// "client": render and validate only; "server": also all cluster checks and a server dry run.
+    #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client")]
+    pub dry_run: DryRun,
+
+    /// Output format for the created (or dry-run) object.
+    #[arg(short = 'o', long, value_enum)]
+    pub output: Option<ManifestFormat>,
+
+    /// If a TFJob of that name exists, delete it and create the new one (asks unless --yes).
+    #[arg(long)]
+    pub replace: bool,
+
+    /// Answer yes to confirmations.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+
+    /// After creating, wait for the condition given by --for.
+    #[arg(long)]
+    pub wait: bool,
+
+    #[command(flatten)]
+    pub wait_opts: WaitOptionArgs,
+}
+
+pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {
+    let options = SubmitOptions {
+        render: args.render.into(),
+        dry_run: args.dry_run,
+        output: args.output,
+        replace: args.replace,
+        yes: args.yes,
+        wait: args.wait,
+        wait_opts: args.wait_opts.into(),
+    };
+    block_on(crate::ops::submit::run(&global.connection(), options, out))
+}
+
+pub(super) const SUBMIT_EXAMPLES: &str = "\
+Examples:
+  # Render, check and create the article's job, then follow it to Running
+  kubectl tfjob submit --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu \\
+      --ps 1 --workers 3 --gpus 1 --wait -- python -m trainer.task
+
+  # Submit an existing manifest (credentials are injected and checked the same way)
+  kubectl tfjob submit -f tfjob.yaml
+
+  # Everything but the final write: readiness checks and a server-side dry run
+  kubectl tfjob submit -f tfjob.yaml --dry-run=server
+
+  # Offline only: render and validate, print YAML
+  kubectl tfjob submit -f values.yaml --dry-run=client -o yaml";

@@ -1,0 +1,33 @@
+//! `kubectl tfjob templates [list|show NAME]`.
+
+use clap::{Args, Subcommand};
+
+use super::Global;
+use crate::error::Result;
+use crate::output::Output;
+use crate::templates::TemplatesAction;
+
+#[derive(Debug, Clone, Args)]
+pub struct TemplatesArgs {
+    #[command(subcommand)]
+    pub action: Option<TemplatesCommand>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum TemplatesCommand {
+    /// List the built-in templates (the default).
+    List,
+    /// Print a built-in template's source.
+    Show {
+        /// Template name.
+        name: String,
+    },
+}
+
+pub fn exec(_global: &Global, args: TemplatesArgs, out: &mut Output) -> Result<()> {
+    let action = args.action.map(|a| match a {
+        TemplatesCommand::List => TemplatesAction::List,
+        TemplatesCommand::Show { name } => TemplatesAction::Show { name },
+    });
+    crate::templates::run_templates(action.as_ref(), out)
+}

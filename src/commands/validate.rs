@@ -1,0 +1,40 @@
+//! `kubectl tfjob validate`.
+
+use clap::Args;
+
+use super::Global;
+use super::render::GatewayArgs;
+use crate::error::Result;
+use crate::output::{Output, ReportFormat};
+use crate::validate::ValidateOptions;
+
+#[derive(Debug, Clone, Args)]
+pub struct ValidateArgs {
+    /// Manifest file(s) to validate; "-" reads stdin. Multi-document YAML is fine.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    pub files: Vec<String>,
+
+    /// Output format for the findings.
+    #[arg(short = 'o', long, value_enum, default_value = "text")]
+    pub output: ReportFormat,
+
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
+}
+
+pub fn exec(_global: &Global, args: ValidateArgs, out: &mut Output) -> Result<()> {
+    let options = ValidateOptions {
+        files: args.files,
+        output: args.output,
+        gateway: args.gateway.into(),
+    };
+    crate::validate::run_validate(&options, out)
+}
+
+pub(super) const VALIDATE_EXAMPLES: &str = "\
+Examples:
+  # Validate a manifest
+  kubectl tfjob validate -f tfjob.yaml
+
+  # Several documents from stdin, findings as JSON
+  cat jobs.yaml | kubectl tfjob validate -f - -o json";

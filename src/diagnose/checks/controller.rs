@@ -1,0 +1,276 @@
+//! The controller layer: the training-operator runs and has reconciled the job.
+
+use super::*;
+
+pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
+    let ns = &s.namespace;
+    let reconciled = s
+        .job
+        .as_ref()
+        .is_some_and(|j| j.condition(condition::CREATED).is_some());
+    let operator = match &s.operator {
+        OperatorState::Running { namespace, name } => Finding::new(
+            Layer::Controller,
+            Verdict::Ok,
+            format!("training-operator running ({namespace}/{name})"),
+        ),
+        OperatorState::NotReady {
+            namespace,
+            name,
+            ready,
+            desired,
+        } => Finding::new(
+            Layer::Controller,
+            Verdict::Fail,
+            format!("training-operator {namespace}/{name} is not ready ({ready}/{desired} replicas ready)"),
+        )
+        .next(format!(
+            "see why: kubectl -n {namespace} describe deployment {name}; kubectl -n {namespace} logs deploy/{name}"
+        )),
+        OperatorState::NotFound if reconciled => Finding::new(
+            Layer::Controller,
+            Verdict::Warning,
+            "no training-operator Deployment found in any namespace, yet the job was reconciled \
+             (Created): the operator runs under another name or outside a Deployment",
+        ),
+        OperatorState::NotFound => Finding::new(
+            Layer::Controller,
+            Verdict::Fail,
+            "no training-operator Deployment found in any namespace",
+        )
+        .evidence("looked for a Deployment whose pods run a training-operator image or carry control-plane: kubeflow-training-operator")
+        .next(install_operator_hint()),
+        OperatorState::Unknown(why) => Finding::new(
+            Layer::Controller,
+            Verdict::Unknown,
+            "cannot tell whether the training-operator is running",
+        )
+        .evidence(why.clone()),
+    };
+
+    let Some(job) = &s.job else {
+        out.push(operator);
+        out.push(
+            Finding::new(
+                Layer::Controller,
+                Verdict::Fail,
+                format!("TFJob {ns}/{} not found", s.job_name),
+            )
+            .next(format!("list the jobs: kubectl get tfjobs -n {ns}")),
+        );
+        return Err("TFJob not found".into());
+    };
+    let name = &s.job_name;
+    let age = age_secs(s.now, job.metadata.creation_timestamp.as_ref());
+    let run_policy = job.spec.run_policy.as_ref();
+    let managed_by = run_policy.and_then(|p| p.managed_by.as_deref());
+    // The spec is what the operator acts on; the condition may lag a resume.
+    let suspended = run_policy.and_then(|p| p.suspend).unwrap_or(false);
+    let kueue_queue = job
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(KUEUE_QUEUE_LABEL));
+
+    // The job's own progress, merged into the operator line when both are fine.
+    let mut gate = Ok(());
+    let created = job.condition(condition::CREATED);
+    let status_finding = if let Some(m) = managed_by.filter(|m| *m != OWN_MANAGER) {
+        let known = MANAGED_BY_VALUES.contains(&m);
+        gate = Err(format!("job managed by {m}"));
+        Finding::new(
+            Layer::Controller,
+            if created.is_some() { Verdict::Info } else { Verdict::Warning },
+            format!("runPolicy.managedBy is {m:?}: the training-operator skips this job and {m} must run it"),
+        )
+        .evidence(if known {
+            format!("{m} dispatches the job (Kueue MultiKueue runs it on a worker cluster)")
+        } else {
+            format!("{m} is not a value the training-operator's webhook accepts")
+        })
+        .next("check that controller (e.g. Kueue's MultiKueue admission), or recreate the job without runPolicy.managedBy")
+    } else if suspended {
+        gate = Err("job suspended".into());
+        let f = Finding::new(
+            Layer::Controller,
+            Verdict::Warning,
+            "job is suspended (runPolicy.suspend: true): the operator deletes its pods and creates none",
+        );
+        match kueue_queue {
+            // Kueue suspends queued jobs itself and resumes them on admission.
+            Some(queue) => f
+                .evidence(format!("queued in Kueue LocalQueue {queue:?} ({KUEUE_QUEUE_LABEL})"))
+                .next(format!(
+                    "Kueue resumes it once admitted; see why it waits: kubectl get workloads -n {ns}; kubectl describe localqueue {queue} -n {ns}"
+                )),
+            None => f.next(format!(
+                "resume it: kubectl patch tfjob {name} -n {ns} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'"
+            )),
+        }
+    } else if created.is_none() {
+        match age {
+            Some(a) if a < RECONCILE_GRACE_SECS => {
+                gate = Err("not reconciled yet".into());
+                Finding::new(
+                    Layer::Controller,
+                    Verdict::Info,
+                    format!("job is {a}s old and has no Created condition yet; the operator may still be picking it up"),
+                )
+                .next(format!("run diagnose again in a few seconds: kubectl tfjob diagnose {name} -n {ns}"))
+            }
+            _ => {
+                gate = Err("the operator has not reconciled the job".into());
+                let mut f = Finding::new(
+                    Layer::Controller,
+                    Verdict::Fail,
+                    format!(
+                        "no Created condition {}after creation: the training-operator is not reconciling this job",
+                        age.map(|a| format!("{} ", human(a))).unwrap_or_default()
+                    ),
+                );
+                f = match &s.operator {
+                    OperatorState::Running { namespace, name } => f
+                        .evidence(format!("the operator Deployment {namespace}/{name} is running; it may watch other namespaces or lack the tfjob scheme"))
+                        .next(format!("check its log: kubectl -n {namespace} logs deploy/{name} | grep -i {}", s.job_name)),
+                    OperatorState::NotFound | OperatorState::NotReady { .. } => {
+                        f.evidence("no training-operator is running (see above)")
+                    }
+                    OperatorState::Unknown(_) => f.next(install_operator_hint()),
+                };
+                f
+            }
+        }
+    } else {
+        let since = created
+            .and_then(|c| c.last_transition_time.as_ref())
+            .or(job.metadata.creation_timestamp.as_ref());
+        let mut summary = format!(
+            "job Created{}",
+            age_secs(s.now, since)
+                .map(|a| format!(" {} ago", human(a)))
+                .unwrap_or_default()
+        );
+        if let Some(last) = job
+            .last_condition()
+            // Failed gets a finding of its own below.
+            .filter(|c| {
+                c.is_true() && c.type_ != condition::CREATED && c.type_ != condition::FAILED
+            })
+        {
+            summary.push_str(&format!(", now {}", last.type_));
+        }
+        Finding::new(Layer::Controller, Verdict::Ok, summary)
+    };
+    if operator.verdict == Verdict::Ok && status_finding.verdict == Verdict::Ok {
+        let mut merged = operator;
+        merged.summary = format!("{}; {}", merged.summary, status_finding.summary);
+        out.push(merged);
+    } else {
+        out.push(operator);
+        out.push(status_finding);
+    }
+
+    if let Some(failed) = job.condition(condition::FAILED).filter(|c| c.is_true()) {
+        let message = failed.message.clone().unwrap_or_default();
+        let next = if message.contains("backoff limit") {
+            "fix the cause in the Runtime findings; the job stopped after runPolicy.backoffLimit restarts".to_string()
+        } else if message.contains("deadline") {
+            "the job ran longer than runPolicy.activeDeadlineSeconds: raise it or make training shorter".to_string()
+        } else {
+            format!(
+                "fix the cause in the Runtime findings (logs: kubectl logs {} -c {DEFAULT_CONTAINER_NAME} -n {ns}), then delete and resubmit the job",
+                s.pods
+                    .iter()
+                    .find(|p| pod_phase(p) == "Failed")
+                    .map(pod_name)
+                    .or_else(|| job.pod_names().first().cloned())
+                    .unwrap_or_else(|| "POD".into())
+            )
+        };
+        out.push(
+            Finding::new(
+                Layer::Controller,
+                Verdict::Fail,
+                format!("job Failed: {message}"),
+            )
+            .evidence(format!(
+                "reason {}",
+                failed.reason.as_deref().unwrap_or("(none)")
+            ))
+            .next(next),
+        );
+    } else if let Some(r) = job
+        .last_condition()
+        .filter(|c| c.type_ == condition::RESTARTING && c.is_true())
+    {
+        out.push(
+            Finding::new(
+                Layer::Controller,
+                Verdict::Warning,
+                format!(
+                    "job is Restarting: {}",
+                    r.message.as_deref().unwrap_or("a replica failed")
+                ),
+            )
+            .next("see the Runtime findings for why the replica failed"),
+        );
+    }
+
+    // Creation failures matter only while something is still missing.
+    let missing = missing_objects(s, job);
+    if !missing.is_empty() {
+        for reason in ["FailedCreatePod", "FailedCreateService"] {
+            let messages: Vec<String> = warning_messages(&s.job_events, reason)
+                .into_iter()
+                .filter(|m| !is_quota(m))
+                .collect();
+            if messages.is_empty() {
+                continue;
+            }
+            let what = if reason == "FailedCreatePod" {
+                "pods"
+            } else {
+                "services"
+            };
+            let mut f = Finding::new(
+                Layer::Controller,
+                Verdict::Fail,
+                format!(
+                    "the operator cannot create {what}: {}",
+                    first_line(&messages[0])
+                ),
+            )
+            .replicas(names_in(&messages, &missing));
+            for m in messages.iter().skip(1).take(4) {
+                f = f.evidence(format!("{reason}: {}", first_line(m)));
+            }
+            f = f.next(if messages.iter().any(|m| m.contains("webhook")) {
+                "an admission webhook refuses them: fix what its message names, or the webhook"
+                    .to_string()
+            } else if messages.iter().any(|m| m.contains("forbidden")) {
+                "a policy refuses them (PodSecurity, RBAC or a LimitRange): change the pod template to satisfy it".to_string()
+            } else {
+                format!("see all events: kubectl describe tfjob {name} -n {ns}")
+            });
+            out.push(f);
+        }
+    }
+    gate
+}
+
+/// The names of a list of objects.
+pub(super) fn names<K: kube::Resource>(items: &[K]) -> BTreeSet<&str> {
+    items
+        .iter()
+        .filter_map(|o| o.meta().name.as_deref())
+        .collect()
+}
+
+/// Expected pod and service names that do not exist.
+pub(super) fn missing_objects(s: &Snapshot, job: &TFJob) -> Vec<String> {
+    let (pods, svcs) = (names(&s.pods), names(&s.services));
+    job.pod_names()
+        .into_iter()
+        .filter(|n| !pods.contains(n.as_str()) || !svcs.contains(n.as_str()))
+        .collect()
+}

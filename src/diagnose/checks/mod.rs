@@ -1,0 +1,366 @@
+//! The pure diagnosis: one function per layer, each adding findings and saying whether the
+//! next layers can be judged at all. One file per layer (`crd`, `controller`, `objects`,
+//! `scheduling`, `runtime`); this file holds the driver, the shared pod/event helpers and the
+//! scrubbing of secret values, which the layers reach through `use super::*`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{
+    Container, ContainerStateTerminated, ContainerStatus, Event, Pod, PodSpec,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+mod controller;
+mod crd;
+mod objects;
+mod runtime;
+mod scheduling;
+
+use controller::*;
+use crd::*;
+use objects::*;
+pub(super) use runtime::referenced_secrets;
+use runtime::*;
+use scheduling::*;
+
+use super::{CrdState, Diagnosis, Finding, Layer, OperatorState, Snapshot, Verdict};
+use crate::cluster::install_operator_hint;
+use crate::cluster::secret::{self, SecretState};
+use crate::gateway::DEFAULT_SECRET_KEY;
+use crate::model::{
+    self, DEFAULT_CONTAINER_NAME, LABEL_REPLICA_TYPE, MANAGED_BY_VALUES, TFJob, condition,
+};
+
+/// How long the operator may take to add the Created condition before we call it stuck.
+pub const RECONCILE_GRACE_SECS: i64 = 10;
+/// The sidecar that breaks the replicas' gRPC rendezvous.
+pub const ISTIO_SIDECAR: &str = "istio-proxy";
+const OWN_MANAGER: &str = "kubeflow.org/training-operator";
+/// At most this many pod names per replica type in one finding (`replicas` comes from the user).
+const MAX_NAMED_PODS: i32 = 100;
+/// The label that puts a job in a Kueue queue (Kueue then owns `suspend`).
+const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+
+/// Why a layer could not be judged.
+type Gate = Result<(), String>;
+
+pub fn diagnose(s: &Snapshot) -> Diagnosis {
+    let mut out = Vec::new();
+    let mut gate = crd(s, &mut out);
+    if gate.is_ok() {
+        gate = controller(s, &mut out);
+    } else {
+        not_reached(&mut out, Layer::Controller, &gate);
+    }
+    if gate.is_ok() {
+        gate = objects(s, &mut out);
+    } else {
+        not_reached(&mut out, Layer::Objects, &gate);
+    }
+    if gate.is_ok() {
+        gate = scheduling(s, &mut out);
+    } else {
+        not_reached(&mut out, Layer::Scheduling, &gate);
+    }
+    // Template-level runtime checks (TF_CONFIG, base URL, Secrets) apply even before pods run.
+    runtime(s, &mut out, &gate);
+
+    let secrets = secret_values(s);
+    for f in &mut out {
+        scrub_finding(f, &secrets);
+    }
+    let state = match &s.job {
+        None => "NotFound".to_string(),
+        Some(job) => job
+            .last_condition()
+            .map(|c| c.type_.clone())
+            .unwrap_or_else(|| "Unknown".into()),
+    };
+    Diagnosis {
+        job: s.job_name.clone(),
+        namespace: s.namespace.clone(),
+        state,
+        pods: pod_phases(&s.pods),
+        notes: s.notes.iter().map(|n| scrub(n, &secrets)).collect(),
+        findings: out,
+    }
+}
+
+fn not_reached(out: &mut Vec<Finding>, layer: Layer, gate: &Gate) {
+    let why = gate.as_ref().err().map(String::as_str).unwrap_or("");
+    out.push(Finding::new(
+        layer,
+        Verdict::Info,
+        format!("not reached ({why})"),
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+fn pod_name(pod: &Pod) -> String {
+    pod.metadata.name.clone().unwrap_or_default()
+}
+
+fn pod_phase(pod: &Pod) -> &str {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .unwrap_or("Pending")
+}
+
+fn replica_type(pod: &Pod) -> String {
+    pod.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(LABEL_REPLICA_TYPE).cloned())
+        .unwrap_or_else(|| "replica".into())
+}
+
+fn container_of<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
+    let spec = pod.spec.as_ref()?;
+    spec.containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .find(|c| c.name == name)
+}
+
+fn spec_image(pod: &Pod, container: &str) -> Option<String> {
+    container_of(pod, container).and_then(|c| c.image.clone())
+}
+
+/// (type, status, reason, message) of every pod condition.
+fn conditions(pod: &Pod) -> Vec<(String, String, String, String)> {
+    pod.status
+        .iter()
+        .flat_map(|s| s.conditions.iter().flatten())
+        .map(|c| {
+            (
+                c.type_.clone(),
+                c.status.clone(),
+                c.reason.clone().unwrap_or_default(),
+                c.message.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// The largest request or limit of a resource over the pod's containers.
+fn resource_of(pod: &Pod, resource: &str) -> Option<String> {
+    pod.spec.as_ref()?.containers.iter().find_map(|c| {
+        let r = c.resources.as_ref()?;
+        r.limits
+            .as_ref()
+            .and_then(|l| l.get(resource))
+            .or_else(|| r.requests.as_ref().and_then(|l| l.get(resource)))
+            .map(|q| q.0.clone())
+    })
+}
+
+/// "3 worker pods" / "worker pod tf-worker-0" for a group.
+fn describe_pods(pods: &[&Pod]) -> String {
+    let types: BTreeSet<String> = pods.iter().map(|p| replica_type(p)).collect();
+    let kind = if types.len() == 1 {
+        types.into_iter().next().unwrap_or_default()
+    } else {
+        types.into_iter().collect::<Vec<_>>().join("/")
+    };
+    if pods.len() == 1 {
+        format!("{kind} pod {}", pod_name(pods[0]))
+    } else {
+        format!("{} {kind} pods", pods.len())
+    }
+}
+
+fn pod_phases(pods: &[Pod]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in pods {
+        *counts.entry(pod_phase(p)).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(phase, n)| format!("{n} {phase}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Distinct Warning messages with this reason, newest first.
+fn warning_messages(events: &[Event], reason: &str) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for e in events.iter().rev() {
+        if e.reason.as_deref() == Some(reason)
+            && e.type_.as_deref().unwrap_or("Warning") == "Warning"
+            && let Some(m) = &e.message
+            && !v.contains(m)
+        {
+            v.push(m.clone());
+        }
+    }
+    v
+}
+
+fn event_message(events: &[Event], object: &str, reason: &str) -> Option<String> {
+    events
+        .iter()
+        .rev()
+        .find(|e| {
+            e.involved_object.name.as_deref() == Some(object) && e.reason.as_deref() == Some(reason)
+        })
+        .and_then(|e| e.message.clone())
+}
+
+fn is_quota(message: &str) -> bool {
+    message.contains("exceeded quota")
+        || message.contains("must specify limits") && message.contains("quota")
+}
+
+/// The names from `candidates` that the messages mention, or all of them when none is named.
+fn names_in(messages: &[String], candidates: &[String]) -> Vec<String> {
+    let named: Vec<String> = candidates
+        .iter()
+        .filter(|c| messages.iter().any(|m| m.contains(&format!("\"{c}\""))))
+        .cloned()
+        .collect();
+    if named.is_empty() {
+        candidates.to_vec()
+    } else {
+        named
+    }
+}
+
+/// `{key: value}` groups in a scheduler message (taints).
+fn braced(msg: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = msg;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let t = rest[start..=start + len].to_string();
+        if !out.contains(&t) {
+            out.push(t);
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out
+}
+
+/// Up to 20 names, then how many more.
+fn name_list(names: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" … and {} more", names.len() - SHOWN));
+    }
+    s
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+pub(super) fn age_secs(now: k8s_openapi::jiff::Timestamp, t: Option<&Time>) -> Option<i64> {
+    t.map(|t| (now.as_second() - t.0.as_second()).max(0))
+}
+
+/// 45s, 3m, 2h, 5d — as kubectl's AGE column.
+pub(super) fn human(secs: i64) -> String {
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 2 * 3600 => format!("{}m", s / 60),
+        s if s < 48 * 3600 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keeping secret values out of the output
+
+/// Every non-trivial Secret value the snapshot holds, longest first. The gateway base URL that
+/// `secret create --base-url` stores beside the key is not secret and is left readable.
+fn secret_values(s: &Snapshot) -> Vec<String> {
+    let mut v: Vec<String> = s
+        .secrets
+        .values()
+        .flatten()
+        .flat_map(|sec| {
+            sec.data
+                .iter()
+                .flatten()
+                .filter(|(k, _)| k.as_str() != secret::BASE_URL_KEY)
+                .map(|(_, b)| String::from_utf8_lossy(&b.0).into_owned())
+                .chain(
+                    sec.string_data
+                        .iter()
+                        .flatten()
+                        .filter(|(k, _)| k.as_str() != secret::BASE_URL_KEY)
+                        .map(|(_, s)| s.clone()),
+                )
+                .collect::<Vec<_>>()
+        })
+        .map(|s| s.trim().to_string())
+        .filter(|s| s.len() >= 6)
+        .collect();
+    v.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    v.dedup();
+    v
+}
+
+pub(super) fn scrub(text: &str, values: &[String]) -> String {
+    let mut out = text.to_string();
+    for v in values {
+        if out.contains(v.as_str()) {
+            out = out.replace(v.as_str(), "<redacted>");
+        }
+    }
+    redact_bearer(&out)
+}
+
+/// `Bearer <token>` → `Bearer <redacted>`, whatever the token.
+fn redact_bearer(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("Bearer ") {
+        let (head, tail) = rest.split_at(i + "Bearer ".len());
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
+            .unwrap_or(tail.len());
+        if end > 0 {
+            out.push_str("<redacted>");
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn scrub_finding(f: &mut Finding, values: &[String]) {
+    f.summary = scrub(&f.summary, values);
+    for e in &mut f.evidence {
+        *e = scrub(e, values);
+    }
+    if let Some(n) = &mut f.next_step {
+        *n = scrub(n, values);
+    }
+    for l in &mut f.log {
+        *l = scrub(l, values);
+    }
+}

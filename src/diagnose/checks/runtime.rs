@@ -1,0 +1,809 @@
+//! The runtime layer: images, Secrets, crashes, the gateway key, sidecars, mounts.
+
+use super::*;
+
+pub(super) fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
+    let before = out.len();
+    let ns = &s.namespace;
+    // Pods of jobs not yet reached are still worth a look if they exist (e.g. after a Failed).
+    let pods: &[Pod] = &s.pods;
+
+    image_problems(s, pods, out);
+    secret_problems(s, pods, out);
+    config_errors_without_secret_cause(s, pods, out, before);
+    crashes(s, pods, out);
+    gateway_unauthorized(s, pods, out);
+    template_checks(s, out);
+    istio_sidecars(s, pods, out);
+    mount_failures(s, out);
+
+    let found = out.len() > before;
+    if out[before..].iter().any(|f| f.verdict == Verdict::Fail) {
+        return;
+    }
+    if let Err(why) = gate {
+        if !found {
+            out.push(Finding::new(
+                Layer::Runtime,
+                Verdict::Info,
+                format!("not reached ({why})"),
+            ));
+        }
+        return;
+    }
+    let running = pods.iter().filter(|p| pod_phase(p) == "Running").count();
+    let succeeded = pods.iter().filter(|p| pod_phase(p) == "Succeeded").count();
+    let total = pods.len();
+    let summary = if total == 0 {
+        "no pods to inspect".to_string()
+    } else if succeeded == total {
+        format!("{total}/{total} pods Succeeded")
+    } else if running + succeeded == total && !found {
+        format!("{running}/{total} pods Running, no restarts or errors")
+    } else if running + succeeded == total {
+        format!("{running}/{total} pods Running")
+    } else {
+        format!(
+            "{running}/{total} pods Running ({}); no errors yet",
+            pod_phases(pods)
+        )
+    };
+    let verdict = if running + succeeded == total && total > 0 {
+        Verdict::Ok
+    } else {
+        Verdict::Info
+    };
+    let mut f = Finding::new(Layer::Runtime, verdict, summary);
+    if verdict == Verdict::Info && total > 0 {
+        f = f.next(format!(
+            "watch them start: kubectl get pods -n {ns} -l {}",
+            model::job_selector(&s.job_name)
+        ));
+    }
+    // The overall state first, then the warnings.
+    out.insert(before, f);
+}
+
+/// Every container status of a pod (init containers first), with the pod.
+pub(super) fn statuses(pod: &Pod) -> impl Iterator<Item = &ContainerStatus> {
+    let st = pod.status.as_ref();
+    st.into_iter()
+        .flat_map(|s| s.init_container_statuses.iter().flatten())
+        .chain(
+            st.into_iter()
+                .flat_map(|s| s.container_statuses.iter().flatten()),
+        )
+}
+
+pub(super) fn waiting(cs: &ContainerStatus) -> Option<(&str, &str)> {
+    let w = cs.state.as_ref()?.waiting.as_ref()?;
+    Some((
+        w.reason.as_deref().unwrap_or_default(),
+        w.message.as_deref().unwrap_or_default(),
+    ))
+}
+
+pub(super) fn image_problems(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
+    // (reason class, image) → (pods, messages)
+    let mut groups: BTreeMap<(bool, String), (Vec<String>, BTreeSet<String>)> = BTreeMap::new();
+    for pod in pods {
+        for cs in statuses(pod) {
+            let Some((reason, message)) = waiting(cs) else {
+                continue;
+            };
+            let invalid = reason == "InvalidImageName";
+            if !(invalid || reason == "ErrImagePull" || reason == "ImagePullBackOff") {
+                continue;
+            }
+            let image = if cs.image.is_empty() {
+                spec_image(pod, &cs.name).unwrap_or_default()
+            } else {
+                cs.image.clone()
+            };
+            let entry = groups.entry((invalid, image.clone())).or_default();
+            let name = pod_name(pod);
+            if !entry.0.contains(&name) {
+                entry.0.push(name.clone());
+            }
+            let detail = if message.is_empty() {
+                // ImagePullBackOff's own message is terse; the kubelet's Failed event says why.
+                event_message(&s.pod_events, &name, "Failed").unwrap_or_default()
+            } else {
+                message.to_string()
+            };
+            if !detail.is_empty() {
+                entry.1.insert(format!("{reason}: {detail}"));
+            } else {
+                entry.1.insert(reason.to_string());
+            }
+        }
+    }
+    for ((invalid, image), (names, messages)) in groups {
+        let mut f = if invalid {
+            Finding::new(
+                Layer::Runtime,
+                Verdict::Fail,
+                format!("invalid image name {image:?} (InvalidImageName)"),
+            )
+            .next("fix the image reference: [registry/]repository[:tag|@sha256:digest], lowercase, no spaces or scheme")
+        } else {
+            Finding::new(
+                Layer::Runtime,
+                Verdict::Fail,
+                format!("cannot pull image {image} ({} pod{})", names.len(), plural(names.len())),
+            )
+            .next(format!(
+                "check that {image} exists and the tag is right (docker manifest inspect {image}); for a private registry add imagePullSecrets to the pod templates"
+            ))
+        };
+        for m in messages.into_iter().take(3) {
+            f = f.evidence(m);
+        }
+        out.push(f.replicas(names));
+    }
+}
+
+/// A `secretKeyRef` (or `envFrom.secretRef`) of a container.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct SecretRef {
+    secret: String,
+    /// `None` for envFrom (the whole Secret).
+    key: Option<String>,
+    env: String,
+    container: String,
+}
+
+pub(super) fn secret_refs(spec: &PodSpec) -> Vec<SecretRef> {
+    let mut out = Vec::new();
+    let containers = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .chain(spec.containers.iter());
+    for c in containers {
+        for e in c.env.iter().flatten() {
+            if let Some(r) = e
+                .value_from
+                .as_ref()
+                .and_then(|v| v.secret_key_ref.as_ref())
+                && !r.optional.unwrap_or(false)
+            {
+                out.push(SecretRef {
+                    secret: r.name.clone(),
+                    key: Some(r.key.clone()),
+                    env: e.name.clone(),
+                    container: c.name.clone(),
+                });
+            }
+        }
+        for ef in c.env_from.iter().flatten() {
+            if let Some(r) = ef.secret_ref.as_ref()
+                && !r.optional.unwrap_or(false)
+            {
+                out.push(SecretRef {
+                    secret: r.name.clone(),
+                    key: None,
+                    env: format!("envFrom (prefix {:?})", ef.prefix.as_deref().unwrap_or("")),
+                    container: c.name.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Secret names referenced by the job's templates and pods (what `collect` must read).
+pub fn referenced_secrets(job: Option<&TFJob>, pods: &[Pod]) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    if let Some(job) = job {
+        for spec in job.spec.tf_replica_specs.values() {
+            if let Some(ps) = &spec.template.spec {
+                names.extend(secret_refs(ps).into_iter().map(|r| r.secret));
+            }
+        }
+    }
+    for pod in pods {
+        if let Some(ps) = &pod.spec {
+            names.extend(secret_refs(ps).into_iter().map(|r| r.secret));
+        }
+    }
+    names
+}
+
+pub(super) fn has_config_error(pod: &Pod) -> bool {
+    statuses(pod).any(|cs| waiting(cs).is_some_and(|(r, _)| r == "CreateContainerConfigError"))
+}
+
+pub(super) fn secret_problems(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
+    let ns = &s.namespace;
+    // (ref) → pods using it (empty when only a template uses it)
+    let mut refs: BTreeMap<SecretRef, Vec<String>> = BTreeMap::new();
+    if let Some(job) = &s.job {
+        for spec in job.spec.tf_replica_specs.values() {
+            if let Some(ps) = &spec.template.spec {
+                for r in secret_refs(ps) {
+                    refs.entry(r).or_default();
+                }
+            }
+        }
+    }
+    for pod in pods {
+        if let Some(ps) = &pod.spec {
+            for r in secret_refs(ps) {
+                refs.entry(r).or_default().push(pod_name(pod));
+            }
+        }
+    }
+    // (secret, key) → problem, env vars, pods
+    let mut problems: BTreeMap<(String, Option<String>), SecretProblem> = BTreeMap::new();
+    for (r, users) in &refs {
+        let Some(found) = s.secrets.get(&r.secret) else {
+            continue; // unreadable: say nothing rather than guess
+        };
+        let (problem, fix) = match (
+            &r.key,
+            secret::secret_state(found.as_ref(), r.key.as_deref().unwrap_or("")),
+        ) {
+            (_, SecretState::MissingSecret) => (
+                format!("Secret {:?} not found in namespace {ns}", r.secret),
+                secret::create_command(
+                    &r.secret,
+                    r.key.as_deref().unwrap_or(DEFAULT_SECRET_KEY),
+                    ns,
+                ),
+            ),
+            (None, _) => continue, // envFrom needs only the Secret
+            (Some(key), SecretState::MissingKey { present }) => (
+                format!(
+                    "Secret {:?} has no key {key:?} (it has: {})",
+                    r.secret,
+                    if present.is_empty() {
+                        "no keys".to_string()
+                    } else {
+                        present.join(", ")
+                    }
+                ),
+                format!("{} --overwrite", secret::create_command(&r.secret, key, ns)),
+            ),
+            (Some(key), SecretState::EmptyValue) => (
+                format!("key {key:?} of Secret {:?} is empty", r.secret),
+                format!("{} --overwrite", secret::create_command(&r.secret, key, ns)),
+            ),
+            (_, SecretState::Ready) => continue,
+        };
+        let entry = problems
+            .entry((r.secret.clone(), r.key.clone()))
+            .or_insert_with(|| SecretProblem {
+                problem,
+                fix,
+                envs: BTreeSet::new(),
+                users: BTreeSet::new(),
+            });
+        entry
+            .envs
+            .insert(format!("env {} of container {}", r.env, r.container));
+        entry.users.extend(users.iter().cloned());
+    }
+    for SecretProblem {
+        problem,
+        fix,
+        envs,
+        users,
+    } in problems.into_values()
+    {
+        let blocked: Vec<String> = users
+            .iter()
+            .filter(|n| {
+                pods.iter()
+                    .any(|p| &pod_name(p) == *n && has_config_error(p))
+            })
+            .cloned()
+            .collect();
+        // Pods already running got the value before it went missing: a warning for the next
+        // start. Otherwise the containers cannot start (now, or once scheduled).
+        let all_running = !users.is_empty()
+            && users.iter().all(|u| {
+                pods.iter()
+                    .any(|p| &pod_name(p) == u && pod_phase(p) == "Running")
+            });
+        let verdict = if blocked.is_empty() && all_running {
+            Verdict::Warning
+        } else {
+            Verdict::Fail
+        };
+        let mut f = Finding::new(
+            Layer::Runtime,
+            verdict,
+            if !blocked.is_empty() {
+                format!("{problem}: containers stuck in CreateContainerConfigError")
+            } else if all_running {
+                format!("{problem}: the running pods started earlier, but a restart will fail")
+            } else {
+                format!("{problem}: the containers cannot start once scheduled")
+            },
+        );
+        for e in envs {
+            f = f.evidence(format!("referenced by {e}"));
+        }
+        f = f.next(format!(
+            "create it (the key is read from a prompt, never from argv): {fix}"
+        ));
+        out.push(f.replicas(if blocked.is_empty() {
+            users.into_iter().collect()
+        } else {
+            blocked
+        }));
+    }
+}
+
+/// One missing Secret or key, and who needs it.
+pub(super) struct SecretProblem {
+    problem: String,
+    fix: String,
+    envs: BTreeSet<String>,
+    users: BTreeSet<String>,
+}
+
+/// CreateContainerConfigError that the Secret cross-check did not explain (e.g. a ConfigMap).
+pub(super) fn config_errors_without_secret_cause(
+    s: &Snapshot,
+    pods: &[Pod],
+    out: &mut Vec<Finding>,
+    since: usize,
+) {
+    let explained: BTreeSet<String> = out[since..]
+        .iter()
+        .flat_map(|f| f.replicas.iter().cloned())
+        .collect();
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for pod in pods {
+        let name = pod_name(pod);
+        if explained.contains(&name) {
+            continue;
+        }
+        for cs in statuses(pod) {
+            if let Some(("CreateContainerConfigError", message)) = waiting(cs) {
+                groups
+                    .entry(message.to_string())
+                    .or_default()
+                    .push(name.clone());
+                break;
+            }
+        }
+    }
+    for (message, names) in groups {
+        let first = names[0].clone();
+        out.push(
+            Finding::new(
+                Layer::Runtime,
+                Verdict::Fail,
+                format!("CreateContainerConfigError: {message}"),
+            )
+            .next(if message.contains("configmap") {
+                format!("create the ConfigMap it names in namespace {}, or fix the reference", s.namespace)
+            } else if message.contains("secret") || message.contains("Secret") {
+                format!("create the Secret/key it names: kubectl tfjob secret create NAME -n {} [--key K]", s.namespace)
+            } else {
+                format!("kubectl describe pod {first} -n {}", s.namespace)
+            })
+            .replicas(names),
+        );
+    }
+}
+
+/// The termination that explains a crash: the current one if it failed, else the last one.
+pub(super) fn failed_termination(cs: &ContainerStatus) -> Option<&ContainerStateTerminated> {
+    let current = cs.state.as_ref().and_then(|s| s.terminated.as_ref());
+    if let Some(t) =
+        current.filter(|t| t.exit_code != 0 || t.reason.as_deref() == Some("OOMKilled"))
+    {
+        return Some(t);
+    }
+    if cs.restart_count > 0 {
+        return cs.last_state.as_ref().and_then(|s| s.terminated.as_ref());
+    }
+    None
+}
+
+pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
+    let ns = &s.namespace;
+    struct Crash {
+        pods: Vec<String>,
+        restarts: i32,
+        looping: bool,
+        /// Still down (looping or terminated), not merely restarted earlier.
+        current: bool,
+        message: Option<String>,
+        limit: Option<String>,
+        rtype: String,
+    }
+    // (container, exit code, reason) → crash
+    let mut groups: BTreeMap<(String, i32, String), Crash> = BTreeMap::new();
+    for pod in pods {
+        for cs in statuses(pod) {
+            let looping = waiting(cs).is_some_and(|(r, _)| r == "CrashLoopBackOff");
+            let Some(t) = failed_termination(cs) else {
+                if looping {
+                    groups
+                        .entry((cs.name.clone(), -1, "CrashLoopBackOff".into()))
+                        .or_insert_with(|| Crash {
+                            pods: vec![],
+                            restarts: 0,
+                            looping,
+                            current: true,
+                            message: waiting(cs).map(|(_, m)| m.to_string()),
+                            limit: None,
+                            rtype: replica_type(pod),
+                        })
+                        .pods
+                        .push(pod_name(pod));
+                }
+                continue;
+            };
+            let reason = t.reason.clone().unwrap_or_else(|| "Error".into());
+            let c = groups
+                .entry((cs.name.clone(), t.exit_code, reason))
+                .or_insert_with(|| Crash {
+                    pods: vec![],
+                    restarts: 0,
+                    looping: false,
+                    current: false,
+                    message: t.message.clone().filter(|m| !m.trim().is_empty()),
+                    limit: container_of(pod, &cs.name).and_then(|c| {
+                        c.resources
+                            .as_ref()?
+                            .limits
+                            .as_ref()?
+                            .get("memory")
+                            .map(|q| q.0.clone())
+                    }),
+                    rtype: replica_type(pod),
+                });
+            c.pods.push(pod_name(pod));
+            c.restarts = c.restarts.max(cs.restart_count);
+            c.looping |= looping;
+            let running = cs.state.as_ref().is_some_and(|st| st.running.is_some());
+            c.current |= looping || !running;
+        }
+    }
+    for ((container, code, reason), c) in groups {
+        let first = c.pods[0].clone();
+        let who = if c.pods.len() == 1 {
+            first.clone()
+        } else {
+            format!("{} {} pods", c.pods.len(), c.rtype)
+        };
+        let restarts = if c.restarts > 0 {
+            format!(", {} restart{}", c.restarts, plural(c.restarts as usize))
+        } else {
+            String::new()
+        };
+        // A container that restarted and now runs again is a warning, not the blocker.
+        let verdict = if c.current {
+            Verdict::Fail
+        } else {
+            Verdict::Warning
+        };
+        let mut f = if reason == "OOMKilled" {
+            Finding::new(
+                Layer::Runtime,
+                verdict,
+                format!(
+                    "OOMKilled: container {container} of {who} ran out of memory (limit {}){restarts}",
+                    c.limit.as_deref().unwrap_or("none set")
+                ),
+            )
+            .next(format!(
+                "give the {} replicas more memory (resources.limits.memory{}), or lower the batch size",
+                c.rtype,
+                c.limit.as_deref().map(|l| format!(", now {l}")).unwrap_or_default()
+            ))
+        } else {
+            let state = if c.looping {
+                "CrashLoopBackOff"
+            } else if c.current {
+                "crashed"
+            } else {
+                "restarted (running again)"
+            };
+            let code_text = if code < 0 {
+                "exit code unknown".to_string()
+            } else {
+                format!("exit code {code} ({reason}{})", exit_hint(code))
+            };
+            Finding::new(
+                Layer::Runtime,
+                verdict,
+                format!("{state}: container {container} of {who}: {code_text}{restarts}"),
+            )
+            .next(format!(
+                "fix the error in the log; full log: kubectl logs {first} -c {container} -n {ns}{}",
+                if c.restarts > 0 { " --previous" } else { "" }
+            ))
+        };
+        if let Some(m) = &c.message {
+            f = f.evidence(format!("termination message: {}", first_line(m)));
+        }
+        if let Some((pod, log)) = c
+            .pods
+            .iter()
+            .find_map(|p| s.logs.get(p).map(|l| (p.clone(), l)))
+        {
+            f = f.evidence(format!("log of {pod} ({container}):"));
+            f.log = log.lines().map(str::to_string).collect();
+        }
+        out.push(f.replicas(c.pods));
+    }
+}
+
+pub(super) fn exit_hint(code: i32) -> &'static str {
+    match code {
+        1 => "",
+        126 => ": command not executable",
+        127 => ": command not found in the image",
+        137 => ": killed by SIGKILL (memory or liveness)",
+        139 => ": segmentation fault",
+        143 => ": terminated by SIGTERM",
+        _ => "",
+    }
+}
+
+/// A log line that shows the gateway answering 401.
+pub(super) fn is_unauthorized(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let has_401 = lower.match_indices("401").any(|(i, _)| {
+        let before = lower[..i].chars().next_back();
+        let after = lower[i + 3..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric())
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+    });
+    // A bare "401" is common in training logs (step 401, 0.401); ask for HTTP context.
+    (has_401
+        && [
+            "unauthorized",
+            "http",
+            "status code",
+            "status_code",
+            "error code",
+            "code: 401",
+            "code=401",
+            "api key",
+            "api_key",
+            "authentication",
+        ]
+        .iter()
+        .any(|w| lower.contains(w)))
+        || lower.contains("401 unauthorized")
+        || lower.contains("invalid api key")
+        || lower.contains("incorrect api key")
+}
+
+pub(super) fn gateway_unauthorized(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
+    let mut hits: Vec<(String, String)> = Vec::new();
+    for (pod, log) in &s.logs {
+        if let Some(line) = log.lines().find(|l| is_unauthorized(l)) {
+            hits.push((pod.clone(), line.trim().to_string()));
+        }
+    }
+    if hits.is_empty() {
+        return;
+    }
+    // The Secret behind the key env var, for the exact fix.
+    let key_ref = pods
+        .iter()
+        .filter(|p| hits.iter().any(|(n, _)| *n == pod_name(p)))
+        .chain(pods.iter())
+        .filter_map(|p| p.spec.as_ref())
+        .flat_map(secret_refs)
+        .find(|r| r.env.ends_with("_API_KEY") && r.key.is_some());
+    let fix = match &key_ref {
+        Some(r) => format!(
+            "{} --overwrite --verify",
+            secret::create_command(
+                &r.secret,
+                r.key.as_deref().unwrap_or_default(),
+                &s.namespace
+            )
+        ),
+        None => format!(
+            "kubectl tfjob secret create NAME -n {} [--key K] --overwrite --verify",
+            s.namespace
+        ),
+    };
+    let mut f = Finding::new(
+        Layer::Runtime,
+        Verdict::Fail,
+        if key_ref.is_some() {
+            "the model gateway rejected the API key (HTTP 401)"
+        } else {
+            "a server rejected the job's credentials (HTTP 401 in the log)"
+        },
+    );
+    if let Some(r) = &key_ref {
+        f = f.evidence(format!(
+            "the key comes from Secret {:?} key {:?} (env {})",
+            r.secret,
+            r.key.as_deref().unwrap_or_default(),
+            r.env
+        ));
+    }
+    for (pod, line) in hits.iter().take(3) {
+        f = f.evidence(format!("{pod}: {}", truncate(line, 200)));
+    }
+    out.push(
+        f.next(format!(
+            "store a valid key, checked against the gateway first: {fix}; containers read it when they (re)start, so delete the pods or resubmit the job"
+        ))
+        .replicas(hits.into_iter().map(|(p, _)| p).collect()),
+    );
+}
+
+/// Checks on the pod templates (and pods): TF_CONFIG, base URLs.
+pub(super) fn template_checks(s: &Snapshot, out: &mut Vec<Finding>) {
+    let Some(job) = &s.job else {
+        return;
+    };
+    let distributed = job.is_distributed();
+    let name = &s.job_name;
+    for (key, spec) in &job.spec.tf_replica_specs {
+        let containers = spec
+            .template
+            .spec
+            .as_ref()
+            .map(|p| p.containers.as_slice())
+            .unwrap_or_default();
+        if containers.is_empty() || containers.iter().any(|c| c.name == DEFAULT_CONTAINER_NAME) {
+            continue;
+        }
+        let names: Vec<&str> = containers.iter().map(|c| c.name.as_str()).collect();
+        let pods: Vec<String> = (0..spec.replicas.unwrap_or(1).clamp(0, MAX_NAMED_PODS))
+            .map(|i| model::pod_name(name, key, i64::from(i)))
+            .collect();
+        let mut f = Finding::new(
+            Layer::Runtime,
+            if distributed { Verdict::Fail } else { Verdict::Warning },
+            if distributed {
+                format!("{key} pods have no container named {DEFAULT_CONTAINER_NAME}: they get no TF_CONFIG, so the replicas cannot find each other")
+            } else {
+                format!("{key} pods have no container named {DEFAULT_CONTAINER_NAME}: the operator finds no port for their service and ignores their exit code")
+            },
+        )
+        .evidence(format!("containers: {}", names.join(", ")));
+        f = f.next(format!(
+            "name the training container {DEFAULT_CONTAINER_NAME:?} in spec.tfReplicaSpecs.{key}.template.spec.containers, then resubmit"
+        ));
+        out.push(f.replicas(pods));
+    }
+    if distributed {
+        let lacking: Vec<String> = s
+            .pods
+            .iter()
+            .filter(|p| {
+                container_of(p, DEFAULT_CONTAINER_NAME)
+                    .is_some_and(|c| !c.env.iter().flatten().any(|e| e.name == "TF_CONFIG"))
+            })
+            .map(pod_name)
+            .collect();
+        if !lacking.is_empty() {
+            out.push(
+                Finding::new(
+                    Layer::Runtime,
+                    Verdict::Warning,
+                    "TF_CONFIG is missing from the tensorflow container of a distributed job's pods",
+                )
+                .evidence("the operator appends TF_CONFIG when it creates the pods; these were made by something else")
+                .next(format!("delete the pods so the operator recreates them: kubectl delete pod -n {} -l {}", s.namespace, model::job_selector(name)))
+                .replicas(lacking),
+            );
+        }
+    }
+
+    // *_BASE_URL ending in /v1: clients append /v1 themselves → /v1/v1 → 404.
+    let mut seen = BTreeSet::new();
+    for (key, spec) in &job.spec.tf_replica_specs {
+        let Some(ps) = &spec.template.spec else {
+            continue;
+        };
+        for c in ps.containers.iter() {
+            for e in c.env.iter().flatten() {
+                let Some(value) = &e.value else { continue };
+                // The OpenAI SDK is the one client that wants /v1 in its base URL.
+                if !e.name.ends_with("_BASE_URL") || e.name == "OPENAI_BASE_URL" {
+                    continue;
+                }
+                let trimmed = value.trim_end_matches('/');
+                if !trimmed.ends_with("/v1") || !seen.insert((e.name.clone(), value.clone())) {
+                    continue;
+                }
+                out.push(
+                    Finding::new(
+                        Layer::Runtime,
+                        Verdict::Warning,
+                        format!("{}={value} ends in /v1: clients append /v1 themselves, so requests go to …/v1/v1 and get 404", e.name),
+                    )
+                    .evidence(format!("in container {} of the {key} template", c.name))
+                    .next(format!(
+                        "drop the trailing /v1: --api-base-url {}",
+                        trimmed.trim_end_matches("/v1")
+                    )),
+                );
+            }
+        }
+    }
+}
+
+pub(super) fn istio_sidecars(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
+    let with: Vec<String> = pods
+        .iter()
+        .filter(|p| {
+            p.spec.as_ref().is_some_and(|ps| {
+                ps.containers
+                    .iter()
+                    .chain(ps.init_containers.iter().flatten())
+                    .any(|c| c.name == ISTIO_SIDECAR)
+            })
+        })
+        .map(pod_name)
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    let distributed = s.job.as_ref().is_none_or(TFJob::is_distributed);
+    out.push(
+        Finding::new(
+            Layer::Runtime,
+            if distributed { Verdict::Fail } else { Verdict::Warning },
+            format!(
+                "istio-proxy sidecar injected into {} pod{}: it intercepts the replicas' gRPC traffic and breaks their rendezvous",
+                with.len(),
+                plural(with.len())
+            ),
+        )
+        .next(format!(
+            "set the annotation sidecar.istio.io/inject: \"false\" on every replica's pod template (kubectl tfjob submit does unless --allow-istio-sidecar), then delete and resubmit {}",
+            s.job_name
+        ))
+        .replicas(with),
+    );
+}
+
+pub(super) fn mount_failures(s: &Snapshot, out: &mut Vec<Finding>) {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in &s.pod_events {
+        if e.reason.as_deref() != Some("FailedMount") {
+            continue;
+        }
+        let Some(pod) = e.involved_object.name.clone() else {
+            continue;
+        };
+        // Only while the pod is still waiting for it.
+        let waiting_pod = s
+            .pods
+            .iter()
+            .any(|p| pod_name(p) == pod && pod_phase(p) == "Pending");
+        if !waiting_pod {
+            continue;
+        }
+        let names = groups
+            .entry(e.message.clone().unwrap_or_default())
+            .or_default();
+        if !names.contains(&pod) {
+            names.push(pod);
+        }
+    }
+    for (message, names) in groups {
+        let first = names[0].clone();
+        out.push(
+            Finding::new(
+                Layer::Runtime,
+                Verdict::Fail,
+                format!("volume cannot be mounted: {}", first_line(&message)),
+            )
+            .next(format!(
+                "create what the message names, or see kubectl describe pod {first} -n {}",
+                s.namespace
+            ))
+            .replicas(names),
+        );
+    }
+}

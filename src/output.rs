@@ -1,0 +1,178 @@
+//! The two streams a command writes to: `out` for data only (what was asked: YAML, JSON, names,
+//! tables) and `err` for progress, warnings and hints. Commands receive an [`Output`] instead of
+//! printing, so tests can hand in buffers and assert each stream on its own.
+//!
+//! A reader that closes stdout early (`| head -1`) ends the command quietly, as ripgrep and
+//! kubectl do: a failed data write becomes [`Error::BrokenPipe`], which exits without a message.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+
+/// How findings and progress are printed (`-o text|json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// How an object is printed (`-o yaml|json|name`), as kubectl's printers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManifestFormat {
+    Yaml,
+    Json,
+    Name,
+}
+
+/// The stdout/stderr pair a command writes through.
+pub struct Output {
+    out: Box<dyn Write + Send>,
+    err: Box<dyn Write + Send>,
+    out_tty: bool,
+    err_tty: bool,
+}
+
+impl Output {
+    /// The process's stdout and stderr.
+    pub fn stdio() -> Self {
+        Output {
+            out: Box::new(io::stdout()),
+            err: Box::new(io::stderr()),
+            out_tty: io::stdout().is_terminal(),
+            err_tty: io::stderr().is_terminal(),
+        }
+    }
+
+    /// Any pair of writers (never treated as a terminal).
+    pub fn new(out: impl Write + Send + 'static, err: impl Write + Send + 'static) -> Self {
+        Output {
+            out: Box::new(out),
+            err: Box::new(err),
+            out_tty: false,
+            err_tty: false,
+        }
+    }
+
+    /// Two in-memory buffers, for tests: returns the output and handles to read each stream.
+    pub fn buffers() -> (Self, Buffer, Buffer) {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        (Output::new(out.clone(), err.clone()), out, err)
+    }
+
+    /// Whether stdout is a terminal (colour, live displays).
+    pub fn out_is_terminal(&self) -> bool {
+        self.out_tty
+    }
+
+    /// Whether stderr is a terminal (live progress instead of one line per change).
+    pub fn err_is_terminal(&self) -> bool {
+        self.err_tty
+    }
+
+    /// Writes data to stdout and flushes it, so a consumer sees each record as it is made.
+    /// A closed pipe becomes [`Error::BrokenPipe`].
+    pub fn data(&mut self, text: &str) -> Result<()> {
+        self.out
+            .write_all(text.as_bytes())
+            .and_then(|_| self.out.flush())
+            .map_err(stdout_error)
+    }
+
+    /// [`Output::data`] plus a newline.
+    pub fn data_line(&mut self, text: &str) -> Result<()> {
+        self.data(&format!("{text}\n"))
+    }
+
+    /// Writes a note (progress, warning, hint) to stderr. A failure to write a note is ignored:
+    /// there is nowhere left to report it, and the command's outcome does not depend on it.
+    pub fn note(&mut self, text: &str) {
+        let _ = self
+            .err
+            .write_all(text.as_bytes())
+            .and_then(|_| self.err.flush());
+    }
+
+    /// For data printed after a write to the cluster: when stdout is gone, `fact` (e.g.
+    /// `tfjob.kubeflow.org/x created`) still reaches stderr, so nobody is left guessing whether
+    /// the write happened. Returns `printed` unchanged.
+    pub fn after_write(&mut self, printed: Result<()>, fact: &str) -> Result<()> {
+        if let Err(Error::BrokenPipe) = printed {
+            self.note_line(fact);
+        }
+        printed
+    }
+
+    /// [`Output::note`] plus a newline.
+    pub fn note_line(&mut self, text: &str) {
+        self.note(&format!("{text}\n"));
+    }
+}
+
+fn stdout_error(e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Error::BrokenPipe
+    } else {
+        Error::io("writing to stdout", e)
+    }
+}
+
+/// A shared in-memory stream (see [`Output::buffers`]).
+#[derive(Debug, Clone, Default)]
+pub struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Buffer {
+    /// Everything written so far, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("buffer lock")).into_owned()
+    }
+}
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().expect("buffer lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer whose reader has gone away, like stdout after `| head -1` exits.
+    struct ClosedPipe;
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn streams_are_kept_apart() {
+        let (mut o, out, err) = Output::buffers();
+        o.data_line("tfjob.kubeflow.org/x created").unwrap();
+        o.note_line("warning: w");
+        assert_eq!(out.text(), "tfjob.kubeflow.org/x created\n");
+        assert_eq!(err.text(), "warning: w\n");
+    }
+
+    #[test]
+    fn a_closed_stdout_is_a_quiet_broken_pipe() {
+        let err = Buffer::default();
+        let mut o = Output::new(ClosedPipe, err.clone());
+        let e = o.data("x").unwrap_err();
+        assert!(matches!(e, Error::BrokenPipe), "{e:?}");
+        assert_eq!(e.exit_code(), crate::error::ExitCode::Ok);
+        assert!(e.is_quiet());
+        // Notes still reach stderr.
+        o.note("still here");
+        assert_eq!(err.text(), "still here");
+    }
+}
