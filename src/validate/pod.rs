@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use super::rules::{dns1123_label, qualified_name};
+use super::names::{dns1123_label, qualified_name};
 use super::{Finding, Severity};
 use crate::manifest::{join_index, join_key};
 
