@@ -234,6 +234,15 @@ impl Waiter<'_> {
         Ok(decided(outcome))
     }
 
+    /// Redraws the last state (only the live line changes: its clock).
+    fn refresh(&self, out: &mut Output) -> Result<()> {
+        if let Some((p, waiting)) = &self.last_shown {
+            self.display
+                .show(out, self.name, p, waiting, self.started.elapsed(), false)?;
+        }
+        Ok(())
+    }
+
     /// `--timeout 0`: one read, one verdict (kubectl's semantics: success if it holds now).
     async fn check_once(&mut self, out: &mut Output) -> Result<String> {
         let read = Action::new("list", "pods", Some(self.namespace));
@@ -349,6 +358,8 @@ impl Waiter<'_> {
                     None => return Err(self.deleted()),
                 }
             } else if !failing {
+                // Still listing: keep the live clock moving on what was shown last.
+                self.refresh(out)?;
                 continue;
             } else {
                 // The watches fail: read directly now and then.
@@ -363,7 +374,10 @@ impl Waiter<'_> {
                 }
                 match &polled {
                     Some((job, pods)) => (job.clone(), pods.clone()),
-                    None => continue,
+                    None => {
+                        self.refresh(out)?;
+                        continue;
+                    }
                 }
             };
             if self.operator.is_some()
