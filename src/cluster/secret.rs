@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 
-use super::{Action, Kube};
+use super::{Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::gateway::DEFAULT_SECRET_KEY;
 
@@ -53,9 +53,12 @@ pub fn secret_state(secret: Option<&Secret>, key: &str) -> SecretState {
     }
 }
 
-/// The command that fixes a missing Secret or key.
-pub fn create_command(name: &str, key: &str, namespace: &str) -> String {
-    let mut cmd = format!("kubectl tfjob secret create {name} -n {namespace}");
+/// The command that fixes a missing Secret or key, with the user's connection flags.
+pub fn create_command(name: &str, key: &str, namespace: &str, conn: &ConnectionOptions) -> String {
+    let mut cmd = format!(
+        "kubectl tfjob secret create {name} {}",
+        conn.ns_flags(namespace)
+    );
     if key != DEFAULT_SECRET_KEY {
         cmd.push_str(&format!(" --key {key}"));
     }
@@ -68,8 +71,8 @@ pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -
     let action = Action::new("get", "secrets", Some(namespace)).named(name);
     let secret = super::retry(kube, || api.get_opt(name))
         .await
-        .map_err(|e| super::explain(e, &action, &kube.server))?;
-    let fix = create_command(name, key, namespace);
+        .map_err(|e| super::explain(e, &action, &kube))?;
+    let fix = create_command(name, key, namespace, &kube.hints);
     match secret_state(secret.as_ref(), key) {
         SecretState::Ready => Ok(()),
         SecretState::MissingSecret => Err(Error::not_ready(

@@ -23,9 +23,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::PossibleValue;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::cluster::ConnectionOptions;
+use crate::cluster::{ConnFlag, ConnectionOptions};
 use crate::error::{EXIT_CODES_HELP, Error, Result};
 use crate::ops::DryRun;
 use crate::ops::wait::WaitFor;
@@ -122,6 +122,71 @@ pub struct Global {
     /// Log more: -v for info, -vv for debug, -vvv for trace. Secrets are redacted at every level.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+
+    /// The order in which the connection flags appeared on the command line (filled by
+    /// [`Cli::from_matches`]), so hints repeat them as typed.
+    #[arg(skip)]
+    pub order: Vec<ConnFlag>,
+}
+
+/// Each connection flag's clap id (the field name in [`Global`]).
+const CONNECTION_IDS: [(&str, ConnFlag); 16] = [
+    ("kubeconfig", ConnFlag::Kubeconfig),
+    ("context", ConnFlag::Context),
+    ("cluster", ConnFlag::Cluster),
+    ("user", ConnFlag::User),
+    ("namespace", ConnFlag::Namespace),
+    ("impersonate", ConnFlag::As),
+    ("impersonate_groups", ConnFlag::AsGroup),
+    ("impersonate_uid", ConnFlag::AsUid),
+    ("token", ConnFlag::Token),
+    ("server", ConnFlag::Server),
+    ("certificate_authority", ConnFlag::CertificateAuthority),
+    ("client_certificate", ConnFlag::ClientCertificate),
+    ("client_key", ConnFlag::ClientKey),
+    ("insecure_skip_tls_verify", ConnFlag::InsecureSkipTlsVerify),
+    ("tls_server_name", ConnFlag::TlsServerName),
+    ("request_timeout", ConnFlag::RequestTimeout),
+];
+
+impl Cli {
+    /// Parses the process's arguments (exits on error or `--help`, as `Cli::parse` does),
+    /// keeping the order of the connection flags.
+    pub fn parse_with_order() -> Cli {
+        let matches = Cli::command().get_matches();
+        Cli::from_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
+    /// [`Cli::parse_with_order`] for any argument list (tests).
+    pub fn try_parse_with_order<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Cli::from_matches(&Cli::command().try_get_matches_from(args)?)
+    }
+
+    fn from_matches(matches: &ArgMatches) -> Result<Cli, clap::Error> {
+        let mut cli = Cli::from_arg_matches(matches)?;
+        cli.global.order = connection_order(matches);
+        Ok(cli)
+    }
+}
+
+/// The connection flags in the order of their first appearance in argv. Global flags may come
+/// after the subcommand, so the deepest subcommand's matches (where clap records them) are read.
+fn connection_order(matches: &ArgMatches) -> Vec<ConnFlag> {
+    let mut m = matches;
+    while let Some((_, sub)) = m.subcommand() {
+        m = sub;
+    }
+    let mut seen: Vec<(usize, ConnFlag)> = CONNECTION_IDS
+        .iter()
+        .filter(|(id, _)| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        .filter_map(|(id, flag)| Some((m.indices_of(id)?.min()?, *flag)))
+        .collect();
+    seen.sort_by_key(|(index, _)| *index);
+    seen.into_iter().map(|(_, flag)| flag).collect()
 }
 
 impl Global {
@@ -144,6 +209,7 @@ impl Global {
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
             tls_server_name: self.tls_server_name.clone(),
             request_timeout: self.request_timeout,
+            order: self.order.clone(),
         }
     }
 }
@@ -342,6 +408,56 @@ mod tests {
         assert_eq!(c.namespace.as_deref(), Some("team"));
         assert_eq!(c.context.as_deref(), Some("prod"));
         assert_eq!(c.request_timeout, Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn connection_flags_keep_the_order_they_were_typed_in() {
+        // Before and after the subcommand, `=` and separate-value forms, a bool flag.
+        let cli = Cli::try_parse_with_order([
+            "kubectl-tfjob",
+            "--context=gpu",
+            "wait",
+            "x",
+            "--kubeconfig",
+            "/k",
+            "--insecure-skip-tls-verify",
+            "-n",
+            "team",
+            "--token",
+            "t",
+        ])
+        .unwrap();
+        let c = cli.global.connection();
+        assert_eq!(
+            c.order,
+            [
+                ConnFlag::Context,
+                ConnFlag::Kubeconfig,
+                ConnFlag::InsecureSkipTlsVerify,
+                ConnFlag::Namespace,
+                ConnFlag::Token
+            ]
+        );
+        assert_eq!(
+            c.as_args().join(" "),
+            "--context gpu --kubeconfig /k --insecure-skip-tls-verify -n team"
+        );
+        let cli = Cli::try_parse_with_order([
+            "kubectl-tfjob",
+            "-n",
+            "a",
+            "diagnose",
+            "x",
+            "--kubeconfig",
+            "/k",
+            "--context",
+            "c",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.global.connection().as_args().join(" "),
+            "-n a --kubeconfig /k --context c"
+        );
     }
 
     #[test]

@@ -25,18 +25,18 @@ pub const MAX_LOGS: usize = 3;
 /// cannot be reached, or rejects our credentials, ends the command.
 fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
     if cluster::is_transport(&err) {
-        return Err(cluster::explain(err, action, &kube.server));
+        return Err(cluster::explain(err, action, &kube));
     }
     // Rejected credentials make every other read fail too: stop here.
     if cluster::status_code(&err) == Some(401) {
-        return Err(cluster::explain(err, action, &kube.server));
+        return Err(cluster::explain(err, action, &kube));
     }
     Ok(match cluster::status_code(&err) {
         Some(403) => format!(
             "forbidden to {} {}: confirm with `{}`",
             action.verb,
             action.resource,
-            action.can_i()
+            action.can_i(&kube.hints)
         ),
         _ => format!("{} {}: {err}", action.verb, action.resource),
     })
@@ -47,6 +47,7 @@ fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
 /// referenced Secret, and at most [`MAX_LOGS`] logs. Refused reads become notes or unknowns.
 pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Result<Snapshot> {
     let mut s = Snapshot::new(namespace, name, k8s_openapi::jiff::Timestamp::now());
+    s.hints = kube.hints.clone();
 
     // 1. CRD
     let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
@@ -72,7 +73,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             Err(e) if cluster::status_code(&e) == Some(404) => {}
             Err(e) => {
                 let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
-                return Err(cluster::explain(e, &action, &kube.server));
+                return Err(cluster::explain(e, &action, &kube));
             }
         }
     }

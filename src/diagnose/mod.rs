@@ -52,6 +52,8 @@ pub struct Snapshot {
     pub logs: BTreeMap<String, String>,
     /// What could not be read, to show as notes (e.g. "events: forbidden").
     pub notes: Vec<String>,
+    /// The user's connection flags (no token), repeated in every suggested command.
+    pub hints: crate::cluster::ConnectionOptions,
 }
 
 impl Snapshot {
@@ -71,6 +73,7 @@ impl Snapshot {
             secrets: BTreeMap::new(),
             logs: BTreeMap::new(),
             notes: Vec::new(),
+            hints: Default::default(),
         }
     }
 }

@@ -394,6 +394,32 @@ fn operator_not_found_but_job_reconciled_is_a_warning() {
 }
 
 #[test]
+fn next_steps_repeat_the_users_connection_flags_in_order() {
+    use crate::cluster::{ConnFlag, ConnectionOptions};
+    let mut s = healthy();
+    s.operator = OperatorState::NotReady {
+        namespace: "kubeflow".into(),
+        name: "training-operator".into(),
+        ready: 0,
+        desired: 1,
+    };
+    s.hints = ConnectionOptions {
+        kubeconfig: Some("/k".into()),
+        context: Some("gpu".into()),
+        namespace: Some("ml".into()),
+        order: vec![ConnFlag::Context, ConnFlag::Namespace, ConnFlag::Kubeconfig],
+        ..Default::default()
+    };
+    let d = diagnose(&s);
+    let f = only_fail(&d, Layer::Controller);
+    assert_eq!(
+        f.next_step.as_deref().unwrap(),
+        "see why: kubectl describe deployment training-operator --context gpu -n kubeflow --kubeconfig /k; \
+         kubectl logs deploy/training-operator --context gpu -n kubeflow --kubeconfig /k"
+    );
+}
+
+#[test]
 fn operator_not_ready() {
     let mut s = healthy();
     s.operator = OperatorState::NotReady {
@@ -412,7 +438,7 @@ fn operator_not_ready() {
         f.next_step
             .as_deref()
             .unwrap()
-            .contains("kubectl -n kubeflow logs deploy/training-operator")
+            .contains("kubectl logs deploy/training-operator -n kubeflow")
     );
 }
 

@@ -403,7 +403,7 @@ pub async fn create(
     let get = Action::new("get", "secrets", Some(&namespace)).named(&args.name);
     let existing = match cluster::retry(&kube, || api.get_opt(&args.name)).await {
         Ok(existing) => existing,
-        Err(e) => return Err(cluster::explain(e, &get, &kube.server)),
+        Err(e) => return Err(cluster::explain(e, &get, &kube)),
     };
     let server_dry_run = dry_run == DryRun::Server;
     let params = PostParams {
@@ -496,7 +496,7 @@ pub async fn create(
                                 ),
                                 hint: Some("Run the command again.".into()),
                             },
-                            _ => cluster::explain(e, &action, &kube.server),
+                            _ => cluster::explain(e, &action, &kube),
                         })?;
                     print_object(
                         out,
@@ -541,10 +541,11 @@ async fn create_secret(
         Err(e) if cluster::is_not_found(&e) => Err(Error::not_ready(
             format!("namespace {namespace:?} does not exist; nothing was stored"),
             format!(
-                "Create it with `kubectl create namespace {namespace}`, or pass -n with an existing one."
+                "Create it with `kubectl create namespace {namespace}{}`, or pass -n with an existing one.",
+                kube.hints.hint_suffix()
             ),
         )),
-        Err(e) => Err(cluster::explain(e, action, &kube.server)),
+        Err(e) => Err(cluster::explain(e, action, &kube)),
     }
 }
 
@@ -674,7 +675,7 @@ mod tests {
         );
         assert_eq!(secret_state(Some(&s), "other"), SecretState::Ready);
         assert_eq!(
-            create_command("taotoken-secret", "api-key", "ml"),
+            create_command("taotoken-secret", "api-key", "ml", &Default::default()),
             "kubectl tfjob secret create taotoken-secret -n ml"
         );
     }

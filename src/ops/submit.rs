@@ -122,12 +122,13 @@ pub async fn run(
     // The job exists now: a closed stdout must not hide that.
     out.after_write(printed, &line)?;
     if args.output.is_none() && !args.wait {
-        // The same connection flags, so each hint reaches the same cluster as this command.
-        let conn = kube_args.hint_suffix();
+        // The same connection flags, in the user's order, so each hint reaches the same
+        // cluster as this command.
+        let conn = kube.hints.ns_flags(&namespace);
         out.note_line(&format!(
-            "\nFollow it:   kubectl tfjob wait {name} -n {namespace}{conn}\n\
-             Its pods:    kubectl get pods -n {namespace} -l {}={name}{conn}\n\
-             If stuck:    kubectl tfjob diagnose {name} -n {namespace}{conn}",
+            "\nFollow it:   kubectl tfjob wait {name} {conn}\n\
+             Its pods:    kubectl get pods {conn} -l {}={name}\n\
+             If stuck:    kubectl tfjob diagnose {name} {conn}",
             model::LABEL_JOB_NAME
         ));
     }
@@ -302,7 +303,8 @@ async fn find_operator(kube: &Kube) -> OperatorCheck {
                 "the training-operator Deployment {ns}/{dname} has no ready replicas: nothing would reconcile the job, and its admission webhook would reject it"
             ),
             format!(
-                "Look at why: kubectl -n {ns} describe deployment {dname}; kubectl -n {ns} logs deployment/{dname}"
+                "Look at why: kubectl describe deployment {dname} {flags}; kubectl logs deployment/{dname} {flags}",
+                flags = kube.hints.ns_flags(&ns)
             ),
         )),
     }
@@ -315,7 +317,8 @@ async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
         Ok(None) => Err(Error::not_ready(
             format!("namespace {namespace:?} does not exist"),
             format!(
-                "Create it with `kubectl create namespace {namespace}`, or pass -n with an existing one."
+                "Create it with `kubectl create namespace {namespace}{}`, or pass -n with an existing one.",
+                kube.hints.hint_suffix()
             ),
         )),
         // Many users may not read namespaces; the create would tell anyway.
@@ -323,7 +326,7 @@ async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
         Err(e) => Err(cluster::explain(
             e,
             &Action::new("get", "namespaces", None).named(namespace),
-            &kube.server,
+            kube,
         )),
     }
 }
@@ -355,7 +358,7 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
                 ),
                 hint: Some(format!(
                     "Confirm with `{}`, and ask a cluster admin for a Role granting create on tfjobs.kubeflow.org.",
-                    action.can_i()
+                    action.can_i(&kube.hints)
                 )),
             }),
             _ => Ok(()),
@@ -430,12 +433,13 @@ async fn check_existing(
                     .unwrap_or("no status yet")
             ),
             hint: Some(format!(
-                "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} -n {namespace}`."
+                "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} {}`.",
+                kube.hints.ns_flags(namespace)
             )),
         }),
         // 404 for the resource itself means no CRD, which the CRD check reports.
         Err(e) if cluster::is_not_found(&e) => Ok(None),
-        Err(e) => Err(cluster::explain(e, &action, &kube.server)),
+        Err(e) => Err(cluster::explain(e, &action, &kube)),
     }
 }
 
@@ -465,7 +469,7 @@ fn rejected(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) ->
             message: format!("the training-operator's admission webhook failed: {}", s.message),
             hint: Some("The operator is installed but not answering; check its pods in the kubeflow namespace.".into()),
         },
-        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), &kube.server),
+        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), &kube),
     }
 }
 
@@ -534,7 +538,7 @@ async fn delete_and_wait(
     match cluster::retry(kube, || jobs.delete(name, &params)).await {
         Ok(_) => {}
         Err(e) if cluster::is_not_found(&e) => return Ok(()),
-        Err(e) => return Err(cluster::explain(e, &action, &kube.server)),
+        Err(e) => return Err(cluster::explain(e, &action, &kube)),
     }
     // The name is free once the old object (that uid) is gone.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);

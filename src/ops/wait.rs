@@ -496,12 +496,13 @@ pub async fn follow(
             return Err(Error::NotReady {
                 message: format!("TFJob {namespace}/{name} not found"),
                 hint: Some(format!(
-                    "List the jobs with `kubectl get tfjobs -n {namespace}`, or submit it with `kubectl tfjob submit`."
+                    "List the jobs with `kubectl get tfjobs {}`, or submit it with `kubectl tfjob submit`.",
+                    kube.hints.ns_flags(namespace)
                 )),
             });
         }
         Err(e) if cluster::is_not_found(&e) => return Err(crate::cluster::crd_not_served()),
-        Err(e) => return Err(cluster::explain(e, &get, &kube.server)),
+        Err(e) => return Err(cluster::explain(e, &get, &kube)),
     }
 
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
@@ -547,7 +548,8 @@ pub async fn follow(
                             break Err(Error::NotReady {
                                 message: format!("forbidden to watch the job or its pods: {message}"),
                                 hint: Some(format!(
-                                    "Confirm with `kubectl auth can-i watch pods -n {namespace}` and `kubectl auth can-i watch tfjobs.kubeflow.org -n {namespace}`."
+                                    "Confirm with `kubectl auth can-i watch pods {flags}` and `kubectl auth can-i watch tfjobs.kubeflow.org {flags}`.",
+                                    flags = kube.hints.ns_flags(namespace)
                                 )),
                             });
                         }
@@ -566,7 +568,8 @@ pub async fn follow(
             }
             _ = &mut ctrl_c => {
                 break Err(Error::Interrupted(format!(
-                    "interrupted; the job was left as it is. Resume with: kubectl tfjob wait {name} -n {namespace} --for {}",
+                    "interrupted; the job was left as it is. Resume with: kubectl tfjob wait {name} {} --for {}",
+                    kube.hints.ns_flags(namespace),
                     target_name(opts.wait_for)
                 )));
             }

@@ -41,6 +41,16 @@ const MAX_NAMED_PODS: i32 = 100;
 /// The label that puts a job in a Kueue queue (Kueue then owns `suspend`).
 const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 
+/// `-n NS` plus the user's other connection flags, in their order, for a suggested command.
+fn ns_flags(s: &Snapshot, namespace: &str) -> String {
+    s.hints.ns_flags(namespace)
+}
+
+/// The user's connection flags without `-n`, for cluster-scoped commands (`""` or ` --context x`).
+fn conn_suffix(s: &Snapshot) -> String {
+    s.hints.hint_suffix()
+}
+
 /// Why a layer could not be judged.
 type Gate = Result<(), String>;
 
