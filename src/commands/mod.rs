@@ -153,8 +153,7 @@ impl Cli {
     /// Parses the process's arguments (exits on error or `--help`, as `Cli::parse` does),
     /// keeping the order of the connection flags.
     pub fn parse_with_order() -> Cli {
-        let matches = Cli::command().get_matches();
-        Cli::from_matches(&matches).unwrap_or_else(|e| e.exit())
+        Cli::try_parse_with_order(std::env::args_os()).unwrap_or_else(|e| e.exit())
     }
 
     /// [`Cli::parse_with_order`] for any argument list (tests).
@@ -163,30 +162,72 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        Cli::from_matches(&Cli::command().try_get_matches_from(args)?)
-    }
-
-    fn from_matches(matches: &ArgMatches) -> Result<Cli, clap::Error> {
-        let mut cli = Cli::from_arg_matches(matches)?;
-        cli.global.order = connection_order(matches);
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let command = Cli::command();
+        let matches = command.clone().try_get_matches_from(&args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        cli.global.order = connection_order(&command, &matches, &args);
         Ok(cli)
     }
 }
 
-/// The connection flags in the order of their first appearance in argv. Global flags may come
-/// after the subcommand, so the deepest subcommand's matches (where clap records them) are read.
-fn connection_order(matches: &ArgMatches) -> Vec<ConnFlag> {
-    let mut m = matches;
-    while let Some((_, sub)) = m.subcommand() {
-        m = sub;
-    }
-    let mut seen: Vec<(usize, ConnFlag)> = CONNECTION_IDS
+/// The connection flags clap saw on the command line, in the order of their first appearance.
+///
+/// clap numbers argument positions per subcommand level and copies global flags between the
+/// levels, so its indices cannot order flags typed before and after a subcommand. clap says
+/// which flags were given; their order comes from scanning argv for their spellings (up to
+/// `--`, after which everything is the container's command).
+fn connection_order(
+    command: &clap::Command,
+    matches: &ArgMatches,
+    argv: &[std::ffi::OsString],
+) -> Vec<ConnFlag> {
+    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+    // (flag, --long, -short) for each connection flag given.
+    let spellings: Vec<(ConnFlag, String, Option<char>)> = CONNECTION_IDS
         .iter()
-        .filter(|(id, _)| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
-        .filter_map(|(id, flag)| Some((m.indices_of(id)?.min()?, *flag)))
+        .filter(|(id, _)| given(id))
+        .filter_map(|(id, flag)| {
+            let arg = command.get_arguments().find(|a| a.get_id() == *id)?;
+            Some((*flag, format!("--{}", arg.get_long()?), arg.get_short()))
+        })
         .collect();
-    seen.sort_by_key(|(index, _)| *index);
-    seen.into_iter().map(|(_, flag)| flag).collect()
+    let mut order: Vec<ConnFlag> = Vec::new();
+    for word in argv.iter().skip(1).map(|w| w.to_string_lossy()) {
+        if word == "--" {
+            break;
+        }
+        let found = spellings.iter().find(|(_, long, short)| {
+            word == long.as_str()
+                || word
+                    .strip_prefix(long.as_str())
+                    .is_some_and(|r| r.starts_with('='))
+                || short.is_some_and(|c| short_cluster_has(&word, c))
+        });
+        if let Some((flag, _, _)) = found
+            && !order.contains(flag)
+        {
+            order.push(*flag);
+        }
+    }
+    // Anything clap saw but the scan missed keeps its place after the rest.
+    for (flag, _, _) in &spellings {
+        if !order.contains(flag) {
+            order.push(*flag);
+        }
+    }
+    order
+}
+
+/// `-n`, `-nteam`, `-n=team`, or `-vvn` (value-less `-v`s first): a short-flag word naming `c`.
+fn short_cluster_has(word: &str, c: char) -> bool {
+    let Some(rest) = word.strip_prefix('-') else {
+        return false;
+    };
+    if rest.starts_with('-') {
+        return false;
+    }
+    rest.chars().find(|&ch| ch != 'v') == Some(c)
 }
 
 impl Global {
@@ -458,6 +499,38 @@ mod tests {
             cli.global.connection().as_args().join(" "),
             "-n a --kubeconfig /k --context c"
         );
+        // Two subcommand levels, short clusters, and a `--` after which nothing counts.
+        let cli = Cli::try_parse_with_order([
+            "kubectl-tfjob",
+            "-vnml",
+            "secret",
+            "--context",
+            "c",
+            "check",
+            "--kubeconfig=/k",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.global.connection().as_args().join(" "),
+            "-n ml --context c --kubeconfig /k"
+        );
+        let cli = Cli::try_parse_with_order([
+            "kubectl-tfjob",
+            "submit",
+            "--image",
+            "i",
+            "--kubeconfig",
+            "/k",
+            "--context",
+            "c",
+            "--",
+            "python",
+            "--context",
+            "x",
+            "--kubeconfig",
+        ])
+        .unwrap();
+        assert_eq!(cli.global.order, [ConnFlag::Kubeconfig, ConnFlag::Context]);
     }
 
     #[test]
