@@ -366,12 +366,6 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     }
 }
 
-fn use_color(out: &Output) -> bool {
-    out.out_is_terminal()
-        && std::env::var_os("NO_COLOR").is_none()
-        && std::env::var("TERM").map_or(true, |t| t != "dumb")
-}
-
 /// `kubectl tfjob diagnose NAME`: prints the findings (text or JSON), then exits 0 when nothing
 /// failed, 4 when something did (3 when the CRD or the job is missing).
 pub async fn run(
@@ -388,7 +382,7 @@ pub async fn run(
     let d = diagnose(&snapshot);
     match format {
         ReportFormat::Text => {
-            let color = use_color(out);
+            let color = out.out_color();
             out.data(&d.render_text(color))?
         }
         ReportFormat::Json => out.data_line(

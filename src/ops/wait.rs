@@ -760,7 +760,7 @@ async fn report_diagnosis(
                 )?,
                 ReportFormat::Text => {
                     out.data_line("")?;
-                    let color = out.out_is_terminal();
+                    let color = out.out_color();
                     out.data(&diagnosis.render_text(color))?;
                 }
             }

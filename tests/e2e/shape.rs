@@ -296,3 +296,36 @@ fn a_pasted_hint_reaches_the_same_cluster() {
             .is_none()
     );
 }
+
+/// `-v 2>file`: logs into a pipe or file carry no escape bytes, even with a colour TERM;
+/// CLICOLOR_FORCE still asks for them, and NO_COLOR wins over it.
+#[test]
+fn logs_into_a_file_have_no_escape_codes() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    for verbosity in ["-v", "-vv", "-vvv"] {
+        let run = Cli::new(Some(&c), &["secret", "check", verbosity])
+            .env("TERM", "xterm-256color")
+            .run();
+        run.expect_code(0);
+        // -v logs only this tool's info lines (none for a check); -vv adds kube's debug lines.
+        assert!(
+            verbosity == "-v" || !run.stderr.is_empty(),
+            "{verbosity} logged nothing"
+        );
+        assert!(
+            !run.all().contains('\x1b'),
+            "{verbosity}: escape codes in:\n{}",
+            run.stderr
+        );
+    }
+    let forced = Cli::new(Some(&c), &["secret", "check", "-vv"])
+        .env("TERM", "xterm-256color")
+        .env("CLICOLOR_FORCE", "1")
+        .run();
+    assert!(forced.stderr.contains('\x1b'), "{}", forced.stderr);
+    let off = Cli::new(Some(&c), &["secret", "check", "-vv"])
+        .env("CLICOLOR_FORCE", "1")
+        .env("NO_COLOR", "1")
+        .run();
+    assert!(!off.stderr.contains('\x1b'), "{}", off.stderr);
+}
