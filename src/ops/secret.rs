@@ -17,7 +17,7 @@ use kube::api::{Api, ObjectMeta, PostParams};
 use secrecy::{ExposeSecret, SecretString};
 
 use super::DryRun;
-use crate::cluster::secret::{BASE_URL_KEY, check_secret};
+use crate::cluster::secret::{BASE_URL_KEY, check_secret, stored_base_url};
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::gateway::DEFAULT_BASE_URL;
@@ -346,13 +346,11 @@ pub async fn create(
             "--key {BASE_URL_KEY} collides with where --base-url is stored; pick another key"
         )));
     }
-    if let Some(url) = &args.base_url
-        && !(url.starts_with("https://") || url.starts_with("http://"))
-    {
-        return Err(Error::Usage(format!(
-            "--base-url {url:?} must start with https:// (or http://)"
-        )));
-    }
+    let base_url = match &args.base_url {
+        Some(url) => Some(check_base_url(url, out)?),
+        None => None,
+    };
+    let args = SecretCreateOptions { base_url, ..args };
     let source = choose_source(&args, std::io::stdin().is_terminal())?;
     // Read the key before connecting, so a prompt is never interrupted by a slow API server.
     let key = read_key(&args, &source, out)?;
@@ -549,6 +547,25 @@ async fn create_secret(
     }
 }
 
+/// The `--base-url` to store: absolute http(s) (the pods use it as-is), without a trailing `/`.
+/// One ending in `/v1` is stored with a warning, as `validate` warns about it in a manifest.
+fn check_base_url(url: &str, out: &mut Output) -> Result<String> {
+    crate::gateway::absolute_http_url(url).map_err(|why| {
+        Error::Usage(format!(
+            "--base-url {url:?}: {why}; give an absolute http(s) URL without /v1, e.g. --base-url https://gateway.example.com/api"
+        ))
+    })?;
+    let url = url.trim_end_matches('/').to_string();
+    if url.ends_with("/v1") {
+        out.note_line(&format!(
+            "warning: --base-url {url} ends in /v1; SDKs append /v1 themselves, giving .../v1/v1 and 404s; \
+             usually the right value is {}",
+            url.trim_end_matches("/v1")
+        ));
+    }
+    Ok(url)
+}
+
 /// `[-._a-zA-Z0-9]+`, as Kubernetes requires of Secret keys.
 fn is_config_key(key: &str) -> bool {
     key.len() <= 253
@@ -565,11 +582,28 @@ pub async fn check(
 ) -> Result<()> {
     let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();
-    check_secret(&kube, &namespace, &args.name, &args.key).await?;
+    let secret = check_secret(&kube, &namespace, &args.name, &args.key).await?;
     out.data_line(&format!(
         "secret/{} in namespace {namespace} has a non-empty {:?} key",
         args.name, args.key
+    ))?;
+    out.data_line(&base_url_line(
+        &namespace,
+        &args.name,
+        stored_base_url(&secret),
     ))
+}
+
+/// Which gateway `submit` will point jobs in `namespace` at (without `--api-base-url`).
+fn base_url_line(namespace: &str, name: &str, stored: Option<String>) -> String {
+    match stored {
+        Some(url) => format!(
+            "jobs in namespace {namespace} will use base URL {url} (from secret/{name} key {BASE_URL_KEY:?}, unless --api-base-url is given)"
+        ),
+        None => format!(
+            "jobs in namespace {namespace} will use base URL {DEFAULT_BASE_URL} (the default: secret/{name} has no {BASE_URL_KEY:?} key; store one with `secret create --base-url URL --overwrite`)"
+        ),
+    }
 }
 
 #[cfg(test)]

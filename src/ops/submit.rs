@@ -17,6 +17,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 
 use super::DryRun;
 use super::wait::{self, WaitOptions};
+use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
@@ -79,6 +80,36 @@ pub async fn run(
     }
     if !readiness.failures.is_empty() {
         return Err(combine(readiness.failures));
+    }
+
+    // The namespace's Secret may name its own gateway: its key must not go to the default one.
+    if let Some(stored) = readiness.stored_base_url {
+        let mut gateway = prepared.gateway.clone();
+        if gateway.enabled && !gateway.base_url_given {
+            if let Err(why) = crate::gateway::absolute_http_url(&stored) {
+                return Err(Error::not_ready(
+                    format!(
+                        "Secret {namespace}/{} holds {:?} under {BASE_URL_KEY:?}, which jobs would use as their gateway, but {why}; nothing was created",
+                        gateway.secret_name, stored
+                    ),
+                    format!(
+                        "Store a valid one: {} --base-url https://gateway.example.com/api --overwrite, or pass --api-base-url",
+                        cluster::secret::create_command(
+                            &gateway.secret_name,
+                            &gateway.secret_key,
+                            &namespace,
+                            &kube.hints
+                        )
+                    ),
+                ));
+            }
+            gateway.use_stored_base_url(&stored);
+            gateway.apply(&mut job);
+            out.note_line(&format!(
+                "gateway base URL: {} (from Secret {namespace}/{}, key {BASE_URL_KEY:?})",
+                gateway.base_url, gateway.secret_name
+            ));
+        }
     }
 
     // 4. Cluster-side validation: the live CRD's schema (version skew), then a server dry run
@@ -194,6 +225,8 @@ struct Readiness {
     live_schema: Option<serde_json::Value>,
     /// The TFJob of the same name, when `--replace` allows it to exist.
     existing: Option<TFJob>,
+    /// The gateway Secret's `base-url` value, when it has one.
+    stored_base_url: Option<String>,
 }
 
 /// Combines several readiness failures into one error (exit code of the first kind).
@@ -249,10 +282,14 @@ async fn check_readiness(
         OperatorCheck::NotReady(e) => r.failures.push(e),
         OperatorCheck::Unknown(why) => r.warnings.push(why),
     }
-    for result in [ns, access, secrets] {
+    for result in [ns, access] {
         if let Err(e) = result {
             r.failures.push(e);
         }
+    }
+    match secrets {
+        Ok(stored) => r.stored_base_url = stored,
+        Err(e) => r.failures.push(e),
     }
     // Without the CRD the GET for an existing job is meaningless (404 for the resource).
     if crd_ok {
@@ -371,13 +408,14 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
     }
 }
 
-/// Every Secret/key the job's containers reference must exist (the gateway's first).
+/// Every Secret/key the job's containers reference must exist (the gateway's first). Returns
+/// the base URL stored in the gateway Secret, if any.
 async fn check_secrets(
     kube: &Kube,
     namespace: &str,
     job: &TFJob,
     gateway: &crate::gateway::GatewayConfig,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let mut refs: BTreeSet<(String, String)> = BTreeSet::new();
     if gateway.enabled {
         refs.insert((gateway.secret_name.clone(), gateway.secret_key.clone()));
@@ -402,13 +440,18 @@ async fn check_secrets(
         }
     }
     let mut failures = Vec::new();
+    let mut stored = None;
     for (name, key) in refs {
-        if let Err(e) = cluster::secret::check_secret(kube, namespace, &name, &key).await {
-            failures.push(e);
+        match cluster::secret::check_secret(kube, namespace, &name, &key).await {
+            Ok(secret) if gateway.enabled && name == gateway.secret_name => {
+                stored = cluster::secret::stored_base_url(&secret);
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(e),
         }
     }
     match failures.len() {
-        0 => Ok(()),
+        0 => Ok(stored),
         1 => Err(failures.remove(0)),
         _ => Err(combine(failures)),
     }
