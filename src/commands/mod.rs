@@ -338,9 +338,10 @@ macro_rules! value_enum {
     };
 }
 
+// Shared by `submit` (a TFJob) and `secret create` (a Secret): the words fit both.
 value_enum!(DryRun {
-    DryRun::None => "none": "Really create the job.",
-    DryRun::Client => "client": "Render and validate offline; nothing is sent.",
+    DryRun::None => "none": "Really write it to the cluster.",
+    DryRun::Client => "client": "Check offline and print what would be written; nothing is sent.",
     DryRun::Server => "server": "Run every check and a server-side dry run; nothing is stored.",
 });
 
@@ -531,6 +532,25 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(cli.global.order, [ConnFlag::Kubeconfig, ConnFlag::Context]);
+    }
+
+    #[test]
+    fn shared_help_texts_fit_every_command_that_shows_them() {
+        let mut cmd = Cli::command();
+        for path in [&["secret", "create"][..], &["submit"][..]] {
+            let mut sub = &mut cmd;
+            for name in path {
+                sub = sub.find_subcommand_mut(name).unwrap();
+            }
+            let help = sub.render_long_help().to_string();
+            assert!(
+                help.contains("Really write it to the cluster"),
+                "{path:?}: {help}"
+            );
+            if path[0] == "secret" {
+                assert!(!help.to_lowercase().contains(" job"), "{path:?}: {help}");
+            }
+        }
     }
 
     #[test]

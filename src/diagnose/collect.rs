@@ -17,6 +17,7 @@ use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, DEFAULT_CONTAINER_NAME, TFJob};
 use crate::output::{Output, ReportFormat};
+use zeroize::{Zeroize, Zeroizing};
 
 /// At most this many pod logs are read, whatever the replica count.
 pub const MAX_LOGS: usize = 3;
@@ -157,7 +158,8 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
 
     // 5. Referenced Secrets: existence and key names only.
     let secrets: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
-    let mut values: Vec<String> = Vec::new();
+    // The real values, only to scrub them from the logs below; zeroed when dropped.
+    let mut values: Zeroizing<Vec<String>> = Zeroizing::new(Vec::new());
     for secret_name in referenced_secrets(Some(&job), &s.pods) {
         match cluster::retry(kube, || secrets.get_opt(&secret_name)).await {
             Ok(found) => {
@@ -258,7 +260,10 @@ fn raw_values(secret: &Secret) -> Vec<String> {
         .iter()
         .flatten()
         .filter(|(k, _)| not_url(k))
-        .map(|(_, v)| String::from_utf8_lossy(&v.0).trim().to_string())
+        .map(|(_, v)| {
+            let text = Zeroizing::new(String::from_utf8_lossy(&v.0).into_owned());
+            text.trim().to_string()
+        })
         .chain(
             secret
                 .string_data
@@ -277,17 +282,15 @@ pub(super) fn without_values(mut secret: Secret) -> Secret {
     if let Some(data) = secret.data.as_mut() {
         for v in data.values_mut() {
             let empty = v.0.is_empty();
-            v.0.iter_mut().for_each(|b| *b = 0);
+            v.0.zeroize();
             *v = ByteString(if empty { Vec::new() } else { b"*".to_vec() });
         }
     }
     if let Some(data) = secret.string_data.as_mut() {
         for v in data.values_mut() {
-            *v = if v.is_empty() {
-                String::new()
-            } else {
-                "*".into()
-            };
+            let empty = v.is_empty();
+            v.zeroize();
+            *v = if empty { String::new() } else { "*".into() };
         }
     }
     secret.metadata.managed_fields = None;

@@ -691,3 +691,124 @@ fn base_urls_must_be_absolute_http() {
     run.expect_code(0);
     assert!(run.stderr.contains("ends in /v1"), "{}", run.stderr);
 }
+
+/// Issue 14 item 8: keys over the limit or with bytes an HTTP header cannot carry are refused
+/// (exit 2) before any request, never cut to fit; every input is read bounded.
+#[test]
+fn long_and_malformed_keys_are_refused_whole() {
+    let c = cluster("");
+    let long = "k".repeat(70_000);
+    let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+        .stdin(&long)
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("longer than 8192 bytes"),
+        "{}",
+        run.stderr
+    );
+    let run = Cli::new(
+        Some(&c),
+        &["secret", "create", "--from-env", "E2E_LONG_KEY"],
+    )
+    .env("E2E_LONG_KEY", &long)
+    .run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("is 70000 bytes"), "{}", run.stderr);
+    for (key, why) in [
+        ("sk-abc\0def", "contains a NUL byte"),
+        ("sk-abc\x07def", "contains a control character"),
+        ("sk-abc def", "contains whitespace"),
+        ("sk-abcdéf", "contains non-ASCII characters"),
+    ] {
+        let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+            .stdin(key)
+            .run();
+        run.expect_code(2);
+        assert!(run.stderr.contains(why), "{key:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("an HTTP Authorization header cannot carry it"),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("sk-abc"), "key echoed: {}", run.stderr);
+    }
+    // A device is read bounded, and a missing file is invalid input.
+    let run = tfjob(&c, &["secret", "create", "--from-file", "/dev/zero"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("longer than 8192 bytes"),
+        "{}",
+        run.stderr
+    );
+    let run = tfjob(
+        &c,
+        &["secret", "create", "--from-file", "/no/such/key-file"],
+    );
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("cannot open --from-file"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
+    // At the limit it is stored whole.
+    let exact = "k".repeat(8192);
+    Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+        .stdin(&format!("{exact}\n"))
+        .run()
+        .expect_code(0);
+    assert_eq!(
+        stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
+        exact.as_bytes()
+    );
+}
+
+/// Issue 14 item 14: `--from-env VAR` is gone from the environment before the client starts an
+/// exec credential plugin, so the plugin never sees the key.
+#[test]
+fn an_exec_credential_plugin_does_not_inherit_the_from_env_variable() {
+    let c = cluster("token: exec-token-7");
+    let kubeconfig = c.write_kubeconfig(
+        "exec-config",
+        &tfjob_testcluster::Credential::Exec {
+            token: "exec-token-7".into(),
+        },
+    );
+    let script = format!("{}.exec-credential.sh", kubeconfig.display());
+    let seen = kubeconfig.with_file_name("plugin-env.txt");
+    let original = std::fs::read_to_string(&script).unwrap();
+    let body = original.strip_prefix("#!/bin/sh\n").unwrap();
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nenv > '{}'\n{body}", seen.display()),
+    )
+    .unwrap();
+    let k = kubeconfig.display().to_string();
+    let run = Cli::new(
+        None,
+        &[
+            "--kubeconfig",
+            &k,
+            "secret",
+            "create",
+            "--from-env",
+            "E2E_GATEWAY_KEY",
+        ],
+    )
+    .env("E2E_GATEWAY_KEY", TEST_KEY)
+    .run();
+    run.expect_code(0);
+    assert_eq!(
+        stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
+        TEST_KEY.as_bytes()
+    );
+    let env = std::fs::read_to_string(&seen).expect("the exec plugin ran");
+    assert!(env.contains("PATH="), "{env}");
+    assert!(
+        !env.contains("E2E_GATEWAY_KEY"),
+        "the plugin inherited the variable"
+    );
+    assert!(!env.contains(TEST_KEY), "the plugin saw the key");
+}
