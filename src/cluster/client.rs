@@ -271,6 +271,13 @@ pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
     let server = &kube.server;
     let conn = kube.hints.hint_suffix();
     match &err {
+        kube::Error::Api(status)
+            if status.code == 403
+                && let crate::error::Forbidden::AdmissionDenied { webhook, errors } =
+                    crate::error::classify_forbidden(&status.message) =>
+        {
+            crate::error::admission_denied(&webhook, &errors)
+        }
         kube::Error::Api(status) if status.code == 403 => Error::NotReady {
             message: format!(
                 "forbidden: you may not {} (the API server said: {})",

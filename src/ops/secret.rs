@@ -7,7 +7,7 @@
 //! idempotent: same content → "unchanged"; different content needs `--overwrite`.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -110,32 +110,9 @@ pub fn choose_source(args: &SecretCreateOptions, stdin_is_tty: bool) -> Result<K
     })
 }
 
-/// The longest key accepted, in bytes. Gateway keys are tens to a few hundred bytes, and the key
-/// travels in an HTTP header, which common servers cap at 8 KiB a line (nginx's default
-/// `large_client_header_buffers`): anything longer is the wrong file or pipe, refused whole
-/// rather than cut.
-pub const MAX_KEY_BYTES: usize = 8 * 1024;
-
-/// How much a bounded read takes: the limit plus a CRLF, plus one byte to notice more.
-const READ_CAP: usize = MAX_KEY_BYTES + 3;
-
-/// Reads at most [`READ_CAP`] bytes into a buffer that is zeroed when dropped (allocated once,
-/// so no copy of the key is left behind by a reallocation). Reaching the cap means the input is
-/// longer than any key: refused, never cut.
-fn read_bounded(reader: impl Read, origin: &str) -> Result<Zeroizing<Vec<u8>>> {
-    let mut buf = Zeroizing::new(Vec::with_capacity(READ_CAP + 64));
-    reader
-        .take(READ_CAP as u64)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io(format!("reading the key from {origin}"), e))?;
-    if buf.len() >= READ_CAP {
-        return Err(Error::Invalid(format!(
-            "the API key from {origin} is longer than {MAX_KEY_BYTES} bytes, the limit for a key; \
-             check that this is the key; nothing was stored"
-        )));
-    }
-    Ok(buf)
-}
+/// The longest key accepted, in bytes: [`crate::input::KEY`], the limit every key source is read
+/// under. Anything longer is the wrong file or pipe, refused whole rather than cut.
+pub const MAX_KEY_BYTES: usize = crate::input::KEY.bytes;
 
 /// Pure: trims one trailing newline (what `echo` and editors add) and refuses keys that cannot
 /// be right: empty, several lines, over [`MAX_KEY_BYTES`], or holding anything but printable
@@ -152,9 +129,13 @@ pub fn clean_key(raw: Zeroizing<Vec<u8>>, origin: &str) -> Result<SecretString> 
         .or_else(|| raw.strip_suffix(b"\n"))
         .unwrap_or(&raw);
     if trimmed.len() > MAX_KEY_BYTES {
+        let limit = crate::input::KEY;
         return refuse(format!(
-            "is {} bytes, over the {MAX_KEY_BYTES}-byte limit for a key; check that this is the key",
-            trimmed.len()
+            "is {} bytes: too large: over the {} limit for {} ({})",
+            trimmed.len(),
+            crate::input::human(limit.bytes),
+            limit.what,
+            limit.why
         ));
     }
     if trimmed.iter().all(u8::is_ascii_whitespace) {
@@ -205,7 +186,12 @@ fn read_key(
         KeySource::Stdin => {
             // All of stdin, bounded: a second line means the wrong thing was piped in, and
             // silently keeping only the first line would store a wrong key.
-            clean_key(read_bounded(std::io::stdin().lock(), "stdin")?, "stdin")
+            let bytes = crate::input::read_secret_from(
+                std::io::stdin().lock(),
+                "<stdin>",
+                crate::input::KEY,
+            )?;
+            clean_key(bytes, "stdin")
         }
         KeySource::Env(var) => {
             let value = std::env::var_os(var);
@@ -230,14 +216,16 @@ fn read_key(
             }
         }
         KeySource::File(path) => {
+            let what = path.display().to_string();
             let file = std::fs::File::open(path).map_err(|e| {
                 Error::Invalid(format!(
-                    "cannot open --from-file {}: {e}; nothing was stored",
-                    path.display()
+                    "{what}: cannot read: {e} (--from-file); nothing was stored"
                 ))
             })?;
-            let what = path.display().to_string();
-            clean_key(read_bounded(file, &what)?, &what)
+            clean_key(
+                crate::input::read_secret_from(file, &what, crate::input::KEY)?,
+                &what,
+            )
         }
         KeySource::Literal => {
             out.note_line(
@@ -778,29 +766,28 @@ mod tests {
     fn keys_over_the_limit_are_refused_never_cut() {
         let at_limit = vec![b'k'; MAX_KEY_BYTES];
         assert_eq!(key(&at_limit).unwrap().expose_secret().len(), MAX_KEY_BYTES);
-        let mut with_newline = at_limit.clone();
-        with_newline.extend(b"\r\n");
-        assert!(key(&with_newline).is_ok());
         // 70,000 bytes (issue 14's case) from an env var or literal: refused with its size.
         let e = key(&vec![b'k'; 70_000]).unwrap_err().to_string();
         assert!(
-            e.contains("is 70000 bytes, over the 8192-byte limit"),
+            e.contains("is 70000 bytes: too large: over the 16 KiB limit for an API key"),
             "{e}"
         );
-        // Through a bounded read (stdin, files, devices): only READ_CAP bytes are read, and
-        // reaching the cap refuses the input.
-        let e = read_bounded(&vec![b'k'; 70_000][..], "stdin").unwrap_err();
+        // Through the bounded reader (stdin, files, devices): one byte past the limit is
+        // read, and that refuses the input.
+        let key_limit = crate::input::KEY;
+        let e = crate::input::read_secret_from(&vec![b'k'; 70_000][..], "<stdin>", key_limit)
+            .unwrap_err();
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
-        assert!(e.to_string().contains("longer than 8192 bytes"), "{e}");
-        assert!(read_bounded(std::io::repeat(0), "/dev/zero").is_err());
-        // The limit plus a CRLF and more after it is not mistaken for a key at the limit.
-        let mut tricky = with_newline.clone();
-        tricky.extend(b"more");
-        assert!(read_bounded(&tricky[..], "stdin").is_err());
-        let read = read_bounded(&with_newline[..], "stdin").unwrap();
+        assert!(e.to_string().contains("too large"), "{e}");
+        assert!(
+            crate::input::read_secret_from(std::io::repeat(0), "/dev/zero", key_limit).is_err()
+        );
+        let mut line = vec![b'k'; MAX_KEY_BYTES - 1];
+        line.push(b'\n');
+        let read = crate::input::read_secret_from(&line[..], "<stdin>", key_limit).unwrap();
         assert_eq!(
             clean_key(read, "stdin").unwrap().expose_secret().len(),
-            MAX_KEY_BYTES
+            MAX_KEY_BYTES - 1
         );
     }
 

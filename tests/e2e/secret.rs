@@ -754,7 +754,7 @@ fn long_and_malformed_keys_are_refused_whole() {
     );
     assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
     // At the limit it is stored whole.
-    let exact = "k".repeat(8192);
+    let exact = "k".repeat(16 * 1024 - 1);
     Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
         .stdin(&format!("{exact}\n"))
         .run()

@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod admission;
 mod auth;
 mod crd;
 mod defaults;
@@ -32,6 +33,7 @@ mod patch;
 mod proto;
 mod resources;
 mod scenario;
+mod scheduler;
 mod selectors;
 mod state;
 mod status;
@@ -100,6 +102,16 @@ fn seed(sh: &Shared) {
     install_operator(sh, sc.operator);
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
+    }
+    // Seeded quotas start with the usage of the seeded pods, as the quota controller would.
+    let quota_ns: std::collections::BTreeSet<String> = store
+        .list("resourcequotas", None)
+        .0
+        .iter()
+        .filter_map(|q| q["metadata"]["namespace"].as_str().map(String::from))
+        .collect();
+    for ns in quota_ns {
+        admission::refresh_quotas(sh, &ns);
     }
 }
 
@@ -466,12 +478,26 @@ impl TestCluster {
         )
     }
 
-    /// Text served by `pods/log` for a container (replaces existing text).
+    /// Text served by `pods/log` for a container (replaces the current instance's text).
     pub fn set_log(&self, namespace: &str, pod: &str, container: &str, text: &str) {
-        self.shared.logs.lock().unwrap().insert(
-            (namespace.into(), pod.into(), container.into()),
-            text.into(),
-        );
+        self.shared.logs.replace(namespace, pod, container, text);
+    }
+
+    /// The running container prints `text` now: one log line per line, each timestamped.
+    pub fn append_log(&self, namespace: &str, pod: &str, container: &str, text: &str) {
+        self.shared.logs.append(namespace, pod, container, text);
+    }
+
+    /// The current instance's log text of a container, if it ever started.
+    pub fn log_text(&self, namespace: &str, pod: &str, container: &str) -> Option<String> {
+        self.shared.logs.text(namespace, pod, container)
+    }
+
+    /// Ends the running container with `exit_code` (a crash, or 0): the kubelet then applies
+    /// the pod's restart policy (restart → a new instance whose old log is `previous=true`).
+    /// Takes effect when the container is running; a scripted exit waits for the next start.
+    pub fn exit_container(&self, namespace: &str, pod: &str, container: &str, exit_code: i32) {
+        self.shared.logs.kill(namespace, pod, container, exit_code);
     }
 
     /// The current global resourceVersion.
