@@ -116,6 +116,6 @@ pub async fn require_served(kube: &Kube) -> Result<Option<serde_json::Value>> {
                 )),
             }
         }
-        Err(e) => Err(super::explain(e, &action, &kube)),
+        Err(e) => Err(super::explain(e, &action, kube)),
     }
 }

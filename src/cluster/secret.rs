@@ -91,7 +91,7 @@ pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -
     let action = Action::new("get", "secrets", Some(namespace)).named(name);
     let secret = super::retry(kube, || api.get_opt(name))
         .await
-        .map_err(|e| super::explain(e, &action, &kube))?;
+        .map_err(|e| super::explain(e, &action, kube))?;
     let fix = create_command(name, key, namespace, &kube.hints);
     match secret_state(secret.as_ref(), key) {
         SecretState::Ready => Ok(secret.unwrap_or_default()),

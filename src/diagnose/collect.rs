@@ -26,11 +26,11 @@ pub const MAX_LOGS: usize = 3;
 /// cannot be reached, or rejects our credentials, ends the command.
 fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
     if cluster::is_transport(&err) {
-        return Err(cluster::explain(err, action, &kube));
+        return Err(cluster::explain(err, action, kube));
     }
     // Rejected credentials make every other read fail too: stop here.
     if cluster::status_code(&err) == Some(401) {
-        return Err(cluster::explain(err, action, &kube));
+        return Err(cluster::explain(err, action, kube));
     }
     Ok(match cluster::status_code(&err) {
         Some(403) => format!(
@@ -74,7 +74,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             Err(e) if cluster::status_code(&e) == Some(404) => {}
             Err(e) => {
                 let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
-                return Err(cluster::explain(e, &action, &kube));
+                return Err(cluster::explain(e, &action, kube));
             }
         }
     }

@@ -622,7 +622,7 @@ async fn create_secret(
                 kube.hints.hint_suffix()
             ),
         )),
-        Err(e) => Err(cluster::explain(e, action, &kube)),
+        Err(e) => Err(cluster::explain(e, action, kube)),
     }
 }
 

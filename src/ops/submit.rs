@@ -497,7 +497,7 @@ async fn check_existing(
         }),
         // 404 for the resource itself means no CRD, which the CRD check reports.
         Err(e) if cluster::is_not_found(&e) => Ok(None),
-        Err(e) => Err(cluster::explain(e, &action, &kube)),
+        Err(e) => Err(cluster::explain(e, &action, kube)),
     }
 }
 
@@ -527,7 +527,7 @@ fn rejected(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) ->
             message: format!("the training-operator's admission webhook failed: {}", s.message),
             hint: Some("The operator is installed but not answering; check its pods in the kubeflow namespace.".into()),
         },
-        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), &kube),
+        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), kube),
     }
 }
 
@@ -596,7 +596,7 @@ async fn delete_and_wait(
     match cluster::retry(kube, || jobs.delete(name, &params)).await {
         Ok(_) => {}
         Err(e) if cluster::is_not_found(&e) => return Ok(()),
-        Err(e) => return Err(cluster::explain(e, &action, &kube)),
+        Err(e) => return Err(cluster::explain(e, &action, kube)),
     }
     // The name is free once the old object (that uid) is gone.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);

@@ -502,7 +502,7 @@ pub async fn follow(
             });
         }
         Err(e) if cluster::is_not_found(&e) => return Err(crate::cluster::crd_not_served()),
-        Err(e) => return Err(cluster::explain(e, &get, &kube)),
+        Err(e) => return Err(cluster::explain(e, &get, kube)),
     }
 
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);

@@ -642,7 +642,7 @@ fn a_namespace_whose_secret_holds_a_base_url_gets_it_in_its_pods() {
 
     // render is offline and keeps the literal default.
     let mut args = vec!["-n", "team-gw", "render"];
-    args.extend(&crate::submit::ARTICLE[..]);
+    args.extend(crate::submit::ARTICLE);
     let run = tfjob(&c, &args);
     run.expect_code(0);
     assert!(
