@@ -114,6 +114,11 @@ pub struct Prepared {
 /// `Err(Error::Invalid)` lists every error found; `Err(Error::Usage)` for contradictory flags.
 pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepared> {
     let gateway = GatewayConfig::from_args(&args.gateway);
+    if gateway.enabled {
+        // Checked offline: a key the API server would refuse can never be found in a Secret,
+        // and the readiness hint would suggest a `secret create --key` that refuses it too.
+        crate::cluster::secret::check_key_name(&gateway.secret_key, "--api-secret-key")?;
+    }
     let docs = read_files(&args.files)?;
     let manifests: Vec<&Document> = docs.iter().filter(|d| d.is_manifest()).collect();
 

@@ -119,6 +119,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
 
+    /// How long one API request may be retried in all (429, 5xx, dropped connections), e.g.
+    /// 10s. Hidden: for tests and unusual clusters; the default ends a persistent 429 in a minute.
+    #[arg(long, global = true, hide = true, value_name = "DURATION", value_parser = parse_duration,
+          env = "KUBECTL_TFJOB_RETRY_DEADLINE")]
+    pub retry_deadline: Option<Duration>,
+
     /// Log more: -v for info, -vv for debug, -vvv for trace. Secrets are redacted at every level.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
@@ -144,6 +150,7 @@ impl Global {
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
             tls_server_name: self.tls_server_name.clone(),
             request_timeout: self.request_timeout,
+            retry_deadline: self.retry_deadline,
         }
     }
 }
@@ -151,7 +158,11 @@ impl Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render a TFJob, validate it, check the cluster is ready, and create it.
-    #[command(after_help = submit::SUBMIT_EXAMPLES)]
+    #[command(
+        after_help = submit::SUBMIT_EXAMPLES,
+        group = clap::ArgGroup::new("wait_or_replace").args(["wait", "replace"]).multiple(true),
+        mut_args = submit::wait_flags_need_wait
+    )]
     Submit(submit::SubmitArgs),
 
     /// Render a TFJob from a template and values, validate it offline, and print it as YAML.
@@ -342,6 +353,37 @@ mod tests {
         assert_eq!(c.namespace.as_deref(), Some("team"));
         assert_eq!(c.context.as_deref(), Some("prod"));
         assert_eq!(c.request_timeout, Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn submit_wait_flags_need_wait() {
+        let submit = |extra: &[&str]| {
+            let mut args = vec!["kubectl-tfjob", "submit", "--name", "x", "--image", "i"];
+            args.extend_from_slice(extra);
+            Cli::try_parse_from(args)
+        };
+        for flags in [
+            &["--for", "succeeded"][..],
+            &["--pending-timeout", "1m"],
+            &["--image-pull-grace", "1m"],
+            &["--timeout", "1m"],
+        ] {
+            let err = submit(flags).expect_err(&format!("{flags:?} without --wait"));
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "{flags:?}"
+            );
+            assert!(err.to_string().contains("--wait"), "{err}");
+            assert_eq!(err.exit_code(), 2);
+            let mut with_wait = flags.to_vec();
+            with_wait.push("--wait");
+            submit(&with_wait).unwrap_or_else(|e| panic!("{with_wait:?}: {e}"));
+        }
+        // --timeout also bounds the deletion of --replace.
+        submit(&["--timeout", "1m", "--replace"]).unwrap();
+        // The defaults alone are not "given".
+        submit(&[]).unwrap();
     }
 
     #[test]

@@ -174,8 +174,7 @@ fn read_key(
             ))),
         },
         KeySource::File(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::io(format!("reading the key from {}", path.display()), e))?;
+            let text = std::fs::read_to_string(path).map_err(|e| key_file_error(path, e))?;
             clean_key(text, &path.display().to_string())
         }
         KeySource::Literal => {
@@ -189,6 +188,24 @@ fn read_key(
             )
         }
     }
+}
+
+/// A key file that is missing, unreadable as text or not a file is invalid input (exit 2), not
+/// an I/O failure of the tool.
+fn key_file_error(path: &std::path::Path, e: std::io::Error) -> Error {
+    let why = match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::InvalidData => {
+            "it is not UTF-8 text (an API key is printable ASCII)".to_string()
+        }
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        std::io::ErrorKind::IsADirectory => "it is a directory".to_string(),
+        _ => e.to_string(),
+    };
+    Error::Invalid(format!(
+        "cannot read the API key from {} (--from-file): {why}; nothing was stored",
+        path.display()
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -335,12 +352,7 @@ pub async fn create(
             "-o/--output goes with --dry-run (a stored Secret is never printed)".into(),
         ));
     }
-    if args.key.is_empty() || !is_config_key(&args.key) {
-        return Err(Error::Usage(format!(
-            "--key {:?} is not a valid Secret key: use letters, digits, '-', '_' and '.'",
-            args.key
-        )));
-    }
+    crate::cluster::secret::check_key_name(&args.key, "--key")?;
     if args.key == BASE_URL_KEY && args.base_url.is_some() {
         return Err(Error::Usage(format!(
             "--key {BASE_URL_KEY} collides with where --base-url is stored; pick another key"
@@ -548,20 +560,13 @@ async fn create_secret(
     }
 }
 
-/// `[-._a-zA-Z0-9]+`, as Kubernetes requires of Secret keys.
-fn is_config_key(key: &str) -> bool {
-    key.len() <= 253
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
 /// `kubectl tfjob secret check`.
 pub async fn check(
     kube_args: &ConnectionOptions,
     args: SecretCheckOptions,
     out: &mut Output,
 ) -> Result<()> {
+    crate::cluster::secret::check_key_name(&args.key, "--key")?;
     let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();
     check_secret(&kube, &namespace, &args.name, &args.key).await?;
