@@ -216,13 +216,48 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
 
 /// Runs a cluster command's async core. Offline commands never start a runtime, which keeps
 /// `render`/`validate` fast.
+///
+/// Ctrl-C is caught from the first instant: tokio installs a signal handler only when a listener
+/// is first polled, so a command listening for it later (`wait`) would otherwise be killed by a
+/// Ctrl-C that comes before (no exit code, no message). The command's own handling wins when it
+/// has one (it says how to resume); otherwise the command ends with exit 130.
 pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::io("starting the async runtime", e))?
-        .block_on(future)
+        .map_err(|e| Error::io("starting the async runtime", e))?;
+    runtime.block_on(async {
+        let interrupted = interrupt_listener()?;
+        tokio::select! {
+            biased;
+            result = future => result,
+            () = interrupted => Err(Error::Interrupted(
+                "interrupted (Ctrl-C): writes reported above were made; a request in flight \
+                 may or may not have been applied"
+                    .into(),
+            )),
+        }
+    })
+}
+
+/// A future that completes on SIGINT, with the handler installed now (not at the first poll).
+fn interrupt_listener() -> Result<impl std::future::Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut sigint = signal(SignalKind::interrupt())
+            .map_err(|e| Error::io("installing the Ctrl-C handler", e))?;
+        Ok(async move {
+            sigint.recv().await;
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
 }
 
 // The core's plain enums, offered to clap here so the core never sees clap. Each variant's help
