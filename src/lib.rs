@@ -14,6 +14,8 @@
 //! - [`ops`]: the cluster-facing commands `submit`, `wait`, `secret`; [`diagnose`] beside its
 //!   pure checks.
 //! - [`output`]: the stdout/stderr pair every command writes through.
+//! - [`placement`]: will the job run here? kube-scheduler's filters, LimitRange and quota
+//!   admission, and stuck references, as a pure model over a collected snapshot.
 //! - [`error`]: typed errors and the one mapping to exit codes.
 
 pub mod cluster;
@@ -26,6 +28,7 @@ pub mod manifest;
 pub mod model;
 pub mod ops;
 pub mod output;
+pub mod placement;
 pub mod probe;
 pub mod render;
 pub mod templates;

@@ -33,6 +33,12 @@ pub struct RenderOptions {
     /// The TFJob name.
     pub name: Option<String>,
 
+    /// metadata.generateName instead of a name: the API server appends 5 characters.
+    pub generate_name: Option<String>,
+
+    /// Render/submit even with a literal credential in the job (otherwise refused).
+    pub allow_literal_credentials: bool,
+
     /// Container image for every replica (override per role with --set ps.image=…).
     pub image: Option<String>,
 
@@ -122,14 +128,25 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
     let docs = read_files(&args.files)?;
     let manifests: Vec<&Document> = docs.iter().filter(|d| d.is_manifest()).collect();
 
+    let mut read_warnings = Vec::new();
     let (value, positions, source) = if manifests.is_empty() {
-        let (value, source) = render_template(kube, args, &docs)?;
+        let (mut value, source) = render_template(kube, args, &docs)?;
+        // --generate-name: the template rendered the prefix as the name; hand it to the API
+        // server as metadata.generateName instead.
+        if let (Some(prefix), Some(meta)) = (
+            &args.generate_name,
+            value.get_mut("metadata").and_then(Value::as_object_mut),
+        ) {
+            meta.remove("name");
+            meta.insert("generateName".into(), Value::String(prefix.clone()));
+        }
         (value, None, source)
     } else {
         check_manifest_usage(args, &docs, manifests.len())?;
         let doc = manifests[0];
         let mut value = doc.value.clone();
         apply_namespace(&mut value, kube.namespace.as_deref(), &doc.file)?;
+        read_warnings = validate::read_findings(doc);
         (value, Some(doc.positions.clone()), doc.file.clone())
     };
     let mut value = value;
@@ -141,6 +158,7 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
         positions: positions.as_ref(),
     };
     let mut report = validate::validate_value(&value, &ctx);
+    report.findings.extend(read_warnings);
     if !stripped.is_empty() {
         report.findings.push(validate::Finding::new(
             validate::Severity::Info,
@@ -155,8 +173,8 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
     if report.has_errors() {
         return Err(invalid(&source, &report, positions.is_none()));
     }
-    let mut job: TFJob = serde_json::from_value(value)
-        .map_err(|e| Error::Invalid(format!("{source}: not a valid TFJob: {e}")))?;
+    validate::credentials::refuse(&report, args.allow_literal_credentials)?;
+    let mut job: TFJob = manifest::from_value(&value, positions.as_ref(), &source)?;
     gateway.apply(&mut job);
     let value = serde_json::to_value(&job).expect("a TFJob serializes");
     Ok(Prepared {
@@ -224,6 +242,7 @@ fn check_manifest_usage(args: &RenderOptions, docs: &[Document], manifests: usiz
     let shaping = [
         ("--set", !args.set.is_empty()),
         ("--name", args.name.is_some()),
+        ("--generate-name", args.generate_name.is_some()),
         ("--image", args.image.is_some()),
         ("--ps", args.ps.is_some()),
         ("--workers", args.workers.is_some()),
@@ -319,7 +338,10 @@ fn render_template(
     let template = templates::load(spec)?;
     let source = template.label();
     let flags = values::flags_overlay(kube, args)?;
-    let vals = values::resolve(&template.defaults, docs, &args.set, flags)?;
+    let mut vals = values::resolve(&template.defaults, docs, &args.set, flags)?;
+    if let Some(prefix) = &args.generate_name {
+        vals.name = Some(prefix.clone());
+    }
     if template.builtin {
         let mut missing = Vec::new();
         if vals.name.is_none() {

@@ -29,6 +29,16 @@ pub struct RenderArgs {
     #[arg(long)]
     pub name: Option<String>,
 
+    /// Let the API server name the job: PREFIX plus 5 random characters (metadata.generateName,
+    /// as `kubectl create` uses it). `submit` prints the generated name and follows it.
+    #[arg(long, value_name = "PREFIX", conflicts_with = "name")]
+    pub generate_name: Option<String>,
+
+    /// Render or submit even though a container holds a literal credential (an API key in
+    /// `env` or `args`). Anyone who may read the TFJob can read the key; prefer a Secret.
+    #[arg(long)]
+    pub allow_literal_credentials: bool,
+
     /// Container image for every replica (override per role with --set ps.image=…).
     #[arg(long)]
     pub image: Option<String>,
@@ -153,6 +163,8 @@ impl From<RenderArgs> for RenderOptions {
             files: a.files,
             set: a.set,
             name: a.name,
+            generate_name: a.generate_name,
+            allow_literal_credentials: a.allow_literal_credentials,
             image: a.image,
             ps: a.ps,
             workers: a.workers,

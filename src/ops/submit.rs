@@ -56,7 +56,13 @@ pub async fn run(
     let prepared = render::prepare(kube_args, &args.render)?;
     print_warnings(&prepared.report, out);
     let mut job = prepared.job;
-    let name = job.metadata.name.clone().unwrap_or_default();
+    // With generateName the API server picks the name; until then, show the prefix.
+    let name = job
+        .metadata
+        .name
+        .clone()
+        .or_else(|| job.metadata.generate_name.clone())
+        .unwrap_or_default();
 
     if args.dry_run == DryRun::Client {
         print_job(
@@ -103,14 +109,17 @@ pub async fn run(
     }
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &namespace);
     let existing = readiness.existing;
-    server_dry_run(&kube, &jobs, &job, existing.as_ref()).await?;
+    let answered = server_dry_run(&kube, &jobs, &job, existing.as_ref()).await?;
 
     if args.dry_run == DryRun::Server {
+        // As kubectl does, show what the server answered (with its generated name).
+        let shown = answered.unwrap_or(job);
+        let shown_name = shown.metadata.name.clone().unwrap_or(name);
         print_job(
             out,
-            &job,
+            &shown,
             args.output,
-            &format!("tfjob.kubeflow.org/{name} created (server dry run)"),
+            &format!("tfjob.kubeflow.org/{shown_name} created (server dry run)"),
         )?;
         return Ok(());
     }
@@ -128,6 +137,8 @@ pub async fn run(
         }
     }
     let created = create(&kube, &jobs, job).await?;
+    // Every later step follows the name the server gave (generateName).
+    let name = created.metadata.name.clone().unwrap_or(name);
     let line = format!("tfjob.kubeflow.org/{name} created");
     let printed = print_job(out, &created, args.output, &line);
     // The job exists now: a closed stdout must not hide that.
@@ -239,14 +250,15 @@ async fn check_readiness(
     gateway: &crate::gateway::GatewayConfig,
     replace: bool,
 ) -> Readiness {
-    let name = job.metadata.name.clone().unwrap_or_default();
+    // generateName: the server picks a fresh name, so nothing can exist under it.
+    let name = job.metadata.name.clone();
     let (crd, operator, ns, access, secrets, existing) = tokio::join!(
         cluster::crd::require_served(kube),
         find_operator(kube),
         check_namespace(kube, namespace),
         check_access(kube, namespace),
         check_secrets(kube, namespace, job, gateway),
-        check_existing(kube, namespace, &name, replace),
+        check_existing(kube, namespace, name.as_deref(), replace),
     );
     let mut r = Readiness::default();
     let crd_ok = match crd {
@@ -430,9 +442,12 @@ async fn check_secrets(
 async fn check_existing(
     kube: &Kube,
     namespace: &str,
-    name: &str,
+    name: Option<&str>,
     replace: bool,
 ) -> Result<Option<TFJob>> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
     match cluster::retry(kube, || jobs.get_opt(name)).await {
@@ -490,13 +505,13 @@ async fn server_dry_run(
     jobs: &Api<TFJob>,
     job: &TFJob,
     existing: Option<&TFJob>,
-) -> Result<()> {
+) -> Result<Option<TFJob>> {
     let namespace = job.metadata.namespace.clone().unwrap_or_default();
     let name = job.metadata.name.clone().unwrap_or_default();
     let params = dry_run_params();
     match existing {
         None => match cluster::retry(kube, || jobs.create(&params, job)).await {
-            Ok(_) => Ok(()),
+            Ok(answered) => Ok(Some(answered)),
             // Created by someone between the readiness GET and now: the name is taken.
             Err(e) if cluster::status_code(&e) == Some(409) => Err(name_taken(&namespace, &name)),
             Err(e) => Err(rejected(e, kube, &namespace, "create")),
@@ -512,7 +527,7 @@ async fn server_dry_run(
                 let mut update = job.clone();
                 update.metadata.resource_version = resource_version.clone();
                 match cluster::retry(kube, || jobs.replace(&name, &params, &update)).await {
-                    Ok(_) => return Ok(()),
+                    Ok(_) => return Ok(None),
                     Err(e)
                         if cluster::status_code(&e) == Some(409)
                             && conflicts < CONFLICT_RETRIES =>
@@ -697,6 +712,9 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob>
         field_manager: Some(FIELD_MANAGER.into()),
     };
     let namespace = job.metadata.namespace.clone().unwrap_or_default();
+    if job.metadata.name.is_none() {
+        return create_generated(kube, jobs, &job, &params, &id, &namespace).await;
+    }
     let name = job.metadata.name.clone().unwrap_or_default();
     match cluster::retry(kube, || jobs.create(&params, &job)).await {
         Ok(created) => Ok(created),
@@ -729,4 +747,36 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob>
         }
         Err(e) => Err(rejected(e, kube, &namespace, "create")),
     }
+}
+
+/// generateName: a retried create would make a second job under another name, so a failed
+/// attempt is retried only once the list shows that no job carries this submission's id; when
+/// one does, the first attempt went through and that job is the result. Both run under the one
+/// retry policy (its deadline bounds the whole).
+async fn create_generated(
+    kube: &Kube,
+    jobs: &Api<TFJob>,
+    job: &TFJob,
+    params: &PostParams,
+    id: &str,
+    namespace: &str,
+) -> Result<TFJob> {
+    let tried = std::cell::Cell::new(false);
+    let tried = &tried;
+    let attempt = move || async move {
+        if tried.replace(true) {
+            let listed = jobs.list(&ListParams::default()).await?;
+            if let Some(found) = listed
+                .items
+                .into_iter()
+                .find(|j| submission_of(j) == Some(id))
+            {
+                return Ok(found);
+            }
+        }
+        jobs.create(params, job).await
+    };
+    cluster::retry(kube, attempt)
+        .await
+        .map_err(|e| rejected(e, kube, namespace, "create"))
 }

@@ -701,12 +701,11 @@ fn admit(
     {
         let errs: Vec<FieldError> = validation::validate_tfjob(old, obj);
         if !errs.is_empty() {
-            let mut e = status::invalid(&info.kind, &info.group, &name, &errs);
-            let msg = e.body["message"].as_str().unwrap_or("").to_string();
-            e.body["message"] = json!(format!(
-                "admission webhook \"validator.tfjob.training-operator.kubeflow.org\" denied the request: {msg}"
+            // Called on dry runs too: the webhook declares sideEffects None.
+            return Err(status::webhook_denied(
+                "validator.tfjob.training-operator.kubeflow.org",
+                &errs,
             ));
-            return Err(e);
         }
     }
     Ok(())
@@ -775,12 +774,21 @@ fn create(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, 
             .as_str()
             .filter(|g| !g.is_empty())
     {
-        obj["metadata"]["name"] = json!(format!("{g}{}", random_suffix()));
+        // k8s.io/apiserver/pkg/storage/names/generate.go: the prefix is cut to 63 - 5
+        // characters so the name fits, then 5 random characters are appended; this happens
+        // before admission, so the webhook checks the generated name.
+        let base: String = g.chars().take(58).collect();
+        obj["metadata"]["name"] = json!(format!("{base}{}", random_suffix()));
     }
     check_ns(ctx, info, &ns)?;
     let mut warnings = Vec::new();
     admit(ctx, info, None, &mut obj, &mut warnings)?;
     crate::defaults::apply_defaults(&info.plural, &mut obj);
+    if info.plural == "pods" && info.group.is_empty() {
+        let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
+        crate::admission::admit_pod(&ctx.sh, &ns, &mut obj)
+            .map_err(|m| crate::admission::forbidden(&name, &m))?;
+    }
     if info.subresources.iter().any(|s| s == "status") && info.crd_version.is_some() {
         // Custom resources with a status subresource ignore status on create.
         if let Some(m) = obj.as_object_mut() {

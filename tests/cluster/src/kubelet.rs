@@ -9,10 +9,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use crate::scenario::{ContainerBehaviour, NodeSpec};
+use crate::scenario::{ContainerBehaviour, NodeSpec, Taint};
 use crate::state::Shared;
 use crate::store::EventType;
-use crate::util::{glob_match, new_uid, now_rfc3339, value_quantity_milli};
+use crate::util::{glob_match, new_uid, now_rfc3339};
 
 type Key = (String, String);
 type Res = BTreeMap<String, i128>;
@@ -42,10 +42,20 @@ pub(crate) fn node_object(n: &NodeSpec, version: &str, index: usize) -> Value {
             "nodeInfo": {"kubeletVersion": version, "containerRuntimeVersion": "containerd://2.1.0", "operatingSystem": "linux", "architecture": "amd64", "osImage": "Debian GNU/Linux 13 (trixie)", "kernelVersion": "6.12.0"}
         }
     });
-    if !n.taints.is_empty() {
+    // A cordoned node also carries the taint the node lifecycle controller adds.
+    let cordon = Taint {
+        key: "node.kubernetes.io/unschedulable".into(),
+        value: String::new(),
+        effect: "NoSchedule".into(),
+    };
+    if n.unschedulable {
+        node["spec"]["unschedulable"] = json!(true);
+    }
+    if !n.taints.is_empty() || n.unschedulable {
         node["spec"]["taints"] = json!(
             n.taints
                 .iter()
+                .chain(n.unschedulable.then_some(&cordon))
                 .map(|t| {
                     let mut v = json!({"key": t.key, "effect": t.effect});
                     if !t.value.is_empty() {
@@ -80,26 +90,7 @@ pub(crate) fn operator_pod(ns: &str, running: bool) -> Value {
 }
 
 fn pod_requests(pod: &Value) -> Res {
-    let mut r = Res::new();
-    for c in pod["spec"]["containers"].as_array().into_iter().flatten() {
-        let res = &c["resources"];
-        let req = if res["requests"].is_object() {
-            &res["requests"]
-        } else {
-            &res["limits"]
-        };
-        for (k, v) in req.as_object().into_iter().flatten() {
-            *r.entry(k.clone()).or_default() += value_quantity_milli(v).unwrap_or(0);
-        }
-        // limits-only resources not mirrored into requests (e.g. inserted pods) still count
-        for (k, v) in res["limits"].as_object().into_iter().flatten() {
-            if !req.as_object().is_some_and(|m| m.contains_key(k)) {
-                *r.entry(k.clone()).or_default() += value_quantity_milli(v).unwrap_or(0);
-            }
-        }
-    }
-    *r.entry("pods".into()).or_default() += 1000;
-    r
+    crate::scheduler::pod_requests(pod)
 }
 
 fn terminal(pod: &Value) -> bool {
@@ -107,26 +98,6 @@ fn terminal(pod: &Value) -> bool {
         pod["status"]["phase"].as_str(),
         Some("Succeeded" | "Failed")
     )
-}
-
-fn tolerates(pod: &Value, taint: &Value) -> bool {
-    pod["spec"]["tolerations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|t| {
-            let key_ok = match t["operator"].as_str().unwrap_or("Equal") {
-                "Exists" => t["key"].as_str().unwrap_or("").is_empty() || t["key"] == taint["key"],
-                _ => {
-                    t["key"] == taint["key"]
-                        && t["value"].as_str().unwrap_or("")
-                            == taint["value"].as_str().unwrap_or("")
-                }
-            };
-            let eff_ok =
-                t["effect"].as_str().unwrap_or("").is_empty() || t["effect"] == taint["effect"];
-            key_ok && eff_ok
-        })
 }
 
 struct Scheduler {
@@ -185,103 +156,7 @@ impl Scheduler {
                 ));
             }
         }
-        let req = pod_requests(pod);
-        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-        let mut preempt: BTreeMap<&str, usize> = BTreeMap::new();
-        // Best fit by kube-scheduler's default LeastAllocated score (free cpu/memory share
-        // after placing the pod), so replicas spread over nodes; ties go to the first node.
-        let mut best: Option<(f64, String)> = None;
-        for node in nodes {
-            let name = node["metadata"]["name"].as_str().unwrap_or("");
-            if let Some(t) = node["spec"]["taints"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|t| {
-                    matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute"))
-                        && !tolerates(pod, t)
-                })
-            {
-                *reasons
-                    .entry(format!(
-                        "node(s) had untolerated taint {{{}: {}}}",
-                        t["key"].as_str().unwrap_or(""),
-                        t["value"].as_str().unwrap_or("")
-                    ))
-                    .or_default() += 1;
-                *preempt
-                    .entry("Preemption is not helpful for scheduling")
-                    .or_default() += 1;
-                continue;
-            }
-            let sel_ok = pod["spec"]["nodeSelector"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .all(|(k, v)| node["metadata"]["labels"][k] == *v);
-            if !sel_ok {
-                *reasons
-                    .entry("node(s) didn't match Pod's node affinity/selector".into())
-                    .or_default() += 1;
-                *preempt
-                    .entry("Preemption is not helpful for scheduling")
-                    .or_default() += 1;
-                continue;
-            }
-            let alloc = &node["status"]["allocatable"];
-            let used = self.usage.get(name);
-            let mut short = Vec::new();
-            for (k, v) in &req {
-                if *v == 0 {
-                    continue;
-                }
-                let cap = alloc.get(k).and_then(value_quantity_milli).unwrap_or(0);
-                let u = used.and_then(|u| u.get(k)).copied().unwrap_or(0);
-                if u + v > cap {
-                    short.push(if k == "pods" {
-                        "Too many pods".to_string()
-                    } else {
-                        format!("Insufficient {k}")
-                    });
-                }
-            }
-            if short.is_empty() {
-                let free = |k: &str| {
-                    let cap = alloc.get(k).and_then(value_quantity_milli).unwrap_or(0);
-                    let u = used.and_then(|u| u.get(k)).copied().unwrap_or(0)
-                        + req.get(k).copied().unwrap_or(0);
-                    if cap <= 0 {
-                        0.0
-                    } else {
-                        (cap - u) as f64 / cap as f64
-                    }
-                };
-                let score = (free("cpu") + free("memory")) / 2.0;
-                if best.as_ref().is_none_or(|(b, _)| score > *b) {
-                    best = Some((score, name.to_string()));
-                }
-                continue;
-            }
-            for s in short {
-                *reasons.entry(s).or_default() += 1;
-            }
-            *preempt
-                .entry("No preemption victims found for incoming pod")
-                .or_default() += 1;
-        }
-        if let Some((_, name)) = best {
-            return Ok(name);
-        }
-        let r: Vec<String> = reasons.iter().map(|(k, v)| format!("{v} {k}")).collect();
-        let p: Vec<String> = preempt.iter().map(|(k, v)| format!("{v} {k}")).collect();
-        if n == 0 {
-            return Err("no nodes available to schedule pods".into());
-        }
-        Err(format!(
-            "0/{n} nodes are available: {}. preemption: 0/{n} nodes are available: {}.",
-            r.join(", "),
-            p.join(", ")
-        ))
+        crate::scheduler::pick(pod, nodes, &self.usage)
     }
 }
 
@@ -354,7 +229,11 @@ fn key_of(p: &Value) -> Key {
 
 fn note(sh: &Arc<Shared>, s: &mut Scheduler, ev: &crate::store::StoreEvent) {
     match ev.resource.as_str() {
-        "pods" => note_pod(sh, s, ev.kind, &ev.object),
+        "pods" => {
+            // The quota controller's job: keep status.used in step with the pods.
+            crate::admission::refresh_quotas(sh, &ev.namespace);
+            note_pod(sh, s, ev.kind, &ev.object)
+        }
         "nodes" | "persistentvolumeclaims" => {
             let u = std::mem::take(&mut s.unschedulable);
             s.pending.extend(u);

@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod admission;
 mod auth;
 mod crd;
 mod defaults;
@@ -32,6 +33,7 @@ mod patch;
 mod proto;
 mod resources;
 mod scenario;
+mod scheduler;
 mod selectors;
 mod state;
 mod status;
@@ -100,6 +102,16 @@ fn seed(sh: &Shared) {
     install_operator(sh, sc.operator);
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
+    }
+    // Seeded quotas start with the usage of the seeded pods, as the quota controller would.
+    let quota_ns: std::collections::BTreeSet<String> = store
+        .list("resourcequotas", None)
+        .0
+        .iter()
+        .filter_map(|q| q["metadata"]["namespace"].as_str().map(String::from))
+        .collect();
+    for ns in quota_ns {
+        admission::refresh_quotas(sh, &ns);
     }
 }
 

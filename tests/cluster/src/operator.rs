@@ -809,6 +809,18 @@ fn reconcile_pods(
                 let mut pod = new_pod(sh, job, specs, cluster, rtype, idx);
                 crate::defaults::apply_defaults("pods", &mut pod);
                 let pn = pname(&pod);
+                // pod_control.go: a refused create is a FailedCreatePod event, "Error creating: %v".
+                if let Err(m) = crate::admission::admit_pod(sh, ns, &mut pod) {
+                    sh.record_event(
+                        job,
+                        "TFJob",
+                        "Warning",
+                        "FailedCreatePod",
+                        &format!("Error creating: {m}"),
+                        COMPONENT,
+                    );
+                    continue;
+                }
                 match sh.store.create("pods", ns, pod) {
                     Ok(_) => sh.record_event(
                         job,

@@ -73,6 +73,8 @@ pub struct NodeSpec {
     pub taints: Vec<Taint>,
     /// Extra labels (kubernetes.io/hostname is added).
     pub labels: std::collections::BTreeMap<String, String>,
+    /// Cordoned (`spec.unschedulable`, with the node.kubernetes.io/unschedulable taint).
+    pub unschedulable: bool,
 }
 
 impl Default for NodeSpec {
@@ -85,6 +87,7 @@ impl Default for NodeSpec {
             pods: 110,
             taints: vec![],
             labels: Default::default(),
+            unschedulable: false,
         }
     }
 }

@@ -1,0 +1,249 @@
+//! Will it run? A pure model of kube-scheduler's filters and of the admission plugins that
+//! refuse pods (LimitRanger, ResourceQuota), applied to the pods the training-operator will
+//! create for a TFJob, over a [`Snapshot`] of the cluster. No I/O here except [`collect`].
+//!
+//! Upstream behaviour modelled (kubernetes/kubernetes):
+//! - `pkg/scheduler/framework/plugins/noderesources/fit.go` (`fitsRequest`: pod count, then
+//!   cpu/memory/ephemeral-storage/extended, "Insufficient X", "Too many pods") and
+//!   `staging/src/k8s.io/component-helpers/resource/helpers.go` (`PodRequests`: sum of app
+//!   containers, max with each init container, plus overhead);
+//! - `pkg/apis/core/v1/defaults.go` (`SetDefaults_Pod`: a limit stands in for a missing request);
+//! - `plugins/nodeunschedulable`, `plugins/nodename`, `plugins/tainttoleration`
+//!   (`FindMatchingUntoleratedTaint` over NoSchedule/NoExecute), `plugins/nodeaffinity` with
+//!   `component-helpers/scheduling/corev1/nodeaffinity` (In, NotIn, Exists, DoesNotExist, Gt, Lt);
+//! - the default filter order (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
+//!   NodeResourcesFit): a node is rejected by the first filter that fails;
+//! - `plugin/pkg/admission/limitranger/admission.go` (defaults, then min/max per Container);
+//! - `plugin/pkg/admission/resourcequota` + `pkg/quota/v1/evaluator/core/pods.go` (requests.*,
+//!   limits.*, pods, count/pods; "must specify" for a constrained resource a container leaves out).
+//!
+//! # The report (`-o json`), a stable shape
+//!
+//! ```json
+//! {
+//!   "placement": {
+//!     "verdict": "fits" | "waits" | "never" | "unknown",
+//!     "reason": "one sentence for the whole job",
+//!     "pods": [{"name": "job-worker-0", "replicaType": "Worker", "index": 0,
+//!               "node": "node-a" | null, "verdict": "fits" | "waits" | "never" | "unknown",
+//!               "reason": "…"}]
+//!   },
+//!   "quota": [{"name": "QUOTA", "resource": "requests.nvidia.com/gpu", "verdict": "…",
+//!              "message": "exceeded quota: …"}],
+//!   "references": [{"kind": "Secret", "name": "…", "severity": "error" | "warning",
+//!                   "message": "…"}],
+//!   "readiness": []
+//! }
+//! ```
+//! - `fits`: every replica can be bound now, all at once.
+//! - `waits`: they would all fit if the non-terminal pods already bound finished; the reason names
+//!   the holders (e.g. "2 nvidia.com/gpu held by 3 pods on node-a").
+//! - `never`: a replica fits on no node even when empty, or the whole job cannot fit at once, or
+//!   admission refuses a pod (LimitRange, or a quota smaller than the job itself).
+//! - `unknown`: nodes or pods could not be listed; the reason names the missing permission.
+//!
+//! Fields are only ever added, never renamed. `readiness` is filled by the caller.
+
+mod admission;
+mod collect;
+mod filters;
+mod quantity;
+mod refs;
+mod verdict;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota, Taint};
+use serde::{Deserialize, Serialize};
+
+pub use admission::{apply_limit_ranges, check_quotas, limit_range_violations};
+pub use collect::collect;
+pub use filters::{Res, effective_requests, fit_error_message, node_reject_reason};
+pub use quantity::{format_quantity, parse_quantity};
+pub use refs::check_references;
+pub use verdict::{JobPod, job_pods, place};
+
+/// What the whole job (or one pod) can expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Fits,
+    Waits,
+    Never,
+    Unknown,
+}
+
+impl Verdict {
+    /// The word used in the JSON and in messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Fits => "fits",
+            Verdict::Waits => "waits",
+            Verdict::Never => "never",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// A node as the filters see it (what the collector keeps of a Node object).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeInfo {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    /// `status.allocatable` in milli-units; `pods` holds the pod count limit × 1000.
+    pub allocatable: Res,
+}
+
+/// A non-terminal pod bound to a node: only what placement needs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BoundPod {
+    pub namespace: String,
+    pub name: String,
+    pub node: String,
+    /// Effective requests (milli-units), as the scheduler counts them.
+    pub requests: Res,
+}
+
+/// A PersistentVolumeClaim's state as far as binding goes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PvcInfo {
+    /// `status.phase` (Pending, Bound, Lost).
+    pub phase: String,
+    /// Its StorageClass binds on first consumer, so Pending is expected.
+    pub wait_for_first_consumer: bool,
+}
+
+/// Everything the model reads, collected once. `None` for a list means it could not be read
+/// (forbidden); the string in `missing_permissions` says which.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub namespace: String,
+    pub nodes: Option<Vec<NodeInfo>>,
+    pub bound_pods: Option<Vec<BoundPod>>,
+    /// Pods in the job's namespace that count against quota (non-terminal), with their usage.
+    pub limit_ranges: Vec<LimitRange>,
+    pub quotas: Vec<ResourceQuota>,
+    /// PriorityClass names (None: not readable).
+    pub priority_classes: Option<BTreeSet<String>>,
+    pub pvcs: Option<BTreeMap<String, PvcInfo>>,
+    /// ConfigMap name → keys (None: not readable).
+    pub config_maps: Option<BTreeMap<String, BTreeSet<String>>>,
+    /// Secret name → keys, never values (None: not readable).
+    pub secrets: Option<BTreeMap<String, BTreeSet<String>>>,
+    pub service_accounts: Option<BTreeSet<String>>,
+    /// Names of CRDs present (e.g. `podgroups.scheduling.volcano.sh`).
+    pub crds: BTreeSet<String>,
+    /// The cluster-autoscaler's status ConfigMap exists (nodes may be added).
+    pub autoscaler: bool,
+    /// e.g. "list nodes (cluster-wide)", "list pods (all namespaces)".
+    pub missing_permissions: Vec<String>,
+}
+
+/// One pod of the job and where it would go.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodPlacement {
+    pub name: String,
+    pub replica_type: String,
+    pub index: i64,
+    pub node: Option<String>,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+/// The job's placement verdict and each pod's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Placement {
+    pub verdict: Verdict,
+    pub reason: String,
+    pub pods: Vec<PodPlacement>,
+}
+
+/// A ResourceQuota (or LimitRange) finding: pods would be refused at creation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaFinding {
+    /// The ResourceQuota or LimitRange name.
+    pub name: String,
+    /// The resource concerned (`requests.nvidia.com/gpu`, `pods`, `limits.memory`…).
+    pub resource: String,
+    /// `waits` when freeing what is used would make room, `never` when the job alone exceeds it.
+    pub verdict: Verdict,
+    /// The API server's own wording (`exceeded quota: …`, `failed quota: …`, `maximum cpu …`).
+    pub message: String,
+}
+
+/// How bad a reference finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// A reference that leaves pods stuck (missing Secret, PVC, PriorityClass…).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReferenceFinding {
+    pub kind: String,
+    pub name: String,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// The whole pre-flight report; `readiness` is the caller's (kept as free JSON values).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub placement: Placement,
+    pub quota: Vec<QuotaFinding>,
+    pub references: Vec<ReferenceFinding>,
+    pub readiness: Vec<serde_json::Value>,
+}
+
+impl Report {
+    /// The verdict the commands act on: placement combined with quota (a quota the job alone
+    /// exceeds is `never`; one that used capacity exceeds is `waits`). References do not change it.
+    pub fn verdict(&self) -> Verdict {
+        self.placement.verdict
+    }
+
+    /// Whether the cluster-autoscaler may add nodes (then `never` is only a warning).
+    pub fn autoscaled(snapshot: &Snapshot) -> bool {
+        snapshot.autoscaler
+    }
+}
+
+/// The pre-flight: placement, quota and references for `job` over `snapshot`. Pure.
+pub fn check(snapshot: &Snapshot, job: &crate::model::TFJob) -> Report {
+    let pods = job_pods(job, &snapshot.limit_ranges);
+    let mut quota = limit_range_violations(&pods, &snapshot.limit_ranges);
+    quota.extend(check_quotas(&pods, &snapshot.quotas));
+    let mut placement = place(snapshot, &pods);
+    // Admission decides before the scheduler sees anything: a refused pod never appears.
+    if let Some(worst) = quota.iter().map(|q| q.verdict).max()
+        && (worst > placement.verdict || worst == Verdict::Never)
+        && placement.verdict != Verdict::Never
+    {
+        placement.verdict = worst;
+        placement.reason = quota
+            .iter()
+            .find(|q| q.verdict == worst)
+            .map(|q| format!("the API server would refuse pod creation: {}", q.message))
+            .unwrap_or_default();
+    }
+    let references = check_references(snapshot, job, &pods);
+    Report {
+        placement,
+        quota,
+        references,
+        readiness: vec![],
+    }
+}

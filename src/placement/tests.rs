@@ -1,0 +1,601 @@
+//! Case-by-case tests of the pure model: one per filter, per admission rule and per verdict.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{LimitRange, PodSpec, ResourceQuota, Taint};
+use serde_json::json;
+
+use super::filters::{Rejection, node_reject_reason};
+use super::*;
+use crate::model::TFJob;
+
+fn res(pairs: &[(&str, &str)]) -> Res {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), parse_quantity(v).unwrap()))
+        .collect()
+}
+
+fn node(name: &str, cpu: &str, mem: &str, gpu: &str) -> NodeInfo {
+    NodeInfo {
+        name: name.into(),
+        labels: BTreeMap::from([("kubernetes.io/hostname".into(), name.into())]),
+        allocatable: res(&[
+            ("cpu", cpu),
+            ("memory", mem),
+            ("nvidia.com/gpu", gpu),
+            ("pods", "110"),
+        ]),
+        ..Default::default()
+    }
+}
+
+fn spec(v: serde_json::Value) -> PodSpec {
+    serde_json::from_value(v).unwrap()
+}
+
+fn job(v: serde_json::Value) -> TFJob {
+    serde_json::from_value(json!({
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "mnist", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": v}
+    }))
+    .unwrap()
+}
+
+fn replica(n: i32, requests: serde_json::Value, limits: serde_json::Value) -> serde_json::Value {
+    json!({"replicas": n, "template": {"spec": {"containers": [{
+        "name": "tensorflow", "image": "tf:2",
+        "resources": {"requests": requests, "limits": limits}
+    }]}}})
+}
+
+fn snap(nodes: Vec<NodeInfo>, bound: Vec<BoundPod>) -> Snapshot {
+    Snapshot {
+        namespace: "default".into(),
+        nodes: Some(nodes),
+        bound_pods: Some(bound),
+        ..Default::default()
+    }
+}
+
+fn bound(name: &str, node: &str, r: &[(&str, &str)]) -> BoundPod {
+    BoundPod {
+        namespace: "other".into(),
+        name: name.into(),
+        node: node.into(),
+        requests: res(r),
+    }
+}
+
+fn reject(s: &PodSpec, n: &NodeInfo) -> Option<Rejection> {
+    node_reject_reason(s, &effective_requests(s), n, &Res::new(), 0)
+}
+
+#[test]
+fn quantities_parse_exactly_in_milli_units() {
+    for (q, want) in [
+        ("500m", 500),
+        ("2", 2000),
+        ("1.5", 1500),
+        ("1Gi", 1_073_741_824_000),
+        ("1e3", 1_000_000),
+        ("100M", 100_000_000_000),
+        ("0.1m", 1),
+    ] {
+        assert_eq!(parse_quantity(q), Some(want), "{q}");
+    }
+    assert_eq!(parse_quantity("1x"), None);
+    assert_eq!(format_quantity("memory", 4 * 1_073_741_824_000), "4Gi");
+    assert_eq!(format_quantity("cpu", 1500), "1500m");
+}
+
+#[test]
+fn limits_stand_in_for_missing_requests() {
+    let s = spec(json!({"containers": [{"name": "a", "resources": {
+        "limits": {"cpu": "2", "nvidia.com/gpu": "1"}, "requests": {"memory": "1Gi"}}}]}));
+    assert_eq!(
+        effective_requests(&s),
+        res(&[("cpu", "2"), ("memory", "1Gi"), ("nvidia.com/gpu", "1")])
+    );
+}
+
+#[test]
+fn init_containers_count_as_max_of_init_and_sum_of_apps_plus_overhead() {
+    let s = spec(json!({
+        "containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "1"}}},
+            {"name": "b", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+        "initContainers": [
+            {"name": "i", "resources": {"requests": {"cpu": "3", "memory": "512Mi"}}}],
+        "overhead": {"cpu": "250m"}
+    }));
+    assert_eq!(
+        effective_requests(&s),
+        res(&[("cpu", "3250m"), ("memory", "1Gi")])
+    );
+}
+
+#[test]
+fn sidecar_init_containers_add_to_the_sum() {
+    let s = spec(json!({
+        "containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}],
+        "initContainers": [
+            {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}},
+            {"name": "i", "resources": {"requests": {"cpu": "1500m"}}}]
+    }));
+    // sum = 1 + 1 (sidecar); the init runs with the sidecar: 1.5 + 1 = 2.5 > 2.
+    assert_eq!(effective_requests(&s), res(&[("cpu", "2500m")]));
+}
+
+#[test]
+fn node_resources_fit_names_each_shortage() {
+    let s = spec(
+        json!({"containers": [{"name": "a", "resources": {"limits": {"cpu": "8", "nvidia.com/gpu": "2"}}}]}),
+    );
+    let r = reject(&s, &node("n", "4", "8Gi", "1")).unwrap();
+    assert!(r.resolvable);
+    assert_eq!(
+        r.reasons,
+        vec!["Insufficient cpu", "Insufficient nvidia.com/gpu"]
+    );
+}
+
+#[test]
+fn pod_count_limit_gives_too_many_pods() {
+    let mut n = node("n", "4", "8Gi", "0");
+    n.allocatable.insert("pods".into(), 2000);
+    let s = spec(json!({"containers": [{"name": "a"}]}));
+    let r = node_reject_reason(&s, &Res::new(), &n, &Res::new(), 2).unwrap();
+    assert_eq!(r.reasons, vec!["Too many pods"]);
+    assert!(node_reject_reason(&s, &Res::new(), &n, &Res::new(), 1).is_none());
+}
+
+#[test]
+fn cordoned_node_is_unschedulable_unless_tolerated() {
+    let mut n = node("n", "4", "8Gi", "0");
+    n.unschedulable = true;
+    let s = spec(json!({"containers": [{"name": "a"}]}));
+    assert_eq!(
+        reject(&s, &n).unwrap().reasons,
+        vec!["node(s) were unschedulable"]
+    );
+    let t = spec(json!({"containers": [{"name": "a"}], "tolerations": [
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}));
+    assert!(reject(&t, &n).is_none());
+}
+
+#[test]
+fn taints_need_matching_tolerations() {
+    let mut n = node("n", "4", "8Gi", "1");
+    n.taints = vec![
+        Taint {
+            key: "soft".into(),
+            effect: "PreferNoSchedule".into(),
+            ..Default::default()
+        },
+        Taint {
+            key: "nvidia.com/gpu".into(),
+            value: Some("present".into()),
+            effect: "NoSchedule".into(),
+            ..Default::default()
+        },
+    ];
+    let none = spec(json!({"containers": [{"name": "a"}]}));
+    let r = reject(&none, &n).unwrap();
+    assert_eq!(
+        r.reasons,
+        vec!["node(s) had untolerated taint {nvidia.com/gpu: present}"]
+    );
+    assert!(!r.resolvable);
+    for (tol, ok) in [
+        (json!({"key": "nvidia.com/gpu", "operator": "Exists"}), true),
+        (json!({"operator": "Exists"}), true),
+        (json!({"key": "nvidia.com/gpu", "value": "present"}), true),
+        (
+            json!({"key": "nvidia.com/gpu", "operator": "Equal", "value": "absent"}),
+            false,
+        ),
+        (
+            json!({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}),
+            false,
+        ),
+    ] {
+        let s = spec(json!({"containers": [{"name": "a"}], "tolerations": [tol]}));
+        assert_eq!(reject(&s, &n).is_none(), ok, "{tol}");
+    }
+    n.taints = vec![Taint {
+        key: "evict".into(),
+        effect: "NoExecute".into(),
+        ..Default::default()
+    }];
+    assert!(reject(&none, &n).is_some(), "NoExecute also filters");
+}
+
+#[test]
+fn node_selector_and_required_affinity_operators() {
+    let mut n = node("n", "4", "8Gi", "0");
+    n.labels.insert("pool".into(), "gpu".into());
+    n.labels.insert("gen".into(), "5".into());
+    let with = |expr: serde_json::Value| {
+        spec(
+            json!({"containers": [{"name": "a"}], "affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [expr]}]}}}}),
+        )
+    };
+    for (expr, ok) in [
+        (
+            json!({"key": "pool", "operator": "In", "values": ["gpu", "x"]}),
+            true,
+        ),
+        (
+            json!({"key": "pool", "operator": "NotIn", "values": ["gpu"]}),
+            false,
+        ),
+        (
+            json!({"key": "zone", "operator": "NotIn", "values": ["a"]}),
+            true,
+        ),
+        (json!({"key": "pool", "operator": "Exists"}), true),
+        (json!({"key": "pool", "operator": "DoesNotExist"}), false),
+        (
+            json!({"key": "gen", "operator": "Gt", "values": ["4"]}),
+            true,
+        ),
+        (
+            json!({"key": "gen", "operator": "Lt", "values": ["5"]}),
+            false,
+        ),
+        (
+            json!({"key": "pool", "operator": "Gt", "values": ["1"]}),
+            false,
+        ),
+    ] {
+        let r = reject(&with(expr.clone()), &n);
+        assert_eq!(r.is_none(), ok, "{expr}");
+        if !ok {
+            assert_eq!(
+                r.unwrap().reasons,
+                vec!["node(s) didn't match Pod's node affinity/selector"]
+            );
+        }
+    }
+    let sel = spec(json!({"containers": [{"name": "a"}], "nodeSelector": {"pool": "cpu"}}));
+    assert!(reject(&sel, &n).is_some());
+}
+
+#[test]
+fn node_name_pins_the_pod() {
+    let s = spec(json!({"containers": [{"name": "a"}], "nodeName": "other"}));
+    assert_eq!(
+        reject(&s, &node("n", "1", "1Gi", "0")).unwrap().reasons,
+        vec!["node(s) didn't match the requested node name"]
+    );
+}
+
+#[test]
+fn fit_error_message_matches_the_scheduler_wording() {
+    let un = Rejection {
+        reasons: vec!["node(s) were unschedulable".into()],
+        resolvable: false,
+    };
+    let taint = Rejection {
+        reasons: vec!["node(s) had untolerated taint {nvidia.com/gpu: present}".into()],
+        resolvable: false,
+    };
+    let msg = fit_error_message(4, &[un, taint.clone(), taint.clone(), taint]);
+    assert_eq!(
+        msg,
+        "0/4 nodes are available: 1 node(s) were unschedulable, 3 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+    );
+    assert_eq!(
+        fit_error_message(0, &[]),
+        "no nodes available to schedule pods"
+    );
+}
+
+#[test]
+fn verdict_fits_spreads_onto_least_allocated_nodes() {
+    let j = job(json!({"Worker": replica(2, json!({"cpu": "2"}), json!({}))}));
+    let r = check(
+        &snap(
+            vec![node("a", "4", "8Gi", "0"), node("b", "4", "8Gi", "0")],
+            vec![],
+        ),
+        &j,
+    );
+    assert_eq!(r.placement.verdict, Verdict::Fits);
+    let nodes: BTreeSet<_> = r
+        .placement
+        .pods
+        .iter()
+        .map(|p| p.node.clone().unwrap())
+        .collect();
+    assert_eq!(nodes.len(), 2, "{:?}", r.placement.pods);
+}
+
+#[test]
+fn verdict_waits_names_the_holders() {
+    let j = job(json!({"Worker": replica(2, json!({}), json!({"nvidia.com/gpu": "1"}))}));
+    let s = snap(
+        vec![node("node-a", "8", "8Gi", "2")],
+        vec![
+            bound("x", "node-a", &[("nvidia.com/gpu", "1")]),
+            bound("y", "node-a", &[("nvidia.com/gpu", "1")]),
+            bound("z", "node-a", &[("cpu", "1")]),
+        ],
+    );
+    let r = check(&s, &j);
+    assert_eq!(
+        r.placement.verdict,
+        Verdict::Waits,
+        "{}",
+        r.placement.reason
+    );
+    assert!(
+        r.placement
+            .reason
+            .contains("2 nvidia.com/gpu held by 2 pods on node-a"),
+        "{}",
+        r.placement.reason
+    );
+}
+
+#[test]
+fn verdict_never_when_a_replica_fits_no_empty_node() {
+    let j = job(json!({"Worker": replica(1, json!({}), json!({"nvidia.com/gpu": "4"}))}));
+    let r = check(
+        &snap(
+            vec![node("a", "8", "8Gi", "2"), node("b", "8", "8Gi", "1")],
+            vec![],
+        ),
+        &j,
+    );
+    assert_eq!(r.placement.verdict, Verdict::Never);
+    let p = &r.placement.pods[0];
+    assert_eq!((p.verdict, p.node.clone()), (Verdict::Never, None));
+    assert!(p.reason.contains("needs 4 nvidia.com/gpu"), "{}", p.reason);
+    assert!(
+        p.reason
+            .contains("largest allocatable nvidia.com/gpu is 2 on a"),
+        "{}",
+        p.reason
+    );
+    assert!(
+        p.reason
+            .contains("0/2 nodes are available: 2 Insufficient nvidia.com/gpu."),
+        "{}",
+        p.reason
+    );
+}
+
+#[test]
+fn article_job_one_ps_three_gpu_workers_on_one_gpu_is_never() {
+    let j = job(json!({
+        "PS": replica(1, json!({"cpu": "1"}), json!({})),
+        "Worker": replica(3, json!({}), json!({"nvidia.com/gpu": "1"}))
+    }));
+    let r = check(&snap(vec![node("gpu-1", "16", "64Gi", "1")], vec![]), &j);
+    assert_eq!(r.placement.verdict, Verdict::Never);
+    assert!(
+        r.placement.reason.contains("3 nvidia.com/gpu at once"),
+        "{}",
+        r.placement.reason
+    );
+    assert!(
+        r.placement.reason.contains("have 1 allocatable"),
+        "{}",
+        r.placement.reason
+    );
+    assert_eq!(r.placement.pods.len(), 4);
+    assert!(r.placement.pods.iter().all(|p| p.verdict == Verdict::Never));
+}
+
+#[test]
+fn verdict_unknown_without_permission_to_list_nodes() {
+    let j = job(json!({"Worker": replica(1, json!({}), json!({}))}));
+    let s = Snapshot {
+        missing_permissions: vec!["list nodes (cluster-wide)".into()],
+        ..Default::default()
+    };
+    let r = check(&s, &j);
+    assert_eq!(r.placement.verdict, Verdict::Unknown);
+    assert!(r.placement.reason.contains("list nodes (cluster-wide)"));
+}
+
+fn limit_range(v: serde_json::Value) -> LimitRange {
+    serde_json::from_value(json!({"metadata": {"name": "lr"}, "spec": {"limits": [v]}})).unwrap()
+}
+
+#[test]
+fn limit_range_defaults_fill_missing_requests_and_limits() {
+    let lr = limit_range(
+        json!({"type": "Container", "default": {"cpu": "2"}, "defaultRequest": {"cpu": "500m", "memory": "1Gi"}}),
+    );
+    let j = job(json!({"Worker": replica(1, json!({}), json!({"memory": "2Gi"}))}));
+    let pods = job_pods(&j, &[lr]);
+    // memory: the limit stood in for the request before LimitRanger ran, so 2Gi not 1Gi.
+    assert_eq!(pods[0].requests, res(&[("cpu", "500m"), ("memory", "2Gi")]));
+    let lim = pods[0].spec.containers[0]
+        .resources
+        .as_ref()
+        .unwrap()
+        .limits
+        .clone()
+        .unwrap();
+    assert_eq!(lim["cpu"].0, "2");
+}
+
+#[test]
+fn limit_range_max_rejects_the_pod() {
+    let lr = limit_range(json!({"type": "Container", "max": {"cpu": "2"}}));
+    let j = job(json!({"Worker": replica(1, json!({}), json!({"cpu": "4"}))}));
+    let s = Snapshot {
+        limit_ranges: vec![lr],
+        ..snap(vec![node("a", "8", "8Gi", "0")], vec![])
+    };
+    let r = check(&s, &j);
+    assert_eq!(r.placement.verdict, Verdict::Never);
+    assert_eq!(
+        r.quota[0].message,
+        "pods \"mnist-worker-0\" is forbidden: [maximum cpu usage per Container is 2, but limit is 4]"
+    );
+}
+
+fn quota(hard: serde_json::Value, used: serde_json::Value) -> ResourceQuota {
+    serde_json::from_value(json!({"metadata": {"name": "gpu-quota"}, "spec": {"hard": hard}, "status": {"hard": hard, "used": used}})).unwrap()
+}
+
+#[test]
+fn quota_exceeded_by_used_capacity_waits_with_the_real_message() {
+    let j = job(json!({"Worker": replica(2, json!({}), json!({"nvidia.com/gpu": "1"}))}));
+    let q = quota(
+        json!({"requests.nvidia.com/gpu": "2"}),
+        json!({"requests.nvidia.com/gpu": "1"}),
+    );
+    let s = Snapshot {
+        quotas: vec![q],
+        ..snap(vec![node("a", "8", "8Gi", "4")], vec![])
+    };
+    let r = check(&s, &j);
+    assert_eq!(r.quota[0].verdict, Verdict::Waits);
+    assert_eq!(
+        r.quota[0].message,
+        "pods \"mnist-worker-1\" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2"
+    );
+    assert_eq!(r.placement.verdict, Verdict::Waits);
+}
+
+#[test]
+fn quota_smaller_than_the_job_is_never() {
+    let j = job(json!({"Worker": replica(3, json!({"cpu": "1"}), json!({}))}));
+    let q = quota(json!({"pods": "2"}), json!({}));
+    let s = Snapshot {
+        quotas: vec![q],
+        ..snap(vec![node("a", "8", "8Gi", "0")], vec![])
+    };
+    let r = check(&s, &j);
+    assert_eq!(
+        (r.quota[0].verdict, r.quota[0].resource.as_str()),
+        (Verdict::Never, "pods")
+    );
+    assert_eq!(r.placement.verdict, Verdict::Never);
+}
+
+#[test]
+fn quota_on_limits_requires_every_container_to_set_them() {
+    let j = job(json!({"Worker": replica(1, json!({"cpu": "1"}), json!({}))}));
+    let q = quota(
+        json!({"limits.cpu": "10", "limits.memory": "10Gi"}),
+        json!({}),
+    );
+    let r = check(
+        &Snapshot {
+            quotas: vec![q],
+            ..snap(vec![node("a", "8", "8Gi", "0")], vec![])
+        },
+        &j,
+    );
+    assert_eq!(
+        r.quota[0].message,
+        "pods \"mnist-worker-0\" is forbidden: failed quota: gpu-quota: must specify limits.cpu,limits.memory"
+    );
+}
+
+#[test]
+fn references_that_leave_pods_stuck_are_reported() {
+    let j: TFJob = serde_json::from_value(json!({
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "mnist"},
+        "spec": {"runPolicy": {"schedulingPolicy": {"queue": "q"}}, "tfReplicaSpecs": {"Worker": {"template": {"spec": {
+            "priorityClassName": "high", "serviceAccountName": "trainer", "schedulerName": "volcano",
+            "imagePullSecrets": [{"name": "regcred"}],
+            "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+                        {"name": "c", "configMap": {"name": "cfg"}}],
+            "containers": [{"name": "tensorflow", "image": "tf", "env": [
+                {"name": "K", "valueFrom": {"secretKeyRef": {"name": "gw", "key": "api-key"}}}]}]
+        }}}}}
+    }))
+    .unwrap();
+    let s = Snapshot {
+        priority_classes: Some(BTreeSet::new()),
+        service_accounts: Some(BTreeSet::from(["default".to_string()])),
+        pvcs: Some(BTreeMap::from([(
+            "data".to_string(),
+            PvcInfo {
+                phase: "Pending".into(),
+                wait_for_first_consumer: false,
+            },
+        )])),
+        config_maps: Some(BTreeMap::new()),
+        secrets: Some(BTreeMap::from([(
+            "gw".to_string(),
+            BTreeSet::from(["other".to_string()]),
+        )])),
+        ..snap(vec![node("a", "8", "8Gi", "0")], vec![])
+    };
+    let r = check(&s, &j);
+    let kinds: Vec<(&str, &str)> = r
+        .references
+        .iter()
+        .map(|f| (f.kind.as_str(), f.name.as_str()))
+        .collect();
+    for want in [
+        ("PriorityClass", "high"),
+        ("ServiceAccount", "trainer"),
+        ("Scheduler", "volcano"),
+        ("PersistentVolumeClaim", "data"),
+        ("ConfigMap", "cfg"),
+        ("Secret", "gw"),
+        ("Secret", "regcred"),
+        (
+            "CustomResourceDefinition",
+            "podgroups.scheduling.volcano.sh",
+        ),
+    ] {
+        assert!(kinds.contains(&want), "{want:?} missing from {kinds:?}");
+    }
+    let key = r.references.iter().find(|f| f.name == "gw").unwrap();
+    assert!(
+        key.message
+            .contains("couldn't find key api-key in Secret gw"),
+        "{}",
+        key.message
+    );
+}
+
+#[test]
+fn wait_for_first_consumer_pvc_is_fine() {
+    let j: TFJob = serde_json::from_value(json!({
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "m"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": {
+            "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+            "containers": [{"name": "tensorflow", "image": "tf"}]}}}}}
+    }))
+    .unwrap();
+    let s = Snapshot {
+        pvcs: Some(BTreeMap::from([(
+            "data".to_string(),
+            PvcInfo {
+                phase: "Pending".into(),
+                wait_for_first_consumer: true,
+            },
+        )])),
+        ..snap(vec![node("a", "8", "8Gi", "0")], vec![])
+    };
+    assert!(check(&s, &j).references.is_empty());
+}
+
+#[test]
+fn report_json_has_the_documented_shape() {
+    let j = job(json!({"Worker": replica(1, json!({}), json!({"nvidia.com/gpu": "2"}))}));
+    let r = check(&snap(vec![node("a", "8", "8Gi", "1")], vec![]), &j);
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["placement"]["verdict"], "never");
+    let pod = &v["placement"]["pods"][0];
+    for k in ["name", "replicaType", "index", "node", "verdict", "reason"] {
+        assert!(pod.get(k).is_some(), "missing {k} in {pod}");
+    }
+    assert_eq!(pod["replicaType"], "Worker");
+    assert!(pod["node"].is_null());
+    assert!(v["quota"].is_array() && v["references"].is_array() && v["readiness"].is_array());
+}

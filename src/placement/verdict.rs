@@ -1,0 +1,449 @@
+//! The job verdict: build the pods the operator will create, then place them all together on a
+//! copy of the cluster, most demanding first, each onto the least-allocated feasible node (the
+//! default profile's NodeResourcesFit LeastAllocated score over cpu and memory).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ContainerPort, PodSpec};
+
+use super::filters::{Rejection, Res, effective_requests, fit_error_message, node_reject_reason};
+use super::quantity::format_quantity;
+use super::{NodeInfo, Placement, PodPlacement, Snapshot, Verdict};
+use crate::model::{self, TFJob};
+
+/// One pod the operator will create, as it fills the template (`pkg/core/pod.go`,
+/// `tfjob_controller.go`): name `<job>-<type>-<i>`, the operator's labels, restartPolicy
+/// (ExitCode → Never), the default `tfjob-port` on the `tensorflow` container, and the
+/// namespace's LimitRange defaults applied (`limitranger` admission).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobPod {
+    pub name: String,
+    pub replica_type: String,
+    pub index: i64,
+    pub labels: BTreeMap<String, String>,
+    pub spec: PodSpec,
+    /// Effective requests after defaulting.
+    pub requests: Res,
+}
+
+/// The pods of `job`, in the operator's replica-type order then index order.
+pub fn job_pods(
+    job: &TFJob,
+    limit_ranges: &[k8s_openapi::api::core::v1::LimitRange],
+) -> Vec<JobPod> {
+    let name = job.metadata.name.as_deref().unwrap_or("");
+    let mut out = vec![];
+    for (key, rs) in &job.spec.tf_replica_specs {
+        let rtype = model::ReplicaType::from_any_case(key)
+            .map(|t| t.as_str().to_string())
+            .unwrap_or_else(|| key.clone());
+        let mut spec = rs.template.spec.clone().unwrap_or_default();
+        spec.restart_policy = Some(
+            match rs.restart_policy.as_deref().unwrap_or("Never") {
+                "ExitCode" => "Never",
+                other => other,
+            }
+            .to_string(),
+        );
+        let idx = spec
+            .containers
+            .iter()
+            .position(|c| c.name == model::DEFAULT_CONTAINER_NAME)
+            .unwrap_or(0);
+        if let Some(c) = spec.containers.get_mut(idx) {
+            let ports = c.ports.get_or_insert_with(Vec::new);
+            if !ports
+                .iter()
+                .any(|p| p.name.as_deref() == Some(model::DEFAULT_PORT_NAME))
+            {
+                ports.push(ContainerPort {
+                    name: Some(model::DEFAULT_PORT_NAME.into()),
+                    container_port: model::DEFAULT_PORT,
+                    ..Default::default()
+                });
+            }
+        }
+        super::admission::apply_limit_ranges(&mut spec, limit_ranges);
+        let requests = effective_requests(&spec);
+        let mut labels: BTreeMap<String, String> = rs
+            .template
+            .metadata
+            .as_ref()
+            .and_then(|m| m.labels.clone())
+            .unwrap_or_default();
+        labels.insert(model::LABEL_JOB_NAME.into(), name.replace('/', "-"));
+        labels.insert(
+            model::LABEL_OPERATOR_NAME.into(),
+            model::OPERATOR_NAME.into(),
+        );
+        labels.insert(model::LABEL_REPLICA_TYPE.into(), rtype.to_lowercase());
+        for i in 0..i64::from(rs.replicas.unwrap_or(1).max(0)) {
+            let mut l = labels.clone();
+            l.insert(model::LABEL_REPLICA_INDEX.into(), i.to_string());
+            out.push(JobPod {
+                name: model::pod_name(name, &rtype, i),
+                replica_type: rtype.clone(),
+                index: i,
+                labels: l,
+                spec: spec.clone(),
+                requests: requests.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Per-node state during a simulated placement.
+#[derive(Clone, Default)]
+struct NodeState {
+    used: Res,
+    pods: usize,
+}
+
+fn demand_key(p: &JobPod) -> (i128, i128, i128) {
+    let ext: i128 = p
+        .requests
+        .iter()
+        .filter(|(k, _)| super::filters::is_extended(k))
+        .map(|(_, v)| *v)
+        .sum();
+    let get = |k: &str| p.requests.get(k).copied().unwrap_or(0);
+    (ext, get("cpu"), get("memory"))
+}
+
+/// LeastAllocated over cpu and memory after adding the pod (higher is better).
+fn score(node: &NodeInfo, st: &NodeState, req: &Res) -> f64 {
+    let share = |k: &str| {
+        let cap = node.allocatable.get(k).copied().unwrap_or(0);
+        if cap <= 0 {
+            return 0.0;
+        }
+        let used = st.used.get(k).copied().unwrap_or(0) + req.get(k).copied().unwrap_or(0);
+        ((cap - used).max(0)) as f64 / cap as f64
+    };
+    (share("cpu") + share("memory")) / 2.0
+}
+
+/// Places `order` (indices into `pods`) greedily; returns the node of each pod or its rejections.
+fn simulate(
+    nodes: &[NodeInfo],
+    mut state: Vec<NodeState>,
+    pods: &[JobPod],
+    order: &[usize],
+) -> Vec<Result<usize, Vec<Rejection>>> {
+    let mut out: Vec<Result<usize, Vec<Rejection>>> = vec![Err(vec![]); pods.len()];
+    for &i in order {
+        let p = &pods[i];
+        let mut best: Option<(f64, usize)> = None;
+        let mut rejections = vec![];
+        for (n, node) in nodes.iter().enumerate() {
+            match node_reject_reason(&p.spec, &p.requests, node, &state[n].used, state[n].pods) {
+                Some(r) => rejections.push(r),
+                None => {
+                    let s = score(node, &state[n], &p.requests);
+                    if best.is_none_or(|(b, _)| s > b) {
+                        best = Some((s, n));
+                    }
+                }
+            }
+        }
+        out[i] = match best {
+            Some((_, n)) => {
+                for (k, v) in &p.requests {
+                    *state[n].used.entry(k.clone()).or_default() += v;
+                }
+                state[n].pods += 1;
+                Ok(n)
+            }
+            None => Err(rejections),
+        };
+    }
+    out
+}
+
+fn shortages(rs: &[Rejection]) -> Vec<String> {
+    let mut v: Vec<String> = rs
+        .iter()
+        .flat_map(|r| r.reasons.iter())
+        .filter_map(|r| {
+            r.strip_prefix("Insufficient ")
+                .map(str::to_string)
+                .or_else(|| (r == "Too many pods").then(|| "pods".to_string()))
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The job verdict over the snapshot.
+pub fn place(snap: &Snapshot, pods: &[JobPod]) -> Placement {
+    let unknown = |reason: String| Placement {
+        verdict: Verdict::Unknown,
+        reason: reason.clone(),
+        pods: pods
+            .iter()
+            .map(|p| PodPlacement {
+                name: p.name.clone(),
+                replica_type: p.replica_type.clone(),
+                index: p.index,
+                node: None,
+                verdict: Verdict::Unknown,
+                reason: reason.clone(),
+            })
+            .collect(),
+    };
+    let (Some(nodes), Some(bound)) = (&snap.nodes, &snap.bound_pods) else {
+        let missing = if snap.missing_permissions.is_empty() {
+            "nodes and pods could not be listed".to_string()
+        } else {
+            format!("no permission to {}", snap.missing_permissions.join(", "))
+        };
+        return unknown(format!("{missing}; cannot predict placement"));
+    };
+    let index: BTreeMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i))
+        .collect();
+    let mut now = vec![NodeState::default(); nodes.len()];
+    for b in bound {
+        if let Some(&i) = index.get(b.node.as_str()) {
+            for (k, v) in &b.requests {
+                *now[i].used.entry(k.clone()).or_default() += v;
+            }
+            now[i].pods += 1;
+        }
+    }
+    let mut order: Vec<usize> = (0..pods.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(demand_key(&pods[i])));
+
+    let current = simulate(nodes, now.clone(), pods, &order);
+    let pod_row = |i: usize, r: &Result<usize, Vec<Rejection>>, v: Verdict, reason: String| {
+        let p = &pods[i];
+        PodPlacement {
+            name: p.name.clone(),
+            replica_type: p.replica_type.clone(),
+            index: p.index,
+            node: r.as_ref().ok().map(|&n| nodes[n].name.clone()),
+            verdict: if r.is_ok() { Verdict::Fits } else { v },
+            reason: if r.is_ok() { String::new() } else { reason },
+        }
+    };
+    if current.iter().all(Result::is_ok) {
+        return Placement {
+            verdict: Verdict::Fits,
+            reason: format!("all {} pods can be scheduled now", pods.len()),
+            pods: (0..pods.len())
+                .map(|i| {
+                    let mut row = pod_row(i, &current[i], Verdict::Fits, String::new());
+                    row.reason = format!("fits on {}", row.node.clone().unwrap_or_default());
+                    row
+                })
+                .collect(),
+        };
+    }
+
+    // Each pod alone on empty nodes: a pod that fits nowhere can never run.
+    let empty = vec![NodeState::default(); nodes.len()];
+    let mut alone: Vec<Option<String>> = vec![None; pods.len()];
+    for (i, p) in pods.iter().enumerate() {
+        let rej: Vec<Rejection> = nodes
+            .iter()
+            .filter_map(|n| node_reject_reason(&p.spec, &p.requests, n, &Res::new(), 0))
+            .collect();
+        if rej.len() == nodes.len() {
+            alone[i] = Some(never_alone_reason(p, nodes, &rej));
+        }
+    }
+    if alone.iter().any(Option::is_some) {
+        let first = alone.iter().flatten().next().cloned().unwrap_or_default();
+        return Placement {
+            verdict: Verdict::Never,
+            reason: first,
+            pods: (0..pods.len())
+                .map(|i| match &alone[i] {
+                    Some(r) => pod_row(i, &Err(vec![]), Verdict::Never, r.clone()),
+                    None => pod_row(
+                        i,
+                        &current[i],
+                        Verdict::Waits,
+                        wait_reason(&current[i], nodes, bound, &index),
+                    ),
+                })
+                .collect(),
+        };
+    }
+
+    let emptied = simulate(nodes, empty, pods, &order);
+    if emptied.iter().all(Result::is_ok) {
+        let reasons: Vec<String> = current
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .map(|r| wait_reason(&Err(r.clone()), nodes, bound, &index))
+            .collect();
+        let mut uniq = reasons.clone();
+        uniq.dedup();
+        return Placement {
+            verdict: Verdict::Waits,
+            reason: format!(
+                "{} of {} pods must wait for running pods to finish: {}",
+                reasons.len(),
+                pods.len(),
+                uniq.join("; ")
+            ),
+            pods: (0..pods.len())
+                .map(|i| {
+                    pod_row(
+                        i,
+                        &current[i],
+                        Verdict::Waits,
+                        wait_reason(&current[i], nodes, bound, &index),
+                    )
+                })
+                .collect(),
+        };
+    }
+    let reason = whole_job_reason(pods, nodes, &emptied);
+    Placement {
+        verdict: Verdict::Never,
+        reason: reason.clone(),
+        pods: (0..pods.len())
+            .map(|i| pod_row(i, &emptied[i], Verdict::Never, reason.clone()))
+            .map(|mut row| {
+                // Rows that fit on empty nodes still cannot run without the rest of the job.
+                if row.verdict == Verdict::Fits {
+                    row.node = None;
+                    row.verdict = Verdict::Never;
+                    row.reason = format!("the job cannot run as a whole: {reason}");
+                }
+                row
+            })
+            .collect(),
+    }
+}
+
+fn never_alone_reason(p: &JobPod, nodes: &[NodeInfo], rej: &[Rejection]) -> String {
+    let msg = fit_error_message(nodes.len(), rej);
+    let short = shortages(rej);
+    let Some(res) = short.first() else {
+        return format!(
+            "{} {} fits on no node even when empty: {msg}",
+            p.replica_type, p.index
+        );
+    };
+    let (best, on) = nodes
+        .iter()
+        .map(|n| {
+            (
+                n.allocatable.get(res).copied().unwrap_or(0),
+                n.name.as_str(),
+            )
+        })
+        .max_by_key(|(v, _)| *v)
+        .unwrap_or((0, ""));
+    let want = if res == "pods" {
+        1000
+    } else {
+        p.requests.get(res).copied().unwrap_or(0)
+    };
+    format!(
+        "{} replica {} ({}) needs {} {res} and fits on no node even when empty; the largest allocatable {res} is {}{}: {msg}",
+        p.replica_type,
+        p.index,
+        p.name,
+        format_quantity(res, want),
+        format_quantity(res, best),
+        if on.is_empty() {
+            String::new()
+        } else {
+            format!(" on {on}")
+        },
+    )
+}
+
+/// "2 nvidia.com/gpu held by 3 pods on node-a" for the resources a pod lacked.
+fn wait_reason(
+    r: &Result<usize, Vec<Rejection>>,
+    nodes: &[NodeInfo],
+    bound: &[super::BoundPod],
+    index: &BTreeMap<&str, usize>,
+) -> String {
+    let Err(rej) = r else { return String::new() };
+    let short = shortages(rej);
+    let mut parts = vec![];
+    for res in &short {
+        let mut per_node: BTreeMap<usize, (i128, usize)> = BTreeMap::new();
+        for b in bound {
+            let v = if res == "pods" {
+                1000
+            } else {
+                b.requests.get(res).copied().unwrap_or(0)
+            };
+            if v <= 0 {
+                continue;
+            }
+            if let Some(&i) = index.get(b.node.as_str()) {
+                let e = per_node.entry(i).or_default();
+                e.0 += v;
+                e.1 += 1;
+            }
+        }
+        let mut rows: Vec<(usize, (i128, usize))> = per_node.into_iter().collect();
+        rows.sort_by_key(|(_, (v, _))| std::cmp::Reverse(*v));
+        for (i, (v, c)) in rows.into_iter().take(3) {
+            parts.push(format!(
+                "{} {res} held by {c} pod{} on {}",
+                format_quantity(res, v),
+                if c == 1 { "" } else { "s" },
+                nodes[i].name
+            ));
+        }
+    }
+    if parts.is_empty() {
+        "resources are held by pods already running".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Why the whole job cannot fit at once on empty nodes: the resource it needs more of than the
+/// nodes its pods may use have in total.
+fn whole_job_reason(
+    pods: &[JobPod],
+    nodes: &[NodeInfo],
+    emptied: &[Result<usize, Vec<Rejection>>],
+) -> String {
+    let failed: Vec<&Vec<Rejection>> = emptied.iter().filter_map(|r| r.as_ref().err()).collect();
+    let short = shortages(
+        &failed
+            .iter()
+            .flat_map(|r| r.iter().cloned())
+            .collect::<Vec<_>>(),
+    );
+    let res = short.first().cloned().unwrap_or_else(|| "cpu".into());
+    let need: i128 = pods
+        .iter()
+        .map(|p| {
+            if res == "pods" {
+                1000
+            } else {
+                p.requests.get(&res).copied().unwrap_or(0)
+            }
+        })
+        .sum();
+    let have: i128 = nodes
+        .iter()
+        .filter(|n| {
+            pods.iter()
+                .any(|p| node_reject_reason(&p.spec, &Res::new(), n, &Res::new(), 0).is_none())
+        })
+        .map(|n| n.allocatable.get(&res).copied().unwrap_or(0))
+        .sum();
+    format!(
+        "the job needs {} {res} at once ({} pods, all required together), but the nodes its pods may use have {} allocatable in total",
+        format_quantity(&res, need),
+        pods.len(),
+        format_quantity(&res, have)
+    )
+}
