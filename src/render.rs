@@ -54,8 +54,8 @@ pub struct RenderOptions {
     /// Number of evaluator replicas.
     pub evaluator: Option<i32>,
 
-    /// GPUs (nvidia.com/gpu) per worker (and chief).
-    pub gpus: Option<u32>,
+    /// GPUs (nvidia.com/gpu) per worker (and chief); negative counts are refused by values.
+    pub gpus: Option<i64>,
 
     /// CPU limit per worker (and chief), e.g. 4 or 500m.
     pub cpu: Option<String>,
@@ -93,13 +93,46 @@ pub struct RenderOptions {
     /// runPolicy.schedulingPolicy.queue (gang scheduling).
     pub queue: Option<String>,
 
-    /// runPolicy.schedulingPolicy.priorityClass.
+    /// runPolicy.schedulingPolicy.priorityClass (the gang PodGroup's priority).
     pub priority_class: Option<String>,
+
+    /// Pod settings for every role and the other `--set` forms.
+    pub pod: PodOptions,
 
     pub gateway: crate::gateway::GatewayOptions,
 
     /// Command (and args) for the tensorflow containers, after `--`.
     pub command: Vec<String>,
+}
+
+/// Values that describe real jobs, for every role's pods, and Helm's other `--set` forms. Each
+/// list holds the flag's arguments as typed (parsed by [`crate::values::flags_overlay`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodOptions {
+    /// `--set-string KEY=VALUE`: values kept as text.
+    pub set_string: Vec<String>,
+    /// `--set-file KEY=PATH`: values read from files (bounded).
+    pub set_file: Vec<String>,
+    pub cpu_request: Option<String>,
+    pub memory_request: Option<String>,
+    /// `CLAIM:/mount/path[:ro]`.
+    pub pvc: Vec<String>,
+    /// `NAME:/mount/path`.
+    pub config_map: Vec<String>,
+    /// `NAME:/mount/path`.
+    pub secret_volume: Vec<String>,
+    /// `/mount/path[:SIZE]`.
+    pub empty_dir: Vec<String>,
+    pub image_pull_secret: Vec<String>,
+    pub service_account: Option<String>,
+    /// `KEY=VALUE`.
+    pub node_selector: Vec<String>,
+    /// `KEY[=VALUE]:EFFECT`.
+    pub toleration: Vec<String>,
+    /// The pods' priorityClassName.
+    pub pod_priority_class: Option<String>,
+    /// `NAME=SECRET/KEY`.
+    pub env_from_secret: Vec<String>,
 }
 
 /// A job ready to print or submit.
@@ -120,11 +153,7 @@ pub struct Prepared {
 /// `Err(Error::Invalid)` lists every error found; `Err(Error::Usage)` for contradictory flags.
 pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepared> {
     let gateway = GatewayConfig::from_args(&args.gateway);
-    if gateway.enabled {
-        // Checked offline: a key the API server would refuse can never be found in a Secret,
-        // and the readiness hint would suggest a `secret create --key` that refuses it too.
-        crate::cluster::secret::check_key_name(&gateway.secret_key, "--api-secret-key")?;
-    }
+    gateway.check()?;
     let docs = read_files(&args.files)?;
     let manifests: Vec<&Document> = docs.iter().filter(|d| d.is_manifest()).collect();
 
@@ -205,7 +234,7 @@ fn read_files(files: &[String]) -> Result<Vec<Document>> {
             }
             stdin_used = true;
         }
-        let (name, text) = manifest::read_source(f)?;
+        let (name, text) = crate::input::read_manifest(f)?;
         let parsed = manifest::parse_documents(&text, &name)?;
         if parsed.is_empty() {
             // An empty values file is harmless; keep going.
@@ -268,6 +297,26 @@ fn check_manifest_usage(args: &RenderOptions, docs: &[Document], manifests: usiz
         ("--success-policy", args.success_policy.is_some()),
         ("--queue", args.queue.is_some()),
         ("--priority-class", args.priority_class.is_some()),
+        ("--set-string", !args.pod.set_string.is_empty()),
+        ("--set-file", !args.pod.set_file.is_empty()),
+        ("--cpu-request", args.pod.cpu_request.is_some()),
+        ("--memory-request", args.pod.memory_request.is_some()),
+        ("--pvc", !args.pod.pvc.is_empty()),
+        ("--config-map", !args.pod.config_map.is_empty()),
+        ("--secret-volume", !args.pod.secret_volume.is_empty()),
+        ("--empty-dir", !args.pod.empty_dir.is_empty()),
+        (
+            "--image-pull-secret",
+            !args.pod.image_pull_secret.is_empty(),
+        ),
+        ("--service-account", args.pod.service_account.is_some()),
+        ("--node-selector", !args.pod.node_selector.is_empty()),
+        ("--toleration", !args.pod.toleration.is_empty()),
+        (
+            "--pod-priority-class",
+            args.pod.pod_priority_class.is_some(),
+        ),
+        ("--env-from-secret", !args.pod.env_from_secret.is_empty()),
         ("a command after --", !args.command.is_empty()),
     ];
     let used: Vec<&str> = shaping
@@ -338,7 +387,25 @@ fn render_template(
     let template = templates::load(spec)?;
     let source = template.label();
     let flags = values::flags_overlay(kube, args)?;
-    let mut vals = values::resolve(&template.defaults, docs, &args.set, flags)?;
+    // Helm's order: --set, then --set-string, then --set-file.
+    let set: Vec<values::SetArg> = args
+        .set
+        .iter()
+        .map(|s| values::SetArg::Typed(s.clone()))
+        .chain(
+            args.pod
+                .set_string
+                .iter()
+                .map(|s| values::SetArg::String(s.clone())),
+        )
+        .chain(
+            args.pod
+                .set_file
+                .iter()
+                .map(|s| values::SetArg::File(s.clone())),
+        )
+        .collect();
+    let mut vals = values::resolve_with(&template.defaults, &template.declared, docs, &set, flags)?;
     if let Some(prefix) = &args.generate_name {
         vals.name = Some(prefix.clone());
     }
@@ -353,6 +420,9 @@ fn render_template(
             .any(|r| vals.replicas(r) > 0 && vals.role(r).is_some_and(|r| r.image.is_none()));
         if vals.image.is_none() && needs_image {
             missing.push("an image: --image IMAGE (or `image:` in a values file)");
+        }
+        if roles.iter().all(|r| vals.replicas(r) == 0) {
+            missing.push("at least one replica: every role has 0 (e.g. --workers 2)");
         }
         if !missing.is_empty() {
             return Err(Error::Invalid(format!(

@@ -7,7 +7,7 @@
 //! idempotent: same content → "unchanged"; different content needs `--overwrite`.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -156,12 +156,14 @@ fn read_key(
         KeySource::Stdin => {
             // All of stdin, bounded: a second line means the wrong thing was piped in, and
             // silently keeping only the first line would store a wrong key.
-            let mut text = String::new();
-            std::io::stdin()
-                .lock()
-                .take(64 * 1024)
-                .read_to_string(&mut text)
-                .map_err(|e| Error::io("reading the key from stdin", e))?;
+            let bytes = crate::input::read_bytes_from(
+                std::io::stdin().lock(),
+                "<stdin>",
+                crate::input::KEY,
+            )?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Error::Invalid("the key on stdin is not UTF-8 text; nothing was stored".into())
+            })?;
             clean_key(text, "stdin")
         }
         KeySource::Env(var) => match std::env::var(var) {
@@ -174,7 +176,8 @@ fn read_key(
             ))),
         },
         KeySource::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| key_file_error(path, e))?;
+            let (_, text) =
+                crate::input::read_text(&path.display().to_string(), crate::input::KEY)?;
             clean_key(text, &path.display().to_string())
         }
         KeySource::Literal => {
@@ -188,24 +191,6 @@ fn read_key(
             )
         }
     }
-}
-
-/// A key file that is missing, unreadable as text or not a file is invalid input (exit 2), not
-/// an I/O failure of the tool.
-fn key_file_error(path: &std::path::Path, e: std::io::Error) -> Error {
-    let why = match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".to_string(),
-        std::io::ErrorKind::InvalidData => {
-            "it is not UTF-8 text (an API key is printable ASCII)".to_string()
-        }
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        std::io::ErrorKind::IsADirectory => "it is a directory".to_string(),
-        _ => e.to_string(),
-    };
-    Error::Invalid(format!(
-        "cannot read the API key from {} (--from-file): {why}; nothing was stored",
-        path.display()
-    ))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 pub mod credentials;
 pub mod lint;
 pub mod names;
+pub mod pod;
 pub mod quantity;
 pub mod schema;
 pub mod webhook;
@@ -204,6 +205,7 @@ pub struct Context<'a> {
 /// Validates one TFJob object: schema, webhook rules, lints. Pure.
 pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
     let mut findings = lint::check(obj, ctx);
+    findings.extend(pod::check(obj));
     // The schema check assumes the object's identity; a Secret in the stream is not a TFJob.
     let is_tfjob = obj.get("kind").and_then(Value::as_str) == Some(crate::model::KIND);
     if is_tfjob {
@@ -284,11 +286,12 @@ pub struct ValidateOptions {
 /// `kubectl tfjob validate -f FILE|- [-f …] [-o json]`.
 pub fn run_validate(args: &ValidateOptions, out: &mut Output) -> Result<()> {
     let gateway = GatewayConfig::from_args(&args.gateway);
+    gateway.check()?;
     let mut report = Report::default();
     let mut valid_names = Vec::new();
     let mut documents = 0;
     for file in &args.files {
-        let (name, text) = match manifest::read_source(file) {
+        let (name, text) = match crate::input::read_manifest(file) {
             Ok(x) => x,
             Err(Error::Invalid(msg)) | Err(Error::Usage(msg)) => {
                 report
