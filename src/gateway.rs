@@ -124,19 +124,10 @@ impl GatewayConfig {
                 self.secret_name
             ));
         }
-        // Secret data keys: `[-._a-zA-Z0-9]+`, not "." or ".." (apimachinery IsConfigMapKey).
-        let key = &self.secret_key;
-        if key.is_empty()
-            || key.len() > 253
-            || key == "."
-            || key == ".."
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+        // Secret data keys: the API server's rule, owned by cluster::secret.
+        if let Err(e) = crate::cluster::secret::check_key_name(&self.secret_key, "--api-secret-key")
         {
-            problems.push(format!(
-                "--api-secret-key {key:?}: a Secret key is letters, digits, '-', '_' and '.' (not \".\" or \"..\"), e.g. api-key"
-            ));
+            problems.push(e.to_string());
         }
         let p = &self.env_prefix;
         let env_ok = !p.is_empty()

@@ -8,8 +8,10 @@ use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 pub fn init(verbose: u8) {
+    // Only this crate at the default level: kube's HTTP trace layer logs every 5xx as an ERROR,
+    // even when our retry then succeeds; failures reach the user once, as the final error.
     let default = match verbose {
-        0 => "warn",
+        0 => "kubectl_tfjob=warn",
         1 => "kubectl_tfjob=info",
         2 => "kubectl_tfjob=debug,kube=debug",
         _ => "kubectl_tfjob=trace,kube=trace",

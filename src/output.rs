@@ -32,6 +32,8 @@ pub struct Output {
     err: Box<dyn Write + Send>,
     out_tty: bool,
     err_tty: bool,
+    /// See [`Output::set_data_to_stderr`].
+    data_to_err: bool,
 }
 
 impl Output {
@@ -42,6 +44,7 @@ impl Output {
             err: Box::new(io::stderr()),
             out_tty: io::stdout().is_terminal(),
             err_tty: io::stderr().is_terminal(),
+            data_to_err: false,
         }
     }
 
@@ -52,6 +55,7 @@ impl Output {
             err: Box::new(err),
             out_tty: false,
             err_tty: false,
+            data_to_err: false,
         }
     }
 
@@ -63,7 +67,11 @@ impl Output {
 
     /// Whether stdout is a terminal (live displays).
     pub fn out_is_terminal(&self) -> bool {
-        self.out_tty
+        if self.data_to_err {
+            self.err_tty
+        } else {
+            self.out_tty
+        }
     }
 
     /// Whether stdout gets ANSI colour ([`use_color`]).
@@ -84,10 +92,21 @@ impl Output {
     /// Writes data to stdout and flushes it, so a consumer sees each record as it is made.
     /// A closed pipe becomes [`Error::BrokenPipe`].
     pub fn data(&mut self, text: &str) -> Result<()> {
+        if self.data_to_err {
+            self.note(text);
+            return Ok(());
+        }
         self.out
             .write_all(text.as_bytes())
             .and_then(|_| self.out.flush())
             .map_err(stdout_error)
+    }
+
+    /// While set, what a command writes as data goes to stderr instead: `submit -o json --wait`
+    /// prints the object on stdout and lets `wait`'s report (its data when run alone) follow on
+    /// stderr, so stdout stays one parseable object.
+    pub fn set_data_to_stderr(&mut self, on: bool) {
+        self.data_to_err = on;
     }
 
     /// [`Output::data`] plus a newline.
@@ -235,6 +254,18 @@ mod tests {
         o.note_line("warning: w");
         assert_eq!(out.text(), "tfjob.kubeflow.org/x created\n");
         assert_eq!(err.text(), "warning: w\n");
+    }
+
+    #[test]
+    fn data_can_be_sent_to_stderr_for_a_while() {
+        let (mut o, out, err) = Output::buffers();
+        o.data_line("{}").unwrap();
+        o.set_data_to_stderr(true);
+        o.data_line("condition met").unwrap();
+        o.set_data_to_stderr(false);
+        o.data_line("[]").unwrap();
+        assert_eq!(out.text(), "{}\n[]\n");
+        assert_eq!(err.text(), "condition met\n");
     }
 
     #[test]

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use client::{
-    ATTEMPTS, Action, Kube, connect, explain, is_not_found, is_transient, is_transport, retry,
-    status_code,
+    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, is_not_found, is_transient,
+    is_transport, retry, status_code,
 };
 pub use crd::CrdState;
 pub use operator::OperatorState;
@@ -129,6 +129,28 @@ pub struct ConnectionOptions {
     /// The order in which the user gave the flags (from argv, by `commands/`), so a hint
     /// repeats them as typed. Flags set but not listed here follow in [`ConnFlag::ALL`] order.
     pub order: Vec<ConnFlag>,
+    /// How long one request may be retried in all (default [`DEFAULT_RETRY_DEADLINE`]).
+    pub retry_deadline: Option<Duration>,
+}
+
+/// Pure: `-n` must be a namespace name the API server accepts (a DNS-1123 label,
+/// apimachinery's `IsDNS1123Label`), so a typo is invalid input (exit 2) before any request.
+pub fn check_namespace_name(ns: &str) -> Result<()> {
+    let ok = !ns.is_empty()
+        && ns.len() <= 63
+        && ns
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !ns.starts_with('-')
+        && !ns.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "-n {ns:?} is not a valid namespace name: at most 63 lowercase letters, digits and \
+             '-', starting and ending with a letter or digit (e.g. team-a)"
+        )))
+    }
 }
 
 impl ConnectionOptions {
@@ -326,6 +348,26 @@ pub fn crd_not_served() -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn namespace_flag_must_be_a_dns_label() {
+        for ok in ["default", "team-a", "a", "x1", &"n".repeat(63)] {
+            check_namespace_name(ok).unwrap();
+        }
+        for bad in [
+            "",
+            "Bad NS",
+            "Team",
+            "-a",
+            "a-",
+            "a.b",
+            "a_b",
+            &"n".repeat(64),
+        ] {
+            let e = check_namespace_name(bad).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad:?}");
+        }
+    }
 
     #[test]
     fn job_names_in_every_form_kubectl_accepts() {

@@ -119,6 +119,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
 
+    /// How long one API request may be retried in all (429, 5xx, dropped connections), e.g.
+    /// 10s. Hidden: for tests and unusual clusters; the default ends a persistent 429 in a minute.
+    #[arg(long, global = true, hide = true, value_name = "DURATION", value_parser = parse_duration,
+          env = "KUBECTL_TFJOB_RETRY_DEADLINE")]
+    pub retry_deadline: Option<Duration>,
+
     /// Log more: -v for info, -vv for debug, -vvv for trace. Secrets are redacted at every level.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
@@ -251,6 +257,7 @@ impl Global {
             tls_server_name: self.tls_server_name.clone(),
             request_timeout: self.request_timeout,
             order: self.order.clone(),
+            retry_deadline: self.retry_deadline,
         }
     }
 }
@@ -258,7 +265,11 @@ impl Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render a TFJob, validate it, check the cluster is ready, and create it.
-    #[command(after_help = submit::SUBMIT_EXAMPLES)]
+    #[command(
+        after_help = submit::SUBMIT_EXAMPLES,
+        group = clap::ArgGroup::new("wait_or_replace").args(["wait", "replace"]).multiple(true),
+        mut_args = submit::wait_flags_need_wait
+    )]
     Submit(submit::SubmitArgs),
 
     /// Render a TFJob from a template and values, validate it offline, and print it as YAML.
@@ -312,13 +323,48 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
 
 /// Runs a cluster command's async core. Offline commands never start a runtime, which keeps
 /// `render`/`validate` fast.
+///
+/// Ctrl-C is caught from the first instant: tokio installs a signal handler only when a listener
+/// is first polled, so a command listening for it later (`wait`) would otherwise be killed by a
+/// Ctrl-C that comes before (no exit code, no message). The command's own handling wins when it
+/// has one (it says how to resume); otherwise the command ends with exit 130.
 pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::io("starting the async runtime", e))?
-        .block_on(future)
+        .map_err(|e| Error::io("starting the async runtime", e))?;
+    runtime.block_on(async {
+        let interrupted = interrupt_listener()?;
+        tokio::select! {
+            biased;
+            result = future => result,
+            () = interrupted => Err(Error::Interrupted(
+                "interrupted (Ctrl-C): writes reported above were made; a request in flight \
+                 may or may not have been applied"
+                    .into(),
+            )),
+        }
+    })
+}
+
+/// A future that completes on SIGINT, with the handler installed now (not at the first poll).
+fn interrupt_listener() -> Result<impl std::future::Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut sigint = signal(SignalKind::interrupt())
+            .map_err(|e| Error::io("installing the Ctrl-C handler", e))?;
+        Ok(async move {
+            sigint.recv().await;
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
 }
 
 // The core's plain enums, offered to clap here so the core never sees clap. Each variant's help
@@ -551,6 +597,37 @@ mod tests {
                 assert!(!help.to_lowercase().contains(" job"), "{path:?}: {help}");
             }
         }
+    }
+
+    #[test]
+    fn submit_wait_flags_need_wait() {
+        let submit = |extra: &[&str]| {
+            let mut args = vec!["kubectl-tfjob", "submit", "--name", "x", "--image", "i"];
+            args.extend_from_slice(extra);
+            Cli::try_parse_from(args)
+        };
+        for flags in [
+            &["--for", "succeeded"][..],
+            &["--pending-timeout", "1m"],
+            &["--image-pull-grace", "1m"],
+            &["--timeout", "1m"],
+        ] {
+            let err = submit(flags).expect_err(&format!("{flags:?} without --wait"));
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "{flags:?}"
+            );
+            assert!(err.to_string().contains("--wait"), "{err}");
+            assert_eq!(err.exit_code(), 2);
+            let mut with_wait = flags.to_vec();
+            with_wait.push("--wait");
+            submit(&with_wait).unwrap_or_else(|e| panic!("{with_wait:?}: {e}"));
+        }
+        // --timeout also bounds the deletion of --replace.
+        submit(&["--timeout", "1m", "--replace"]).unwrap();
+        // The defaults alone are not "given".
+        submit(&[]).unwrap();
     }
 
     #[test]

@@ -209,6 +209,7 @@ async fn fake_api(forbid: bool) -> (Kube, Log) {
         server: format!("http://{addr}"),
         request_timeout: None,
         hints: Default::default(),
+        retry_deadline: crate::cluster::DEFAULT_RETRY_DEADLINE,
     };
     (kube, log)
 }

@@ -404,12 +404,7 @@ pub fn prepare_create(
             "-o/--output goes with --dry-run (a stored Secret is never printed)".into(),
         ));
     }
-    if args.key.is_empty() || !is_config_key(&args.key) {
-        return Err(Error::Usage(format!(
-            "--key {:?} is not a valid Secret key: use letters, digits, '-', '_' and '.'",
-            args.key
-        )));
-    }
+    crate::cluster::secret::check_key_name(&args.key, "--key")?;
     if args.key == BASE_URL_KEY && args.base_url.is_some() {
         return Err(Error::Usage(format!(
             "--key {BASE_URL_KEY} collides with where --base-url is stored; pick another key"
@@ -645,20 +640,13 @@ fn check_base_url(url: &str, out: &mut Output) -> Result<String> {
     Ok(url)
 }
 
-/// `[-._a-zA-Z0-9]+`, as Kubernetes requires of Secret keys.
-fn is_config_key(key: &str) -> bool {
-    key.len() <= 253
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
 /// `kubectl tfjob secret check`.
 pub async fn check(
     kube_args: &ConnectionOptions,
     args: SecretCheckOptions,
     out: &mut Output,
 ) -> Result<()> {
+    crate::cluster::secret::check_key_name(&args.key, "--key")?;
     let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();
     let secret = check_secret(&kube, &namespace, &args.name, &args.key).await?;

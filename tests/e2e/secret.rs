@@ -232,12 +232,15 @@ fn missing_namespace_and_rbac_denial_say_what_to_do() {
 
 #[test]
 fn unreachable_api_server_is_reported() {
-    // A port that was free a moment ago: nothing listens there.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port we keep, where every connection is closed without an answer. (A port merely
+    // "free a moment ago" could be taken by another test's cluster while the retries run.)
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            drop(conn);
+        }
+    });
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("config");
     std::fs::write(
@@ -256,6 +259,7 @@ fn unreachable_api_server_is_reported() {
             "check",
         ],
     )
+    .env("KUBECTL_TFJOB_RETRY_DEADLINE", "1s")
     .run();
     run.expect_code(3);
     assert!(
@@ -496,12 +500,15 @@ fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
     );
     assert!(c.get("secrets", Some("default"), "third").is_none());
 
-    // Nothing listening: a network error, nothing stored.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // No answer (every connection closed at once, on a port we keep so no other test can take
+    // it meanwhile): a network error, nothing stored.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            drop(conn);
+        }
+    });
     let run = Cli::new(
         Some(&c),
         &[
