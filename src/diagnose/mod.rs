@@ -52,6 +52,9 @@ pub struct Snapshot {
     pub logs: BTreeMap<String, String>,
     /// What could not be read, to show as notes (e.g. "events: forbidden").
     pub notes: Vec<String>,
+    /// The placement model's verdict when pods are Unschedulable (`waits` or `never`, with its
+    /// reason); `None` when it was not asked or had nothing to add.
+    pub placement: Option<(crate::placement::Verdict, String)>,
 }
 
 impl Snapshot {
@@ -71,6 +74,7 @@ impl Snapshot {
             secrets: BTreeMap::new(),
             logs: BTreeMap::new(),
             notes: Vec::new(),
+            placement: None,
         }
     }
 }

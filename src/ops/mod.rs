@@ -2,6 +2,7 @@
 //! [`crate::cluster::ConnectionOptions`] and an [`crate::output::Output`]. `diagnose` lives in
 //! [`crate::diagnose`] beside its pure checks.
 
+pub mod check;
 pub mod secret;
 pub mod submit;
 pub mod wait;

@@ -534,6 +534,7 @@ pub async fn follow(
     let mut last_shown: Option<Progress> = None;
     let mut seen_job = false;
     let mut forbidden_errors = 0u32;
+    let mut asked_model = false;
 
     let outcome: Result<String> = loop {
         tokio::select! {
@@ -597,6 +598,13 @@ pub async fn follow(
             Outcome::Reached(what) => break Ok(what),
             Outcome::Fatal(why) => break Err(Error::JobFailed(why)),
             Outcome::Waiting => {}
+        }
+        // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
+        if !asked_model && super::check::any_unschedulable(pods.iter().map(|p| p.status.as_ref())) {
+            asked_model = true;
+            if let Err(e) = super::check::on_unschedulable(kube, namespace, &job, out).await {
+                break Err(e);
+            }
         }
     };
     display.finish();
