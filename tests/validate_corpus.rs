@@ -1,9 +1,11 @@
 //! `kubectl tfjob validate` through the real binary: the corpus of broken inputs under
 //! tests/corpus/, hostile inputs generated on the fly, the article's job, and a cross-check of
-//! our schema against the upstream CRD when /work/shared/reference is present.
+//! our schema against the upstream CRD when ../shared/reference is present beside the checkout.
 //!
 //! Each corpus file starts with `# expect: <text>` (in the output), `# line: N` (the line the
-//! finding points at) and optionally `# upstream: reject` (the upstream CRD schema rejects it too).
+//! finding points at) and optionally `# upstream: reject` (the upstream CRD schema rejects it too)
+//! and `# severity: warning` (the cluster accepts it: plain `validate` exits 0 and reports it,
+//! `--strict` exits 2).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -14,7 +16,8 @@ use kubectl_tfjob::validate::{self, Context, Severity};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-tfjob");
-const REFERENCE: &str = "/work/shared/reference";
+/// `shared/` sits beside the checkout (as on the developers' machines and in CI).
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/reference");
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
@@ -52,6 +55,7 @@ struct Case {
     expect: String,
     line: usize,
     upstream_rejects: bool,
+    warning: bool,
 }
 
 fn corpus() -> Vec<Case> {
@@ -73,6 +77,7 @@ fn corpus() -> Vec<Case> {
                     .parse()
                     .unwrap(),
                 upstream_rejects: header("upstream").as_deref() == Some("reject"),
+                warning: header("severity").as_deref() == Some("warning"),
                 path,
             }
         })
@@ -86,7 +91,23 @@ fn corpus() -> Vec<Case> {
 fn every_corpus_file_is_rejected_with_its_message_and_line() {
     for c in corpus() {
         let p = c.path.to_str().unwrap();
-        let o = run(&["validate", "-f", p]);
+        if c.warning {
+            // The API server would accept it: reported, but exit 0 unless --strict.
+            let o = run(&["validate", "-f", p]);
+            let (_, err) = text(&o);
+            assert_eq!(o.status.code(), Some(0), "{p}: {err}");
+            assert!(
+                err.contains(&c.expect),
+                "{p}: expected {:?} in:\n{err}",
+                c.expect
+            );
+            assert!(err.contains("warning:"), "{p}: {err}");
+        }
+        let mut args = vec!["validate", "-f", p];
+        if c.warning {
+            args.push("--strict");
+        }
+        let o = run(&args);
         assert_invalid(&o, &c.expect, p);
         let (_, err) = text(&o);
         let at = format!("{p}:{}:", c.line);
@@ -100,7 +121,14 @@ fn every_corpus_file_is_rejected_with_its_message_and_line() {
 #[test]
 fn literal_keys_are_never_echoed() {
     let p = corpus_dir().join("literal-api-key.yaml");
-    let o = run(&["validate", "-f", p.to_str().unwrap(), "-o", "json"]);
+    let o = run(&[
+        "validate",
+        "--strict",
+        "-f",
+        p.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -110,7 +138,7 @@ fn literal_keys_are_never_echoed() {
     let j: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["valid"], Value::Bool(false));
     assert_eq!(j["findings"][0]["rule"], "literal-credential");
-    assert_eq!(j["findings"][0]["location"]["line"], 22);
+    assert_eq!(j["findings"][0]["location"]["line"], 23);
 }
 
 #[test]
