@@ -241,7 +241,9 @@ fn render_text(report: &Report, readiness: &[ReadinessFinding]) -> String {
             pod.replica_type,
         ));
         // A reason that only repeats the job's (shown above) is left out.
-        if pod.verdict != Verdict::Fits && !pod.reason.is_empty() && !pod.reason.ends_with(&p.reason)
+        if pod.verdict != Verdict::Fits
+            && !pod.reason.is_empty()
+            && !pod.reason.ends_with(&p.reason)
         {
             s.push_str(&format!("  ({})", pod.reason));
         }
