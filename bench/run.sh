@@ -2,7 +2,7 @@
 # Benchmarks (not in CI): the release binary against the project's test cluster, each figure
 # side by side with what users do today, reported as ratios. Raw output goes to bench/results/.
 #
-#   bench/run.sh            # everything
+#   bench/run.sh            # everything (section 5: check on 5,000 nodes x 30 pods)
 #   BENCH_RUNS=50 bench/run.sh
 #
 # Needs ../shared/reference (the upstream CRD and the article's job) for the offline comparison.
@@ -79,5 +79,36 @@ echo "## 4. binary size and --help"
 size=$(stat -c %s "$bin")
 echo "stripped release binary: $size bytes ($(awk "BEGIN{printf \"%.1f\", $size/1048576}") MiB)"
 hyperfine -N --warmup 5 --min-runs 50 "$bin --help" | sed -n '1,3p'
+echo
+
+echo "## 5. check at scale: 5,000 nodes with 30 bound pods each (targets: < 2 s, < 200 MB peak RSS)"
+# The cluster is generated as JSON (150,000 pods, ~40 MB) and served by the standalone test cluster;
+# check reads every node and bound pod through paged lists (limit=500).
+python3 - "$work/scale.json" <<'PY'
+import json, sys
+nodes, per = 5000, 30
+sc = {"namespaces": ["default", "kubeflow", "bench"],
+      "nodes": [{"name": f"node-{n:05}", "cpu": "64", "memory": "256Gi", "gpu": 8 if n % 10 == 0 else 0,
+                 "pods": 110} for n in range(nodes)],
+      "objects": [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "taotoken-secret", "namespace": "default"},
+                   "stringData": {"api-key": "bench"}}]}
+for n in range(nodes):
+    for i in range(per):
+        sc["objects"].append({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"p-{n:05}-{i:02}", "namespace": "bench"},
+            "spec": {"nodeName": f"node-{n:05}", "containers": [{"name": "c", "image": "busybox",
+                "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]},
+            "status": {"phase": "Running"}})
+json.dump(sc, open(sys.argv[1], "w"))
+PY
+"$root/target/release/tfjob-testcluster" --kubeconfig "$work/kubeconfig-scale" --scenario "$work/scale.json" > "$work/url-scale" 2>/dev/null &
+cluster_pid=$!
+for _ in $(seq 600); do [ -s "$work/url-scale" ] && break; sleep 0.2; done
+check_job="check --name big --image tensorflow/tensorflow:2.13.0-gpu --ps 1 --workers 16 --gpus 1 --cpu 4 --memory 8Gi -- python t.py"
+# Exit 0 (fits) is expected; the report is discarded, its verdict printed once.
+"$bin" --kubeconfig "$work/kubeconfig-scale" $check_job -o json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("verdict:", r["placement"]["verdict"], "-", r["placement"]["reason"])'
+hyperfine -N --warmup 1 --runs "${BENCH_CHECK_RUNS:-10}" "$bin --kubeconfig $work/kubeconfig-scale $check_job -o json" | sed -n '1,3p'
+/usr/bin/time -f "peak RSS %M KB, %e s elapsed, %U s user" "$bin" --kubeconfig "$work/kubeconfig-scale" $check_job -o json > /dev/null
+kill $cluster_pid; unset cluster_pid
 } 2>&1 | tee "$log"
 echo "raw output: $log"

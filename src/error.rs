@@ -74,6 +74,13 @@ pub enum Error {
     #[error("{0}")]
     JobFailed(String),
 
+    /// The pre-flight model says the job can never run on this cluster as it is.
+    #[error("{message}")]
+    WontRun {
+        message: String,
+        hint: Option<String>,
+    },
+
     /// Waited as long as allowed.
     #[error("{0}")]
     Timeout(String),
@@ -115,7 +122,7 @@ impl Error {
             Error::NotReady { .. } | Error::NotFound(_) | Error::Conflict { .. } => {
                 ExitCode::NotReady
             }
-            Error::JobFailed(_) => ExitCode::JobFailed,
+            Error::JobFailed(_) | Error::WontRun { .. } => ExitCode::JobFailed,
             Error::Timeout(_) => ExitCode::Timeout,
             Error::Interrupted(_) => ExitCode::Interrupted,
             Error::Kube { .. } | Error::Io { .. } | Error::Other(_) => ExitCode::Failure,
@@ -131,7 +138,9 @@ impl Error {
     /// The next step to suggest under the message, when there is one.
     pub fn hint(&self) -> Option<&str> {
         match self {
-            Error::NotReady { hint, .. } | Error::Conflict { hint, .. } => hint.as_deref(),
+            Error::NotReady { hint, .. }
+            | Error::Conflict { hint, .. }
+            | Error::WontRun { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }
@@ -267,7 +276,7 @@ Exit codes:
   1    unexpected failure (API error or throttling after retries, I/O error)
   2    invalid input: flags, values, template or manifest; nothing was sent
   3    cluster not ready or object missing/conflicting (CRD, operator, namespace, Secret, RBAC, name taken)
-  4    the TFJob failed or will not run (image, Secret, crash loop, unschedulable)
+  4    the TFJob failed or will not run (image, Secret, crash loop, unschedulable, can never fit)
   5    timed out
   130  interrupted (Ctrl-C); the job was left untouched";
 

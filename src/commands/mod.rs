@@ -10,6 +10,7 @@
 //! [`Command`] and a line in [`exec`]. Cluster commands get their connection from
 //! `global.connection()` and run their async core through [`block_on`].
 
+pub mod check;
 pub mod completion;
 pub mod diagnose;
 pub mod render;
@@ -272,6 +273,10 @@ pub enum Command {
     )]
     Submit(submit::SubmitArgs),
 
+    /// Will it run here? Readiness and a placement/quota pre-flight; writes nothing.
+    #[command(long_about = check::CHECK_LONG_ABOUT, after_help = check::CHECK_EXAMPLES)]
+    Check(check::CheckArgs),
+
     /// Render a TFJob from a template and values, validate it offline, and print it as YAML.
     #[command(after_help = render::RENDER_EXAMPLES)]
     Render(render::RenderArgs),
@@ -310,6 +315,7 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
     let global = cli.global;
     match cli.command {
         Command::Submit(args) => submit::exec(&global, args, out),
+        Command::Check(args) => check::exec(&global, args, out),
         Command::Render(args) => render::exec(&global, args, out),
         Command::Validate(args) => validate::exec(&global, args, out),
         Command::Templates(args) => templates::exec(&global, args, out),

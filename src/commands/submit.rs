@@ -37,6 +37,11 @@ pub struct SubmitArgs {
 
     #[command(flatten)]
     pub wait_opts: WaitOptionArgs,
+
+    /// Create the job even if the placement pre-flight says it can never run on the current
+    /// nodes (for clusters whose autoscaler adds nodes on demand).
+    #[arg(long)]
+    pub skip_capacity_check: bool,
 }
 
 /// The flags `submit` shares with `wait` do nothing without `--wait` (and `--timeout` also bounds
@@ -58,6 +63,7 @@ pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {
         yes: args.yes,
         wait: args.wait,
         wait_opts: args.wait_opts.into(),
+        skip_capacity_check: args.skip_capacity_check,
     };
     block_on(crate::ops::submit::run(&global.connection(), options, out))
 }
@@ -71,7 +77,7 @@ Examples:
   # Submit an existing manifest (credentials are injected and checked the same way)
   kubectl tfjob submit -f tfjob.yaml
 
-  # Everything but the final write: readiness checks and a server-side dry run
+  # Everything but the final write: readiness, the placement pre-flight and a server dry run
   kubectl tfjob submit -f tfjob.yaml --dry-run=server
 
   # Offline only: render and validate, print YAML

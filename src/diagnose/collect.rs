@@ -93,6 +93,10 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             soften(e, &Action::new("list", "pods", Some(namespace)), kube)?,
         ),
     }
+    // Unschedulable pods: ask the placement model whether they wait or can never run.
+    if crate::ops::check::any_unschedulable(s.pods.iter().map(|p| p.status.as_ref())) {
+        s.placement = crate::ops::check::unschedulable_verdict(kube, namespace, &job).await;
+    }
     let services: Api<Service> = Api::namespaced(kube.client.clone(), namespace);
     match cluster::retry(kube, || services.list(&lp)).await {
         Ok(list) => s.services = list.items,

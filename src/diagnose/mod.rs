@@ -55,6 +55,9 @@ pub struct Snapshot {
     pub notes: Vec<String>,
     /// The user's connection flags (no token), repeated in every suggested command.
     pub hints: crate::cluster::ConnectionOptions,
+    /// The placement model's verdict when pods are Unschedulable (`waits` or `never`, with its
+    /// reason); `None` when it was not asked or had nothing to add.
+    pub placement: Option<(crate::placement::Verdict, String)>,
 }
 
 impl Snapshot {
@@ -75,6 +78,7 @@ impl Snapshot {
             logs: BTreeMap::new(),
             notes: Vec::new(),
             hints: Default::default(),
+            placement: None,
         }
     }
 }

@@ -685,6 +685,44 @@ fn gpu_unschedulable_names_message_and_blocked_replicas() {
 }
 
 #[test]
+fn unschedulable_pods_carry_the_placement_models_verdict() {
+    let unschedulable = |s: &mut Snapshot| {
+        set_pods(
+            s,
+            vec![pending(pod_json("worker", 0), "Unschedulable", GPU_MSG)],
+        )
+    };
+    let mut s = healthy();
+    unschedulable(&mut s);
+    s.placement = Some((
+        crate::placement::Verdict::Never,
+        "3 Worker pods need 3 nvidia.com/gpu at once; the largest node has 1".into(),
+    ));
+    let f = only_fail(&diagnose(&s), Layer::Scheduling).clone();
+    assert_eq!(
+        f.evidence[0],
+        "the job can never run on this cluster as it is: 3 Worker pods need 3 nvidia.com/gpu at once; the largest node has 1"
+    );
+
+    let mut s = healthy();
+    unschedulable(&mut s);
+    s.placement = Some((
+        crate::placement::Verdict::Waits,
+        "2 nvidia.com/gpu held by 3 pods on node-a".into(),
+    ));
+    let f = only_fail(&diagnose(&s), Layer::Scheduling).clone();
+    assert_eq!(
+        f.evidence[0],
+        "the job waits for capacity: 2 nvidia.com/gpu held by 3 pods on node-a"
+    );
+    assert!(
+        f.next_step
+            .unwrap()
+            .starts_with("wait for those pods to finish")
+    );
+}
+
+#[test]
 fn nothing_scheduled_means_runtime_not_reached() {
     let mut s = healthy_with(&[("Worker", 2)], &["Created"]);
     set_pods(

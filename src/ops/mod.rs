@@ -4,6 +4,7 @@
 //! [`crate::diagnose`] beside its pure checks. Pure views of the day-two commands are in
 //! [`crate::jobview`].
 
+pub mod check;
 pub mod delete;
 pub mod get;
 pub mod list;

@@ -45,6 +45,8 @@ pub struct SubmitOptions {
     /// Follow the job after creating it.
     pub wait: bool,
     pub wait_opts: WaitOptions,
+    /// Do not refuse a job the placement pre-flight says can never run (autoscaled clusters).
+    pub skip_capacity_check: bool,
 }
 
 /// `kubectl tfjob submit`: all or nothing, every check before the first write.
@@ -138,6 +140,10 @@ pub async fn run(
             )));
         }
     }
+    // 5. Will it run? `never` refuses here, before anything is written.
+    if !args.skip_capacity_check {
+        super::check::gate(&kube, &namespace, &job, args.dry_run == DryRun::Server, out).await?;
+    }
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &namespace);
     let existing = readiness.existing;
     let answered = server_dry_run(&kube, &jobs, &job, existing.as_ref()).await?;
@@ -155,7 +161,7 @@ pub async fn run(
         return Ok(());
     }
 
-    // 5. The writes: replace (delete, wait for the job and its pods to go) if asked, then create.
+    // 6. The writes: replace (delete, wait for the job and its pods to go) if asked, then create.
     if let Some(old) = existing {
         let deleted = format!("tfjob.kubeflow.org/{name} deleted");
         delete_and_wait(&kube, &jobs, &old, args.wait_opts.timeout, out).await?;
@@ -204,14 +210,14 @@ pub async fn run(
     Ok(())
 }
 
-fn print_warnings(report: &validate::Report, out: &mut Output) {
+pub(crate) fn print_warnings(report: &validate::Report, out: &mut Output) {
     if !report.findings.is_empty() {
         out.note(&report.render_text());
     }
 }
 
 /// `-n` wins; a manifest naming another namespace is refused, as kubectl refuses it.
-fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
+pub(crate) fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
     match from_job {
         Some(ns) if kube.namespace_from_flag && ns != kube.namespace => Err(Error::Usage(format!(
             "the namespace from the provided object {ns:?} does not match the namespace {:?}; \
@@ -245,19 +251,19 @@ fn print_job(
 
 /// What the readiness checks found.
 #[derive(Default)]
-struct Readiness {
-    failures: Vec<Error>,
-    warnings: Vec<String>,
+pub(crate) struct Readiness {
+    pub failures: Vec<Error>,
+    pub warnings: Vec<String>,
     /// The installed CRD's v1 openAPIV3Schema, when readable.
-    live_schema: Option<serde_json::Value>,
+    pub live_schema: Option<serde_json::Value>,
     /// The TFJob of the same name, when `--replace` allows it to exist.
-    existing: Option<TFJob>,
+    pub existing: Option<TFJob>,
     /// The gateway Secret's `base-url` value, when it has one.
-    stored_base_url: Option<String>,
+    pub stored_base_url: Option<String>,
 }
 
 /// Combines several readiness failures into one error (exit code of the first kind).
-fn combine(mut failures: Vec<Error>) -> Error {
+pub(crate) fn combine(mut failures: Vec<Error>) -> Error {
     if failures.len() == 1 {
         return failures.remove(0);
     }
@@ -277,7 +283,7 @@ fn combine(mut failures: Vec<Error>) -> Error {
     }
 }
 
-async fn check_readiness(
+pub(crate) async fn check_readiness(
     kube: &Kube,
     namespace: &str,
     job: &TFJob,

@@ -22,11 +22,24 @@ use crate::model::TFJob;
 /// Items per page: big enough to keep the request count low, small enough to bound memory.
 const PAGE: u32 = 500;
 
+/// `null` where a list or map is expected reads as empty (servers and proxies do send it).
+fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 #[derive(Deserialize)]
 struct List<T> {
     #[serde(default)]
     metadata: ListMeta,
-    #[serde(default = "Vec::new")]
+    #[serde(
+        default = "Vec::new",
+        deserialize_with = "null_default",
+        bound(deserialize = "T: Deserialize<'de>")
+    )]
     items: Vec<T>,
 }
 
@@ -41,6 +54,7 @@ struct ListMeta {
 struct Meta {
     name: String,
     namespace: String,
+    #[serde(deserialize_with = "null_default")]
     labels: BTreeMap<String, String>,
 }
 
@@ -54,12 +68,14 @@ struct SlimNode {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct SlimNodeSpec {
+    #[serde(deserialize_with = "null_default")]
     taints: Vec<Taint>,
     unschedulable: bool,
 }
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct SlimNodeStatus {
+    #[serde(deserialize_with = "null_default")]
     allocatable: BTreeMap<String, String>,
 }
 
@@ -74,7 +90,9 @@ struct SlimPod {
 #[serde(default, rename_all = "camelCase")]
 struct SlimPodSpec {
     node_name: Option<String>,
+    #[serde(deserialize_with = "null_default")]
     containers: Vec<SlimContainer>,
+    #[serde(deserialize_with = "null_default")]
     init_containers: Vec<SlimContainer>,
     overhead: Option<BTreeMap<String, Quantity>>,
 }
@@ -112,8 +130,9 @@ struct Named {
 #[serde(default)]
 struct KeysOnly {
     metadata: Meta,
+    #[serde(deserialize_with = "null_default")]
     data: BTreeMap<String, IgnoredAny>,
-    #[serde(rename = "binaryData")]
+    #[serde(rename = "binaryData", deserialize_with = "null_default")]
     binary_data: BTreeMap<String, IgnoredAny>,
 }
 
@@ -162,8 +181,10 @@ async fn list_paged<T: DeserializeOwned>(
         let req = kube::core::Request::new(path)
             .list(&lp)
             .map_err(kube::Error::BuildRequest)?;
-        let page: List<T> = match client.request(req).await {
-            Ok(p) => p,
+        // Decoded here rather than by `Client::request`, which logs the whole body when decoding
+        // fails: that body may be a page of Secrets.
+        let page: List<T> = match client.request_text(req).await {
+            Ok(text) => serde_json::from_str(&text).map_err(kube::Error::SerdeError)?,
             Err(kube::Error::Api(s)) if s.is_forbidden() => return Ok(Listed::Forbidden),
             // Optional APIs (e.g. storage classes on a minimal server) may be absent.
             Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Listed::Ok),

@@ -74,7 +74,22 @@ pub(super) fn scheduling(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             format!("{} unschedulable: {msg}", describe_pods(pods)),
         )
         .replicas(names.clone());
-        let (evidence, next) = scheduling_advice(msg, pods, s);
+        let (evidence, mut next) = scheduling_advice(msg, pods, s);
+        // The placement model's word on the whole job (kubectl tfjob check's verdict).
+        match &s.placement {
+            Some((crate::placement::Verdict::Never, why)) => {
+                f = f.evidence(format!(
+                    "the job can never run on this cluster as it is: {why}"
+                ));
+            }
+            Some((crate::placement::Verdict::Waits, why)) => {
+                f = f.evidence(format!("the job waits for capacity: {why}"));
+                next = format!(
+                    "wait for those pods to finish, or free the capacity; otherwise {next}"
+                );
+            }
+            _ => {}
+        }
         for e in evidence {
             f = f.evidence(e);
         }

@@ -76,6 +76,7 @@ pub async fn follow(
         started: Instant::now(),
         last_shown: None,
         last: None,
+        asked_model: false,
     };
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
     let first = w.get_job().await?;
@@ -107,6 +108,8 @@ struct Waiter<'a> {
     last_shown: Option<(Progress, String)>,
     /// The last state judged, for the note after `--for running`.
     last: Option<(TFJob, Vec<Arc<Pod>>)>,
+    /// The placement model was asked about Unschedulable pods (once per wait).
+    asked_model: bool,
 }
 
 /// Which watch an event came from.
@@ -389,6 +392,15 @@ impl Waiter<'_> {
             }
             if let Some(decided) = self.judge(job, pods, out)? {
                 return decided;
+            }
+            // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
+            if !self.asked_model
+                && let Some((job, pods)) = &self.last
+                && crate::ops::check::any_unschedulable(pods.iter().map(|p| p.status.as_ref()))
+            {
+                self.asked_model = true;
+                let job = job.clone();
+                crate::ops::check::on_unschedulable(self.kube, self.namespace, &job, out).await?;
             }
         }
     }

@@ -559,40 +559,47 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
     };
     // Shared handles: big lists (2,000 pods with ~90KB TF_CONFIG each) are serialized
     // straight from the store's objects instead of being deep-copied first.
-    let (mut items, rv) = store.list_filtered_shared(&info.plural, ns, |o| {
-        f.labels.matches(o) && f.fields.matches(o)
-    });
-    // limit/continue: the token is the namespace/name of the last item returned.
-    let mut cont = String::new();
-    if let Some(after) = ctx.q.get("continue").filter(|c| !c.is_empty()) {
-        let key = |o: &Value| {
-            format!(
-                "{}/{}",
-                o["metadata"]["namespace"].as_str().unwrap_or(""),
-                o["metadata"]["name"].as_str().unwrap_or("")
-            )
-        };
-        items.retain(|o| key(o).as_str() > after.as_str());
-    }
-    let remaining;
-    if let Some(limit) = ctx
+    let keep = |o: &Value| f.labels.matches(o) && f.fields.matches(o);
+    let limit = ctx
         .q
         .get("limit")
         .and_then(|l| l.parse::<usize>().ok())
-        .filter(|l| *l > 0)
-        && items.len() > limit
-    {
-        remaining = items.len() - limit;
-        items.truncate(limit);
-        let last = items.last().unwrap();
-        cont = format!(
-            "{}/{}",
-            last["metadata"]["namespace"].as_str().unwrap_or(""),
-            last["metadata"]["name"].as_str().unwrap_or("")
-        );
-    } else {
-        remaining = 0;
-    }
+        .filter(|l| *l > 0);
+    // limit/continue: the token is the namespace/name of the last item returned; a page is
+    // read from there in key order (cheap per page on 150,000 pods).
+    let after = ctx
+        .q
+        .get("continue")
+        .filter(|c| !c.is_empty())
+        .map(|c| c.split_once('/').unwrap_or(("", c.as_str())));
+    let mut cont = String::new();
+    let mut remaining = None;
+    let (mut items, rv) = match limit {
+        None if after.is_none() => store.list_filtered_shared(&info.plural, ns, keep),
+        _ => {
+            // The apiserver gives remainingItemCount only for lists without selectors
+            // (k8s.io/apiserver storage/etcd3/store.go: a filtered count would be inexact).
+            let unfiltered = ctx.q.get("labelSelector").is_none_or(|s| s.is_empty())
+                && ctx.q.get("fieldSelector").is_none_or(|s| s.is_empty());
+            let (items, rv, more, rest) = store.list_page_shared(
+                &info.plural,
+                ns,
+                after,
+                limit.unwrap_or(usize::MAX),
+                unfiltered,
+                keep,
+            );
+            if more && let Some(last) = items.last() {
+                cont = format!(
+                    "{}/{}",
+                    last["metadata"]["namespace"].as_str().unwrap_or(""),
+                    last["metadata"]["name"].as_str().unwrap_or("")
+                );
+                remaining = unfiltered.then_some(rest);
+            }
+            (items, rv)
+        }
+    };
     if wants_table(&ctx.accept) {
         let owned: Vec<Value> = items.iter().map(|a| (**a).clone()).collect();
         let mut tb = table::table(store, info, &owned, &rv.to_string(), &ctx.q, true);
@@ -610,7 +617,9 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if !cont.is_empty() {
         meta["continue"] = json!(cont);
-        meta["remainingItemCount"] = json!(remaining);
+        if let Some(n) = remaining {
+            meta["remainingItemCount"] = json!(n);
+        }
     }
     let head = json!({"kind": info.list_kind, "apiVersion": info.api_version(), "metadata": meta});
     let mut buf = serde_json::to_vec(&head).unwrap();

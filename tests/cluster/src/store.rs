@@ -202,6 +202,61 @@ impl Store {
         (out, g.rv)
     }
 
+    /// One page of a list, as etcd serves `limit`/`continue`: up to `limit` objects passing
+    /// `keep` that sort after `after` (namespace, name), walked in key order from there, so a
+    /// page costs what it returns, not the whole collection. Returns the page, the list RV,
+    /// whether a further match exists, and how many objects follow the page when `count_rest`
+    /// (the apiserver's `remainingItemCount`, only given for unfiltered lists).
+    pub fn list_page_shared(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        after: Option<(&str, &str)>,
+        limit: usize,
+        count_rest: bool,
+        keep: impl Fn(&Value) -> bool,
+    ) -> (Vec<Arc<Value>>, u64, bool, usize) {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let g = self.inner.lock().unwrap();
+        let Some(bucket) = g.data.get(resource) else {
+            return (vec![], g.rv, false, 0);
+        };
+        let from_ns = match (namespace, after) {
+            (Some(ns), _) => Included(ns),
+            (None, Some((ns, _))) => Included(ns),
+            (None, None) => Unbounded,
+        };
+        let namespaces = bucket
+            .range::<str, _>((from_ns, Unbounded))
+            .take_while(|(ns, _)| namespace.is_none_or(|want| ns.as_str() == want));
+        let mut objects = namespaces.flat_map(|(ns, m)| {
+            let from = match after {
+                Some((a_ns, a_name)) if a_ns == ns.as_str() => Excluded(a_name),
+                Some((a_ns, _)) if a_ns > ns.as_str() => {
+                    return m.range::<str, _>((Included(""), Excluded("")));
+                }
+                _ => Unbounded,
+            };
+            m.range::<str, _>((from, Unbounded))
+        });
+        let mut page = Vec::new();
+        for (_, o) in objects.by_ref() {
+            if keep(o) {
+                page.push(o.clone());
+                if page.len() == limit {
+                    break;
+                }
+            }
+        }
+        let (more, rest) = if count_rest {
+            let rest = objects.count();
+            (rest > 0, rest)
+        } else {
+            (objects.any(|(_, o)| keep(o)), 0)
+        };
+        (page, g.rv, more, rest)
+    }
+
     /// Shared handles to the objects of one namespace passing `keep` (no deep copies).
     pub fn list_shared(
         &self,

@@ -1,0 +1,276 @@
+//! The placement pre-flight end to end: `check`, `submit`'s gate, and `wait`/`diagnose` on
+//! Unschedulable pods, against the test cluster's scheduler (which implements the same filters).
+
+use std::time::Duration;
+
+use crate::submit::{ARTICLE, SECRET, submit_args};
+use crate::{cluster, tfjob};
+
+/// One node with one GPU: the article's 3 one-GPU workers can never run there at once.
+const ONE_GPU: &str = r#"
+nodes: [{name: node-a, cpu: "16", memory: 64Gi, gpu: 1}]
+"#;
+
+fn check_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["check"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(ARTICLE);
+    args
+}
+
+fn json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+}
+
+#[test]
+fn submit_wait_refuses_the_article_job_on_a_one_gpu_cluster_before_any_write() {
+    let c = cluster(&format!("{ONE_GPU}objects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&["--wait", "--timeout", "5m"]));
+    run.expect_code(4);
+    assert!(run.stderr.contains("nvidia.com/gpu"), "{}", run.stderr);
+    assert!(run.stderr.contains("Nothing was created"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--skip-capacity-check"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.writes().is_empty(), "the refusal wrote: {:?}", c.writes());
+    // Not even a server dry run of the job was sent.
+    assert!(
+        !c.requests()
+            .iter()
+            .any(|r| r.resource == "tfjobs" && r.verb == "create"),
+        "a create (even a dry run) was sent"
+    );
+}
+
+#[test]
+fn with_enough_gpus_the_article_job_is_created() {
+    let c = cluster(&format!(
+        "nodes: [{{name: a, cpu: '16', memory: 64Gi, gpu: 1}}, {{name: b, cpu: '16', memory: 64Gi, gpu: 1}}, {{name: c, cpu: '16', memory: 64Gi, gpu: 1}}]\nobjects:{SECRET}"
+    ));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout.trim(),
+        "tfjob.kubeflow.org/tf-dist-train created"
+    );
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
+
+#[test]
+fn skip_capacity_check_creates_it_anyway() {
+    let c = cluster(&format!("{ONE_GPU}objects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&["--skip-capacity-check"]));
+    run.expect_code(0);
+    assert_eq!(
+        c.writes()
+            .iter()
+            .filter(|r| r.verb == "create" && r.resource == "tfjobs")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn an_autoscaler_downgrades_never_to_a_warning() {
+    let c = cluster(&format!(
+        "{ONE_GPU}namespaces: [default, kubeflow, kube-system]\nobjects:{SECRET}
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {{name: cluster-autoscaler-status, namespace: kube-system}}
+    data: {{status: 'Cluster-wide: Health: Healthy'}}
+"
+    ));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(0);
+    assert!(run.stderr.contains("nodes may be added"), "{}", run.stderr);
+    assert!(run.stderr.contains("nvidia.com/gpu"), "{}", run.stderr);
+}
+
+#[test]
+fn server_dry_run_shows_the_verdict() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&["--dry-run=server"]));
+    run.expect_code(0);
+    assert!(run.stderr.contains("pre-flight: fits"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+}
+
+#[test]
+fn check_json_on_a_one_gpu_cluster_is_never_with_every_pod_and_no_write() {
+    let c = cluster(&format!("{ONE_GPU}objects:{SECRET}"));
+    let run = tfjob(&c, &check_args(&["-o", "json"]));
+    run.expect_code(4);
+    let r = json(&run.stdout);
+    assert_eq!(r["placement"]["verdict"], "never");
+    assert!(
+        r["placement"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("nvidia.com/gpu"),
+        "{r:#}"
+    );
+    let pods = r["placement"]["pods"].as_array().unwrap();
+    let names: Vec<&str> = pods.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "tf-dist-train-ps-0",
+            "tf-dist-train-worker-0",
+            "tf-dist-train-worker-1",
+            "tf-dist-train-worker-2"
+        ]
+    );
+    for p in pods {
+        for key in ["replicaType", "index", "node", "verdict", "reason"] {
+            assert!(p.get(key).is_some(), "pod without {key}: {p}");
+        }
+    }
+    assert_eq!(r["readiness"], serde_json::json!([]));
+    assert!(r["quota"].is_array() && r["references"].is_array());
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+}
+
+#[test]
+fn check_text_on_a_fitting_cluster_reports_each_layer_and_exits_0() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(&c, &check_args(&[]));
+    run.expect_code(0);
+    for section in [
+        "Readiness\n  [OK]",
+        "Placement: fits",
+        "Quota and admission",
+        "References",
+        "Verdict: fits",
+    ] {
+        assert!(run.stdout.contains(section), "{section:?}:\n{}", run.stdout);
+    }
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+}
+
+#[test]
+fn check_exits_3_when_the_cluster_is_not_ready_and_still_reports() {
+    // No Secret for the gateway key: submit would stop with exit 3.
+    let c = cluster("");
+    let run = tfjob(&c, &check_args(&["-o", "json"]));
+    run.expect_code(3);
+    let r = json(&run.stdout);
+    assert_eq!(r["readiness"][0]["severity"], "error");
+    assert!(
+        r["readiness"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("taotoken-secret"),
+        "{r:#}"
+    );
+    assert_eq!(r["placement"]["verdict"], "fits");
+}
+
+#[test]
+fn without_permission_to_list_nodes_the_verdict_is_unknown_and_nothing_blocks() {
+    let deny = "rbac: {deny: [{verb: list, resource: nodes}]}\n";
+    let c = cluster(&format!("{ONE_GPU}{deny}objects:{SECRET}"));
+    let run = tfjob(&c, &check_args(&["-o", "json"]));
+    run.expect_code(0);
+    let r = json(&run.stdout);
+    assert_eq!(r["placement"]["verdict"], "unknown");
+    assert!(run.stderr.contains("list nodes"), "{}", run.stderr);
+
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(0);
+    assert!(run.stderr.contains("list nodes"), "{}", run.stderr);
+}
+
+#[test]
+fn a_job_held_back_by_running_pods_waits_with_a_warning_and_is_created() {
+    let c = cluster(&format!(
+        "{ONE_GPU}objects:{SECRET}
+  - apiVersion: v1
+    kind: Pod
+    metadata: {{name: holder, namespace: default}}
+    spec:
+      nodeName: node-a
+      containers: [{{name: main, image: busybox, resources: {{limits: {{nvidia.com/gpu: '1'}}}}}}]
+"
+    ));
+    let one_worker = [
+        "--name",
+        "small",
+        "--image",
+        "tensorflow/tensorflow:2.13.0-gpu",
+        "--workers",
+        "1",
+        "--gpus",
+        "1",
+        "--",
+        "python",
+        "t.py",
+    ];
+    let mut args = vec!["check"];
+    args.extend_from_slice(&one_worker);
+    let run = tfjob(&c, &args);
+    run.expect_code(0);
+    assert!(run.stdout.contains("Placement: waits"), "{}", run.stdout);
+    assert!(run.stderr.contains("warning:"), "{}", run.stderr);
+    assert!(run.stderr.contains("nvidia.com/gpu"), "{}", run.stderr);
+
+    let mut args = vec!["submit"];
+    args.extend_from_slice(&one_worker);
+    let run = tfjob(&c, &args);
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains("would wait for capacity"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout.trim(), "tfjob.kubeflow.org/small created");
+}
+
+/// A job created anyway (here straight into the store) whose workers are Unschedulable: `wait`
+/// asks the model and fails fast with its reason; `diagnose` carries the same verdict.
+#[test]
+fn wait_and_diagnose_use_the_model_on_unschedulable_pods() {
+    let c = cluster(&format!("{ONE_GPU}objects:{SECRET}"));
+    let run = tfjob(&c, &submit_args(&["--skip-capacity-check"]));
+    run.expect_code(0);
+    let scheduled_out = c.wait_for(Duration::from_secs(30), |c| {
+        c.list("pods", Some("default")).iter().any(|p| {
+            p["status"]["conditions"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().any(|c| c["reason"] == "Unschedulable"))
+        })
+    });
+    assert!(
+        scheduled_out,
+        "the test cluster never marked a pod Unschedulable"
+    );
+
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "all-running",
+            "--timeout",
+            "5m",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("can never be scheduled on this cluster"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nvidia.com/gpu"), "{}", run.stderr);
+
+    let run = tfjob(&c, &["diagnose", "tf-dist-train"]);
+    assert!(
+        run.stdout
+            .contains("the job can never run on this cluster as it is"),
+        "{}",
+        run.stdout
+    );
+}
