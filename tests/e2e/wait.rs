@@ -33,9 +33,9 @@ fn reaches_running_and_prints_plain_progress_without_a_tty() {
         run.stdout
     );
     assert!(
-        run.stdout.contains("tfjob/tf-dist-train: "),
+        run.stderr.contains("tfjob/tf-dist-train: "),
         "{}",
-        run.stdout
+        run.stderr
     );
     let run = tfjob(
         &c,
@@ -51,8 +51,8 @@ fn reaches_running_and_prints_plain_progress_without_a_tty() {
         ],
     );
     run.expect_code(0);
-    assert!(run.stdout.contains("PS 1/1 running"), "{}", run.stdout);
-    assert!(run.stdout.contains("Worker 3/3 running"), "{}", run.stdout);
+    assert!(run.stderr.contains("PS 1/1 running"), "{}", run.stderr);
+    assert!(run.stderr.contains("Worker 3/3 running"), "{}", run.stderr);
 }
 
 #[test]
@@ -336,10 +336,10 @@ fn the_articles_job_never_succeeds_while_a_worker_cannot_run() {
     );
     assert!(!run.stdout.contains("condition met"), "{}", run.stdout);
     assert!(
-        run.stdout
+        run.stderr
             .contains("Worker 1/3 running, 2 pending  (Unschedulable)"),
         "{}",
-        run.stdout
+        run.stderr
     );
     assert!(
         c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["status"]["conditions"]

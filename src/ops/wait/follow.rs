@@ -648,10 +648,11 @@ async fn report_diagnosis(
                 ReportFormat::Json => out.data_line(
                     &serde_json::json!({"event": "diagnosis", "diagnosis": diagnosis}).to_string(),
                 )?,
+                // The explanation of a failed wait, not its result: stderr, like the error itself.
                 ReportFormat::Text => {
-                    out.data_line("")?;
-                    let color = out.out_color();
-                    out.data(&diagnosis.render_text(color))?;
+                    out.note_line("");
+                    let color = out.err_color();
+                    out.note(&diagnosis.render_text(color));
                 }
             }
         }

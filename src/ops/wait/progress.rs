@@ -40,8 +40,9 @@ impl Display {
     ) -> Result<()> {
         match self {
             Display::Live(bar) => bar.set_message(live_line(job, p, waiting_for, elapsed)),
+            // Progress is not the result: stdout keeps only "condition met" (as kubectl wait).
             Display::Lines if changed => {
-                out.data_line(&format!("tfjob/{job}: {}; {waiting_for}", p.line()))?
+                out.note_line(&format!("tfjob/{job}: {}; {waiting_for}", p.line()))
             }
             Display::Json if changed => {
                 let event = serde_json::json!({
