@@ -39,6 +39,7 @@ pub struct Kube {
 /// `--kubeconfig`/`$KUBECONFIG`, its context (or `--context`), that context's cluster and user
 /// (or `--cluster`/`--user`), and then every explicit flag overrides what the kubeconfig says.
 pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
+    super::check_namespace(args.namespace.as_deref())?;
     let options = KubeConfigOptions {
         context: args.context.clone(),
         cluster: args.cluster.clone(),

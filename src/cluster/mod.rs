@@ -164,7 +164,30 @@ pub fn parse_job_name<'a>(arg: &'a str, command: &str) -> Result<&'a str> {
     if name.is_empty() {
         return Err(Error::Usage("the TFJob name is empty".into()));
     }
+    check_name("TFJob", name)?;
     Ok(name)
+}
+
+/// A name the API server could never have stored: every object name it accepts is a DNS-1123
+/// subdomain (apimachinery's `ValidateObjectMeta` with `NameIsDNSSubdomain`, which custom
+/// resources and Secrets both use), so refuse it offline, before any request (exit 2).
+pub fn check_name(kind: &str, name: &str) -> Result<()> {
+    crate::validate::pod::dns1123_subdomain(name).map_err(|rule| {
+        Error::Usage(format!(
+            "{kind} name {name:?} is not a valid name: a DNS-1123 subdomain {rule}"
+        ))
+    })
+}
+
+/// `-n/--namespace` must be a DNS-1123 label (apimachinery's `ValidateNamespaceName`); checked
+/// before any request so `-n 'Bad NS'` is invalid input (exit 2), not a server round trip.
+pub fn check_namespace(namespace: Option<&str>) -> Result<()> {
+    let Some(ns) = namespace else { return Ok(()) };
+    crate::validate::names::dns1123_label(ns).map_err(|rule| {
+        Error::Usage(format!(
+            "-n/--namespace {ns:?} is not a valid namespace name: a DNS-1123 label {rule}"
+        ))
+    })
 }
 
 /// The message when the API server does not serve the TFJob resource at all.
@@ -197,6 +220,17 @@ mod tests {
         ] {
             assert_eq!(parse_job_name(arg, "wait").unwrap(), "mnist", "{arg}");
         }
+        for bad in ["Mnist", "t-bad_name!", "tfjob/a b", "-x", "a..b"] {
+            let e = parse_job_name(bad, "wait").unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad}");
+            assert!(e.to_string().contains("DNS-1123 subdomain"), "{bad}: {e}");
+        }
+        for bad in ["Bad NS", "a.b", "", "-a", &"a".repeat(64)] {
+            let e = check_namespace(Some(bad)).unwrap_err();
+            assert!(e.to_string().contains("DNS-1123 label"), "{bad:?}: {e}");
+        }
+        assert!(check_namespace(Some("team-a")).is_ok());
+        assert!(check_namespace(None).is_ok());
         let e = parse_job_name("pod/mnist", "wait").unwrap_err().to_string();
         assert!(e.contains("wait takes a TFJob name"), "{e}");
         assert!(parse_job_name("tfjob/", "wait").is_err());

@@ -337,6 +337,8 @@ pub async fn create(
             "-o/--output goes with --dry-run (a stored Secret is never printed)".into(),
         ));
     }
+    cluster::check_name("Secret", &args.name)?;
+    cluster::check_namespace(kube_args.namespace.as_deref())?;
     if args.key.is_empty() || !is_config_key(&args.key) {
         return Err(Error::Usage(format!(
             "--key {:?} is not a valid Secret key: use letters, digits, '-', '_' and '.'",
@@ -564,6 +566,7 @@ pub async fn check(
     args: SecretCheckOptions,
     out: &mut Output,
 ) -> Result<()> {
+    cluster::check_name("Secret", &args.name)?;
     let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();
     check_secret(&kube, &namespace, &args.name, &args.key).await?;
