@@ -4,10 +4,12 @@
 //! One test binary for all of them, so the suite links once. Every byte the binary prints goes
 //! through [`Run`], which fails the test if the test API key (or its base64) ever appears.
 
+mod hostile;
 mod secret;
 mod shape;
 mod submit;
 mod tls;
+mod verdict;
 mod wait;
 
 use std::io::Write;
