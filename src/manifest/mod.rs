@@ -768,16 +768,7 @@ pub fn from_value<T: serde::de::DeserializeOwned>(
     source: &str,
 ) -> Result<T> {
     serde_path_to_error::deserialize(value).map_err(|e| {
-        let mut path = String::new();
-        for seg in e.path().iter() {
-            use serde_path_to_error::Segment;
-            match seg {
-                Segment::Seq { index } => path = join_index(&path, *index),
-                Segment::Map { key } => path = join_key(&path, key),
-                Segment::Enum { variant } => path = join_key(&path, variant),
-                Segment::Unknown => {}
-            }
-        }
+        let (path, message) = read_error(&e);
         let at = positions
             .and_then(|p| p.value(&path).or_else(|| p.locate(&path)))
             .map(|l| l.to_string())
@@ -787,8 +778,32 @@ pub fn from_value<T: serde::de::DeserializeOwned>(
         } else {
             path
         };
-        Error::Invalid(format!("{at}: {field}: cannot be read: {}", e.inner()))
+        Error::Invalid(format!("{at}: {field}: {message}"))
     })
+}
+
+/// Whether `value` reads as a `T` (the typed reading `submit` sends): `None`, or the field path
+/// and message of the first thing that does not. `validate` reports it, so both give one verdict.
+pub fn typed_reading_error<T: serde::de::DeserializeOwned>(
+    value: &Value,
+) -> Option<(String, String)> {
+    serde_path_to_error::deserialize::<_, T>(value)
+        .err()
+        .map(|e| read_error(&e))
+}
+
+fn read_error(e: &serde_path_to_error::Error<serde_json::Error>) -> (String, String) {
+    let mut path = String::new();
+    for seg in e.path().iter() {
+        use serde_path_to_error::Segment;
+        match seg {
+            Segment::Seq { index } => path = join_index(&path, *index),
+            Segment::Map { key } => path = join_key(&path, key),
+            Segment::Enum { variant } => path = join_key(&path, variant),
+            Segment::Unknown => {}
+        }
+    }
+    (path, format!("cannot be read: {}", e.inner()))
 }
 
 #[cfg(test)]

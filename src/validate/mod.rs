@@ -225,6 +225,14 @@ pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
                 findings.push(f);
             }
         }
+        // The typed reading submit sends (a label value that is a mapping, a numeric name): if
+        // nothing above refused the object, its first unreadable field is an error here too.
+        if error_paths.is_empty()
+            && let Some((path, message)) =
+                crate::manifest::typed_reading_error::<crate::model::TFJob>(obj)
+        {
+            findings.push(Finding::new(Severity::Error, "schema", path, message));
+        }
     }
     if let Some(pos) = ctx.positions {
         for f in &mut findings {

@@ -826,7 +826,7 @@ fn hostile_inputs_end_cleanly_bounded_and_with_the_right_exit_code() {
     // Everything validate accepted that is a single job, sent to the cluster's admission.
     let c = cluster(&format!("objects:{SECRET}"));
     let mut checked = 0;
-    for &i in accepted.iter().step_by(3) {
+    for &i in &accepted {
         let path = dir.path().join(format!("case-{i}.yaml"));
         let body = std::fs::read(&path).unwrap();
         // One object per submit: multi-document files are validate's business only.
