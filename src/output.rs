@@ -61,9 +61,19 @@ impl Output {
         (Output::new(out.clone(), err.clone()), out, err)
     }
 
-    /// Whether stdout is a terminal (colour, live displays).
+    /// Whether stdout is a terminal (live displays).
     pub fn out_is_terminal(&self) -> bool {
         self.out_tty
+    }
+
+    /// Whether stdout gets ANSI colour ([`use_color`]).
+    pub fn out_color(&self) -> bool {
+        use_color(self.out_tty)
+    }
+
+    /// Whether stderr gets ANSI colour ([`use_color`]).
+    pub fn err_color(&self) -> bool {
+        use_color(self.err_tty)
     }
 
     /// Whether stderr is a terminal (live progress instead of one line per change).
@@ -110,6 +120,35 @@ impl Output {
     }
 }
 
+/// The one decision whether a stream gets ANSI escapes (colour, bold), for stdout, stderr and
+/// the logs alike: [`color_choice`] over the process's environment.
+pub fn use_color(stream_is_terminal: bool) -> bool {
+    let var = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+    color_choice(stream_is_terminal, var)
+}
+
+/// Pure: the conventions users set, in this order. `NO_COLOR` non-empty: never
+/// (https://no-color.org). `CLICOLOR_FORCE` non-empty and not `0`: always, even into a pipe;
+/// `CLICOLOR=0`: never (https://bixense.com/clicolors). `TERM=dumb` or no `TERM`: never.
+/// Otherwise only when the stream is a terminal, so `2>file` gets no escape bytes.
+pub fn color_choice(stream_is_terminal: bool, var: impl Fn(&str) -> Option<String>) -> bool {
+    let set = |name: &str| var(name).is_some_and(|v| !v.is_empty());
+    if set("NO_COLOR") {
+        return false;
+    }
+    if set("CLICOLOR_FORCE") && var("CLICOLOR_FORCE").as_deref() != Some("0") {
+        return true;
+    }
+    if var("CLICOLOR").as_deref() == Some("0") {
+        return false;
+    }
+    match var("TERM") {
+        None => false,
+        Some(term) if term == "dumb" => false,
+        Some(_) => stream_is_terminal,
+    }
+}
+
 fn stdout_error(e: io::Error) -> Error {
     if e.kind() == io::ErrorKind::BrokenPipe {
         Error::BrokenPipe
@@ -152,6 +191,41 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn colour_follows_the_terminal_and_the_users_variables() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let term = &[("TERM", "xterm-256color")];
+        assert!(color_choice(true, env(term)));
+        assert!(!color_choice(false, env(term)), "a pipe or file gets none");
+        assert!(!color_choice(
+            true,
+            env(&[("TERM", "xterm"), ("NO_COLOR", "1")])
+        ));
+        assert!(color_choice(
+            true,
+            env(&[("TERM", "xterm"), ("NO_COLOR", "")])
+        ));
+        assert!(!color_choice(true, env(&[("TERM", "dumb")])));
+        assert!(!color_choice(true, env(&[])), "no TERM");
+        assert!(color_choice(false, env(&[("CLICOLOR_FORCE", "1")])));
+        assert!(!color_choice(false, env(&[("CLICOLOR_FORCE", "0")])));
+        assert!(!color_choice(
+            false,
+            env(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")])
+        ));
+        assert!(!color_choice(
+            true,
+            env(&[("TERM", "xterm"), ("CLICOLOR", "0")])
+        ));
     }
 
     #[test]

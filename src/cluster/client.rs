@@ -30,6 +30,8 @@ pub struct Kube {
     pub server: String,
     /// Per-request limit from `--request-timeout`.
     pub request_timeout: Option<Duration>,
+    /// The connection flags as the user gave them (token removed), for next-step hints.
+    pub hints: ConnectionOptions,
 }
 
 /// Loads the configuration exactly as kubectl would and builds a client.
@@ -91,6 +93,10 @@ pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
         namespace_from_flag,
         server: server.trim_end_matches('/').to_string(),
         request_timeout: args.request_timeout.filter(|t| !t.is_zero()),
+        hints: ConnectionOptions {
+            token: None,
+            ..args.clone()
+        },
     })
 }
 
@@ -226,18 +232,24 @@ impl Action {
         s
     }
 
-    /// The `kubectl auth can-i` line that confirms an RBAC denial.
-    pub fn can_i(&self) -> String {
+    /// The `kubectl auth can-i` line that confirms an RBAC denial, with the user's connection
+    /// flags so it asks the same cluster as the same user.
+    pub fn can_i(&self, conn: &ConnectionOptions) -> String {
         let resource = if self.group.is_empty() {
             self.resource.to_string()
         } else {
             format!("{}.{}", self.resource, self.group)
         };
         match &self.namespace {
-            Some(ns) => format!("kubectl auth can-i {} {resource} -n {ns}", self.verb),
+            Some(ns) => format!(
+                "kubectl auth can-i {} {resource} {}",
+                self.verb,
+                conn.ns_flags(ns)
+            ),
             None => format!(
-                "kubectl auth can-i {} {resource} --all-namespaces",
-                self.verb
+                "kubectl auth can-i {} {resource} --all-namespaces{}",
+                self.verb,
+                conn.hint_suffix()
             ),
         }
     }
@@ -256,7 +268,9 @@ pub fn is_not_found(err: &kube::Error) -> bool {
 }
 
 /// Turns a failed request into an error that says what failed and what to do next.
-pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
+pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
+    let server = &kube.server;
+    let conn = kube.hints.hint_suffix();
     match &err {
         kube::Error::Api(status)
             if status.code == 403
@@ -273,7 +287,7 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
             ),
             hint: Some(format!(
                 "Confirm with `{}`, and ask a cluster admin for a Role granting `{}` on `{}`.",
-                action.can_i(),
+                action.can_i(&kube.hints),
                 action.verb,
                 action.resource
             )),
@@ -284,11 +298,10 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
                 action.describe(),
                 status.message
             ),
-            hint: Some(
+            hint: Some(format!(
                 "Refresh your login (e.g. re-run your cloud's get-credentials command), and check \
-                 the user of your current context: `kubectl config view --minify`."
-                    .into(),
-            ),
+                 the user of your current context: `kubectl config view --minify{conn}`."
+            )),
         },
         kube::Error::Api(status) if status.code == 404 => {
             Error::NotFound(format!("cannot {}: {}", action.describe(), status.message))
@@ -306,21 +319,20 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
                  ({tls}), so nothing was sent to {}",
                 action.describe()
             ),
-            hint: Some(
+            hint: Some(format!(
                 "Check that the cluster's certificate-authority(-data) and server address in your \
-                 kubeconfig belong to this cluster (`kubectl config view --minify`), or fetch a \
-                 fresh kubeconfig from the cluster's provider."
-                    .into(),
-            ),
+                 kubeconfig belong to this cluster (`kubectl config view --minify{conn}`), or \
+                 fetch a fresh kubeconfig from the cluster's provider."
+            )),
         },
         _ if is_transport(&err) => Error::NotReady {
             message: format!(
                 "cannot reach the API server at {server} to {}: {err}",
                 action.describe()
             ),
-            hint: Some(
-                "Check the cluster is up and your network/VPN: `kubectl cluster-info`.".into(),
-            ),
+            hint: Some(format!(
+                "Check the cluster is up and your network/VPN: `kubectl cluster-info{conn}`."
+            )),
         },
         _ => Error::kube(format!("cannot {}", action.describe()), err),
     }
@@ -402,21 +414,31 @@ mod tests {
 
     #[test]
     fn can_i_names_group_and_namespace() {
+        let none = ConnectionOptions::default();
         let a = Action::new("create", "tfjobs", Some("team-a"));
         assert_eq!(
-            a.can_i(),
+            a.can_i(&none),
             "kubectl auth can-i create tfjobs.kubeflow.org -n team-a"
         );
         let a = Action::new("get", "secrets", Some("default")).named("taotoken-secret");
-        assert_eq!(a.can_i(), "kubectl auth can-i get secrets -n default");
+        assert_eq!(a.can_i(&none), "kubectl auth can-i get secrets -n default");
+        let ctx = ConnectionOptions {
+            context: Some("gpu".into()),
+            order: vec![super::super::ConnFlag::Context],
+            ..Default::default()
+        };
+        assert_eq!(
+            a.can_i(&ctx),
+            "kubectl auth can-i get secrets -n default --context gpu"
+        );
         assert_eq!(
             a.describe(),
             "get secrets \"taotoken-secret\" in namespace \"default\""
         );
         let a = Action::new("list", "deployments", None);
         assert_eq!(
-            a.can_i(),
-            "kubectl auth can-i list deployments.apps --all-namespaces"
+            a.can_i(&ctx),
+            "kubectl auth can-i list deployments.apps --all-namespaces --context gpu"
         );
     }
 }

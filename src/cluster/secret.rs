@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 
-use super::{Action, Kube};
+use super::{Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::gateway::DEFAULT_SECRET_KEY;
 
@@ -53,25 +53,48 @@ pub fn secret_state(secret: Option<&Secret>, key: &str) -> SecretState {
     }
 }
 
-/// The command that fixes a missing Secret or key.
-pub fn create_command(name: &str, key: &str, namespace: &str) -> String {
-    let mut cmd = format!("kubectl tfjob secret create {name} -n {namespace}");
+/// The command that fixes a missing Secret or key, with the user's connection flags.
+pub fn create_command(name: &str, key: &str, namespace: &str, conn: &ConnectionOptions) -> String {
+    let mut cmd = format!(
+        "kubectl tfjob secret create {name} {}",
+        conn.ns_flags(namespace)
+    );
     if key != DEFAULT_SECRET_KEY {
         cmd.push_str(&format!(" --key {key}"));
     }
     cmd
 }
 
-/// Checks the Secret and key exist; shared with `submit`'s readiness checks.
-pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -> Result<()> {
+/// Pure: the gateway base URL stored beside the key by `secret create --base-url`, if any.
+/// Not a secret: `secret check` and `submit` print it.
+pub fn stored_base_url(secret: &Secret) -> Option<String> {
+    let from_data = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(BASE_URL_KEY))
+        .map(|v| String::from_utf8_lossy(&v.0).into_owned());
+    from_data
+        .or_else(|| {
+            secret
+                .string_data
+                .as_ref()
+                .and_then(|d| d.get(BASE_URL_KEY).cloned())
+        })
+        .map(|url| url.trim().to_string())
+        .filter(|url| !url.is_empty())
+}
+
+/// Checks the Secret and key exist, and returns the Secret; shared with `submit`'s readiness
+/// checks and `secret check`.
+pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -> Result<Secret> {
     let api: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
     let action = Action::new("get", "secrets", Some(namespace)).named(name);
     let secret = super::retry(kube, || api.get_opt(name))
         .await
-        .map_err(|e| super::explain(e, &action, &kube.server))?;
-    let fix = create_command(name, key, namespace);
+        .map_err(|e| super::explain(e, &action, kube))?;
+    let fix = create_command(name, key, namespace, &kube.hints);
     match secret_state(secret.as_ref(), key) {
-        SecretState::Ready => Ok(()),
+        SecretState::Ready => Ok(secret.unwrap_or_default()),
         SecretState::MissingSecret => Err(Error::not_ready(
             format!(
                 "Secret {namespace}/{name} does not exist; the job's pods would fail with CreateContainerConfigError"

@@ -17,6 +17,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 
 use super::DryRun;
 use super::wait::{self, WaitOptions};
+use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
@@ -87,6 +88,36 @@ pub async fn run(
         return Err(combine(readiness.failures));
     }
 
+    // The namespace's Secret may name its own gateway: its key must not go to the default one.
+    if let Some(stored) = readiness.stored_base_url {
+        let mut gateway = prepared.gateway.clone();
+        if gateway.enabled && !gateway.base_url_given {
+            if let Err(why) = crate::gateway::absolute_http_url(&stored) {
+                return Err(Error::not_ready(
+                    format!(
+                        "Secret {namespace}/{} holds {:?} under {BASE_URL_KEY:?}, which jobs would use as their gateway, but {why}; nothing was created",
+                        gateway.secret_name, stored
+                    ),
+                    format!(
+                        "Store a valid one: {} --base-url https://gateway.example.com/api --overwrite, or pass --api-base-url",
+                        cluster::secret::create_command(
+                            &gateway.secret_name,
+                            &gateway.secret_key,
+                            &namespace,
+                            &kube.hints
+                        )
+                    ),
+                ));
+            }
+            gateway.use_stored_base_url(&stored);
+            gateway.apply(&mut job);
+            out.note_line(&format!(
+                "gateway base URL: {} (from Secret {namespace}/{}, key {BASE_URL_KEY:?})",
+                gateway.base_url, gateway.secret_name
+            ));
+        }
+    }
+
     // 4. Cluster-side validation: the live CRD's schema (version skew), then a server dry run
     //    (which runs the operator's admission webhook too).
     if let Some(schema) = &readiness.live_schema {
@@ -133,12 +164,13 @@ pub async fn run(
     // The job exists now: a closed stdout must not hide that.
     out.after_write(printed, &line)?;
     if args.output.is_none() && !args.wait {
-        // The same connection flags, so each hint reaches the same cluster as this command.
-        let conn = kube_args.hint_suffix();
+        // The same connection flags, in the user's order, so each hint reaches the same
+        // cluster as this command.
+        let conn = kube.hints.ns_flags(&namespace);
         out.note_line(&format!(
-            "\nFollow it:   kubectl tfjob wait {name} -n {namespace}{conn}\n\
-             Its pods:    kubectl get pods -n {namespace} -l {}={name}{conn}\n\
-             If stuck:    kubectl tfjob diagnose {name} -n {namespace}{conn}",
+            "\nFollow it:   kubectl tfjob wait {name} {conn}\n\
+             Its pods:    kubectl get pods {conn} -l {}={name}\n\
+             If stuck:    kubectl tfjob diagnose {name} {conn}",
             model::LABEL_JOB_NAME
         ));
     }
@@ -204,6 +236,8 @@ struct Readiness {
     live_schema: Option<serde_json::Value>,
     /// The TFJob of the same name, when `--replace` allows it to exist.
     existing: Option<TFJob>,
+    /// The gateway Secret's `base-url` value, when it has one.
+    stored_base_url: Option<String>,
 }
 
 /// Combines several readiness failures into one error (exit code of the first kind).
@@ -260,10 +294,14 @@ async fn check_readiness(
         OperatorCheck::NotReady(e) => r.failures.push(e),
         OperatorCheck::Unknown(why) => r.warnings.push(why),
     }
-    for result in [ns, access, secrets] {
+    for result in [ns, access] {
         if let Err(e) = result {
             r.failures.push(e);
         }
+    }
+    match secrets {
+        Ok(stored) => r.stored_base_url = stored,
+        Err(e) => r.failures.push(e),
     }
     // Without the CRD the GET for an existing job is meaningless (404 for the resource).
     if crd_ok {
@@ -314,7 +352,8 @@ async fn find_operator(kube: &Kube) -> OperatorCheck {
                 "the training-operator Deployment {ns}/{dname} has no ready replicas: nothing would reconcile the job, and its admission webhook would reject it"
             ),
             format!(
-                "Look at why: kubectl -n {ns} describe deployment {dname}; kubectl -n {ns} logs deployment/{dname}"
+                "Look at why: kubectl describe deployment {dname} {flags}; kubectl logs deployment/{dname} {flags}",
+                flags = kube.hints.ns_flags(&ns)
             ),
         )),
     }
@@ -327,7 +366,8 @@ async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
         Ok(None) => Err(Error::not_ready(
             format!("namespace {namespace:?} does not exist"),
             format!(
-                "Create it with `kubectl create namespace {namespace}`, or pass -n with an existing one."
+                "Create it with `kubectl create namespace {namespace}{}`, or pass -n with an existing one.",
+                kube.hints.hint_suffix()
             ),
         )),
         // Many users may not read namespaces; the create would tell anyway.
@@ -335,7 +375,7 @@ async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
         Err(e) => Err(cluster::explain(
             e,
             &Action::new("get", "namespaces", None).named(namespace),
-            &kube.server,
+            kube,
         )),
     }
 }
@@ -367,7 +407,7 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
                 ),
                 hint: Some(format!(
                     "Confirm with `{}`, and ask a cluster admin for a Role granting create on tfjobs.kubeflow.org.",
-                    action.can_i()
+                    action.can_i(&kube.hints)
                 )),
             }),
             _ => Ok(()),
@@ -380,13 +420,14 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
     }
 }
 
-/// Every Secret/key the job's containers reference must exist (the gateway's first).
+/// Every Secret/key the job's containers reference must exist (the gateway's first). Returns
+/// the base URL stored in the gateway Secret, if any.
 async fn check_secrets(
     kube: &Kube,
     namespace: &str,
     job: &TFJob,
     gateway: &crate::gateway::GatewayConfig,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let mut refs: BTreeSet<(String, String)> = BTreeSet::new();
     if gateway.enabled {
         refs.insert((gateway.secret_name.clone(), gateway.secret_key.clone()));
@@ -411,13 +452,18 @@ async fn check_secrets(
         }
     }
     let mut failures = Vec::new();
+    let mut stored = None;
     for (name, key) in refs {
-        if let Err(e) = cluster::secret::check_secret(kube, namespace, &name, &key).await {
-            failures.push(e);
+        match cluster::secret::check_secret(kube, namespace, &name, &key).await {
+            Ok(secret) if gateway.enabled && name == gateway.secret_name => {
+                stored = cluster::secret::stored_base_url(&secret);
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(e),
         }
     }
     match failures.len() {
-        0 => Ok(()),
+        0 => Ok(stored),
         1 => Err(failures.remove(0)),
         _ => Err(combine(failures)),
     }
@@ -445,12 +491,13 @@ async fn check_existing(
                     .unwrap_or("no status yet")
             ),
             hint: Some(format!(
-                "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} -n {namespace}`."
+                "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} {}`.",
+                kube.hints.ns_flags(namespace)
             )),
         }),
         // 404 for the resource itself means no CRD, which the CRD check reports.
         Err(e) if cluster::is_not_found(&e) => Ok(None),
-        Err(e) => Err(cluster::explain(e, &action, &kube.server)),
+        Err(e) => Err(cluster::explain(e, &action, kube)),
     }
 }
 
@@ -480,7 +527,7 @@ fn rejected(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) ->
             message: format!("the training-operator's admission webhook failed: {}", s.message),
             hint: Some("The operator is installed but not answering; check its pods in the kubeflow namespace.".into()),
         },
-        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), &kube.server),
+        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), kube),
     }
 }
 
@@ -549,7 +596,7 @@ async fn delete_and_wait(
     match cluster::retry(kube, || jobs.delete(name, &params)).await {
         Ok(_) => {}
         Err(e) if cluster::is_not_found(&e) => return Ok(()),
-        Err(e) => return Err(cluster::explain(e, &action, &kube.server)),
+        Err(e) => return Err(cluster::explain(e, &action, kube)),
     }
     // The name is free once the old object (that uid) is gone.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
