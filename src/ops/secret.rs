@@ -405,7 +405,6 @@ pub fn prepare_create(
         ));
     }
     cluster::check_name("Secret", &args.name)?;
-    cluster::check_namespace(kube_args.namespace.as_deref())?;
     if args.key.is_empty() || !is_config_key(&args.key) {
         return Err(Error::Usage(format!(
             "--key {:?} is not a valid Secret key: use letters, digits, '-', '_' and '.'",
@@ -434,6 +433,8 @@ pub async fn create(
     key: SecretString,
     out: &mut Output,
 ) -> Result<()> {
+    // Before the client dry run's best-effort connect, which would swallow this error.
+    cluster::check_namespace(kube_args.namespace.as_deref())?;
     let dry_run = args.dry_run.unwrap_or(DryRun::None);
     let kube = match dry_run {
         // Client dry run needs no cluster, except to learn the namespace, which is best-effort.

@@ -274,7 +274,8 @@ fn cases() -> Vec<Case> {
         ));
     }
     // Whole-file transformations of the valid manifest.
-    let transforms: &[(&str, fn(&str) -> Vec<u8>, bool)] = &[
+    type Transform = fn(&str) -> Vec<u8>;
+    let transforms: &[(&str, Transform, bool)] = &[
         (
             "utf-8 BOM",
             |b| [b"\xef\xbb\xbf".as_slice(), b.as_bytes()].concat(),
@@ -345,7 +346,7 @@ fn cases() -> Vec<Case> {
             |b| format!("{b}---\n{b}").into_bytes(),
             false,
         ),
-        ("truncated", |b| b[..b.len() / 2].as_bytes().to_vec(), true),
+        ("truncated", |b| b.as_bytes()[..b.len() / 2].to_vec(), true),
         (
             "flow style",
             |_| {
