@@ -68,9 +68,7 @@ impl Kube {
 /// `--kubeconfig`/`$KUBECONFIG`, its context (or `--context`), that context's cluster and user
 /// (or `--cluster`/`--user`), and then every explicit flag overrides what the kubeconfig says.
 pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
-    if let Some(ns) = &args.namespace {
-        super::check_namespace_name(ns)?;
-    }
+    super::check_namespace(args.namespace.as_deref())?;
     let options = KubeConfigOptions {
         context: args.context.clone(),
         cluster: args.cluster.clone(),

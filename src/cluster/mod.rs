@@ -133,26 +133,6 @@ pub struct ConnectionOptions {
     pub retry_deadline: Option<Duration>,
 }
 
-/// Pure: `-n` must be a namespace name the API server accepts (a DNS-1123 label,
-/// apimachinery's `IsDNS1123Label`), so a typo is invalid input (exit 2) before any request.
-pub fn check_namespace_name(ns: &str) -> Result<()> {
-    let ok = !ns.is_empty()
-        && ns.len() <= 63
-        && ns
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !ns.starts_with('-')
-        && !ns.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "-n {ns:?} is not a valid namespace name: at most 63 lowercase letters, digits and \
-             '-', starting and ending with a letter or digit (e.g. team-a)"
-        )))
-    }
-}
-
 impl ConnectionOptions {
     /// The flags that were given, user's order first (each once), then the rest.
     fn flags_in_order(&self) -> Vec<ConnFlag> {
@@ -329,7 +309,30 @@ pub fn parse_job_name<'a>(arg: &'a str, command: &str) -> Result<&'a str> {
     if name.is_empty() {
         return Err(Error::Usage("the TFJob name is empty".into()));
     }
+    check_name("TFJob", name)?;
     Ok(name)
+}
+
+/// A name the API server could never have stored: every object name it accepts is a DNS-1123
+/// subdomain (apimachinery's `ValidateObjectMeta` with `NameIsDNSSubdomain`, which custom
+/// resources and Secrets both use), so refuse it offline, before any request (exit 2).
+pub fn check_name(kind: &str, name: &str) -> Result<()> {
+    crate::validate::pod::dns1123_subdomain(name).map_err(|rule| {
+        Error::Usage(format!(
+            "{kind} name {name:?} is not a valid name: a DNS-1123 subdomain {rule}"
+        ))
+    })
+}
+
+/// `-n/--namespace` must be a DNS-1123 label (apimachinery's `ValidateNamespaceName`); checked
+/// before any request so `-n 'Bad NS'` is invalid input (exit 2), not a server round trip.
+pub fn check_namespace(namespace: Option<&str>) -> Result<()> {
+    let Some(ns) = namespace else { return Ok(()) };
+    crate::validate::names::dns1123_label(ns).map_err(|rule| {
+        Error::Usage(format!(
+            "-n/--namespace {ns:?} is not a valid namespace name: a DNS-1123 label {rule}"
+        ))
+    })
 }
 
 /// The message when the API server does not serve the TFJob resource at all.
@@ -352,7 +355,7 @@ mod tests {
     #[test]
     fn namespace_flag_must_be_a_dns_label() {
         for ok in ["default", "team-a", "a", "x1", &"n".repeat(63)] {
-            check_namespace_name(ok).unwrap();
+            check_namespace(Some(ok)).unwrap();
         }
         for bad in [
             "",
@@ -364,7 +367,7 @@ mod tests {
             "a_b",
             &"n".repeat(64),
         ] {
-            let e = check_namespace_name(bad).unwrap_err();
+            let e = check_namespace(Some(bad)).unwrap_err();
             assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad:?}");
         }
     }
@@ -382,6 +385,17 @@ mod tests {
         ] {
             assert_eq!(parse_job_name(arg, "wait").unwrap(), "mnist", "{arg}");
         }
+        for bad in ["Mnist", "t-bad_name!", "tfjob/a b", "-x", "a..b"] {
+            let e = parse_job_name(bad, "wait").unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad}");
+            assert!(e.to_string().contains("DNS-1123 subdomain"), "{bad}: {e}");
+        }
+        for bad in ["Bad NS", "a.b", "", "-a", &"a".repeat(64)] {
+            let e = check_namespace(Some(bad)).unwrap_err();
+            assert!(e.to_string().contains("DNS-1123 label"), "{bad:?}: {e}");
+        }
+        assert!(check_namespace(Some("team-a")).is_ok());
+        assert!(check_namespace(None).is_ok());
         let e = parse_job_name("pod/mnist", "wait").unwrap_err().to_string();
         assert!(e.contains("wait takes a TFJob name"), "{e}");
         assert!(parse_job_name("tfjob/", "wait").is_err());

@@ -404,6 +404,7 @@ pub fn prepare_create(
             "-o/--output goes with --dry-run (a stored Secret is never printed)".into(),
         ));
     }
+    cluster::check_name("Secret", &args.name)?;
     crate::cluster::secret::check_key_name(&args.key, "--key")?;
     if args.key == BASE_URL_KEY && args.base_url.is_some() {
         return Err(Error::Usage(format!(
@@ -427,6 +428,8 @@ pub async fn create(
     key: SecretString,
     out: &mut Output,
 ) -> Result<()> {
+    // Before the client dry run's best-effort connect, which would swallow this error.
+    cluster::check_namespace(kube_args.namespace.as_deref())?;
     let dry_run = args.dry_run.unwrap_or(DryRun::None);
     let kube = match dry_run {
         // Client dry run needs no cluster, except to learn the namespace, which is best-effort.
@@ -646,6 +649,7 @@ pub async fn check(
     args: SecretCheckOptions,
     out: &mut Output,
 ) -> Result<()> {
+    cluster::check_name("Secret", &args.name)?;
     crate::cluster::secret::check_key_name(&args.key, "--key")?;
     let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();

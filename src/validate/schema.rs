@@ -306,6 +306,7 @@ pub fn check_model_schema(obj: &Value) -> Vec<Finding> {
 /// Findings from a compiled validator.
 pub fn check_with(validator: &Validator, obj: &Value) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for err in validator.iter_errors(obj) {
         let segs: Vec<String> = err
             .instance_path()
@@ -321,7 +322,8 @@ pub fn check_with(validator: &Validator, obj: &Value) -> Vec<Finding> {
             err.kind()
         {
             // One finding per unknown key, placed on the key itself (its line is what to fix).
-            let siblings: Vec<&str> = err
+            // A set: a list made this quadratic in the keys (200,000 unknown keys ran for hours).
+            let siblings: std::collections::HashSet<&str> = err
                 .instance()
                 .as_object()
                 .map(|m| m.keys().map(String::as_str).collect())
@@ -344,10 +346,8 @@ pub fn check_with(validator: &Validator, obj: &Value) -> Vec<Finding> {
             found.push(Finding::new(Severity::Error, "schema", path, message).with_hint(hint));
         }
         for f in found {
-            if !out
-                .iter()
-                .any(|o| o.path == f.path && o.message == f.message)
-            {
+            // A set, not a scan of `out`: that was quadratic in the number of findings.
+            if seen.insert((f.path.clone(), f.message.clone())) {
                 out.push(f);
             }
         }
@@ -519,7 +519,7 @@ const COMMON_FIELDS: &[&str] = &[
     "schedulerName",
 ];
 
-fn unknown_field_hint(key: &str, present: &[&str]) -> String {
+fn unknown_field_hint(key: &str, present: &std::collections::HashSet<&str>) -> String {
     let candidates = COMMON_FIELDS
         .iter()
         .copied()

@@ -6,10 +6,12 @@
 
 mod check;
 mod client;
+mod hostile;
 mod secret;
 mod shape;
 mod submit;
 mod tls;
+mod verdict;
 mod wait;
 
 use std::io::Write;
