@@ -3,7 +3,8 @@
 //!
 //! - `latency`: time from the Running condition being written to the waiter exiting, for
 //!   `kubectl tfjob wait` and `kubectl wait --for=condition=Running` (`$KUBECTL`, default
-//!   `kubectl`), alternating runs, reported as medians and their ratio.
+//!   `kubectl`; several kubectls separated by `:`, each compared in its own alternating series),
+//!   reported as medians and their ratio.
 //! - `scale`: following a job with N workers to all-running: API requests made, peak RSS and
 //!   CPU time of the process (GNU time), for N in `$BENCH_SCALE` (default 10,100,1000,2000).
 
@@ -199,16 +200,22 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
     let kubectl = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into());
+    let kubectls: Vec<&str> = kubectl.split(':').filter(|k| !k.is_empty()).collect();
+    let latencies = || {
+        for k in &kubectls {
+            latency(runs, k);
+        }
+    };
     let sizes: Vec<u32> = std::env::var("BENCH_SCALE")
         .unwrap_or_else(|_| "10,100,1000,2000".into())
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     match what.as_deref() {
-        Some("latency") => latency(runs, &kubectl),
+        Some("latency") => latencies(),
         Some("scale") => scale(&sizes),
         _ => {
-            latency(runs, &kubectl);
+            latencies();
             scale(&sizes);
         }
     }
