@@ -146,10 +146,104 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What an HTTP 403 from the API server means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forbidden {
+    /// A validating admission webhook (the operator's, or a policy engine's) refused the object:
+    /// the input is at fault, not the caller's permissions.
+    AdmissionDenied {
+        /// The webhook's configured name, e.g. `validator.tfjob.training-operator.kubeflow.org`.
+        webhook: String,
+        /// The webhook's message, one entry per field error when it listed several.
+        errors: Vec<String>,
+    },
+    /// Anything else: the authorizer (RBAC) or an admission plugin refused the caller.
+    Rbac,
+}
+
+/// Classifies a 403 by its Status message. kube-apiserver words every webhook refusal as
+/// `admission webhook "<name>" denied the request: <message>`
+/// (k8s.io/apiserver/pkg/admission/plugin/webhook/errors/statuserror.go `ToStatusErr`), and
+/// controller-runtime sends the validator's error string as that message, which for the
+/// training-operator is a `field.ErrorList` aggregate: one error, or `[e1, e2, ...]`.
+pub fn classify_forbidden(message: &str) -> Forbidden {
+    const OPEN: &str = "admission webhook \"";
+    const DENIED: &str = "\" denied the request";
+    let Some(start) = message.find(OPEN) else {
+        return Forbidden::Rbac;
+    };
+    let rest = &message[start + OPEN.len()..];
+    let Some(end) = rest.find(DENIED) else {
+        return Forbidden::Rbac;
+    };
+    let webhook = rest[..end].to_string();
+    let tail = &rest[end + DENIED.len()..];
+    let body = tail.strip_prefix(": ").unwrap_or(tail.trim_start()).trim();
+    Forbidden::AdmissionDenied {
+        webhook,
+        errors: split_aggregate(body),
+    }
+}
+
+/// Splits a Go aggregate `[a: x, b: y]` into its errors. A ", " separates two errors only when
+/// a field path and ": " follow it, so commas inside one message (lists of supported values)
+/// stay put.
+fn split_aggregate(body: &str) -> Vec<String> {
+    if body.is_empty() {
+        return vec!["(no explanation given)".to_string()];
+    }
+    let inner = match body.strip_prefix('[').and_then(|b| b.strip_suffix(']')) {
+        Some(inner) => inner,
+        None => return vec![body.to_string()],
+    };
+    let starts_field = |s: &str| {
+        let path_len = s.find(": ").filter(|&i| i > 0).filter(|&i| {
+            s[..i]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-[]/".contains(c))
+        });
+        path_len.is_some()
+    };
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut rest = inner;
+    while let Some(i) = rest.find(", ") {
+        let (head, tail) = (&rest[..i], &rest[i + 2..]);
+        current.push_str(head);
+        if starts_field(tail) {
+            out.push(std::mem::take(&mut current));
+        } else {
+            current.push_str(", ");
+        }
+        rest = tail;
+    }
+    current.push_str(rest);
+    out.push(current);
+    out
+}
+
 impl fmt::Display for ExitCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", *self as i32)
     }
+}
+
+/// The invalid-input error for a webhook's refusal: names the webhook, lists its errors one per
+/// line, says who refused. Nothing was created: admission runs before anything is stored.
+pub fn admission_denied(webhook: &str, errors: &[String]) -> Error {
+    let who = if webhook.contains("training-operator") || webhook.contains("kubeflow") {
+        "the training-operator's validating webhook"
+    } else {
+        "a validating admission webhook (a policy engine or another operator)"
+    };
+    let mut message =
+        format!("the TFJob was rejected by {who} {webhook:?}; nothing was created. It said:");
+    for e in errors {
+        message.push_str("\n  - ");
+        message.push_str(e);
+    }
+    message.push_str("\nFix the manifest (or ask whoever owns that policy); `kubectl tfjob validate` checks the operator's rules offline.");
+    Error::Invalid(message)
 }
 
 /// The exit-code table as shown in `--help` and README.md.
@@ -162,3 +256,55 @@ Exit codes:
   4    the TFJob failed or will not run (image, Secret, crash loop, unschedulable)
   5    timed out
   130  interrupted (Ctrl-C); the job was left untouched";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forbidden_is_rbac_unless_a_webhook_denied() {
+        let rbac = "tfjobs.kubeflow.org is forbidden: User \"bob\" cannot create resource \"tfjobs\" in API group \"kubeflow.org\" in the namespace \"a\"";
+        assert_eq!(classify_forbidden(rbac), Forbidden::Rbac);
+        // A quota refusal is a 403 too, and not the input's fault in the webhook sense.
+        assert_eq!(
+            classify_forbidden("tfjobs \"x\" is forbidden: exceeded quota: q"),
+            Forbidden::Rbac
+        );
+        let one = "admission webhook \"validator.tfjob.training-operator.kubeflow.org\" denied the request: spec.tfReplicaSpecs: Required value: must be required";
+        assert_eq!(
+            classify_forbidden(one),
+            Forbidden::AdmissionDenied {
+                webhook: "validator.tfjob.training-operator.kubeflow.org".into(),
+                errors: vec!["spec.tfReplicaSpecs: Required value: must be required".into()],
+            }
+        );
+        let many = "admission webhook \"validate.kyverno.svc-fail\" denied the request: [metadata.name: Invalid value: \"tf.job\": should match: a, b, spec.runPolicy.managedBy: Unsupported value: \"x\": supported values: \"kubeflow.org/training-operator\", \"kueue.x-k8s.io/multikueue\", spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must be specified]";
+        let Forbidden::AdmissionDenied { webhook, errors } = classify_forbidden(many) else {
+            panic!("not classified as a denial");
+        };
+        assert_eq!(webhook, "validate.kyverno.svc-fail");
+        assert_eq!(
+            errors,
+            vec![
+                "metadata.name: Invalid value: \"tf.job\": should match: a, b",
+                "spec.runPolicy.managedBy: Unsupported value: \"x\": supported values: \"kubeflow.org/training-operator\", \"kueue.x-k8s.io/multikueue\"",
+                "spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must be specified",
+            ]
+        );
+        // Some API servers put the resource first ("... is forbidden: admission webhook ...").
+        let prefixed = format!("tfjobs.kubeflow.org \"x\" is forbidden: {one}");
+        assert!(matches!(
+            classify_forbidden(&prefixed),
+            Forbidden::AdmissionDenied { .. }
+        ));
+        let e = admission_denied("validator.tfjob.training-operator.kubeflow.org", &errors);
+        assert_eq!(e.exit_code(), ExitCode::Invalid);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("training-operator's validating webhook"),
+            "{msg}"
+        );
+        assert_eq!(msg.matches("\n  - ").count(), 3, "{msg}");
+        assert!(!msg.contains("Role"), "{msg}");
+    }
+}

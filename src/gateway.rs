@@ -91,6 +91,64 @@ impl GatewayConfig {
         }
     }
 
+    /// Refuses what the cluster or the gateway would refuse later: a base URL that is not an
+    /// absolute http(s) URL (it reaches the pods as-is), a Secret name that is not a DNS-1123
+    /// subdomain, a key outside Secret key characters, a prefix that makes invalid env names.
+    /// Checked before anything is rendered or sent (exit 2).
+    pub fn check(&self) -> crate::error::Result<()> {
+        use crate::error::Error;
+        if !self.enabled {
+            return Ok(());
+        }
+        let mut problems = Vec::new();
+        if let Err(e) = absolute_http_url(&self.base_url) {
+            problems.push(format!(
+                "--api-base-url {:?}: {e}; give an absolute http(s) URL without /v1, e.g. --api-base-url https://gateway.example.com/api",
+                self.base_url
+            ));
+        }
+        if let Err(e) = crate::validate::pod::dns1123_subdomain(&self.secret_name) {
+            problems.push(format!(
+                "--api-secret {:?}: a Secret name {e}",
+                self.secret_name
+            ));
+        }
+        // Secret data keys: `[-._a-zA-Z0-9]+`, not "." or ".." (apimachinery IsConfigMapKey).
+        let key = &self.secret_key;
+        if key.is_empty()
+            || key.len() > 253
+            || key == "."
+            || key == ".."
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+        {
+            problems.push(format!(
+                "--api-secret-key {key:?}: a Secret key is letters, digits, '-', '_' and '.' (not \".\" or \"..\"), e.g. api-key"
+            ));
+        }
+        let p = &self.env_prefix;
+        let env_ok = !p.is_empty()
+            && !p.starts_with(|c: char| c.is_ascii_digit())
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !env_ok {
+            let fix: String = p
+                .to_ascii_uppercase()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            problems.push(format!(
+                "--api-env-prefix {p:?} does not make valid env var names; use letters, digits and '_', e.g. --api-env-prefix {}",
+                if fix.is_empty() { "MY_GATEWAY".to_string() } else { fix }
+            ));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Usage(problems.join("\n")))
+        }
+    }
+
     /// `<PREFIX>_API_KEY`.
     pub fn api_key_env(&self) -> String {
         format!("{}_API_KEY", self.env_prefix)
@@ -191,6 +249,24 @@ impl GatewayConfig {
     }
 }
 
+/// `http://host…` or `https://host…`, no whitespace or control characters anywhere.
+pub fn absolute_http_url(u: &str) -> std::result::Result<(), String> {
+    if let Some(c) = u.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("it contains {c:?}"));
+    }
+    let lower = u.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"))
+        .ok_or_else(|| "it is not an absolute http:// or https:// URL".to_string())?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    if host.is_empty() || host.starts_with(':') {
+        return Err("it has no host".into());
+    }
+    Ok(())
+}
+
 fn set_env(c: &mut Container, vars: &[EnvVar]) {
     let env = c.env.get_or_insert_with(Vec::new);
     for var in vars {
@@ -274,6 +350,41 @@ mod tests {
             w["metadata"]["annotations"]["sidecar.istio.io/inject"],
             "false"
         );
+    }
+
+    #[test]
+    fn gateway_flags_the_cluster_would_refuse_are_usage_errors() {
+        let g = |a: GatewayOptions| GatewayConfig::from_args(&a).check();
+        assert!(g(GatewayOptions::default()).is_ok());
+        for url in [
+            "not a url",
+            "javascript:alert(1)",
+            "https://gw.example\n/api",
+            "ftp://x",
+            "https://",
+        ] {
+            let e = g(GatewayOptions {
+                api_base_url: Some(url.into()),
+                ..Default::default()
+            })
+            .unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
+            assert!(
+                e.to_string().contains("e.g. --api-base-url https://"),
+                "{url}: {e}"
+            );
+        }
+        let e = g(GatewayOptions {
+            api_secret: Some("t-bad_name!".into()),
+            api_secret_key: Some("../x".into()),
+            api_env_prefix: Some("my-gw".into()),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--api-secret \"t-bad_name!\""), "{e}");
+        assert!(e.contains("--api-secret-key \"../x\""), "{e}");
+        assert!(e.contains("e.g. --api-env-prefix MY_GW"), "{e}");
     }
 
     #[test]

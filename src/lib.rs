@@ -23,6 +23,8 @@ pub mod commands;
 pub mod diagnose;
 pub mod error;
 pub mod gateway;
+pub mod input;
+pub mod jobview;
 pub mod logging;
 pub mod manifest;
 pub mod model;

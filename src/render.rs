@@ -33,6 +33,12 @@ pub struct RenderOptions {
     /// The TFJob name.
     pub name: Option<String>,
 
+    /// metadata.generateName instead of a name: the API server appends 5 characters.
+    pub generate_name: Option<String>,
+
+    /// Render/submit even with a literal credential in the job (otherwise refused).
+    pub allow_literal_credentials: bool,
+
     /// Container image for every replica (override per role with --set ps.image=…).
     pub image: Option<String>,
 
@@ -48,8 +54,8 @@ pub struct RenderOptions {
     /// Number of evaluator replicas.
     pub evaluator: Option<i32>,
 
-    /// GPUs (nvidia.com/gpu) per worker (and chief).
-    pub gpus: Option<u32>,
+    /// GPUs (nvidia.com/gpu) per worker (and chief); negative counts are refused by values.
+    pub gpus: Option<i64>,
 
     /// CPU limit per worker (and chief), e.g. 4 or 500m.
     pub cpu: Option<String>,
@@ -87,13 +93,46 @@ pub struct RenderOptions {
     /// runPolicy.schedulingPolicy.queue (gang scheduling).
     pub queue: Option<String>,
 
-    /// runPolicy.schedulingPolicy.priorityClass.
+    /// runPolicy.schedulingPolicy.priorityClass (the gang PodGroup's priority).
     pub priority_class: Option<String>,
+
+    /// Pod settings for every role and the other `--set` forms.
+    pub pod: PodOptions,
 
     pub gateway: crate::gateway::GatewayOptions,
 
     /// Command (and args) for the tensorflow containers, after `--`.
     pub command: Vec<String>,
+}
+
+/// Values that describe real jobs, for every role's pods, and Helm's other `--set` forms. Each
+/// list holds the flag's arguments as typed (parsed by [`crate::values::flags_overlay`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodOptions {
+    /// `--set-string KEY=VALUE`: values kept as text.
+    pub set_string: Vec<String>,
+    /// `--set-file KEY=PATH`: values read from files (bounded).
+    pub set_file: Vec<String>,
+    pub cpu_request: Option<String>,
+    pub memory_request: Option<String>,
+    /// `CLAIM:/mount/path[:ro]`.
+    pub pvc: Vec<String>,
+    /// `NAME:/mount/path`.
+    pub config_map: Vec<String>,
+    /// `NAME:/mount/path`.
+    pub secret_volume: Vec<String>,
+    /// `/mount/path[:SIZE]`.
+    pub empty_dir: Vec<String>,
+    pub image_pull_secret: Vec<String>,
+    pub service_account: Option<String>,
+    /// `KEY=VALUE`.
+    pub node_selector: Vec<String>,
+    /// `KEY[=VALUE]:EFFECT`.
+    pub toleration: Vec<String>,
+    /// The pods' priorityClassName.
+    pub pod_priority_class: Option<String>,
+    /// `NAME=SECRET/KEY`.
+    pub env_from_secret: Vec<String>,
 }
 
 /// A job ready to print or submit.
@@ -114,17 +153,29 @@ pub struct Prepared {
 /// `Err(Error::Invalid)` lists every error found; `Err(Error::Usage)` for contradictory flags.
 pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepared> {
     let gateway = GatewayConfig::from_args(&args.gateway);
+    gateway.check()?;
     let docs = read_files(&args.files)?;
     let manifests: Vec<&Document> = docs.iter().filter(|d| d.is_manifest()).collect();
 
+    let mut read_warnings = Vec::new();
     let (value, positions, source) = if manifests.is_empty() {
-        let (value, source) = render_template(kube, args, &docs)?;
+        let (mut value, source) = render_template(kube, args, &docs)?;
+        // --generate-name: the template rendered the prefix as the name; hand it to the API
+        // server as metadata.generateName instead.
+        if let (Some(prefix), Some(meta)) = (
+            &args.generate_name,
+            value.get_mut("metadata").and_then(Value::as_object_mut),
+        ) {
+            meta.remove("name");
+            meta.insert("generateName".into(), Value::String(prefix.clone()));
+        }
         (value, None, source)
     } else {
         check_manifest_usage(args, &docs, manifests.len())?;
         let doc = manifests[0];
         let mut value = doc.value.clone();
         apply_namespace(&mut value, kube.namespace.as_deref(), &doc.file)?;
+        read_warnings = validate::read_findings(doc);
         (value, Some(doc.positions.clone()), doc.file.clone())
     };
     let mut value = value;
@@ -136,6 +187,7 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
         positions: positions.as_ref(),
     };
     let mut report = validate::validate_value(&value, &ctx);
+    report.findings.extend(read_warnings);
     if !stripped.is_empty() {
         report.findings.push(validate::Finding::new(
             validate::Severity::Info,
@@ -150,8 +202,8 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
     if report.has_errors() {
         return Err(invalid(&source, &report, positions.is_none()));
     }
-    let mut job: TFJob = serde_json::from_value(value)
-        .map_err(|e| Error::Invalid(format!("{source}: not a valid TFJob: {e}")))?;
+    validate::credentials::refuse(&report, args.allow_literal_credentials)?;
+    let mut job: TFJob = manifest::from_value(&value, positions.as_ref(), &source)?;
     gateway.apply(&mut job);
     let value = serde_json::to_value(&job).expect("a TFJob serializes");
     Ok(Prepared {
@@ -182,7 +234,7 @@ fn read_files(files: &[String]) -> Result<Vec<Document>> {
             }
             stdin_used = true;
         }
-        let (name, text) = manifest::read_source(f)?;
+        let (name, text) = crate::input::read_manifest(f)?;
         let parsed = manifest::parse_documents(&text, &name)?;
         if parsed.is_empty() {
             // An empty values file is harmless; keep going.
@@ -219,6 +271,7 @@ fn check_manifest_usage(args: &RenderOptions, docs: &[Document], manifests: usiz
     let shaping = [
         ("--set", !args.set.is_empty()),
         ("--name", args.name.is_some()),
+        ("--generate-name", args.generate_name.is_some()),
         ("--image", args.image.is_some()),
         ("--ps", args.ps.is_some()),
         ("--workers", args.workers.is_some()),
@@ -244,6 +297,26 @@ fn check_manifest_usage(args: &RenderOptions, docs: &[Document], manifests: usiz
         ("--success-policy", args.success_policy.is_some()),
         ("--queue", args.queue.is_some()),
         ("--priority-class", args.priority_class.is_some()),
+        ("--set-string", !args.pod.set_string.is_empty()),
+        ("--set-file", !args.pod.set_file.is_empty()),
+        ("--cpu-request", args.pod.cpu_request.is_some()),
+        ("--memory-request", args.pod.memory_request.is_some()),
+        ("--pvc", !args.pod.pvc.is_empty()),
+        ("--config-map", !args.pod.config_map.is_empty()),
+        ("--secret-volume", !args.pod.secret_volume.is_empty()),
+        ("--empty-dir", !args.pod.empty_dir.is_empty()),
+        (
+            "--image-pull-secret",
+            !args.pod.image_pull_secret.is_empty(),
+        ),
+        ("--service-account", args.pod.service_account.is_some()),
+        ("--node-selector", !args.pod.node_selector.is_empty()),
+        ("--toleration", !args.pod.toleration.is_empty()),
+        (
+            "--pod-priority-class",
+            args.pod.pod_priority_class.is_some(),
+        ),
+        ("--env-from-secret", !args.pod.env_from_secret.is_empty()),
         ("a command after --", !args.command.is_empty()),
     ];
     let used: Vec<&str> = shaping
@@ -314,7 +387,28 @@ fn render_template(
     let template = templates::load(spec)?;
     let source = template.label();
     let flags = values::flags_overlay(kube, args)?;
-    let vals = values::resolve(&template.defaults, docs, &args.set, flags)?;
+    // Helm's order: --set, then --set-string, then --set-file.
+    let set: Vec<values::SetArg> = args
+        .set
+        .iter()
+        .map(|s| values::SetArg::Typed(s.clone()))
+        .chain(
+            args.pod
+                .set_string
+                .iter()
+                .map(|s| values::SetArg::String(s.clone())),
+        )
+        .chain(
+            args.pod
+                .set_file
+                .iter()
+                .map(|s| values::SetArg::File(s.clone())),
+        )
+        .collect();
+    let mut vals = values::resolve_with(&template.defaults, &template.declared, docs, &set, flags)?;
+    if let Some(prefix) = &args.generate_name {
+        vals.name = Some(prefix.clone());
+    }
     if template.builtin {
         let mut missing = Vec::new();
         if vals.name.is_none() {
@@ -326,6 +420,9 @@ fn render_template(
             .any(|r| vals.replicas(r) > 0 && vals.role(r).is_some_and(|r| r.image.is_none()));
         if vals.image.is_none() && needs_image {
             missing.push("an image: --image IMAGE (or `image:` in a values file)");
+        }
+        if roles.iter().all(|r| vals.replicas(r) == 0) {
+            missing.push("at least one replica: every role has 0 (e.g. --workers 2)");
         }
         if !missing.is_empty() {
             return Err(Error::Invalid(format!(

@@ -51,6 +51,8 @@ pub struct Template {
     pub description: String,
     /// Default values from the header (a mapping; may be empty).
     pub defaults: Value,
+    /// Values the template declares itself (header `values:`), beside the built-in keys.
+    pub declared: Vec<values::Declared>,
     pub builtin: bool,
 }
 
@@ -87,6 +89,7 @@ pub fn builtin(name: &str) -> Option<Template> {
         source: Cow::Borrowed(src),
         description,
         defaults,
+        declared: Vec::new(),
         builtin: true,
     })
 }
@@ -94,15 +97,17 @@ pub fn builtin(name: &str) -> Option<Template> {
 /// Loads `--template`: a built-in name or a file path.
 pub fn load(spec: &str) -> Result<Template> {
     if is_path(spec) {
-        let source = std::fs::read_to_string(spec)
-            .map_err(|e| Error::Invalid(format!("template file {spec}: cannot read it: {e}")))?;
+        let (_, source) = crate::input::read_text(spec, crate::input::TEMPLATE)
+            .map_err(|e| Error::Invalid(format!("template file {e}")))?;
         let (description, defaults) = parse_header(&source, spec)?;
+        let declared = parse_declared(&source, spec)?;
         return Ok(Template {
             name: spec.to_string(),
             file: spec.to_string(),
             source: Cow::Owned(source),
             description,
             defaults,
+            declared,
             builtin: false,
         });
     }
@@ -132,7 +137,9 @@ pub fn parse_header(src: &str, file: &str) -> Result<(String, Value)> {
         return Ok((String::new(), empty()));
     };
     let body = rest[..end].trim_start_matches('-').trim_end_matches('-');
-    if !body.trim_start().starts_with("description:") && !body.trim_start().starts_with("defaults:")
+    if !["description:", "defaults:", "values:"]
+        .iter()
+        .any(|k| body.trim_start().starts_with(k))
     {
         return Ok((String::new(), empty()));
     }
@@ -166,17 +173,238 @@ pub fn parse_header(src: &str, file: &str) -> Result<(String, Value)> {
     Ok((description, defaults))
 }
 
-/// Renders a template with the given values to YAML text.
-pub fn render(t: &Template, values: &Values) -> Result<String> {
+/// Work budget of one render (minijinja fuel): one unit per instruction and one per ~64 bytes of
+/// text or data the template creates. It bounds both time (a loop that never ends) and memory
+/// (text that keeps doubling): about 1M steps or 61 MiB of created data. The built-ins use a
+/// small fraction of it (see `builtins_use_a_small_fraction_of_the_budget`).
+pub const FUEL: u64 = 1_000_000;
+/// Rendered output: the result is a manifest, so it shares the manifest input limit.
+pub const MAX_OUTPUT_BYTES: usize = crate::input::MANIFEST.bytes;
+/// Nesting of macro calls, loops and includes. minijinja's own cap is 500; real templates nest a
+/// few levels, and a lower cap stops runaway recursion long before the stack is at risk.
+pub const RECURSION_LIMIT: usize = 100;
+
+/// Marker in filter errors raised by the output guards below, so they read as the output limit.
+const OUTPUT_LIMIT_MARK: &str = "rendered output would exceed";
+
+/// The environment every render uses: strict undefined, YAML (no auto-escape), the limits above,
+/// and the two filters that can request huge output from a tiny input (`format` widths, `indent`)
+/// checked against the output limit before anything is allocated.
+fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     // Output is YAML, never HTML.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env.set_fuel(Some(FUEL));
+    env.set_recursion_limit(RECURSION_LIMIT);
+    env.add_filter("format", guarded_format);
+    env.add_filter("indent", guarded_indent);
+    env
+}
+
+fn output_limit_error(requested: usize) -> minijinja::Error {
+    minijinja::Error::new(
+        minijinja::ErrorKind::InvalidOperation,
+        format!(
+            "{OUTPUT_LIMIT_MARK} the {} limit (this call alone asks for {})",
+            crate::input::human(MAX_OUTPUT_BYTES),
+            crate::input::human(requested)
+        ),
+    )
+}
+
+/// Sum of the widths and precisions in a printf-style format string: a lower bound of what
+/// `format` would allocate (`'%2000000000s'|format` asks for 2 GB).
+fn format_width_bound(fmt: &str) -> usize {
+    let b = fmt.as_bytes();
+    let mut total = fmt.len();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        while i < b.len() && matches!(b[i], b'-' | b'+' | b' ' | b'#' | b'0' | b'(' | b')') {
+            i += 1;
+        }
+        let mut num: usize = 0;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+            if b[i] == b'.' {
+                total = total.saturating_add(num);
+                num = 0;
+            } else {
+                num = num
+                    .saturating_mul(10)
+                    .saturating_add((b[i] - b'0') as usize);
+            }
+            i += 1;
+        }
+        total = total.saturating_add(num);
+    }
+    total
+}
+
+fn guarded_format(
+    state: &mut minijinja::State,
+    fmt: &minijinja::Value,
+    args: minijinja::value::Rest<minijinja::value::ValueOrKwargs>,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    if let Some(s) = fmt.as_str() {
+        let bound = format_width_bound(s);
+        if bound > MAX_OUTPUT_BYTES {
+            return Err(output_limit_error(bound));
+        }
+    }
+    minijinja::filters::format(state, fmt, args)
+}
+
+fn guarded_indent(
+    value: minijinja::value::StringInput<'_>,
+    width: Option<usize>,
+    first: Option<bool>,
+    blank: Option<bool>,
+    kwargs: minijinja::value::Kwargs,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    let width = match width {
+        Some(w) => w,
+        None => kwargs.get::<Option<usize>>("width")?.unwrap_or(4),
+    };
+    let first = match first {
+        Some(f) => f,
+        None => kwargs.get::<Option<bool>>("first")?.unwrap_or(false),
+    };
+    let blank = match blank {
+        Some(b) => b,
+        None => kwargs.get::<Option<bool>>("blank")?.unwrap_or(false),
+    };
+    kwargs.assert_all_used()?;
+    let input = value.as_str();
+    let lines = input.bytes().filter(|&b| b == b'\n').count() + 1;
+    let bound = width.saturating_mul(lines).saturating_add(input.len());
+    if bound > MAX_OUTPUT_BYTES {
+        return Err(output_limit_error(bound));
+    }
+    minijinja::filters::indent(
+        value,
+        Some(width),
+        Some(first),
+        Some(blank),
+        minijinja::value::Kwargs::from_iter(std::iter::empty::<(&str, minijinja::Value)>()),
+    )
+}
+
+/// A writer that refuses to grow past [`MAX_OUTPUT_BYTES`], remembering that it did.
+struct BoundedOutput {
+    buf: Vec<u8>,
+    overflowed: bool,
+}
+
+impl std::io::Write for BoundedOutput {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + data.len() > MAX_OUTPUT_BYTES {
+            self.overflowed = true;
+            return Err(std::io::Error::other("output limit"));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads the header's `values:` declarations: `KEY: {type: T, default: D, description: …}`, KEY
+/// dotted (`data.pvc`) and not a built-in key, T one of [`values::DeclaredType::NAMES`].
+pub fn parse_declared(src: &str, file: &str) -> Result<Vec<values::Declared>> {
+    let Some(rest) = src.trim_start().strip_prefix("{#") else {
+        return Ok(Vec::new());
+    };
+    let Some(end) = rest.find("#}") else {
+        return Ok(Vec::new());
+    };
+    let body = rest[..end].trim_start_matches('-').trim_end_matches('-');
+    if !["description:", "defaults:", "values:"]
+        .iter()
+        .any(|k| body.trim_start().starts_with(k))
+    {
+        return Ok(Vec::new());
+    }
+    let doc = manifest::parse_one(body.trim_start(), file)
+        .map_err(|e| Error::Invalid(format!("{file}: template header is not valid YAML: {e}")))?;
+    let Some(decl) = doc.and_then(|d| d.value.get("values").cloned()) else {
+        return Ok(Vec::new());
+    };
+    let bad = |m: String| Error::Invalid(format!("{file}: template header `values`: {m}"));
+    let Value::Object(map) = decl else {
+        return Err(bad("must be a mapping of KEY: {type: …, default: …}".into()));
+    };
+    let builtin = values::builtin_keys();
+    let mut out = Vec::new();
+    for (path, spec) in map {
+        let segs: Vec<&str> = path.split('.').collect();
+        if segs.iter().any(|s| s.is_empty()) || segs.len() > values::MAX_SET_DEPTH {
+            return Err(bad(format!("{path:?} is not a dotted key like data.pvc")));
+        }
+        if builtin.iter().any(|b| b == segs[0]) {
+            return Err(bad(format!(
+                "{path:?} is a built-in key; declare only keys of your own (built-in: {})",
+                builtin.join(", ")
+            )));
+        }
+        let ty = spec.get("type").and_then(Value::as_str).unwrap_or("any");
+        let kind = values::DeclaredType::parse(ty).ok_or_else(|| {
+            bad(format!(
+                "{path}: unknown type {ty:?}; use one of {}",
+                values::DeclaredType::NAMES.join(", ")
+            ))
+        })?;
+        let default = spec.get("default").cloned().unwrap_or(Value::Null);
+        if !default.is_null() && !kind.accepts(&default) {
+            return Err(bad(format!("{path}: the default is not a {ty}")));
+        }
+        let description = spec
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        out.push(values::Declared {
+            path,
+            kind,
+            default,
+            description,
+        });
+    }
+    // A declared path inside another (`data` and `data.pvc`) would overwrite it.
+    for a in &out {
+        if let Some(b) = out
+            .iter()
+            .find(|b| b.path.starts_with(&format!("{}.", a.path)))
+        {
+            return Err(bad(format!(
+                "{} and {} overlap; declare one of them",
+                a.path, b.path
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Renders a template with the given values to YAML text.
+pub fn render(t: &Template, values: &Values) -> Result<String> {
+    render_measured(t, values).map(|(text, _)| text)
+}
+
+/// Renders and also returns the fuel the render consumed (for the budget test and `-v`).
+pub fn render_measured(t: &Template, values: &Values) -> Result<(String, u64)> {
+    let mut env = environment();
     env.add_template(MACROS_NAME, MACROS)
-        .map_err(|e| template_error(&e))?;
+        .map_err(|e| template_error(t, &e))?;
     env.add_template(&t.file, &t.source)
-        .map_err(|e| template_error(&e))?;
-    let tmpl = env.get_template(&t.file).map_err(|e| template_error(&e))?;
+        .map_err(|e| template_error(t, &e))?;
+    let tmpl = env
+        .get_template(&t.file)
+        .map_err(|e| template_error(t, &e))?;
     // Values at the top level (`{{ name }}`, `{{ worker.replicas }}`) and as a whole (`values`)
     // for the macros.
     let mut ctx = values.to_context();
@@ -184,13 +412,62 @@ pub fn render(t: &Template, values: &Values) -> Result<String> {
     ctx.as_object_mut()
         .expect("values are a mapping")
         .insert("values".into(), whole);
-    tmpl.render(minijinja::value::Value::from(minijinja::value::Serde(&ctx)))
-        .map_err(|e| template_error(&e))
+    let mut out = BoundedOutput {
+        buf: Vec::new(),
+        overflowed: false,
+    };
+    let result = tmpl.render_captured_to(
+        minijinja::value::Value::from(minijinja::value::Serde(&ctx)),
+        &mut out,
+    );
+    if out.overflowed {
+        return Err(Error::Invalid(format!(
+            "{}: the rendered output is larger than the {} limit for a manifest; a template must produce one TFJob",
+            t.file,
+            crate::input::human(MAX_OUTPUT_BYTES)
+        )));
+    }
+    let captured = result.map_err(|e| template_error(t, &e))?;
+    let used = captured
+        .state()
+        .fuel_levels()
+        .map(|(used, _)| used)
+        .unwrap_or(0);
+    let text = String::from_utf8(out.buf)
+        .map_err(|e| Error::Invalid(format!("{}: output is not UTF-8: {e}", t.file)))?;
+    Ok((text, used))
 }
 
 /// `file:line: template error: …`, with the innermost cause (an error inside an imported macro
 /// names the macro file).
-fn template_error(e: &minijinja::Error) -> Error {
+fn template_error(t: &Template, e: &minijinja::Error) -> Error {
+    // The limits first, as one clear line naming the template and the limit.
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(me) = err.downcast_ref::<minijinja::Error>() {
+            let at = me
+                .line()
+                .map(|l| format!("{}:{l}", me.name().unwrap_or(&t.file)))
+                .unwrap_or_else(|| t.file.clone());
+            let detail = me.detail().unwrap_or_default();
+            if me.kind() == minijinja::ErrorKind::OutOfFuel {
+                return Error::Invalid(format!(
+                    "{at}: {} stopped: it used up its work budget of {FUEL} fuel (one per step, one per ~64 bytes of text it builds: about 1M steps or 61 MiB of text); look for a loop that does not end or text that keeps growing",
+                    t.label()
+                ));
+            }
+            if detail.contains(OUTPUT_LIMIT_MARK) {
+                return Error::Invalid(format!("{at}: {}: {detail}", t.label()));
+            }
+            if detail.contains("recursion limit exceeded") {
+                return Error::Invalid(format!(
+                    "{at}: {} stopped: macros, loops and includes nest deeper than the limit of {RECURSION_LIMIT} levels; look for a macro that calls itself without end",
+                    t.label()
+                ));
+            }
+        }
+        cur = err.source();
+    }
     let mut msg = String::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     let mut first = true;
@@ -305,9 +582,173 @@ mod tests {
             source: Cow::Borrowed("a: 1\nb: {{ nosuch.thing }}\n"),
             description: String::new(),
             defaults: serde_json::json!({}),
+            declared: Vec::new(),
             builtin: false,
         };
         let e = render(&t, &Values::default()).unwrap_err().to_string();
         assert!(e.starts_with("my.j2:2: template error"), "{e}");
+    }
+
+    fn user(src: &str) -> Template {
+        Template {
+            name: "./hostile.yaml.j2".into(),
+            file: "./hostile.yaml.j2".into(),
+            source: Cow::Owned(src.to_string()),
+            description: String::new(),
+            defaults: serde_json::json!({}),
+            declared: Vec::new(),
+            builtin: false,
+        }
+    }
+
+    fn hostile(src: &str) -> String {
+        let e = render(&user(src), &Values::default()).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
+        let msg = e.to_string();
+        assert!(msg.contains("./hostile.yaml.j2"), "{msg}");
+        msg
+    }
+
+    #[test]
+    fn endless_loops_run_out_of_fuel() {
+        let msg = hostile(
+            "{% for a in range(100000) %}{% for b in range(100000) %}{{ a }}{% endfor %}{% endfor %}",
+        );
+        assert!(msg.contains("work budget of 1000000 fuel"), "{msg}");
+    }
+
+    #[test]
+    fn doubling_text_stops_at_the_budget_not_at_gigabytes() {
+        // A macro that doubles its argument, applied 40 times.
+        let src = format!(
+            "{{% macro d(s) %}}{{{{ s }}}}{{{{ s }}}}{{% endmacro %}}{{{{ {}'xxxxxxxxxxxxxxxx'{} }}}}",
+            "d(".repeat(40),
+            ")".repeat(40)
+        );
+        let msg = hostile(&src);
+        assert!(msg.contains("61 MiB of text"), "{msg}");
+    }
+
+    #[test]
+    fn huge_widths_hit_the_output_limit_before_allocating() {
+        let msg = hostile("{{ '%2000000000s'|format('x') }}");
+        assert!(
+            msg.contains("rendered output would exceed the 3 MiB limit"),
+            "{msg}"
+        );
+        let msg = hostile("{{ ('a\\n' * 1000) | indent(1000000) }}");
+        assert!(
+            msg.contains("rendered output would exceed the 3 MiB limit"),
+            "{msg}"
+        );
+        let msg = hostile("{{ ('a\\n' * 1000) | indent(width=1000000) }}");
+        assert!(msg.contains("rendered output would exceed"), "{msg}");
+        // Ordinary uses still work.
+        let ok = render(
+            &user("{{ '%5s|%-3d'|format('ab', 7) }}\n{{ 'a\\nb'|indent(2) }}"),
+            &Values::default(),
+        )
+        .unwrap();
+        assert_eq!(ok, "   ab|7  \na\n  b");
+    }
+
+    #[test]
+    fn output_over_the_limit_is_refused() {
+        let msg = hostile("{% for i in range(5000) %}{{ 'x' * 1000 }}\n{% endfor %}");
+        assert!(msg.contains("larger than the 3 MiB limit"), "{msg}");
+    }
+
+    #[test]
+    fn runaway_recursion_is_stopped() {
+        let msg = hostile("{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}");
+        assert!(
+            msg.contains(&format!("limit of {RECURSION_LIMIT} levels")),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn oversized_template_files_are_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.yaml.j2");
+        std::fs::write(&path, vec![b'#'; crate::input::TEMPLATE.bytes + 1]).unwrap();
+        let e = load(path.to_str().unwrap()).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
+        assert!(
+            e.to_string()
+                .contains("too large: over the 1 MiB limit for a template"),
+            "{e}"
+        );
+    }
+
+    /// The budget must be generous for real templates: the built-ins, with every role on and
+    /// many env vars and labels, use a small fraction of it.
+    #[test]
+    fn builtins_use_a_small_fraction_of_the_budget() {
+        let mut env = serde_json::Map::new();
+        let mut labels = serde_json::Map::new();
+        for i in 0..50 {
+            env.insert(format!("VAR_{i}"), format!("value-{i}").into());
+            labels.insert(format!("label-{i}"), format!("v{i}").into());
+        }
+        let role = serde_json::json!({"replicas": 100, "cpu": "4", "memory": "8Gi", "gpus": 1});
+        let flags = serde_json::json!({
+            "name": "job", "image": "img:1", "env": env, "labels": labels,
+            "ps": role, "worker": role, "chief": {"replicas": 1}, "evaluator": role,
+        });
+        let mut worst = 0;
+        for name in builtin_names() {
+            let t = builtin(name).unwrap();
+            let v = values::resolve(&t.defaults, &[], &[], flags.clone()).unwrap();
+            let (_, used) = render_measured(&t, &v).unwrap();
+            eprintln!("{name}: {used} fuel of {FUEL}");
+            assert!(used > 0, "fuel is measured");
+            worst = worst.max(used);
+        }
+        assert!(
+            worst * 50 < FUEL,
+            "built-ins use {worst} of {FUEL}: less than 50x headroom"
+        );
+    }
+
+    /// Issue 15.6: a user template declares its own keys; --set and values files accept them.
+    #[test]
+    fn user_templates_declare_their_own_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.yaml.j2");
+        std::fs::write(
+            &path,
+            "{#- description: With data.\nvalues:\n  data.pvc: {type: string, default: datasets, description: the claim}\n  epochs: {type: integer, default: 3}\n-#}\npvc: {{ data.pvc }}\nepochs: {{ epochs }}\n",
+        )
+        .unwrap();
+        let t = load(path.to_str().unwrap()).unwrap();
+        assert_eq!(t.declared.len(), 2);
+        assert_eq!(t.declared[0].description, "the claim");
+        let r = |set: &[&str]| {
+            let set: Vec<values::SetArg> = set
+                .iter()
+                .map(|s| values::SetArg::Typed(s.to_string()))
+                .collect();
+            values::resolve_with(&t.defaults, &t.declared, &[], &set, serde_json::json!({}))
+        };
+        assert_eq!(
+            render(&t, &r(&[]).unwrap()).unwrap(),
+            "pvc: datasets\nepochs: 3"
+        );
+        let v = r(&["data.pvc=foo", "epochs=10"]).unwrap();
+        assert_eq!(render(&t, &v).unwrap(), "pvc: foo\nepochs: 10");
+        // `--set data.pvc=123` is the string "123"; a wrong type for an integer is reported.
+        assert!(r(&["data.pvc=123"]).is_ok());
+        let e = r(&["epochs=many"]).unwrap_err().to_string();
+        assert!(
+            e.contains("epochs: expected integer (declared by the template)"),
+            "{e}"
+        );
+        // Undeclared keys are still unknown.
+        let e = r(&["data.other=1"]).unwrap_err().to_string();
+        assert!(e.contains("unknown key `data`"), "{e}");
+        // The built-in keys cannot be redeclared.
+        let e = parse_declared("{#- values:\n  worker: {type: map}\n-#}", "t.j2").unwrap_err();
+        assert!(e.to_string().contains("is a built-in key"), "{e}");
     }
 }

@@ -74,7 +74,7 @@ proptest! {
         name in "[a-z][a-z0-9]{0,20}",
         template in prop_oneof![Just("ps-worker"), Just("chief-worker"), Just("worker"), Just("evaluator")],
         workers in 0i32..40,
-        gpus in 0u32..4,
+        gpus in 0i64..4,
     ) {
         let args = RenderOptions {
             template: Some(template.to_string()),
@@ -95,5 +95,66 @@ proptest! {
             // A job with no workers at all may be refused, but only as invalid input.
             Err(e) => prop_assert_eq!(e.exit_code() as i32, 2, "{}", e),
         }
+    }
+
+    /// Issue 14.4: a key of any depth is either within Helm's 30 levels or a clear error, never a
+    /// stack overflow.
+    #[test]
+    fn set_key_depth_is_bounded(depth in 1usize..2000) {
+        let key = vec!["a"; depth].join(".");
+        match values::parse_set(&format!("{key}=1")) {
+            Ok(_) => prop_assert!(depth <= values::MAX_SET_DEPTH),
+            Err(e) => {
+                prop_assert!(depth > values::MAX_SET_DEPTH);
+                prop_assert!(e.contains("at most 30"), "{}", e);
+            }
+        }
+    }
+
+    /// Issue 15.7: `{a,b,c}` is a list, and indexes given in any order over several --set merge.
+    #[test]
+    fn set_lists_and_indexes_merge(items in prop::collection::vec("[a-z][a-z0-9]{0,6}", 1..6), seed in any::<u64>()) {
+        let list = values::parse_set(&format!("command={{{}}}", items.join(","))).unwrap();
+        prop_assert_eq!(&list["command"], &serde_json::json!(items));
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        // A deterministic shuffle from the seed.
+        let n = order.len();
+        for i in 0..n {
+            order.swap(i, (seed as usize).wrapping_add(i * 7) % n);
+        }
+        let set: Vec<values::SetArg> = order
+            .iter()
+            .map(|&i| values::SetArg::Typed(format!("command[{i}]={}", items[i])))
+            .collect();
+        let v = values::resolve(&serde_json::json!({}), &[], &set, serde_json::json!({})).unwrap();
+        prop_assert_eq!(v.command, Some(items.clone()));
+    }
+
+    #[test]
+    fn resolve_never_panics_on_any_set(arg in ".{0,80}", string in any::<bool>()) {
+        let a = if string { values::SetArg::String(arg) } else { values::SetArg::Typed(arg) };
+        if let Err(e) = values::resolve(&serde_json::json!({}), &[], &[a], serde_json::json!({})) {
+            prop_assert_eq!(e.exit_code() as i32, 2, "{}", e);
+        }
+    }
+
+    #[test]
+    fn image_references_never_panic(s in ".{0,80}") {
+        let _ = validate::pod::image_reference(&s);
+    }
+
+    #[test]
+    fn well_formed_image_references_are_accepted(
+        registry in prop::option::of("[a-z]([a-z0-9-]{0,6}[a-z0-9])?\\.[a-z]{2,4}(:[0-9]{2,5})?"),
+        path in prop::collection::vec("[a-z0-9]{1,4}([._-][a-z0-9]{1,4}){0,2}", 1..4),
+        tag in prop::option::of("[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}"),
+    ) {
+        let mut image = registry.map(|r| format!("{r}/")).unwrap_or_default();
+        image.push_str(&path.join("/"));
+        if let Some(t) = tag {
+            image.push(':');
+            image.push_str(&t);
+        }
+        prop_assert_eq!(validate::pod::image_reference(&image), Ok(()), "{}", image);
     }
 }

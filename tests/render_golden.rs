@@ -345,3 +345,189 @@ fn templates_command() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("did you mean \"evaluator\"?"));
 }
+
+/// Issue 15.5: a job that uses a PVC, a ConfigMap, scratch space, a pull secret, a service
+/// account, a node selector, a toleration, a pod priority, requests below limits and an env var
+/// from another Secret renders into every role's pod template.
+#[test]
+fn real_job_flags_render_into_the_pod_templates() {
+    let args = [
+        "render",
+        "--name",
+        "real-job",
+        "--image",
+        "registry.example.com/team/trainer:1.4",
+        "--ps",
+        "1",
+        "--workers",
+        "2",
+        "--gpus",
+        "1",
+        "--cpu",
+        "8",
+        "--cpu-request",
+        "4",
+        "--memory",
+        "32Gi",
+        "--memory-request",
+        "16Gi",
+        "--pvc",
+        "datasets:/data:ro",
+        "--config-map",
+        "train-config:/etc/train",
+        "--empty-dir",
+        "/dev/shm:8Gi",
+        "--image-pull-secret",
+        "regcred",
+        "--service-account",
+        "trainer",
+        "--node-selector",
+        "pool=gpu",
+        "--toleration",
+        "nvidia.com/gpu:NoSchedule",
+        "--pod-priority-class",
+        "high",
+        "--env-from-secret",
+        "HF_TOKEN=hf/token",
+        "--set",
+        "command={python,-m,trainer.task}",
+    ];
+    check_golden("real-job", &args);
+    let (out, _) = text(&run(&args));
+    for want in [
+        "serviceAccountName: trainer",
+        "priorityClassName: high",
+        "- name: regcred",
+        "claimName: datasets",
+        "mountPath: /data",
+        "sizeLimit: 8Gi",
+        "name: HF_TOKEN\n              valueFrom:\n                secretKeyRef:\n                  key: token\n                  name: hf",
+        "requests:\n                cpu: \"4\"\n                memory: 16Gi",
+        "effect: NoSchedule",
+        "pool: gpu",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in:\n{out}");
+    }
+}
+
+/// Issue 14.10: negative and impossible counts are input errors, never a silently dropped role.
+#[test]
+fn negative_and_impossible_counts_are_refused() {
+    let base = ["render", "--name", "x", "--image", "img:1"];
+    let with = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    assert_invalid(
+        &with(&["--workers=-1"]),
+        "replicas must be ≥ 0",
+        "--workers=-1",
+    );
+    assert_invalid(
+        &with(&["--workers", "-1"]),
+        "replicas must be ≥ 0",
+        "--workers -1",
+    );
+    assert_invalid(
+        &with(&["--set", "ps.replicas=-1"]),
+        "ps.replicas: replicas must be ≥ 0",
+        "--set",
+    );
+    assert_invalid(&with(&["--gpus", "-1"]), "GPUs must be ≥ 0", "--gpus -1");
+    assert_invalid(&with(&["--chief", "2"]), "0 or 1 chief", "--chief 2");
+    assert_invalid(
+        &with(&["--cpu", "0"]),
+        "worker.cpu: a limit of 0",
+        "--cpu 0",
+    );
+    assert_invalid(
+        &with(&["--ps", "0", "--workers", "0"]),
+        "at least one replica",
+        "no replicas",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let v = dir.path().join("v.yaml");
+    std::fs::write(&v, "worker: {replicas: -5}\n").unwrap();
+    assert_invalid(
+        &with(&["-f", v.to_str().unwrap()]),
+        "worker.replicas: replicas must be ≥ 0, got -5",
+        "values file",
+    );
+    // The other spelling of the GPU key gets a suggestion.
+    assert_invalid(
+        &with(&["--set", "worker.gpu=1"]),
+        "did you mean `worker.gpus`?",
+        "gpu key",
+    );
+}
+
+/// Issue 15.7: --set as Helm users type it.
+#[test]
+fn set_takes_helm_lists_indexes_strings_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("arg.txt");
+    std::fs::write(&f, "--epochs=3").unwrap();
+    let file_arg = format!("env.FLAGS={}", f.display());
+    let o = run(&[
+        "render",
+        "-t",
+        "worker",
+        "--name",
+        "x",
+        "--image",
+        "img:1",
+        "--set",
+        "command={python,-m,train}",
+        "--set",
+        "worker.args[1]=b",
+        "--set",
+        "worker.args[0]=a",
+        "--set-file",
+        &file_arg,
+        "--set-string",
+        "labels.version=2",
+        "--set",
+        r"annotations.example\.com/note=a\,b",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        out.contains("- python\n            - -m\n            - train\n"),
+        "{out}"
+    );
+    assert!(out.contains("version: \"2\""), "{out}");
+    assert!(out.contains("example.com/note: a,b"), "{out}");
+    assert!(
+        out.contains("args:\n            - a\n            - b\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("name: FLAGS\n              value: --epochs=3"),
+        "{out}"
+    );
+    assert_invalid(
+        &run(&[
+            "render",
+            "--name",
+            "x",
+            "--image",
+            "i",
+            "--set",
+            "command[1]=x",
+        ]),
+        "command[0] is not set",
+        "hole",
+    );
+    let deep = format!("{}=1", vec!["a"; 60_000].join("."));
+    assert_invalid(
+        &run(&["render", "--name", "x", "--image", "i", "--set", &deep]),
+        "at most 30 are allowed",
+        "deep key",
+    );
+    assert_invalid(
+        &run(&["render", "--name", "x", "--image", "i", "--set", "novalue"]),
+        "--set command={python,train.py}",
+        "Helm forms",
+    );
+}

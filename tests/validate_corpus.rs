@@ -3,7 +3,9 @@
 //! our schema against the upstream CRD when /work/shared/reference is present.
 //!
 //! Each corpus file starts with `# expect: <text>` (in the output), `# line: N` (the line the
-//! finding points at) and optionally `# upstream: reject` (the upstream CRD schema rejects it too).
+//! finding points at) and optionally `# upstream: reject` (the upstream CRD schema rejects it too)
+//! and `# severity: warning` (the cluster accepts it: plain `validate` exits 0 and reports it,
+//! `--strict` exits 2).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -52,6 +54,7 @@ struct Case {
     expect: String,
     line: usize,
     upstream_rejects: bool,
+    warning: bool,
 }
 
 fn corpus() -> Vec<Case> {
@@ -73,6 +76,7 @@ fn corpus() -> Vec<Case> {
                     .parse()
                     .unwrap(),
                 upstream_rejects: header("upstream").as_deref() == Some("reject"),
+                warning: header("severity").as_deref() == Some("warning"),
                 path,
             }
         })
@@ -86,7 +90,23 @@ fn corpus() -> Vec<Case> {
 fn every_corpus_file_is_rejected_with_its_message_and_line() {
     for c in corpus() {
         let p = c.path.to_str().unwrap();
-        let o = run(&["validate", "-f", p]);
+        if c.warning {
+            // The API server would accept it: reported, but exit 0 unless --strict.
+            let o = run(&["validate", "-f", p]);
+            let (_, err) = text(&o);
+            assert_eq!(o.status.code(), Some(0), "{p}: {err}");
+            assert!(
+                err.contains(&c.expect),
+                "{p}: expected {:?} in:\n{err}",
+                c.expect
+            );
+            assert!(err.contains("warning:"), "{p}: {err}");
+        }
+        let mut args = vec!["validate", "-f", p];
+        if c.warning {
+            args.push("--strict");
+        }
+        let o = run(&args);
         assert_invalid(&o, &c.expect, p);
         let (_, err) = text(&o);
         let at = format!("{p}:{}:", c.line);
@@ -100,7 +120,14 @@ fn every_corpus_file_is_rejected_with_its_message_and_line() {
 #[test]
 fn literal_keys_are_never_echoed() {
     let p = corpus_dir().join("literal-api-key.yaml");
-    let o = run(&["validate", "-f", p.to_str().unwrap(), "-o", "json"]);
+    let o = run(&[
+        "validate",
+        "--strict",
+        "-f",
+        p.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -110,7 +137,7 @@ fn literal_keys_are_never_echoed() {
     let j: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["valid"], Value::Bool(false));
     assert_eq!(j["findings"][0]["rule"], "literal-credential");
-    assert_eq!(j["findings"][0]["location"]["line"], 22);
+    assert_eq!(j["findings"][0]["location"]["line"], 23);
 }
 
 #[test]

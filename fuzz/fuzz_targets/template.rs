@@ -16,10 +16,11 @@ fuzz_target!(|source: &str| {
         source: Cow::Owned(source.to_string()),
         description,
         defaults: defaults.clone(),
+        declared: templates::parse_declared(source, "fuzz.yaml.j2").unwrap_or_default(),
         builtin: false,
     };
     let flags = serde_json::json!({"name": "fuzz", "image": "tensorflow/tensorflow:2.13.0"});
-    if let Ok(values) = values::resolve(&defaults, &[], &[], flags) {
+    if let Ok(values) = values::resolve_with(&defaults, &template.declared, &[], &[], flags) {
         let _ = templates::render(&template, &values);
     }
 });

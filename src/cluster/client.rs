@@ -257,6 +257,13 @@ pub fn is_not_found(err: &kube::Error) -> bool {
 /// Turns a failed request into an error that says what failed and what to do next.
 pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
     match &err {
+        kube::Error::Api(status)
+            if status.code == 403
+                && let crate::error::Forbidden::AdmissionDenied { webhook, errors } =
+                    crate::error::classify_forbidden(&status.message) =>
+        {
+            crate::error::admission_denied(&webhook, &errors)
+        }
         kube::Error::Api(status) if status.code == 403 => Error::NotReady {
             message: format!(
                 "forbidden: you may not {} (the API server said: {})",

@@ -7,7 +7,7 @@ use super::Global;
 use crate::error::Result;
 use crate::gateway::GatewayOptions;
 use crate::output::Output;
-use crate::render::RenderOptions;
+use crate::render::{PodOptions, RenderOptions};
 
 /// Where a job comes from and everything that shapes it. Shared by `render` and `submit`.
 #[derive(Debug, Clone, Default, Args)]
@@ -29,29 +29,41 @@ pub struct RenderArgs {
     #[arg(long)]
     pub name: Option<String>,
 
+    /// Let the API server name the job: PREFIX plus 5 random characters (metadata.generateName,
+    /// as `kubectl create` uses it). `submit` prints the generated name and follows it.
+    #[arg(long, value_name = "PREFIX", conflicts_with = "name")]
+    pub generate_name: Option<String>,
+
+    /// Render or submit even though a container holds a literal credential (an API key in
+    /// `env` or `args`). Anyone who may read the TFJob can read the key; prefer a Secret.
+    #[arg(long)]
+    pub allow_literal_credentials: bool,
+
     /// Container image for every replica (override per role with --set ps.image=…).
     #[arg(long)]
     pub image: Option<String>,
 
+    // Counts accept "-1" as a number (not as a flag or the trailing command), so a negative
+    // count gets a plain "must be ≥ 0" from values checking.
     /// Number of parameter servers.
-    #[arg(long = "ps", value_name = "N")]
+    #[arg(long = "ps", value_name = "N", allow_negative_numbers = true)]
     pub ps: Option<i32>,
 
     /// Number of workers.
-    #[arg(long = "workers", value_name = "N")]
+    #[arg(long = "workers", value_name = "N", allow_negative_numbers = true)]
     pub workers: Option<i32>,
 
     /// Number of chief replicas (0 or 1).
-    #[arg(long = "chief", value_name = "N")]
+    #[arg(long = "chief", value_name = "N", allow_negative_numbers = true, value_parser = parse_chief)]
     pub chief: Option<i32>,
 
     /// Number of evaluator replicas.
-    #[arg(long = "evaluator", value_name = "N")]
+    #[arg(long = "evaluator", value_name = "N", allow_negative_numbers = true)]
     pub evaluator: Option<i32>,
 
-    /// GPUs (nvidia.com/gpu) per worker (and chief).
-    #[arg(long, value_name = "N")]
-    pub gpus: Option<u32>,
+    /// GPUs (nvidia.com/gpu) per worker (and chief); values key `gpus`.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub gpus: Option<i64>,
 
     /// CPU limit per worker (and chief), e.g. 4 or 500m.
     #[arg(long, value_name = "QUANTITY")]
@@ -101,9 +113,13 @@ pub struct RenderArgs {
     #[arg(long, value_name = "NAME")]
     pub queue: Option<String>,
 
-    /// runPolicy.schedulingPolicy.priorityClass.
+    /// runPolicy.schedulingPolicy.priorityClass: the gang PodGroup's priority (Volcano,
+    /// scheduler-plugins). For the pods' own priority use --pod-priority-class.
     #[arg(long, value_name = "NAME")]
     pub priority_class: Option<String>,
+
+    #[command(flatten)]
+    pub pod: PodArgs,
 
     #[command(flatten)]
     pub gateway: GatewayArgs,
@@ -111,6 +127,100 @@ pub struct RenderArgs {
     /// Command (and args) for the tensorflow containers, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// Values that describe real jobs (issue 15), applied to every role's pods; per role with
+/// `--set worker.volumes=…` or a values file. Also `--set-string`/`--set-file`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PodArgs {
+    /// Set a value as a string, never typed (e.g. --set-string labels.version=2). Repeatable.
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
+
+    /// Set a value from a file's content (e.g. --set-file env.FLAGS=./flags.txt). Repeatable.
+    #[arg(long = "set-file", value_name = "KEY=PATH")]
+    pub set_file: Vec<String>,
+
+    /// CPU request per worker (and chief) when lower than the limit --cpu, e.g. 2.
+    #[arg(long, value_name = "QUANTITY")]
+    pub cpu_request: Option<String>,
+
+    /// Memory request per worker (and chief) when lower than the limit --memory, e.g. 4Gi.
+    #[arg(long, value_name = "QUANTITY")]
+    pub memory_request: Option<String>,
+
+    /// Mount a PersistentVolumeClaim: CLAIM:/mount/path[:ro] (repeatable).
+    #[arg(long, value_name = "CLAIM:PATH[:ro]")]
+    pub pvc: Vec<String>,
+
+    /// Mount a ConfigMap: NAME:/mount/path (repeatable).
+    #[arg(long, value_name = "NAME:PATH")]
+    pub config_map: Vec<String>,
+
+    /// Mount a Secret as files: NAME:/mount/path (repeatable).
+    #[arg(long, value_name = "NAME:PATH")]
+    pub secret_volume: Vec<String>,
+
+    /// Scratch space: /mount/path[:SIZE], e.g. /dev/shm:8Gi (repeatable).
+    #[arg(long, value_name = "PATH[:SIZE]")]
+    pub empty_dir: Vec<String>,
+
+    /// Secret with registry credentials for pulling the image (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub image_pull_secret: Vec<String>,
+
+    /// The pods' ServiceAccount.
+    #[arg(long, value_name = "NAME")]
+    pub service_account: Option<String>,
+
+    /// Schedule only on nodes with this label: KEY=VALUE (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub node_selector: Vec<String>,
+
+    /// Tolerate a taint: KEY[=VALUE]:EFFECT, EFFECT one of NoSchedule, PreferNoSchedule,
+    /// NoExecute (repeatable).
+    #[arg(long, value_name = "KEY[=VALUE]:EFFECT")]
+    pub toleration: Vec<String>,
+
+    /// The pods' priorityClassName (kube-scheduler priority and preemption).
+    #[arg(long, value_name = "NAME")]
+    pub pod_priority_class: Option<String>,
+
+    /// Env var from a Secret key: NAME=SECRET/KEY, e.g. HF_TOKEN=hf/token (repeatable).
+    #[arg(long, value_name = "NAME=SECRET/KEY")]
+    pub env_from_secret: Vec<String>,
+}
+
+impl From<PodArgs> for PodOptions {
+    fn from(a: PodArgs) -> Self {
+        PodOptions {
+            set_string: a.set_string,
+            set_file: a.set_file,
+            cpu_request: a.cpu_request,
+            memory_request: a.memory_request,
+            pvc: a.pvc,
+            config_map: a.config_map,
+            secret_volume: a.secret_volume,
+            empty_dir: a.empty_dir,
+            image_pull_secret: a.image_pull_secret,
+            service_account: a.service_account,
+            node_selector: a.node_selector,
+            toleration: a.toleration,
+            pod_priority_class: a.pod_priority_class,
+            env_from_secret: a.env_from_secret,
+        }
+    }
+}
+
+/// `--chief`: TensorFlow's cluster spec allows at most one chief task.
+fn parse_chief(s: &str) -> std::result::Result<i32, String> {
+    match s.trim().parse::<i32>() {
+        Ok(n @ 0..=1) => Ok(n),
+        Ok(n) => Err(format!(
+            "a job has 0 or 1 chief, not {n} (TensorFlow refuses a cluster spec with two chief tasks); use --workers for more replicas"
+        )),
+        Err(_) => Err(format!("{s:?} is not a number; use 0 or 1")),
+    }
 }
 
 /// How the model-gateway credentials reach the training containers.
@@ -153,6 +263,8 @@ impl From<RenderArgs> for RenderOptions {
             files: a.files,
             set: a.set,
             name: a.name,
+            generate_name: a.generate_name,
+            allow_literal_credentials: a.allow_literal_credentials,
             image: a.image,
             ps: a.ps,
             workers: a.workers,
@@ -172,6 +284,7 @@ impl From<RenderArgs> for RenderOptions {
             success_policy: a.success_policy,
             queue: a.queue,
             priority_class: a.priority_class,
+            pod: a.pod.into(),
             gateway: a.gateway.into(),
             command: a.command,
         }

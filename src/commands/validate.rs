@@ -18,6 +18,11 @@ pub struct ValidateArgs {
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: ReportFormat,
 
+    /// Treat warnings (lint and policy: literal credentials, duplicate keys, …) as errors.
+    /// Without it, exit 2 means the cluster would reject the job.
+    #[arg(long)]
+    pub strict: bool,
+
     #[command(flatten)]
     pub gateway: GatewayArgs,
 }
@@ -26,6 +31,7 @@ pub fn exec(_global: &Global, args: ValidateArgs, out: &mut Output) -> Result<()
     let options = ValidateOptions {
         files: args.files,
         output: args.output,
+        strict: args.strict,
         gateway: args.gateway.into(),
     };
     crate::validate::run_validate(&options, out)

@@ -1,9 +1,17 @@
-//! The cluster-facing commands, clap-free: each takes plain options, a
-//! [`crate::cluster::ConnectionOptions`] and an [`crate::output::Output`]. `diagnose` lives in
-//! [`crate::diagnose`] beside its pure checks.
+//! The cluster-facing commands, clap-free: each takes plain options and a client or
+//! [`crate::cluster::ConnectionOptions`], and writes through an [`crate::output::Output`] or the
+//! two streams it is given (stdout for data, stderr for progress). `diagnose` lives in
+//! [`crate::diagnose`] beside its pure checks. Pure views of the day-two commands are in
+//! [`crate::jobview`].
 
+pub mod delete;
+pub mod get;
+pub mod list;
+pub mod logs;
+pub mod podtable;
 pub mod secret;
 pub mod submit;
+pub mod suspend;
 pub mod wait;
 
 /// `--dry-run`: what a command may send.

@@ -7,7 +7,7 @@
 //! idempotent: same content → "unchanged"; different content needs `--overwrite`.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -156,12 +156,14 @@ fn read_key(
         KeySource::Stdin => {
             // All of stdin, bounded: a second line means the wrong thing was piped in, and
             // silently keeping only the first line would store a wrong key.
-            let mut text = String::new();
-            std::io::stdin()
-                .lock()
-                .take(64 * 1024)
-                .read_to_string(&mut text)
-                .map_err(|e| Error::io("reading the key from stdin", e))?;
+            let bytes = crate::input::read_bytes_from(
+                std::io::stdin().lock(),
+                "<stdin>",
+                crate::input::KEY,
+            )?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Error::Invalid("the key on stdin is not UTF-8 text; nothing was stored".into())
+            })?;
             clean_key(text, "stdin")
         }
         KeySource::Env(var) => match std::env::var(var) {
@@ -174,8 +176,8 @@ fn read_key(
             ))),
         },
         KeySource::File(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::io(format!("reading the key from {}", path.display()), e))?;
+            let (_, text) =
+                crate::input::read_text(&path.display().to_string(), crate::input::KEY)?;
             clean_key(text, &path.display().to_string())
         }
         KeySource::Literal => {

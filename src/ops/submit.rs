@@ -55,7 +55,13 @@ pub async fn run(
     let prepared = render::prepare(kube_args, &args.render)?;
     print_warnings(&prepared.report, out);
     let mut job = prepared.job;
-    let name = job.metadata.name.clone().unwrap_or_default();
+    // With generateName the API server picks the name; until then, show the prefix.
+    let name = job
+        .metadata
+        .name
+        .clone()
+        .or_else(|| job.metadata.generate_name.clone())
+        .unwrap_or_default();
 
     if args.dry_run == DryRun::Client {
         print_job(
@@ -96,14 +102,17 @@ pub async fn run(
     }
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &namespace);
     let existing = readiness.existing;
-    server_dry_run(&kube, &jobs, &job, existing.as_ref()).await?;
+    let answered = server_dry_run(&kube, &jobs, &job, existing.as_ref()).await?;
 
     if args.dry_run == DryRun::Server {
+        // As kubectl does, show what the server answered (with its generated name).
+        let shown = answered.unwrap_or(job);
+        let shown_name = shown.metadata.name.clone().unwrap_or(name);
         print_job(
             out,
-            &job,
+            &shown,
             args.output,
-            &format!("tfjob.kubeflow.org/{name} created (server dry run)"),
+            &format!("tfjob.kubeflow.org/{shown_name} created (server dry run)"),
         )?;
         return Ok(());
     }
@@ -117,6 +126,8 @@ pub async fn run(
         out.after_write(printed, &deleted)?;
     }
     let created = create(&kube, &jobs, job).await?;
+    // Every later step follows the name the server gave (generateName).
+    let name = created.metadata.name.clone().unwrap_or(name);
     let line = format!("tfjob.kubeflow.org/{name} created");
     let printed = print_job(out, &created, args.output, &line);
     // The job exists now: a closed stdout must not hide that.
@@ -223,14 +234,15 @@ async fn check_readiness(
     gateway: &crate::gateway::GatewayConfig,
     replace: bool,
 ) -> Readiness {
-    let name = job.metadata.name.clone().unwrap_or_default();
+    // generateName: the server picks a fresh name, so nothing can exist under it.
+    let name = job.metadata.name.clone();
     let (crd, operator, ns, access, secrets, existing) = tokio::join!(
         cluster::crd::require_served(kube),
         find_operator(kube),
         check_namespace(kube, namespace),
         check_access(kube, namespace),
         check_secrets(kube, namespace, job, gateway),
-        check_existing(kube, namespace, &name, replace),
+        check_existing(kube, namespace, name.as_deref(), replace),
     );
     let mut r = Readiness::default();
     let crd_ok = match crd {
@@ -414,9 +426,12 @@ async fn check_secrets(
 async fn check_existing(
     kube: &Kube,
     namespace: &str,
-    name: &str,
+    name: Option<&str>,
     replace: bool,
 ) -> Result<Option<TFJob>> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
     match cluster::retry(kube, || jobs.get_opt(name)).await {
@@ -474,21 +489,21 @@ async fn server_dry_run(
     jobs: &Api<TFJob>,
     job: &TFJob,
     existing: Option<&TFJob>,
-) -> Result<()> {
+) -> Result<Option<TFJob>> {
     let namespace = job.metadata.namespace.clone().unwrap_or_default();
     let name = job.metadata.name.clone().unwrap_or_default();
     let params = dry_run_params();
     match existing {
         None => cluster::retry(kube, || jobs.create(&params, job))
             .await
-            .map(drop)
+            .map(Some)
             .map_err(|e| rejected(e, kube, &namespace, "create")),
         Some(old) => {
             let mut update = job.clone();
             update.metadata.resource_version = old.metadata.resource_version.clone();
             cluster::retry(kube, || jobs.replace(&name, &params, &update))
                 .await
-                .map(drop)
+                .map(|_| None)
                 .map_err(|e| rejected(e, kube, &namespace, "update"))
         }
     }
@@ -575,6 +590,9 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob>
         field_manager: Some(FIELD_MANAGER.into()),
     };
     let namespace = job.metadata.namespace.clone().unwrap_or_default();
+    if job.metadata.name.is_none() {
+        return create_generated(kube, jobs, &job, &params, &id, &namespace).await;
+    }
     let name = job.metadata.name.clone().unwrap_or_default();
     match cluster::retry(kube, || jobs.create(&params, &job)).await {
         Ok(created) => Ok(created),
@@ -596,4 +614,47 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob>
         },
         Err(e) => Err(rejected(e, kube, &namespace, "create")),
     }
+}
+
+/// generateName: a retried create would make a second job under another name, so a failed
+/// attempt is retried only once the list shows that no job carries this submission's id; when
+/// one does, the first attempt went through and that job is the result.
+async fn create_generated(
+    kube: &Kube,
+    jobs: &Api<TFJob>,
+    job: &TFJob,
+    params: &PostParams,
+    id: &str,
+    namespace: &str,
+) -> Result<TFJob> {
+    const ATTEMPTS: usize = 3;
+    let mut last = None;
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(200 * attempt as u64)).await;
+            let landed = jobs.list(&ListParams::default()).await.ok().and_then(|l| {
+                l.items.into_iter().find(|j| {
+                    j.metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(SUBMISSION_ANNOTATION))
+                        .is_some_and(|v| v == id)
+                })
+            });
+            if let Some(found) = landed {
+                return Ok(found);
+            }
+        }
+        match jobs.create(params, job).await {
+            Ok(created) => return Ok(created),
+            Err(e) if cluster::client::is_transient(&e) => last = Some(e),
+            Err(e) => return Err(rejected(e, kube, namespace, "create")),
+        }
+    }
+    Err(rejected(
+        last.expect("at least one attempt failed"),
+        kube,
+        namespace,
+        "create",
+    ))
 }

@@ -4,9 +4,13 @@
 //! Everything works on `serde_json::Value`, because a broken manifest may not deserialize into
 //! the typed model, and that is exactly when the user needs the full list of problems.
 
+pub mod credentials;
+pub mod lint;
+pub mod names;
+pub mod pod;
 pub mod quantity;
-pub mod rules;
 pub mod schema;
+pub mod webhook;
 
 use std::fmt::Write as _;
 
@@ -98,6 +102,20 @@ impl Report {
         self.findings.iter().filter(move |f| f.severity == s)
     }
 
+    /// `--strict`: every warning becomes an error.
+    pub fn promote_warnings(&mut self) {
+        for f in &mut self.findings {
+            if f.severity == Severity::Warning {
+                f.severity = Severity::Error;
+            }
+        }
+    }
+
+    /// Literal credentials found (what `submit` refuses without --allow-literal-credentials).
+    pub fn literal_credentials(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.rule == credentials::RULE)
+    }
+
     pub fn extend(&mut self, other: Report) {
         self.findings.extend(other.findings);
     }
@@ -186,7 +204,8 @@ pub struct Context<'a> {
 
 /// Validates one TFJob object: schema, webhook rules, lints. Pure.
 pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
-    let mut findings = rules::check(obj, ctx);
+    let mut findings = lint::check(obj, ctx);
+    findings.extend(pod::check(obj));
     // The schema check assumes the object's identity; a Secret in the stream is not a TFJob.
     let is_tfjob = obj.get("kind").and_then(Value::as_str) == Some(crate::model::KIND);
     if is_tfjob {
@@ -220,6 +239,26 @@ pub fn validate_against_openapi(openapi_v3_schema: &Value, obj: &Value) -> Vec<F
     }
 }
 
+/// Findings from reading the YAML itself (duplicate keys), which kubectl accepts silently.
+pub fn read_findings(doc: &manifest::Document) -> Vec<Finding> {
+    doc.warnings
+        .iter()
+        .map(|w| {
+            let mut f = Finding::new(
+                Severity::Warning,
+                "duplicate-key",
+                w.path.clone(),
+                w.message.clone(),
+            )
+            .with_hint(Some(
+                "remove one of them; the earlier value is ignored".into(),
+            ));
+            f.location = Some(w.location.clone());
+            f
+        })
+        .collect()
+}
+
 /// Validates one parsed document.
 pub fn validate_document(doc: &manifest::Document, gateway: &GatewayConfig) -> Report {
     let ctx = Context {
@@ -227,7 +266,9 @@ pub fn validate_document(doc: &manifest::Document, gateway: &GatewayConfig) -> R
         will_inject: false,
         positions: Some(&doc.positions),
     };
-    validate_value(&doc.value, &ctx)
+    let mut report = validate_value(&doc.value, &ctx);
+    report.findings.extend(read_findings(doc));
+    report
 }
 
 /// What `validate` checks and how it reports (the flags, clap-free).
@@ -236,6 +277,8 @@ pub struct ValidateOptions {
     /// Manifest files; "-" reads stdin.
     pub files: Vec<String>,
     pub output: ReportFormat,
+    /// Warnings count as errors (exit 2).
+    pub strict: bool,
     /// The credentials the manifests are expected to reference.
     pub gateway: GatewayOptions,
 }
@@ -243,11 +286,12 @@ pub struct ValidateOptions {
 /// `kubectl tfjob validate -f FILE|- [-f …] [-o json]`.
 pub fn run_validate(args: &ValidateOptions, out: &mut Output) -> Result<()> {
     let gateway = GatewayConfig::from_args(&args.gateway);
+    gateway.check()?;
     let mut report = Report::default();
     let mut valid_names = Vec::new();
     let mut documents = 0;
     for file in &args.files {
-        let (name, text) = match manifest::read_source(file) {
+        let (name, text) = match crate::input::read_manifest(file) {
             Ok(x) => x,
             Err(Error::Invalid(msg)) | Err(Error::Usage(msg)) => {
                 report
@@ -288,6 +332,9 @@ pub fn run_validate(args: &ValidateOptions, out: &mut Output) -> Result<()> {
             }
             report.extend(r);
         }
+    }
+    if args.strict {
+        report.promote_warnings();
     }
     match args.output {
         ReportFormat::Json => {

@@ -89,12 +89,58 @@ fn identity() {
 
 #[test]
 fn webhook_name() {
-    for bad in ["Mnist", "1mnist", "mn_ist", "mnist-", ""] {
+    for bad in ["Mnist", "1mnist", "mn_ist", "mnist-"] {
         let r = with(|v| v["metadata"]["name"] = json!(bad));
         assert!(has(&r, "webhook/name", "metadata.name"), "{bad}");
     }
+    // No name at all: the API server's "name or generateName is required".
+    let r = with(|v| v["metadata"]["name"] = json!(""));
+    assert!(has(&r, "name", "metadata.name"));
     let r = with(|v| v["metadata"].as_object_mut().unwrap().clear());
-    assert!(has(&r, "webhook/name", "metadata.name"));
+    assert!(has(&r, "name", "metadata.name"));
+}
+
+/// generateName: the API server completes the prefix with 5 characters before admission
+/// (k8s.io/apiserver storage/names/generate.go), so the webhook checks `prefix + 5 chars`.
+#[test]
+fn generate_name_is_checked_as_the_name_it_becomes() {
+    let gen_name = |prefix: &str| {
+        with(|v| {
+            let m = v["metadata"].as_object_mut().unwrap();
+            m.remove("name");
+            m.insert("generateName".into(), json!(prefix));
+        })
+    };
+    // Kubeflow's docs and Pipelines submit this way.
+    for ok in ["mnist-", "tfjob", "a"] {
+        let r = gen_name(ok);
+        assert!(!r.has_errors(), "{ok}: {}", r.render_text());
+    }
+    // Must start with a letter (DNS-1035), and no characters outside [a-z0-9-].
+    for bad in ["1mnist-", "Mnist-", "mn.ist-", "-x"] {
+        let r = gen_name(bad);
+        assert!(has(&r, "webhook/name", "metadata.generateName"), "{bad}");
+    }
+    // The pod-name budget uses the generated length: 50 + 5 = 55, "-worker-2" makes 64.
+    let r = gen_name(&"a".repeat(50));
+    let f = r.findings.iter().find(|f| f.rule == "name-length").unwrap();
+    assert_eq!(f.path, "metadata.generateName");
+    assert!(f.message.contains("64 characters"), "{}", f.message);
+    assert!(
+        f.hint.as_deref().unwrap().contains("to 49 or fewer"),
+        "{:?}",
+        f.hint
+    );
+    // 49 + 5 + "-worker-2" = 63: fits. A prefix over 58 is cut first, still too long here.
+    assert!(has(
+        &gen_name(&"a".repeat(70)),
+        "name-length",
+        "metadata.generateName"
+    ));
+    assert!(!gen_name(&"a".repeat(49)).has_errors());
+    // name wins over generateName.
+    let r = with(|v| v["metadata"]["generateName"] = json!("Bad_"));
+    assert!(!r.has_errors(), "{}", r.render_text());
 }
 
 #[test]
@@ -174,7 +220,8 @@ fn replica_type_keys() {
         .iter()
         .find(|f| f.rule == "replica-type")
         .unwrap();
-    assert_eq!(f.severity, Severity::Error);
+    // The webhook does not check keys, so the cluster stores the job: a warning.
+    assert_eq!(f.severity, Severity::Warning);
     assert_eq!(f.hint.as_deref(), Some("did you mean Worker?"));
     assert!(f.message.contains("PS, Worker"));
 }
@@ -250,7 +297,7 @@ fn gpus() {
 }
 
 #[test]
-fn literal_credentials_are_errors_and_never_echoed() {
+fn literal_credentials_are_warnings_and_never_echoed() {
     // Built at run time so the source holds nothing a secret scanner would flag.
     let key = &format!(
         "sk-{}",
@@ -288,12 +335,36 @@ fn literal_credentials_are_errors_and_never_echoed() {
         ("HF_HUB_DISABLE_TOKEN", "1"),
         ("USE_SECRET", "true"),
         ("API_KEY", "$(OTHER_VAR)"),
+        // Paths say where a credential lives, not what it is (issue 11).
+        (
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "/var/secrets/user-gcp-sa.json",
+        ),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "user-gcp-sa.json"),
+        ("AWS_SHARED_CREDENTIALS_FILE", "creds"),
+        ("KEY_PATH", "keys/k.pem"),
+        ("SECRETS_DIR", "secrets"),
+        ("DB_PASSWORD", ""),
+        ("DB_PASSWORD", "/etc/db/password"),
+        ("HF_TOKEN", "./token.txt"),
     ] {
         let r = with(|v| wc(v)["env"][0] = json!({"name": name, "value": value}));
-        assert!(!r.has_errors(), "{name}: {}", r.render_text());
+        assert_eq!(
+            r.literal_credentials().count(),
+            0,
+            "{name}={value}: {}",
+            r.render_text()
+        );
     }
     let digest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     let r = with(|v| wc(v)["env"][0] = json!({"name": "MODEL_SHA", "value": digest}));
+    assert_eq!(r.literal_credentials().count(), 0, "{}", r.render_text());
+    // A literal key is a warning for validate: the API server would store it.
+    let r = with(|v| wc(v)["env"][0] = json!({"name": "HF_TOKEN", "value": key}));
+    assert_eq!(
+        r.literal_credentials().next().unwrap().severity,
+        Severity::Warning
+    );
     assert!(!r.has_errors(), "{}", r.render_text());
 }
 

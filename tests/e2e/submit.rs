@@ -402,3 +402,141 @@ fn version_skew_with_the_live_crd_is_caught_before_any_write() {
     assert!(run.stderr.contains("runPolicy"), "{}", run.stderr);
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 }
+
+#[test]
+fn a_webhook_denial_is_invalid_input_not_rbac() {
+    // A policy engine's validating webhook refusing the create, worded as kube-apiserver words
+    // every webhook denial (statuserror.go ToStatusErr) with a Go aggregate of two errors.
+    let c = cluster(&format!(
+        "faults:\n- match: {{verb: create, resource: tfjobs}}\n  status: 403\n  times: 0\n  message: 'admission webhook \"validate.kyverno.svc-fail\" denied the request: [spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Invalid value: \"tensorflow/tensorflow:2.13.0-gpu\": images must come from registry.corp, metadata.labels[team]: Required value: every job needs a team label]'\nobjects:{SECRET}"
+    ));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("\"validate.kyverno.svc-fail\""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "\n  - spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Invalid value"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("\n  - metadata.labels[team]: Required value: every job needs a team label"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("policy engine"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Role"), "{}", run.stderr);
+    assert!(!run.stderr.contains("can-i"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+    assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_none());
+}
+
+/// `submit -f` reads the file as kubectl would (YAML 1.1 via go-yaml v2) and sends those values;
+/// `generateName` is completed by the server and every later line follows the generated name.
+#[test]
+fn submit_file_sends_what_kubectl_would_with_a_generated_name() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  generateName: mnist-\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 0b11\n      replicas: 010\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            volumeMounts: [{name: k, mountPath: /k}]\n          volumes:\n          - name: k\n            secret: {secretName: taotoken-secret, defaultMode: 0400}\n    PS:\n      replicas: 1.0\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let validate = tfjob(&c, &["validate", "-f", p]);
+    validate.expect_code(0);
+    assert!(
+        validate.stderr.contains("duplicate key \"replicas\""),
+        "{}",
+        validate.stderr
+    );
+    let strict = tfjob(&c, &["validate", "--strict", "-f", p]);
+    strict.expect_code(2);
+
+    let run = tfjob(&c, &["submit", "-f", p]);
+    run.expect_code(0);
+    let line = run.stdout.trim();
+    let name = line
+        .strip_prefix("tfjob.kubeflow.org/")
+        .and_then(|l| l.strip_suffix(" created"))
+        .unwrap_or_else(|| panic!("not kubectl's form: {line}"));
+    assert!(
+        name.starts_with("mnist-") && name.len() == "mnist-".len() + 5,
+        "{name}"
+    );
+    assert!(
+        run.stderr.contains(&format!("kubectl tfjob wait {name}")),
+        "{}",
+        run.stderr
+    );
+    let job = c
+        .get("tfjobs", Some("default"), name)
+        .expect("created under the generated name");
+    let worker = &job["spec"]["tfReplicaSpecs"]["Worker"];
+    // The later key wins; 010 is octal; 0400 is the file mode 256; 1.0 goes out as 1.
+    assert_eq!(worker["replicas"], 8);
+    assert_eq!(
+        worker["template"]["spec"]["volumes"][0]["secret"]["defaultMode"],
+        256
+    );
+    assert_eq!(job["spec"]["tfReplicaSpecs"]["PS"]["replicas"], 1);
+    assert_eq!(tfjob_creates(&c), 1);
+}
+
+#[test]
+fn generate_name_flag_for_templates() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let mut args = vec!["submit", "--generate-name", "article-"];
+    args.extend(ARTICLE.iter().skip(2));
+    let run = tfjob(&c, &args);
+    run.expect_code(0);
+    let name = run
+        .stdout
+        .trim()
+        .strip_prefix("tfjob.kubeflow.org/")
+        .and_then(|l| l.strip_suffix(" created"))
+        .unwrap_or_else(|| panic!("{}", run.stdout))
+        .to_string();
+    assert!(name.starts_with("article-"), "{name}");
+    let job = c.get("tfjobs", Some("default"), &name).unwrap();
+    assert_eq!(job["metadata"]["generateName"], "article-");
+    // --name and --generate-name exclude each other.
+    let mut both = vec!["submit", "--generate-name", "x-"];
+    both.extend(ARTICLE);
+    tfjob(&c, &both).expect_code(2);
+}
+
+#[test]
+fn literal_credentials_are_refused_by_submit_unless_allowed() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    // Assembled at run time so no secret scanner flags the source.
+    let key = format!("hf_{}", "AbCdEfGhIjKlMnOpQrStUvWxYz012345");
+    let env = format!("HF_TOKEN={key}");
+    let mut args = vec!["submit", "--env", env.as_str()];
+    args.extend(ARTICLE);
+    let run = tfjob(&c, &args);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("--allow-literal-credentials"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("secret create"), "{}", run.stderr);
+    assert!(!run.all().contains(&key), "key echoed");
+    assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
+    let mut args = vec![
+        "submit",
+        "--allow-literal-credentials",
+        "--env",
+        env.as_str(),
+    ];
+    args.extend(ARTICLE);
+    tfjob(&c, &args).expect_code(0);
+}

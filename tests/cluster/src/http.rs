@@ -691,12 +691,11 @@ fn admit(
     {
         let errs: Vec<FieldError> = validation::validate_tfjob(old, obj);
         if !errs.is_empty() {
-            let mut e = status::invalid(&info.kind, &info.group, &name, &errs);
-            let msg = e.body["message"].as_str().unwrap_or("").to_string();
-            e.body["message"] = json!(format!(
-                "admission webhook \"validator.tfjob.training-operator.kubeflow.org\" denied the request: {msg}"
+            // Called on dry runs too: the webhook declares sideEffects None.
+            return Err(status::webhook_denied(
+                "validator.tfjob.training-operator.kubeflow.org",
+                &errs,
             ));
-            return Err(e);
         }
     }
     Ok(())
@@ -765,7 +764,11 @@ fn create(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, 
             .as_str()
             .filter(|g| !g.is_empty())
     {
-        obj["metadata"]["name"] = json!(format!("{g}{}", random_suffix()));
+        // k8s.io/apiserver/pkg/storage/names/generate.go: the prefix is cut to 63 - 5
+        // characters so the name fits, then 5 random characters are appended; this happens
+        // before admission, so the webhook checks the generated name.
+        let base: String = g.chars().take(58).collect();
+        obj["metadata"]["name"] = json!(format!("{base}{}", random_suffix()));
     }
     check_ns(ctx, info, &ns)?;
     let mut warnings = Vec::new();

@@ -861,6 +861,8 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
     loop {
         let cid = format!("containerd://{}", new_uid().replace('-', ""));
         let started = now_rfc3339();
+        // The runtime creates the instance (and its log) before the status reports it.
+        sh.logs.start_instance(&ns, &pname, &puid, &cname, &cid);
         let (cid2, st2, img2) = (cid.clone(), started.clone(), image_id.clone());
         if !set_container(&sh, &pod, &cname, move |cs| {
             cs["state"] = json!({"running": {"startedAt": st2}});
@@ -891,7 +893,7 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
         let text = b.as_ref().and_then(|b| b.log.clone()).unwrap_or_else(|| {
             if is_main { format!("INFO:tensorflow:{pname} started (attempt {attempt})\nINFO:tensorflow:Using MirroredStrategy\n") } else { format!("{cname} started\n") }
         });
-        sh.append_log(&ns, &pname, &cname, &text);
+        sh.logs.append(&ns, &pname, &cname, &text);
         let exit: Option<(u64, i64, bool)> = match &b {
             Some(b)
                 if (attempt == 0 || b.crash_loop) && (b.exit_code.is_some() || b.oom_killed) =>
@@ -908,10 +910,22 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
                 _ => None,
             },
         };
-        let Some((run_ms, code, oom)) = exit else {
-            return;
+        // A running container ends on its configured exit or when a test scripts one
+        // (`TestCluster::exit_container`), whichever comes first.
+        let (code, oom) = match exit {
+            Some((run_ms, code, oom)) => tokio::select! {
+                _ = sleep(run_ms) => (code, oom),
+                c = sh.logs.killed(&ns, &pname, &cname) => (c as i64, false),
+            },
+            None => (sh.logs.killed(&ns, &pname, &cname).await as i64, false),
         };
-        sleep(run_ms).await;
+        if sh
+            .store
+            .get("pods", &ns, &pname)
+            .is_none_or(|p| p["metadata"]["uid"] != json!(puid))
+        {
+            return;
+        }
         let finished = now_rfc3339();
         let reason = if oom {
             "OOMKilled"

@@ -487,12 +487,26 @@ impl TestCluster {
         )
     }
 
-    /// Text served by `pods/log` for a container (replaces existing text).
+    /// Text served by `pods/log` for a container (replaces the current instance's text).
     pub fn set_log(&self, namespace: &str, pod: &str, container: &str, text: &str) {
-        self.shared.logs.lock().unwrap().insert(
-            (namespace.into(), pod.into(), container.into()),
-            text.into(),
-        );
+        self.shared.logs.replace(namespace, pod, container, text);
+    }
+
+    /// The running container prints `text` now: one log line per line, each timestamped.
+    pub fn append_log(&self, namespace: &str, pod: &str, container: &str, text: &str) {
+        self.shared.logs.append(namespace, pod, container, text);
+    }
+
+    /// The current instance's log text of a container, if it ever started.
+    pub fn log_text(&self, namespace: &str, pod: &str, container: &str) -> Option<String> {
+        self.shared.logs.text(namespace, pod, container)
+    }
+
+    /// Ends the running container with `exit_code` (a crash, or 0): the kubelet then applies
+    /// the pod's restart policy (restart → a new instance whose old log is `previous=true`).
+    /// Takes effect when the container is running; a scripted exit waits for the next start.
+    pub fn exit_container(&self, namespace: &str, pod: &str, container: &str, exit_code: i32) {
+        self.shared.logs.kill(namespace, pod, container, exit_code);
     }
 
     /// The current global resourceVersion.

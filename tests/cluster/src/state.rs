@@ -94,8 +94,8 @@ pub struct Shared {
     pub(crate) rbac: Mutex<Rbac>,
     /// When the cluster started.
     pub started: Instant,
-    /// Container logs by (namespace, pod, container).
-    pub(crate) logs: Mutex<HashMap<(String, String, String), String>>,
+    /// Container logs by (namespace, pod, container), per container instance.
+    pub(crate) logs: crate::logs::LogStore,
     pub(crate) condition_log: Mutex<Vec<(String, String, Instant)>>,
     pub(crate) port: Mutex<u16>,
     /// (involved uid, reason, message) → (namespace, event name), so repeats aggregate in O(1).
@@ -131,7 +131,7 @@ impl Shared {
             faults: Mutex::new(faults),
             requests: Mutex::new(Vec::new()),
             started: Instant::now(),
-            logs: Mutex::new(HashMap::new()),
+            logs: Default::default(),
             condition_log: Mutex::new(Vec::new()),
             port: Mutex::new(0),
             event_index: Mutex::new(HashMap::new()),
@@ -297,25 +297,6 @@ impl Shared {
         let ename = ev["metadata"]["name"].as_str().unwrap_or("").to_string();
         if self.store.create("events", &ns, ev).is_ok() {
             self.event_index.lock().unwrap().insert(ikey, (ns, ename));
-        }
-    }
-
-    pub(crate) fn log_text(&self, ns: &str, pod: &str, container: &str) -> Option<String> {
-        self.logs
-            .lock()
-            .unwrap()
-            .get(&(ns.to_string(), pod.to_string(), container.to_string()))
-            .cloned()
-    }
-
-    pub(crate) fn append_log(&self, ns: &str, pod: &str, container: &str, text: &str) {
-        let mut logs = self.logs.lock().unwrap();
-        let e = logs
-            .entry((ns.to_string(), pod.to_string(), container.to_string()))
-            .or_default();
-        e.push_str(text);
-        if !text.ends_with('\n') {
-            e.push('\n');
         }
     }
 }

@@ -194,6 +194,40 @@ pub fn invalid(kind: &str, group: &str, name: &str, errs: &[FieldError]) -> ApiE
     status(422, "Invalid", msg, d)
 }
 
+/// Go's `field.ErrorList.ToAggregate().Error()` (k8s.io/apimachinery util/errors `aggregate`):
+/// one error alone as is; several deduplicated by message, joined with ", " inside `[...]`.
+pub fn aggregate(errs: &[FieldError]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for e in errs {
+        let m = e.render();
+        if !seen.contains(&m) {
+            seen.push(m);
+        }
+    }
+    if seen.len() == 1 {
+        seen.remove(0)
+    } else {
+        format!("[{}]", seen.join(", "))
+    }
+}
+
+/// A validating webhook's denial as the API server returns it. controller-runtime turns the
+/// validator's error into `admission.Denied(err.Error())` (pkg/webhook/admission/response.go
+/// `ValidationResponse`: code 403, reason Forbidden), and kube-apiserver's
+/// `ToStatusErr` (k8s.io/apiserver/pkg/admission/plugin/webhook/errors/statuserror.go)
+/// prefixes `admission webhook "<name>" denied the request: `. No details, no causes.
+pub fn webhook_denied(webhook: &str, errs: &[FieldError]) -> ApiError {
+    status(
+        403,
+        "Forbidden",
+        format!(
+            "admission webhook {webhook:?} denied the request: {}",
+            aggregate(errs)
+        ),
+        Value::Null,
+    )
+}
+
 /// 403 Forbidden with the RBAC authorizer's sentence.
 pub fn forbidden(
     user: &str,
@@ -300,4 +334,29 @@ pub fn injected(code: u16, message: Option<&str>, retry_after: Option<u64>) -> A
     );
     e.retry_after = retry_after.or(if code == 429 { Some(1) } else { None });
     e
+}
+
+#[cfg(test)]
+mod webhook_tests {
+    use super::*;
+
+    #[test]
+    fn denial_aggregates_like_go() {
+        let a = FieldError::required("spec.x", "must be specified");
+        let b = FieldError::forbidden("spec.y", "no");
+        // One error: no brackets. Repeated messages are printed once (utilerrors aggregate).
+        let one = webhook_denied("w.example", &[a.clone(), a.clone()]);
+        assert_eq!(one.code, 403);
+        assert_eq!(one.body["reason"], "Forbidden");
+        assert_eq!(
+            one.body["message"],
+            "admission webhook \"w.example\" denied the request: spec.x: Required value: must be specified"
+        );
+        assert!(one.body.get("details").is_none());
+        let two = webhook_denied("w.example", &[a, b]);
+        assert_eq!(
+            two.body["message"],
+            "admission webhook \"w.example\" denied the request: [spec.x: Required value: must be specified, spec.y: Forbidden: no]"
+        );
+    }
 }

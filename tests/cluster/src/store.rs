@@ -450,7 +450,17 @@ impl Store {
         let uid = meta_str(&obj, "uid").to_string();
         if let Some(deps) = g.owners.remove(&uid) {
             for (r, ns, n) in deps {
-                let _ = Self::remove_locked(self, g, &r, &ns, &n);
+                // A dependent orphaned since it was indexed (propagationPolicy=Orphan strips
+                // the reference) no longer belongs to this owner.
+                let still_owned = g
+                    .data
+                    .get(&r)
+                    .and_then(|b| b.get(&ns))
+                    .and_then(|m| m.get(&n))
+                    .is_some_and(|o| owner_uids(o).contains(&uid));
+                if still_owned {
+                    let _ = Self::remove_locked(self, g, &r, &ns, &n);
+                }
             }
         }
         Ok(obj)

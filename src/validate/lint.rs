@@ -1,20 +1,23 @@
-//! The operator's webhook rules and the lint checks, on the raw JSON value.
+//! The API server's and core Pod validation's rules the webhook does not cover, and the lints:
+//! things a cluster accepts but that will not behave as meant. Each finding's severity says
+//! which: Error only when the API server, its schema, or Pod validation of the pods the operator
+//! creates from a replica template would refuse; Warning/Info otherwise.
 //!
 //! Every check tolerates any shape (a broken manifest may have a string where a map belongs):
 //! the schema check reports wrong shapes, these rules report what they can still see.
 
 use serde_json::{Map, Value};
 
-use super::{Context, Finding, Severity, quantity};
+use super::{Context, Finding, Severity, credentials, names, quantity, webhook};
 use crate::manifest::{join_index, join_key};
 use crate::model::{
-    API_VERSION, CLEAN_POD_POLICIES, DEFAULT_CONTAINER_NAME, KIND, MANAGED_BY_VALUES,
-    RESTART_POLICIES, ReplicaType, SUCCESS_POLICIES,
+    API_VERSION, CLEAN_POD_POLICIES, DEFAULT_CONTAINER_NAME, KIND, RESTART_POLICIES, ReplicaType,
+    SUCCESS_POLICIES,
 };
 
 const GPU: &str = "nvidia.com/gpu";
 
-/// Runs every rule.
+/// Runs every rule: the webhook's, the API server's and the lints.
 pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(root) = obj.as_object() else {
@@ -34,11 +37,9 @@ pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
     {
         return out; // another kind of object: its spec rules are not ours
     }
-    let name = root
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str);
-    metadata(root.get("metadata"), "metadata", true, &mut out);
+    webhook::check(root, &mut out);
+    let name = names::job_name(root.get("metadata").and_then(Value::as_object));
+    names::metadata(root.get("metadata"), "metadata", true, &mut out);
     let Some(spec) = root.get("spec").and_then(Value::as_object) else {
         if root.get("spec").is_none() {
             out.push(
@@ -57,13 +58,7 @@ pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
     };
     run_policy(spec, &mut out);
     let Some(replicas) = spec.get("tfReplicaSpecs") else {
-        out.push(Finding::new(
-            Severity::Error,
-            "webhook/replica-specs",
-            "spec.tfReplicaSpecs",
-            "must be required",
-        ));
-        return out;
+        return out; // the webhook reports it
     };
     let Some(replicas) = replicas.as_object() else {
         return out; // schema reports the type
@@ -78,17 +73,17 @@ pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
             total_known += count.unwrap_or(1).max(0);
         }
         let n = count.unwrap_or(1);
-        if let Some(name) = name
+        if let Some(name) = &name
             && n > 0
         {
-            let pod = crate::model::pod_name(name, key, n - 1);
+            let pod = crate::model::pod_name(&name.effective, key, n - 1);
             if longest.as_ref().is_none_or(|(l, _)| pod.len() > l.len()) {
                 longest = Some((pod, path.clone()));
             }
         }
     }
-    if let (Some(name), Some((pod, _))) = (name, &longest) {
-        name_budget(name, pod, &mut out);
+    if let (Some(name), Some((pod, _))) = (&name, &longest) {
+        names::name_budget(name, pod, &mut out);
     }
     if !replicas.is_empty() && total_known == 1 {
         out.push(
@@ -147,114 +142,6 @@ fn identity(root: &Map<String, Value>, out: &mut Vec<Finding>) {
     }
 }
 
-/// `metadata` of the job (`top`) or of a pod template.
-fn metadata(meta: Option<&Value>, path: &str, top: bool, out: &mut Vec<Finding>) {
-    let Some(meta) = meta.and_then(Value::as_object) else {
-        if top {
-            out.push(Finding::new(
-                Severity::Error,
-                "webhook/name",
-                "metadata.name",
-                "missing: a TFJob needs a name",
-            ));
-        }
-        return;
-    };
-    if top {
-        match meta.get("name") {
-            Some(Value::String(n)) => {
-                if let Err(why) = dns1035(n) {
-                    out.push(
-                        Finding::new(
-                            Severity::Error,
-                            "webhook/name",
-                            "metadata.name",
-                            format!("{n:?} is not a valid TFJob name: {why}"),
-                        )
-                        .with_hint(Some(format!("e.g. {:?}", suggest_name(n)))),
-                    );
-                }
-            }
-            Some(_) => {} // schema reports the type
-            None => {
-                let msg = if meta.contains_key("generateName") {
-                    "missing: the operator's webhook needs a name (generateName is not enough)"
-                } else {
-                    "missing: a TFJob needs a name"
-                };
-                out.push(Finding::new(
-                    Severity::Error,
-                    "webhook/name",
-                    "metadata.name",
-                    msg,
-                ));
-            }
-        }
-        if let Some(Value::String(ns)) = meta.get("namespace")
-            && let Err(why) = dns1123_label(ns)
-        {
-            out.push(Finding::new(
-                Severity::Error,
-                "namespace",
-                "metadata.namespace",
-                format!("{ns:?} is not a valid namespace: {why}"),
-            ));
-        }
-    }
-    for (field, is_label) in [("labels", true), ("annotations", false)] {
-        let fpath = join_key(path, field);
-        let Some(map) = meta.get(field).and_then(Value::as_object) else {
-            continue;
-        };
-        for (k, v) in map {
-            let kpath = join_key(&fpath, k);
-            if let Err(why) = qualified_name(k) {
-                out.push(Finding::new(
-                    Severity::Error,
-                    "metadata-key",
-                    kpath.clone(),
-                    format!(
-                        "{k:?} is not a valid {} key: {why}",
-                        &field[..field.len() - 1]
-                    ),
-                ));
-            }
-            match v {
-                Value::String(s) => {
-                    if is_label && let Err(why) = label_value(s) {
-                        out.push(Finding::new(
-                            Severity::Error,
-                            "metadata-value",
-                            kpath,
-                            format!("label value {s:?} is invalid: {why}"),
-                        ));
-                    }
-                }
-                Value::Bool(_) | Value::Number(_) | Value::Null => {
-                    let (got, shown) = match v {
-                        Value::Null => ("null (an empty value)".to_string(), String::new()),
-                        Value::Bool(b) => (format!("boolean {b}"), b.to_string()),
-                        other => (format!("number {other}"), other.to_string()),
-                    };
-                    out.push(
-                        Finding::new(
-                            Severity::Error,
-                            "metadata-value",
-                            kpath,
-                            format!(
-                                "{} values must be strings, got {got}: YAML reads it unquoted as a non-string",
-                                &field[..field.len() - 1]
-                            ),
-                        )
-                        .with_hint(Some(format!("quote it: {k}: \"{shown}\""))),
-                    );
-                }
-                _ => {} // schema reports lists/maps
-            }
-        }
-    }
-}
-
 fn run_policy(spec: &Map<String, Value>, out: &mut Vec<Finding>) {
     if let Some(Value::String(p)) = spec.get("successPolicy")
         && !SUCCESS_POLICIES.contains(&p.as_str())
@@ -288,19 +175,6 @@ fn run_policy(spec: &Map<String, Value>, out: &mut Vec<Finding>) {
             ),
         );
     }
-    if let Some(Value::String(m)) = rp.get("managedBy")
-        && !MANAGED_BY_VALUES.contains(&m.as_str())
-    {
-        out.push(Finding::new(
-            Severity::Error,
-            "webhook/managed-by",
-            "spec.runPolicy.managedBy",
-            format!(
-                "Unsupported value {m:?}: supported values are {}",
-                MANAGED_BY_VALUES.map(|v| format!("{v:?}")).join(", ")
-            ),
-        ));
-    }
     for f in [
         "backoffLimit",
         "activeDeadlineSeconds",
@@ -309,11 +183,13 @@ fn run_policy(spec: &Map<String, Value>, out: &mut Vec<Finding>) {
         if let Some(n) = rp.get(f).and_then(Value::as_i64)
             && n < 0
         {
+            // Neither the CRD schema nor the webhook bounds these, so the server stores the
+            // job; the operator then misbehaves (a negative backoff fails at once).
             out.push(Finding::new(
-                Severity::Error,
+                Severity::Warning,
                 "run-policy",
                 join_key("spec.runPolicy", f),
-                format!("must be zero or more, got {n}"),
+                format!("must be zero or more, got {n}; the API server accepts it but the operator cannot honour it"),
             ));
         }
     }
@@ -345,9 +221,10 @@ fn run_policy(spec: &Map<String, Value>, out: &mut Vec<Finding>) {
 
 fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
     if replicas.is_empty() {
+        // Accepted by the webhook (it loops over no replica types) and by the schema.
         out.push(
             Finding::new(
-                Severity::Error,
+                Severity::Warning,
                 "replica-specs",
                 "spec.tfReplicaSpecs",
                 "is empty: the job would create no pods",
@@ -355,14 +232,10 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
             .with_hint(Some("add Worker (and PS or Chief) replicas".into())),
         );
     }
-    let mut chiefs = 0;
     for key in replicas.keys() {
         let path = join_key("spec.tfReplicaSpecs", key);
         match (ReplicaType::from_exact(key), ReplicaType::from_any_case(key)) {
             (Some(t), _) => {
-                if t.is_chief_like() {
-                    chiefs += 1;
-                }
                 if t == ReplicaType::Master {
                     out.push(
                         Finding::new(
@@ -391,9 +264,10 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
                 let hint = crate::values::closest(key, all)
                     .map(|c| format!("did you mean {c}?"))
                     .unwrap_or_else(|| format!("use one of {}", all.join(", ")));
+                // The webhook does not check keys: the job is stored and its pods created.
                 out.push(
                     Finding::new(
-                        Severity::Error,
+                        Severity::Warning,
                         "replica-type",
                         path,
                         format!(
@@ -405,14 +279,6 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
                 )
             }
         }
-    }
-    if chiefs > 1 {
-        out.push(Finding::new(
-            Severity::Error,
-            "webhook/chief",
-            "spec.tfReplicaSpecs",
-            "must not have more than 1 Chief or Master role",
-        ));
     }
     roles(replicas, out);
 }
@@ -473,22 +339,15 @@ fn replica_spec(
 ) -> Option<i64> {
     let containers_path = format!("{path}.template.spec.containers");
     let Some(rs) = rs.as_object() else {
-        if rs.is_null() {
-            out.push(Finding::new(
-                Severity::Error,
-                "webhook/containers",
-                containers_path,
-                "must be specified",
-            ));
-        }
-        return None;
+        return None; // the webhook reports a null spec
     };
     let replicas = match rs.get("replicas") {
         Some(Value::Number(n)) => match n.as_i64() {
             Some(r) if r < 0 => {
+                // No minimum in the CRD and none in the webhook: stored, then no pods.
                 out.push(
                     Finding::new(
-                        Severity::Error,
+                        Severity::Warning,
                         "replicas",
                         format!("{path}.replicas"),
                         format!("must be zero or more, got {r}"),
@@ -538,7 +397,7 @@ fn replica_spec(
     }
     let template = rs.get("template");
     let tmeta = template.and_then(|t| t.get("metadata"));
-    metadata(tmeta, &format!("{path}.template.metadata"), false, out);
+    names::metadata(tmeta, &format!("{path}.template.metadata"), false, out);
     let pod = template.and_then(|t| t.get("spec"));
     if ctx.gateway.istio_opt_out && !ctx.will_inject {
         let inject = tmeta
@@ -571,70 +430,17 @@ fn replica_spec(
             .with_hint(Some(format!("move it to {path}.restartPolicy"))),
         );
     }
-    let containers = pod.and_then(|p| p.get("containers"));
-    let list = match containers {
-        Some(Value::Array(a)) if !a.is_empty() => a,
-        Some(Value::Array(_)) | None | Some(Value::Null) => {
-            // The webhook reports both problems for a spec without containers.
-            out.push(Finding::new(
-                Severity::Error,
-                "webhook/containers",
-                containers_path.clone(),
-                "must be specified",
-            ));
-            out.push(tensorflow_missing(&containers_path));
-            return replicas;
+    if let Some(list) = pod
+        .and_then(|p| p.get("containers"))
+        .and_then(Value::as_array)
+    {
+        for (i, c) in list.iter().enumerate() {
+            if let Some(c) = c.as_object() {
+                container(c, &join_index(&containers_path, i), key, ctx, out);
+            }
         }
-        Some(_) => return replicas, // schema
-    };
-    let mut has_tf = false;
-    for (i, c) in list.iter().enumerate() {
-        let cpath = join_index(&containers_path, i);
-        let Some(c) = c.as_object() else { continue };
-        if c.get("name").and_then(Value::as_str) == Some(DEFAULT_CONTAINER_NAME) {
-            has_tf = true;
-        }
-        match c.get("image") {
-            Some(Value::String(s)) if !s.trim().is_empty() => {}
-            Some(v) if !v.is_string() && !v.is_null() => {} // schema
-            _ => out.push(
-                Finding::new(
-                    Severity::Error,
-                    "webhook/image",
-                    format!("{cpath}.image"),
-                    "must be required",
-                )
-                .with_hint(Some(
-                    "set the container image (render: --image IMAGE)".into(),
-                )),
-            ),
-        }
-        container(c, &cpath, key, ctx, out);
-    }
-    if !has_tf {
-        let names: Vec<&str> = list
-            .iter()
-            .filter_map(|c| c.get("name").and_then(Value::as_str))
-            .collect();
-        let mut f = tensorflow_missing(&containers_path);
-        if let Some(n) = names.first() {
-            f.hint = Some(format!(
-                "rename the training container {n:?} to \"tensorflow\": the operator reads ports, exit codes and sets TF_CONFIG on that name"
-            ));
-        }
-        out.push(f);
     }
     replicas
-}
-
-fn tensorflow_missing(containers_path: &str) -> Finding {
-    Finding::new(
-        Severity::Error,
-        "webhook/tensorflow-container",
-        containers_path,
-        "must have at least one container with name tensorflow",
-    )
-    .with_hint(Some("name the training container \"tensorflow\"".into()))
 }
 
 fn container(
@@ -736,25 +542,7 @@ fn container(
         }
     }
     env_checks(c, cpath, is_tf, ctx, out);
-    for field in ["command", "args"] {
-        if let Some(items) = c.get(field).and_then(Value::as_array) {
-            for (i, item) in items.iter().enumerate() {
-                if let Some(s) = item.as_str() {
-                    let candidate = s.split_once('=').map(|(_, v)| v).unwrap_or(s);
-                    if looks_like_key(candidate) {
-                        out.push(credential_finding(
-                            join_index(&format!("{cpath}.{field}"), i),
-                            format!(
-                                "{field} contains what looks like an API key ({})",
-                                mask(candidate)
-                            ),
-                            ctx,
-                        ));
-                    }
-                }
-            }
-        }
-    }
+    credentials::command_args(c, cpath, ctx, out);
 }
 
 fn env_checks(
@@ -779,14 +567,6 @@ fn env_checks(
         if value.is_empty() {
             continue;
         }
-        let managed = ctx.gateway.key_env_names().iter().any(|n| n == name);
-        // Flags and counts are not secrets, whatever the variable is called; `$(VAR)` refers to
-        // another variable.
-        let trivial = value.chars().all(|c| c.is_ascii_digit())
-            || ["true", "false", "yes", "no", "on", "off"]
-                .iter()
-                .any(|w| value.eq_ignore_ascii_case(w))
-            || (value.starts_with("$(") && value.ends_with(')'));
         if name == "TF_CONFIG" {
             out.push(
                 Finding::new(
@@ -798,24 +578,7 @@ fn env_checks(
                 .with_hint(Some("remove it; the operator builds TF_CONFIG from tfReplicaSpecs".into())),
             );
         }
-        if !trivial && (managed || credential_name(name) || looks_like_key(value)) {
-            let why = if credential_name(name) || managed {
-                format!(
-                    "env var {name} holds a literal value ({}) and its name says it is a credential",
-                    mask(value)
-                )
-            } else {
-                format!(
-                    "env var {name} holds what looks like an API key ({})",
-                    mask(value)
-                )
-            };
-            let mut f = credential_finding(format!("{epath}.value"), why, ctx);
-            if managed && ctx.will_inject {
-                f.message.push_str("; it will be replaced by the Secret reference, but the key is in your file: remove it there and rotate it");
-            }
-            out.push(f);
-        }
+        credentials::env_var(name, value, &epath, ctx, out);
         if name.ends_with("BASE_URL") {
             let v1 = value.trim_end_matches('/').ends_with("/v1");
             if name == "OPENAI_BASE_URL" && !v1 {
@@ -857,99 +620,6 @@ fn env_checks(
             );
         }
     }
-}
-
-fn credential_finding(path: String, message: String, ctx: &Context) -> Finding {
-    Finding::new(Severity::Error, "literal-credential", path, message).with_hint(Some(format!(
-        "keep keys out of manifests: `kubectl tfjob secret create {}` stores it, and the job reads it with valueFrom.secretKeyRef",
-        ctx.gateway.secret_name
-    )))
-}
-
-/// Env var names that say "I am a credential".
-pub fn credential_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    // Where a credential lives, or how to reach a service, is not itself a credential.
-    let about = [
-        "_FILE",
-        "_PATH",
-        "_DIR",
-        "_URL",
-        "_ENDPOINT",
-        "_HOST",
-        "_NAME",
-        "_ENABLED",
-    ];
-    if about.iter().any(|s| upper.ends_with(s)) {
-        return false;
-    }
-    let segs: Vec<&str> = upper.split(['_', '-', '.']).collect();
-    let has = |s: &str| segs.contains(&s);
-    has("TOKEN")
-        || has("SECRET")
-        || has("PASSWORD")
-        || has("PASSWD")
-        || has("APIKEY")
-        || has("CREDENTIALS")
-        || upper.ends_with("API_KEY")
-        || upper.ends_with("ACCESS_KEY")
-        || upper.ends_with("PRIVATE_KEY")
-}
-
-/// Values that look like an API key: known prefixes, or long high-entropy tokens.
-pub fn looks_like_key(v: &str) -> bool {
-    let v = v.trim();
-    let prefixed = [
-        "sk-",
-        "sk_",
-        "ghp_",
-        "gho_",
-        "github_pat_",
-        "xoxb-",
-        "xoxp-",
-        "hf_",
-        "AKIA",
-        "AIza",
-    ]
-    .iter()
-    .any(|p| v.starts_with(p) && v.len() >= 20 && !v.contains(char::is_whitespace));
-    if prefixed {
-        return true;
-    }
-    if v.len() < 32 || v.contains("://") || v.starts_with('/') || v.contains(char::is_whitespace) {
-        return false;
-    }
-    let token_chars = v
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_+=/.".contains(c));
-    let letters = v.chars().any(|c| c.is_ascii_alphabetic());
-    let digits = v.chars().any(|c| c.is_ascii_digit());
-    token_chars && letters && digits && entropy(v) >= 4.2
-}
-
-fn entropy(s: &str) -> f64 {
-    let mut counts = std::collections::HashMap::new();
-    for c in s.chars() {
-        *counts.entry(c).or_insert(0usize) += 1;
-    }
-    let n = s.chars().count() as f64;
-    counts
-        .values()
-        .map(|&c| {
-            let p = c as f64 / n;
-            -p * p.log2()
-        })
-        .sum()
-}
-
-/// `sk-…(51 chars)`: enough to recognize which key, never enough to use it.
-pub fn mask(v: &str) -> String {
-    let n = v.chars().count();
-    let prefix: String = match v.find(['-', '_']) {
-        Some(i) if i <= 4 => v[..=i].to_string(),
-        _ => String::new(),
-    };
-    format!("{prefix}…({n} chars)")
 }
 
 fn qty_value(v: &Value) -> Option<f64> {
@@ -1006,148 +676,4 @@ fn image_tag(image: &str) -> Option<&str> {
     let no_digest = image.split('@').next()?;
     let last = no_digest.rsplit('/').next()?;
     last.split_once(':').map(|(_, t)| t)
-}
-
-fn name_budget(name: &str, longest_pod: &str, out: &mut Vec<Finding>) {
-    if dns1035(name).is_err() {
-        return; // already reported
-    }
-    if longest_pod.len() > 63 {
-        let cut = longest_pod.len() - 63;
-        out.push(
-            Finding::new(
-                Severity::Error,
-                "name-length",
-                "metadata.name",
-                format!(
-                    "too long for its pods: the operator names them <name>-<type>-<index>, and {longest_pod:?} is {} characters, over the 63 allowed for pod and service names",
-                    longest_pod.len()
-                ),
-            )
-            .with_hint(Some(format!(
-                "shorten the name by at least {cut} character{} (to {} or fewer)",
-                if cut == 1 { "" } else { "s" },
-                name.len().saturating_sub(cut)
-            ))),
-        );
-    }
-}
-
-/// DNS-1035 label: what the webhook requires of a TFJob name.
-pub fn dns1035(s: &str) -> Result<(), String> {
-    if s.is_empty() {
-        return Err("must not be empty".into());
-    }
-    if s.len() > 63 {
-        return Err(format!("must be at most 63 characters, is {}", s.len()));
-    }
-    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return Err("must start with a lowercase letter".into());
-    }
-    label_chars(s)
-}
-
-/// DNS-1123 label (namespaces).
-pub fn dns1123_label(s: &str) -> Result<(), String> {
-    if s.is_empty() || s.len() > 63 {
-        return Err("must be 1 to 63 characters".into());
-    }
-    if !s.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()) {
-        return Err("must start with a lowercase letter or digit".into());
-    }
-    label_chars(s)
-}
-
-fn label_chars(s: &str) -> Result<(), String> {
-    if let Some(c) = s
-        .chars()
-        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
-    {
-        return Err(format!(
-            "may contain only lowercase letters, digits and '-', found {c:?}"
-        ));
-    }
-    if s.ends_with('-') {
-        return Err("must end with a letter or digit".into());
-    }
-    Ok(())
-}
-
-fn suggest_name(s: &str) -> String {
-    let mut n: String = s
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    while n.contains("--") {
-        n = n.replace("--", "-");
-    }
-    let n = n.trim_matches('-');
-    let n = if n.starts_with(|c: char| c.is_ascii_lowercase()) {
-        n.to_string()
-    } else {
-        format!("tf-{n}")
-    };
-    n.chars()
-        .take(40)
-        .collect::<String>()
-        .trim_end_matches('-')
-        .to_string()
-}
-
-/// Label/annotation key: optional DNS-1123 subdomain prefix and '/', then a name of at most
-/// 63 characters made of alphanumerics, '-', '_', '.', starting and ending alphanumeric.
-pub fn qualified_name(k: &str) -> Result<(), String> {
-    let (prefix, name) = match k.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, k),
-    };
-    if let Some(p) = prefix {
-        if p.is_empty() || p.len() > 253 {
-            return Err("the prefix before '/' must be 1 to 253 characters".into());
-        }
-        let ok = p.split('.').all(|l| {
-            !l.is_empty()
-                && l.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        });
-        if !ok {
-            return Err(format!(
-                "the prefix {p:?} must be a lowercase DNS subdomain"
-            ));
-        }
-    }
-    if name.is_empty() || name.len() > 63 {
-        return Err("the name part must be 1 to 63 characters".into());
-    }
-    let alnum = |c: char| c.is_ascii_alphanumeric();
-    if !name.starts_with(alnum) || !name.ends_with(alnum) {
-        return Err("must start and end with a letter or digit".into());
-    }
-    if !name.chars().all(|c| alnum(c) || "-_.".contains(c)) {
-        return Err("may contain only letters, digits, '-', '_' and '.'".into());
-    }
-    Ok(())
-}
-
-fn label_value(v: &str) -> Result<(), String> {
-    if v.is_empty() {
-        return Ok(());
-    }
-    if v.len() > 63 {
-        return Err(format!("at most 63 characters, is {}", v.len()));
-    }
-    let alnum = |c: char| c.is_ascii_alphanumeric();
-    if !v.starts_with(alnum)
-        || !v.ends_with(alnum)
-        || !v.chars().all(|c| alnum(c) || "-_.".contains(c))
-    {
-        return Err(
-            "must be letters, digits, '-', '_', '.', starting and ending with a letter or digit"
-                .into(),
-        );
-    }
-    Ok(())
 }

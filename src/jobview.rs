@@ -1,0 +1,711 @@
+//! Pure view logic of the day-two commands (`logs`, `list`, `get`, `delete`): replica labels,
+//! log de-duplication, table rows and the kubectl-style formatting. No I/O here, so every rule
+//! is unit-tested without a cluster.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+use crate::model::{self, ReplicaType, TFJob};
+use crate::ops::podtable::PodRow;
+use crate::ops::wait::Pod;
+
+// ---------------------------------------------------------------------------------------------
+// Replicas
+
+/// `worker-1` for the pod of replica 1 of type Worker, from the operator's labels; the pod name
+/// when the labels are missing.
+pub fn replica_label(pod: &Pod) -> String {
+    let labels = pod.metadata.labels.as_ref();
+    let rtype = labels.and_then(|l| l.get(model::LABEL_REPLICA_TYPE));
+    let index = labels.and_then(|l| l.get(model::LABEL_REPLICA_INDEX));
+    match (rtype, index) {
+        (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
+        _ => pod.metadata.name.clone().unwrap_or_default(),
+    }
+}
+
+/// Sort key of a replica label: type in the operator's order (Chief, Master, PS, Worker,
+/// Evaluator), then numeric index.
+pub fn replica_order(label: &str) -> (u8, String, u64) {
+    let (t, i) = label.rsplit_once('-').unwrap_or((label, ""));
+    let rank = ReplicaType::from_any_case(t).map_or(u8::MAX, |r| r as u8);
+    (rank, t.to_string(), i.parse().unwrap_or(u64::MAX))
+}
+
+/// Whether a pod is selected by `--replica-type` / `--index`.
+pub fn selected(pod: &Pod, replica_type: Option<&str>, index: Option<u32>) -> bool {
+    let labels = pod.metadata.labels.as_ref();
+    let get = |k: &str| labels.and_then(|l| l.get(k)).map(String::as_str);
+    if let Some(t) = replica_type
+        && !get(model::LABEL_REPLICA_TYPE).is_some_and(|v| v.eq_ignore_ascii_case(t))
+    {
+        return false;
+    }
+    if let Some(i) = index
+        && get(model::LABEL_REPLICA_INDEX) != Some(i.to_string().as_str())
+    {
+        return false;
+    }
+    true
+}
+
+/// How many pods `--replica-type`/`--index` select out of the job's spec.
+pub fn expected_replicas(job: &TFJob, replica_type: Option<&str>, index: Option<u32>) -> usize {
+    let mut n = 0usize;
+    for (key, spec) in &job.spec.tf_replica_specs {
+        if replica_type.is_some_and(|t| !t.eq_ignore_ascii_case(key)) {
+            continue;
+        }
+        let count = spec
+            .replicas
+            .unwrap_or(1)
+            .clamp(0, model::MAX_LISTED_PODS_PER_TYPE);
+        n += match index {
+            Some(i) => usize::from((i as i64) < i64::from(count)),
+            None => count as usize,
+        };
+    }
+    n
+}
+
+// ---------------------------------------------------------------------------------------------
+// Log lines
+
+const COLOURS: [&str; 6] = ["32", "33", "34", "35", "36", "31"];
+
+/// The prefix of a log line: `[worker-1] `, coloured (ANSI, by `slot`) only for a terminal.
+pub fn log_prefix(label: &str, slot: usize, colour: bool) -> String {
+    if colour {
+        format!("\x1b[{}m[{label}]\x1b[0m ", COLOURS[slot % COLOURS.len()])
+    } else {
+        format!("[{label}] ")
+    }
+}
+
+/// Splits the kubelet's `timestamps=true` prefix (RFC3339NanoFixed then a space) off a line.
+pub fn split_timestamp(line: &str) -> Option<(Timestamp, &str)> {
+    let (ts, rest) = line.split_once(' ')?;
+    Some((ts.parse().ok()?, rest))
+}
+
+/// Where a container's log has been printed up to, so a resumed request (after a dropped
+/// stream, or the previous instance after a restart) prints every line exactly once.
+///
+/// The resume request says `sinceTime` = the last printed line's second, floored: the API server
+/// forwards `sinceTime` to the kubelet with whole seconds only (`pkg/registry/core/pod/
+/// strategy.go`, `opts.SinceTime.Format(time.RFC3339)`) and the kubelet includes lines *at*
+/// `since` (`pkg/kubelet/kuberuntime/logs/logs.go`, skips only `Before(since)`), so the answer
+/// repeats up to a second of lines; those are skipped here by timestamp, counting lines that
+/// share the last timestamp. (kube-rs rounds `since_time` to the nearest second, which could
+/// round up past unprinted lines; flooring first avoids that.)
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cursor {
+    last: Option<Timestamp>,
+    /// Lines printed with timestamp == `last`.
+    at_last: usize,
+    /// Lines with timestamp == `last` still to skip in the current answer.
+    skip_eq: usize,
+}
+
+impl Cursor {
+    /// Call before reading each new answer.
+    pub fn begin(&mut self) {
+        self.skip_eq = self.at_last;
+    }
+
+    /// Whether a line with this timestamp is new (and if so, records it).
+    pub fn accept(&mut self, ts: Timestamp) -> bool {
+        match self.last {
+            Some(last) if ts < last => false,
+            Some(last) if ts == last => {
+                if self.skip_eq > 0 {
+                    self.skip_eq -= 1;
+                    false
+                } else {
+                    self.at_last += 1;
+                    true
+                }
+            }
+            _ => {
+                self.last = Some(ts);
+                self.at_last = 1;
+                self.skip_eq = 0;
+                true
+            }
+        }
+    }
+
+    /// `sinceTime` for a resumed request: the last printed second, floored.
+    pub fn resume_from(&self) -> Option<Timestamp> {
+        let last = self.last?;
+        Timestamp::from_second(last.as_second()).ok()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Times
+
+/// kubectl's short age (`translateTimestampSince` → `duration.HumanDuration`): `45s`, `3m20s`,
+/// `5h`, `2d3h`, `40d`, `3y100d`.
+pub fn human_duration(d: SignedDuration) -> String {
+    let secs = d.as_secs().max(0);
+    if secs < 60 * 2 {
+        return format!("{secs}s");
+    }
+    let mins = secs / 60;
+    if mins < 10 {
+        let s = secs % 60;
+        return if s == 0 {
+            format!("{mins}m")
+        } else {
+            format!("{mins}m{s}s")
+        };
+    }
+    if mins < 60 * 3 {
+        return format!("{mins}m");
+    }
+    let hours = secs / 3600;
+    if hours < 8 {
+        let m = mins % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        return if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{dy}d", hours / 24 / 365)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+/// Age of a timestamp as kubectl prints it, `<unknown>` when absent.
+pub fn age(ts: Option<Timestamp>, now: Timestamp) -> String {
+    match ts {
+        Some(t) => human_duration(now.duration_since(t)),
+        None => "<unknown>".into(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables
+
+/// Left-aligned columns separated by three spaces, as kubectl's tabwriter prints them.
+pub fn table(headers: Option<&[&str]>, rows: &[Vec<String>]) -> String {
+    let ncols = headers
+        .map(|h| h.len())
+        .or_else(|| rows.first().map(Vec::len))
+        .unwrap_or(0);
+    let mut widths = vec![0usize; ncols];
+    let all = headers
+        .map(|h| h.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        .into_iter()
+        .chain(rows.iter().cloned());
+    let all: Vec<Vec<String>> = all.collect();
+    for r in &all {
+        for (i, c) in r.iter().enumerate().take(ncols) {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in &all {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate().take(ncols) {
+            if i + 1 == ncols {
+                line.push_str(c);
+            } else {
+                line.push_str(&format!("{c:<w$}   ", w = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Requested `nvidia.com/gpu` of a job: replicas × the limit (else request) of each container.
+pub fn gpus(job: &TFJob) -> i64 {
+    let mut total = 0i64;
+    for spec in job.spec.tf_replica_specs.values() {
+        let per_pod: i64 = spec
+            .template
+            .spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .filter_map(|c| {
+                let r = c.resources.as_ref()?;
+                let q = r
+                    .limits
+                    .as_ref()
+                    .and_then(|l| l.get("nvidia.com/gpu"))
+                    .or_else(|| r.requests.as_ref()?.get("nvidia.com/gpu"))?;
+                q.0.parse::<i64>().ok()
+            })
+            .sum();
+        total += per_pod * i64::from(spec.replicas.unwrap_or(1).max(0));
+    }
+    total
+}
+
+/// `PS 1/1 Worker 2/3`: running (as `kubectl get pods` shows Running) over desired, per role in
+/// the operator's order.
+pub fn role_counts(job: &TFJob, running: &BTreeMap<String, i32>) -> String {
+    let mut parts = Vec::new();
+    let mut keys: Vec<(&String, i32)> = job
+        .spec
+        .tf_replica_specs
+        .iter()
+        .map(|(k, s)| (k, s.replicas.unwrap_or(1).max(0)))
+        .collect();
+    keys.sort_by_key(|(k, _)| replica_order(&format!("{k}-0")));
+    for (k, desired) in keys {
+        let name = ReplicaType::from_any_case(k).map_or_else(|| k.clone(), |t| t.as_str().into());
+        let r = running.get(&k.to_lowercase()).copied().unwrap_or(0);
+        parts.push(format!("{name} {r}/{desired}"));
+    }
+    parts.join(" ")
+}
+
+// ---------------------------------------------------------------------------------------------
+// list rows
+
+/// One line of `list`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobRow {
+    pub namespace: String,
+    pub name: String,
+    /// The last condition type, as the CRD's State column.
+    pub state: String,
+    pub age: String,
+    /// startTime to completionTime (or now); `-` before the operator started it.
+    pub duration: String,
+    /// `PS 1/1 Worker 2/3`.
+    pub replicas: String,
+    pub gpus: i64,
+    /// Distinct nodes of its pods (wide).
+    pub nodes: String,
+    /// The first replica not Running/Completed, with kubectl's STATUS (wide).
+    pub reason: String,
+}
+
+fn time_of(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> Option<Timestamp> {
+    t.map(|t| t.0)
+}
+
+/// Builds the row of `job` from its pods' Table rows.
+pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
+    let mut running: BTreeMap<String, i32> = BTreeMap::new();
+    let mut nodes: Vec<String> = Vec::new();
+    let mut stuck: Vec<(String, String)> = Vec::new();
+    for p in pods {
+        let rtype = p
+            .labels
+            .get(model::LABEL_REPLICA_TYPE)
+            .map(|t| t.to_lowercase())
+            .unwrap_or_default();
+        if p.status == "Running" {
+            *running.entry(rtype.clone()).or_default() += 1;
+        } else if p.status != "Completed" {
+            let idx = p
+                .labels
+                .get(model::LABEL_REPLICA_INDEX)
+                .cloned()
+                .unwrap_or_default();
+            stuck.push((format!("{rtype}-{idx}"), p.status.clone()));
+        }
+        if !p.node.is_empty() && p.node != "<none>" && !nodes.contains(&p.node) {
+            nodes.push(p.node.clone());
+        }
+    }
+    nodes.sort();
+    stuck.sort_by_key(|(l, _)| replica_order(l));
+    let status = job.status.as_ref();
+    let start = time_of(status.and_then(|s| s.start_time.as_ref()));
+    let end = time_of(status.and_then(|s| s.completion_time.as_ref())).unwrap_or(now);
+    JobRow {
+        namespace: job.metadata.namespace.clone().unwrap_or_default(),
+        name: job.metadata.name.clone().unwrap_or_default(),
+        state: job
+            .last_condition()
+            .map(|c| c.type_.clone())
+            .unwrap_or_default(),
+        age: age(time_of(job.metadata.creation_timestamp.as_ref()), now),
+        duration: start.map_or_else(|| "-".into(), |s| human_duration(end.duration_since(s))),
+        replicas: role_counts(job, &running),
+        gpus: gpus(job),
+        nodes: if nodes.is_empty() {
+            "<none>".into()
+        } else {
+            nodes.join(",")
+        },
+        reason: stuck
+            .first()
+            .map(|(l, r)| format!("{l}: {r}"))
+            .unwrap_or_else(|| "<none>".into()),
+    }
+}
+
+/// The cells of a row, with NAMESPACE first for `-A` and NODES/REASON for wide.
+pub fn row_cells(r: &JobRow, all_namespaces: bool, wide: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    if all_namespaces {
+        v.push(r.namespace.clone());
+    }
+    v.extend([
+        r.name.clone(),
+        r.state.clone(),
+        r.age.clone(),
+        r.duration.clone(),
+        r.replicas.clone(),
+        r.gpus.to_string(),
+    ]);
+    if wide {
+        v.push(r.nodes.clone());
+        v.push(r.reason.clone());
+    }
+    v
+}
+
+/// The header matching [`row_cells`].
+pub fn list_headers(all_namespaces: bool, wide: bool) -> Vec<&'static str> {
+    let mut h = Vec::new();
+    if all_namespaces {
+        h.push("NAMESPACE");
+    }
+    h.extend(["NAME", "STATE", "AGE", "DURATION", "REPLICAS", "GPUS"]);
+    if wide {
+        h.extend(["NODES", "REASON"]);
+    }
+    h
+}
+
+// ---------------------------------------------------------------------------------------------
+// get
+
+/// Everything `get` shows, fetched by `ops::get`.
+pub struct GetView<'a> {
+    pub job: &'a TFJob,
+    pub pods: &'a [PodRow],
+    /// (name, cluster IP, ports).
+    pub services: Vec<(String, String, String)>,
+    pub events: Vec<k8s_openapi::api::core::v1::Event>,
+    pub max_events: usize,
+    pub now: Timestamp,
+}
+
+fn event_time(e: &k8s_openapi::api::core::v1::Event) -> Option<Timestamp> {
+    e.last_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
+}
+
+/// The Secret-backed env of each role: `NAME ← secret S key K` (never a value), plus `envFrom`
+/// Secrets. Literal env values are not shown at all.
+pub fn gateway_env(job: &TFJob) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut keys: Vec<&String> = job.spec.tf_replica_specs.keys().collect();
+    keys.sort_by_key(|k| replica_order(&format!("{k}-0")));
+    for k in keys {
+        let spec = &job.spec.tf_replica_specs[k];
+        let mut lines = Vec::new();
+        for c in spec.template.spec.iter().flat_map(|s| s.containers.iter()) {
+            for e in c.env.iter().flatten() {
+                if let Some(r) = e
+                    .value_from
+                    .as_ref()
+                    .and_then(|v| v.secret_key_ref.as_ref())
+                {
+                    lines.push(format!(
+                        "{}: {} <- secret {} key {}",
+                        c.name, e.name, r.name, r.key
+                    ));
+                }
+            }
+            for f in c.env_from.iter().flatten() {
+                if let Some(s) = &f.secret_ref {
+                    lines.push(format!(
+                        "{}: every key of secret {}{}",
+                        c.name,
+                        s.name,
+                        f.prefix
+                            .as_deref()
+                            .map(|p| format!(" (prefix {p})"))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+        }
+        out.push((k.clone(), lines));
+    }
+    out
+}
+
+/// TF_CONFIG's `cluster` as the operator builds it (`tensorflow.go` genTFConfigJSONStr): one
+/// `<job>-<role>-<i>.<namespace>.svc:<port>` per replica of each known role; only set when the
+/// job is distributed.
+pub fn tf_config_shape(job: &TFJob) -> String {
+    if !job.is_distributed() {
+        return "not set (a single replica; the operator sets TF_CONFIG only for distributed jobs)"
+            .into();
+    }
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
+    let mut parts = Vec::new();
+    for t in job.replica_types() {
+        let n = job.replicas(t);
+        let first = format!(
+            "{}.{ns}.svc:{}",
+            model::pod_name(name, t.lower(), 0),
+            model::DEFAULT_PORT
+        );
+        parts.push(format!(
+            "{}: {n} ({first}{})",
+            t.lower(),
+            if n > 1 { ", …" } else { "" }
+        ));
+    }
+    format!("cluster {{ {} }}", parts.join("; "))
+}
+
+/// The text of `get`.
+pub fn render_get(v: &GetView) -> String {
+    let job = v.job;
+    let mut s = String::new();
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let row = job_row(job, &v.pods.iter().collect::<Vec<_>>(), v.now);
+    s.push_str(&format!("Name:       {name}\n"));
+    s.push_str(&format!(
+        "Namespace:  {}\n",
+        job.metadata.namespace.as_deref().unwrap_or_default()
+    ));
+    s.push_str(&format!(
+        "State:      {}\n",
+        if row.state.is_empty() {
+            "<none>"
+        } else {
+            &row.state
+        }
+    ));
+    s.push_str(&format!("Age:        {}\n", row.age));
+    s.push_str(&format!("Duration:   {}\n", row.duration));
+    s.push_str(&format!("Replicas:   {}\n", row.replicas));
+    s.push_str(&format!("GPUs:       {}\n", row.gpus));
+
+    s.push_str("\nConditions:\n");
+    let conds = job
+        .status
+        .as_ref()
+        .map(|st| st.conditions.as_slice())
+        .unwrap_or(&[]);
+    if conds.is_empty() {
+        s.push_str("  <none> (the training-operator has not reconciled this job)\n");
+    } else {
+        let rows: Vec<Vec<String>> = conds
+            .iter()
+            .map(|c| {
+                vec![
+                    c.last_transition_time
+                        .as_ref()
+                        .map(|t| t.0.to_string())
+                        .unwrap_or_default(),
+                    c.type_.clone(),
+                    c.status.clone(),
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        for l in table(
+            Some(&["TIME", "TYPE", "STATUS", "REASON", "MESSAGE"]),
+            &rows,
+        )
+        .lines()
+        {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+
+    s.push_str("\nReplicas:\n");
+    if v.pods.is_empty() {
+        s.push_str("  <no pods>\n");
+    } else {
+        let mut pods: Vec<&PodRow> = v.pods.iter().collect();
+        pods.sort_by_key(|p| {
+            let l = format!(
+                "{}-{}",
+                p.labels
+                    .get(model::LABEL_REPLICA_TYPE)
+                    .cloned()
+                    .unwrap_or_default(),
+                p.labels
+                    .get(model::LABEL_REPLICA_INDEX)
+                    .cloned()
+                    .unwrap_or_default()
+            );
+            replica_order(&l)
+        });
+        let rows: Vec<Vec<String>> = pods
+            .iter()
+            .map(|p| {
+                vec![
+                    p.name.clone(),
+                    p.ready.clone(),
+                    p.status.clone(),
+                    p.restarts.clone(),
+                    p.age.clone(),
+                    p.node.clone(),
+                ]
+            })
+            .collect();
+        for l in table(
+            Some(&["POD", "READY", "STATUS", "RESTARTS", "AGE", "NODE"]),
+            &rows,
+        )
+        .lines()
+        {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+
+    s.push_str("\nServices:\n");
+    if v.services.is_empty() {
+        s.push_str("  <none>\n");
+    } else {
+        let rows: Vec<Vec<String>> = v
+            .services
+            .iter()
+            .map(|(n, ip, p)| vec![n.clone(), ip.clone(), p.clone()])
+            .collect();
+        for l in table(Some(&["NAME", "CLUSTER-IP", "PORTS"]), &rows).lines() {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+
+    s.push_str("\nGateway env (Secret references only):\n");
+    for (role, lines) in gateway_env(job) {
+        if lines.is_empty() {
+            s.push_str(&format!("  {role}: <none>\n"));
+        }
+        for l in lines {
+            s.push_str(&format!("  {role}/{l}\n"));
+        }
+    }
+    s.push_str(&format!("\nTF_CONFIG: {}\n", tf_config_shape(job)));
+
+    s.push_str("\nEvents:\n");
+    let mut evs: Vec<&k8s_openapi::api::core::v1::Event> = v.events.iter().collect();
+    evs.sort_by_key(|e| event_time(e));
+    let skip = evs.len().saturating_sub(v.max_events);
+    if evs.is_empty() {
+        s.push_str("  <none>\n");
+    } else {
+        let rows: Vec<Vec<String>> = evs[skip..]
+            .iter()
+            .map(|e| {
+                vec![
+                    age(event_time(e), v.now),
+                    e.type_.clone().unwrap_or_default(),
+                    e.reason.clone().unwrap_or_default(),
+                    format!(
+                        "{}/{}",
+                        e.involved_object
+                            .kind
+                            .as_deref()
+                            .unwrap_or("")
+                            .to_lowercase(),
+                        e.involved_object.name.as_deref().unwrap_or("")
+                    ),
+                    e.message.clone().unwrap_or_default().trim().to_string(),
+                ]
+            })
+            .collect();
+        for l in table(Some(&["AGE", "TYPE", "REASON", "OBJECT", "MESSAGE"]), &rows).lines() {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn cursor_skips_what_a_resumed_answer_repeats_and_keeps_equal_timestamps() {
+        let mut c = Cursor::default();
+        c.begin();
+        let first = [
+            "2026-12-01T03:00:00.100000000Z",
+            "2026-12-01T03:00:00.200000000Z",
+            "2026-12-01T03:00:00.200000000Z",
+        ];
+        assert!(first.iter().all(|t| c.accept(ts(t))));
+        assert_eq!(c.resume_from(), Some(ts("2026-12-01T03:00:00Z")));
+        // The resumed answer starts at the floored second: everything printed comes again,
+        // then one more line with the same timestamp as the last, then newer ones.
+        c.begin();
+        let again = [
+            ("2026-12-01T03:00:00.100000000Z", false),
+            ("2026-12-01T03:00:00.200000000Z", false),
+            ("2026-12-01T03:00:00.200000000Z", false),
+            ("2026-12-01T03:00:00.200000000Z", true),
+            ("2026-12-01T03:00:01.000000000Z", true),
+        ];
+        for (t, want) in again {
+            assert_eq!(c.accept(ts(t)), want, "{t}");
+        }
+    }
+
+    #[test]
+    fn durations_read_like_kubectl() {
+        let d = SignedDuration::from_secs;
+        assert_eq!(human_duration(d(45)), "45s");
+        assert_eq!(human_duration(d(200)), "3m20s");
+        assert_eq!(human_duration(d(3600 * 5)), "5h");
+        assert_eq!(human_duration(d(3600 * 51)), "2d3h");
+        assert_eq!(human_duration(d(86400 * 40)), "40d");
+    }
+
+    #[test]
+    fn prefixes_are_plain_unless_on_a_terminal() {
+        assert_eq!(log_prefix("worker-1", 0, false), "[worker-1] ");
+        assert!(log_prefix("worker-1", 0, true).starts_with("\x1b[32m[worker-1]"));
+        assert!(replica_order("ps-0") < replica_order("worker-0"));
+        assert!(replica_order("worker-2") < replica_order("worker-10"));
+    }
+
+    #[test]
+    fn table_aligns_columns() {
+        let t = table(
+            Some(&["NAME", "STATE"]),
+            &[vec!["a-long-name".into(), "Running".into()]],
+        );
+        assert_eq!(t, "NAME          STATE\na-long-name   Running\n");
+    }
+}

@@ -1,0 +1,252 @@
+//! `delete`: kubectl's semantics for TFJobs. Exactly one DELETE per job (names are not fetched
+//! first, as kubectl's builder does with `RequireObject(false)`; a selector or `all` costs one
+//! list), then — unless told not to wait — one watch per job for its uid to disappear
+//! (kube-runtime `await_condition` + `conditions::is_deleted`) and one pod watch by label until
+//! the job's pods are gone too (not with `orphan`, which leaves them).
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, DeleteParams, ListParams, PropagationPolicy};
+use kube::runtime::{WatchStreamExt, conditions, wait::await_condition, watcher};
+use kube::{Client, ResourceExt};
+
+use crate::error::{Error, Result};
+use crate::model::{self, TFJob};
+use crate::ops::wait::Pod;
+
+/// `--cascade`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cascade {
+    /// Delete the job now; the garbage collector removes its pods after.
+    #[default]
+    Background,
+    /// The job stays (with a finalizer) until its pods are gone.
+    Foreground,
+    /// Delete the job, keep its pods.
+    Orphan,
+}
+
+/// `--dry-run` (the one enum all commands share): `Client` prints what would be deleted and
+/// sends nothing; `Server` sends the DELETE with `dryRun=All`.
+pub use crate::ops::DryRun;
+
+/// What to delete and how.
+#[derive(Debug, Clone)]
+pub struct DeleteOptions {
+    pub names: Vec<String>,
+    /// `-l`: every job matching, in the namespace.
+    pub selector: Option<String>,
+    /// `--all`: every job of the namespace (never across namespaces).
+    pub all: bool,
+    pub cascade: Cascade,
+    /// `--grace-period` (seconds) passed to the API.
+    pub grace_period: Option<i64>,
+    /// Wait until the jobs and their pods are gone (kubectl's default: true).
+    pub wait: bool,
+    /// Bound of the wait.
+    pub timeout: Duration,
+    pub dry_run: DryRun,
+    pub ignore_not_found: bool,
+}
+
+impl Default for DeleteOptions {
+    fn default() -> Self {
+        DeleteOptions {
+            names: Vec::new(),
+            selector: None,
+            all: false,
+            cascade: Cascade::Background,
+            grace_period: None,
+            wait: true,
+            timeout: Duration::from_secs(300),
+            dry_run: DryRun::None,
+            ignore_not_found: false,
+        }
+    }
+}
+
+/// kubectl's confirmation line.
+pub fn deleted_line(name: &str, dry_run: DryRun) -> String {
+    let suffix = match dry_run {
+        DryRun::None => "",
+        DryRun::Client => " (dry run)",
+        DryRun::Server => " (server dry run)",
+    };
+    format!("tfjob.kubeflow.org \"{name}\" deleted{suffix}")
+}
+
+/// Deletes the jobs; `tfjob.kubeflow.org "NAME" deleted` per job on `out`, waiting progress on
+/// `err`. Returns the names deleted. A missing job is an error (after the others were handled)
+/// unless `ignore_not_found`.
+pub async fn delete(
+    client: &Client,
+    namespace: &str,
+    opts: &DeleteOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Vec<String>> {
+    let selecting = opts.all || opts.selector.is_some();
+    if selecting != opts.names.is_empty() {
+        return Err(Error::Usage(
+            "give job names, or -l/--selector, or --all (exactly one of them)".into(),
+        ));
+    }
+    let api: Api<TFJob> = Api::namespaced(client.clone(), namespace);
+    let io = |e: std::io::Error| Error::io("writing output", e);
+    let names: Vec<String> = if selecting {
+        let mut lp = ListParams::default();
+        if let Some(s) = &opts.selector {
+            lp = lp.labels(s);
+        }
+        let mut n: Vec<String> = api
+            .list_metadata(&lp)
+            .await
+            .map_err(|e| Error::kube("listing tfjobs", e))?
+            .items
+            .iter()
+            .map(|m| m.name_any())
+            .collect();
+        n.sort();
+        if n.is_empty() {
+            writeln!(err, "No resources found").map_err(io)?;
+        }
+        n
+    } else {
+        opts.names.clone()
+    };
+    let mut dp = DeleteParams {
+        propagation_policy: Some(match opts.cascade {
+            Cascade::Background => PropagationPolicy::Background,
+            Cascade::Foreground => PropagationPolicy::Foreground,
+            Cascade::Orphan => PropagationPolicy::Orphan,
+        }),
+        grace_period_seconds: opts.grace_period.map(|g| g.max(0) as u32),
+        ..Default::default()
+    };
+    if opts.dry_run == DryRun::Server {
+        dp.dry_run = true;
+    }
+    let mut deleted: Vec<(String, String)> = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    for name in &names {
+        if opts.dry_run == DryRun::Client {
+            writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
+            continue;
+        }
+        match api.delete(name, &dp).await {
+            Ok(res) => {
+                // The job while its deletion is pending, or a Status once it is gone.
+                let uid = res
+                    .either(|job| job.uid(), |status| status.details.map(|d| d.uid))
+                    .unwrap_or_default();
+                writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
+                deleted.push((name.clone(), uid));
+            }
+            Err(e) if crate::cluster::client::is_not_found(&e) => {
+                if !opts.ignore_not_found {
+                    missing.push(name.clone());
+                }
+            }
+            Err(e) => return Err(Error::kube(format!("deleting tfjob {name}"), e)),
+        }
+    }
+    out.flush().map_err(io)?;
+    if opts.wait && opts.dry_run == DryRun::None && !deleted.is_empty() {
+        let wait = wait_gone(
+            client,
+            namespace,
+            &deleted,
+            opts.cascade != Cascade::Orphan,
+            err,
+        );
+        match tokio::time::timeout(opts.timeout, wait).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(Error::Timeout(format!(
+                    "timed out after {}s waiting for {} to be deleted",
+                    opts.timeout.as_secs(),
+                    deleted
+                        .iter()
+                        .map(|(n, _)| format!("tfjob/{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Error::NotFound(
+            missing
+                .iter()
+                .map(|n| format!("tfjobs.kubeflow.org \"{n}\" not found"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ));
+    }
+    Ok(deleted.into_iter().map(|(n, _)| n).collect())
+}
+
+async fn wait_gone(
+    client: &Client,
+    namespace: &str,
+    jobs: &[(String, String)],
+    pods_too: bool,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let api: Api<TFJob> = Api::namespaced(client.clone(), namespace);
+    let io = |e: std::io::Error| Error::io("writing progress", e);
+    for (name, uid) in jobs {
+        writeln!(err, "waiting for tfjob/{name} to be deleted").map_err(io)?;
+        await_condition(api.clone(), name, conditions::is_deleted(uid))
+            .await
+            .map_err(|e| Error::Other(format!("waiting for tfjob {name} to be deleted: {e}")))?;
+    }
+    if !pods_too {
+        return Ok(());
+    }
+    // One pod watch for every job: `job-name in (a,b,…)`.
+    let names: Vec<&str> = jobs.iter().map(|(n, _)| n.as_str()).collect();
+    let selector = format!("{} in ({})", model::LABEL_JOB_NAME, names.join(","));
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let mut stream = watcher(pods, watcher::Config::default().labels(&selector))
+        .default_backoff()
+        .boxed();
+    let mut present: HashSet<String> = HashSet::new();
+    let mut init: Option<HashSet<String>> = None;
+    let mut listed = false;
+    let mut last_said = usize::MAX;
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(watcher::Event::Init) => init = Some(HashSet::new()),
+            Ok(watcher::Event::InitApply(p)) => {
+                if let Some(s) = init.as_mut() {
+                    s.insert(p.name_any());
+                }
+            }
+            Ok(watcher::Event::InitDone) => {
+                present = init.take().unwrap_or_default();
+                listed = true;
+            }
+            Ok(watcher::Event::Apply(p)) => {
+                present.insert(p.name_any());
+            }
+            Ok(watcher::Event::Delete(p)) => {
+                present.remove(&p.name_any());
+            }
+            Err(e) => tracing::debug!("pod watch: {e}"),
+        }
+        if listed {
+            if present.is_empty() {
+                return Ok(());
+            }
+            if present.len() != last_said {
+                writeln!(err, "waiting for {} pod(s) to be deleted", present.len()).map_err(io)?;
+                last_said = present.len();
+            }
+        }
+    }
+    Ok(())
+}

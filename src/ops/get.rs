@@ -1,0 +1,145 @@
+//! `get`: one job in full — conditions as a timeline, its replicas as `kubectl get pods` shows
+//! them, services, recent events, the Secret-backed env each role receives (names and keys only)
+//! and the shape of TF_CONFIG's cluster; `-o json|yaml` prints the TFJob as the API returned it.
+//!
+//! Requests, constant in the number of replicas: the job, one Table list of its pods (no specs,
+//! see `podtable`), one list of its services, one list of the namespace's events about TFJobs
+//! and one about Pods (field selectors), filtered to this job here.
+
+use std::io::Write;
+
+use k8s_openapi::api::core::v1::{Event, Service};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, ListParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::{Client, ResourceExt};
+
+use crate::error::{Error, Result};
+use crate::jobview::{self, GetView};
+use crate::model::{self, TFJob};
+use crate::ops::podtable;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GetFormat {
+    #[default]
+    Describe,
+    Json,
+    Yaml,
+}
+
+/// Which job and how.
+#[derive(Debug, Clone)]
+pub struct GetOptions {
+    pub name: String,
+    pub format: GetFormat,
+    /// How many recent events to show.
+    pub events: usize,
+}
+
+impl GetOptions {
+    pub fn new(name: impl Into<String>) -> Self {
+        GetOptions {
+            name: name.into(),
+            format: GetFormat::Describe,
+            events: 10,
+        }
+    }
+}
+
+/// Prints the job to `out`.
+pub async fn get(
+    client: &Client,
+    namespace: &str,
+    opts: &GetOptions,
+    out: &mut dyn Write,
+    _err: &mut dyn Write,
+) -> Result<()> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
+        model::PLURAL,
+    );
+    let raw: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
+    let obj = raw
+        .get_opt(&opts.name)
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "tfjobs.kubeflow.org \"{}\" not found in namespace {namespace}",
+                opts.name
+            ))
+        })?;
+    let io = |e: std::io::Error| Error::io("writing output", e);
+    match opts.format {
+        GetFormat::Json => {
+            let s = serde_json::to_string_pretty(&obj).unwrap_or_default();
+            writeln!(out, "{s}").map_err(io)?;
+            return Ok(());
+        }
+        GetFormat::Yaml => {
+            write!(out, "{}", serde_saphyr::to_string(&obj).unwrap_or_default()).map_err(io)?;
+            return Ok(());
+        }
+        GetFormat::Describe => {}
+    }
+    let value = serde_json::to_value(&obj).unwrap_or_default();
+    let job: TFJob = serde_json::from_value(value).map_err(|e| {
+        Error::Other(format!(
+            "tfjob {} does not match the kubeflow.org/v1 TFJob shape: {e}",
+            opts.name
+        ))
+    })?;
+    let sel = model::job_selector(&opts.name);
+    let pods = podtable::list(client, Some(namespace), &sel).await?;
+    let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+    let services = services
+        .list(&ListParams::default().labels(&sel))
+        .await
+        .map_err(|e| Error::kube("listing services", e))?
+        .items;
+    let events: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let mut evs = Vec::new();
+    for fs in [
+        format!(
+            "involvedObject.kind=TFJob,involvedObject.name={}",
+            opts.name
+        ),
+        "involvedObject.kind=Pod".to_string(),
+    ] {
+        let list = events
+            .list(&ListParams::default().fields(&fs))
+            .await
+            .map_err(|e| Error::kube("listing events", e))?;
+        evs.extend(list.items.into_iter().filter(|e| {
+            let n = e.involved_object.name.as_deref().unwrap_or("");
+            n == opts.name || pods.iter().any(|p| p.name == n)
+        }));
+    }
+    let view = GetView {
+        job: &job,
+        pods: &pods,
+        services: services
+            .iter()
+            .map(|s| {
+                let ports: Vec<String> = s
+                    .spec
+                    .iter()
+                    .flat_map(|sp| sp.ports.iter().flatten())
+                    .map(|p| format!("{}/{}", p.port, p.protocol.as_deref().unwrap_or("TCP")))
+                    .collect();
+                let ip = s
+                    .spec
+                    .as_ref()
+                    .and_then(|sp| sp.cluster_ip.clone())
+                    .unwrap_or_else(|| "<none>".into());
+                (s.name_any(), ip, ports.join(","))
+            })
+            .collect(),
+        events: evs,
+        max_events: opts.events,
+        now: Timestamp::now(),
+    };
+    write!(out, "{}", jobview::render_get(&view)).map_err(io)?;
+    Ok(())
+}

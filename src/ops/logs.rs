@@ -1,0 +1,613 @@
+//! `logs`: the `tensorflow` container (or another) of every replica pod, each line prefixed with
+//! its replica, in arrival order; with `follow`, pods that start, restart or are recreated are
+//! picked up and the command ends when the job finishes.
+//!
+//! Shape: one watch of the TFJob and one of its pods (spec-less, by label) feed the main loop;
+//! one task per pod instance (pod uid) streams its container's log instance after instance and
+//! sends lines through a small bounded channel. Only the main loop writes, so a slow terminal
+//! fills the channel, the tasks stop reading, and TCP flow control holds the API server back —
+//! memory stays bounded whatever the log volume.
+//!
+//! Every request asks `timestamps=true`; a per-pod [`Cursor`] uses them to print a line once
+//! across dropped streams and restarts (the crashed instance's tail is re-read with
+//! `previous=true` from the last printed second). Requests: 2 watches, plus per pod one log
+//! stream per container instance and one `previous` read per restart.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, LogParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, ResourceExt};
+use tokio::sync::{Semaphore, mpsc, watch};
+
+use crate::cluster::client as kubeapi;
+use crate::error::{Error, Result};
+use crate::jobview::{self, Cursor};
+use crate::model::{self, TFJob};
+use crate::ops::wait::Pod;
+
+/// kubectl's `--max-log-requests` default.
+pub const DEFAULT_MAX_LOG_REQUESTS: usize = 5;
+
+/// What to print. Plain data: the CLI layer fills it from flags.
+#[derive(Debug, Clone)]
+pub struct LogsOptions {
+    /// The TFJob.
+    pub job: String,
+    /// Container; `tensorflow` when None.
+    pub container: Option<String>,
+    /// Only this replica type (any case).
+    pub replica_type: Option<String>,
+    /// Only this replica index.
+    pub index: Option<u32>,
+    /// Keep following until the job finishes.
+    pub follow: bool,
+    /// The previous (crashed) container instance instead of the current one.
+    pub previous: bool,
+    /// Only lines newer than this many seconds (first request of each container).
+    pub since_seconds: Option<i64>,
+    /// Only lines at or after this time (first request of each container).
+    pub since_time: Option<Timestamp>,
+    /// Only the last N lines of each container (first request).
+    pub tail: Option<i64>,
+    /// Keep the kubelet's RFC3339Nano timestamp on each line.
+    pub timestamps: bool,
+    /// Concurrent log streams allowed; more selected replicas than this is an error (as kubectl).
+    pub max_log_requests: usize,
+    /// How long to wait for pods to exist and start before giving up.
+    pub timeout: Duration,
+    /// Colour the prefixes (the caller knows whether stdout is a terminal).
+    pub colour: bool,
+}
+
+impl LogsOptions {
+    /// Defaults as the CLI documents them.
+    pub fn new(job: impl Into<String>) -> Self {
+        LogsOptions {
+            job: job.into(),
+            container: None,
+            replica_type: None,
+            index: None,
+            follow: false,
+            previous: false,
+            since_seconds: None,
+            since_time: None,
+            tail: None,
+            timestamps: false,
+            max_log_requests: DEFAULT_MAX_LOG_REQUESTS,
+            timeout: Duration::from_secs(300),
+            colour: false,
+        }
+    }
+
+    fn container(&self) -> &str {
+        self.container
+            .as_deref()
+            .unwrap_or(model::DEFAULT_CONTAINER_NAME)
+    }
+}
+
+/// How the logs ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogsSummary {
+    /// Lines written to stdout.
+    pub lines: u64,
+    /// Pod instances whose logs were read.
+    pub pods: usize,
+    /// The job's final condition when following ended because it finished.
+    pub finished: Option<String>,
+}
+
+enum Msg {
+    Line {
+        label: Arc<str>,
+        slot: usize,
+        text: String,
+    },
+    Note(String),
+    Done,
+}
+
+/// The container instance a log request would reach, from the pod's status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Instance {
+    /// No node, or waiting with nothing to show: `reason` for the user.
+    NotStarted(String),
+    Running(String),
+    Terminated(String),
+    /// Waiting to restart; the last terminated instance is what the kubelet serves.
+    BackOff(String),
+}
+
+fn instance(pod: &Pod, container: &str) -> Instance {
+    let status = pod.status.as_ref();
+    let cs = status
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|v| v.iter().find(|c| c.name == container));
+    let Some(cs) = cs else {
+        let sched = status.and_then(|s| s.conditions.as_ref()).and_then(|c| {
+            c.iter()
+                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        });
+        return Instance::NotStarted(match sched {
+            Some(c) => format!(
+                "{}: {}",
+                c.reason.as_deref().unwrap_or("Unschedulable"),
+                c.message.as_deref().unwrap_or("")
+            ),
+            None => "Pending".into(),
+        });
+    };
+    let id = cs.container_id.clone().unwrap_or_default();
+    let state = cs.state.as_ref();
+    if state.and_then(|s| s.running.as_ref()).is_some() {
+        return Instance::Running(id);
+    }
+    if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
+        return Instance::Terminated(t.container_id.clone().unwrap_or(id));
+    }
+    let last = cs
+        .last_state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .and_then(|t| t.container_id.clone());
+    let reason = state
+        .and_then(|s| s.waiting.as_ref())
+        .and_then(|w| w.reason.clone())
+        .unwrap_or_else(|| "ContainerCreating".into());
+    match last {
+        Some(l) => Instance::BackOff(l),
+        None => Instance::NotStarted(reason),
+    }
+}
+
+fn last_terminated(pod: &Pod, container: &str) -> Option<String> {
+    pod.status
+        .as_ref()?
+        .container_statuses
+        .as_ref()?
+        .iter()
+        .find(|c| c.name == container)?
+        .last_state
+        .as_ref()?
+        .terminated
+        .as_ref()?
+        .container_id
+        .clone()
+}
+
+struct PodTask {
+    /// The typed Pod API: `log_stream` needs k8s-openapi's `Pod`.
+    pods: Api<k8s_openapi::api::core::v1::Pod>,
+    name: String,
+    label: Arc<str>,
+    slot: usize,
+    opts: LogsOptions,
+    state: watch::Receiver<Option<Arc<Pod>>>,
+    tx: mpsc::Sender<Msg>,
+    sem: Arc<Semaphore>,
+    /// Set when the job finished: a task with nothing left to read ends.
+    job_done: watch::Receiver<bool>,
+}
+
+impl PodTask {
+    /// Reads one answer, sending the lines the cursor has not seen. Returns whether it ended
+    /// cleanly (false: an error worth a retry).
+    async fn read(
+        &self,
+        lp: &LogParams,
+        cursor: &mut Cursor,
+    ) -> std::result::Result<(), kube::Error> {
+        let _permit = self.sem.acquire().await;
+        let stream = self.pods.log_stream(&self.name, lp).await?;
+        let mut lines = stream.lines();
+        cursor.begin();
+        while let Some(line) = lines.try_next().await.map_err(kube::Error::ReadEvents)? {
+            let text = match jobview::split_timestamp(&line) {
+                Some((ts, rest)) => {
+                    if !cursor.accept(ts) {
+                        continue;
+                    }
+                    if self.opts.timestamps {
+                        line.clone()
+                    } else {
+                        rest.to_string()
+                    }
+                }
+                None => line.clone(),
+            };
+            let msg = Msg::Line {
+                label: self.label.clone(),
+                slot: self.slot,
+                text,
+            };
+            if self.tx.send(msg).await.is_err() {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    fn params(&self, cursor: &Cursor, first: bool, previous: bool) -> LogParams {
+        let mut lp = LogParams {
+            container: Some(self.opts.container().to_string()),
+            follow: self.opts.follow && !previous,
+            previous,
+            timestamps: true,
+            ..Default::default()
+        };
+        if let Some(since) = cursor.resume_from() {
+            lp.since_time = Some(since);
+        } else if first {
+            lp.since_seconds = self.opts.since_seconds;
+            lp.since_time = self.opts.since_time;
+            lp.tail_lines = self.opts.tail;
+        }
+        lp
+    }
+
+    async fn run(mut self) {
+        let container = self.opts.container().to_string();
+        let mut cursor = Cursor::default();
+        let mut done: Vec<String> = Vec::new();
+        let mut first = true;
+        let mut failures = 0u32;
+        loop {
+            // Wait for an instance we have not finished reading.
+            let pick = |p: &Option<Arc<Pod>>| -> Option<Instance> {
+                let inst = instance(p.as_ref()?, &container);
+                match &inst {
+                    Instance::Running(id) | Instance::Terminated(id) | Instance::BackOff(id)
+                        if !done.contains(id) =>
+                    {
+                        Some(inst)
+                    }
+                    _ => None,
+                }
+            };
+            let inst = loop {
+                let cur = self.state.borrow_and_update().clone();
+                if cur.is_none() {
+                    let _ = self.tx.send(Msg::Done).await;
+                    return;
+                }
+                if let Some(i) = pick(&cur) {
+                    break i;
+                }
+                if (!self.opts.follow && !first) || *self.job_done.borrow() {
+                    let _ = self.tx.send(Msg::Done).await;
+                    return;
+                }
+                tokio::select! {
+                    r = self.state.changed() => if r.is_err() {
+                        let _ = self.tx.send(Msg::Done).await;
+                        return;
+                    },
+                    _ = self.job_done.changed() => {}
+                }
+            };
+            let (id, previous) = match (&inst, self.opts.previous) {
+                (_, true) => (String::new(), true),
+                (Instance::Running(id) | Instance::Terminated(id) | Instance::BackOff(id), _) => {
+                    (id.clone(), false)
+                }
+                (Instance::NotStarted(_), _) => unreachable!("not picked"),
+            };
+            let lp = self.params(&cursor, first, previous);
+            first = false;
+            if let Err(e) = self.read(&lp, &mut cursor).await {
+                // 400 while the container is between states: wait for the next status.
+                failures += 1;
+                if failures > 5 || kubeapi::status_code(&e).is_some_and(|c| c != 400) {
+                    let _ = self
+                        .tx
+                        .send(Msg::Note(format!("{}: {e}", self.label)))
+                        .await;
+                    let _ = self.tx.send(Msg::Done).await;
+                    return;
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(1), self.state.changed()).await;
+                continue;
+            }
+            failures = 0;
+            if previous || !self.opts.follow {
+                let _ = self.tx.send(Msg::Done).await;
+                return;
+            }
+            // The stream ended: the instance stopped, or the connection dropped. The pod watch
+            // may trail the log by a moment, so give it a bounded wait before reconnecting
+            // (a reconnect is harmless: the cursor skips what was printed).
+            let settled = tokio::time::timeout(Duration::from_secs(2), async {
+                loop {
+                    let cur = self.state.borrow_and_update().clone();
+                    match cur.as_ref().map(|p| instance(p, &container)) {
+                        Some(Instance::Running(r)) if r == id => {}
+                        _ => return cur,
+                    }
+                    if self.state.changed().await.is_err() {
+                        return None;
+                    }
+                }
+            })
+            .await;
+            let Ok(cur) = settled else {
+                continue; // still running: the stream dropped, resume from the cursor
+            };
+            done.push(id.clone());
+            // Restarted: re-read the crashed instance from the last printed second, so lines it
+            // wrote after our stream ended are not lost.
+            if let Some(p) = cur
+                && last_terminated(&p, &container).as_deref() == Some(id.as_str())
+            {
+                let lp = self.params(&cursor, false, true);
+                let _ = self.read(&lp, &mut cursor).await;
+            }
+        }
+    }
+}
+
+/// Prints the logs of the job's replicas to `out`; progress and waiting reasons to `err`.
+/// Ends with `Error::JobFailed` when following a job that fails (as `wait` does),
+/// `Error::Timeout` when no selected pod started within `opts.timeout`.
+pub async fn logs(
+    client: &Client,
+    namespace: &str,
+    opts: &LogsOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<LogsSummary> {
+    let jobs: Api<TFJob> = Api::namespaced(client.clone(), namespace);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let job = jobs
+        .get_opt(&opts.job)
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "tfjob.kubeflow.org \"{}\" not found in namespace {namespace}",
+                opts.job
+            ))
+        })?;
+    let expected = jobview::expected_replicas(&job, opts.replica_type.as_deref(), opts.index);
+    if expected == 0 {
+        return Err(Error::Usage(format!(
+            "tfjob {} has no replica matching{}{}",
+            opts.job,
+            opts.replica_type
+                .as_deref()
+                .map(|t| format!(" --replica-type {t}"))
+                .unwrap_or_default(),
+            opts.index
+                .map(|i| format!(" --index {i}"))
+                .unwrap_or_default()
+        )));
+    }
+    // kubectl (polymorphichelpers/logs): following more streams than allowed is an error.
+    if opts.follow && expected > opts.max_log_requests {
+        return Err(Error::Usage(format!(
+            "you are attempting to follow {expected} log streams, but maximum allowed concurrency is {}, use --max-log-requests to increase the limit",
+            opts.max_log_requests
+        )));
+    }
+    let sem = Arc::new(Semaphore::new(if opts.follow {
+        opts.max_log_requests.max(1)
+    } else {
+        1 // one after another: each replica's lines stay together
+    }));
+
+    let job_watch = watcher(
+        jobs,
+        watcher::Config::default().fields(&format!("metadata.name={}", opts.job)),
+    )
+    .default_backoff()
+    .applied_objects()
+    .boxed();
+    let pod_events = watcher(
+        pods.clone(),
+        watcher::Config::default().labels(&model::job_selector(&opts.job)),
+    )
+    .default_backoff()
+    .boxed();
+    let mut job_watch = job_watch;
+    let mut pod_events = pod_events;
+
+    let (tx, mut rx) = mpsc::channel::<Msg>(64);
+    let mut tasks: HashMap<String, watch::Sender<Option<Arc<Pod>>>> = HashMap::new();
+    let mut slots: BTreeMap<String, usize> = BTreeMap::new();
+    let mut known: HashMap<String, Arc<Pod>> = HashMap::new();
+    let mut init: Option<HashMap<String, Arc<Pod>>> = None;
+    let mut running_tasks = 0usize;
+    let mut started_any = false;
+    // Nothing is concluded about pods before the first list arrived.
+    let mut listed = false;
+    let mut finished: Option<String> = None;
+    let mut last_wait_note = String::new();
+    let mut summary = LogsSummary {
+        lines: 0,
+        pods: 0,
+        finished: None,
+    };
+    let mut failed_msg: Option<String> = None;
+    let deadline = tokio::time::Instant::now() + opts.timeout;
+    let (done_tx, done_rx) = watch::channel(false);
+    if job.is_finished() {
+        finished = job.last_condition().map(|c| c.type_.clone());
+    }
+    let io = |e: std::io::Error| Error::io("writing logs", e);
+
+    loop {
+        // Dispatch pods to tasks (new uid → new task; gone → channel closed).
+        let mut waiting: Vec<(String, String)> = Vec::new();
+        let mut ordered: Vec<&Arc<Pod>> = known.values().collect();
+        ordered.sort_by_key(|p| jobview::replica_order(&jobview::replica_label(p)));
+        for p in ordered {
+            if !jobview::selected(p, opts.replica_type.as_deref(), opts.index) {
+                continue;
+            }
+            let uid = p.uid().unwrap_or_default();
+            let label = jobview::replica_label(p);
+            if let Some(s) = tasks.get(&uid) {
+                s.send_replace(Some(p.clone()));
+                continue;
+            }
+            let inst = instance(p, opts.container());
+            if let Instance::NotStarted(reason) = &inst {
+                waiting.push((label.clone(), reason.clone()));
+                if !opts.previous {
+                    continue;
+                }
+            }
+            let n = slots.len();
+            let slot = *slots.entry(label.clone()).or_insert(n);
+            let (stx, srx) = watch::channel(Some(p.clone()));
+            tasks.insert(uid, stx);
+            let task = PodTask {
+                pods: Api::namespaced(client.clone(), namespace),
+                name: p.name_any(),
+                label: Arc::from(label.as_str()),
+                slot,
+                opts: opts.clone(),
+                state: srx,
+                tx: tx.clone(),
+                sem: sem.clone(),
+                job_done: done_rx.clone(),
+            };
+            running_tasks += 1;
+            summary.pods += 1;
+            started_any = true;
+            tokio::spawn(task.run());
+        }
+        // Say why we wait, once per change.
+        let missing = expected.saturating_sub(tasks.len() + waiting.len());
+        if listed && (!waiting.is_empty() || (missing > 0 && !started_any)) {
+            let mut note = String::new();
+            if missing > 0 && !started_any {
+                note = format!(
+                    "waiting for {missing} pod(s) of tfjob {} to be created",
+                    opts.job
+                );
+            }
+            for (l, r) in &waiting {
+                if !note.is_empty() {
+                    note.push_str("; ");
+                }
+                note.push_str(&format!("{l} is not running yet ({r})"));
+            }
+            if note != last_wait_note {
+                writeln!(err, "{note}").map_err(io)?;
+                last_wait_note = note;
+            }
+        }
+        let job_done = finished.is_some();
+        let unstarted = missing + waiting.len();
+        if running_tasks == 0 && listed {
+            if job_done && !started_any {
+                writeln!(
+                    err,
+                    "tfjob {} has finished and none of its selected pods remain",
+                    opts.job
+                )
+                .map_err(io)?;
+                break;
+            }
+            if (opts.follow && job_done)
+                || (!opts.follow && started_any && (unstarted == 0 || job_done))
+            {
+                break;
+            }
+        }
+        // The timeout bounds waiting for pods to start, not a job that runs and prints.
+        let timing_out = unstarted > 0 && !(opts.follow && started_any) && !job_done;
+        if timing_out && tokio::time::Instant::now() >= deadline {
+            return Err(Error::Timeout(format!(
+                "no pod of tfjob {} started within {}s{}",
+                opts.job,
+                opts.timeout.as_secs(),
+                if last_wait_note.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {last_wait_note}")
+                }
+            )));
+        }
+        tokio::select! {
+            m = rx.recv() => match m {
+                Some(Msg::Line { label, slot, text }) => {
+                    let prefix = jobview::log_prefix(&label, slot, opts.colour);
+                    writeln!(out, "{prefix}{text}").map_err(io)?;
+                    summary.lines += 1;
+                }
+                Some(Msg::Note(n)) => writeln!(err, "{n}").map_err(io)?,
+                Some(Msg::Done) => running_tasks -= 1,
+                None => break,
+            },
+            ev = pod_events.next() => match ev {
+                Some(Ok(watcher::Event::Init)) => init = Some(HashMap::new()),
+                Some(Ok(watcher::Event::InitApply(p))) => {
+                    if let Some(m) = init.as_mut() {
+                        m.insert(p.uid().unwrap_or_default(), Arc::new(p));
+                    }
+                }
+                Some(Ok(watcher::Event::InitDone)) => {
+                    // A re-list: pods missing from it are gone.
+                    if let Some(m) = init.take() {
+                        known = m;
+                        listed = true;
+                        tasks.retain(|uid, s| {
+                            let keep = known.contains_key(uid);
+                            if !keep { s.send_replace(None); }
+                            keep
+                        });
+                    }
+                }
+                Some(Ok(watcher::Event::Apply(p))) => {
+                    known.insert(p.uid().unwrap_or_default(), Arc::new(p));
+                }
+                Some(Ok(watcher::Event::Delete(p))) => {
+                    let uid = p.uid().unwrap_or_default();
+                    known.remove(&uid);
+                    if let Some(s) = tasks.get(&uid) {
+                        s.send_replace(None);
+                    }
+                }
+                Some(Err(e)) => tracing::debug!("pod watch: {e}"),
+                None => break,
+            },
+            j = job_watch.next(), if finished.is_none() => match j {
+                Some(Ok(j)) if j.is_finished() => {
+                    let last = j.last_condition().map(|c| c.type_.clone()).unwrap_or_default();
+                    if j.is_failed() {
+                        failed_msg = Some(format!(
+                            "TFJob {} failed: {}",
+                            opts.job,
+                            j.condition(model::condition::FAILED)
+                                .and_then(|c| c.message.clone())
+                                .unwrap_or_else(|| "(no message)".into())
+                        ));
+                    }
+                    finished = Some(last);
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => tracing::debug!("tfjob watch: {e}"),
+                None => {}
+            },
+            _ = tokio::time::sleep_until(deadline), if timing_out => {}
+        }
+        if finished.is_some() {
+            done_tx.send_replace(true);
+        }
+    }
+    out.flush().map_err(io)?;
+    summary.finished = finished;
+    if opts.follow
+        && let Some(m) = failed_msg
+    {
+        return Err(Error::JobFailed(m));
+    }
+    Ok(summary)
+}

@@ -1,0 +1,136 @@
+//! `suspend` / `resume`: set `spec.runPolicy.suspend` with a merge patch, after checking that the
+//! installed CRD has the field (training-operator v1.7 and later).
+//!
+//! What the operator does (kubeflow/trainer v1.9 `pkg/controller.v1/common/job.go`, see
+//! operator-behavior.md §3): while `suspend` is true it deletes all the job's pods and services
+//! (active counts 0, `Running=False` reason `TFJobSuspended`, `Suspended=True`); on resume it
+//! sets `Suspended=False` (`TFJobResumed`), resets `startTime` and creates the pods again from
+//! scratch — anything the training did not checkpoint is lost.
+
+use std::io::Write;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
+
+use crate::error::{Error, Result};
+use crate::model::{self, TFJob};
+
+/// Suspend or resume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuspendAction {
+    Suspend,
+    Resume,
+}
+
+/// Which job.
+#[derive(Debug, Clone)]
+pub struct SuspendOptions {
+    pub name: String,
+    pub action: SuspendAction,
+}
+
+/// What the user should know about running pods, said plainly.
+pub fn consequence(action: SuspendAction, name: &str) -> String {
+    match action {
+        SuspendAction::Suspend => format!(
+            "The training-operator now deletes every pod and service of tfjob {name}; \
+             running training stops and only what it checkpointed survives. \
+             `kubectl tfjob resume {name}` creates the pods again from scratch."
+        ),
+        SuspendAction::Resume => format!(
+            "The training-operator creates the pods of tfjob {name} again from scratch \
+             (startTime is reset); training resumes only from its own checkpoints."
+        ),
+    }
+}
+
+/// Whether the served `kubeflow.org/v1` schema has `spec.runPolicy.suspend`.
+pub fn crd_has_suspend(crd: &CustomResourceDefinition) -> bool {
+    crd.spec
+        .versions
+        .iter()
+        .filter(|v| v.name == model::VERSION)
+        .filter_map(|v| v.schema.as_ref()?.open_api_v3_schema.as_ref())
+        .any(|s| {
+            let prop = |s: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
+                        k: &str| s.properties.as_ref().and_then(|p| p.get(k)).cloned();
+            prop(s, "spec")
+                .and_then(|sp| prop(&sp, "runPolicy"))
+                .and_then(|rp| prop(&rp, "suspend"))
+                .is_some()
+        })
+}
+
+/// Patches `runPolicy.suspend`; prints `tfjob.kubeflow.org/NAME suspended|resumed` on `out`
+/// (or `… unchanged` when it already was), and the consequence on `err`.
+pub async fn set_suspend(
+    client: &Client,
+    namespace: &str,
+    opts: &SuspendOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = crds
+        .get_opt(model::CRD_NAME)
+        .await
+        .map_err(|e| Error::kube("reading the TFJob CRD", e))?
+        .ok_or_else(|| {
+            Error::not_ready(
+                format!("the CRD {} is not installed", model::CRD_NAME),
+                "install the training-operator (v1.7 or later), then retry",
+            )
+        })?;
+    if !crd_has_suspend(&crd) {
+        return Err(Error::not_ready(
+            format!(
+                "the installed CRD {} has no spec.runPolicy.suspend (training-operator older than v1.7)",
+                model::CRD_NAME
+            ),
+            "upgrade the training-operator to v1.7 or later to suspend and resume TFJobs",
+        ));
+    }
+    let api: Api<TFJob> = Api::namespaced(client.clone(), namespace);
+    let job = api
+        .get_opt(&opts.name)
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!("tfjobs.kubeflow.org \"{}\" not found", opts.name))
+        })?;
+    let want = opts.action == SuspendAction::Suspend;
+    let io = |e: std::io::Error| Error::io("writing output", e);
+    let verb = if want { "suspended" } else { "resumed" };
+    let now = job
+        .spec
+        .run_policy
+        .as_ref()
+        .and_then(|r| r.suspend)
+        .unwrap_or(false);
+    if now == want {
+        writeln!(
+            out,
+            "tfjob.kubeflow.org/{} unchanged (already {verb})",
+            opts.name
+        )
+        .map_err(io)?;
+        return Ok(());
+    }
+    if want && job.is_finished() {
+        return Err(Error::Conflict {
+            message: format!(
+                "tfjob {} has already finished; there is nothing to suspend",
+                opts.name
+            ),
+            hint: None,
+        });
+    }
+    let patch = serde_json::json!({"spec": {"runPolicy": {"suspend": want}}});
+    api.patch(&opts.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;
+    writeln!(out, "tfjob.kubeflow.org/{} {verb}", opts.name).map_err(io)?;
+    writeln!(err, "{}", consequence(opts.action, &opts.name)).map_err(io)?;
+    Ok(())
+}

@@ -1,0 +1,349 @@
+//! Object names and metadata as the API server and the operator's webhook check them.
+//!
+//! A TFJob's name must be a DNS-1035 label (the webhook, operator-behavior.md §1). With
+//! `generateName` and no `name`, kube-apiserver generates the name before admission runs
+//! (k8s.io/apiserver/pkg/registry/rest/create.go `BeforeCreate` calls the name generator;
+//! k8s.io/apiserver/pkg/storage/names/generate.go cuts the prefix to 58 characters and appends
+//! 5 random ones from `bcdfghjklmnpqrstvwxz2456789`), so the webhook sees `prefix + 5 chars`.
+
+use serde_json::{Map, Value};
+
+use super::{Finding, Severity};
+use crate::manifest::join_key;
+
+/// Characters kube-apiserver appends to a `generateName` prefix.
+pub const GENERATED_SUFFIX_LEN: usize = 5;
+/// The longest prefix kept: 63 - 5.
+pub const MAX_GENERATE_NAME_PREFIX: usize = 63 - GENERATED_SUFFIX_LEN;
+
+/// The name a job will have, as far as it can be known offline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobName {
+    /// The name, or for `generateName` the prefix (cut as the API server cuts it) plus a
+    /// stand-in suffix of the generated length.
+    pub effective: String,
+    /// The field the user wrote: `metadata.name` or `metadata.generateName`.
+    pub path: &'static str,
+    /// True for `generateName`.
+    pub generated: bool,
+}
+
+impl JobName {
+    /// Length of what the user wrote (for "shorten to N" hints).
+    pub fn written_len(&self) -> usize {
+        if self.generated {
+            self.effective.len() - GENERATED_SUFFIX_LEN
+        } else {
+            self.effective.len()
+        }
+    }
+}
+
+/// The name kube-apiserver would give a job with this prefix, with `x`s standing for the random
+/// characters (all of which are lowercase alphanumerics, like `x`).
+pub fn generated_name(prefix: &str) -> String {
+    let base: String = prefix.chars().take(MAX_GENERATE_NAME_PREFIX).collect();
+    format!("{base}{}", "x".repeat(GENERATED_SUFFIX_LEN))
+}
+
+/// `metadata.name`, or the name `metadata.generateName` will produce.
+pub fn job_name(meta: Option<&Map<String, Value>>) -> Option<JobName> {
+    let meta = meta?;
+    match (meta.get("name"), meta.get("generateName")) {
+        (Some(Value::String(n)), _) if !n.is_empty() => Some(JobName {
+            effective: n.clone(),
+            path: "metadata.name",
+            generated: false,
+        }),
+        (_, Some(Value::String(g))) if !g.is_empty() => Some(JobName {
+            effective: generated_name(g),
+            path: "metadata.generateName",
+            generated: true,
+        }),
+        _ => None,
+    }
+}
+
+/// The API server's "name or generateName is required", and the webhook's DNS-1035 rule
+/// (validateTFJob step 1) on the name it will see.
+pub fn object_name(meta: Option<&Map<String, Value>>, out: &mut Vec<Finding>) {
+    let name = meta.and_then(|m| m.get("name"));
+    if name.is_some_and(|n| !n.is_string() && !n.is_null()) {
+        return; // schema reports the type
+    }
+    match job_name(meta) {
+        None => out.push(
+            Finding::new(
+                Severity::Error,
+                "name",
+                "metadata.name",
+                "missing: name or generateName is required",
+            )
+            .with_hint(Some(
+                "set metadata.name, or metadata.generateName (a prefix the API server completes)"
+                    .into(),
+            )),
+        ),
+        Some(n) if !n.generated => {
+            if let Err(why) = dns1035(&n.effective) {
+                out.push(
+                    Finding::new(
+                        Severity::Error,
+                        "webhook/name",
+                        "metadata.name",
+                        format!("{:?} is not a valid TFJob name: {why}", n.effective),
+                    )
+                    .with_hint(Some(format!("e.g. {:?}", suggest_name(&n.effective)))),
+                );
+            }
+        }
+        Some(n) => {
+            let prefix = meta
+                .and_then(|m| m.get("generateName"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            // ValidateObjectMeta checks the prefix itself as a DNS subdomain (trailing '-'
+            // allowed), before the cut.
+            let why = if prefix.len() > 253 {
+                Err(format!(
+                    "must be at most 253 characters, is {}",
+                    prefix.len()
+                ))
+            } else {
+                dns1035(&n.effective)
+            };
+            if let Err(why) = why {
+                out.push(
+                    Finding::new(
+                        Severity::Error,
+                        "webhook/name",
+                        "metadata.generateName",
+                        format!(
+                            "{prefix:?} gives names like {:?}, which the operator's webhook refuses: {why}",
+                            n.effective
+                        ),
+                    )
+                    .with_hint(Some(format!("e.g. {:?}", format!("{}-", suggest_name(prefix))))),
+                );
+            }
+        }
+    }
+}
+
+/// `metadata` of the job (`top`) or of a pod template.
+pub fn metadata(meta: Option<&Value>, path: &str, top: bool, out: &mut Vec<Finding>) {
+    let Some(meta) = meta.and_then(Value::as_object) else {
+        return; // object_name reports the missing name
+    };
+    if top
+        && let Some(Value::String(ns)) = meta.get("namespace")
+        && let Err(why) = dns1123_label(ns)
+    {
+        out.push(Finding::new(
+            Severity::Error,
+            "namespace",
+            "metadata.namespace",
+            format!("{ns:?} is not a valid namespace: {why}"),
+        ));
+    }
+    for (field, is_label) in [("labels", true), ("annotations", false)] {
+        let fpath = join_key(path, field);
+        let Some(map) = meta.get(field).and_then(Value::as_object) else {
+            continue;
+        };
+        for (k, v) in map {
+            let kpath = join_key(&fpath, k);
+            if let Err(why) = qualified_name(k) {
+                out.push(Finding::new(
+                    Severity::Error,
+                    "metadata-key",
+                    kpath.clone(),
+                    format!(
+                        "{k:?} is not a valid {} key: {why}",
+                        &field[..field.len() - 1]
+                    ),
+                ));
+            }
+            match v {
+                Value::String(s) => {
+                    if is_label && let Err(why) = label_value(s) {
+                        out.push(Finding::new(
+                            Severity::Error,
+                            "metadata-value",
+                            kpath,
+                            format!("label value {s:?} is invalid: {why}"),
+                        ));
+                    }
+                }
+                Value::Bool(_) | Value::Number(_) | Value::Null => {
+                    let (got, shown) = match v {
+                        Value::Null => ("null (an empty value)".to_string(), String::new()),
+                        Value::Bool(b) => (format!("boolean {b}"), b.to_string()),
+                        other => (format!("number {other}"), other.to_string()),
+                    };
+                    out.push(
+                        Finding::new(
+                            Severity::Error,
+                            "metadata-value",
+                            kpath,
+                            format!(
+                                "{} values must be strings, got {got}: YAML reads it unquoted as a non-string",
+                                &field[..field.len() - 1]
+                            ),
+                        )
+                        .with_hint(Some(format!("quote it: {k}: \"{shown}\""))),
+                    );
+                }
+                _ => {} // schema reports lists/maps
+            }
+        }
+    }
+}
+
+/// Pod and Service names are `<job name>-<type>-<index>`; a Service name is a DNS-1035 label
+/// (63 characters), so the operator's creates fail past that. `name` is the job's name, or for
+/// `generateName` a stand-in of the generated length.
+pub fn name_budget(name: &JobName, longest_pod: &str, out: &mut Vec<Finding>) {
+    if dns1035(&name.effective).is_err() {
+        return; // already reported
+    }
+    if longest_pod.len() > 63 {
+        let cut = longest_pod.len() - 63;
+        out.push(
+            Finding::new(
+                Severity::Error,
+                "name-length",
+                name.path,
+                format!(
+                    "too long for its pods: the operator names them <name>-<type>-<index>, and {longest_pod:?} is {} characters, over the 63 allowed for pod and service names",
+                    longest_pod.len()
+                ),
+            )
+            .with_hint(Some(format!(
+                "shorten {} by at least {cut} character{} (to {} or fewer)",
+                if name.generated { "metadata.generateName" } else { "the name" },
+                if cut == 1 { "" } else { "s" },
+                name.written_len().saturating_sub(cut)
+            ))),
+        );
+    }
+}
+
+/// DNS-1035 label: what the webhook requires of a TFJob name.
+pub fn dns1035(s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if s.len() > 63 {
+        return Err(format!("must be at most 63 characters, is {}", s.len()));
+    }
+    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err("must start with a lowercase letter".into());
+    }
+    label_chars(s)
+}
+
+/// DNS-1123 label (namespaces).
+pub fn dns1123_label(s: &str) -> Result<(), String> {
+    if s.is_empty() || s.len() > 63 {
+        return Err("must be 1 to 63 characters".into());
+    }
+    if !s.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()) {
+        return Err("must start with a lowercase letter or digit".into());
+    }
+    label_chars(s)
+}
+
+fn label_chars(s: &str) -> Result<(), String> {
+    if let Some(c) = s
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Err(format!(
+            "may contain only lowercase letters, digits and '-', found {c:?}"
+        ));
+    }
+    if s.ends_with('-') {
+        return Err("must end with a letter or digit".into());
+    }
+    Ok(())
+}
+
+pub fn suggest_name(s: &str) -> String {
+    let mut n: String = s
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    while n.contains("--") {
+        n = n.replace("--", "-");
+    }
+    let n = n.trim_matches('-');
+    let n = if n.starts_with(|c: char| c.is_ascii_lowercase()) {
+        n.to_string()
+    } else {
+        format!("tf-{n}")
+    };
+    n.chars()
+        .take(40)
+        .collect::<String>()
+        .trim_end_matches('-')
+        .to_string()
+}
+
+/// Label/annotation key: optional DNS-1123 subdomain prefix and '/', then a name of at most
+/// 63 characters made of alphanumerics, '-', '_', '.', starting and ending alphanumeric.
+pub fn qualified_name(k: &str) -> Result<(), String> {
+    let (prefix, name) = match k.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, k),
+    };
+    if let Some(p) = prefix {
+        if p.is_empty() || p.len() > 253 {
+            return Err("the prefix before '/' must be 1 to 253 characters".into());
+        }
+        let ok = p.split('.').all(|l| {
+            !l.is_empty()
+                && l.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        });
+        if !ok {
+            return Err(format!(
+                "the prefix {p:?} must be a lowercase DNS subdomain"
+            ));
+        }
+    }
+    if name.is_empty() || name.len() > 63 {
+        return Err("the name part must be 1 to 63 characters".into());
+    }
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    if !name.starts_with(alnum) || !name.ends_with(alnum) {
+        return Err("must start and end with a letter or digit".into());
+    }
+    if !name.chars().all(|c| alnum(c) || "-_.".contains(c)) {
+        return Err("may contain only letters, digits, '-', '_' and '.'".into());
+    }
+    Ok(())
+}
+
+pub fn label_value(v: &str) -> Result<(), String> {
+    if v.is_empty() {
+        return Ok(());
+    }
+    if v.len() > 63 {
+        return Err(format!("at most 63 characters, is {}", v.len()));
+    }
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    if !v.starts_with(alnum)
+        || !v.ends_with(alnum)
+        || !v.chars().all(|c| alnum(c) || "-_.".contains(c))
+    {
+        return Err(
+            "must be letters, digits, '-', '_', '.', starting and ending with a letter or digit"
+                .into(),
+        );
+    }
+    Ok(())
+}

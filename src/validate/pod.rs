@@ -1,0 +1,568 @@
+//! What core Pod validation would refuse when the operator creates pods from a replica template.
+//!
+//! The API server stores a TFJob whose pod template is wrong (the CRD schema leaves it open), and
+//! the operator's pod creation is then refused, so the job sits there without pods. These checks
+//! follow k8s.io/kubernetes pkg/apis/core/validation/validation.go (`ValidatePodSpec`,
+//! `validateContainers`, `ValidateEnv`, `validateTolerations`, `ValidateVolumes`,
+//! `validateVolumeMounts`, `ValidateAnnotations` via apimachinery's `ValidateAnnotationsSize`)
+//! and, for images, the reference grammar of distribution/reference (regexp.go), which the
+//! kubelet applies before pulling (`InvalidImageName`).
+
+use serde_json::Value;
+
+use super::names::{dns1123_label, qualified_name};
+use super::{Finding, Severity};
+use crate::manifest::{join_index, join_key};
+
+/// apimachinery's `TotalAnnotationSizeLimitB`: keys plus values of one object.
+pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
+
+/// Every pod-template problem of a TFJob (as JSON), as errors with field paths.
+pub fn check(obj: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    annotations_size(
+        obj.pointer("/metadata/annotations"),
+        "metadata.annotations",
+        &mut out,
+    );
+    let Some(specs) = obj
+        .pointer("/spec/tfReplicaSpecs")
+        .and_then(Value::as_object)
+    else {
+        return out;
+    };
+    for (rtype, spec) in specs {
+        let base = join_key("spec.tfReplicaSpecs", rtype);
+        let tpath = format!("{base}.template");
+        let Some(t) = spec.get("template") else {
+            continue;
+        };
+        annotations_size(
+            t.pointer("/metadata/annotations"),
+            &format!("{tpath}.metadata.annotations"),
+            &mut out,
+        );
+        if let Some(ps) = t.get("spec") {
+            pod_spec(ps, &format!("{tpath}.spec"), &mut out);
+        }
+    }
+    out
+}
+
+fn err(out: &mut Vec<Finding>, path: String, message: String, hint: Option<String>) {
+    out.push(Finding::new(Severity::Error, "pod", path, message).with_hint(hint));
+}
+
+fn annotations_size(a: Option<&Value>, path: &str, out: &mut Vec<Finding>) {
+    let Some(m) = a.and_then(Value::as_object) else {
+        return;
+    };
+    let total: usize = m
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    if total > MAX_ANNOTATIONS_BYTES {
+        err(
+            out,
+            path.to_string(),
+            format!(
+                "annotations total {total} bytes; the API server allows at most {MAX_ANNOTATIONS_BYTES} (256 KiB) per object"
+            ),
+            Some("keep large data in a ConfigMap and mount it (--config-map NAME:/path)".into()),
+        );
+    }
+}
+
+fn strs<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = (usize, &'a Value)> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+}
+
+fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
+    let mut volume_names = Vec::new();
+    for (i, vol) in strs(ps, "volumes") {
+        let vpath = join_index(&format!("{path}.volumes"), i);
+        match vol.get("name").and_then(Value::as_str) {
+            Some(n) => {
+                if let Err(e) = dns1123_label(n) {
+                    err(
+                        out,
+                        format!("{vpath}.name"),
+                        format!("volume name {n:?} {e}"),
+                        None,
+                    );
+                }
+                if volume_names.contains(&n) {
+                    err(
+                        out,
+                        format!("{vpath}.name"),
+                        format!("volume name {n:?} is used twice"),
+                        None,
+                    );
+                }
+                volume_names.push(n);
+            }
+            None => err(
+                out,
+                format!("{vpath}.name"),
+                "a volume needs a name".into(),
+                None,
+            ),
+        }
+    }
+    for key in ["containers", "initContainers"] {
+        for (i, c) in strs(ps, key) {
+            container(
+                c,
+                &join_index(&format!("{path}.{key}"), i),
+                &volume_names,
+                out,
+            );
+        }
+    }
+    for (i, t) in strs(ps, "tolerations") {
+        toleration(t, &join_index(&format!("{path}.tolerations"), i), out);
+    }
+    for (i, s) in strs(ps, "imagePullSecrets") {
+        if s.get("name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            err(
+                out,
+                join_index(&format!("{path}.imagePullSecrets"), i),
+                "an imagePullSecrets entry needs the name of a Secret".into(),
+                None,
+            );
+        }
+    }
+    for key in ["serviceAccountName", "priorityClassName"] {
+        if let Some(n) = ps.get(key).and_then(Value::as_str)
+            && let Err(e) = dns1123_subdomain(n)
+        {
+            err(out, format!("{path}.{key}"), format!("{n:?} {e}"), None);
+        }
+    }
+    if let Some(m) = ps.get("nodeSelector").and_then(Value::as_object) {
+        for k in m.keys() {
+            if let Err(e) = qualified_name(k) {
+                err(
+                    out,
+                    join_key(&format!("{path}.nodeSelector"), k),
+                    format!("label key {k:?} {e}"),
+                    None,
+                );
+            }
+        }
+    }
+}
+
+fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
+    if let Some(n) = c.get("name").and_then(Value::as_str)
+        && let Err(e) = dns1123_label(n)
+    {
+        err(
+            out,
+            format!("{path}.name"),
+            format!("container name {n:?} {e}"),
+            None,
+        );
+    }
+    if let Some(image) = c.get("image").and_then(Value::as_str)
+        && let Err(e) = image_reference(image)
+    {
+        err(
+            out,
+            format!("{path}.image"),
+            format!("image {image:?} is not a valid image reference: {e}"),
+            Some("write it as [registry/]repository[:tag][@digest], e.g. tensorflow/tensorflow:2.13.0".into()),
+        );
+    }
+    for (j, e) in strs(c, "env") {
+        if let Some(n) = e.get("name").and_then(Value::as_str)
+            && let Err(msg) = env_var_name(n)
+        {
+            let hint = n.split_once('=').map(|(k, v)| format!("write the name and the value apart: name: {k:?}, value: {v:?} (render: --env {k}={v})"));
+            err(
+                out,
+                format!("{}.name", join_index(&format!("{path}.env"), j)),
+                format!("env var name {n:?} {msg}"),
+                hint,
+            );
+        }
+    }
+    for (j, m) in strs(c, "volumeMounts") {
+        let mpath = join_index(&format!("{path}.volumeMounts"), j);
+        match m.get("name").and_then(Value::as_str) {
+            Some(n) if !volumes.contains(&n) => err(
+                out,
+                format!("{mpath}.name"),
+                format!("mounts volume {n:?}, which the pod does not define"),
+                Some(format!(
+                    "add a volume named {n:?} to the pod's volumes (render: --pvc, --config-map, --secret-volume, --empty-dir)"
+                )),
+            ),
+            _ => {}
+        }
+        if m.get("mountPath")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            err(
+                out,
+                format!("{mpath}.mountPath"),
+                "a volume mount needs a mountPath".into(),
+                None,
+            );
+        }
+    }
+    for part in ["limits", "requests"] {
+        if let Some(m) = c
+            .pointer(&format!("/resources/{part}"))
+            .and_then(Value::as_object)
+        {
+            for k in m.keys() {
+                if let Err(e) = qualified_name(k) {
+                    err(
+                        out,
+                        join_key(&format!("{path}.resources.{part}"), k),
+                        format!("resource name {k:?} {e}"),
+                        None,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// validation.go `validateTolerations`: known effects and operators; `Exists` takes no value;
+/// an empty key needs `Exists`.
+fn toleration(t: &Value, path: &str, out: &mut Vec<Finding>) {
+    let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("");
+    let (key, op, value, effect) = (s("key"), s("operator"), s("value"), s("effect"));
+    if !["", "NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+        err(
+            out,
+            format!("{path}.effect"),
+            format!(
+                "toleration effect {effect:?} is not NoSchedule, PreferNoSchedule or NoExecute"
+            ),
+            None,
+        );
+    }
+    if !["", "Exists", "Equal"].contains(&op) {
+        err(
+            out,
+            format!("{path}.operator"),
+            format!("toleration operator {op:?} is not Exists or Equal"),
+            None,
+        );
+    }
+    if op == "Exists" && !value.is_empty() {
+        err(
+            out,
+            format!("{path}.value"),
+            "a toleration with operator Exists takes no value".into(),
+            None,
+        );
+    }
+    if key.is_empty() && op != "Exists" {
+        err(
+            out,
+            format!("{path}.operator"),
+            "a toleration without a key must use operator Exists".into(),
+            None,
+        );
+    }
+    if !key.is_empty()
+        && let Err(e) = qualified_name(key)
+    {
+        err(
+            out,
+            format!("{path}.key"),
+            format!("toleration key {key:?} {e}"),
+            None,
+        );
+    }
+}
+
+/// apimachinery `IsEnvVarName`: `[-._a-zA-Z][-._a-zA-Z0-9]*`.
+pub fn env_var_name(n: &str) -> Result<(), String> {
+    let ok_first = |c: char| c.is_ascii_alphabetic() || "-._".contains(c);
+    match n.chars().next() {
+        None => return Err("must not be empty".into()),
+        Some(c) if !ok_first(c) => return Err("must not start with a digit".into()),
+        _ => {}
+    }
+    if let Some(c) = n
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-._".contains(*c)))
+    {
+        return Err(format!(
+            "may contain only letters, digits, '-', '.' and '_', found {c:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// DNS-1123 subdomain: dot-separated labels, at most 253 characters.
+pub fn dns1123_subdomain(s: &str) -> Result<(), String> {
+    if s.is_empty() || s.len() > 253 {
+        return Err("must be 1 to 253 characters".into());
+    }
+    for label in s.split('.') {
+        let ok = !label.is_empty()
+            && label
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !label.starts_with('-')
+            && !label.ends_with('-');
+        if !ok {
+            return Err("must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit".into());
+        }
+    }
+    Ok(())
+}
+
+/// distribution/reference (reference.go grammar, regexp.go):
+/// `name [":" tag] ["@" digest]`, name = `[domain "/"] path-component ("/" path-component)*`,
+/// path-component = `[a-z0-9]+ (separator [a-z0-9]+)*` with separators `.`, `_`, `__`, `-+`,
+/// tag = `[\w][\w.-]{0,127}`, digest = `algorithm ":" hex{32,}`, name at most 255 characters.
+pub fn image_reference(image: &str) -> Result<(), String> {
+    if image.is_empty() {
+        return Err("it is empty".into());
+    }
+    if let Some(c) = image.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "it contains {c:?} (whitespace or a control character)"
+        ));
+    }
+    let (rest, digest) = match image.split_once('@') {
+        Some((r, d)) => (r, Some(d)),
+        None => (image, None),
+    };
+    // A ':' after the last '/' starts the tag (a ':' before it is a registry port).
+    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match rest[last_slash..].find(':') {
+        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
+        None => (rest, None),
+    };
+    if name.len() > 255 {
+        return Err("the repository name is longer than 255 characters".into());
+    }
+    let mut comps: Vec<&str> = name.split('/').collect();
+    // The first component is a registry when it has '.' or ':' or is localhost (docker's rule),
+    // or when it has uppercase letters, which a repository path never has.
+    if comps.len() > 1 {
+        let first = comps[0];
+        if first.contains(['.', ':'])
+            || first == "localhost"
+            || first.chars().any(|c| c.is_ascii_uppercase())
+        {
+            // The grammar's domain is optional: a first part that is no host name may still be
+            // a repository path part (`a_b.c/img`).
+            if let Err(e) = domain(first) {
+                path_component(first).map_err(|_| e)?;
+            }
+            comps.remove(0);
+        }
+    }
+    for c in comps {
+        path_component(c)?;
+    }
+    if let Some(t) = tag {
+        let ok = !t.is_empty()
+            && t.len() <= 128
+            && t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+        if !ok {
+            return Err(if t.is_empty() {
+                "the tag after ':' is empty".into()
+            } else {
+                format!(
+                    "the tag {t:?} must be 1 to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
+                )
+            });
+        }
+    }
+    if let Some(d) = digest {
+        let ok = d.split_once(':').is_some_and(|(alg, hex)| {
+            alg.starts_with(|c: char| c.is_ascii_alphabetic())
+                && alg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_+.".contains(c))
+                && hex.len() >= 32
+                && hex.chars().all(|c| c.is_ascii_hexdigit())
+        });
+        if !ok {
+            return Err(format!(
+                "the digest {d:?} is not ALGORITHM:HEX (e.g. sha256:…)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn domain(d: &str) -> Result<(), String> {
+    let (host, port) = match d.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (d, None),
+    };
+    if let Some(p) = port
+        && (p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()))
+    {
+        return Err(format!("the registry port in {d:?} must be a number"));
+    }
+    let ok = host.split('.').all(|l| {
+        !l.is_empty()
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    });
+    if !ok {
+        return Err(format!("the registry {d:?} is not a host name"));
+    }
+    Ok(())
+}
+
+fn path_component(c: &str) -> Result<(), String> {
+    let bad = || {
+        Err(format!(
+            "the repository path part {c:?} must be lowercase letters and digits, separated by '.', '_', '__' or '-'"
+        ))
+    };
+    if c.is_empty() || !c.starts_with(|ch: char| ch.is_ascii_lowercase() || ch.is_ascii_digit()) {
+        return bad();
+    }
+    if !c.ends_with(|ch: char| ch.is_ascii_lowercase() || ch.is_ascii_digit()) {
+        return bad();
+    }
+    let b = c.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let ch = b[i];
+        if ch.is_ascii_lowercase() || ch.is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        // A separator: '.', '_', '__' or a run of '-'.
+        let start = i;
+        match ch {
+            b'.' => i += 1,
+            b'_' => {
+                i += 1;
+                if i < b.len() && b[i] == b'_' {
+                    i += 1;
+                }
+            }
+            b'-' => {
+                while i < b.len() && b[i] == b'-' {
+                    i += 1;
+                }
+            }
+            _ => return bad(),
+        }
+        if i == start || i >= b.len() || !(b[i].is_ascii_lowercase() || b[i].is_ascii_digit()) {
+            return bad();
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn image_references_follow_the_distribution_grammar() {
+        for ok in [
+            "tensorflow/tensorflow:2.13.0-gpu",
+            "busybox",
+            "localhost:5000/team/img:1",
+            "registry.example.com/a/b__c/d-e:latest",
+            "gcr.io/x/y@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            "MyRegistry.io/img:1",
+        ] {
+            assert_eq!(image_reference(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("img name:1", "whitespace"),
+            ("img:1\n", "control"),
+            ("img:1\u{1b}[31m", "control"),
+            ("img;rm -rf:1", "whitespace"),
+            ("img;x:1", "repository path part"),
+            ("Tensorflow:2.13", "repository path part"),
+            ("tensorflow/Tensorflow:2", "repository path part"),
+            ("img:", "tag after ':' is empty"),
+            ("img:.bad", "tag"),
+            ("img@sha256:xyz", "digest"),
+            ("", "empty"),
+        ] {
+            let e = image_reference(bad).unwrap_err();
+            assert!(e.contains(why), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn env_names_follow_is_env_var_name() {
+        assert!(env_var_name("HF_TOKEN").is_ok());
+        assert!(env_var_name("my.var-1").is_ok());
+        assert!(env_var_name("A=B").unwrap_err().contains("'='"));
+        assert!(env_var_name("1A").is_err());
+        assert!(env_var_name("").is_err());
+    }
+
+    fn job(pod: Value) -> Value {
+        json!({"metadata": {"name": "j"}, "spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": pod}}}}})
+    }
+
+    fn paths(f: &[Finding]) -> Vec<&str> {
+        f.iter().map(|f| f.path.as_str()).collect()
+    }
+
+    #[test]
+    fn pod_template_errors_carry_field_paths() {
+        let f = check(&job(json!({
+            "containers": [{
+                "name": "tensorflow", "image": "img:1",
+                "env": [{"name": "A=B", "value": "x"}],
+                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+            }],
+            "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "Explode"}],
+            "volumes": [{"name": "Bad_Name", "emptyDir": {}}],
+            "serviceAccountName": "Trainer",
+        })));
+        let p = "spec.tfReplicaSpecs.Worker.template.spec";
+        assert_eq!(
+            paths(&f),
+            [
+                format!("{p}.volumes[0].name"),
+                format!("{p}.containers[0].env[0].name"),
+                format!("{p}.containers[0].volumeMounts[0].name"),
+                format!("{p}.tolerations[0].effect"),
+                format!("{p}.serviceAccountName"),
+            ]
+        );
+        assert!(f.iter().all(|f| f.severity == Severity::Error));
+        assert!(
+            f[1].hint.as_deref().unwrap().contains("--env A=B"),
+            "{:?}",
+            f[1]
+        );
+        assert!(f[3].message.contains("\"Explode\""), "{:?}", f[3]);
+    }
+
+    #[test]
+    fn annotations_over_256_kib_are_refused() {
+        let big = "x".repeat(MAX_ANNOTATIONS_BYTES);
+        let f = check(&json!({"metadata": {"annotations": {"a": big}}}));
+        assert_eq!(paths(&f), ["metadata.annotations"]);
+        let ok = "x".repeat(MAX_ANNOTATIONS_BYTES - 1);
+        assert!(check(&json!({"metadata": {"annotations": {"a": ok}}})).is_empty());
+    }
+}
