@@ -21,9 +21,15 @@ fn demo_tells_the_whole_story_and_leaves_nothing_behind() {
 
     // Every command step was printed as typed and its exit code checked.
     let commands = demo::steps().iter().filter(|s| s.has_command()).count();
-    assert_eq!(transcript.matches("\n$ kubectl tfjob ").count()
-        + transcript.matches("\n$ echo ").count(), commands);
+    assert_eq!(
+        transcript.matches("\n$ kubectl tfjob ").count() + transcript.matches("\n$ echo ").count(),
+        commands
+    );
     assert_eq!(transcript.matches("\n[exit ").count(), commands);
     // The demo key went through stdin only; it appears in the typed pipeline and nowhere else.
-    assert_eq!(transcript.matches(demo::DEMO_KEY).count(), 1, "{transcript}");
+    assert_eq!(
+        transcript.matches(demo::DEMO_KEY).count(),
+        1,
+        "{transcript}"
+    );
 }

@@ -368,7 +368,11 @@ pub fn run_steps(
         if shown < lines.len() {
             writeln!(out, "… ({} more lines)", lines.len() - shown).map_err(io)?;
         }
-        let missing: Vec<&String> = inv.expect.iter().filter(|t| !output.contains(t.as_str())).collect();
+        let missing: Vec<&String> = inv
+            .expect
+            .iter()
+            .filter(|t| !output.contains(t.as_str()))
+            .collect();
         if code != inv.code || !missing.is_empty() {
             return Err(DemoError(format!(
                 "step {} broke the story: `{}` exited {code} (expected {}){}",
@@ -388,7 +392,11 @@ pub fn run_steps(
 }
 
 /// Runs the plugin with stdout and stderr on one pipe, so the transcript keeps their order.
-fn invoke(cluster: &TestCluster, plugin: &Path, inv: &Invocation) -> std::io::Result<(i32, String)> {
+fn invoke(
+    cluster: &TestCluster,
+    plugin: &Path,
+    inv: &Invocation,
+) -> std::io::Result<(i32, String)> {
     let (mut reader, writer) = std::io::pipe()?;
     let mut child = Command::new(plugin)
         .args(&inv.args)

@@ -7,7 +7,8 @@ use std::process::Command;
 
 use tfjob_testcluster::{Scenario, TestCluster, demo};
 
-const USAGE: &str = "usage: tfjob-testcluster --kubeconfig PATH [--scenario FILE.yaml|json] [--port N]
+const USAGE: &str =
+    "usage: tfjob-testcluster --kubeconfig PATH [--scenario FILE.yaml|json] [--port N]
        tfjob-testcluster demo [--keep]
 
 demo: starts a simulated cluster on 127.0.0.1 and runs the real kubectl-tfjob through the
@@ -148,7 +149,9 @@ fn find_plugin() -> Result<PathBuf, String> {
     }
     // target/<profile>/tfjob-testcluster: build the plugin into the same target dir and profile.
     let release = dir.file_name().is_some_and(|n| n == "release");
-    let target_dir = dir.parent().ok_or("this executable is not in a cargo target dir")?;
+    let target_dir = dir
+        .parent()
+        .ok_or("this executable is not in a cargo target dir")?;
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.arg("build")
