@@ -2,6 +2,7 @@
 //!   `tfjob-testcluster --kubeconfig PATH [--scenario FILE] [--port N]` serves until Ctrl-C;
 //!   `tfjob-testcluster demo [--keep]` tells the article's story with the real `kubectl-tfjob`.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -100,7 +101,8 @@ fn run_demo(args: &[String]) -> i32 {
     let cluster = match demo::run(&plugin, &mut out) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("\ndemo FAILED: {e}");
+            // Not eprintln!: a closed stderr (`… 2>&1 | head`) must not turn into a panic.
+            let _ = writeln!(std::io::stderr(), "\ndemo FAILED: {e}");
             return 1;
         }
     };
