@@ -1,6 +1,6 @@
 //! `kubectl tfjob validate` through the real binary: the corpus of broken inputs under
 //! tests/corpus/, hostile inputs generated on the fly, the article's job, and a cross-check of
-//! our schema against the upstream CRD when /work/shared/reference is present.
+//! our schema against the upstream CRD when ../shared/reference is present beside the checkout.
 //!
 //! Each corpus file starts with `# expect: <text>` (in the output), `# line: N` (the line the
 //! finding points at) and optionally `# upstream: reject` (the upstream CRD schema rejects it too)
@@ -16,7 +16,8 @@ use kubectl_tfjob::validate::{self, Context, Severity};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-tfjob");
-const REFERENCE: &str = "/work/shared/reference";
+/// `shared/` sits beside the checkout (as on the developers' machines and in CI).
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/reference");
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")

@@ -168,7 +168,7 @@ async fn streaming_list_with_send_initial_events() {
     let mut objs = watcher(cms, watcher::Config::default().streaming_lists())
         .applied_objects()
         .boxed();
-    let first = tokio::time::timeout(Duration::from_secs(5), objs.next())
+    let first = tokio::time::timeout(Duration::from_secs(60), objs.next())
         .await
         .unwrap()
         .unwrap()

@@ -810,7 +810,7 @@ async fn follow_logs_until_the_container_exits() {
         "line 1\nline 2\n",
     );
     let lines: Vec<String> =
-        tokio::time::timeout(Duration::from_secs(5), stream.lines().try_collect())
+        tokio::time::timeout(Duration::from_secs(60), stream.lines().try_collect())
             .await
             .unwrap()
             .unwrap();

@@ -80,14 +80,21 @@ pub fn condition_types(job: &Value) -> Vec<String> {
 
 /// Waits (async) until `f` returns Some.
 pub async fn eventually<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    // `secs` is how long the condition normally takes at most; the limit is only a safety net
+    // against a hang, never the verdict. On a loaded 2-core CI machine a 5 s bound failed a
+    // correct test, so the net is at least SAFETY_NET_SECS.
+    let limit = secs.max(SAFETY_NET_SECS);
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(limit);
     loop {
         if let Some(v) = f() {
             return v;
         }
         if std::time::Instant::now() > end {
-            panic!("condition not reached within {secs}s");
+            panic!("condition not reached within {limit}s (expected within {secs}s)");
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
+
+/// The least time `eventually` waits before calling a condition unreachable.
+const SAFETY_NET_SECS: u64 = 120;
