@@ -90,6 +90,12 @@ fn latency(runs: usize, kubectl: &str) {
             &kubeconfig,
             "wait",
             &name,
+            // The same condition kubectl waits for; the operator here is written by hand
+            // (installed, 0 ready), so the waiter is told to wait for it.
+            "--for",
+            "running",
+            "--pending-timeout",
+            "60s",
             "--timeout",
             "60s",
         ]);
@@ -162,7 +168,16 @@ fn scale(sizes: &[u32]) {
         let out = Command::new("/usr/bin/time")
             .args(["-f", "%M %U %S", BIN, "--kubeconfig"])
             .arg(c.kubeconfig())
-            .args(["wait", &name, "--for", "all-running", "--timeout", "300s"])
+            .args([
+                "wait",
+                &name,
+                "--for",
+                "all-running",
+                "--settle",
+                "0",
+                "--timeout",
+                "300s",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .output()

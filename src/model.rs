@@ -224,6 +224,9 @@ pub struct ReplicaStatus {
 }
 
 /// Condition types the operator sets.
+/// The state word for a job without any condition: no operator has reconciled it yet.
+pub const STATE_NOT_RECONCILED: &str = "Pending";
+
 pub mod condition {
     pub const CREATED: &str = "Created";
     pub const RUNNING: &str = "Running";
@@ -355,6 +358,15 @@ impl TFJob {
     /// The last condition in the list: what `kubectl get tfjobs` shows as State.
     pub fn last_condition(&self) -> Option<&JobCondition> {
         self.status.as_ref()?.conditions.last()
+    }
+
+    /// What `wait` and `diagnose` both call the job's state: the last condition's type (the
+    /// `State` column of `kubectl get tfjobs`), or [`STATE_NOT_RECONCILED`] before the operator
+    /// wrote any condition (kubectl shows an empty column then).
+    pub fn state(&self) -> String {
+        self.last_condition()
+            .map(|c| c.type_.clone())
+            .unwrap_or_else(|| STATE_NOT_RECONCILED.into())
     }
 
     /// Succeeded or Failed is True. Both are terminal for the operator.

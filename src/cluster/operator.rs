@@ -86,6 +86,50 @@ pub fn operator_state(deployments: &[Deployment]) -> OperatorState {
     not_ready.unwrap_or(OperatorState::NotFound)
 }
 
+/// Reads the operator's state from the cluster: Deployments in every namespace, else (no
+/// permission cluster-wide) in the upstream namespace. A refused or failed read becomes
+/// [`OperatorState::Unknown`] with the reason; a cluster that cannot be reached, or rejects our
+/// credentials, is an error. Shared by `diagnose` and `wait`.
+pub async fn current(kube: &super::Kube) -> crate::error::Result<OperatorState> {
+    use kube::api::{Api, ListParams};
+    let lp = ListParams::default();
+    let all: Api<Deployment> = Api::all(kube.client.clone());
+    let action = super::Action::new("list", "deployments", None);
+    let first = match super::retry(kube, || all.list(&lp)).await {
+        Ok(list) => return Ok(operator_state(&list.items)),
+        Err(e) => unknown_reason(e, &action, kube)?,
+    };
+    let in_upstream: Api<Deployment> = Api::namespaced(kube.client.clone(), OPERATOR_NAMESPACE);
+    match super::retry(kube, || in_upstream.list(&lp)).await {
+        Ok(list) => match operator_state(&list.items) {
+            // Not in the upstream namespace says nothing about the others.
+            OperatorState::NotFound => Ok(OperatorState::Unknown(first)),
+            found => Ok(found),
+        },
+        Err(_) => Ok(OperatorState::Unknown(first)),
+    }
+}
+
+/// Why a read was refused, or the error when the cluster is out of reach.
+fn unknown_reason(
+    err: kube::Error,
+    action: &super::Action,
+    kube: &super::Kube,
+) -> crate::error::Result<String> {
+    if super::is_transport(&err) || super::status_code(&err) == Some(401) {
+        return Err(super::explain(err, action, &kube.server));
+    }
+    Ok(match super::status_code(&err) {
+        Some(403) => format!(
+            "forbidden to {} {}: confirm with `{}`",
+            action.verb,
+            action.resource,
+            action.can_i()
+        ),
+        _ => format!("{} {}: {err}", action.verb, action.resource),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -250,8 +250,8 @@ value_enum!(ReportFormat {
 
 value_enum!(WaitFor {
     WaitFor::Created => "created": "The operator has seen the job (Created condition).",
-    WaitFor::Running => "running": "The operator's Running condition (chief, or any worker, is running).",
-    WaitFor::AllRunning => "all-running": "Every replica pod is Running.",
+    WaitFor::Running => "running": "The operator's Running condition: the chief, or any one worker, runs; other replicas may be Pending.",
+    WaitFor::AllRunning => "all-running": "Every replica pod of every role runs, for --settle without a restart (default).",
     WaitFor::Succeeded => "succeeded": "The Succeeded condition.",
     WaitFor::Finished => "finished": "Succeeded (exit 0) or Failed (exit 4).",
 });

@@ -11,21 +11,32 @@ use crate::output::{Output, ReportFormat};
 
 #[derive(Debug, Clone, Args)]
 pub struct WaitOptionArgs {
-    /// The condition to wait for.
-    #[arg(long = "for", value_enum, default_value = "running")]
+    /// The condition to wait for. The default, all-running, waits until every replica pod of
+    /// every role runs (for --settle); running is the operator's own Running condition, which
+    /// it sets as soon as the chief, or any one worker, runs, while other replicas may still be
+    /// Pending (e.g. 1 PS + 3 one-GPU workers on a 1-GPU cluster: Running, with two workers
+    /// Unschedulable).
+    #[arg(long = "for", value_enum, default_value = "all-running")]
     pub wait_for: WaitFor,
 
     /// How long to wait (kubectl duration syntax: 30s, 10m, 1h). 0 checks once; negative waits a week.
     #[arg(long, default_value = "10m", value_parser = parse_signed_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
 
-    /// Give up when a pod has been unschedulable this long (default: wait for --timeout).
+    /// Give up when a pod has been unschedulable this long (default: wait for --timeout). Also
+    /// how long to wait for a training-operator that is not ready while nothing reconciles the
+    /// job (default: fail at once).
     #[arg(long, value_parser = parse_duration)]
     pub pending_timeout: Option<Duration>,
 
     /// How long image pull errors may persist before they count as fatal.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub image_pull_grace: Duration,
+
+    /// For all-running: how long every replica must have run without a container restart
+    /// (a restart inside the window starts it again; a crash loop fails the wait). 0 for none.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub settle: Duration,
 }
 
 impl From<WaitOptionArgs> for WaitOptions {
@@ -35,6 +46,7 @@ impl From<WaitOptionArgs> for WaitOptions {
             timeout: a.timeout,
             pending_timeout: a.pending_timeout,
             image_pull_grace: a.image_pull_grace,
+            settle: a.settle,
         }
     }
 }
@@ -64,12 +76,25 @@ pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
 }
 
 pub(super) const WAIT_EXAMPLES: &str = "\
+Running vs all-running:
+  The training-operator sets Running as soon as the chief, or (without a chief) any one worker,
+  runs. Submit 1 PS + 3 workers with one GPU each to a cluster with one GPU: the operator says
+  Running while two workers are Unschedulable and the job never trains. `--for running` stops
+  there (and names the replicas that do not run); the default, `--for all-running`, waits until
+  all four replicas run and have run for --settle without a restart.
+
 Examples:
-  # Wait until the operator reports Running (default timeout 10m)
+  # Wait until every replica runs (default timeout 10m)
   kubectl tfjob wait tf-dist-train
 
-  # Wait until every replica pod runs, give up if a pod is unschedulable for 2 minutes
-  kubectl tfjob wait tf-dist-train --for all-running --pending-timeout 2m
+  # The operator's Running condition only
+  kubectl tfjob wait tf-dist-train --for running
+
+  # Give up if a pod is unschedulable (or nothing reconciles the job) for 2 minutes
+  kubectl tfjob wait tf-dist-train --pending-timeout 2m
+
+  # Check once: exit 0 if every replica runs now, 5 if not
+  kubectl tfjob wait tf-dist-train --timeout 0
 
   # In CI: one JSON object per change
   kubectl tfjob wait tf-dist-train --for finished --timeout 2h -o json";

@@ -3,14 +3,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Event, Pod, Secret, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams, LogParams};
 
 use super::checks::{referenced_secrets, scrub};
-use super::{CrdState, Diagnosis, OperatorState, Snapshot, diagnose};
+use super::{CrdState, Diagnosis, Snapshot, diagnose};
 pub(super) use crate::cluster::crd::crd_state;
+#[cfg(test)]
 pub(super) use crate::cluster::operator::operator_state;
 use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
@@ -61,7 +61,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     };
 
     // 2. The operator, anywhere; with only namespaced rights, try its usual namespace.
-    s.operator = operator(kube).await?;
+    s.operator = cluster::operator::current(kube).await?;
 
     // 3. The job.
     if s.crd != CrdState::Missing {
@@ -226,27 +226,6 @@ fn sorted(mut events: Vec<Event>) -> Vec<Event> {
             .or(e.event_time.as_ref().map(|t| t.0))
     });
     events
-}
-
-async fn operator(kube: &Kube) -> Result<OperatorState> {
-    let all: Api<Deployment> = Api::all(kube.client.clone());
-    let lp = ListParams::default();
-    let first = match cluster::retry(kube, || all.list(&lp)).await {
-        Ok(list) => return Ok(operator_state(&list.items)),
-        Err(e) => soften(e, &Action::new("list", "deployments", None), kube)?,
-    };
-    let in_kubeflow: Api<Deployment> = Api::namespaced(
-        kube.client.clone(),
-        crate::cluster::operator::OPERATOR_NAMESPACE,
-    );
-    match cluster::retry(kube, || in_kubeflow.list(&lp)).await {
-        Ok(list) => match operator_state(&list.items) {
-            // Not in "kubeflow" says nothing about the other namespaces.
-            OperatorState::NotFound => Ok(OperatorState::Unknown(first)),
-            found => Ok(found),
-        },
-        Err(_) => Ok(OperatorState::Unknown(first)),
-    }
 }
 
 /// The values to scrub from logs (not the base URL, which is not secret).

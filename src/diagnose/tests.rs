@@ -1454,3 +1454,40 @@ fn compact_caps_long_lists() {
     assert!(c.starts_with("j-worker-0, -1, -2"));
     assert!(c.ends_with(", -19 … and 5 more"), "{c}");
 }
+
+#[test]
+fn a_young_job_with_a_broken_operator_is_not_waiting_to_be_picked_up() {
+    let mut v = job_json(&[("Worker", 2)], &[]);
+    v["metadata"]["creationTimestamp"] = json!(ago(2));
+    let mut s = healthy_with(&[("Worker", 2)], &[]);
+    s.job = Some(to_job(v));
+    s.pods.clear();
+    s.services.clear();
+    s.operator = OperatorState::NotReady {
+        namespace: "kubeflow".into(),
+        name: "training-operator".into(),
+        ready: 0,
+        desired: 1,
+    };
+    let d = diagnose(&s);
+    let controller = of(&d, Layer::Controller);
+    assert!(
+        controller
+            .iter()
+            .all(|f| !f.summary.contains("picking it up")),
+        "{controller:#?}"
+    );
+    assert!(
+        controller
+            .iter()
+            .any(|f| f.verdict == Verdict::Fail && f.summary.contains("not reconciling this job")),
+        "{controller:#?}"
+    );
+    // `wait` and `diagnose` use the same words for the same state.
+    assert_eq!(d.state, crate::model::STATE_NOT_RECONCILED);
+    assert!(
+        controller
+            .iter()
+            .any(|f| f.summary == crate::ops::wait::conditions::operator_words(&s.operator))
+    );
+}

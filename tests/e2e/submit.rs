@@ -274,9 +274,12 @@ fn transient_faults_on_create_are_retried_into_one_job() {
 }
 
 #[test]
-fn wait_flag_follows_the_job_to_running() {
+fn wait_flag_follows_the_job_until_every_replica_runs() {
     let c = cluster(&format!("objects:{SECRET}"));
-    let run = tfjob(&c, &submit_args(&["--wait", "--timeout", "30s"]));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "30s"]),
+    );
     run.expect_code(0);
     assert!(
         run.stdout
@@ -285,7 +288,7 @@ fn wait_flag_follows_the_job_to_running() {
         run.stdout
     );
     assert!(
-        run.stdout.contains("condition met (Running)"),
+        run.stdout.contains("condition met (all replicas Running)"),
         "{}",
         run.stdout
     );

@@ -52,7 +52,17 @@ fn submit_and_wait_over_https_with_each_credential() {
             "tfjob.kubeflow.org/tf-dist-train created",
             "{credential:?}"
         );
-        let run = run_with(&kubeconfig, &["wait", "tf-dist-train", "--timeout", "30s"]);
+        let run = run_with(
+            &kubeconfig,
+            &[
+                "wait",
+                "tf-dist-train",
+                "--for",
+                "running",
+                "--timeout",
+                "30s",
+            ],
+        );
         run.expect_code(0);
         assert!(
             run.stdout.contains("condition met (Running)"),

@@ -13,7 +13,17 @@ fn submitted(scenario: &str) -> tfjob_testcluster::TestCluster {
 #[test]
 fn reaches_running_and_prints_plain_progress_without_a_tty() {
     let c = submitted("");
-    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "30s"]);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "running",
+            "--timeout",
+            "30s",
+        ],
+    );
     run.expect_code(0);
     assert!(
         run.stdout
@@ -33,6 +43,8 @@ fn reaches_running_and_prints_plain_progress_without_a_tty() {
             "tfjob/tf-dist-train",
             "--for",
             "all-running",
+            "--settle",
+            "0",
             "--timeout",
             "30s",
         ],
@@ -47,7 +59,16 @@ fn json_output_is_one_object_per_line() {
     let c = submitted("");
     let run = tfjob(
         &c,
-        &["wait", "tf-dist-train", "-o", "json", "--timeout", "30s"],
+        &[
+            "wait",
+            "tf-dist-train",
+            "-o",
+            "json",
+            "--settle",
+            "0",
+            "--timeout",
+            "30s",
+        ],
     );
     run.expect_code(0);
     let events: Vec<serde_json::Value> = run
@@ -180,10 +201,10 @@ fn failed_job_ends_the_wait_with_the_operator_message() {
     );
 }
 
-#[test]
-fn an_operator_that_never_reconciles_times_out_with_a_diagnosis() {
+/// The article's job inserted behind submit's back (submit refuses while the operator is not
+/// ready), on a cluster whose operator Deployment has 0 ready replicas.
+fn unreconciled() -> tfjob_testcluster::TestCluster {
     let c = cluster(&format!("operator: installed\nobjects:{SECRET}"));
-    // submit refuses (operator not ready), so the job is created behind its back.
     let render = crate::Cli::new(None, &{
         let mut a = vec!["render"];
         a.extend_from_slice(crate::submit::ARTICLE);
@@ -191,18 +212,246 @@ fn an_operator_that_never_reconciles_times_out_with_a_diagnosis() {
     })
     .run();
     render.expect_code(0);
-    let job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
-    let mut job = job;
+    let mut job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
     job["metadata"]["namespace"] = "default".into();
     c.insert(job);
-    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "2s"]);
-    run.expect_code(5);
-    assert!(run.stderr.contains("timed out after 2s"), "{}", run.stderr);
+    c
+}
+
+#[test]
+fn an_operator_with_no_ready_replica_is_named_at_once() {
+    let c = unreconciled();
+    // A long --timeout: the answer must not wait for it.
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "10m"]);
+    run.expect_code(3);
     assert!(
-        run.stdout.to_lowercase().contains("operator"),
+        run.stderr.contains(
+            "nothing reconciles TFJob default/tf-dist-train: training-operator kubeflow/training-operator is not ready (0/1 replicas ready)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("stays Pending"), "{}", run.stderr);
+    assert!(run.stderr.contains("--pending-timeout"), "{}", run.stderr);
+    assert!(!run.stderr.contains("timed out"), "{}", run.stderr);
+    // diagnose says the same, in the same words.
+    let diag = tfjob(&c, &["diagnose", "tf-dist-train"]);
+    assert!(
+        diag.stdout.contains(
+            "training-operator kubeflow/training-operator is not ready (0/1 replicas ready)"
+        ),
+        "{}",
+        diag.stdout
+    );
+    assert!(!diag.stdout.contains("picking it up"), "{}", diag.stdout);
+
+    // Asked to wait for it: waits --pending-timeout, then says the same.
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--pending-timeout",
+            "1s",
+            "--timeout",
+            "10m",
+        ],
+    );
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("Waiting up to --pending-timeout"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("nothing reconciles TFJob"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_operator_that_comes_up_within_the_pending_timeout_is_waited_for() {
+    let c = unreconciled();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args([
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "created",
+            "--pending-timeout",
+            "5m",
+            "--timeout",
+            "5m",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Whether the waiter saw the broken operator or not, it must reach Created once the
+    // operator is ready and reconciles the job.
+    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
+        c.requests().iter().any(|r| r.resource == "deployments")
+    }));
+    c.set_operator_mode(tfjob_testcluster::OperatorMode::Running);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("condition met (Created)"), "{stdout}");
+}
+
+#[test]
+fn the_articles_job_never_succeeds_while_a_worker_cannot_run() {
+    // 1 PS + 3 one-GPU workers on a cluster with one GPU: the operator says Running (worker-0
+    // runs), two workers are Unschedulable.
+    let c = submitted("nodes:\n- {name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}");
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "3s"]);
+    run.expect_code(5);
+    assert!(!run.stdout.contains("condition met"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("Worker 1/3 running, 2 pending  (Unschedulable)"),
         "{}",
         run.stdout
     );
+    assert!(
+        c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Running" && c["status"] == "True"),
+        "the operator should consider the job Running"
+    );
+    // Checked once: not all running, so not met.
+    tfjob(&c, &["wait", "tf-dist-train", "--timeout", "0"]).expect_code(5);
+    // With a pending limit: fails with the scheduler's reason.
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--pending-timeout",
+            "1s",
+            "--timeout",
+            "30s",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr.contains("Insufficient nvidia.com/gpu"),
+        "{}",
+        run.stderr
+    );
+    // The operator's meaning, on request, with the replicas that do not run named.
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "running",
+            "--timeout",
+            "30s",
+        ],
+    );
+    run.expect_code(0);
+    for worker in ["tf-dist-train-worker-1", "tf-dist-train-worker-2"] {
+        assert!(
+            run.stderr
+                .contains(&format!("{worker} (Pending: Unschedulable: ")),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(
+        run.stderr.contains("Insufficient nvidia.com/gpu"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stdout.contains("Unschedulable: "),
+        "notes go to stderr: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_articles_job_succeeds_only_once_all_four_replicas_run() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
+    );
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("condition met (all replicas Running)"),
+        "{}",
+        run.stdout
+    );
+    // The last progress line before success shows all four replicas running.
+    let last = run
+        .stdout
+        .lines()
+        .rfind(|l| l.starts_with("tfjob/tf-dist-train: "))
+        .unwrap();
+    assert!(
+        last.contains("PS 1/1 running  Worker 3/3 running"),
+        "{last}"
+    );
+    let pods = c.list("pods", Some("default"));
+    assert_eq!(pods.len(), 4);
+    assert!(pods.iter().all(|p| p["status"]["phase"] == "Running"));
+    // kubectl's --timeout 0: the condition holds now, so exit 0.
+    let run = tfjob(
+        &c,
+        &["wait", "tf-dist-train", "--timeout", "0", "--settle", "0"],
+    );
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("condition met (all replicas Running)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn every_watch_failing_falls_back_to_reading_the_job() {
+    for effect in ["status: 500", "reset: true"] {
+        let c = cluster(&format!(
+            "succeedAfterMs: 300\nfaults:\n- match: {{verb: watch}}\n  {effect}\n  times: 0\nobjects:{SECRET}"
+        ));
+        tfjob(&c, &submit_args(&[])).expect_code(0);
+        let run = tfjob(
+            &c,
+            &[
+                "wait",
+                "tf-dist-train",
+                "--for",
+                "succeeded",
+                "--timeout",
+                "60s",
+            ],
+        );
+        run.expect_code(0);
+        assert!(
+            run.stdout.contains("condition met (Succeeded)"),
+            "{effect}: {}",
+            run.stdout
+        );
+        let gets = c
+            .requests()
+            .iter()
+            .filter(|r| r.verb == "get" && r.resource == "tfjobs")
+            .count();
+        assert!(gets >= 2, "{effect}: no direct reads ({gets} GETs)");
+    }
 }
 
 #[test]
@@ -267,6 +516,7 @@ fn api_requests_do_not_grow_with_replicas() {
         run.expect_code(0);
         counts.push(c.requests().len());
     }
+    eprintln!("API requests of wait --for all-running at 10 / 1000 workers: {counts:?}");
     assert!(
         counts[1] <= counts[0] + 2,
         "requests grew with replicas: {counts:?}"
@@ -299,7 +549,8 @@ fn ctrl_c_leaves_the_job_alone_and_says_how_to_resume() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(
-        stderr.contains("Resume with: kubectl tfjob wait tf-dist-train -n default --for running"),
+        stderr
+            .contains("Resume with: kubectl tfjob wait tf-dist-train -n default --for all-running"),
         "{stderr}"
     );
     assert_eq!(c.writes().len(), before, "the job was touched");

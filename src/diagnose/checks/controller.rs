@@ -108,8 +108,13 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             )),
         }
     } else if created.is_none() {
+        // With no ready operator nothing will pick the job up, however young it is.
+        let operator_down = matches!(
+            s.operator,
+            OperatorState::NotFound | OperatorState::NotReady { .. }
+        );
         match age {
-            Some(a) if a < RECONCILE_GRACE_SECS => {
+            Some(a) if a < RECONCILE_GRACE_SECS && !operator_down => {
                 gate = Err("not reconciled yet".into());
                 Finding::new(
                     Layer::Controller,
@@ -132,9 +137,10 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     OperatorState::Running { namespace, name } => f
                         .evidence(format!("the operator Deployment {namespace}/{name} is running; it may watch other namespaces or lack the tfjob scheme"))
                         .next(format!("check its log: kubectl -n {namespace} logs deploy/{name} | grep -i {}", s.job_name)),
-                    OperatorState::NotFound | OperatorState::NotReady { .. } => {
-                        f.evidence("no training-operator is running (see above)")
-                    }
+                    OperatorState::NotFound | OperatorState::NotReady { .. } => f.evidence(format!(
+                        "no training-operator is running (see above): nothing reconciles this job, so it stays {}",
+                        crate::model::STATE_NOT_RECONCILED
+                    )),
                     OperatorState::Unknown(_) => f.next(install_operator_hint()),
                 };
                 f

@@ -71,10 +71,8 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
     }
     let state = match &s.job {
         None => "NotFound".to_string(),
-        Some(job) => job
-            .last_condition()
-            .map(|c| c.type_.clone())
-            .unwrap_or_else(|| "Unknown".into()),
+        // The same word `wait` shows for the same state.
+        Some(job) => job.state(),
     };
     Diagnosis {
         job: s.job_name.clone(),

@@ -541,27 +541,30 @@ async fn two_thousand_workers() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn clean_pod_policy_and_ttl() {
+async fn clean_pod_policy_all_after_success() {
+    // No TTL here: with one, the job may be gone before a slow test thread reads its final
+    // replica statuses (a 1 s TTL raced this check on a loaded machine). TTL is tested below.
     let c = TestCluster::start(Scenario::default().with_succeed_after_ms(100));
     let cl = client(&c).await;
-    let mut job = tfjob("ttl", 1, 1, "Never");
-    job.data["spec"]["runPolicy"] = json!({"cleanPodPolicy": "All", "ttlSecondsAfterFinished": 1});
+    let mut job = tfjob("clean", 1, 1, "Never");
+    job.data["spec"]["runPolicy"] = json!({"cleanPodPolicy": "All"});
     tfjobs(&cl, "default")
         .create(&PostParams::default(), &job)
         .await
         .unwrap();
     let done = eventually(10, || {
-        c.get("tfjobs", Some("default"), "ttl")
+        c.get("tfjobs", Some("default"), "clean")
             .filter(|j| condition_types(j).contains(&"Succeeded".into()))
     })
     .await;
-    // The PS never finishes on its own; Succeeded moves its active count into succeeded.
+    assert!(done["status"]["completionTime"].is_string());
     eventually(5, || {
         c.list("pods", Some("default")).is_empty().then_some(())
     })
     .await;
+    // The PS never finishes on its own; Succeeded moves its active count into succeeded.
     let j = eventually(5, || {
-        c.get("tfjobs", Some("default"), "ttl")
+        c.get("tfjobs", Some("default"), "clean")
             .filter(|j| j["status"]["replicaStatuses"]["PS"]["succeeded"] == 1)
     })
     .await;
@@ -570,8 +573,19 @@ async fn clean_pod_policy_and_ttl() {
         "{}",
         j["status"]
     );
-    assert!(done["status"]["completionTime"].is_string());
-    eventually(5, || {
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ttl_after_finished_deletes_the_job() {
+    let c = TestCluster::start(Scenario::default().with_succeed_after_ms(100));
+    let cl = client(&c).await;
+    let mut job = tfjob("ttl", 1, 1, "Never");
+    job.data["spec"]["runPolicy"] = json!({"cleanPodPolicy": "All", "ttlSecondsAfterFinished": 1});
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    eventually(10, || {
         c.get("tfjobs", Some("default"), "ttl")
             .is_none()
             .then_some(())

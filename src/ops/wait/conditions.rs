@@ -1,0 +1,718 @@
+//! Pure evaluation: what the job and its pods look like, and whether the wait is over.
+//!
+//! Job-level conditions are kube-runtime [`Condition`]s over the TFJob, so they compose with
+//! `.and()`/`.or()`/`.not()` like `kube::runtime::wait::conditions`; pod-level checks need the
+//! pods and the clock, so [`evaluate`] takes both (`now` is injected: tests drive the clock).
+//!
+//! Why `all-running` is the default: the training-operator sets `Running` as soon as the chief
+//! runs, or, without a chief, as soon as *any one* worker runs (`tfjob_controller.go`
+//! `UpdateJobStatus`, summarised in `operator-behavior.md` "When is Running set"). A job with
+//! 1 PS + 3 one-GPU workers on a one-GPU cluster is therefore `Running` while two workers are
+//! Unschedulable forever.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::wait::Condition;
+use serde::Serialize;
+
+use super::{Pod, WaitFor};
+use crate::cluster::operator::OperatorState;
+use crate::model::{self, ReplicaType, TFJob, condition};
+
+// ---------------------------------------------------------------------------------------------
+// Job conditions
+
+/// The job carries condition `type_` with status True.
+pub fn has_condition(type_: &'static str) -> impl Condition<TFJob> {
+    move |job: Option<&TFJob>| job.is_some_and(|j| j.has_condition(type_))
+}
+
+/// The operator has written a condition (it writes Created on its first reconcile).
+pub fn is_reconciled() -> impl Condition<TFJob> {
+    |job: Option<&TFJob>| {
+        job.and_then(|j| j.status.as_ref())
+            .is_some_and(|s| !s.conditions.is_empty())
+    }
+}
+
+/// The operator's Running, in its own meaning (chief, or any worker). A job that already
+/// succeeded has been through it.
+pub fn operator_says_running() -> impl Condition<TFJob> {
+    has_condition(condition::RUNNING).or(has_condition(condition::SUCCEEDED))
+}
+
+/// `runPolicy.suspend: true`: the operator deletes the pods and creates none.
+pub fn is_suspended() -> impl Condition<TFJob> {
+    |job: Option<&TFJob>| {
+        job.and_then(|j| j.spec.run_policy.as_ref())
+            .and_then(|r| r.suspend)
+            == Some(true)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pods
+
+/// The replica type a pod belongs to, from the operator's label, in canonical case.
+fn pod_replica_type(pod: &Pod) -> Option<String> {
+    let label = pod
+        .metadata
+        .labels
+        .as_ref()?
+        .get(model::LABEL_REPLICA_TYPE)?;
+    Some(canonical(label))
+}
+
+fn canonical(rtype: &str) -> String {
+    ReplicaType::from_any_case(rtype)
+        .map(|t| t.as_str().to_string())
+        .unwrap_or_else(|| rtype.to_string())
+}
+
+fn phase(pod: &Pod) -> &str {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .unwrap_or("Pending")
+}
+
+fn pod_name(pod: &Pod) -> &str {
+    pod.metadata.name.as_deref().unwrap_or_default()
+}
+
+/// Running, not being deleted, and every container started: a container that restarts is
+/// waiting or terminated for a while, and a pod with a deletionTimestamp counts as failed for
+/// the operator (`core/status.go`).
+pub fn pod_started(pod: &Pod) -> bool {
+    let Some(status) = pod.status.as_ref() else {
+        return false;
+    };
+    let containers = status.container_statuses.as_deref().unwrap_or_default();
+    pod.metadata.deletion_timestamp.is_none()
+        && phase(pod) == "Running"
+        && !containers.is_empty()
+        && containers.iter().all(|cs| {
+            cs.started != Some(false) && cs.state.as_ref().is_some_and(|s| s.running.is_some())
+        })
+}
+
+/// When the most recently (re)started container of `pod` started, as the kubelet reports it.
+fn last_start(pod: &Pod) -> Option<Timestamp> {
+    let containers = pod.status.as_ref()?.container_statuses.as_deref()?;
+    containers
+        .iter()
+        .map(|cs| {
+            cs.state
+                .as_ref()
+                .and_then(|s| s.running.as_ref())
+                .and_then(|r| r.started_at.as_ref())
+                .map(|t| t.0)
+        })
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .max()
+}
+
+/// Restarts per pod instance: a recreated pod (new uid) or a bumped restartCount changes it.
+fn restart_marks(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
+    pods.iter()
+        .filter(|p| pod_replica_type(p).is_some())
+        .map(|p| {
+            let key = format!(
+                "{}/{}",
+                pod_name(p),
+                p.metadata.uid.as_deref().unwrap_or_default()
+            );
+            let restarts = p
+                .status
+                .as_ref()
+                .and_then(|s| s.container_statuses.as_ref())
+                .map(|c| c.iter().map(|cs| cs.restart_count).sum())
+                .unwrap_or(0);
+            (key, restarts)
+        })
+        .collect()
+}
+
+/// The replica count of every role, from the spec with the operator's default of 1
+/// (`tensorflow_defaults.go`), keyed by canonical role name.
+pub fn expected_replicas(job: &TFJob) -> BTreeMap<String, i32> {
+    let mut out = BTreeMap::new();
+    for (key, spec) in &job.spec.tf_replica_specs {
+        *out.entry(canonical(key)).or_insert(0) += spec.replicas.unwrap_or(1).max(0);
+    }
+    out
+}
+
+/// Every replica of every role has a started pod.
+pub fn all_started(job: &TFJob, pods: &[Arc<Pod>]) -> bool {
+    let expected = expected_replicas(job);
+    let mut started: BTreeMap<String, i32> = BTreeMap::new();
+    for pod in pods.iter().filter(|p| pod_started(p)) {
+        if let Some(rtype) = pod_replica_type(pod) {
+            *started.entry(rtype).or_default() += 1;
+        }
+    }
+    expected.values().sum::<i32>() > 0
+        && expected
+            .iter()
+            .all(|(rtype, n)| started.get(rtype).copied().unwrap_or(0) >= *n)
+}
+
+/// The scheduler's verdict on a pod that is not scheduled: `Unschedulable: 0/1 nodes …`.
+fn scheduler_says(pod: &Pod) -> Option<String> {
+    let cond = pod
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
+    Some(match (&cond.reason, &cond.message) {
+        (Some(r), Some(m)) => format!("{r}: {m}"),
+        (Some(r), None) => r.clone(),
+        (None, Some(m)) => m.clone(),
+        (None, None) => "not scheduled".into(),
+    })
+}
+
+/// The replicas that do not run, one line each (pod name, phase and the scheduler's or the
+/// kubelet's reason), plus roles whose pods do not exist yet.
+pub fn not_running(job: &TFJob, pods: &[Arc<Pod>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut have: BTreeMap<String, i32> = BTreeMap::new();
+    let mut sorted: Vec<&Arc<Pod>> = pods.iter().collect();
+    sorted.sort_by(|a, b| pod_name(a).cmp(pod_name(b)));
+    for pod in sorted {
+        let Some(rtype) = pod_replica_type(pod) else {
+            continue;
+        };
+        *have.entry(rtype).or_default() += 1;
+        if pod_started(pod) {
+            continue;
+        }
+        let why = scheduler_says(pod)
+            .or_else(|| pod_reason(pod))
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        out.push(format!("{} ({}{why})", pod_name(pod), phase(pod)));
+    }
+    for (rtype, n) in expected_replicas(job) {
+        let missing = n - have.get(&rtype).copied().unwrap_or(0);
+        if missing > 0 {
+            out.push(format!("{missing} {rtype} replica(s) without a pod yet"));
+        }
+    }
+    out
+}
+
+/// A waiting/terminated reason worth showing, or the scheduler's verdict.
+fn pod_reason(pod: &Pod) -> Option<String> {
+    let status = pod.status.as_ref()?;
+    for cs in status.container_statuses.iter().flatten() {
+        if let Some(reason) = cs
+            .state
+            .as_ref()
+            .and_then(|s| s.waiting.as_ref())
+            .and_then(|w| w.reason.clone())
+            .filter(|r| r != "ContainerCreating" && r != "PodInitializing")
+        {
+            return Some(reason);
+        }
+        if let Some(t) = cs.state.as_ref().and_then(|s| s.terminated.as_ref())
+            && t.exit_code != 0
+        {
+            return Some(
+                t.reason
+                    .clone()
+                    .unwrap_or_else(|| format!("exit {}", t.exit_code)),
+            );
+        }
+    }
+    status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        .and_then(|c| c.reason.clone())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress
+
+/// Pod phases per replica type, as shown while waiting.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub expected: i32,
+    pub pending: i32,
+    pub running: i32,
+    pub succeeded: i32,
+    pub failed: i32,
+}
+
+/// What the job looks like right now.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    /// [`TFJob::state`]: the last condition type, or "Pending" before the first reconcile.
+    pub state: String,
+    pub replicas: BTreeMap<String, Counts>,
+    /// The most telling reason seen on a pod (Unschedulable, ImagePullBackOff, …), if any.
+    pub reason: Option<String>,
+}
+
+impl Progress {
+    /// One line, e.g. `Created  PS 1/1 running  Worker 1/3 running, 2 pending (Unschedulable)`.
+    pub fn line(&self) -> String {
+        let mut out = self.state.clone();
+        for (rtype, c) in &self.replicas {
+            let mut parts = vec![format!("{}/{} running", c.running, c.expected)];
+            for (n, what) in [
+                (c.pending, "pending"),
+                (c.succeeded, "succeeded"),
+                (c.failed, "failed"),
+            ] {
+                if n > 0 {
+                    parts.push(format!("{n} {what}"));
+                }
+            }
+            out.push_str(&format!("  {rtype} {}", parts.join(", ")));
+        }
+        if let Some(reason) = &self.reason {
+            out.push_str(&format!("  ({reason})"));
+        }
+        out
+    }
+}
+
+/// Counts pods per replica type against the spec.
+pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
+    let mut replicas: BTreeMap<String, Counts> = expected_replicas(job)
+        .into_iter()
+        .map(|(rtype, expected)| {
+            (
+                rtype,
+                Counts {
+                    expected,
+                    ..Counts::default()
+                },
+            )
+        })
+        .collect();
+    let mut reason = None;
+    for pod in pods {
+        let Some(rtype) = pod_replica_type(pod) else {
+            continue;
+        };
+        let c = replicas.entry(rtype).or_default();
+        match phase(pod) {
+            "Running" if pod.metadata.deletion_timestamp.is_none() => c.running += 1,
+            "Running" | "Failed" => c.failed += 1,
+            "Succeeded" => c.succeeded += 1,
+            _ => c.pending += 1,
+        }
+        if reason.is_none() {
+            reason = pod_reason(pod);
+        }
+    }
+    Progress {
+        state: job.state(),
+        replicas,
+        reason,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+
+/// The clock, injected: the monotonic instant for windows the waiter observes itself, the wall
+/// clock to compare with the kubelet's `startedAt`.
+#[derive(Debug, Clone, Copy)]
+pub struct Now {
+    pub instant: Instant,
+    pub wall: Timestamp,
+}
+
+impl Now {
+    pub fn current() -> Self {
+        Now {
+            instant: Instant::now(),
+            wall: Timestamp::now(),
+        }
+    }
+
+    /// `d` later on both clocks.
+    pub fn after(self, d: Duration) -> Self {
+        Now {
+            instant: self.instant + d,
+            wall: self.wall.checked_add(jiff_span(d)).unwrap_or(self.wall),
+        }
+    }
+}
+
+fn jiff_span(d: Duration) -> k8s_openapi::jiff::SignedDuration {
+    k8s_openapi::jiff::SignedDuration::try_from(d).unwrap_or(k8s_openapi::jiff::SignedDuration::MAX)
+}
+
+/// What the waiter looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    pub job: &'a TFJob,
+    pub pods: &'a [Arc<Pod>],
+    /// Checked only while the job has no condition; `None` = not checked.
+    pub operator: Option<&'a OperatorState>,
+}
+
+/// What the waiter should do after looking at the current state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Reached(String),
+    /// The job failed or cannot make progress without someone fixing something.
+    Fatal(String),
+    /// Nothing reconciles the job: the operator is missing or not ready.
+    NotReconciled {
+        message: String,
+        hint: String,
+    },
+    Waiting,
+}
+
+/// The limits that turn a slow job into a failed wait.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub image_pull_grace: Duration,
+    pub pending_timeout: Option<Duration>,
+    pub settle: Duration,
+}
+
+impl From<&super::WaitOptions> for Limits {
+    fn from(o: &super::WaitOptions) -> Self {
+        Limits {
+            image_pull_grace: o.image_pull_grace,
+            pending_timeout: o.pending_timeout,
+            settle: o.settle,
+        }
+    }
+}
+
+/// Time-dependent memory of the waiter: since when each pod has shown a given problem, and
+/// since when every replica has been running without a restart.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    since: HashMap<(String, &'static str), Instant>,
+    settle: Option<Settle>,
+}
+
+#[derive(Debug)]
+struct Settle {
+    since: Instant,
+    restarts: BTreeMap<String, i32>,
+}
+
+impl Tracker {
+    /// How long `pod` has had `problem` (zero on first sighting); forgets problems that are gone.
+    fn age(&mut self, pod: &str, problem: &'static str, present: bool, now: Instant) -> Duration {
+        let key = (pod.to_string(), problem);
+        if present {
+            now - *self.since.entry(key).or_insert(now)
+        } else {
+            self.since.remove(&key);
+            Duration::ZERO
+        }
+    }
+
+    /// How long every replica has been running without a restart, as seen by this waiter.
+    pub fn settling_for(&self, now: Instant) -> Option<Duration> {
+        self.settle.as_ref().map(|s| now - s.since)
+    }
+}
+
+/// Has the job reached `target`, failed, or should we keep waiting?
+pub fn evaluate(
+    target: WaitFor,
+    view: View<'_>,
+    tracker: &mut Tracker,
+    limits: Limits,
+    now: Now,
+) -> Outcome {
+    let job = view.job;
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    if let Some(failed) = job.condition(condition::FAILED).filter(|c| c.is_true()) {
+        return Outcome::Fatal(format!(
+            "TFJob {name} failed: {}",
+            failed.message.as_deref().unwrap_or("(no message)")
+        ));
+    }
+    let succeeded = has_condition(condition::SUCCEEDED).matches_object(Some(job));
+    let reached = match target {
+        WaitFor::Created => is_reconciled().matches_object(Some(job)),
+        WaitFor::Running => operator_says_running().matches_object(Some(job)),
+        // A job that succeeded has run; its pods may be gone already (cleanPodPolicy).
+        WaitFor::AllRunning => succeeded || settled(view, tracker, limits.settle, now),
+        WaitFor::Succeeded | WaitFor::Finished => succeeded,
+    };
+    if reached {
+        return Outcome::Reached(match target {
+            WaitFor::Created => "Created".into(),
+            WaitFor::Running => "Running".into(),
+            WaitFor::AllRunning if succeeded => "Succeeded".into(),
+            WaitFor::AllRunning => "all replicas Running".into(),
+            WaitFor::Succeeded | WaitFor::Finished => "Succeeded".into(),
+        });
+    }
+    if is_suspended().matches_object(Some(job)) {
+        return Outcome::Fatal(format!(
+            "TFJob {name} is suspended (runPolicy.suspend: true); it will not run until resumed"
+        ));
+    }
+    if let Some(outcome) = unreconciled(view, tracker, limits, now) {
+        return outcome;
+    }
+    for pod in view.pods {
+        if let Some(reason) = fatal_pod_problem(pod, tracker, limits, now.instant) {
+            return Outcome::Fatal(reason);
+        }
+    }
+    Outcome::Waiting
+}
+
+/// Every replica runs and has done so for `settle` without a restart: observed by this waiter
+/// (a bumped restartCount or a recreated pod starts the window again), or shown by the
+/// kubelet's `startedAt` on every container (which a restart resets), so a single check of a
+/// job that has been running for a while holds at once. The second is compared with the wall
+/// clock, so a skew between this machine and the nodes shifts it by that skew.
+fn settled(view: View<'_>, tracker: &mut Tracker, settle: Duration, now: Now) -> bool {
+    if !all_started(view.job, view.pods) {
+        tracker.settle = None;
+        return false;
+    }
+    let restarts = restart_marks(view.pods);
+    match &tracker.settle {
+        Some(s) if s.restarts == restarts => {}
+        _ => {
+            tracker.settle = Some(Settle {
+                since: now.instant,
+                restarts,
+            })
+        }
+    }
+    if tracker.settling_for(now.instant).unwrap_or_default() >= settle {
+        return true;
+    }
+    let Some(cutoff) = now.wall.checked_sub(jiff_span(settle)).ok() else {
+        return false;
+    };
+    view.pods
+        .iter()
+        .filter(|p| pod_started(p))
+        .all(|p| last_start(p).is_some_and(|t| t <= cutoff))
+}
+
+/// Nothing reconciles the job: no condition yet, and the operator is known to be absent or not
+/// ready. Fails at once, or after `--pending-timeout` when given (the operator may be rolling
+/// out). An operator we could not check (`Unknown`) never fails the wait.
+fn unreconciled(
+    view: View<'_>,
+    tracker: &mut Tracker,
+    limits: Limits,
+    now: Now,
+) -> Option<Outcome> {
+    let down = !is_reconciled().matches_object(Some(view.job))
+        && matches!(
+            view.operator,
+            Some(OperatorState::NotReady { .. } | OperatorState::NotFound)
+        );
+    let age = tracker.age("", "operator-down", down, now.instant);
+    if !down || limits.pending_timeout.is_some_and(|l| age < l) {
+        return None;
+    }
+    let job = view.job;
+    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let operator = operator_words(view.operator?);
+    let waited = if age.is_zero() {
+        String::new()
+    } else {
+        format!(" (waited {}s)", age.as_secs())
+    };
+    Some(Outcome::NotReconciled {
+        message: format!(
+            "nothing reconciles TFJob {ns}/{name}: {operator}; the job stays {}{waited}",
+            model::STATE_NOT_RECONCILED
+        ),
+        hint: match view.operator {
+            Some(OperatorState::NotReady {
+                namespace, name, ..
+            }) => format!(
+                "See why: kubectl -n {namespace} describe deployment {name}; kubectl -n {namespace} logs deploy/{name}. \
+                 To wait for it to come up, pass --pending-timeout (e.g. --pending-timeout 5m)."
+            ),
+            _ => format!(
+                "{} To wait for it to come up, pass --pending-timeout (e.g. --pending-timeout 5m).",
+                crate::cluster::install_operator_hint()
+            ),
+        },
+    })
+}
+
+/// The operator's state in the words `diagnose` uses.
+pub fn operator_words(state: &OperatorState) -> String {
+    match state {
+        OperatorState::Running { namespace, name } => {
+            format!("training-operator running ({namespace}/{name})")
+        }
+        OperatorState::NotReady {
+            namespace,
+            name,
+            ready,
+            desired,
+        } => format!(
+            "training-operator {namespace}/{name} is not ready ({ready}/{desired} replicas ready)"
+        ),
+        OperatorState::NotFound => "no training-operator Deployment found in any namespace".into(),
+        OperatorState::Unknown(why) => {
+            format!("cannot tell whether the training-operator is running ({why})")
+        }
+    }
+}
+
+/// What the waiter is waiting for right now, in words that change only when the state does.
+pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
+    let job = view.job;
+    if !is_reconciled().matches_object(Some(job)) {
+        return match view.operator {
+            Some(op @ (OperatorState::NotReady { .. } | OperatorState::NotFound)) => {
+                format!(
+                    "waiting for an operator to reconcile the job: {}",
+                    operator_words(op)
+                )
+            }
+            _ => "waiting for the training-operator to reconcile the job".into(),
+        };
+    }
+    match target {
+        WaitFor::Created => "waiting for the training-operator to reconcile the job".into(),
+        WaitFor::Running => {
+            "waiting for the operator's Running condition (the chief, or one worker, running)"
+                .into()
+        }
+        WaitFor::AllRunning if all_started(job, view.pods) => format!(
+            "all replicas running; waiting until they have run {}s without a restart",
+            limits.settle.as_secs()
+        ),
+        WaitFor::AllRunning => {
+            let expected = expected_replicas(job);
+            let mut started: BTreeMap<String, i32> = BTreeMap::new();
+            for pod in view.pods.iter().filter(|p| pod_started(p)) {
+                if let Some(rtype) = pod_replica_type(pod) {
+                    *started.entry(rtype).or_default() += 1;
+                }
+            }
+            let total: i32 = expected.values().sum();
+            let running: i32 = expected
+                .iter()
+                .map(|(rtype, n)| started.get(rtype).copied().unwrap_or(0).min(*n))
+                .sum();
+            format!(
+                "waiting for every replica to run ({} of {total} not running)",
+                total - running
+            )
+        }
+        WaitFor::Succeeded | WaitFor::Finished => "waiting for the job to finish".into(),
+    }
+}
+
+/// The first problem on a pod that will not fix itself, if any.
+fn fatal_pod_problem(
+    pod: &Pod,
+    tracker: &mut Tracker,
+    limits: Limits,
+    now: Instant,
+) -> Option<String> {
+    let name = pod_name(pod);
+    let status = pod.status.as_ref()?;
+    let mut pulling = false;
+    let mut fatal = None;
+    for cs in status.container_statuses.iter().flatten() {
+        let Some(waiting) = cs.state.as_ref().and_then(|s| s.waiting.as_ref()) else {
+            continue;
+        };
+        let reason = waiting.reason.as_deref().unwrap_or_default();
+        let message = waiting.message.as_deref().unwrap_or_default();
+        match reason {
+            "ErrImagePull" | "ImagePullBackOff" => pulling = true,
+            "InvalidImageName" | "CreateContainerConfigError" | "CreateContainerError" => {
+                fatal = Some(format!(
+                    "pod {name} container {}: {reason}: {message}",
+                    cs.name
+                ));
+            }
+            "CrashLoopBackOff" if cs.name == model::DEFAULT_CONTAINER_NAME => {
+                let last = cs
+                    .last_state
+                    .as_ref()
+                    .and_then(|s| s.terminated.as_ref())
+                    .map(|t| {
+                        format!(
+                            " (last exit code {}{})",
+                            t.exit_code,
+                            t.reason
+                                .as_deref()
+                                .map(|r| format!(", {r}"))
+                                .unwrap_or_default()
+                        )
+                    })
+                    .unwrap_or_default();
+                fatal = Some(format!(
+                    "pod {name}: the tensorflow container is crash-looping after {} restarts{last}",
+                    cs.restart_count
+                ));
+            }
+            _ => {}
+        }
+    }
+    if fatal.is_some() {
+        return fatal;
+    }
+    let pull_age = tracker.age(name, "image-pull", pulling, now);
+    if pulling && pull_age >= limits.image_pull_grace {
+        let image = status
+            .container_statuses
+            .iter()
+            .flatten()
+            .find(|cs| {
+                cs.state
+                    .as_ref()
+                    .and_then(|s| s.waiting.as_ref())
+                    .is_some_and(|w| w.reason.as_deref().is_some_and(|r| r.contains("Image")))
+            })
+            .map(|cs| cs.image.clone())
+            .unwrap_or_default();
+        return Some(format!(
+            "pod {name} cannot pull image {image:?} (for {}s)",
+            pull_age.as_secs()
+        ));
+    }
+    let unschedulable = status.conditions.iter().flatten().find(|c| {
+        c.type_ == "PodScheduled"
+            && c.status == "False"
+            && c.reason.as_deref() == Some("Unschedulable")
+    });
+    let pending_age = tracker.age(name, "unschedulable", unschedulable.is_some(), now);
+    if let (Some(cond), Some(limit)) = (unschedulable, limits.pending_timeout)
+        && pending_age >= limit
+    {
+        return Some(format!(
+            "pod {name} has been unschedulable for {}s: {}",
+            pending_age.as_secs(),
+            cond.message.as_deref().unwrap_or_default()
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+#[path = "conditions_tests.rs"]
+mod tests;

@@ -1,0 +1,528 @@
+use super::*;
+use crate::ops::wait::conditions;
+use serde_json::json;
+
+fn job(conditions: serde_json::Value) -> TFJob {
+    serde_json::from_value(json!({
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "tf", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {
+            "PS": {"replicas": 1, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}},
+            "Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}}
+        }},
+        "status": {"conditions": conditions}
+    }))
+    .unwrap()
+}
+
+fn cond(t: &str, s: &str) -> serde_json::Value {
+    json!({"type": t, "status": s, "reason": format!("TFJob{t}"), "message": format!("TFJob default/tf is {t}.")})
+}
+
+fn pod(rtype: &str, idx: i32, status: serde_json::Value) -> Arc<Pod> {
+    Arc::new(
+        serde_json::from_value(json!({
+            "metadata": {"name": format!("tf-{rtype}-{idx}"), "labels": {
+                "training.kubeflow.org/replica-type": rtype,
+                "training.kubeflow.org/replica-index": idx.to_string()}},
+            "status": status
+        }))
+        .unwrap(),
+    )
+}
+
+/// A Running pod whose tensorflow container started at `started` after `restarts` restarts.
+fn running_since(started: &str, restarts: i32) -> serde_json::Value {
+    json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+        "ready": true, "started": true, "restartCount": restarts, "state": {"running": {"startedAt": started}}}]})
+}
+
+fn unschedulable() -> serde_json::Value {
+    json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        "message": "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."}]})
+}
+
+/// The article's job: 1 PS + 3 one-GPU workers.
+fn article_job(conditions: serde_json::Value) -> TFJob {
+    serde_json::from_value(json!({
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "tf", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {
+            "PS": {"template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}},
+            "Worker": {"replicas": 3, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}}
+        }},
+        "status": {"conditions": conditions}
+    }))
+    .unwrap()
+}
+
+/// A clock at `wall`.
+fn at(wall: &str) -> Now {
+    Now {
+        instant: Instant::now(),
+        wall: wall.parse().unwrap(),
+    }
+}
+
+fn waiting(reason: &str, message: &str) -> serde_json::Value {
+    json!({"phase": "Pending", "containerStatuses": [{"name": "tensorflow", "image": "bad:1", "imageID": "",
+        "ready": false, "restartCount": 0, "state": {"waiting": {"reason": reason, "message": message}}}]})
+}
+
+const LIMITS: Limits = Limits {
+    image_pull_grace: Duration::from_secs(60),
+    pending_timeout: Some(Duration::from_secs(120)),
+    settle: Duration::ZERO,
+};
+
+/// `evaluate` without an operator reading.
+fn ev(
+    target: WaitFor,
+    job: &TFJob,
+    pods: &[Arc<Pod>],
+    tracker: &mut Tracker,
+    limits: Limits,
+    now: Now,
+) -> Outcome {
+    let view = View {
+        job,
+        pods,
+        operator: None,
+    };
+    evaluate(target, view, tracker, limits, now)
+}
+
+#[test]
+fn running_condition_reaches_running_not_succeeded() {
+    let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let mut t = Tracker::default();
+    let now = Now::current();
+    assert_eq!(
+        ev(WaitFor::Running, &j, &[], &mut t, LIMITS, now),
+        Outcome::Reached("Running".into())
+    );
+    assert_eq!(
+        ev(WaitFor::Created, &j, &[], &mut t, LIMITS, now),
+        Outcome::Reached("Created".into())
+    );
+    assert_eq!(
+        ev(WaitFor::Succeeded, &j, &[], &mut t, LIMITS, now),
+        Outcome::Waiting
+    );
+}
+
+#[test]
+fn failed_condition_is_fatal_with_its_message() {
+    let j = job(
+        json!([cond("Created", "True"), {"type": "Failed", "status": "True",
+        "message": "TFJob default/tf has failed because 1 Worker replica(s) failed."}]),
+    );
+    let out = ev(
+        WaitFor::Finished,
+        &j,
+        &[],
+        &mut Tracker::default(),
+        LIMITS,
+        Now::current(),
+    );
+    assert_eq!(
+        out,
+        Outcome::Fatal(
+            "TFJob tf failed: TFJob default/tf has failed because 1 Worker replica(s) failed."
+                .into()
+        )
+    );
+}
+
+#[test]
+fn all_running_counts_every_replica() {
+    let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let running = running_since("2026-01-01T00:00:00Z", 0);
+    let mut pods = vec![
+        pod("ps", 0, running.clone()),
+        pod("worker", 0, running.clone()),
+    ];
+    let mut t = Tracker::default();
+    let now = Now::current();
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &pods, &mut t, LIMITS, now),
+        Outcome::Waiting
+    );
+    pods.push(pod("worker", 1, running));
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &pods, &mut t, LIMITS, now),
+        Outcome::Reached("all replicas Running".into())
+    );
+    let p = progress(&j, &pods);
+    assert_eq!(p.replicas["Worker"].running, 2);
+    assert_eq!(p.replicas["PS"].expected, 1);
+    assert_eq!(p.line(), "Running  PS 1/1 running  Worker 2/2 running");
+}
+
+#[test]
+fn image_pull_errors_get_a_grace_period() {
+    let j = job(json!([cond("Created", "True")]));
+    let pods = vec![pod(
+        "worker",
+        0,
+        waiting("ImagePullBackOff", "Back-off pulling image \"bad:1\""),
+    )];
+    let mut t = Tracker::default();
+    let t0 = Now::current();
+    assert_eq!(
+        ev(WaitFor::Running, &j, &pods, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    match ev(
+        WaitFor::Running,
+        &j,
+        &pods,
+        &mut t,
+        LIMITS,
+        t0.after(Duration::from_secs(61)),
+    ) {
+        Outcome::Fatal(m) => assert!(m.contains("cannot pull image \"bad:1\""), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn missing_secret_and_crash_loop_fail_at_once() {
+    let j = job(json!([cond("Created", "True")]));
+    let pods = vec![pod(
+        "worker",
+        0,
+        waiting(
+            "CreateContainerConfigError",
+            "secret \"taotoken-secret\" not found",
+        ),
+    )];
+    match ev(
+        WaitFor::Running,
+        &j,
+        &pods,
+        &mut Tracker::default(),
+        LIMITS,
+        Now::current(),
+    ) {
+        Outcome::Fatal(m) => assert!(m.contains("secret \"taotoken-secret\" not found"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    let crash = json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+        "ready": false, "restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]});
+    let pods = vec![pod("worker", 0, crash)];
+    match ev(
+        WaitFor::Running,
+        &j,
+        &pods,
+        &mut Tracker::default(),
+        LIMITS,
+        Now::current(),
+    ) {
+        Outcome::Fatal(m) => {
+            assert!(
+                m.contains("crash-looping after 4 restarts (last exit code 1, Error)"),
+                "{m}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unschedulable_fails_only_after_pending_timeout() {
+    let j = job(json!([cond("Created", "True")]));
+    let status = json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+        "reason": "Unschedulable", "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}]});
+    let pods = vec![pod("worker", 0, status)];
+    let mut t = Tracker::default();
+    let t0 = Now::current();
+    assert_eq!(
+        ev(WaitFor::Running, &j, &pods, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    assert_eq!(progress(&j, &pods).reason.as_deref(), Some("Unschedulable"));
+    match ev(
+        WaitFor::Running,
+        &j,
+        &pods,
+        &mut t,
+        LIMITS,
+        t0.after(Duration::from_secs(121)),
+    ) {
+        Outcome::Fatal(m) => assert!(m.contains("Insufficient nvidia.com/gpu"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    let no_limit = Limits {
+        pending_timeout: None,
+        ..LIMITS
+    };
+    assert_eq!(
+        ev(
+            WaitFor::Running,
+            &j,
+            &pods,
+            &mut t,
+            no_limit,
+            t0.after(Duration::from_secs(10_000))
+        ),
+        Outcome::Waiting
+    );
+}
+
+#[test]
+fn the_articles_job_is_running_for_the_operator_but_not_all_running() {
+    // 1 PS + 3 one-GPU workers on a one-GPU cluster: PS and worker-0 run, two workers cannot
+    // be scheduled, and the operator has set Running (any worker runs, no chief).
+    let j = article_job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let started = running_since("2026-01-01T00:00:00Z", 0);
+    let pods = vec![
+        pod("ps", 0, started.clone()),
+        pod("worker", 0, started),
+        pod("worker", 1, unschedulable()),
+        pod("worker", 2, unschedulable()),
+    ];
+    let later = at("2026-01-01T01:00:00Z");
+    let no_limit = Limits {
+        pending_timeout: None,
+        settle: Duration::from_secs(5),
+        ..LIMITS
+    };
+    let mut t = Tracker::default();
+    assert_eq!(
+        ev(WaitFor::Running, &j, &pods, &mut t, no_limit, later),
+        Outcome::Reached("Running".into())
+    );
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &pods, &mut t, no_limit, later),
+        Outcome::Waiting
+    );
+    assert_eq!(
+        conditions::not_running(&j, &pods),
+        [
+            "tf-worker-1 (Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu.)",
+            "tf-worker-2 (Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu.)",
+        ]
+    );
+    let view = View {
+        job: &j,
+        pods: &pods,
+        operator: None,
+    };
+    assert_eq!(
+        conditions::waiting_for(WaitFor::AllRunning, view, no_limit),
+        "waiting for every replica to run (2 of 4 not running)"
+    );
+}
+
+#[test]
+fn replicas_without_pods_are_not_running() {
+    let j = article_job(json!([cond("Created", "True")]));
+    let pods = vec![pod("ps", 0, running_since("2026-01-01T00:00:00Z", 0))];
+    assert!(!conditions::all_started(&j, &pods));
+    assert_eq!(
+        conditions::not_running(&j, &pods),
+        ["3 Worker replica(s) without a pod yet"]
+    );
+    // A Running pod whose container is restarting has not started.
+    let restarting = json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i",
+        "imageID": "", "ready": false, "started": false, "restartCount": 1,
+        "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]});
+    assert!(!conditions::pod_started(&pod("worker", 0, restarting)));
+}
+
+#[test]
+fn all_running_holds_only_after_the_settle_window() {
+    let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let limits = Limits {
+        settle: Duration::from_secs(5),
+        ..LIMITS
+    };
+    // Containers started just now (by the kubelet's clock).
+    let t0 = at("2026-01-01T00:00:00Z");
+    let fresh = |restarts| running_since("2026-01-01T00:00:00Z", restarts);
+    let pods = vec![
+        pod("ps", 0, fresh(0)),
+        pod("worker", 0, fresh(0)),
+        pod("worker", 1, fresh(0)),
+    ];
+    let mut t = Tracker::default();
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &pods, &mut t, limits, t0),
+        Outcome::Waiting
+    );
+    let t4 = t0.after(Duration::from_secs(4));
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &pods, &mut t, limits, t4),
+        Outcome::Waiting
+    );
+    // A restart inside the window (seen as a bumped restartCount) starts it again.
+    let restarted = vec![
+        pod("ps", 0, fresh(0)),
+        pod("worker", 0, fresh(1)),
+        pod("worker", 1, fresh(0)),
+    ];
+    // The kubelet's startedAt of the restarted container is recent as well.
+    let restarted: Vec<_> = restarted
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i == 1 {
+                pod("worker", 0, running_since("2026-01-01T00:00:04Z", 1))
+            } else {
+                p
+            }
+        })
+        .collect();
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &restarted, &mut t, limits, t4),
+        Outcome::Waiting
+    );
+    let t6 = t0.after(Duration::from_secs(6));
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &restarted, &mut t, limits, t6),
+        Outcome::Waiting,
+        "the window restarted at the restart"
+    );
+    let t9 = t0.after(Duration::from_secs(9));
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &restarted, &mut t, limits, t9),
+        Outcome::Reached("all replicas Running".into())
+    );
+}
+
+#[test]
+fn a_single_check_trusts_the_kubelets_start_times() {
+    // `--timeout 0`: no window can be observed, so startedAt decides.
+    let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let limits = Limits {
+        settle: Duration::from_secs(5),
+        ..LIMITS
+    };
+    let old = running_since("2026-01-01T00:00:00Z", 0);
+    let pods = vec![
+        pod("ps", 0, old.clone()),
+        pod("worker", 0, old.clone()),
+        pod("worker", 1, old),
+    ];
+    assert_eq!(
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &pods,
+            &mut Tracker::default(),
+            limits,
+            at("2026-01-01T00:10:00Z")
+        ),
+        Outcome::Reached("all replicas Running".into())
+    );
+    assert_eq!(
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &pods,
+            &mut Tracker::default(),
+            limits,
+            at("2026-01-01T00:00:03Z")
+        ),
+        Outcome::Waiting
+    );
+}
+
+#[test]
+fn a_broken_operator_is_named_at_once_or_after_the_pending_timeout() {
+    let j = job(json!([]));
+    let down = OperatorState::NotReady {
+        namespace: "kubeflow".into(),
+        name: "training-operator".into(),
+        ready: 0,
+        desired: 1,
+    };
+    let view = View {
+        job: &j,
+        pods: &[],
+        operator: Some(&down),
+    };
+    let no_limit = Limits {
+        pending_timeout: None,
+        ..LIMITS
+    };
+    let t0 = Now::current();
+    match evaluate(
+        WaitFor::Running,
+        view,
+        &mut Tracker::default(),
+        no_limit,
+        t0,
+    ) {
+        Outcome::NotReconciled { message, hint } => {
+            assert!(
+                message.contains(
+                    "training-operator kubeflow/training-operator is not ready (0/1 replicas ready)"
+                ),
+                "{message}"
+            );
+            assert!(message.contains("stays Pending"), "{message}");
+            assert!(
+                hint.contains("kubectl -n kubeflow describe deployment training-operator"),
+                "{hint}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut t = Tracker::default();
+    assert_eq!(
+        evaluate(WaitFor::Running, view, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    assert!(matches!(
+        evaluate(
+            WaitFor::Running,
+            view,
+            &mut t,
+            LIMITS,
+            t0.after(Duration::from_secs(121))
+        ),
+        Outcome::NotReconciled { .. }
+    ));
+    // Could not tell: never fails the wait.
+    let unknown = OperatorState::Unknown("forbidden".into());
+    let view = View {
+        operator: Some(&unknown),
+        ..view
+    };
+    assert_eq!(
+        evaluate(
+            WaitFor::Running,
+            view,
+            &mut Tracker::default(),
+            no_limit,
+            t0
+        ),
+        Outcome::Waiting
+    );
+    // The same word as diagnose for a job nobody reconciled.
+    assert_eq!(progress(&j, &[]).state, crate::model::STATE_NOT_RECONCILED);
+}
+
+#[test]
+fn job_conditions_compose_like_kube_runtimes() {
+    use kube::runtime::wait::Condition;
+    let running = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let done = job(json!([
+        cond("Created", "True"),
+        cond("Running", "False"),
+        cond("Succeeded", "True")
+    ]));
+    let fresh = job(json!([]));
+    assert!(conditions::operator_says_running().matches_object(Some(&running)));
+    assert!(conditions::operator_says_running().matches_object(Some(&done)));
+    assert!(!conditions::operator_says_running().matches_object(Some(&fresh)));
+    assert!(!conditions::is_reconciled().matches_object(Some(&fresh)));
+    assert!(!conditions::is_reconciled().matches_object(None));
+    let running_not_done =
+        conditions::has_condition("Running").and(conditions::has_condition("Succeeded").not());
+    assert!(running_not_done.matches_object(Some(&running)));
+    assert!(!running_not_done.matches_object(Some(&done)));
+}

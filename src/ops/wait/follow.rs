@@ -1,0 +1,652 @@
+//! The I/O loop of `wait`: kube-runtime watchers feed reflector stores, the pure
+//! [`evaluate`] decides after every change and every second, and direct GETs take over while
+//! the watches fail.
+//!
+//! Requests do not grow with the replica count: one watch for the job, one for its pods (a
+//! streaming list, `sendInitialEvents=true`, sends the current pods as events on the same
+//! request; servers without it get a paged list first, as client-go's reflector falls back).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::stream::BoxStream;
+use futures::{FutureExt, Stream, StreamExt};
+use kube::api::{Api, ListParams};
+use kube::runtime::reflector::{self, store::Writer};
+use kube::runtime::{WatchStreamExt, watcher};
+
+use super::conditions::{self, Limits, Now, Outcome, Progress, Tracker, View, evaluate};
+use super::progress::Display;
+use super::{Pod, WaitFor, WaitOptions};
+use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
+use crate::error::{Error, Result};
+use crate::model::{self, TFJob};
+use crate::output::{Output, ReportFormat};
+
+/// Page size of the pod list where streaming lists are not served, and of direct reads: a page
+/// is read into memory whole, and each pod carries the whole cluster in TF_CONFIG.
+const PAGE_SIZE: u32 = 100;
+/// How often the job and its pods are read directly while the watches fail.
+const POLL_EVERY: Duration = Duration::from_secs(2);
+/// Watch errors in a row (no event in between) before direct reads take over.
+const FAILED_WATCHES_BEFORE_POLLING: u32 = 2;
+/// How often the operator is looked at again while nothing reconciles the job.
+const OPERATOR_EVERY: Duration = Duration::from_secs(5);
+/// Events taken in one go before the state is judged again.
+const MAX_BATCH: usize = 10_000;
+/// Upper bound of one direct read (job + pods) when the deadline is further away.
+const READ_LIMIT: Duration = Duration::from_secs(30);
+
+/// `kubectl tfjob wait NAME`: `name` as given on the command line (`NAME`, `tfjob/NAME`, …).
+pub async fn run(
+    conn: &ConnectionOptions,
+    name: &str,
+    opts: &WaitOptions,
+    format: ReportFormat,
+    out: &mut Output,
+) -> Result<()> {
+    let name = cluster::parse_job_name(name, "wait")?.to_string();
+    let kube = cluster::connect(conn).await?;
+    let namespace = kube.namespace.clone();
+    follow(&kube, &namespace, &name, opts, format, out).await
+}
+
+/// Follows one job; shared with `submit --wait`.
+pub async fn follow(
+    kube: &Kube,
+    namespace: &str,
+    name: &str,
+    opts: &WaitOptions,
+    format: ReportFormat,
+    out: &mut Output,
+) -> Result<()> {
+    let mut w = Waiter {
+        kube,
+        namespace,
+        name,
+        opts,
+        jobs: Api::namespaced(kube.client.clone(), namespace),
+        pods: Api::namespaced(kube.client.clone(), namespace),
+        selector: model::job_selector(name),
+        limits: Limits::from(opts),
+        tracker: Tracker::default(),
+        operator: None,
+        operator_noted: false,
+        display: Display::new(format, out.err_is_terminal()),
+        started: Instant::now(),
+        last_shown: None,
+        last: None,
+    };
+    // One GET first: a missing job or CRD is reported at once instead of after a timeout.
+    let first = w.get_job().await?;
+    w.check_operator(&first).await?;
+    let outcome = if opts.timeout.is_zero() {
+        w.check_once(out).await
+    } else {
+        w.watch(out).await
+    };
+    w.display.finish();
+    w.report(outcome, format, out).await
+}
+
+struct Waiter<'a> {
+    kube: &'a Kube,
+    namespace: &'a str,
+    name: &'a str,
+    opts: &'a WaitOptions,
+    jobs: Api<TFJob>,
+    pods: Api<Pod>,
+    selector: String,
+    limits: Limits,
+    tracker: Tracker,
+    /// Read while the job has no condition, to tell "slow" from "nothing reconciles it".
+    operator: Option<OperatorState>,
+    operator_noted: bool,
+    display: Display,
+    started: Instant,
+    last_shown: Option<(Progress, String)>,
+    /// The last state judged, for the note after `--for running`.
+    last: Option<(TFJob, Vec<Arc<Pod>>)>,
+}
+
+/// Which watch an event came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Job = 0,
+    Pods = 1,
+}
+
+/// What a watch event did to its store.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    /// A (re-)list is being buffered; the store still holds the previous state.
+    Buffering,
+    /// The store was replaced by a complete list (objects deleted in a gap are gone).
+    Synced,
+    Changed,
+}
+
+impl Waiter<'_> {
+    async fn get_job(&self) -> Result<TFJob> {
+        let get = Action::new("get", "tfjobs", Some(self.namespace)).named(self.name);
+        match cluster::retry(self.kube, || self.jobs.get_opt(self.name)).await {
+            Ok(Some(job)) => Ok(job),
+            Ok(None) => Err(Error::NotReady {
+                message: format!("TFJob {}/{} not found", self.namespace, self.name),
+                hint: Some(format!(
+                    "List the jobs with `kubectl get tfjobs -n {}`, or submit it with `kubectl tfjob submit`.",
+                    self.namespace
+                )),
+            }),
+            Err(e) if cluster::is_not_found(&e) => Err(cluster::crd_not_served()),
+            Err(e) => Err(cluster::explain(e, &get, &self.kube.server)),
+        }
+    }
+
+    /// Looks at the operator while the job has no condition: a job nobody reconciles is named
+    /// within seconds instead of running out the clock.
+    async fn check_operator(&mut self, job: &TFJob) -> Result<()> {
+        use kube::runtime::wait::Condition;
+        if conditions::is_reconciled().matches_object(Some(job)) {
+            self.operator = None;
+            return Ok(());
+        }
+        self.operator = Some(cluster::operator::current(self.kube).await?);
+        Ok(())
+    }
+
+    /// The job and its pods, read directly (paged). `None`: the job is gone.
+    async fn read(&self) -> std::result::Result<Option<(TFJob, Vec<Arc<Pod>>)>, kube::Error> {
+        let Some(job) = cluster::retry(self.kube, || self.jobs.get_opt(self.name)).await? else {
+            return Ok(None);
+        };
+        let mut pods = Vec::new();
+        let mut lp = ListParams::default()
+            .labels(&self.selector)
+            .limit(PAGE_SIZE);
+        loop {
+            let page = cluster::retry(self.kube, || self.pods.list(&lp)).await?;
+            pods.extend(page.items.into_iter().map(|mut p| {
+                strip(&mut p);
+                Arc::new(p)
+            }));
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(token) => lp = lp.continue_token(&token),
+                None => break,
+            }
+        }
+        Ok(Some((job, pods)))
+    }
+
+    /// Shows progress and evaluates; `Some` when the wait is decided.
+    fn judge(
+        &mut self,
+        job: TFJob,
+        pods: Vec<Arc<Pod>>,
+        out: &mut Output,
+    ) -> Result<Option<Result<String>>> {
+        let now = Now::current();
+        let view = View {
+            job: &job,
+            pods: &pods,
+            operator: self.operator.as_ref(),
+        };
+        let p = conditions::progress(&job, &pods);
+        let waiting = conditions::waiting_for(self.opts.wait_for, view, self.limits);
+        let changed = self
+            .last_shown
+            .as_ref()
+            .is_none_or(|(lp, lw)| *lp != p || *lw != waiting);
+        self.display.show(
+            out,
+            self.name,
+            &p,
+            &waiting,
+            self.started.elapsed(),
+            changed,
+        )?;
+        if changed {
+            self.last_shown = Some((p, waiting));
+        }
+        let outcome = evaluate(
+            self.opts.wait_for,
+            view,
+            &mut self.tracker,
+            self.limits,
+            now,
+        );
+        if outcome == Outcome::Waiting
+            && self.limits.pending_timeout.is_some()
+            && !self.operator_noted
+            && let Some(op @ (OperatorState::NotReady { .. } | OperatorState::NotFound)) =
+                &self.operator
+        {
+            self.operator_noted = true;
+            let line = format!(
+                "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
+                self.namespace,
+                self.name,
+                conditions::operator_words(op)
+            );
+            self.display.note(out, &line);
+        }
+        self.last = Some((job, pods));
+        Ok(decided(outcome))
+    }
+
+    /// Redraws the last state (only the live line changes: its clock).
+    fn refresh(&self, out: &mut Output) -> Result<()> {
+        if let Some((p, waiting)) = &self.last_shown {
+            self.display
+                .show(out, self.name, p, waiting, self.started.elapsed(), false)?;
+        }
+        Ok(())
+    }
+
+    /// `--timeout 0`: one read, one verdict (kubectl's semantics: success if it holds now).
+    async fn check_once(&mut self, out: &mut Output) -> Result<String> {
+        let read = Action::new("list", "pods", Some(self.namespace));
+        match self.read().await {
+            Ok(Some((job, pods))) => match self.judge(job, pods, out)? {
+                Some(decided) => decided,
+                None => Err(self.not_met("checked once (--timeout 0)")),
+            },
+            Ok(None) => Err(self.deleted()),
+            Err(e) => Err(cluster::explain(e, &read, &self.kube.server)),
+        }
+    }
+
+    /// At the deadline, the state of the job decides, read once more directly: the watches may
+    /// have been failing, and a finished job is not a timeout.
+    async fn final_check(&mut self, out: &mut Output) -> Result<String> {
+        let timeout = self.opts.timeout;
+        if let Ok(Ok(Some((job, pods)))) = tokio::time::timeout(READ_LIMIT, self.read()).await
+            && let Some(decided) = self.judge(job, pods, out)?
+        {
+            return decided;
+        }
+        Err(self.not_met(&format!("timed out after {}s", timeout.as_secs())))
+    }
+
+    fn not_met(&self, how: &str) -> Error {
+        let waiting = self
+            .last_shown
+            .as_ref()
+            .map(|(_, w)| format!("; {w}"))
+            .unwrap_or_default();
+        Error::Timeout(format!(
+            "{how} waiting for TFJob {}/{} to be {}{waiting}",
+            self.namespace,
+            self.name,
+            self.opts.wait_for.flag_value()
+        ))
+    }
+
+    fn deleted(&self) -> Error {
+        Error::JobFailed(format!(
+            "TFJob {}/{} was deleted while waiting",
+            self.namespace, self.name
+        ))
+    }
+
+    async fn watch(&mut self, out: &mut Output) -> Result<String> {
+        // tokio installs the handler on the first poll: poll it once before any watch is sent,
+        // so a Ctrl-C from then on is ours and not the default (process killed, no hint).
+        let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
+        let _ = (&mut ctrl_c).now_or_never();
+        let (job_store, job_writer) = reflector::store::<TFJob>();
+        let (pod_store, pod_writer) = reflector::store::<Pod>();
+        let job_cfg = watcher::Config::default().fields(&format!("metadata.name={}", self.name));
+        let job_events = reflect(
+            watcher(self.jobs.clone(), job_cfg)
+                .default_backoff()
+                .boxed(),
+            job_writer,
+        )
+        .map(|e| (Source::Job, e));
+        let pod_events = reflect(pod_watch(self.pods.clone(), &self.selector), pod_writer)
+            .map(|e| (Source::Pods, e));
+        let mut events = std::pin::pin!(futures::stream::select(job_events, pod_events));
+
+        let deadline = tokio::time::sleep(self.opts.timeout);
+        tokio::pin!(deadline);
+        // Re-evaluate every second without events: time-based limits fire on a quiet job, and
+        // the live line's clock moves.
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        let mut health = Health::default();
+        let mut polled: Option<(TFJob, Vec<Arc<Pod>>)> = None;
+        let mut next_poll = Instant::now();
+        let mut next_operator = Instant::now() + OPERATOR_EVERY;
+
+        loop {
+            tokio::select! {
+                event = events.next() => {
+                    // Take every event already received before judging: a burst (the first
+                    // list of 2,000 pods) is judged once, not once per pod.
+                    let mut event = event;
+                    let mut taken = 0;
+                    loop {
+                        health.take(event, self.namespace)?;
+                        taken += 1;
+                        match events.next().now_or_never() {
+                            Some(next) if taken < MAX_BATCH => event = next,
+                            _ => break,
+                        }
+                    }
+                }
+                _ = tick.tick() => {}
+                _ = &mut deadline => return self.final_check(out).await,
+                _ = &mut ctrl_c => {
+                    return Err(Error::Interrupted(format!(
+                        "interrupted; the job was left as it is. Resume with: kubectl tfjob wait {} -n {} --for {}",
+                        self.name,
+                        self.namespace,
+                        self.opts.wait_for.flag_value()
+                    )));
+                }
+            }
+            // Slow is not failing: a large first list takes a while and is not replaced by
+            // reads that would cost as much. Direct reads only while a watch keeps failing.
+            let failing = health
+                .errors
+                .iter()
+                .any(|&e| e >= FAILED_WATCHES_BEFORE_POLLING);
+            let (job, pods) = if !failing && health.synced.iter().all(|&s| s) {
+                polled = None;
+                match job_store.state().into_iter().next() {
+                    Some(job) => (job.as_ref().clone(), pod_store.state()),
+                    None => return Err(self.deleted()),
+                }
+            } else if !failing {
+                // Still listing: keep the live clock moving on what was shown last.
+                self.refresh(out)?;
+                continue;
+            } else {
+                // The watches fail: read directly now and then.
+                if Instant::now() >= next_poll {
+                    next_poll = Instant::now() + POLL_EVERY;
+                    match tokio::time::timeout(READ_LIMIT, self.read()).await {
+                        Ok(Ok(Some(state))) => polled = Some(state),
+                        Ok(Ok(None)) => return Err(self.deleted()),
+                        Ok(Err(e)) => tracing::debug!(error = %e, "direct read failed"),
+                        Err(_) => tracing::debug!("direct read timed out"),
+                    }
+                }
+                match &polled {
+                    Some((job, pods)) => (job.clone(), pods.clone()),
+                    None => {
+                        self.refresh(out)?;
+                        continue;
+                    }
+                }
+            };
+            if self.operator.is_some()
+                && self.limits.pending_timeout.is_some()
+                && Instant::now() >= next_operator
+            {
+                next_operator = Instant::now() + OPERATOR_EVERY;
+                self.check_operator(&job).await?;
+            }
+            if let Some(decided) = self.judge(job, pods, out)? {
+                return decided;
+            }
+        }
+    }
+
+    async fn report(
+        &mut self,
+        outcome: Result<String>,
+        format: ReportFormat,
+        out: &mut Output,
+    ) -> Result<()> {
+        let (namespace, name) = (self.namespace, self.name);
+        match outcome {
+            Ok(what) => {
+                if self.opts.wait_for == WaitFor::Running {
+                    self.note_replicas_not_running(out).await;
+                }
+                match format {
+                    ReportFormat::Json => out.data_line(
+                        &serde_json::json!({"event": "reached", "job": name, "namespace": namespace, "condition": what,
+                            "elapsedSeconds": self.started.elapsed().as_secs_f64()})
+                        .to_string(),
+                    )?,
+                    ReportFormat::Text => out.data_line(&format!(
+                        "tfjob.kubeflow.org/{name} condition met ({what})"
+                    ))?,
+                }
+                // `--for finished` reaches on Succeeded only; a Failed job ends as Fatal.
+                Ok(())
+            }
+            Err(err @ (Error::Interrupted(_) | Error::NotReady { .. })) => Err(err),
+            Err(err) => {
+                report_diagnosis(self.kube, namespace, name, format, out).await?;
+                Err(err)
+            }
+        }
+    }
+
+    /// `--for running` keeps the operator's meaning; say when that hides replicas that do not
+    /// run (the article's trap: Running while two workers are Unschedulable).
+    async fn note_replicas_not_running(&mut self, out: &mut Output) {
+        let mut state = self.last.take();
+        if state.as_ref().is_none_or(|(_, pods)| pods.is_empty())
+            && let Ok(Ok(Some(read))) = tokio::time::timeout(READ_LIMIT, self.read()).await
+        {
+            state = Some(read);
+        }
+        let Some((job, pods)) = state else { return };
+        let missing = conditions::not_running(&job, &pods);
+        if missing.is_empty() {
+            return;
+        }
+        let total: i32 = conditions::expected_replicas(&job).values().sum();
+        out.note_line(&format!(
+            "Note: the operator reports Running (the chief, or one worker, runs), but not every replica of the {total} runs:"
+        ));
+        for line in missing {
+            out.note_line(&format!("  {line}"));
+        }
+        out.note_line("Use --for all-running (the default) to wait until every replica runs.");
+    }
+}
+
+/// The state of the two watches, from the events seen.
+#[derive(Default)]
+struct Health {
+    synced: [bool; 2],
+    /// Errors in a row per watch, since its last good event.
+    errors: [u32; 2],
+    forbidden: u32,
+}
+
+impl Health {
+    fn take(
+        &mut self,
+        event: Option<(Source, std::result::Result<Signal, WatchProblem>)>,
+        namespace: &str,
+    ) -> Result<()> {
+        match event {
+            Some((source, Ok(signal))) => {
+                self.errors[source as usize] = 0;
+                self.forbidden = 0;
+                if signal == Signal::Synced {
+                    self.synced[source as usize] = true;
+                }
+                Ok(())
+            }
+            Some((source, Err(problem))) => {
+                tracing::debug!(%problem, "watch error (retried)");
+                self.errors[source as usize] += 1;
+                if let WatchProblem::Forbidden(message) = &problem {
+                    self.forbidden += 1;
+                    if self.forbidden >= 3 {
+                        return Err(Error::NotReady {
+                            message: format!("forbidden to watch the job or its pods: {message}"),
+                            hint: Some(format!(
+                                "Confirm with `kubectl auth can-i watch pods -n {namespace}` and `kubectl auth can-i watch tfjobs.kubeflow.org -n {namespace}`."
+                            )),
+                        });
+                    }
+                }
+                Ok(())
+            }
+            None => Err(Error::Other("the watch streams ended unexpectedly".into())),
+        }
+    }
+}
+
+fn decided(outcome: Outcome) -> Option<Result<String>> {
+    match outcome {
+        Outcome::Reached(what) => Some(Ok(what)),
+        Outcome::Fatal(why) => Some(Err(Error::JobFailed(why))),
+        Outcome::NotReconciled { message, hint } => Some(Err(Error::NotReady {
+            message,
+            hint: Some(hint),
+        })),
+        Outcome::Waiting => None,
+    }
+}
+
+/// What `wait` keeps of a pod: the spec is never deserialized ([`Pod`]); managedFields go too.
+fn strip(pod: &mut Pod) {
+    pod.metadata.managed_fields = None;
+}
+
+/// The job's pods as watcher events: a streaming list first; if the server refuses
+/// `sendInitialEvents` (400/422 from an API server without the WatchList feature), a paged
+/// list-then-watch from then on, as client-go's reflector falls back to a regular list.
+fn pod_watch(
+    api: Api<Pod>,
+    selector: &str,
+) -> BoxStream<'static, std::result::Result<watcher::Event<Pod>, watcher::Error>> {
+    let streaming = watcher::Config::default()
+        .labels(selector)
+        .streaming_lists();
+    let paged = watcher::Config::default()
+        .labels(selector)
+        .page_size(PAGE_SIZE);
+    let first = watcher(api.clone(), streaming)
+        .default_backoff()
+        .map(|e| e.map(|e| e.modify(strip)))
+        .boxed();
+    futures::stream::unfold(
+        (first, Some((api, paged))),
+        |(mut current, mut fallback)| async move {
+            let item = current.next().await?;
+            match &item {
+                Err(e) if fallback.is_some() && streaming_refused(e) => {
+                    tracing::debug!(error = %e, "no streaming lists here; listing in pages");
+                    let (api, cfg) = fallback.take().expect("checked");
+                    current = watcher(api, cfg)
+                        .default_backoff()
+                        .map(|e| e.map(|e| e.modify(strip)))
+                        .boxed();
+                }
+                // Served once: later errors are ordinary and the watcher retries them.
+                Ok(watcher::Event::InitDone) => fallback = None,
+                _ => {}
+            }
+            Some((item, (current, fallback)))
+        },
+    )
+    .boxed()
+}
+
+/// An API server that does not serve streaming lists rejects `sendInitialEvents` /
+/// `resourceVersionMatch` on a watch as invalid (kube-apiserver's list-options validation).
+fn streaming_refused(err: &watcher::Error) -> bool {
+    let code = match err {
+        watcher::Error::WatchStartFailed(kube::Error::Api(s)) => s.code,
+        watcher::Error::WatchError(s) => s.code,
+        _ => return false,
+    };
+    matches!(code, 400 | 422)
+}
+
+/// Applies watcher events to a reflector store (buffering a re-list until it is complete, so
+/// pods deleted while the watch was down disappear) and says what changed.
+fn reflect<K>(
+    events: BoxStream<'static, std::result::Result<watcher::Event<K>, watcher::Error>>,
+    mut writer: Writer<K>,
+) -> impl Stream<Item = std::result::Result<Signal, WatchProblem>>
+where
+    K: kube::Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    events.map(move |event| match event {
+        Ok(event) => {
+            writer.apply_watcher_event(&event);
+            Ok(match event {
+                watcher::Event::Init | watcher::Event::InitApply(_) => Signal::Buffering,
+                watcher::Event::InitDone => Signal::Synced,
+                watcher::Event::Apply(_) | watcher::Event::Delete(_) => Signal::Changed,
+            })
+        }
+        Err(err) => Err(WatchProblem::from(&err)),
+    })
+}
+
+/// A watch failure, reduced to what the waiter acts on.
+#[derive(Debug)]
+enum WatchProblem {
+    Forbidden(String),
+    Other(String),
+}
+
+impl std::fmt::Display for WatchProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WatchProblem::Forbidden(m) => write!(f, "forbidden: {m}"),
+            WatchProblem::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<&watcher::Error> for WatchProblem {
+    fn from(err: &watcher::Error) -> Self {
+        let status = match err {
+            watcher::Error::InitialListFailed(kube::Error::Api(s))
+            | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+            | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some((s.code, &s.message)),
+            watcher::Error::WatchError(s) => Some((s.code, &s.message)),
+            _ => None,
+        };
+        match status {
+            Some((403, message)) => WatchProblem::Forbidden(message.clone()),
+            Some((code, message)) => WatchProblem::Other(format!("HTTP {code}: {message}")),
+            None => WatchProblem::Other(err.to_string()),
+        }
+    }
+}
+
+/// When a wait ends without reaching its target, say which layer is at fault.
+async fn report_diagnosis(
+    kube: &Kube,
+    namespace: &str,
+    name: &str,
+    format: ReportFormat,
+    out: &mut Output,
+) -> Result<()> {
+    match crate::diagnose::collect(kube, namespace, name, 20).await {
+        Ok(snapshot) => {
+            let diagnosis = crate::diagnose::diagnose(&snapshot);
+            match format {
+                ReportFormat::Json => out.data_line(
+                    &serde_json::json!({"event": "diagnosis", "diagnosis": diagnosis}).to_string(),
+                )?,
+                ReportFormat::Text => {
+                    out.data_line("")?;
+                    let color = out.out_is_terminal();
+                    out.data(&diagnosis.render_text(color))?;
+                }
+            }
+        }
+        Err(e) => out.note_line(&format!("(could not collect a diagnosis: {e})")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "follow_tests.rs"]
+mod tests;

@@ -1,0 +1,151 @@
+//! The pod watch against the project's test cluster, with its fault injection.
+
+use super::*;
+use kube::runtime::reflector::Store;
+use serde_json::json;
+use tfjob_testcluster::{Fault, Scenario, TestCluster};
+
+/// A pod of job `gap` as the operator labels it, Running (the simulated kubelet leaves it alone).
+fn pod(name: &str, extra_label: Option<&str>) -> serde_json::Value {
+    let mut labels = json!({
+        "training.kubeflow.org/job-name": "gap",
+        "training.kubeflow.org/operator-name": "tfjob-controller",
+        "training.kubeflow.org/replica-type": "worker",
+    });
+    if let Some(l) = extra_label {
+        labels["extra"] = l.into();
+    }
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "spec": {"containers": [{"name": "tensorflow", "image": "i"}]},
+        "status": {"phase": "Running"}})
+}
+
+async fn client(c: &TestCluster) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(c.kubeconfig()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+fn names(store: &Store<Pod>) -> Vec<String> {
+    let mut names: Vec<String> = store
+        .state()
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Polls the event stream until the store holds exactly `want`. The timeout only keeps a
+/// broken build from hanging; what is asserted is the store's content.
+async fn until(
+    events: &mut (impl Stream<Item = std::result::Result<Signal, WatchProblem>> + Unpin),
+    store: &Store<Pod>,
+    want: &[&str],
+) {
+    let reached = tokio::time::timeout(Duration::from_secs(30), async {
+        while names(store) != want {
+            let _ = events.next().await.expect("the pod watch ended");
+        }
+    })
+    .await;
+    assert!(
+        reached.is_ok(),
+        "store never became {want:?}: {:?}",
+        names(store)
+    );
+}
+
+#[tokio::test]
+async fn pods_deleted_while_the_watch_was_down_leave_the_store_after_410() {
+    // The first watch ends after its 3rd event; the re-watch from its resourceVersion gets
+    // 410 Expired, so the watcher lists again.
+    let scenario = Scenario::default()
+        .with_fault(Fault::on("watch", "pods").close_after_events(3).times(1))
+        .with_fault(
+            Fault::on("watch", "pods")
+                .gone_on_rewatch()
+                .skip(1)
+                .times(1),
+        );
+    let c = TestCluster::start_async(scenario).await;
+    c.insert(pod("gap-worker-0", None));
+    c.insert(pod("gap-worker-1", None));
+    let api: Api<Pod> = Api::namespaced(client(&c).await, "default");
+    let (store, writer) = reflector::store();
+    let mut events = Box::pin(reflect(pod_watch(api, &model::job_selector("gap")), writer));
+    until(&mut events, &store, &["gap-worker-0", "gap-worker-1"]).await;
+
+    // Event 3 closes the watch; the deletion happens while no watch is open (the stream is not
+    // polled in between), so only the re-list can tell.
+    c.insert(pod("gap-worker-0", Some("x")));
+    c.delete("pods", Some("default"), "gap-worker-1");
+    until(&mut events, &store, &["gap-worker-0"]).await;
+
+    let pod_watches: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.verb == "watch" && r.resource == "pods")
+        .collect();
+    assert!(pod_watches.len() >= 3, "{pod_watches:?}");
+    assert!(
+        pod_watches[1].query.contains("resourceVersion=")
+            && !pod_watches[1].query.contains("sendInitialEvents"),
+        "the second watch resumes: {:?}",
+        pod_watches[1].query
+    );
+    assert!(
+        pod_watches[2].query.contains("sendInitialEvents=true"),
+        "after 410 the list starts over: {:?}",
+        pod_watches[2].query
+    );
+    // The spec is never kept.
+    assert!(
+        store
+            .state()
+            .iter()
+            .all(|p| p.metadata.managed_fields.is_none())
+    );
+}
+
+#[tokio::test]
+async fn a_server_without_streaming_lists_gets_a_paged_list() {
+    // An API server without the WatchList feature refuses sendInitialEvents as invalid.
+    let scenario = Scenario::default().with_fault(Fault::status("watch", "pods", 422).times(1));
+    let c = TestCluster::start_async(scenario).await;
+    c.insert(pod("gap-worker-0", None));
+    let api: Api<Pod> = Api::namespaced(client(&c).await, "default");
+    let (store, writer) = reflector::store();
+    let mut events = Box::pin(reflect(pod_watch(api, &model::job_selector("gap")), writer));
+    until(&mut events, &store, &["gap-worker-0"]).await;
+    let lists: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.verb == "list" && r.resource == "pods")
+        .collect();
+    assert_eq!(lists.len(), 1, "{lists:?}");
+    assert!(
+        lists[0].query.contains(&format!("limit={PAGE_SIZE}")),
+        "{:?}",
+        lists[0].query
+    );
+}
+
+#[test]
+fn streaming_refusals_are_told_apart_from_outages() {
+    let status = |code: u16| kube::core::Status {
+        code,
+        ..Default::default()
+    };
+    let start = |code| watcher::Error::WatchStartFailed(kube::Error::Api(status(code).boxed()));
+    assert!(streaming_refused(&start(422)));
+    assert!(streaming_refused(&start(400)));
+    assert!(!streaming_refused(&start(500)));
+    assert!(!streaming_refused(&start(403)));
+    assert!(!streaming_refused(&watcher::Error::WatchError(
+        status(410).boxed()
+    )));
+}

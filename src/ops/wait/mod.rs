@@ -1,0 +1,114 @@
+//! `wait`: follow a TFJob to a condition, show per-replica progress, and stop as soon as the
+//! outcome is settled.
+//!
+//! - [`conditions`]: pure. Small job conditions in kube-runtime's `Condition` style, per-replica
+//!   progress, and [`evaluate`], which says reached / failed / keep waiting given the clock.
+//! - `follow`: the I/O loop. kube-runtime `watcher`s feed reflector stores (streaming lists
+//!   where the server supports them, a paged list otherwise); periodic GETs take over when every
+//!   watch fails; the operator's health is checked while nothing reconciles the job.
+//! - `progress`: the live line on a terminal, one line per change otherwise, or NDJSON.
+
+pub mod conditions;
+mod follow;
+mod progress;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::PodStatus;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+pub use conditions::{Counts, Limits, Now, Outcome, Progress, Tracker, View, evaluate, progress};
+pub use follow::{follow, run};
+
+/// What `wait` waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WaitFor {
+    /// The operator has seen the job (Created condition).
+    Created,
+    /// The operator's Running condition: the chief runs, or (without a chief) any one worker.
+    /// Other replicas may still be Pending; see `operator-behavior.md` "When is Running set".
+    Running,
+    /// Every replica pod of every role runs with its containers started, for the settle window.
+    #[default]
+    AllRunning,
+    /// The Succeeded condition.
+    Succeeded,
+    /// Succeeded (exit 0) or Failed (exit 4).
+    Finished,
+}
+
+impl WaitFor {
+    /// The `--for` value, for messages and resume hints.
+    pub fn flag_value(self) -> &'static str {
+        match self {
+            WaitFor::Created => "created",
+            WaitFor::Running => "running",
+            WaitFor::AllRunning => "all-running",
+            WaitFor::Succeeded => "succeeded",
+            WaitFor::Finished => "finished",
+        }
+    }
+}
+
+/// How long and for what `wait` (and `submit --wait`) waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitOptions {
+    pub wait_for: WaitFor,
+    /// Overall limit; zero checks once.
+    pub timeout: Duration,
+    /// Give up when a pod has been unschedulable this long, or when nothing reconciles the job
+    /// (operator not ready) this long. `None`: unschedulable pods wait for `timeout`, an
+    /// unreconciled job with a broken operator fails at once.
+    pub pending_timeout: Option<Duration>,
+    /// How long image pull errors may persist before they count as fatal.
+    pub image_pull_grace: Duration,
+    /// `all-running` holds only after every replica has run this long without a restart.
+    pub settle: Duration,
+}
+
+impl Default for WaitOptions {
+    fn default() -> Self {
+        WaitOptions {
+            wait_for: WaitFor::default(),
+            timeout: Duration::from_secs(600),
+            pending_timeout: None,
+            image_pull_grace: Duration::from_secs(60),
+            settle: DEFAULT_SETTLE,
+        }
+    }
+}
+
+/// The default `--settle`: long enough to see a container that dies right after it starts
+/// (bad flags, import errors), short enough not to slow a healthy submit down.
+pub const DEFAULT_SETTLE: Duration = Duration::from_secs(5);
+
+/// A pod as `wait` keeps it: metadata and status, without the spec. The operator puts the whole
+/// cluster's addresses into every pod's TF_CONFIG, so at 2,000 workers each spec is ~90 KB and
+/// keeping full pods would cost ~180 MB; the spec is skipped while deserializing, and
+/// managedFields are dropped before a pod is stored.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+pub struct Pod {
+    pub metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PodStatus>,
+}
+
+impl k8s_openapi::Resource for Pod {
+    const API_VERSION: &'static str = "v1";
+    const GROUP: &'static str = "";
+    const KIND: &'static str = "Pod";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "pods";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for Pod {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
