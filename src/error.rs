@@ -26,6 +26,20 @@ pub enum ExitCode {
     Interrupted = 130,
 }
 
+impl ExitCode {
+    /// Every code, in the order of [`EXIT_CODES_HELP`] (a test keeps the help, README.md and
+    /// this list in agreement).
+    pub const ALL: [ExitCode; 7] = [
+        ExitCode::Ok,
+        ExitCode::Failure,
+        ExitCode::Invalid,
+        ExitCode::NotReady,
+        ExitCode::JobFailed,
+        ExitCode::Timeout,
+        ExitCode::Interrupted,
+    ];
+}
+
 /// One failure, typed by what the user should do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -250,16 +264,63 @@ pub fn admission_denied(webhook: &str, errors: &[String]) -> Error {
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    success (for wait: the condition was reached)
-  1    unexpected failure (API error after retries, I/O error)
+  1    unexpected failure (API error or throttling after retries, I/O error)
   2    invalid input: flags, values, template or manifest; nothing was sent
-  3    cluster not ready or object missing/conflicting (CRD, operator, namespace, Secret, RBAC)
+  3    cluster not ready or object missing/conflicting (CRD, operator, namespace, Secret, RBAC, name taken)
   4    the TFJob failed or will not run (image, Secret, crash loop, unschedulable)
   5    timed out
   130  interrupted (Ctrl-C); the job was left untouched";
 
+/// The rows of [`EXIT_CODES_HELP`]: `(code, meaning)`.
+pub fn exit_code_rows() -> Vec<(i32, &'static str)> {
+    EXIT_CODES_HELP
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let (code, meaning) = line.split_once(' ')?;
+            Some((code.parse().ok()?, meaning.trim()))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_table_lists_every_exit_code_once_in_order() {
+        let codes: Vec<i32> = exit_code_rows().iter().map(|(c, _)| *c).collect();
+        let all: Vec<i32> = ExitCode::ALL.iter().map(|c| *c as i32).collect();
+        assert_eq!(codes, all);
+    }
+
+    #[test]
+    fn every_error_kind_maps_to_a_listed_code() {
+        let errors = [
+            Error::Usage(String::new()),
+            Error::Invalid(String::new()),
+            Error::not_ready("", ""),
+            Error::NotFound(String::new()),
+            Error::Conflict {
+                message: String::new(),
+                hint: None,
+            },
+            Error::JobFailed(String::new()),
+            Error::Timeout(String::new()),
+            Error::Interrupted(String::new()),
+            Error::Other(String::new()),
+            Error::io("", std::io::Error::other("x")),
+            Error::BrokenPipe,
+        ];
+        for e in &errors {
+            assert!(ExitCode::ALL.contains(&e.exit_code()), "{e:?}");
+        }
+        // Every code but 0 is reachable from some error.
+        for code in ExitCode::ALL.iter().skip(1) {
+            assert!(errors.iter().any(|e| e.exit_code() == *code), "{code}");
+        }
+    }
 
     #[test]
     fn forbidden_is_rbac_unless_a_webhook_denied() {

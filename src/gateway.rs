@@ -2,10 +2,15 @@
 //!
 //! Applied by typed code after rendering, so built-in templates, user templates and `-f`
 //! manifests all get the same treatment: every container named `tensorflow` gets
-//! `<PREFIX>_API_KEY` from a Secret (never a literal) and `<PREFIX>_BASE_URL` as a literal.
+//! `<PREFIX>_API_KEY` from a Secret (never a literal) and `<PREFIX>_BASE_URL`: a literal (the
+//! `--api-base-url` flag, or the default), or, when `submit` finds the Secret carries a
+//! `base-url` key and no URL was given, a reference to that key ([`GatewayConfig::use_stored_base_url`]),
+//! so each namespace's Secret decides which gateway its key is sent to. `render` is offline and
+//! keeps the literal.
 
 use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, SecretKeySelector};
 
+use crate::cluster::secret::BASE_URL_KEY;
 use crate::model::{DEFAULT_CONTAINER_NAME, TFJob};
 
 pub const DEFAULT_SECRET_NAME: &str = "taotoken-secret";
@@ -52,6 +57,10 @@ pub struct GatewayConfig {
     pub env_prefix: String,
     /// Without a trailing `/`.
     pub base_url: String,
+    /// The base URL was given (`--api-base-url` or values), so a Secret's stored one is ignored.
+    pub base_url_given: bool,
+    /// `<PREFIX>_BASE_URL` comes from the Secret's `base-url` key (see [`Self::use_stored_base_url`]).
+    pub base_url_from_secret: bool,
     /// Also set OPENAI_API_KEY / OPENAI_BASE_URL (base URL + `/v1`).
     pub openai_env: bool,
     /// Annotate pod templates with `sidecar.istio.io/inject: "false"`.
@@ -86,6 +95,8 @@ impl GatewayConfig {
                 .unwrap_or(DEFAULT_BASE_URL)
                 .trim_end_matches('/')
                 .to_string(),
+            base_url_given: a.api_base_url.is_some(),
+            base_url_from_secret: false,
             openai_env: a.openai_env,
             istio_opt_out: !a.allow_istio_sidecar,
         }
@@ -113,19 +124,10 @@ impl GatewayConfig {
                 self.secret_name
             ));
         }
-        // Secret data keys: `[-._a-zA-Z0-9]+`, not "." or ".." (apimachinery IsConfigMapKey).
-        let key = &self.secret_key;
-        if key.is_empty()
-            || key.len() > 253
-            || key == "."
-            || key == ".."
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+        // Secret data keys: the API server's rule, owned by cluster::secret.
+        if let Err(e) = crate::cluster::secret::check_key_name(&self.secret_key, "--api-secret-key")
         {
-            problems.push(format!(
-                "--api-secret-key {key:?}: a Secret key is letters, digits, '-', '_' and '.' (not \".\" or \"..\"), e.g. api-key"
-            ));
+            problems.push(e.to_string());
         }
         let p = &self.env_prefix;
         let env_ok = !p.is_empty()
@@ -168,6 +170,13 @@ impl GatewayConfig {
         }
     }
 
+    /// Points `<PREFIX>_BASE_URL` at the Secret's `base-url` key (whose value is `stored`), as
+    /// `submit` does when the namespace's Secret names its own gateway and no URL was given.
+    pub fn use_stored_base_url(&mut self, stored: &str) {
+        self.base_url = stored.trim_end_matches('/').to_string();
+        self.base_url_from_secret = true;
+    }
+
     /// The env vars this config manages, in the order they are added.
     pub fn env_vars(&self) -> Vec<EnvVar> {
         if !self.enabled {
@@ -189,10 +198,25 @@ impl GatewayConfig {
                 value_from: secret(),
                 value: None,
             },
-            EnvVar {
-                name: self.base_url_env(),
-                value: Some(self.base_url.clone()),
-                value_from: None,
+            if self.base_url_from_secret {
+                EnvVar {
+                    name: self.base_url_env(),
+                    value: None,
+                    value_from: Some(EnvVarSource {
+                        secret_key_ref: Some(SecretKeySelector {
+                            name: self.secret_name.clone(),
+                            key: BASE_URL_KEY.into(),
+                            optional: None,
+                        }),
+                        ..Default::default()
+                    }),
+                }
+            } else {
+                EnvVar {
+                    name: self.base_url_env(),
+                    value: Some(self.base_url.clone()),
+                    value_from: None,
+                }
             },
         ];
         if self.openai_env {
@@ -201,9 +225,21 @@ impl GatewayConfig {
                 value_from: secret(),
                 value: None,
             });
+            // From the Secret: the kubelet expands $(VAR) from the variables defined before it
+            // (core/v1 EnvVar.value), so the Secret stays the one source of the URL.
+            let openai = if self.base_url_from_secret {
+                let v1 = if self.base_url.ends_with("/v1") {
+                    ""
+                } else {
+                    "/v1"
+                };
+                format!("$({}){v1}", self.base_url_env())
+            } else {
+                self.openai_base_url()
+            };
             v.push(EnvVar {
                 name: "OPENAI_BASE_URL".into(),
-                value: Some(self.openai_base_url()),
+                value: Some(openai),
                 value_from: None,
             });
         }
@@ -349,6 +385,32 @@ mod tests {
         assert_eq!(
             w["metadata"]["annotations"]["sidecar.istio.io/inject"],
             "false"
+        );
+    }
+
+    #[test]
+    fn a_stored_base_url_is_read_from_the_secret_in_the_pods() {
+        let mut g = GatewayConfig::from_args(&GatewayOptions {
+            openai_env: true,
+            ..Default::default()
+        });
+        assert!(!g.base_url_given);
+        g.use_stored_base_url("https://gw.team.example/api/");
+        let env = serde_json::to_value(g.env_vars()).unwrap();
+        assert_eq!(
+            env[1],
+            serde_json::json!({"name": "TAOTOKEN_BASE_URL", "valueFrom": {"secretKeyRef": {"name": "taotoken-secret", "key": "base-url"}}})
+        );
+        assert_eq!(
+            env[3],
+            serde_json::json!({"name": "OPENAI_BASE_URL", "value": "$(TAOTOKEN_BASE_URL)/v1"})
+        );
+        assert!(
+            GatewayConfig::from_args(&GatewayOptions {
+                api_base_url: Some("https://x".into()),
+                ..Default::default()
+            })
+            .base_url_given
         );
     }
 

@@ -83,6 +83,24 @@ pub fn read_bytes_from(reader: impl Read, name: &str, limit: Limit) -> Result<Ve
     Ok(buf)
 }
 
+/// [`read_bytes_from`] for key material: the whole limit allocated up front, so no reallocation
+/// leaves a copy of the key behind, and the buffer zeroed when dropped.
+pub fn read_secret_from(
+    reader: impl Read,
+    name: &str,
+    limit: Limit,
+) -> Result<zeroize::Zeroizing<Vec<u8>>> {
+    let mut buf = zeroize::Zeroizing::new(Vec::with_capacity(limit.bytes + 64));
+    reader
+        .take(limit.bytes as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::Invalid(format!("{name}: cannot read: {e}")))?;
+    if buf.len() > limit.bytes {
+        return Err(too_large(name, limit));
+    }
+    Ok(buf)
+}
+
 /// Reads `path` ("-" is stdin) as raw bytes, bounded. Returns the display name and the bytes.
 pub fn read_bytes(path: &str, limit: Limit) -> Result<(String, Vec<u8>)> {
     if path == "-" {

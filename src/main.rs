@@ -1,13 +1,12 @@
 //! `kubectl-tfjob`: parse the command line, run it, turn the outcome into an exit code.
 //! Everything else lives in the library (`src/lib.rs`).
 
-use clap::Parser;
 use kubectl_tfjob::commands::{self, Cli};
 use kubectl_tfjob::error::ExitCode;
 use kubectl_tfjob::output::Output;
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::parse_with_order();
     kubectl_tfjob::logging::init(cli.global.verbose);
     let mut out = Output::stdio();
     let code = match commands::exec(cli, &mut out) {

@@ -32,6 +32,8 @@ pub struct Output {
     err: Box<dyn Write + Send>,
     out_tty: bool,
     err_tty: bool,
+    /// See [`Output::set_data_to_stderr`].
+    data_to_err: bool,
 }
 
 impl Output {
@@ -42,6 +44,7 @@ impl Output {
             err: Box::new(io::stderr()),
             out_tty: io::stdout().is_terminal(),
             err_tty: io::stderr().is_terminal(),
+            data_to_err: false,
         }
     }
 
@@ -52,6 +55,7 @@ impl Output {
             err: Box::new(err),
             out_tty: false,
             err_tty: false,
+            data_to_err: false,
         }
     }
 
@@ -61,9 +65,23 @@ impl Output {
         (Output::new(out.clone(), err.clone()), out, err)
     }
 
-    /// Whether stdout is a terminal (colour, live displays).
+    /// Whether stdout is a terminal (live displays).
     pub fn out_is_terminal(&self) -> bool {
-        self.out_tty
+        if self.data_to_err {
+            self.err_tty
+        } else {
+            self.out_tty
+        }
+    }
+
+    /// Whether stdout gets ANSI colour ([`use_color`]).
+    pub fn out_color(&self) -> bool {
+        use_color(self.out_tty)
+    }
+
+    /// Whether stderr gets ANSI colour ([`use_color`]).
+    pub fn err_color(&self) -> bool {
+        use_color(self.err_tty)
     }
 
     /// Whether stderr is a terminal (live progress instead of one line per change).
@@ -74,10 +92,21 @@ impl Output {
     /// Writes data to stdout and flushes it, so a consumer sees each record as it is made.
     /// A closed pipe becomes [`Error::BrokenPipe`].
     pub fn data(&mut self, text: &str) -> Result<()> {
+        if self.data_to_err {
+            self.note(text);
+            return Ok(());
+        }
         self.out
             .write_all(text.as_bytes())
             .and_then(|_| self.out.flush())
             .map_err(stdout_error)
+    }
+
+    /// While set, what a command writes as data goes to stderr instead: `submit -o json --wait`
+    /// prints the object on stdout and lets `wait`'s report (its data when run alone) follow on
+    /// stderr, so stdout stays one parseable object.
+    pub fn set_data_to_stderr(&mut self, on: bool) {
+        self.data_to_err = on;
     }
 
     /// [`Output::data`] plus a newline.
@@ -107,6 +136,35 @@ impl Output {
     /// [`Output::note`] plus a newline.
     pub fn note_line(&mut self, text: &str) {
         self.note(&format!("{text}\n"));
+    }
+}
+
+/// The one decision whether a stream gets ANSI escapes (colour, bold), for stdout, stderr and
+/// the logs alike: [`color_choice`] over the process's environment.
+pub fn use_color(stream_is_terminal: bool) -> bool {
+    let var = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+    color_choice(stream_is_terminal, var)
+}
+
+/// Pure: the conventions users set, in this order. `NO_COLOR` non-empty: never
+/// (https://no-color.org). `CLICOLOR_FORCE` non-empty and not `0`: always, even into a pipe;
+/// `CLICOLOR=0`: never (https://bixense.com/clicolors). `TERM=dumb` or no `TERM`: never.
+/// Otherwise only when the stream is a terminal, so `2>file` gets no escape bytes.
+pub fn color_choice(stream_is_terminal: bool, var: impl Fn(&str) -> Option<String>) -> bool {
+    let set = |name: &str| var(name).is_some_and(|v| !v.is_empty());
+    if set("NO_COLOR") {
+        return false;
+    }
+    if set("CLICOLOR_FORCE") && var("CLICOLOR_FORCE").as_deref() != Some("0") {
+        return true;
+    }
+    if var("CLICOLOR").as_deref() == Some("0") {
+        return false;
+    }
+    match var("TERM") {
+        None => false,
+        Some(term) if term == "dumb" => false,
+        Some(_) => stream_is_terminal,
     }
 }
 
@@ -155,12 +213,59 @@ mod tests {
     }
 
     #[test]
+    fn colour_follows_the_terminal_and_the_users_variables() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let term = &[("TERM", "xterm-256color")];
+        assert!(color_choice(true, env(term)));
+        assert!(!color_choice(false, env(term)), "a pipe or file gets none");
+        assert!(!color_choice(
+            true,
+            env(&[("TERM", "xterm"), ("NO_COLOR", "1")])
+        ));
+        assert!(color_choice(
+            true,
+            env(&[("TERM", "xterm"), ("NO_COLOR", "")])
+        ));
+        assert!(!color_choice(true, env(&[("TERM", "dumb")])));
+        assert!(!color_choice(true, env(&[])), "no TERM");
+        assert!(color_choice(false, env(&[("CLICOLOR_FORCE", "1")])));
+        assert!(!color_choice(false, env(&[("CLICOLOR_FORCE", "0")])));
+        assert!(!color_choice(
+            false,
+            env(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")])
+        ));
+        assert!(!color_choice(
+            true,
+            env(&[("TERM", "xterm"), ("CLICOLOR", "0")])
+        ));
+    }
+
+    #[test]
     fn streams_are_kept_apart() {
         let (mut o, out, err) = Output::buffers();
         o.data_line("tfjob.kubeflow.org/x created").unwrap();
         o.note_line("warning: w");
         assert_eq!(out.text(), "tfjob.kubeflow.org/x created\n");
         assert_eq!(err.text(), "warning: w\n");
+    }
+
+    #[test]
+    fn data_can_be_sent_to_stderr_for_a_while() {
+        let (mut o, out, err) = Output::buffers();
+        o.data_line("{}").unwrap();
+        o.set_data_to_stderr(true);
+        o.data_line("condition met").unwrap();
+        o.set_data_to_stderr(false);
+        o.data_line("[]").unwrap();
+        assert_eq!(out.text(), "{}\n[]\n");
+        assert_eq!(err.text(), "condition met\n");
     }
 
     #[test]

@@ -3,12 +3,18 @@
 //!
 //! Configuration follows kubectl: `--kubeconfig` (that file only), else `$KUBECONFIG` (several
 //! files, merged), else `~/.kube/config`, else the in-cluster service account. Exec credential
-//! plugins and tokens are handled by kube itself. kube's client already retries 429/503/504 and
-//! honours `Retry-After`; [`retry`] adds the cases it leaves to callers (500, 502, dropped
-//! connections) for requests that are safe to repeat.
+//! plugins and tokens are handled by kube itself.
+//!
+//! Retries happen in one place, [`retry`], under one budget: kube's own retry layer (429/503/504
+//! with up to 15 tries, kube-client `client/builder.rs`, `Config::default_retry`) is switched
+//! off, so the two can no longer multiply. `--request-timeout` bounds each attempt (connect,
+//! read and write, and the whole attempt), the retry deadline bounds all attempts together.
 
 use std::future::Future;
 use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use tokio::time::Instant;
 
 use hyper::header::{HeaderValue, USER_AGENT};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -30,6 +36,29 @@ pub struct Kube {
     pub server: String,
     /// Per-request limit from `--request-timeout`.
     pub request_timeout: Option<Duration>,
+    /// The connection flags as the user gave them (token removed), for next-step hints.
+    pub hints: ConnectionOptions,
+    /// How long [`retry`] may keep trying one request, all attempts and pauses included.
+    pub retry_deadline: Duration,
+}
+
+/// The default budget of one request and its retries: a persistent 429 or 5xx ends the command
+/// within about a minute instead of never.
+pub const DEFAULT_RETRY_DEADLINE: Duration = Duration::from_secs(60);
+
+impl Kube {
+    /// A `Kube` around an already built client (tests, or callers that build their own).
+    pub fn from_client(client: Client, namespace: &str, server: &str) -> Self {
+        Kube {
+            client,
+            namespace: namespace.to_string(),
+            namespace_from_flag: false,
+            server: server.to_string(),
+            request_timeout: None,
+            retry_deadline: DEFAULT_RETRY_DEADLINE,
+            hints: ConnectionOptions::default(),
+        }
+    }
 }
 
 /// Loads the configuration exactly as kubectl would and builds a client.
@@ -39,6 +68,9 @@ pub struct Kube {
 /// `--kubeconfig`/`$KUBECONFIG`, its context (or `--context`), that context's cluster and user
 /// (or `--cluster`/`--user`), and then every explicit flag overrides what the kubeconfig says.
 pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
+    if let Some(ns) = &args.namespace {
+        super::check_namespace_name(ns)?;
+    }
     let options = KubeConfigOptions {
         context: args.context.clone(),
         cluster: args.cluster.clone(),
@@ -71,8 +103,15 @@ pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
         },
     };
     apply_overrides(&mut config, args)?;
-    if let Some(timeout) = args.request_timeout.filter(|t| !t.is_zero()) {
+    // Our retry is the only one (see the module docs).
+    config.default_retry = false;
+    let request_timeout = args.request_timeout.filter(|t| !t.is_zero());
+    if let Some(timeout) = request_timeout {
+        // kubectl's --request-timeout bounds the whole request (client-go sets http.Client's
+        // Timeout); a server that accepts and then goes quiet must not hang us either.
         config.connect_timeout = Some(timeout);
+        config.read_timeout = Some(timeout);
+        config.write_timeout = Some(timeout);
     }
     config.headers.push((
         USER_AGENT,
@@ -89,7 +128,12 @@ pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
         namespace,
         namespace_from_flag,
         server: server.trim_end_matches('/').to_string(),
-        request_timeout: args.request_timeout.filter(|t| !t.is_zero()),
+        request_timeout,
+        retry_deadline: args.retry_deadline.unwrap_or(DEFAULT_RETRY_DEADLINE),
+        hints: ConnectionOptions {
+            token: None,
+            ..args.clone()
+        },
     })
 }
 
@@ -225,18 +269,24 @@ impl Action {
         s
     }
 
-    /// The `kubectl auth can-i` line that confirms an RBAC denial.
-    pub fn can_i(&self) -> String {
+    /// The `kubectl auth can-i` line that confirms an RBAC denial, with the user's connection
+    /// flags so it asks the same cluster as the same user.
+    pub fn can_i(&self, conn: &ConnectionOptions) -> String {
         let resource = if self.group.is_empty() {
             self.resource.to_string()
         } else {
             format!("{}.{}", self.resource, self.group)
         };
         match &self.namespace {
-            Some(ns) => format!("kubectl auth can-i {} {resource} -n {ns}", self.verb),
+            Some(ns) => format!(
+                "kubectl auth can-i {} {resource} {}",
+                self.verb,
+                conn.ns_flags(ns)
+            ),
             None => format!(
-                "kubectl auth can-i {} {resource} --all-namespaces",
-                self.verb
+                "kubectl auth can-i {} {resource} --all-namespaces{}",
+                self.verb,
+                conn.hint_suffix()
             ),
         }
     }
@@ -255,7 +305,9 @@ pub fn is_not_found(err: &kube::Error) -> bool {
 }
 
 /// Turns a failed request into an error that says what failed and what to do next.
-pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
+pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
+    let server = &kube.server;
+    let conn = kube.hints.hint_suffix();
     match &err {
         kube::Error::Api(status)
             if status.code == 403
@@ -272,7 +324,7 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
             ),
             hint: Some(format!(
                 "Confirm with `{}`, and ask a cluster admin for a Role granting `{}` on `{}`.",
-                action.can_i(),
+                action.can_i(&kube.hints),
                 action.verb,
                 action.resource
             )),
@@ -283,15 +335,24 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
                 action.describe(),
                 status.message
             ),
-            hint: Some(
+            hint: Some(format!(
                 "Refresh your login (e.g. re-run your cloud's get-credentials command), and check \
-                 the user of your current context: `kubectl config view --minify`."
-                    .into(),
-            ),
+                 the user of your current context: `kubectl config view --minify{conn}`."
+            )),
         },
         kube::Error::Api(status) if status.code == 404 => {
             Error::NotFound(format!("cannot {}: {}", action.describe(), status.message))
         }
+        // Still throttled after every retry the deadline allowed: the server answered, so this
+        // is not a reachability problem (kube-apiserver answers 429 from its priority-and-
+        // fairness or max-in-flight filters, with Retry-After).
+        kube::Error::Api(status) if status.code == 429 => Error::Other(format!(
+            "the API server at {server} is throttling requests (HTTP 429 {}) and kept doing so \
+             until the retry deadline while trying to {}: {}",
+            status.reason,
+            action.describe(),
+            status.message
+        )),
         kube::Error::Api(status) => Error::Other(format!(
             "cannot {}: {} ({}, HTTP {})",
             action.describe(),
@@ -305,21 +366,20 @@ pub fn explain(err: kube::Error, action: &Action, server: &str) -> Error {
                  ({tls}), so nothing was sent to {}",
                 action.describe()
             ),
-            hint: Some(
+            hint: Some(format!(
                 "Check that the cluster's certificate-authority(-data) and server address in your \
-                 kubeconfig belong to this cluster (`kubectl config view --minify`), or fetch a \
-                 fresh kubeconfig from the cluster's provider."
-                    .into(),
-            ),
+                 kubeconfig belong to this cluster (`kubectl config view --minify{conn}`), or \
+                 fetch a fresh kubeconfig from the cluster's provider."
+            )),
         },
         _ if is_transport(&err) => Error::NotReady {
             message: format!(
                 "cannot reach the API server at {server} to {}: {err}",
                 action.describe()
             ),
-            hint: Some(
-                "Check the cluster is up and your network/VPN: `kubectl cluster-info`.".into(),
-            ),
+            hint: Some(format!(
+                "Check the cluster is up and your network/VPN: `kubectl cluster-info{conn}`."
+            )),
         },
         _ => Error::kube(format!("cannot {}", action.describe()), err),
     }
@@ -353,46 +413,118 @@ pub fn certificate_failure(err: &kube::Error) -> Option<&rustls::Error> {
     None
 }
 
-/// True for failures worth repeating: no answer at all, or a server-side hiccup.
-/// (429/503/504 are already retried inside kube's client, honouring Retry-After.)
+/// True for failures worth repeating: no answer at all, throttling, or a server-side hiccup.
 /// A certificate the client does not trust will not become trusted by asking again.
 pub fn is_transient(err: &kube::Error) -> bool {
     (is_transport(err) && certificate_failure(err).is_none())
         || matches!(status_code(err), Some(429 | 500 | 502 | 503 | 504))
 }
 
-/// How many times [`retry`] tries a request in all.
-pub const ATTEMPTS: u32 = 5;
+/// The first pause between attempts; pauses double up to [`MAX_DELAY`] (with jitter).
+const FIRST_DELAY: Duration = Duration::from_millis(200);
+const MAX_DELAY: Duration = Duration::from_secs(5);
+/// The longest `Retry-After` honoured: a server asking for more gets asked again sooner, so
+/// one answer cannot spend the whole budget in a single pause.
+pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(10);
 
-/// Runs a request that is safe to repeat, retrying transient failures with exponential backoff
-/// (100 ms, 200 ms, … capped at 2 s), each attempt bounded by `--request-timeout`.
+/// The server's own hint for when to ask again: `details.retryAfterSeconds` of its Status, which
+/// kube-apiserver sets together with the `Retry-After` header on 429 (and some 5xx). client-go
+/// waits for it too (staging/src/k8s.io/client-go/rest/request.go, `checkWait`).
+pub fn retry_after(err: &kube::Error) -> Option<Duration> {
+    match err {
+        kube::Error::Api(status) => status
+            .details
+            .as_ref()
+            .map(|d| Duration::from_secs(d.retry_after_seconds.into())),
+        _ => None,
+    }
+}
+
+/// Pure: how long to pause before the next attempt, or `None` to stop. The backoff's delay, or
+/// the server's Retry-After (capped) when that is longer; never a pause that would end past the
+/// deadline (`remaining` is what is left of it).
+pub fn next_delay(
+    backoff: Option<Duration>,
+    retry_after: Option<Duration>,
+    remaining: Duration,
+) -> Option<Duration> {
+    let delay = backoff?.max(retry_after.unwrap_or_default().min(RETRY_AFTER_CAP));
+    (delay < remaining).then_some(delay)
+}
+
+/// An attempt that got no answer in time.
+#[derive(Debug)]
+struct AttemptTimedOut {
+    after: Duration,
+    by_deadline: bool,
+}
+
+impl std::fmt::Display for AttemptTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.by_deadline {
+            write!(f, "no answer within the retry deadline ({:?})", self.after)
+        } else {
+            write!(
+                f,
+                "request timed out after {:?} (--request-timeout)",
+                self.after
+            )
+        }
+    }
+}
+
+impl std::error::Error for AttemptTimedOut {}
+
+/// Runs a request that is safe to repeat under the one retry policy: transient failures
+/// ([`is_transient`]) are retried with exponential backoff and jitter, honouring Retry-After up
+/// to [`RETRY_AFTER_CAP`]; each attempt is bounded by `--request-timeout` and all of them by
+/// [`Kube::retry_deadline`]. The last error is returned when the deadline comes. Retries are
+/// logged at `-v`; nothing is printed at default verbosity.
 pub async fn retry<T, F, Fut>(kube: &Kube, mut request: F) -> std::result::Result<T, kube::Error>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = std::result::Result<T, kube::Error>>,
 {
-    let mut delay = Duration::from_millis(100);
-    let mut attempt = 1;
-    loop {
-        let result = match kube.request_timeout {
-            Some(limit) => match tokio::time::timeout(limit, request()).await {
-                Ok(result) => result,
-                Err(_) => Err(kube::Error::Service(
-                    format!("request timed out after {limit:?} (--request-timeout)").into(),
-                )),
-            },
-            None => request().await,
+    let until = Instant::now() + kube.retry_deadline;
+    let per_attempt = kube.request_timeout;
+    let attempt = || {
+        let remaining = until.saturating_duration_since(Instant::now());
+        // The last attempt gets at least a moment, so a deadline of 0 still makes one request.
+        let budget = remaining.max(Duration::from_millis(500));
+        let (limit, by_deadline) = match per_attempt {
+            Some(t) if t <= budget => (t, false),
+            _ => (budget, true),
         };
-        match result {
-            Err(err) if attempt < ATTEMPTS && is_transient(&err) => {
-                tracing::debug!(attempt, error = %err, "transient API failure, retrying");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
-                attempt += 1;
+        let fut = request();
+        async move {
+            match tokio::time::timeout(limit, fut).await {
+                Ok(result) => result,
+                Err(_) => Err(kube::Error::Service(Box::new(AttemptTimedOut {
+                    after: limit,
+                    by_deadline,
+                }))),
             }
-            other => return other,
         }
-    }
+    };
+    let backoff = ExponentialBuilder::default()
+        .with_min_delay(FIRST_DELAY)
+        .with_max_delay(MAX_DELAY)
+        .with_jitter()
+        .without_max_times();
+    attempt
+        .retry(backoff)
+        .when(is_transient)
+        .adjust(|err, delay| {
+            next_delay(
+                delay,
+                retry_after(err),
+                until.saturating_duration_since(Instant::now()),
+            )
+        })
+        .notify(|err, delay| {
+            tracing::info!(error = %err, "API request failed; retrying in {delay:?}");
+        })
+        .await
 }
 
 #[cfg(test)]
@@ -400,22 +532,92 @@ mod tests {
     use super::*;
 
     #[test]
+    fn pauses_follow_the_backoff_honour_retry_after_up_to_a_cap_and_stop_at_the_deadline() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        // No hint from the server: the backoff's delay.
+        assert_eq!(next_delay(Some(ms(400)), None, s(60)), Some(ms(400)));
+        // Retry-After longer than the backoff wins...
+        assert_eq!(next_delay(Some(ms(400)), Some(s(3)), s(60)), Some(s(3)));
+        // ...but only up to the cap.
+        assert_eq!(
+            next_delay(Some(ms(400)), Some(s(3600)), s(60)),
+            Some(RETRY_AFTER_CAP)
+        );
+        // A shorter Retry-After (or 0) never shortens the backoff.
+        assert_eq!(next_delay(Some(s(2)), Some(s(0)), s(60)), Some(s(2)));
+        // A pause that would end past the deadline ends the retries instead.
+        assert_eq!(next_delay(Some(ms(400)), Some(s(3)), s(2)), None);
+        assert_eq!(next_delay(Some(ms(400)), None, ms(400)), None);
+        assert_eq!(next_delay(None, None, s(60)), None);
+    }
+
+    #[test]
+    fn throttling_and_server_errors_are_transient_client_errors_are_not() {
+        let api = |code: u16| {
+            kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                ..Default::default()
+            }))
+        };
+        for code in [429, 500, 502, 503, 504] {
+            assert!(is_transient(&api(code)), "{code}");
+        }
+        for code in [400, 401, 403, 404, 409, 422] {
+            assert!(!is_transient(&api(code)), "{code}");
+        }
+    }
+
+    #[tokio::test]
+    async fn persistent_throttling_is_reported_as_throttling() {
+        let err = kube::Error::Api(Box::new(kube::core::Status {
+            code: 429,
+            reason: "TooManyRequests".into(),
+            message: "too many requests, please try again later".into(),
+            ..Default::default()
+        }));
+        let e = explain(
+            err,
+            &Action::new("create", "tfjobs", Some("default")),
+            &Kube::from_client(
+                Client::try_from(Config::new("https://k".parse().unwrap())).unwrap(),
+                "default",
+                "https://k",
+            ),
+        );
+        assert_eq!(e.exit_code(), crate::error::ExitCode::Failure);
+        let text = e.to_string();
+        assert!(text.contains("throttling"), "{text}");
+        assert!(!text.contains("cannot reach"), "{text}");
+    }
+
+    #[test]
     fn can_i_names_group_and_namespace() {
+        let none = ConnectionOptions::default();
         let a = Action::new("create", "tfjobs", Some("team-a"));
         assert_eq!(
-            a.can_i(),
+            a.can_i(&none),
             "kubectl auth can-i create tfjobs.kubeflow.org -n team-a"
         );
         let a = Action::new("get", "secrets", Some("default")).named("taotoken-secret");
-        assert_eq!(a.can_i(), "kubectl auth can-i get secrets -n default");
+        assert_eq!(a.can_i(&none), "kubectl auth can-i get secrets -n default");
+        let ctx = ConnectionOptions {
+            context: Some("gpu".into()),
+            order: vec![super::super::ConnFlag::Context],
+            ..Default::default()
+        };
+        assert_eq!(
+            a.can_i(&ctx),
+            "kubectl auth can-i get secrets -n default --context gpu"
+        );
         assert_eq!(
             a.describe(),
             "get secrets \"taotoken-secret\" in namespace \"default\""
         );
         let a = Action::new("list", "deployments", None);
         assert_eq!(
-            a.can_i(),
-            "kubectl auth can-i list deployments.apps --all-namespaces"
+            a.can_i(&ctx),
+            "kubectl auth can-i list deployments.apps --all-namespaces --context gpu"
         );
     }
 }

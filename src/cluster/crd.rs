@@ -77,8 +77,9 @@ pub async fn require_served(kube: &Kube) -> Result<Option<serde_json::Value>> {
                         model::CRD_NAME
                     ),
                     format!(
-                        "Check it with `kubectl get crd {} -o yaml`, or wait a few seconds.",
-                        model::CRD_NAME
+                        "Check it with `kubectl get crd {} -o yaml{}`, or wait a few seconds.",
+                        model::CRD_NAME,
+                        kube.hints.hint_suffix()
                     ),
                 ));
             }
@@ -115,6 +116,6 @@ pub async fn require_served(kube: &Kube) -> Result<Option<serde_json::Value>> {
                 )),
             }
         }
-        Err(e) => Err(super::explain(e, &action, &kube.server)),
+        Err(e) => Err(super::explain(e, &action, kube)),
     }
 }

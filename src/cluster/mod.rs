@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use client::{
-    ATTEMPTS, Action, Kube, connect, explain, is_not_found, is_transient, is_transport, retry,
-    status_code,
+    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, is_not_found, is_transient,
+    is_transport, retry, status_code,
 };
 pub use crd::CrdState;
 pub use operator::OperatorState;
@@ -24,6 +24,71 @@ pub use secret::SecretState;
 
 use crate::error::{Error, Result};
 use crate::model;
+
+/// One of kubectl's connection flags, as a hint repeats it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnFlag {
+    Kubeconfig,
+    Context,
+    Cluster,
+    User,
+    Namespace,
+    As,
+    AsGroup,
+    AsUid,
+    Token,
+    Server,
+    CertificateAuthority,
+    ClientCertificate,
+    ClientKey,
+    InsecureSkipTlsVerify,
+    TlsServerName,
+    RequestTimeout,
+}
+
+impl ConnFlag {
+    /// Every flag, in the order used for flags whose position on the command line is unknown.
+    pub const ALL: [ConnFlag; 16] = [
+        ConnFlag::Kubeconfig,
+        ConnFlag::Context,
+        ConnFlag::Cluster,
+        ConnFlag::User,
+        ConnFlag::Namespace,
+        ConnFlag::As,
+        ConnFlag::AsGroup,
+        ConnFlag::AsUid,
+        ConnFlag::Token,
+        ConnFlag::Server,
+        ConnFlag::CertificateAuthority,
+        ConnFlag::ClientCertificate,
+        ConnFlag::ClientKey,
+        ConnFlag::InsecureSkipTlsVerify,
+        ConnFlag::TlsServerName,
+        ConnFlag::RequestTimeout,
+    ];
+
+    /// The spelling a hint uses (kubectl's; `-n` as users type it).
+    pub fn flag(self) -> &'static str {
+        match self {
+            ConnFlag::Kubeconfig => "--kubeconfig",
+            ConnFlag::Context => "--context",
+            ConnFlag::Cluster => "--cluster",
+            ConnFlag::User => "--user",
+            ConnFlag::Namespace => "-n",
+            ConnFlag::As => "--as",
+            ConnFlag::AsGroup => "--as-group",
+            ConnFlag::AsUid => "--as-uid",
+            ConnFlag::Token => "--token",
+            ConnFlag::Server => "--server",
+            ConnFlag::CertificateAuthority => "--certificate-authority",
+            ConnFlag::ClientCertificate => "--client-certificate",
+            ConnFlag::ClientKey => "--client-key",
+            ConnFlag::InsecureSkipTlsVerify => "--insecure-skip-tls-verify",
+            ConnFlag::TlsServerName => "--tls-server-name",
+            ConnFlag::RequestTimeout => "--request-timeout",
+        }
+    }
+}
 
 /// How to reach the cluster: kubectl's connection flags (cli-runtime's ConfigFlags), clap-free.
 /// Built by `commands/` from the global flags; [`connect`] resolves it as kubectl would.
@@ -61,64 +126,164 @@ pub struct ConnectionOptions {
     pub tls_server_name: Option<String>,
     /// `--request-timeout`; zero means no limit.
     pub request_timeout: Option<Duration>,
+    /// The order in which the user gave the flags (from argv, by `commands/`), so a hint
+    /// repeats them as typed. Flags set but not listed here follow in [`ConnFlag::ALL`] order.
+    pub order: Vec<ConnFlag>,
+    /// How long one request may be retried in all (default [`DEFAULT_RETRY_DEADLINE`]).
+    pub retry_deadline: Option<Duration>,
+}
+
+/// Pure: `-n` must be a namespace name the API server accepts (a DNS-1123 label,
+/// apimachinery's `IsDNS1123Label`), so a typo is invalid input (exit 2) before any request.
+pub fn check_namespace_name(ns: &str) -> Result<()> {
+    let ok = !ns.is_empty()
+        && ns.len() <= 63
+        && ns
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !ns.starts_with('-')
+        && !ns.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "-n {ns:?} is not a valid namespace name: at most 63 lowercase letters, digits and \
+             '-', starting and ending with a letter or digit (e.g. team-a)"
+        )))
+    }
 }
 
 impl ConnectionOptions {
-    /// The connection flags that were given, as arguments to put in a suggested command line
-    /// (`kubectl tfjob wait x --context prod -n team`), so the hint reaches the same cluster.
-    /// `--token` is left out on purpose: a hint must not print a credential.
-    pub fn as_args(&self) -> Vec<String> {
-        let mut args = Vec::new();
-        let mut push = |flag: &str, value: Option<String>| {
-            if let Some(v) = value {
-                args.push(flag.to_string());
-                args.push(v);
+    /// The flags that were given, user's order first (each once), then the rest.
+    fn flags_in_order(&self) -> Vec<ConnFlag> {
+        let mut flags: Vec<ConnFlag> = Vec::new();
+        for f in self.order.iter().chain(ConnFlag::ALL.iter()) {
+            if !flags.contains(f) {
+                flags.push(*f);
             }
-        };
-        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
-        push("--kubeconfig", path(&self.kubeconfig));
-        push("--context", self.context.clone());
-        push("--cluster", self.cluster.clone());
-        push("--user", self.user.clone());
-        push("-n", self.namespace.clone());
-        push("--as", self.impersonate.clone());
-        for g in &self.impersonate_groups {
-            push("--as-group", Some(g.clone()));
         }
-        push("--as-uid", self.impersonate_uid.clone());
-        push("--server", self.server.clone());
-        push("--certificate-authority", path(&self.certificate_authority));
-        push("--client-certificate", path(&self.client_certificate));
-        push("--client-key", path(&self.client_key));
-        push("--tls-server-name", self.tls_server_name.clone());
-        if self.insecure_skip_tls_verify {
-            args.push("--insecure-skip-tls-verify".into());
-        }
-        args
+        flags
     }
 
-    /// [`ConnectionOptions::as_args`] without `-n` (hints name the namespace themselves), as
-    /// text to append to a suggested command: `""` or `" --context prod"`. Arguments with
-    /// spaces or quotes are single-quoted for a POSIX shell.
-    pub fn hint_suffix(&self) -> String {
-        let without_ns = ConnectionOptions {
-            namespace: None,
-            ..self.clone()
-        };
-        without_ns
-            .as_args()
-            .iter()
-            .map(|a| {
-                if a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,".contains(c))
-                {
-                    format!(" {a}")
+    /// The arguments for one flag (`[]` when not given). The token is never returned.
+    fn args_of(&self, flag: ConnFlag, namespace: Option<&str>) -> Vec<String> {
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        let value = match flag {
+            ConnFlag::Kubeconfig => path(&self.kubeconfig),
+            ConnFlag::Context => self.context.clone(),
+            ConnFlag::Cluster => self.cluster.clone(),
+            ConnFlag::User => self.user.clone(),
+            ConnFlag::Namespace => namespace.map(str::to_string),
+            ConnFlag::As => self.impersonate.clone(),
+            ConnFlag::AsGroup => {
+                return self
+                    .impersonate_groups
+                    .iter()
+                    .flat_map(|g| [flag.flag().to_string(), g.clone()])
+                    .collect();
+            }
+            ConnFlag::AsUid => self.impersonate_uid.clone(),
+            // A hint must not print a credential.
+            ConnFlag::Token => None,
+            ConnFlag::Server => self.server.clone(),
+            ConnFlag::CertificateAuthority => path(&self.certificate_authority),
+            ConnFlag::ClientCertificate => path(&self.client_certificate),
+            ConnFlag::ClientKey => path(&self.client_key),
+            ConnFlag::InsecureSkipTlsVerify => {
+                return if self.insecure_skip_tls_verify {
+                    vec![flag.flag().to_string()]
                 } else {
-                    format!(" '{}'", a.replace('\'', "'\\''"))
-                }
-            })
+                    Vec::new()
+                };
+            }
+            ConnFlag::TlsServerName => self.tls_server_name.clone(),
+            ConnFlag::RequestTimeout => self.request_timeout.map(go_duration),
+        };
+        value
+            .map(|v| vec![flag.flag().to_string(), v])
+            .unwrap_or_default()
+    }
+
+    /// The connection flags that were given, as arguments to put in a suggested command line
+    /// (`kubectl tfjob wait x --context prod -n team`), in the order the user typed them, so
+    /// the hint reaches the same cluster. `--token` is left out on purpose: a hint must not
+    /// print a credential.
+    pub fn as_args(&self) -> Vec<String> {
+        self.args_with_namespace(self.namespace.as_deref())
+    }
+
+    /// Like [`ConnectionOptions::as_args`], with `-n namespace` instead of the flag's value
+    /// (placed where the user put `-n`, else first), or no `-n` at all for `None`.
+    pub fn args_with_namespace(&self, namespace: Option<&str>) -> Vec<String> {
+        let mut flags = self.flags_in_order();
+        if !self.order.contains(&ConnFlag::Namespace) {
+            // Not typed by the user: a hint names the namespace up front.
+            flags.retain(|f| *f != ConnFlag::Namespace);
+            flags.insert(0, ConnFlag::Namespace);
+        }
+        flags
+            .into_iter()
+            .flat_map(|f| self.args_of(f, namespace))
             .collect()
     }
+
+    /// The flags for a suggested command in `namespace`, as shell text without a leading space:
+    /// `-n team` or `--context prod -n team --kubeconfig /k` (user's order).
+    pub fn ns_flags(&self, namespace: &str) -> String {
+        shell_join(&self.args_with_namespace(Some(namespace)))
+    }
+
+    /// The flags without `-n` (for cluster-scoped commands, or hints that name the namespace
+    /// themselves), as text to append to a suggested command: `""` or `" --context prod"`.
+    /// Arguments with spaces or quotes are single-quoted for a POSIX shell.
+    pub fn hint_suffix(&self) -> String {
+        self.args_with_namespace(None)
+            .iter()
+            .map(|a| format!(" {}", shell_quote(a)))
+            .collect()
+    }
+}
+
+/// A duration as Go's `time.Duration.String()` would print the common cases (`5s`, `1m30s`,
+/// `250ms`), which `--request-timeout` reads back.
+fn go_duration(d: Duration) -> String {
+    if d.is_zero() {
+        return "0".into();
+    }
+    if d.subsec_nanos() != 0 {
+        return format!("{}ms", d.as_millis().max(1));
+    }
+    let secs = d.as_secs();
+    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if h > 0 || m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    out.push_str(&format!("{s}s"));
+    out
+}
+
+/// One argument, single-quoted for a POSIX shell when it needs it.
+pub fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+fn shell_join(args: &[String]) -> String {
+    args.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The only training-operator release that serves TFJob `kubeflow.org/v1` with the behaviour
@@ -185,6 +350,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn namespace_flag_must_be_a_dns_label() {
+        for ok in ["default", "team-a", "a", "x1", &"n".repeat(63)] {
+            check_namespace_name(ok).unwrap();
+        }
+        for bad in [
+            "",
+            "Bad NS",
+            "Team",
+            "-a",
+            "a-",
+            "a.b",
+            "a_b",
+            &"n".repeat(64),
+        ] {
+            let e = check_namespace_name(bad).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad:?}");
+        }
+    }
+
+    #[test]
     fn job_names_in_every_form_kubectl_accepts() {
         for arg in [
             "mnist",
@@ -210,21 +395,24 @@ mod tests {
             impersonate_groups: vec!["a".into(), "b".into()],
             token: Some("sekret".into()),
             insecure_skip_tls_verify: true,
+            request_timeout: Some(Duration::from_secs(90)),
             ..Default::default()
         };
         let args = c.as_args();
         assert_eq!(
             args,
             [
-                "--context",
-                "prod",
                 "-n",
                 "team",
+                "--context",
+                "prod",
                 "--as-group",
                 "a",
                 "--as-group",
                 "b",
-                "--insecure-skip-tls-verify"
+                "--insecure-skip-tls-verify",
+                "--request-timeout",
+                "1m30s"
             ]
         );
         assert!(!args.join(" ").contains("sekret"));
@@ -234,7 +422,50 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(c.hint_suffix(), " --kubeconfig '/my dir/kc'");
+        assert_eq!(c.ns_flags("other"), "-n other --kubeconfig '/my dir/kc'");
         assert_eq!(ConnectionOptions::default().hint_suffix(), "");
+        assert_eq!(ConnectionOptions::default().ns_flags("x"), "-n x");
+    }
+
+    #[test]
+    fn hints_keep_the_users_order() {
+        // As typed: `--context gpu --kubeconfig /k -n team --token t --as-group g`.
+        let c = ConnectionOptions {
+            kubeconfig: Some("/k".into()),
+            context: Some("gpu".into()),
+            namespace: Some("team".into()),
+            token: Some("t".into()),
+            impersonate_groups: vec!["g".into()],
+            order: vec![
+                ConnFlag::Context,
+                ConnFlag::Kubeconfig,
+                ConnFlag::Namespace,
+                ConnFlag::Token,
+                ConnFlag::AsGroup,
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            c.as_args().join(" "),
+            "--context gpu --kubeconfig /k -n team --as-group g"
+        );
+        // The hint's own namespace takes the user's -n position.
+        assert_eq!(
+            c.ns_flags("other"),
+            "--context gpu --kubeconfig /k -n other --as-group g"
+        );
+        assert_eq!(
+            c.hint_suffix(),
+            " --context gpu --kubeconfig /k --as-group g"
+        );
+    }
+
+    #[test]
+    fn durations_print_as_kubectl_reads_them() {
+        assert_eq!(go_duration(Duration::from_secs(5)), "5s");
+        assert_eq!(go_duration(Duration::from_secs(3600)), "1h0m0s");
+        assert_eq!(go_duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(go_duration(Duration::ZERO), "0");
     }
 
     #[test]

@@ -117,14 +117,14 @@ fn unknown_reason(
     kube: &super::Kube,
 ) -> crate::error::Result<String> {
     if super::is_transport(&err) || super::status_code(&err) == Some(401) {
-        return Err(super::explain(err, action, &kube.server));
+        return Err(super::explain(err, action, kube));
     }
     Ok(match super::status_code(&err) {
         Some(403) => format!(
             "forbidden to {} {}: confirm with `{}`",
             action.verb,
             action.resource,
-            action.can_i()
+            action.can_i(&kube.hints)
         ),
         _ => format!("{} {}: {err}", action.verb, action.resource),
     })

@@ -4,12 +4,42 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 
-use super::{Action, Kube};
+use super::{Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::gateway::DEFAULT_SECRET_KEY;
 
 /// Where `secret create --base-url` stores the gateway URL beside the key (not a secret).
 pub const BASE_URL_KEY: &str = "base-url";
+
+/// Checks a Secret key name as the API server does (apimachinery's `IsConfigMapKey`,
+/// staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go): at most 253 characters of
+/// letters, digits, `-`, `_` and `.`, and not `.`, `..` or anything starting with `..`.
+/// `flag` names where the key came from, for the message.
+pub fn check_key_name(key: &str, flag: &str) -> Result<()> {
+    let problem = if key.is_empty() {
+        Some("it is empty".to_string())
+    } else if key.len() > 253 {
+        Some(format!(
+            "it has {} characters; at most 253 are allowed",
+            key.len()
+        ))
+    } else if let Some(c) = key
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        Some(format!("{c:?} is not allowed"))
+    } else if key == "." || key.starts_with("..") {
+        Some("it must not be '.' or start with '..'".to_string())
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(()),
+        Some(why) => Err(Error::Usage(format!(
+            "{flag} {key:?} is not a valid Secret key ({why}): use letters, digits, '-', '_' and '.', e.g. {DEFAULT_SECRET_KEY}"
+        ))),
+    }
+}
 
 /// The readiness of a Secret for a job, as `secret check` and `submit` report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,25 +83,48 @@ pub fn secret_state(secret: Option<&Secret>, key: &str) -> SecretState {
     }
 }
 
-/// The command that fixes a missing Secret or key.
-pub fn create_command(name: &str, key: &str, namespace: &str) -> String {
-    let mut cmd = format!("kubectl tfjob secret create {name} -n {namespace}");
+/// The command that fixes a missing Secret or key, with the user's connection flags.
+pub fn create_command(name: &str, key: &str, namespace: &str, conn: &ConnectionOptions) -> String {
+    let mut cmd = format!(
+        "kubectl tfjob secret create {name} {}",
+        conn.ns_flags(namespace)
+    );
     if key != DEFAULT_SECRET_KEY {
         cmd.push_str(&format!(" --key {key}"));
     }
     cmd
 }
 
-/// Checks the Secret and key exist; shared with `submit`'s readiness checks.
-pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -> Result<()> {
+/// Pure: the gateway base URL stored beside the key by `secret create --base-url`, if any.
+/// Not a secret: `secret check` and `submit` print it.
+pub fn stored_base_url(secret: &Secret) -> Option<String> {
+    let from_data = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(BASE_URL_KEY))
+        .map(|v| String::from_utf8_lossy(&v.0).into_owned());
+    from_data
+        .or_else(|| {
+            secret
+                .string_data
+                .as_ref()
+                .and_then(|d| d.get(BASE_URL_KEY).cloned())
+        })
+        .map(|url| url.trim().to_string())
+        .filter(|url| !url.is_empty())
+}
+
+/// Checks the Secret and key exist, and returns the Secret; shared with `submit`'s readiness
+/// checks and `secret check`.
+pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -> Result<Secret> {
     let api: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
     let action = Action::new("get", "secrets", Some(namespace)).named(name);
     let secret = super::retry(kube, || api.get_opt(name))
         .await
-        .map_err(|e| super::explain(e, &action, &kube.server))?;
-    let fix = create_command(name, key, namespace);
+        .map_err(|e| super::explain(e, &action, kube))?;
+    let fix = create_command(name, key, namespace, &kube.hints);
     match secret_state(secret.as_ref(), key) {
-        SecretState::Ready => Ok(()),
+        SecretState::Ready => Ok(secret.unwrap_or_default()),
         SecretState::MissingSecret => Err(Error::not_ready(
             format!(
                 "Secret {namespace}/{name} does not exist; the job's pods would fail with CreateContainerConfigError"
@@ -93,5 +146,24 @@ pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -
             format!("Secret {namespace}/{name} has an empty value under {key:?}"),
             format!("Store the key with: {fix} --overwrite"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_key_names_follow_the_api_server() {
+        for ok in ["api-key", "API_KEY", "key.txt", ".hidden", "a..b"] {
+            check_key_name(ok, "--key").unwrap();
+        }
+        for bad in ["", ".", "..", "../x", "..x", "a/b", "with space", "ключ"] {
+            let e = check_key_name(bad, "--api-secret-key").unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad:?}");
+            assert!(e.to_string().contains("--api-secret-key"), "{e}");
+        }
+        check_key_name(&"k".repeat(253), "--key").unwrap();
+        check_key_name(&"k".repeat(254), "--key").unwrap_err();
     }
 }

@@ -23,9 +23,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::PossibleValue;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::cluster::ConnectionOptions;
+use crate::cluster::{ConnFlag, ConnectionOptions};
 use crate::error::{EXIT_CODES_HELP, Error, Result};
 use crate::ops::DryRun;
 use crate::ops::wait::WaitFor;
@@ -119,9 +119,121 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
 
+    /// How long one API request may be retried in all (429, 5xx, dropped connections), e.g.
+    /// 10s. Hidden: for tests and unusual clusters; the default ends a persistent 429 in a minute.
+    #[arg(long, global = true, hide = true, value_name = "DURATION", value_parser = parse_duration,
+          env = "KUBECTL_TFJOB_RETRY_DEADLINE")]
+    pub retry_deadline: Option<Duration>,
+
     /// Log more: -v for info, -vv for debug, -vvv for trace. Secrets are redacted at every level.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+
+    /// The order in which the connection flags appeared on the command line (filled by
+    /// [`Cli::from_matches`]), so hints repeat them as typed.
+    #[arg(skip)]
+    pub order: Vec<ConnFlag>,
+}
+
+/// Each connection flag's clap id (the field name in [`Global`]).
+const CONNECTION_IDS: [(&str, ConnFlag); 16] = [
+    ("kubeconfig", ConnFlag::Kubeconfig),
+    ("context", ConnFlag::Context),
+    ("cluster", ConnFlag::Cluster),
+    ("user", ConnFlag::User),
+    ("namespace", ConnFlag::Namespace),
+    ("impersonate", ConnFlag::As),
+    ("impersonate_groups", ConnFlag::AsGroup),
+    ("impersonate_uid", ConnFlag::AsUid),
+    ("token", ConnFlag::Token),
+    ("server", ConnFlag::Server),
+    ("certificate_authority", ConnFlag::CertificateAuthority),
+    ("client_certificate", ConnFlag::ClientCertificate),
+    ("client_key", ConnFlag::ClientKey),
+    ("insecure_skip_tls_verify", ConnFlag::InsecureSkipTlsVerify),
+    ("tls_server_name", ConnFlag::TlsServerName),
+    ("request_timeout", ConnFlag::RequestTimeout),
+];
+
+impl Cli {
+    /// Parses the process's arguments (exits on error or `--help`, as `Cli::parse` does),
+    /// keeping the order of the connection flags.
+    pub fn parse_with_order() -> Cli {
+        Cli::try_parse_with_order(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    }
+
+    /// [`Cli::parse_with_order`] for any argument list (tests).
+    pub fn try_parse_with_order<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let command = Cli::command();
+        let matches = command.clone().try_get_matches_from(&args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        cli.global.order = connection_order(&command, &matches, &args);
+        Ok(cli)
+    }
+}
+
+/// The connection flags clap saw on the command line, in the order of their first appearance.
+///
+/// clap numbers argument positions per subcommand level and copies global flags between the
+/// levels, so its indices cannot order flags typed before and after a subcommand. clap says
+/// which flags were given; their order comes from scanning argv for their spellings (up to
+/// `--`, after which everything is the container's command).
+fn connection_order(
+    command: &clap::Command,
+    matches: &ArgMatches,
+    argv: &[std::ffi::OsString],
+) -> Vec<ConnFlag> {
+    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+    // (flag, --long, -short) for each connection flag given.
+    let spellings: Vec<(ConnFlag, String, Option<char>)> = CONNECTION_IDS
+        .iter()
+        .filter(|(id, _)| given(id))
+        .filter_map(|(id, flag)| {
+            let arg = command.get_arguments().find(|a| a.get_id() == *id)?;
+            Some((*flag, format!("--{}", arg.get_long()?), arg.get_short()))
+        })
+        .collect();
+    let mut order: Vec<ConnFlag> = Vec::new();
+    for word in argv.iter().skip(1).map(|w| w.to_string_lossy()) {
+        if word == "--" {
+            break;
+        }
+        let found = spellings.iter().find(|(_, long, short)| {
+            word == long.as_str()
+                || word
+                    .strip_prefix(long.as_str())
+                    .is_some_and(|r| r.starts_with('='))
+                || short.is_some_and(|c| short_cluster_has(&word, c))
+        });
+        if let Some((flag, _, _)) = found
+            && !order.contains(flag)
+        {
+            order.push(*flag);
+        }
+    }
+    // Anything clap saw but the scan missed keeps its place after the rest.
+    for (flag, _, _) in &spellings {
+        if !order.contains(flag) {
+            order.push(*flag);
+        }
+    }
+    order
+}
+
+/// `-n`, `-nteam`, `-n=team`, or `-vvn` (value-less `-v`s first): a short-flag word naming `c`.
+fn short_cluster_has(word: &str, c: char) -> bool {
+    let Some(rest) = word.strip_prefix('-') else {
+        return false;
+    };
+    if rest.starts_with('-') {
+        return false;
+    }
+    rest.chars().find(|&ch| ch != 'v') == Some(c)
 }
 
 impl Global {
@@ -144,6 +256,8 @@ impl Global {
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
             tls_server_name: self.tls_server_name.clone(),
             request_timeout: self.request_timeout,
+            order: self.order.clone(),
+            retry_deadline: self.retry_deadline,
         }
     }
 }
@@ -151,7 +265,11 @@ impl Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render a TFJob, validate it, check the cluster is ready, and create it.
-    #[command(after_help = submit::SUBMIT_EXAMPLES)]
+    #[command(
+        after_help = submit::SUBMIT_EXAMPLES,
+        group = clap::ArgGroup::new("wait_or_replace").args(["wait", "replace"]).multiple(true),
+        mut_args = submit::wait_flags_need_wait
+    )]
     Submit(submit::SubmitArgs),
 
     /// Render a TFJob from a template and values, validate it offline, and print it as YAML.
@@ -205,13 +323,48 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
 
 /// Runs a cluster command's async core. Offline commands never start a runtime, which keeps
 /// `render`/`validate` fast.
+///
+/// Ctrl-C is caught from the first instant: tokio installs a signal handler only when a listener
+/// is first polled, so a command listening for it later (`wait`) would otherwise be killed by a
+/// Ctrl-C that comes before (no exit code, no message). The command's own handling wins when it
+/// has one (it says how to resume); otherwise the command ends with exit 130.
 pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::io("starting the async runtime", e))?
-        .block_on(future)
+        .map_err(|e| Error::io("starting the async runtime", e))?;
+    runtime.block_on(async {
+        let interrupted = interrupt_listener()?;
+        tokio::select! {
+            biased;
+            result = future => result,
+            () = interrupted => Err(Error::Interrupted(
+                "interrupted (Ctrl-C): writes reported above were made; a request in flight \
+                 may or may not have been applied"
+                    .into(),
+            )),
+        }
+    })
+}
+
+/// A future that completes on SIGINT, with the handler installed now (not at the first poll).
+fn interrupt_listener() -> Result<impl std::future::Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut sigint = signal(SignalKind::interrupt())
+            .map_err(|e| Error::io("installing the Ctrl-C handler", e))?;
+        Ok(async move {
+            sigint.recv().await;
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
 }
 
 // The core's plain enums, offered to clap here so the core never sees clap. Each variant's help
@@ -231,9 +384,10 @@ macro_rules! value_enum {
     };
 }
 
+// Shared by `submit` (a TFJob) and `secret create` (a Secret): the words fit both.
 value_enum!(DryRun {
-    DryRun::None => "none": "Really create the job.",
-    DryRun::Client => "client": "Render and validate offline; nothing is sent.",
+    DryRun::None => "none": "Really write it to the cluster.",
+    DryRun::Client => "client": "Check offline and print what would be written; nothing is sent.",
     DryRun::Server => "server": "Run every check and a server-side dry run; nothing is stored.",
 });
 
@@ -342,6 +496,138 @@ mod tests {
         assert_eq!(c.namespace.as_deref(), Some("team"));
         assert_eq!(c.context.as_deref(), Some("prod"));
         assert_eq!(c.request_timeout, Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn connection_flags_keep_the_order_they_were_typed_in() {
+        // Before and after the subcommand, `=` and separate-value forms, a bool flag.
+        let cli = Cli::try_parse_with_order([
+            "kubectl-tfjob",
+            "--context=gpu",
+            "wait",
+            "x",
+            "--kubeconfig",
+            "/k",
+            "--insecure-skip-tls-verify",
+            "-n",
+            "team",
+            "--token",
+            "t",
+        ])
+        .unwrap();
+        let c = cli.global.connection();
+        assert_eq!(
+            c.order,
+            [
+                ConnFlag::Context,
+                ConnFlag::Kubeconfig,
+                ConnFlag::InsecureSkipTlsVerify,
+                ConnFlag::Namespace,
+                ConnFlag::Token
+            ]
+        );
+        assert_eq!(
+            c.as_args().join(" "),
+            "--context gpu --kubeconfig /k --insecure-skip-tls-verify -n team"
+        );
+        let cli = Cli::try_parse_with_order([
+            "kubectl-tfjob",
+            "-n",
+            "a",
+            "diagnose",
+            "x",
+            "--kubeconfig",
+            "/k",
+            "--context",
+            "c",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.global.connection().as_args().join(" "),
+            "-n a --kubeconfig /k --context c"
+        );
+        // Two subcommand levels, short clusters, and a `--` after which nothing counts.
+        let cli = Cli::try_parse_with_order([
+            "kubectl-tfjob",
+            "-vnml",
+            "secret",
+            "--context",
+            "c",
+            "check",
+            "--kubeconfig=/k",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.global.connection().as_args().join(" "),
+            "-n ml --context c --kubeconfig /k"
+        );
+        let cli = Cli::try_parse_with_order([
+            "kubectl-tfjob",
+            "submit",
+            "--image",
+            "i",
+            "--kubeconfig",
+            "/k",
+            "--context",
+            "c",
+            "--",
+            "python",
+            "--context",
+            "x",
+            "--kubeconfig",
+        ])
+        .unwrap();
+        assert_eq!(cli.global.order, [ConnFlag::Kubeconfig, ConnFlag::Context]);
+    }
+
+    #[test]
+    fn shared_help_texts_fit_every_command_that_shows_them() {
+        let mut cmd = Cli::command();
+        for path in [&["secret", "create"][..], &["submit"][..]] {
+            let mut sub = &mut cmd;
+            for name in path {
+                sub = sub.find_subcommand_mut(name).unwrap();
+            }
+            let help = sub.render_long_help().to_string();
+            assert!(
+                help.contains("Really write it to the cluster"),
+                "{path:?}: {help}"
+            );
+            if path[0] == "secret" {
+                assert!(!help.to_lowercase().contains(" job"), "{path:?}: {help}");
+            }
+        }
+    }
+
+    #[test]
+    fn submit_wait_flags_need_wait() {
+        let submit = |extra: &[&str]| {
+            let mut args = vec!["kubectl-tfjob", "submit", "--name", "x", "--image", "i"];
+            args.extend_from_slice(extra);
+            Cli::try_parse_from(args)
+        };
+        for flags in [
+            &["--for", "succeeded"][..],
+            &["--pending-timeout", "1m"],
+            &["--image-pull-grace", "1m"],
+            &["--timeout", "1m"],
+        ] {
+            let err = submit(flags).expect_err(&format!("{flags:?} without --wait"));
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "{flags:?}"
+            );
+            assert!(err.to_string().contains("--wait"), "{err}");
+            assert_eq!(err.exit_code(), 2);
+            let mut with_wait = flags.to_vec();
+            with_wait.push("--wait");
+            submit(&with_wait).unwrap_or_else(|e| panic!("{with_wait:?}: {e}"));
+        }
+        // --timeout also bounds the deletion of --replace.
+        submit(&["--timeout", "1m", "--replace"]).unwrap();
+        // The defaults alone are not "given".
+        submit(&[]).unwrap();
     }
 
     #[test]

@@ -238,7 +238,9 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "PREFIX")]
     pub api_env_prefix: Option<String>,
 
-    /// Gateway base URL, without a trailing /v1 [default: https://taotoken.net/api].
+    /// Gateway base URL, without a trailing /v1 [default: submit uses the gateway Secret's
+    /// base-url key when it has one (see `secret create --base-url`), else https://taotoken.net/api;
+    /// render, offline, always the latter].
     #[arg(long, value_name = "URL")]
     pub api_base_url: Option<String>,
 

@@ -101,7 +101,9 @@ pub fn exec(global: &Global, args: SecretArgs, out: &mut Output) -> Result<()> {
                 dry_run: a.dry_run,
                 output: a.output,
             };
-            block_on(crate::ops::secret::create(&conn, options, out))
+            // The key is read (and --from-env's variable removed) before the runtime starts.
+            let (options, key) = crate::ops::secret::prepare_create(options, out)?;
+            block_on(crate::ops::secret::create(&conn, options, key, out))
         }
         SecretAction::Check(a) => {
             let options = SecretCheckOptions {

@@ -1,6 +1,6 @@
 //! `kubectl tfjob submit`.
 
-use clap::Args;
+use clap::{Arg, Args};
 
 use super::render::RenderArgs;
 use super::wait::WaitOptionArgs;
@@ -37,6 +37,16 @@ pub struct SubmitArgs {
 
     #[command(flatten)]
     pub wait_opts: WaitOptionArgs,
+}
+
+/// The flags `submit` shares with `wait` do nothing without `--wait` (and `--timeout` also bounds
+/// the deletion of `--replace`): given alone they are a usage error (exit 2), not silently ignored.
+pub(super) fn wait_flags_need_wait(arg: Arg) -> Arg {
+    match arg.get_long() {
+        Some("timeout") => arg.requires("wait_or_replace"),
+        Some("for" | "pending-timeout" | "settle" | "image-pull-grace") => arg.requires("wait"),
+        _ => arg,
+    }
 }
 
 pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {

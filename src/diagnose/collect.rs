@@ -17,6 +17,7 @@ use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, DEFAULT_CONTAINER_NAME, TFJob};
 use crate::output::{Output, ReportFormat};
+use zeroize::{Zeroize, Zeroizing};
 
 /// At most this many pod logs are read, whatever the replica count.
 pub const MAX_LOGS: usize = 3;
@@ -25,18 +26,18 @@ pub const MAX_LOGS: usize = 3;
 /// cannot be reached, or rejects our credentials, ends the command.
 fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
     if cluster::is_transport(&err) {
-        return Err(cluster::explain(err, action, &kube.server));
+        return Err(cluster::explain(err, action, kube));
     }
     // Rejected credentials make every other read fail too: stop here.
     if cluster::status_code(&err) == Some(401) {
-        return Err(cluster::explain(err, action, &kube.server));
+        return Err(cluster::explain(err, action, kube));
     }
     Ok(match cluster::status_code(&err) {
         Some(403) => format!(
             "forbidden to {} {}: confirm with `{}`",
             action.verb,
             action.resource,
-            action.can_i()
+            action.can_i(&kube.hints)
         ),
         _ => format!("{} {}: {err}", action.verb, action.resource),
     })
@@ -47,6 +48,7 @@ fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
 /// referenced Secret, and at most [`MAX_LOGS`] logs. Refused reads become notes or unknowns.
 pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Result<Snapshot> {
     let mut s = Snapshot::new(namespace, name, k8s_openapi::jiff::Timestamp::now());
+    s.hints = kube.hints.clone();
 
     // 1. CRD
     let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
@@ -72,7 +74,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             Err(e) if cluster::status_code(&e) == Some(404) => {}
             Err(e) => {
                 let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
-                return Err(cluster::explain(e, &action, &kube.server));
+                return Err(cluster::explain(e, &action, kube));
             }
         }
     }
@@ -156,7 +158,8 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
 
     // 5. Referenced Secrets: existence and key names only.
     let secrets: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
-    let mut values: Vec<String> = Vec::new();
+    // The real values, only to scrub them from the logs below; zeroed when dropped.
+    let mut values: Zeroizing<Vec<String>> = Zeroizing::new(Vec::new());
     for secret_name in referenced_secrets(Some(&job), &s.pods) {
         match cluster::retry(kube, || secrets.get_opt(&secret_name)).await {
             Ok(found) => {
@@ -236,7 +239,10 @@ fn raw_values(secret: &Secret) -> Vec<String> {
         .iter()
         .flatten()
         .filter(|(k, _)| not_url(k))
-        .map(|(_, v)| String::from_utf8_lossy(&v.0).trim().to_string())
+        .map(|(_, v)| {
+            let text = Zeroizing::new(String::from_utf8_lossy(&v.0).into_owned());
+            text.trim().to_string()
+        })
         .chain(
             secret
                 .string_data
@@ -255,17 +261,15 @@ pub(super) fn without_values(mut secret: Secret) -> Secret {
     if let Some(data) = secret.data.as_mut() {
         for v in data.values_mut() {
             let empty = v.0.is_empty();
-            v.0.iter_mut().for_each(|b| *b = 0);
+            v.0.zeroize();
             *v = ByteString(if empty { Vec::new() } else { b"*".to_vec() });
         }
     }
     if let Some(data) = secret.string_data.as_mut() {
         for v in data.values_mut() {
-            *v = if v.is_empty() {
-                String::new()
-            } else {
-                "*".into()
-            };
+            let empty = v.is_empty();
+            v.zeroize();
+            *v = if empty { String::new() } else { "*".into() };
         }
     }
     secret.metadata.managed_fields = None;
@@ -344,12 +348,6 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     }
 }
 
-fn use_color(out: &Output) -> bool {
-    out.out_is_terminal()
-        && std::env::var_os("NO_COLOR").is_none()
-        && std::env::var("TERM").map_or(true, |t| t != "dumb")
-}
-
 /// `kubectl tfjob diagnose NAME`: prints the findings (text or JSON), then exits 0 when nothing
 /// failed, 4 when something did (3 when the CRD or the job is missing).
 pub async fn run(
@@ -366,7 +364,7 @@ pub async fn run(
     let d = diagnose(&snapshot);
     match format {
         ReportFormat::Text => {
-            let color = use_color(out);
+            let color = out.out_color();
             out.data(&d.render_text(color))?
         }
         ReportFormat::Json => out.data_line(

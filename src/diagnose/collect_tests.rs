@@ -208,6 +208,8 @@ async fn fake_api(forbid: bool) -> (Kube, Log) {
         namespace_from_flag: true,
         server: format!("http://{addr}"),
         request_timeout: None,
+        hints: Default::default(),
+        retry_deadline: crate::cluster::DEFAULT_RETRY_DEADLINE,
     };
     (kube, log)
 }

@@ -5,9 +5,10 @@
 //! layer order (CRD → controller → objects → scheduling → runtime), each with its evidence and the
 //! next step. `wait` reuses both when a wait ends without reaching its target.
 //!
-//! Secret values never reach the output: [`collect`] keeps only the key names and value lengths
-//! of the Secrets it reads, and [`diagnose`] additionally scrubs any value it can see from
-//! every string it emits (a log line may print a key).
+//! Secret values never reach the output: [`collect`] reads the referenced Secrets' values only to
+//! scrub them from the pod logs it fetches (held in buffers zeroed on drop), and keeps each Secret
+//! in the snapshot with its key names and a placeholder value. [`diagnose`] sees no values, and
+//! redacts `Bearer <token>` from every string it emits.
 
 mod checks;
 mod collect;
@@ -52,6 +53,8 @@ pub struct Snapshot {
     pub logs: BTreeMap<String, String>,
     /// What could not be read, to show as notes (e.g. "events: forbidden").
     pub notes: Vec<String>,
+    /// The user's connection flags (no token), repeated in every suggested command.
+    pub hints: crate::cluster::ConnectionOptions,
 }
 
 impl Snapshot {
@@ -71,6 +74,7 @@ impl Snapshot {
             secrets: BTreeMap::new(),
             logs: BTreeMap::new(),
             notes: Vec::new(),
+            hints: Default::default(),
         }
     }
 }

@@ -15,9 +15,10 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ObjectMeta, PostParams};
 use secrecy::{ExposeSecret, SecretString};
+use zeroize::{Zeroize, Zeroizing};
 
 use super::DryRun;
-use crate::cluster::secret::{BASE_URL_KEY, check_secret};
+use crate::cluster::secret::{BASE_URL_KEY, check_secret, stored_base_url};
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::gateway::DEFAULT_BASE_URL;
@@ -109,38 +110,67 @@ pub fn choose_source(args: &SecretCreateOptions, stdin_is_tty: bool) -> Result<K
     })
 }
 
+/// The longest key accepted, in bytes: [`crate::input::KEY`], the limit every key source is read
+/// under. Anything longer is the wrong file or pipe, refused whole rather than cut.
+pub const MAX_KEY_BYTES: usize = crate::input::KEY.bytes;
+
 /// Pure: trims one trailing newline (what `echo` and editors add) and refuses keys that cannot
-/// be right. Messages describe the key by length only.
-pub fn clean_key(raw: String, origin: &str) -> Result<SecretString> {
+/// be right: empty, several lines, over [`MAX_KEY_BYTES`], or holding anything but printable
+/// ASCII (an HTTP header cannot carry NUL, control characters, inner spaces or non-ASCII).
+/// Messages describe the key by length and position only, never by content.
+pub fn clean_key(raw: Zeroizing<Vec<u8>>, origin: &str) -> Result<SecretString> {
+    let refuse = |why: String| {
+        Err(Error::Invalid(format!(
+            "the API key from {origin} {why}; nothing was stored"
+        )))
+    };
     let trimmed = raw
-        .strip_suffix("\r\n")
-        .or_else(|| raw.strip_suffix('\n'))
+        .strip_suffix(b"\r\n")
+        .or_else(|| raw.strip_suffix(b"\n"))
         .unwrap_or(&raw);
-    if trimmed.trim().is_empty() {
-        return Err(Error::Invalid(format!(
-            "the API key from {origin} is empty; nothing was stored"
-        )));
+    if trimmed.len() > MAX_KEY_BYTES {
+        let limit = crate::input::KEY;
+        return refuse(format!(
+            "is {} bytes: too large: over the {} limit for {} ({})",
+            trimmed.len(),
+            crate::input::human(limit.bytes),
+            limit.what,
+            limit.why
+        ));
     }
-    if trimmed.contains(['\n', '\r']) {
-        let lines = trimmed.lines().count();
-        return Err(Error::Invalid(format!(
-            "the API key from {origin} has {lines} lines; expected a single line; nothing was stored"
-        )));
+    if trimmed.iter().all(u8::is_ascii_whitespace) {
+        return refuse("is empty".into());
     }
-    if trimmed.trim() != trimmed {
-        return Err(Error::Invalid(format!(
-            "the API key from {origin} starts or ends with spaces; remove them; nothing was stored"
-        )));
+    if trimmed.contains(&b'\n') || trimmed.contains(&b'\r') {
+        let lines = trimmed.split(|b| *b == b'\n').count();
+        return refuse(format!("has {lines} lines; expected a single line"));
     }
-    let key = SecretString::from(trimmed.to_string());
-    // Overwrite the buffer we were handed before it is freed.
-    let mut raw = raw.into_bytes();
-    raw.iter_mut().for_each(|b| *b = 0);
-    Ok(key)
+    if trimmed.first().is_some_and(u8::is_ascii_whitespace)
+        || trimmed.last().is_some_and(u8::is_ascii_whitespace)
+    {
+        return refuse("starts or ends with spaces; remove them".into());
+    }
+    let header = "an HTTP Authorization header cannot carry it";
+    if let Some(at) = trimmed.iter().position(|b| !b.is_ascii_graphic()) {
+        let why = match trimmed[at] {
+            0 => "contains a NUL byte",
+            b' ' | b'\t' => "contains whitespace",
+            b if b.is_ascii_control() => "contains a control character",
+            _ => "contains non-ASCII characters",
+        };
+        return refuse(format!("{why} (at byte {}; {header})", at + 1));
+    }
+    // Printable ASCII only, so this is UTF-8; exact capacity, so boxing it does not copy.
+    let mut key = String::with_capacity(trimmed.len());
+    key.push_str(std::str::from_utf8(trimmed).unwrap_or_default());
+    Ok(SecretString::from(key))
 }
 
+/// Reads the key from its source, before any client or thread exists: `--from-env VAR` is
+/// removed from the environment once read, so no child process (an exec credential plugin the
+/// client starts) inherits it.
 fn read_key(
-    args: &SecretCreateOptions,
+    args: &mut SecretCreateOptions,
     source: &KeySource,
     out: &mut Output,
 ) -> Result<SecretString> {
@@ -151,45 +181,81 @@ fn read_key(
                 .with_confirmation("Repeat the API key", "the two entries differ")
                 .interact()
                 .map_err(|e| Error::Other(format!("reading the key at the prompt: {e}")))?;
-            clean_key(key, "the prompt")
+            clean_key(Zeroizing::new(key.into_bytes()), "the prompt")
         }
         KeySource::Stdin => {
             // All of stdin, bounded: a second line means the wrong thing was piped in, and
             // silently keeping only the first line would store a wrong key.
-            let bytes = crate::input::read_bytes_from(
+            let bytes = crate::input::read_secret_from(
                 std::io::stdin().lock(),
                 "<stdin>",
                 crate::input::KEY,
             )?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                Error::Invalid("the key on stdin is not UTF-8 text; nothing was stored".into())
-            })?;
-            clean_key(text, "stdin")
+            clean_key(bytes, "stdin")
         }
-        KeySource::Env(var) => match std::env::var(var) {
-            Ok(value) => clean_key(value, &format!("${var}")),
-            Err(std::env::VarError::NotPresent) => Err(Error::Invalid(format!(
-                "environment variable {var} is not set (--from-env {var}); nothing was stored"
-            ))),
-            Err(std::env::VarError::NotUnicode(_)) => Err(Error::Invalid(format!(
-                "environment variable {var} is not valid UTF-8; nothing was stored"
-            ))),
-        },
+        KeySource::Env(var) => {
+            let value = std::env::var_os(var);
+            if value.is_some() {
+                // SAFETY: called from `commands::secret::exec` before the async runtime (or any
+                // other thread) starts, so nothing reads the environment concurrently.
+                unsafe { std::env::remove_var(var) };
+            }
+            match value.map(|v| v.into_string()) {
+                Some(Ok(value)) => {
+                    clean_key(Zeroizing::new(value.into_bytes()), &format!("${var}"))
+                }
+                None => Err(Error::Invalid(format!(
+                    "environment variable {var} is not set (--from-env {var}); nothing was stored"
+                ))),
+                Some(Err(raw)) => {
+                    drop(Zeroizing::new(raw.into_encoded_bytes()));
+                    Err(Error::Invalid(format!(
+                        "the API key from ${var} contains non-ASCII characters (not even UTF-8; an HTTP Authorization header cannot carry it); nothing was stored"
+                    )))
+                }
+            }
+        }
         KeySource::File(path) => {
-            let (_, text) =
-                crate::input::read_text(&path.display().to_string(), crate::input::KEY)?;
-            clean_key(text, &path.display().to_string())
+            let what = path.display().to_string();
+            let file = std::fs::File::open(path).map_err(|e| {
+                Error::Invalid(format!(
+                    "{what}: cannot read: {e} (--from-file); nothing was stored"
+                ))
+            })?;
+            clean_key(
+                crate::input::read_secret_from(file, &what, crate::input::KEY)?,
+                &what,
+            )
         }
         KeySource::Literal => {
             out.note_line(
                 "warning: --from-literal puts the key in your shell history and in `ps` output; \
                  prefer the prompt or --from-stdin",
             );
-            clean_key(
-                args.from_literal.clone().unwrap_or_default(),
-                "--from-literal",
-            )
+            let literal = args.from_literal.take().unwrap_or_default();
+            clean_key(Zeroizing::new(literal.into_bytes()), "--from-literal")
         }
+    }
+}
+
+/// Zeroes a Secret's values when dropped: the Secrets `create` builds and reads hold the key.
+struct Wiped(Secret);
+
+impl Drop for Wiped {
+    fn drop(&mut self) {
+        for v in self.0.data.iter_mut().flat_map(|d| d.values_mut()) {
+            v.0.zeroize();
+        }
+        for v in self.0.string_data.iter_mut().flat_map(|d| d.values_mut()) {
+            v.zeroize();
+        }
+    }
+}
+
+impl std::ops::Deref for Wiped {
+    type Target = Secret;
+    fn deref(&self) -> &Secret {
+        &self.0
     }
 }
 
@@ -326,38 +392,41 @@ fn print_object(
 // ---------------------------------------------------------------------------------------------
 // The commands
 
-/// `kubectl tfjob secret create`.
-pub async fn create(
-    kube_args: &ConnectionOptions,
-    args: SecretCreateOptions,
+/// `secret create`, first half, synchronous: checks the flags and reads the key. Called before
+/// the async runtime starts (see [`read_key`]), and before connecting, so a prompt is never
+/// interrupted by a slow API server. Returns the options to pass to [`create`].
+pub fn prepare_create(
+    mut args: SecretCreateOptions,
     out: &mut Output,
-) -> Result<()> {
+) -> Result<(SecretCreateOptions, SecretString)> {
     if args.output.is_some() && args.dry_run.is_none() {
         return Err(Error::Usage(
             "-o/--output goes with --dry-run (a stored Secret is never printed)".into(),
         ));
     }
-    if args.key.is_empty() || !is_config_key(&args.key) {
-        return Err(Error::Usage(format!(
-            "--key {:?} is not a valid Secret key: use letters, digits, '-', '_' and '.'",
-            args.key
-        )));
-    }
+    crate::cluster::secret::check_key_name(&args.key, "--key")?;
     if args.key == BASE_URL_KEY && args.base_url.is_some() {
         return Err(Error::Usage(format!(
             "--key {BASE_URL_KEY} collides with where --base-url is stored; pick another key"
         )));
     }
-    if let Some(url) = &args.base_url
-        && !(url.starts_with("https://") || url.starts_with("http://"))
-    {
-        return Err(Error::Usage(format!(
-            "--base-url {url:?} must start with https:// (or http://)"
-        )));
-    }
+    let base_url = match &args.base_url {
+        Some(url) => Some(check_base_url(url, out)?),
+        None => None,
+    };
+    args.base_url = base_url;
     let source = choose_source(&args, std::io::stdin().is_terminal())?;
-    // Read the key before connecting, so a prompt is never interrupted by a slow API server.
-    let key = read_key(&args, &source, out)?;
+    let key = read_key(&mut args, &source, out)?;
+    Ok((args, key))
+}
+
+/// `kubectl tfjob secret create`, second half: stores `key` as [`prepare_create`] left it.
+pub async fn create(
+    kube_args: &ConnectionOptions,
+    args: SecretCreateOptions,
+    key: SecretString,
+    out: &mut Output,
+) -> Result<()> {
     let dry_run = args.dry_run.unwrap_or(DryRun::None);
     let kube = match dry_run {
         // Client dry run needs no cluster, except to learn the namespace, which is best-effort.
@@ -383,13 +452,13 @@ pub async fn create(
         out.note_line(&explanation);
     }
 
-    let desired = desired_secret(
+    let desired = Wiped(desired_secret(
         &args.name,
         &namespace,
         &args.key,
         &key,
         args.base_url.as_deref(),
-    );
+    ));
     drop(key);
     let Some(kube) = kube else {
         print_object(
@@ -404,8 +473,8 @@ pub async fn create(
     let api: Api<Secret> = Api::namespaced(kube.client.clone(), &namespace);
     let get = Action::new("get", "secrets", Some(&namespace)).named(&args.name);
     let existing = match cluster::retry(&kube, || api.get_opt(&args.name)).await {
-        Ok(existing) => existing,
-        Err(e) => return Err(cluster::explain(e, &get, &kube.server)),
+        Ok(existing) => existing.map(Wiped),
+        Err(e) => return Err(cluster::explain(e, &get, &kube)),
     };
     let server_dry_run = dry_run == DryRun::Server;
     let params = PostParams {
@@ -431,7 +500,7 @@ pub async fn create(
             }
             let action = Action::new("create", "secrets", Some(&namespace)).named(&args.name);
             let created =
-                create_secret(&kube, &api, &params, &desired, &namespace, &action).await?;
+                Wiped(create_secret(&kube, &api, &params, &desired, &namespace, &action).await?);
             print_object(
                 out,
                 &masked(&created),
@@ -473,7 +542,7 @@ pub async fn create(
                     });
                 }
                 Comparison::Differs(_) => {
-                    let updated = merged(&existing, &desired);
+                    let updated = Wiped(merged(&existing, &desired));
                     if dry_run == DryRun::Client {
                         print_object(
                             out,
@@ -488,7 +557,7 @@ pub async fn create(
                         Action::new("update", "secrets", Some(&namespace)).named(&args.name);
                     // The resourceVersion from our read makes this a compare-and-swap: a
                     // concurrent change gives 409 instead of being silently overwritten.
-                    let stored = cluster::retry(&kube, || api.replace(&args.name, &params, &updated))
+                    let stored = cluster::retry(&kube, || api.replace(&args.name, &params, &updated.0))
                         .await
                         .map_err(|e| match cluster::status_code(&e) {
                             Some(409) => Error::Conflict {
@@ -498,8 +567,9 @@ pub async fn create(
                                 ),
                                 hint: Some("Run the command again.".into()),
                             },
-                            _ => cluster::explain(e, &action, &kube.server),
-                        })?;
+                            _ => cluster::explain(e, &action, &kube),
+                        })
+                        .map(Wiped)?;
                     print_object(
                         out,
                         &masked(&stored),
@@ -543,19 +613,31 @@ async fn create_secret(
         Err(e) if cluster::is_not_found(&e) => Err(Error::not_ready(
             format!("namespace {namespace:?} does not exist; nothing was stored"),
             format!(
-                "Create it with `kubectl create namespace {namespace}`, or pass -n with an existing one."
+                "Create it with `kubectl create namespace {namespace}{}`, or pass -n with an existing one.",
+                kube.hints.hint_suffix()
             ),
         )),
-        Err(e) => Err(cluster::explain(e, action, &kube.server)),
+        Err(e) => Err(cluster::explain(e, action, kube)),
     }
 }
 
-/// `[-._a-zA-Z0-9]+`, as Kubernetes requires of Secret keys.
-fn is_config_key(key: &str) -> bool {
-    key.len() <= 253
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+/// The `--base-url` to store: absolute http(s) (the pods use it as-is), without a trailing `/`.
+/// One ending in `/v1` is stored with a warning, as `validate` warns about it in a manifest.
+fn check_base_url(url: &str, out: &mut Output) -> Result<String> {
+    crate::gateway::absolute_http_url(url).map_err(|why| {
+        Error::Usage(format!(
+            "--base-url {url:?}: {why}; give an absolute http(s) URL without /v1, e.g. --base-url https://gateway.example.com/api"
+        ))
+    })?;
+    let url = url.trim_end_matches('/').to_string();
+    if url.ends_with("/v1") {
+        out.note_line(&format!(
+            "warning: --base-url {url} ends in /v1; SDKs append /v1 themselves, giving .../v1/v1 and 404s; \
+             usually the right value is {}",
+            url.trim_end_matches("/v1")
+        ));
+    }
+    Ok(url)
 }
 
 /// `kubectl tfjob secret check`.
@@ -564,13 +646,31 @@ pub async fn check(
     args: SecretCheckOptions,
     out: &mut Output,
 ) -> Result<()> {
+    crate::cluster::secret::check_key_name(&args.key, "--key")?;
     let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();
-    check_secret(&kube, &namespace, &args.name, &args.key).await?;
+    let secret = check_secret(&kube, &namespace, &args.name, &args.key).await?;
     out.data_line(&format!(
         "secret/{} in namespace {namespace} has a non-empty {:?} key",
         args.name, args.key
+    ))?;
+    out.data_line(&base_url_line(
+        &namespace,
+        &args.name,
+        stored_base_url(&secret),
     ))
+}
+
+/// Which gateway `submit` will point jobs in `namespace` at (without `--api-base-url`).
+fn base_url_line(namespace: &str, name: &str, stored: Option<String>) -> String {
+    match stored {
+        Some(url) => format!(
+            "jobs in namespace {namespace} will use base URL {url} (from secret/{name} key {BASE_URL_KEY:?}, unless --api-base-url is given)"
+        ),
+        None => format!(
+            "jobs in namespace {namespace} will use base URL {DEFAULT_BASE_URL} (the default: secret/{name} has no {BASE_URL_KEY:?} key; store one with `secret create --base-url URL --overwrite`)"
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -616,19 +716,67 @@ mod tests {
         );
     }
 
+    fn key(bytes: &[u8]) -> Result<SecretString> {
+        clean_key(Zeroizing::new(bytes.to_vec()), "stdin")
+    }
+
     #[test]
     fn keys_are_cleaned_and_bad_ones_refused_without_echo() {
-        let k = clean_key("sk-abc\n".into(), "stdin").unwrap();
-        assert_eq!(k.expose_secret(), "sk-abc");
-        let k = clean_key("sk-abc\r\n".into(), "stdin").unwrap();
-        assert_eq!(k.expose_secret(), "sk-abc");
-        for bad in ["", "   \n", "a\nb\n", " sk-x"] {
-            let err = clean_key(bad.into(), "stdin").unwrap_err().to_string();
-            assert!(err.contains("nothing was stored"), "{err}");
-            if bad.trim().len() > 1 {
-                assert!(!err.contains(bad.trim()), "key echoed: {err}");
+        assert_eq!(key(b"sk-abc\n").unwrap().expose_secret(), "sk-abc");
+        assert_eq!(key(b"sk-abc\r\n").unwrap().expose_secret(), "sk-abc");
+        for (bad, why) in [
+            (&b""[..], "is empty"),
+            (b"   \n", "is empty"),
+            (b"a\nb\n", "has 2 lines"),
+            (b" sk-x", "starts or ends with spaces"),
+            (b"sk-ab\0cd", "contains a NUL byte (at byte 6;"),
+            (b"sk-ab\x1bcd", "contains a control character (at byte 6;"),
+            (b"sk-ab cd", "contains whitespace (at byte 6;"),
+            (b"sk-ab\tcd", "contains whitespace"),
+            (
+                "sk-äbcd".as_bytes(),
+                "contains non-ASCII characters (at byte 4;",
+            ),
+            (b"sk-\xff\xfe", "contains non-ASCII characters"),
+        ] {
+            let e = key(bad).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
+            let text = e.to_string();
+            assert!(text.contains(why), "{bad:?}: {text}");
+            assert!(text.ends_with("nothing was stored"), "{text}");
+            if bad.len() > 3 {
+                assert!(!text.contains("sk-ab"), "key echoed: {text}");
             }
         }
+    }
+
+    #[test]
+    fn keys_over_the_limit_are_refused_never_cut() {
+        let at_limit = vec![b'k'; MAX_KEY_BYTES];
+        assert_eq!(key(&at_limit).unwrap().expose_secret().len(), MAX_KEY_BYTES);
+        // 70,000 bytes (issue 14's case) from an env var or literal: refused with its size.
+        let e = key(&vec![b'k'; 70_000]).unwrap_err().to_string();
+        assert!(
+            e.contains("is 70000 bytes: too large: over the 16 KiB limit for an API key"),
+            "{e}"
+        );
+        // Through the bounded reader (stdin, files, devices): one byte past the limit is
+        // read, and that refuses the input.
+        let key_limit = crate::input::KEY;
+        let e = crate::input::read_secret_from(&vec![b'k'; 70_000][..], "<stdin>", key_limit)
+            .unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
+        assert!(e.to_string().contains("too large"), "{e}");
+        assert!(
+            crate::input::read_secret_from(std::io::repeat(0), "/dev/zero", key_limit).is_err()
+        );
+        let mut line = vec![b'k'; MAX_KEY_BYTES - 1];
+        line.push(b'\n');
+        let read = crate::input::read_secret_from(&line[..], "<stdin>", key_limit).unwrap();
+        assert_eq!(
+            clean_key(read, "stdin").unwrap().expose_secret().len(),
+            MAX_KEY_BYTES - 1
+        );
     }
 
     #[test]
@@ -676,7 +824,7 @@ mod tests {
         );
         assert_eq!(secret_state(Some(&s), "other"), SecretState::Ready);
         assert_eq!(
-            create_command("taotoken-secret", "api-key", "ml"),
+            create_command("taotoken-secret", "api-key", "ml", &Default::default()),
             "kubectl tfjob secret create taotoken-secret -n ml"
         );
     }

@@ -12,11 +12,13 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
+use kube::runtime::wait::{await_condition, conditions};
 
 use super::DryRun;
 use super::wait::{self, WaitOptions};
+use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
@@ -73,10 +75,16 @@ pub async fn run(
         return Ok(());
     }
 
-    // 2. The namespace, resolved as kubectl does.
+    // 2. The namespace, resolved as kubectl does (reading the kubeconfig sends nothing).
     let kube = cluster::connect(kube_args).await?;
     let namespace = resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
+
+    // --replace may delete: ask before the first request, so an unanswerable question ends the
+    // command at once, with nothing sent.
+    if args.replace && args.dry_run == DryRun::None {
+        confirm_replace(&namespace, &name, args.yes)?;
+    }
 
     // 3. Readiness: every check runs, all failures are reported together.
     let readiness = check_readiness(&kube, &namespace, &job, &prepared.gateway, args.replace).await;
@@ -85,6 +93,36 @@ pub async fn run(
     }
     if !readiness.failures.is_empty() {
         return Err(combine(readiness.failures));
+    }
+
+    // The namespace's Secret may name its own gateway: its key must not go to the default one.
+    if let Some(stored) = readiness.stored_base_url {
+        let mut gateway = prepared.gateway.clone();
+        if gateway.enabled && !gateway.base_url_given {
+            if let Err(why) = crate::gateway::absolute_http_url(&stored) {
+                return Err(Error::not_ready(
+                    format!(
+                        "Secret {namespace}/{} holds {:?} under {BASE_URL_KEY:?}, which jobs would use as their gateway, but {why}; nothing was created",
+                        gateway.secret_name, stored
+                    ),
+                    format!(
+                        "Store a valid one: {} --base-url https://gateway.example.com/api --overwrite, or pass --api-base-url",
+                        cluster::secret::create_command(
+                            &gateway.secret_name,
+                            &gateway.secret_key,
+                            &namespace,
+                            &kube.hints
+                        )
+                    ),
+                ));
+            }
+            gateway.use_stored_base_url(&stored);
+            gateway.apply(&mut job);
+            out.note_line(&format!(
+                "gateway base URL: {} (from Secret {namespace}/{}, key {BASE_URL_KEY:?})",
+                gateway.base_url, gateway.secret_name
+            ));
+        }
     }
 
     // 4. Cluster-side validation: the live CRD's schema (version skew), then a server dry run
@@ -117,13 +155,17 @@ pub async fn run(
         return Ok(());
     }
 
-    // 5. The writes: replace (delete, wait for it to go) if asked, then create.
+    // 5. The writes: replace (delete, wait for the job and its pods to go) if asked, then create.
     if let Some(old) = existing {
-        confirm_replace(&namespace, &name, args.yes)?;
-        delete_and_wait(&kube, &jobs, &namespace, &name, old.metadata.uid.as_deref()).await?;
         let deleted = format!("tfjob.kubeflow.org/{name} deleted");
-        let printed = out.data_line(&deleted);
-        out.after_write(printed, &deleted)?;
+        delete_and_wait(&kube, &jobs, &old, args.wait_opts.timeout, out).await?;
+        if args.output.is_some() {
+            // stdout holds only the object asked for with -o.
+            out.note_line(&deleted);
+        } else {
+            let printed = out.data_line(&deleted);
+            out.after_write(printed, &deleted)?;
+        }
     }
     let created = create(&kube, &jobs, job).await?;
     // Every later step follows the name the server gave (generateName).
@@ -133,17 +175,21 @@ pub async fn run(
     // The job exists now: a closed stdout must not hide that.
     out.after_write(printed, &line)?;
     if args.output.is_none() && !args.wait {
-        // The same connection flags, so each hint reaches the same cluster as this command.
-        let conn = kube_args.hint_suffix();
+        // The same connection flags, in the user's order, so each hint reaches the same
+        // cluster as this command.
+        let conn = kube.hints.ns_flags(&namespace);
         out.note_line(&format!(
-            "\nFollow it:   kubectl tfjob wait {name} -n {namespace}{conn}\n\
-             Its pods:    kubectl get pods -n {namespace} -l {}={name}{conn}\n\
-             If stuck:    kubectl tfjob diagnose {name} -n {namespace}{conn}",
+            "\nFollow it:   kubectl tfjob wait {name} {conn}\n\
+             Its pods:    kubectl get pods {conn} -l {}={name}\n\
+             If stuck:    kubectl tfjob diagnose {name} {conn}",
             model::LABEL_JOB_NAME
         ));
     }
     if args.wait {
-        wait::follow(
+        // With -o, stdout carries the object alone: what `wait` prints goes to stderr.
+        let data_to_stderr = args.output.is_some();
+        out.set_data_to_stderr(data_to_stderr);
+        let followed = wait::follow(
             &kube,
             &namespace,
             &name,
@@ -151,7 +197,9 @@ pub async fn run(
             ReportFormat::Text,
             out,
         )
-        .await?;
+        .await;
+        out.set_data_to_stderr(false);
+        followed?;
     }
     Ok(())
 }
@@ -204,6 +252,8 @@ struct Readiness {
     live_schema: Option<serde_json::Value>,
     /// The TFJob of the same name, when `--replace` allows it to exist.
     existing: Option<TFJob>,
+    /// The gateway Secret's `base-url` value, when it has one.
+    stored_base_url: Option<String>,
 }
 
 /// Combines several readiness failures into one error (exit code of the first kind).
@@ -260,10 +310,14 @@ async fn check_readiness(
         OperatorCheck::NotReady(e) => r.failures.push(e),
         OperatorCheck::Unknown(why) => r.warnings.push(why),
     }
-    for result in [ns, access, secrets] {
+    for result in [ns, access] {
         if let Err(e) = result {
             r.failures.push(e);
         }
+    }
+    match secrets {
+        Ok(stored) => r.stored_base_url = stored,
+        Err(e) => r.failures.push(e),
     }
     // Without the CRD the GET for an existing job is meaningless (404 for the resource).
     if crd_ok {
@@ -314,7 +368,8 @@ async fn find_operator(kube: &Kube) -> OperatorCheck {
                 "the training-operator Deployment {ns}/{dname} has no ready replicas: nothing would reconcile the job, and its admission webhook would reject it"
             ),
             format!(
-                "Look at why: kubectl -n {ns} describe deployment {dname}; kubectl -n {ns} logs deployment/{dname}"
+                "Look at why: kubectl describe deployment {dname} {flags}; kubectl logs deployment/{dname} {flags}",
+                flags = kube.hints.ns_flags(&ns)
             ),
         )),
     }
@@ -327,7 +382,8 @@ async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
         Ok(None) => Err(Error::not_ready(
             format!("namespace {namespace:?} does not exist"),
             format!(
-                "Create it with `kubectl create namespace {namespace}`, or pass -n with an existing one."
+                "Create it with `kubectl create namespace {namespace}{}`, or pass -n with an existing one.",
+                kube.hints.hint_suffix()
             ),
         )),
         // Many users may not read namespaces; the create would tell anyway.
@@ -335,7 +391,7 @@ async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
         Err(e) => Err(cluster::explain(
             e,
             &Action::new("get", "namespaces", None).named(namespace),
-            &kube.server,
+            kube,
         )),
     }
 }
@@ -367,7 +423,7 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
                 ),
                 hint: Some(format!(
                     "Confirm with `{}`, and ask a cluster admin for a Role granting create on tfjobs.kubeflow.org.",
-                    action.can_i()
+                    action.can_i(&kube.hints)
                 )),
             }),
             _ => Ok(()),
@@ -380,13 +436,14 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
     }
 }
 
-/// Every Secret/key the job's containers reference must exist (the gateway's first).
+/// Every Secret/key the job's containers reference must exist (the gateway's first). Returns
+/// the base URL stored in the gateway Secret, if any.
 async fn check_secrets(
     kube: &Kube,
     namespace: &str,
     job: &TFJob,
     gateway: &crate::gateway::GatewayConfig,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let mut refs: BTreeSet<(String, String)> = BTreeSet::new();
     if gateway.enabled {
         refs.insert((gateway.secret_name.clone(), gateway.secret_key.clone()));
@@ -411,13 +468,18 @@ async fn check_secrets(
         }
     }
     let mut failures = Vec::new();
+    let mut stored = None;
     for (name, key) in refs {
-        if let Err(e) = cluster::secret::check_secret(kube, namespace, &name, &key).await {
-            failures.push(e);
+        match cluster::secret::check_secret(kube, namespace, &name, &key).await {
+            Ok(secret) if gateway.enabled && name == gateway.secret_name => {
+                stored = cluster::secret::stored_base_url(&secret);
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(e),
         }
     }
     match failures.len() {
-        0 => Ok(()),
+        0 => Ok(stored),
         1 => Err(failures.remove(0)),
         _ => Err(combine(failures)),
     }
@@ -445,12 +507,13 @@ async fn check_existing(
                     .unwrap_or("no status yet")
             ),
             hint: Some(format!(
-                "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} -n {namespace}`."
+                "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} {}`.",
+                kube.hints.ns_flags(namespace)
             )),
         }),
         // 404 for the resource itself means no CRD, which the CRD check reports.
         Err(e) if cluster::is_not_found(&e) => Ok(None),
-        Err(e) => Err(cluster::explain(e, &action, &kube.server)),
+        Err(e) => Err(cluster::explain(e, &action, kube)),
     }
 }
 
@@ -480,7 +543,7 @@ fn rejected(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) ->
             message: format!("the training-operator's admission webhook failed: {}", s.message),
             hint: Some("The operator is installed but not answering; check its pods in the kubeflow namespace.".into()),
         },
-        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), &kube.server),
+        _ => cluster::explain(e, &Action::new(verb, "tfjobs", Some(namespace)), kube),
     }
 }
 
@@ -494,18 +557,58 @@ async fn server_dry_run(
     let name = job.metadata.name.clone().unwrap_or_default();
     let params = dry_run_params();
     match existing {
-        None => cluster::retry(kube, || jobs.create(&params, job))
-            .await
-            .map(Some)
-            .map_err(|e| rejected(e, kube, &namespace, "create")),
+        None => match cluster::retry(kube, || jobs.create(&params, job)).await {
+            Ok(answered) => Ok(Some(answered)),
+            // Created by someone between the readiness GET and now: the name is taken.
+            Err(e) if cluster::status_code(&e) == Some(409) => Err(name_taken(&namespace, &name)),
+            Err(e) => Err(rejected(e, kube, &namespace, "create")),
+        },
         Some(old) => {
-            let mut update = job.clone();
-            update.metadata.resource_version = old.metadata.resource_version.clone();
-            cluster::retry(kube, || jobs.replace(&name, &params, &update))
-                .await
-                .map(|_| None)
-                .map_err(|e| rejected(e, kube, &namespace, "update"))
+            // An update must carry the stored resourceVersion, and the operator rewrites the
+            // job's status all the time: a 409 Conflict means "re-read and try again"
+            // (client-go's retry.RetryOnConflict pattern, staging/src/k8s.io/client-go/util/
+            // retry/util.go), a few times, not a failure of the job.
+            let mut resource_version = old.metadata.resource_version.clone();
+            let mut conflicts = 0;
+            loop {
+                let mut update = job.clone();
+                update.metadata.resource_version = resource_version.clone();
+                match cluster::retry(kube, || jobs.replace(&name, &params, &update)).await {
+                    Ok(_) => return Ok(None),
+                    Err(e)
+                        if cluster::status_code(&e) == Some(409)
+                            && conflicts < CONFLICT_RETRIES =>
+                    {
+                        conflicts += 1;
+                        tracing::info!(conflicts, "the job changed meanwhile (409); re-reading it");
+                        let get = Action::new("get", "tfjobs", Some(&namespace)).named(&name);
+                        match cluster::retry(kube, || jobs.get_opt(&name)).await {
+                            Ok(Some(current)) => {
+                                resource_version = current.metadata.resource_version
+                            }
+                            // Deleted meanwhile: what is left to check is a create.
+                            Ok(None) => {
+                                return Box::pin(server_dry_run(kube, jobs, job, None)).await;
+                            }
+                            Err(e) => return Err(cluster::explain(e, &get, kube)),
+                        }
+                    }
+                    Err(e) => return Err(rejected(e, kube, &namespace, "update")),
+                }
+            }
         }
+    }
+}
+
+/// How often a dry-run update is re-read and retried after 409 Conflicts from status writes.
+const CONFLICT_RETRIES: u32 = 5;
+
+fn name_taken(namespace: &str, name: &str) -> Error {
+    Error::Conflict {
+        message: format!("TFJob {namespace}/{name} already exists (created meanwhile)"),
+        hint: Some(format!(
+            "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} -n {namespace}`."
+        )),
     }
 }
 
@@ -515,12 +618,13 @@ fn confirm_replace(namespace: &str, name: &str, yes: bool) -> Result<()> {
     }
     if !std::io::stdin().is_terminal() {
         return Err(Error::Usage(format!(
-            "--replace deletes TFJob {namespace}/{name} and its pods; pass --yes to confirm without a terminal"
+            "--replace deletes TFJob {namespace}/{name} (if it exists) and its pods; pass --yes \
+             to confirm without a terminal"
         )));
     }
     let ok = dialoguer::Confirm::new()
         .with_prompt(format!(
-            "Delete TFJob {namespace}/{name} and its pods, then create the new one?"
+            "If TFJob {namespace}/{name} exists, delete it and its pods, then create the new one?"
         ))
         .default(false)
         .interact()
@@ -534,38 +638,103 @@ fn confirm_replace(namespace: &str, name: &str, yes: bool) -> Result<()> {
     }
 }
 
+/// Deletes the old job and waits, up to `timeout` (`--timeout`), until it and its pods are gone:
+/// a real cluster keeps pods through their termination grace period, and the new job's pods
+/// take the same names. Waiting uses kube-runtime's `await_condition` + `is_deleted` (by uid, so
+/// an object recreated under the same name counts as gone).
 async fn delete_and_wait(
     kube: &Kube,
     jobs: &Api<TFJob>,
-    namespace: &str,
-    name: &str,
-    uid: Option<&str>,
+    old: &TFJob,
+    timeout: Duration,
+    out: &mut Output,
 ) -> Result<()> {
+    let namespace = old.metadata.namespace.clone().unwrap_or_default();
+    let name = old.metadata.name.clone().unwrap_or_default();
+    let uid = old.metadata.uid.clone().unwrap_or_default();
     let params = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Foreground),
         ..Default::default()
     };
-    let action = Action::new("delete", "tfjobs", Some(namespace)).named(name);
-    match cluster::retry(kube, || jobs.delete(name, &params)).await {
+    let action = Action::new("delete", "tfjobs", Some(&namespace)).named(&name);
+    match cluster::retry(kube, || jobs.delete(&name, &params)).await {
         Ok(_) => {}
-        Err(e) if cluster::is_not_found(&e) => return Ok(()),
-        Err(e) => return Err(cluster::explain(e, &action, &kube.server)),
+        Err(e) if cluster::is_not_found(&e) => {}
+        Err(e) => return Err(cluster::explain(e, &action, kube)),
     }
-    // The name is free once the old object (that uid) is gone.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    out.note_line(&format!(
+        "waiting for TFJob {namespace}/{name} and its pods to be deleted (up to {})",
+        humantime(timeout)
+    ));
+    let gone = async {
+        await_deleted(jobs.clone(), &name, &uid).await;
+        // The operator's pods carry the job-name label and the old job as controller owner.
+        let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &namespace);
+        let lp = ListParams::default().labels(&format!("{}={name}", model::LABEL_JOB_NAME));
+        let owned: Vec<(String, String)> = match cluster::retry(kube, || pods.list(&lp)).await {
+            Ok(list) => list
+                .items
+                .into_iter()
+                .filter(|p| {
+                    p.metadata
+                        .owner_references
+                        .iter()
+                        .flatten()
+                        .any(|o| o.uid == uid)
+                })
+                .filter_map(|p| Some((p.metadata.name?, p.metadata.uid?)))
+                .collect(),
+            Err(e) => {
+                tracing::info!(error = %e, "could not list the old job's pods; not waiting for them");
+                Vec::new()
+            }
+        };
+        for (pod, pod_uid) in owned {
+            await_deleted(pods.clone(), &pod, &pod_uid).await;
+        }
+    };
+    tokio::time::timeout(timeout, gone).await.map_err(|_| {
+        Error::Timeout(format!(
+            "TFJob {namespace}/{name} or its pods were still being deleted after {} \
+             (--timeout; finalizers or a long grace period?); the new job was not created",
+            humantime(timeout)
+        ))
+    })
+}
+
+/// Waits until the object `name` with `uid` is gone. A failed watch is retried after a pause;
+/// the caller bounds the whole.
+async fn await_deleted<K>(api: Api<K>, name: &str, uid: &str)
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+{
+    let mut pause = Duration::from_millis(200);
     loop {
-        match jobs.get_opt(name).await {
-            Ok(None) => return Ok(()),
-            Ok(Some(j)) if j.metadata.uid.as_deref() != uid => return Ok(()),
-            _ => {}
+        match await_condition(api.clone(), name, conditions::is_deleted(uid)).await {
+            Ok(_) => return,
+            Err(e) => {
+                tracing::info!(error = %e, "watching a deletion failed; watching again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(5));
+            }
         }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(Error::Timeout(format!(
-                "TFJob {namespace}/{name} is still being deleted after 60s (finalizers?); the new job was not created"
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+fn humantime(d: Duration) -> String {
+    match d.as_secs() {
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s if s > 0 => format!("{s}s"),
+        _ => format!("{}ms", d.as_millis()),
+    }
+}
+
+fn submission_of(job: &TFJob) -> Option<&str> {
+    job.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(SUBMISSION_ANNOTATION))
+        .map(String::as_str)
 }
 
 fn submission_id() -> String {
@@ -596,29 +765,42 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob>
     let name = job.metadata.name.clone().unwrap_or_default();
     match cluster::retry(kube, || jobs.create(&params, &job)).await {
         Ok(created) => Ok(created),
-        Err(e) if cluster::status_code(&e) == Some(409) => match jobs.get_opt(&name).await {
-            Ok(Some(stored))
-                if stored
-                    .metadata
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get(SUBMISSION_ANNOTATION))
-                    == Some(&id) =>
-            {
-                Ok(stored)
+        // The recovery GET runs under the same retry policy: one failed GET must not turn our
+        // own committed create into "someone else's".
+        Err(e) if cluster::status_code(&e) == Some(409) => {
+            match cluster::retry(kube, || jobs.get_opt(&name)).await {
+                Ok(Some(stored)) if submission_of(&stored) == Some(id.as_str()) => Ok(stored),
+                Ok(Some(_)) => Err(Error::Conflict {
+                    message: format!(
+                        "TFJob {namespace}/{name} was created by someone else meanwhile"
+                    ),
+                    hint: Some("Choose another --name, or pass --replace.".into()),
+                }),
+                Ok(None) => Err(Error::Other(format!(
+                    "creating TFJob {namespace}/{name} met AlreadyExists, but the job was gone \
+                     when read back (deleted meanwhile); nothing of this submission is stored"
+                ))),
+                Err(e) => Err(Error::Other(format!(
+                    "{}; the create may have gone through: check with `kubectl get tfjob {name} \
+                     {} -o yaml` (annotation {SUBMISSION_ANNOTATION}={id} marks this \
+                     submission)",
+                    cluster::explain(
+                        e,
+                        &Action::new("get", "tfjobs", Some(&namespace)).named(&name),
+                        kube
+                    ),
+                    kube.hints.ns_flags(&namespace)
+                ))),
             }
-            _ => Err(Error::Conflict {
-                message: format!("TFJob {namespace}/{name} was created by someone else meanwhile"),
-                hint: Some("Choose another --name, or pass --replace.".into()),
-            }),
-        },
+        }
         Err(e) => Err(rejected(e, kube, &namespace, "create")),
     }
 }
 
 /// generateName: a retried create would make a second job under another name, so a failed
 /// attempt is retried only once the list shows that no job carries this submission's id; when
-/// one does, the first attempt went through and that job is the result.
+/// one does, the first attempt went through and that job is the result. Both run under the one
+/// retry policy (its deadline bounds the whole).
 async fn create_generated(
     kube: &Kube,
     jobs: &Api<TFJob>,
@@ -627,34 +809,22 @@ async fn create_generated(
     id: &str,
     namespace: &str,
 ) -> Result<TFJob> {
-    const ATTEMPTS: usize = 3;
-    let mut last = None;
-    for attempt in 0..ATTEMPTS {
-        if attempt > 0 {
-            tokio::time::sleep(Duration::from_millis(200 * attempt as u64)).await;
-            let landed = jobs.list(&ListParams::default()).await.ok().and_then(|l| {
-                l.items.into_iter().find(|j| {
-                    j.metadata
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.get(SUBMISSION_ANNOTATION))
-                        .is_some_and(|v| v == id)
-                })
-            });
-            if let Some(found) = landed {
+    let tried = std::cell::Cell::new(false);
+    let tried = &tried;
+    let attempt = move || async move {
+        if tried.replace(true) {
+            let listed = jobs.list(&ListParams::default()).await?;
+            if let Some(found) = listed
+                .items
+                .into_iter()
+                .find(|j| submission_of(j) == Some(id))
+            {
                 return Ok(found);
             }
         }
-        match jobs.create(params, job).await {
-            Ok(created) => return Ok(created),
-            Err(e) if cluster::client::is_transient(&e) => last = Some(e),
-            Err(e) => return Err(rejected(e, kube, namespace, "create")),
-        }
-    }
-    Err(rejected(
-        last.expect("at least one attempt failed"),
-        kube,
-        namespace,
-        "create",
-    ))
+        jobs.create(params, job).await
+    };
+    cluster::retry(kube, attempt)
+        .await
+        .map_err(|e| rejected(e, kube, namespace, "create"))
 }

@@ -4,6 +4,7 @@
 //! One test binary for all of them, so the suite links once. Every byte the binary prints goes
 //! through [`Run`], which fails the test if the test API key (or its base64) ever appears.
 
+mod client;
 mod secret;
 mod shape;
 mod submit;
@@ -59,6 +60,7 @@ impl Cli {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"));
         cmd.env_remove("KUBECONFIG")
             .env_remove("RUST_LOG")
+            .env_remove("KUBECTL_TFJOB_RETRY_DEADLINE")
             .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"));
         if let Some(c) = cluster {
             cmd.arg("--kubeconfig").arg(c.kubeconfig());

@@ -217,8 +217,10 @@ fn missing_namespace_and_rbac_denial_say_what_to_do() {
     run.expect_code(3);
     assert!(run.stderr.contains("forbidden"), "{}", run.stderr);
     assert!(
-        run.stderr
-            .contains("kubectl auth can-i create secrets -n locked"),
+        run.stderr.contains(&format!(
+            "kubectl auth can-i create secrets --kubeconfig {} -n locked",
+            c.kubeconfig().display()
+        )),
         "{}",
         run.stderr
     );
@@ -230,12 +232,15 @@ fn missing_namespace_and_rbac_denial_say_what_to_do() {
 
 #[test]
 fn unreachable_api_server_is_reported() {
-    // A port that was free a moment ago: nothing listens there.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port we keep, where every connection is closed without an answer. (A port merely
+    // "free a moment ago" could be taken by another test's cluster while the retries run.)
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            drop(conn);
+        }
+    });
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("config");
     std::fs::write(
@@ -254,6 +259,7 @@ fn unreachable_api_server_is_reported() {
             "check",
         ],
     )
+    .env("KUBECTL_TFJOB_RETRY_DEADLINE", "1s")
     .run();
     run.expect_code(3);
     assert!(
@@ -494,12 +500,15 @@ fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
     );
     assert!(c.get("secrets", Some("default"), "third").is_none());
 
-    // Nothing listening: a network error, nothing stored.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // No answer (every connection closed at once, on a port we keep so no other test can take
+    // it meanwhile): a network error, nothing stored.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            drop(conn);
+        }
+    });
     let run = Cli::new(
         Some(&c),
         &[
@@ -521,4 +530,293 @@ fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
         run.stderr
     );
     assert!(c.get("secrets", Some("default"), "fourth").is_none());
+}
+
+/// The env var `name` of the first container of a pod or pod template spec.
+fn env_of<'a>(spec: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    spec["containers"][0]["env"]
+        .as_array()
+        .and_then(|env| env.iter().find(|e| e["name"] == name))
+        .unwrap_or_else(|| panic!("no env {name} in {spec}"))
+}
+
+/// One gateway per namespace: a Secret holding `base-url` makes the pods in that namespace
+/// read their base URL from it, so the team's key never goes to the default vendor.
+#[test]
+fn a_namespace_whose_secret_holds_a_base_url_gets_it_in_its_pods() {
+    let c = cluster("namespaces: [default, kubeflow, team-gw]");
+    let gateway = "https://gw.team.example/api";
+    for ns in ["team-gw", "default"] {
+        let mut args = vec!["secret", "create", "-n", ns, "--from-stdin"];
+        if ns == "team-gw" {
+            args.extend(["--base-url", gateway]);
+        }
+        Cli::new(Some(&c), &args)
+            .stdin(TEST_KEY)
+            .run()
+            .expect_code(0);
+    }
+
+    // `secret check` says which gateway jobs in each namespace will use.
+    let run = tfjob(&c, &["secret", "check", "-n", "team-gw"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains(&format!(
+            "jobs in namespace team-gw will use base URL {gateway} (from secret/taotoken-secret key \"base-url\""
+        )),
+        "{}",
+        run.stdout
+    );
+    let run = tfjob(&c, &["secret", "check"]);
+    assert!(
+        run.stdout.contains(
+            "jobs in namespace default will use base URL https://taotoken.net/api (the default"
+        ),
+        "{}",
+        run.stdout
+    );
+
+    // --api-base-url wins over the stored one.
+    let mut args = vec!["-n", "team-gw"];
+    args.extend(crate::submit::submit_args(&[
+        "--api-base-url",
+        "https://other.example/api",
+        "--dry-run=server",
+        "-o",
+        "json",
+    ]));
+    let run = tfjob(&c, &args);
+    run.expect_code(0);
+    let job: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let spec = &job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"];
+    assert_eq!(
+        env_of(spec, "TAOTOKEN_BASE_URL")["value"],
+        "https://other.example/api"
+    );
+    // submit: the base URL comes from the Secret (a reference, not a copy).
+    let mut args = vec!["-n", "team-gw"];
+    args.extend(crate::submit::submit_args(&["--openai-env"]));
+    let run = tfjob(&c, &args);
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains(&format!(
+            "gateway base URL: {gateway} (from Secret team-gw/taotoken-secret, key \"base-url\")"
+        )),
+        "{}",
+        run.stderr
+    );
+    tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "-n",
+            "team-gw",
+            "--for",
+            "all-running",
+        ],
+    )
+    .expect_code(0);
+    let pods = c.list("pods", Some("team-gw"));
+    assert_eq!(pods.len(), 4, "1 PS + 3 workers");
+    let from_secret =
+        serde_json::json!({"secretKeyRef": {"name": "taotoken-secret", "key": "base-url"}});
+    for pod in &pods {
+        let spec = &pod["spec"];
+        assert_eq!(
+            env_of(spec, "TAOTOKEN_BASE_URL")["valueFrom"],
+            from_secret,
+            "{pod}"
+        );
+        assert_eq!(
+            env_of(spec, "OPENAI_BASE_URL")["value"],
+            "$(TAOTOKEN_BASE_URL)/v1"
+        );
+        assert!(
+            !pod.to_string().contains("taotoken.net"),
+            "default gateway in {pod}"
+        );
+    }
+
+    // The default namespace's Secret has no base-url: the literal default, as before.
+    tfjob(&c, &crate::submit::submit_args(&[])).expect_code(0);
+    let job = c.get("tfjobs", Some("default"), "tf-dist-train").unwrap();
+    let spec = &job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"];
+    assert_eq!(
+        env_of(spec, "TAOTOKEN_BASE_URL")["value"],
+        "https://taotoken.net/api"
+    );
+
+    // render is offline and keeps the literal default.
+    let mut args = vec!["-n", "team-gw", "render"];
+    args.extend(crate::submit::ARTICLE);
+    let run = tfjob(&c, &args);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("https://taotoken.net/api"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn base_urls_must_be_absolute_http() {
+    let c = cluster("");
+    for bad in [
+        "not a url",
+        "javascript:alert(1)",
+        "gw.example.com/api",
+        "https://",
+    ] {
+        let run = Cli::new(
+            Some(&c),
+            &["secret", "create", "--from-stdin", "--base-url", bad],
+        )
+        .stdin(TEST_KEY)
+        .run();
+        run.expect_code(2);
+        assert!(
+            run.stderr
+                .contains("e.g. --base-url https://gateway.example.com/api"),
+            "{bad}: {}",
+            run.stderr
+        );
+    }
+    assert!(c.writes().is_empty());
+    let run = Cli::new(
+        Some(&c),
+        &[
+            "secret",
+            "create",
+            "--from-stdin",
+            "--base-url",
+            "https://gw.example/api/v1/",
+        ],
+    )
+    .stdin(TEST_KEY)
+    .run();
+    run.expect_code(0);
+    assert!(run.stderr.contains("ends in /v1"), "{}", run.stderr);
+}
+
+/// Issue 14 item 8: keys over the limit or with bytes an HTTP header cannot carry are refused
+/// (exit 2) before any request, never cut to fit; every input is read bounded.
+#[test]
+fn long_and_malformed_keys_are_refused_whole() {
+    let c = cluster("");
+    let long = "k".repeat(70_000);
+    let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+        .stdin(&long)
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("<stdin>: too large: over the 16 KiB limit for an API key"),
+        "{}",
+        run.stderr
+    );
+    let run = Cli::new(
+        Some(&c),
+        &["secret", "create", "--from-env", "E2E_LONG_KEY"],
+    )
+    .env("E2E_LONG_KEY", &long)
+    .run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("is 70000 bytes"), "{}", run.stderr);
+    for (key, why) in [
+        ("sk-abc\0def", "contains a NUL byte"),
+        ("sk-abc\x07def", "contains a control character"),
+        ("sk-abc def", "contains whitespace"),
+        ("sk-abcdéf", "contains non-ASCII characters"),
+    ] {
+        let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+            .stdin(key)
+            .run();
+        run.expect_code(2);
+        assert!(run.stderr.contains(why), "{key:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("an HTTP Authorization header cannot carry it"),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("sk-abc"), "key echoed: {}", run.stderr);
+    }
+    // A device is read bounded, and a missing file is invalid input.
+    let run = tfjob(&c, &["secret", "create", "--from-file", "/dev/zero"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("/dev/zero: too large"),
+        "{}",
+        run.stderr
+    );
+    let run = tfjob(
+        &c,
+        &["secret", "create", "--from-file", "/no/such/key-file"],
+    );
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("/no/such/key-file: cannot read"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
+    // At the limit it is stored whole.
+    let exact = "k".repeat(16 * 1024 - 1);
+    Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+        .stdin(&format!("{exact}\n"))
+        .run()
+        .expect_code(0);
+    assert_eq!(
+        stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
+        exact.as_bytes()
+    );
+}
+
+/// Issue 14 item 14: `--from-env VAR` is gone from the environment before the client starts an
+/// exec credential plugin, so the plugin never sees the key.
+#[test]
+fn an_exec_credential_plugin_does_not_inherit_the_from_env_variable() {
+    let c = cluster("token: exec-token-7");
+    let kubeconfig = c.write_kubeconfig(
+        "exec-config",
+        &tfjob_testcluster::Credential::Exec {
+            token: "exec-token-7".into(),
+        },
+    );
+    let script = format!("{}.exec-credential.sh", kubeconfig.display());
+    let seen = kubeconfig.with_file_name("plugin-env.txt");
+    let original = std::fs::read_to_string(&script).unwrap();
+    let body = original.strip_prefix("#!/bin/sh\n").unwrap();
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nenv > '{}'\n{body}", seen.display()),
+    )
+    .unwrap();
+    let k = kubeconfig.display().to_string();
+    let run = Cli::new(
+        None,
+        &[
+            "--kubeconfig",
+            &k,
+            "secret",
+            "create",
+            "--from-env",
+            "E2E_GATEWAY_KEY",
+        ],
+    )
+    .env("E2E_GATEWAY_KEY", TEST_KEY)
+    .run();
+    run.expect_code(0);
+    assert_eq!(
+        stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
+        TEST_KEY.as_bytes()
+    );
+    let env = std::fs::read_to_string(&seen).expect("the exec plugin ran");
+    assert!(env.contains("PATH="), "{env}");
+    assert!(
+        !env.contains("E2E_GATEWAY_KEY"),
+        "the plugin inherited the variable"
+    );
+    assert!(!env.contains(TEST_KEY), "the plugin saw the key");
 }

@@ -549,8 +549,10 @@ fn ctrl_c_leaves_the_job_alone_and_says_how_to_resume() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(
-        stderr
-            .contains("Resume with: kubectl tfjob wait tf-dist-train -n default --for all-running"),
+        stderr.contains(&format!(
+            "Resume with: kubectl tfjob wait tf-dist-train -n default --kubeconfig {} --for all-running",
+            c.kubeconfig().display()
+        )),
         "{stderr}"
     );
     assert_eq!(c.writes().len(), before, "the job was touched");

@@ -25,7 +25,8 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             format!("training-operator {namespace}/{name} is not ready ({ready}/{desired} replicas ready)"),
         )
         .next(format!(
-            "see why: kubectl -n {namespace} describe deployment {name}; kubectl -n {namespace} logs deploy/{name}"
+            "see why: kubectl describe deployment {name} {flags}; kubectl logs deploy/{name} {flags}",
+            flags = ns_flags(s, namespace)
         )),
         OperatorState::NotFound if reconciled => Finding::new(
             Layer::Controller,
@@ -56,7 +57,10 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                 Verdict::Fail,
                 format!("TFJob {ns}/{} not found", s.job_name),
             )
-            .next(format!("list the jobs: kubectl get tfjobs -n {ns}")),
+            .next(format!(
+                "list the jobs: kubectl get tfjobs {}",
+                ns_flags(s, ns)
+            )),
         );
         return Err("TFJob not found".into());
     };
@@ -101,10 +105,12 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             Some(queue) => f
                 .evidence(format!("queued in Kueue LocalQueue {queue:?} ({KUEUE_QUEUE_LABEL})"))
                 .next(format!(
-                    "Kueue resumes it once admitted; see why it waits: kubectl get workloads -n {ns}; kubectl describe localqueue {queue} -n {ns}"
+                    "Kueue resumes it once admitted; see why it waits: kubectl get workloads {flags}; kubectl describe localqueue {queue} {flags}",
+                    flags = ns_flags(s, ns)
                 )),
             None => f.next(format!(
-                "resume it: kubectl patch tfjob {name} -n {ns} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'"
+                "resume it: kubectl patch tfjob {name} {} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'",
+                ns_flags(s, ns)
             )),
         }
     } else if created.is_none() {
@@ -121,7 +127,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     Verdict::Info,
                     format!("job is {a}s old and has no Created condition yet; the operator may still be picking it up"),
                 )
-                .next(format!("run diagnose again in a few seconds: kubectl tfjob diagnose {name} -n {ns}"))
+                .next(format!("run diagnose again in a few seconds: kubectl tfjob diagnose {name} {}", ns_flags(s, ns)))
             }
             _ => {
                 gate = Err("the operator has not reconciled the job".into());
@@ -136,7 +142,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                 f = match &s.operator {
                     OperatorState::Running { namespace, name } => f
                         .evidence(format!("the operator Deployment {namespace}/{name} is running; it may watch other namespaces or lack the tfjob scheme"))
-                        .next(format!("check its log: kubectl -n {namespace} logs deploy/{name} | grep -i {}", s.job_name)),
+                        .next(format!("check its log: kubectl logs deploy/{name} {} | grep -i {}", ns_flags(s, namespace), s.job_name)),
                     OperatorState::NotFound | OperatorState::NotReady { .. } => f.evidence(format!(
                         "no training-operator is running (see above): nothing reconciles this job, so it stays {}",
                         crate::model::STATE_NOT_RECONCILED
@@ -184,13 +190,14 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             "the job ran longer than runPolicy.activeDeadlineSeconds: raise it or make training shorter".to_string()
         } else {
             format!(
-                "fix the cause in the Runtime findings (logs: kubectl logs {} -c {DEFAULT_CONTAINER_NAME} -n {ns}), then delete and resubmit the job",
+                "fix the cause in the Runtime findings (logs: kubectl logs {} -c {DEFAULT_CONTAINER_NAME} {}), then delete and resubmit the job",
                 s.pods
                     .iter()
                     .find(|p| pod_phase(p) == "Failed")
                     .map(pod_name)
                     .or_else(|| job.pod_names().first().cloned())
-                    .unwrap_or_else(|| "POD".into())
+                    .unwrap_or_else(|| "POD".into()),
+                ns_flags(s, ns)
             )
         };
         out.push(
@@ -256,7 +263,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             } else if messages.iter().any(|m| m.contains("forbidden")) {
                 "a policy refuses them (PodSecurity, RBAC or a LimitRange): change the pod template to satisfy it".to_string()
             } else {
-                format!("see all events: kubectl describe tfjob {name} -n {ns}")
+                format!("see all events: kubectl describe tfjob {name} {}", ns_flags(s, ns))
             });
             out.push(f);
         }

@@ -48,7 +48,8 @@ pub(super) fn crd(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                         format!("CRD {name} is not Established yet"),
                     )
                     .next(format!(
-                        "check its conditions: kubectl get crd {name} -o jsonpath='{{.status.conditions}}'"
+                        "check its conditions: kubectl get crd {name} -o jsonpath='{{.status.conditions}}'{}",
+                        conn_suffix(s)
                     )),
                 );
                 return Err("CRD not established".into());

@@ -41,6 +41,16 @@ const MAX_NAMED_PODS: i32 = 100;
 /// The label that puts a job in a Kueue queue (Kueue then owns `suspend`).
 const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 
+/// `-n NS` plus the user's other connection flags, in their order, for a suggested command.
+fn ns_flags(s: &Snapshot, namespace: &str) -> String {
+    s.hints.ns_flags(namespace)
+}
+
+/// The user's connection flags without `-n`, for cluster-scoped commands (`""` or ` --context x`).
+fn conn_suffix(s: &Snapshot) -> String {
+    s.hints.hint_suffix()
+}
+
 /// Why a layer could not be judged.
 type Gate = Result<(), String>;
 
@@ -65,9 +75,8 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
     // Template-level runtime checks (TF_CONFIG, base URL, Secrets) apply even before pods run.
     runtime(s, &mut out, &gate);
 
-    let secrets = secret_values(s);
     for f in &mut out {
-        scrub_finding(f, &secrets);
+        redact_finding(f);
     }
     let state = match &s.job {
         None => "NotFound".to_string(),
@@ -79,7 +88,7 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
         namespace: s.namespace.clone(),
         state,
         pods: pod_phases(&s.pods),
-        notes: s.notes.iter().map(|n| scrub(n, &secrets)).collect(),
+        notes: s.notes.iter().map(|n| redact_bearer(n)).collect(),
         findings: out,
     }
 }
@@ -291,36 +300,9 @@ pub(super) fn human(secs: i64) -> String {
 // ---------------------------------------------------------------------------------------------
 // Keeping secret values out of the output
 
-/// Every non-trivial Secret value the snapshot holds, longest first. The gateway base URL that
-/// `secret create --base-url` stores beside the key is not secret and is left readable.
-fn secret_values(s: &Snapshot) -> Vec<String> {
-    let mut v: Vec<String> = s
-        .secrets
-        .values()
-        .flatten()
-        .flat_map(|sec| {
-            sec.data
-                .iter()
-                .flatten()
-                .filter(|(k, _)| k.as_str() != secret::BASE_URL_KEY)
-                .map(|(_, b)| String::from_utf8_lossy(&b.0).into_owned())
-                .chain(
-                    sec.string_data
-                        .iter()
-                        .flatten()
-                        .filter(|(k, _)| k.as_str() != secret::BASE_URL_KEY)
-                        .map(|(_, s)| s.clone()),
-                )
-                .collect::<Vec<_>>()
-        })
-        .map(|s| s.trim().to_string())
-        .filter(|s| s.len() >= 6)
-        .collect();
-    v.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    v.dedup();
-    v
-}
-
+/// Replaces each of `values` (the real Secret values, which only [`super::collect`] holds, in
+/// zeroed-on-drop buffers) with `<redacted>` in `text`, then any `Bearer <token>`. Used on pod
+/// logs as they are read, before they enter the snapshot.
 pub(super) fn scrub(text: &str, values: &[String]) -> String {
     let mut out = text.to_string();
     for v in values {
@@ -350,15 +332,18 @@ fn redact_bearer(text: &str) -> String {
     out
 }
 
-fn scrub_finding(f: &mut Finding, values: &[String]) {
-    f.summary = scrub(&f.summary, values);
+/// The snapshot holds no Secret values (collect keeps key names and a placeholder, and has
+/// scrubbed the logs), so findings only need tokens from other sources (events, notes)
+/// redacted: `Bearer <token>`, whatever the token.
+fn redact_finding(f: &mut Finding) {
+    f.summary = redact_bearer(&f.summary);
     for e in &mut f.evidence {
-        *e = scrub(e, values);
+        *e = redact_bearer(e);
     }
     if let Some(n) = &mut f.next_step {
-        *n = scrub(n, values);
+        *n = redact_bearer(n);
     }
     for l in &mut f.log {
-        *l = scrub(l, values);
+        *l = redact_bearer(l);
     }
 }

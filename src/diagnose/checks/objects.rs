@@ -58,8 +58,9 @@ pub(super) fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     }
     if verdict == Verdict::Fail {
         f = f.next(format!(
-            "the operator has not created them; see its events: kubectl describe tfjob {} -n {}",
-            s.job_name, s.namespace
+            "the operator has not created them; see its events: kubectl describe tfjob {} {}",
+            s.job_name,
+            ns_flags(s, &s.namespace)
         ));
     }
     let mut affected = missing_pods.clone();

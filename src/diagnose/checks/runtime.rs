@@ -56,7 +56,8 @@ pub(super) fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
     let mut f = Finding::new(Layer::Runtime, verdict, summary);
     if verdict == Verdict::Info && total > 0 {
         f = f.next(format!(
-            "watch them start: kubectl get pods -n {ns} -l {}",
+            "watch them start: kubectl get pods {} -l {}",
+            ns_flags(s, ns),
             model::job_selector(&s.job_name)
         ));
     }
@@ -250,6 +251,7 @@ pub(super) fn secret_problems(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>
                     &r.secret,
                     r.key.as_deref().unwrap_or(DEFAULT_SECRET_KEY),
                     ns,
+                    &s.hints,
                 ),
             ),
             (None, _) => continue, // envFrom needs only the Secret
@@ -263,11 +265,17 @@ pub(super) fn secret_problems(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>
                         present.join(", ")
                     }
                 ),
-                format!("{} --overwrite", secret::create_command(&r.secret, key, ns)),
+                format!(
+                    "{} --overwrite",
+                    secret::create_command(&r.secret, key, ns, &s.hints)
+                ),
             ),
             (Some(key), SecretState::EmptyValue) => (
                 format!("key {key:?} of Secret {:?} is empty", r.secret),
-                format!("{} --overwrite", secret::create_command(&r.secret, key, ns)),
+                format!(
+                    "{} --overwrite",
+                    secret::create_command(&r.secret, key, ns, &s.hints)
+                ),
             ),
             (_, SecretState::Ready) => continue,
         };
@@ -380,11 +388,17 @@ pub(super) fn config_errors_without_secret_cause(
                 format!("CreateContainerConfigError: {message}"),
             )
             .next(if message.contains("configmap") {
-                format!("create the ConfigMap it names in namespace {}, or fix the reference", s.namespace)
+                format!(
+                    "create the ConfigMap it names in namespace {}, or fix the reference",
+                    s.namespace
+                )
             } else if message.contains("secret") || message.contains("Secret") {
-                format!("create the Secret/key it names: kubectl tfjob secret create NAME -n {} [--key K]", s.namespace)
+                format!(
+                    "create the Secret/key it names: kubectl tfjob secret create NAME {} [--key K]",
+                    ns_flags(s, &s.namespace)
+                )
             } else {
-                format!("kubectl describe pod {first} -n {}", s.namespace)
+                format!("kubectl describe pod {first} {}", ns_flags(s, &s.namespace))
             })
             .replicas(names),
         );
@@ -517,7 +531,8 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
                 format!("{state}: container {container} of {who}: {code_text}{restarts}"),
             )
             .next(format!(
-                "fix the error in the log; full log: kubectl logs {first} -c {container} -n {ns}{}",
+                "fix the error in the log; full log: kubectl logs {first} -c {container} {}{}",
+                ns_flags(s, ns),
                 if c.restarts > 0 { " --previous" } else { "" }
             ))
         };
@@ -602,12 +617,13 @@ pub(super) fn gateway_unauthorized(s: &Snapshot, pods: &[Pod], out: &mut Vec<Fin
             secret::create_command(
                 &r.secret,
                 r.key.as_deref().unwrap_or_default(),
-                &s.namespace
+                &s.namespace,
+                &s.hints
             )
         ),
         None => format!(
-            "kubectl tfjob secret create NAME -n {} [--key K] --overwrite --verify",
-            s.namespace
+            "kubectl tfjob secret create NAME {} [--key K] --overwrite --verify",
+            ns_flags(s, &s.namespace)
         ),
     };
     let mut f = Finding::new(
@@ -692,7 +708,7 @@ pub(super) fn template_checks(s: &Snapshot, out: &mut Vec<Finding>) {
                     "TF_CONFIG is missing from the tensorflow container of a distributed job's pods",
                 )
                 .evidence("the operator appends TF_CONFIG when it creates the pods; these were made by something else")
-                .next(format!("delete the pods so the operator recreates them: kubectl delete pod -n {} -l {}", s.namespace, model::job_selector(name)))
+                .next(format!("delete the pods so the operator recreates them: kubectl delete pod {} -l {}", ns_flags(s, &s.namespace), model::job_selector(name)))
                 .replicas(lacking),
             );
         }
@@ -800,8 +816,8 @@ pub(super) fn mount_failures(s: &Snapshot, out: &mut Vec<Finding>) {
                 format!("volume cannot be mounted: {}", first_line(&message)),
             )
             .next(format!(
-                "create what the message names, or see kubectl describe pod {first} -n {}",
-                s.namespace
+                "create what the message names, or see kubectl describe pod {first} {}",
+                ns_flags(s, &s.namespace)
             ))
             .replicas(names),
         );

@@ -23,7 +23,8 @@ pub(super) fn scheduling(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         )
         .replicas(names_in(&quota, &missing))
         .next(format!(
-            "see the quota: kubectl describe resourcequota -n {ns}; lower the replicas' requests (or replicas), or ask for more quota"
+            "see the quota: kubectl describe resourcequota {}; lower the replicas' requests (or replicas), or ask for more quota",
+            ns_flags(s, ns)
         ));
         for m in quota.iter().skip(1).take(3) {
             f = f.evidence(first_line(m).to_string());
@@ -60,7 +61,7 @@ pub(super) fn scheduling(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     "is {scheduler} installed and running? (gang scheduling sets schedulerName; install it or drop schedulerName)"
                 )
             } else {
-                "check the control plane: kubectl get pods -n kube-system | grep scheduler".into()
+                format!("check the control plane: kubectl get pods {} | grep scheduler", ns_flags(s, "kube-system"))
             })
             .replicas(names),
         );
@@ -177,7 +178,10 @@ pub(super) fn scheduling_advice(msg: &str, pods: &[&Pod], s: &Snapshot) -> (Vec<
         }
         return (
             evidence,
-            "request fewer GPUs (lower nvidia.com/gpu, e.g. --gpus) or add GPU nodes; check `kubectl describe nodes` for nvidia.com/gpu capacity".into(),
+            format!(
+                "request fewer GPUs (lower nvidia.com/gpu, e.g. --gpus) or add GPU nodes; check `kubectl describe nodes{}` for nvidia.com/gpu capacity",
+                conn_suffix(s)
+            ),
         );
     }
     if msg.contains("untolerated taint") {
@@ -188,8 +192,9 @@ pub(super) fn scheduling_advice(msg: &str, pods: &[&Pod], s: &Snapshot) -> (Vec<
                 .map(|t| format!("nodes carry the taint {t}"))
                 .collect(),
             format!(
-                "add a toleration for {} to the replicas' pod templates (spec.tfReplicaSpecs.<type>.template.spec.tolerations), or remove the taint; see `kubectl describe nodes | grep Taints`",
-                taints.first().map(String::as_str).unwrap_or("the taint")
+                "add a toleration for {} to the replicas' pod templates (spec.tfReplicaSpecs.<type>.template.spec.tolerations), or remove the taint; see `kubectl describe nodes{} | grep Taints`",
+                taints.first().map(String::as_str).unwrap_or("the taint"),
+                conn_suffix(s)
             ),
         );
     }
@@ -215,25 +220,32 @@ pub(super) fn scheduling_advice(msg: &str, pods: &[&Pod], s: &Snapshot) -> (Vec<
         return (
             evidence,
             format!(
-                "make the claim(s) {} Bound: kubectl get pvc -n {ns} (create the PVC, or a PV / StorageClass that can satisfy it)",
+                "make the claim(s) {} Bound: kubectl get pvc {} (create the PVC, or a PV / StorageClass that can satisfy it)",
                 if list.is_empty() {
                     "used by the pods".to_string()
                 } else {
                     list
-                }
+                },
+                ns_flags(s, ns)
             ),
         );
     }
     if msg.contains("Insufficient cpu") || msg.contains("Insufficient memory") {
         return (
             evidence,
-            "lower the replicas' cpu/memory requests or add nodes; see `kubectl describe nodes` (Allocated resources)".into(),
+            format!(
+                "lower the replicas' cpu/memory requests or add nodes; see `kubectl describe nodes{}` (Allocated resources)",
+                conn_suffix(s)
+            ),
         );
     }
     if msg.contains("node affinity") || msg.contains("node selector") {
         return (
             evidence,
-            "no node matches the pods' nodeSelector/affinity: compare with `kubectl get nodes --show-labels`".into(),
+            format!(
+                "no node matches the pods' nodeSelector/affinity: compare with `kubectl get nodes --show-labels{}`",
+                conn_suffix(s)
+            ),
         );
     }
     if msg.starts_with("scheduling gated") {
@@ -244,6 +256,9 @@ pub(super) fn scheduling_advice(msg: &str, pods: &[&Pod], s: &Snapshot) -> (Vec<
     }
     (
         evidence,
-        format!("see the scheduler's events: kubectl describe pod {first} -n {ns}"),
+        format!(
+            "see the scheduler's events: kubectl describe pod {first} {}",
+            ns_flags(s, ns)
+        ),
     )
 }

@@ -134,12 +134,12 @@ impl Waiter<'_> {
             Ok(None) => Err(Error::NotReady {
                 message: format!("TFJob {}/{} not found", self.namespace, self.name),
                 hint: Some(format!(
-                    "List the jobs with `kubectl get tfjobs -n {}`, or submit it with `kubectl tfjob submit`.",
-                    self.namespace
+                    "List the jobs with `kubectl get tfjobs {}`, or submit it with `kubectl tfjob submit`.",
+                    self.kube.hints.ns_flags(self.namespace)
                 )),
             }),
             Err(e) if cluster::is_not_found(&e) => Err(cluster::crd_not_served()),
-            Err(e) => Err(cluster::explain(e, &get, &self.kube.server)),
+            Err(e) => Err(cluster::explain(e, &get, self.kube)),
         }
     }
 
@@ -252,7 +252,7 @@ impl Waiter<'_> {
                 None => Err(self.not_met("checked once (--timeout 0)")),
             },
             Ok(None) => Err(self.deleted()),
-            Err(e) => Err(cluster::explain(e, &read, &self.kube.server)),
+            Err(e) => Err(cluster::explain(e, &read, self.kube)),
         }
     }
 
@@ -326,7 +326,7 @@ impl Waiter<'_> {
                     let mut event = event;
                     let mut taken = 0;
                     loop {
-                        health.take(event, self.namespace)?;
+                        health.take(event, &self.kube.hints.ns_flags(self.namespace))?;
                         taken += 1;
                         match events.next().now_or_never() {
                             Some(next) if taken < MAX_BATCH => event = next,
@@ -338,9 +338,9 @@ impl Waiter<'_> {
                 _ = &mut deadline => return self.final_check(out).await,
                 _ = &mut ctrl_c => {
                     return Err(Error::Interrupted(format!(
-                        "interrupted; the job was left as it is. Resume with: kubectl tfjob wait {} -n {} --for {}",
+                        "interrupted; the job was left as it is. Resume with: kubectl tfjob wait {} {} --for {}",
                         self.name,
-                        self.namespace,
+                        self.kube.hints.ns_flags(self.namespace),
                         self.opts.wait_for.flag_value()
                     )));
                 }
@@ -464,7 +464,7 @@ impl Health {
     fn take(
         &mut self,
         event: Option<(Source, std::result::Result<Signal, WatchProblem>)>,
-        namespace: &str,
+        ns_flags: &str,
     ) -> Result<()> {
         match event {
             Some((source, Ok(signal))) => {
@@ -484,7 +484,8 @@ impl Health {
                         return Err(Error::NotReady {
                             message: format!("forbidden to watch the job or its pods: {message}"),
                             hint: Some(format!(
-                                "Confirm with `kubectl auth can-i watch pods -n {namespace}` and `kubectl auth can-i watch tfjobs.kubeflow.org -n {namespace}`."
+                                "Confirm with `kubectl auth can-i watch pods {flags}` and `kubectl auth can-i watch tfjobs.kubeflow.org {flags}`.",
+                                flags = ns_flags
                             )),
                         });
                     }
@@ -637,7 +638,7 @@ async fn report_diagnosis(
                 )?,
                 ReportFormat::Text => {
                     out.data_line("")?;
-                    let color = out.out_is_terminal();
+                    let color = out.out_color();
                     out.data(&diagnosis.render_text(color))?;
                 }
             }

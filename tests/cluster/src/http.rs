@@ -244,6 +244,7 @@ pub async fn handle(
     if !decision.latency.is_zero() {
         tokio::time::sleep(decision.latency).await;
     }
+    let drop_reply = decision.drop_reply;
     if decision.reset {
         sh.log_request(log);
         return Err(std::io::Error::new(
@@ -283,6 +284,15 @@ pub async fn handle(
         route(&ctx, &method, &path, target, &verb, user.is_ok()).await
     };
     log.status = resp.status().as_u16();
+    if drop_reply {
+        // Committed, but the client never hears so (logged with status 0, like a reset).
+        log.status = 0;
+        sh.log_request(log);
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "injected reset after commit",
+        ));
+    }
     sh.log_request(log);
     Ok(resp)
 }

@@ -240,6 +240,9 @@ pub struct Fault {
     pub latency_ms: Option<u64>,
     /// Abort the connection without a response.
     pub reset: bool,
+    /// Handle the request (a create is stored), then abort the connection instead of
+    /// answering: the reply is lost although the write was committed.
+    pub drop_reply: bool,
 }
 
 impl Default for Fault {
@@ -255,6 +258,7 @@ impl Default for Fault {
             gone_on_rewatch: false,
             latency_ms: None,
             reset: false,
+            drop_reply: false,
         }
     }
 }
@@ -321,6 +325,11 @@ impl Fault {
     /// Reset the connection.
     pub fn reset(mut self) -> Self {
         self.reset = true;
+        self
+    }
+    /// Commit the request, then lose the reply (see [`Fault::drop_reply`]).
+    pub fn drop_reply(mut self) -> Self {
+        self.drop_reply = true;
         self
     }
 }

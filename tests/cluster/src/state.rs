@@ -78,6 +78,7 @@ pub(crate) struct FaultState {
 pub(crate) struct FaultDecision {
     pub latency: Duration,
     pub reset: bool,
+    pub drop_reply: bool,
     pub status: Option<Fault>,
     pub close_after_events: Option<usize>,
     pub gone_on_rewatch: bool,
@@ -193,6 +194,7 @@ impl Shared {
                 d.latency += Duration::from_millis(ms);
             }
             d.reset |= f.reset;
+            d.drop_reply |= f.drop_reply;
             if f.status.is_some() && d.status.is_none() {
                 d.status = Some(f.clone());
             }
