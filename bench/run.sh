@@ -74,7 +74,7 @@ fi
 echo
 
 echo "## 2 and 3. detection latency (vs kubectl 1.20 and 1.36) and cost at scale"
-KUBECTL="$kc_old:$kc_new" BENCH_RUNS="${BENCH_RUNS:-20}" cargo bench --locked --bench cluster 2>/dev/null
+KUBECTL_TFJOB="$bin" KUBECTL="$kc_old:$kc_new" BENCH_RUNS="${BENCH_RUNS:-20}" cargo bench --locked --bench cluster 2>/dev/null
 echo
 
 echo "## 4. binary size and --help"

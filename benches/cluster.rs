@@ -14,7 +14,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tfjob_testcluster::{Scenario, TestCluster};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-tfjob");
+/// The binary measured: `$KUBECTL_TFJOB` (bench/run.sh passes the shipped release build, since
+/// the bench profile cannot use the release profile's `panic = "abort"`), else cargo's.
+fn bin() -> String {
+    std::env::var("KUBECTL_TFJOB").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kubectl-tfjob").into())
+}
 
 fn job(name: &str, workers: u32) -> serde_json::Value {
     json!({
@@ -84,7 +88,7 @@ fn latency(runs: usize, kubectl: &str) {
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for i in 0..runs {
         let name = format!("lat-ours-{i}");
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin());
         cmd.args([
             "--kubeconfig",
             &kubeconfig,
@@ -166,7 +170,7 @@ fn scale(sizes: &[u32]) {
         c.clear_requests();
         let started = Instant::now();
         let out = Command::new("/usr/bin/time")
-            .args(["-f", "%M %U %S", BIN, "--kubeconfig"])
+            .args(["-f", "%M %U %S", &bin(), "--kubeconfig"])
             .arg(c.kubeconfig())
             .args([
                 "wait",
