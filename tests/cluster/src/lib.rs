@@ -23,6 +23,7 @@ mod admission;
 mod auth;
 mod crd;
 mod defaults;
+pub mod demo;
 mod http;
 mod kubeconfig;
 mod kubelet;
@@ -418,6 +419,14 @@ impl TestCluster {
     /// Creates or replaces an object directly (no admission); watchers see the event.
     pub fn insert(&self, obj: Value) {
         insert_object(&self.shared, obj);
+    }
+
+    /// Adds a Ready node with the scenario's shape (as a node pool scaling up would); the
+    /// scheduler retries pending pods.
+    pub fn add_node(&self, node: &NodeSpec) {
+        let index = self.list("nodes", None).len();
+        let version = self.shared.scenario.kubernetes_version.clone();
+        self.insert(kubelet::node_object(node, &version, index));
     }
 
     /// Deletes an object directly (with garbage collection of its dependents).
