@@ -52,9 +52,22 @@ pub struct Snapshot {
     pub logs: BTreeMap<String, String>,
     /// What could not be read, to show as notes (e.g. "events: forbidden").
     pub notes: Vec<String>,
+    /// The user's connection flags (no token), repeated in every suggested command.
+    pub hints: crate::cluster::ConnectionOptions,
 }
 
 impl Snapshot {
+    /// The exact command that deletes this job (before it is resubmitted), reaching the same
+    /// cluster as the command the user ran.
+    pub fn delete_command(&self) -> String {
+        format!(
+            "kubectl tfjob delete {} -n {}{}",
+            self.job_name,
+            self.namespace,
+            self.hints.hint_suffix()
+        )
+    }
+
     /// An empty snapshot for a job, as a starting point (tests, and `collect`).
     pub fn new(namespace: &str, job_name: &str, now: Timestamp) -> Self {
         Snapshot {
@@ -71,6 +84,7 @@ impl Snapshot {
             secrets: BTreeMap::new(),
             logs: BTreeMap::new(),
             notes: Vec::new(),
+            hints: Default::default(),
         }
     }
 }

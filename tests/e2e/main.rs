@@ -6,6 +6,7 @@
 
 mod secret;
 mod shape;
+mod day2;
 mod submit;
 mod tls;
 mod wait;
