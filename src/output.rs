@@ -233,8 +233,7 @@ mod tests {
         let mut o = Output::new(ClosedPipe, err.clone());
         let (data, notes) = o.streams();
         writeln!(notes, "progress").unwrap();
-        let r: Result<()> =
-            writeln!(data, "row").map_err(|e| Error::io("writing the list", e));
+        let r: Result<()> = writeln!(data, "row").map_err(|e| Error::io("writing the list", e));
         let e = o.data_result(r).unwrap_err();
         assert!(matches!(e, Error::BrokenPipe), "{e:?}");
         assert_eq!(err.text(), "progress\n");

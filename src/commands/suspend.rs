@@ -14,7 +14,12 @@ pub struct SuspendArgs {
     pub name: String,
 }
 
-pub fn exec(global: &Global, args: SuspendArgs, action: SuspendAction, out: &mut Output) -> Result<()> {
+pub fn exec(
+    global: &Global,
+    args: SuspendArgs,
+    action: SuspendAction,
+    out: &mut Output,
+) -> Result<()> {
     let command = match action {
         SuspendAction::Suspend => "suspend",
         SuspendAction::Resume => "resume",

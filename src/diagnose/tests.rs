@@ -1006,10 +1006,9 @@ fn failed_condition_message() {
             .contains("kubectl logs tf-dist-train-worker-0 -c tensorflow -n default")
     );
     assert!(
-        f.next_step
-            .as_deref()
-            .unwrap()
-            .ends_with("then delete and resubmit it: kubectl tfjob delete tf-dist-train -n default"),
+        f.next_step.as_deref().unwrap().ends_with(
+            "then delete and resubmit it: kubectl tfjob delete tf-dist-train -n default"
+        ),
         "{:?}",
         f.next_step
     );
@@ -1100,10 +1099,9 @@ fn istio_sidecar() {
             .contains("sidecar.istio.io/inject: \"false\"")
     );
     assert!(
-        f.next_step
-            .as_deref()
-            .unwrap()
-            .ends_with("then delete and resubmit it: kubectl tfjob delete tf-dist-train -n default")
+        f.next_step.as_deref().unwrap().ends_with(
+            "then delete and resubmit it: kubectl tfjob delete tf-dist-train -n default"
+        )
     );
 }
 

@@ -4,9 +4,9 @@
 //! One test binary for all of them, so the suite links once. Every byte the binary prints goes
 //! through [`Run`], which fails the test if the test API key (or its base64) ever appears.
 
+mod day2;
 mod secret;
 mod shape;
-mod day2;
 mod submit;
 mod tls;
 mod wait;
