@@ -28,7 +28,7 @@ pub enum ManifestFormat {
 
 /// The stdout/stderr pair a command writes through.
 pub struct Output {
-    out: Box<dyn Write + Send>,
+    out: DataStream,
     err: Box<dyn Write + Send>,
     out_tty: bool,
     err_tty: bool,
@@ -40,7 +40,7 @@ impl Output {
     /// The process's stdout and stderr.
     pub fn stdio() -> Self {
         Output {
-            out: Box::new(io::stdout()),
+            out: DataStream::new(Box::new(io::stdout())),
             err: Box::new(io::stderr()),
             out_tty: io::stdout().is_terminal(),
             err_tty: io::stderr().is_terminal(),
@@ -51,7 +51,7 @@ impl Output {
     /// Any pair of writers (never treated as a terminal).
     pub fn new(out: impl Write + Send + 'static, err: impl Write + Send + 'static) -> Self {
         Output {
-            out: Box::new(out),
+            out: DataStream::new(Box::new(out)),
             err: Box::new(err),
             out_tty: false,
             err_tty: false,
@@ -136,6 +136,57 @@ impl Output {
     /// [`Output::note`] plus a newline.
     pub fn note_line(&mut self, text: &str) {
         self.note(&format!("{text}\n"));
+    }
+
+    /// Both streams at once, for a core that takes `(out, err)` writers (the day-two commands).
+    /// Pass the core's result through [`Output::data_result`] afterwards, so a closed stdout
+    /// still ends the command quietly whatever error the core wrapped the EPIPE in.
+    pub fn streams(&mut self) -> (&mut dyn Write, &mut dyn Write) {
+        (&mut self.out, &mut *self.err)
+    }
+
+    /// Turns any failure into [`Error::BrokenPipe`] when a data write through
+    /// [`Output::streams`] met a closed stdout: the reader went away, nothing else is wrong.
+    pub fn data_result<T>(&self, result: Result<T>) -> Result<T> {
+        match result {
+            Err(_) if self.out.closed => Err(Error::BrokenPipe),
+            r => r,
+        }
+    }
+}
+
+/// stdout, remembering whether its reader went away.
+struct DataStream {
+    inner: Box<dyn Write + Send>,
+    closed: bool,
+}
+
+impl DataStream {
+    fn new(inner: Box<dyn Write + Send>) -> Self {
+        DataStream {
+            inner,
+            closed: false,
+        }
+    }
+
+    fn note_closed<T>(&mut self, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r
+            && e.kind() == io::ErrorKind::BrokenPipe
+        {
+            self.closed = true;
+        }
+        r
+    }
+}
+
+impl Write for DataStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note_closed(r)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        let r = self.inner.flush();
+        self.note_closed(r)
     }
 }
 
@@ -279,5 +330,25 @@ mod tests {
         // Notes still reach stderr.
         o.note("still here");
         assert_eq!(err.text(), "still here");
+    }
+
+    #[test]
+    fn a_core_writing_to_a_closed_stdout_through_streams_ends_quietly() {
+        let err = Buffer::default();
+        let mut o = Output::new(ClosedPipe, err.clone());
+        let (data, notes) = o.streams();
+        writeln!(notes, "progress").unwrap();
+        let r: Result<()> = writeln!(data, "row").map_err(|e| Error::io("writing the list", e));
+        let e = o.data_result(r).unwrap_err();
+        assert!(matches!(e, Error::BrokenPipe), "{e:?}");
+        assert_eq!(err.text(), "progress\n");
+        // Other failures stay what they were.
+        let (mut o, _, _) = Output::buffers();
+        let (data, _) = o.streams();
+        writeln!(data, "row").unwrap();
+        let e = o
+            .data_result::<()>(Err(Error::NotFound("x".into())))
+            .unwrap_err();
+        assert!(matches!(e, Error::NotFound(_)), "{e:?}");
     }
 }

@@ -192,7 +192,12 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
             .map(|v| (v.get_name().to_string(), first_line(v.get_help())))
             .collect();
     }
-    let wants_job_name = matches!(cmd.get_name(), "wait" | "diagnose") && positionals == 0;
+    // Every command whose positional is a TFJob name; `delete` takes several.
+    let wants_job_name = match cmd.get_name() {
+        "wait" | "diagnose" | "logs" | "get" | "suspend" | "resume" => positionals == 0,
+        "delete" => true,
+        _ => false,
+    };
     Completions {
         candidates,
         directive: DIRECTIVE_NO_FILE_COMP,
@@ -200,9 +205,11 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
     }
 }
 
-/// The flags a completion request carried that pick the cluster and namespace.
-pub fn kube_args_from_words(words: &[String]) -> ConnectionOptions {
-    let mut args = ConnectionOptions::default();
+/// The flags a completion request carried that pick the cluster and namespace, over `base`
+/// (the flags clap already took as global ones: kubectl forwards the whole line, and clap parses
+/// a leading `-n team` or `--kubeconfig K` before the words start).
+pub fn kube_args_from_words(base: ConnectionOptions, words: &[String]) -> ConnectionOptions {
+    let mut args = base;
     let mut iter = words.iter().peekable();
     while let Some(word) = iter.next() {
         let (flag, inline) = match word.split_once('=') {
@@ -228,14 +235,15 @@ pub fn kube_args_from_words(words: &[String]) -> ConnectionOptions {
     args
 }
 
-/// Runs `__complete`: static candidates, plus TFJob names from the cluster for `wait` and
-/// `diagnose` (best effort, bounded to two seconds; a completion must never hang a shell).
-pub fn exec_complete(words: &[String], out: &mut Output) -> Result<()> {
+/// Runs `__complete`: static candidates, plus TFJob names from the cluster for every command
+/// that takes one (best effort, bounded to two seconds; a completion must never hang a shell).
+/// Names already on the line (`delete a b <TAB>`) are not offered again.
+pub fn exec_complete(global: &Global, words: &[String], out: &mut Output) -> Result<()> {
     let root = <Cli as clap::CommandFactory>::command();
     let mut completions = complete(&root, words);
     if completions.wants_job_name {
         let prefix = words.last().cloned().unwrap_or_default();
-        let kube_args = kube_args_from_words(words);
+        let kube_args = kube_args_from_words(global.connection(), words);
         if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -246,8 +254,9 @@ pub fn exec_complete(words: &[String], out: &mut Output) -> Result<()> {
                     .ok()
                     .flatten()
             });
+            let typed = &words[..words.len().saturating_sub(1)];
             for name in names.into_iter().flatten() {
-                if name.starts_with(&prefix) {
+                if name.starts_with(&prefix) && !typed.contains(&name) {
                     completions.candidates.push((name, String::new()));
                 }
             }
@@ -316,6 +325,26 @@ mod tests {
         );
         let c = complete(&root(), &words("wait "));
         assert!(c.wants_job_name);
+        for line in [
+            "logs ",
+            "logs -f -r worker ",
+            "get ",
+            "status ",
+            "suspend ",
+            "resume ",
+            "delete ",
+            "delete a b ",
+            "-n team delete --cascade orphan ",
+        ] {
+            assert!(complete(&root(), &words(line)).wants_job_name, "{line:?}");
+        }
+        for line in ["logs x ", "get x ", "list ", "ls ", "logs x -c "] {
+            assert!(!complete(&root(), &words(line)).wants_job_name, "{line:?}");
+        }
+        let c = complete(&root(), &words("list -o "));
+        assert_eq!(values(&c), vec!["wide", "json", "yaml", "name"]);
+        let c = complete(&root(), &words("delete x --cascade "));
+        assert_eq!(values(&c), vec!["background", "foreground", "orphan"]);
         let c = complete(&root(), &words("submit -f "));
         assert_eq!(c.directive, DIRECTIVE_DEFAULT, "files for -f");
         let c = complete(&root(), &words("completion "));
@@ -327,7 +356,10 @@ mod tests {
 
     #[test]
     fn cluster_flags_are_found_in_the_words() {
-        let a = kube_args_from_words(&words("wait -n team --context=prod --kubeconfig /k x"));
+        let a = kube_args_from_words(
+            ConnectionOptions::default(),
+            &words("wait -n team --context=prod --kubeconfig /k x"),
+        );
         assert_eq!(a.namespace.as_deref(), Some("team"));
         assert_eq!(a.context.as_deref(), Some("prod"));
         assert_eq!(a.kubeconfig.as_deref(), Some(std::path::Path::new("/k")));

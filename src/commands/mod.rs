@@ -12,10 +12,15 @@
 
 pub mod check;
 pub mod completion;
+pub mod delete;
 pub mod diagnose;
+pub mod get;
+pub mod list;
+pub mod logs;
 pub mod render;
 pub mod secret;
 pub mod submit;
+pub mod suspend;
 pub mod templates;
 pub mod validate;
 pub mod wait;
@@ -29,6 +34,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand,
 use crate::cluster::{ConnFlag, ConnectionOptions};
 use crate::error::{EXIT_CODES_HELP, Error, Result};
 use crate::ops::DryRun;
+use crate::ops::suspend::SuspendAction;
 use crate::ops::wait::WaitFor;
 use crate::output::{ManifestFormat, Output, ReportFormat};
 
@@ -296,6 +302,30 @@ pub enum Command {
     #[command(after_help = diagnose::DIAGNOSE_EXAMPLES)]
     Diagnose(diagnose::DiagnoseArgs),
 
+    /// Print the logs of every replica, each line prefixed with its replica.
+    #[command(after_help = logs::LOGS_EXAMPLES)]
+    Logs(logs::LogsArgs),
+
+    /// List TFJobs: state, age, duration, replicas running/desired, GPUs.
+    #[command(visible_alias = "ls", after_help = list::LIST_EXAMPLES)]
+    List(list::ListArgs),
+
+    /// Show one TFJob in full: conditions, replica pods, services, events, gateway env, TF_CONFIG.
+    #[command(visible_alias = "status", after_help = get::GET_EXAMPLES)]
+    Get(get::GetArgs),
+
+    /// Delete TFJobs and wait until they and their pods are gone.
+    #[command(after_help = delete::DELETE_EXAMPLES)]
+    Delete(delete::DeleteArgs),
+
+    /// Suspend a TFJob: the operator deletes its pods until it is resumed.
+    #[command(after_help = suspend::SUSPEND_EXAMPLES)]
+    Suspend(suspend::SuspendArgs),
+
+    /// Resume a suspended TFJob: the operator creates its pods again.
+    #[command(after_help = suspend::SUSPEND_EXAMPLES)]
+    Resume(suspend::SuspendArgs),
+
     /// Store or check the model-gateway API key Secret.
     Secret(secret::SecretArgs),
 
@@ -321,9 +351,15 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Templates(args) => templates::exec(&global, args, out),
         Command::Wait(args) => wait::exec(&global, args, out),
         Command::Diagnose(args) => diagnose::exec(&global, args, out),
+        Command::Logs(args) => logs::exec(&global, args, out),
+        Command::List(args) => list::exec(&global, args, out),
+        Command::Get(args) => get::exec(&global, args, out),
+        Command::Delete(args) => delete::exec(&global, args, out),
+        Command::Suspend(args) => suspend::exec(&global, args, SuspendAction::Suspend, out),
+        Command::Resume(args) => suspend::exec(&global, args, SuspendAction::Resume, out),
         Command::Secret(args) => secret::exec(&global, args, out),
         Command::Completion(args) => completion::exec(&global, args, out),
-        Command::Complete { words } => completion::exec_complete(&words, out),
+        Command::Complete { words } => completion::exec_complete(&global, &words, out),
     }
 }
 

@@ -364,7 +364,8 @@ pub async fn run(
     let name = job_name(name)?.to_string();
     let kube = cluster::connect(conn).await?;
     let namespace = kube.namespace.clone();
-    let snapshot = collect(&kube, &namespace, &name, tail).await?;
+    let mut snapshot = collect(&kube, &namespace, &name, tail).await?;
+    snapshot.hints = conn.clone();
     let d = diagnose(&snapshot);
     match format {
         ReportFormat::Text => {

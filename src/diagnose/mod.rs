@@ -61,6 +61,16 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The exact command that deletes this job (before it is resubmitted), reaching the same
+    /// cluster as the command the user ran.
+    pub fn delete_command(&self) -> String {
+        format!(
+            "kubectl tfjob delete {} {}",
+            self.job_name,
+            self.hints.ns_flags(&self.namespace)
+        )
+    }
+
     /// An empty snapshot for a job, as a starting point (tests, and `collect`).
     pub fn new(namespace: &str, job_name: &str, now: Timestamp) -> Self {
         Snapshot {

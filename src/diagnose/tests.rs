@@ -1069,6 +1069,24 @@ fn failed_condition_message() {
             .unwrap()
             .contains("kubectl logs tf-dist-train-worker-0 -c tensorflow -n default")
     );
+    assert!(
+        f.next_step.as_deref().unwrap().ends_with(
+            "then delete and resubmit it: kubectl tfjob delete tf-dist-train -n default"
+        ),
+        "{:?}",
+        f.next_step
+    );
+    // The exact command reaches the cluster the user named.
+    s.hints.context = Some("prod".into());
+    s.hints.kubeconfig = Some("/home/me/my cfg".into());
+    let d = diagnose(&s);
+    assert!(
+        only_fail(&d, Layer::Controller)
+            .next_step
+            .as_deref()
+            .unwrap()
+            .ends_with("kubectl tfjob delete tf-dist-train -n default --kubeconfig '/home/me/my cfg' --context prod")
+    );
     // The runtime layer says which replica and how.
     let r = only_fail(&d, Layer::Runtime);
     assert_eq!(
@@ -1143,6 +1161,11 @@ fn istio_sidecar() {
             .as_deref()
             .unwrap()
             .contains("sidecar.istio.io/inject: \"false\"")
+    );
+    assert!(
+        f.next_step.as_deref().unwrap().ends_with(
+            "then delete and resubmit it: kubectl tfjob delete tf-dist-train -n default"
+        )
     );
 }
 

@@ -9,6 +9,7 @@ use std::io::Write;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams, WatchEvent, WatchParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::{Client, ResourceExt};
 
 use crate::error::{Error, Result};
@@ -41,22 +42,37 @@ pub struct ListOptions {
     pub watch: bool,
 }
 
-fn sort_jobs(jobs: &mut [TFJob]) {
+fn sort_jobs(jobs: &mut [DynamicObject]) {
     // kubectl prints the server's order, which is etcd's key order: namespace, then name.
     jobs.sort_by_key(|j| (j.namespace(), j.name_any()));
 }
 
-/// `{"apiVersion":"v1","kind":"List",...}` as kubectl prints several objects.
-pub fn as_list(jobs: &[TFJob]) -> serde_json::Value {
-    let items: Vec<serde_json::Value> = jobs
-        .iter()
-        .map(|j| {
-            let mut v = serde_json::to_value(j).unwrap_or_default();
-            v["apiVersion"] = model::API_VERSION.into();
-            v["kind"] = model::KIND.into();
-            v
-        })
-        .collect();
+/// One job as the API returned it, every field kept (the typed [`TFJob`] would drop fields this
+/// tool does not model). List items may come without apiVersion/kind; kubectl prints them with.
+fn raw(job: &DynamicObject) -> serde_json::Value {
+    let mut v = serde_json::to_value(job).unwrap_or_default();
+    if let Some(m) = v.as_object_mut() {
+        m.entry("apiVersion").or_insert(model::API_VERSION.into());
+        m.entry("kind").or_insert(model::KIND.into());
+    }
+    v
+}
+
+/// The typed view the table is computed from.
+fn typed(job: &DynamicObject) -> Result<TFJob> {
+    serde_json::from_value(raw(job)).map_err(|e| {
+        Error::Other(format!(
+            "tfjob {}/{} does not have the kubeflow.org/v1 shape: {e}",
+            job.namespace().unwrap_or_default(),
+            job.name_any()
+        ))
+    })
+}
+
+/// `{"apiVersion":"v1","kind":"List",...}` as kubectl prints several objects, the items as the
+/// API returned them.
+pub fn as_list(jobs: &[DynamicObject]) -> serde_json::Value {
+    let items: Vec<serde_json::Value> = jobs.iter().map(raw).collect();
     serde_json::json!({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}})
 }
 
@@ -94,10 +110,14 @@ pub async fn list(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let api: Api<TFJob> = if opts.all_namespaces {
-        Api::all(client.clone())
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
+        model::PLURAL,
+    );
+    let api: Api<DynamicObject> = if opts.all_namespaces {
+        Api::all_with(client.clone(), &ar)
     } else {
-        Api::namespaced(client.clone(), namespace)
+        Api::namespaced_with(client.clone(), namespace, &ar)
     };
     let mut lp = ListParams::default();
     if let Some(s) = &opts.selector {
@@ -142,7 +162,8 @@ pub async fn list(
             } else {
                 podtable::list(client, ns, &pod_selector()).await?
             };
-            let rows = rows(&jobs, &pods, Timestamp::now());
+            let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
+            let rows = rows(&typed_jobs, &pods, Timestamp::now());
             let cells: Vec<Vec<String>> = rows
                 .iter()
                 .map(|r| jobview::row_cells(r, opts.all_namespaces, wide))
@@ -162,7 +183,7 @@ pub async fn list(
 /// Prints one row per change from `rv` on, until the stream cannot be resumed.
 async fn watch(
     client: &Client,
-    api: &Api<TFJob>,
+    api: &Api<DynamicObject>,
     namespace: &str,
     opts: &ListOptions,
     mut rv: String,
@@ -201,18 +222,15 @@ async fn watch(
             rv = job.resource_version().unwrap_or_default();
             match opts.format {
                 ListFormat::Json => {
-                    let mut v = serde_json::to_value(&job).unwrap_or_default();
-                    v["apiVersion"] = model::API_VERSION.into();
-                    v["kind"] = model::KIND.into();
                     writeln!(
                         out,
                         "{}",
-                        serde_json::to_string_pretty(&v).unwrap_or_default()
+                        serde_json::to_string_pretty(&raw(&job)).unwrap_or_default()
                     )
                     .map_err(io)?;
                 }
                 ListFormat::Yaml => {
-                    let s = serde_saphyr::to_string(&job).unwrap_or_default();
+                    let s = serde_saphyr::to_string(&raw(&job)).unwrap_or_default();
                     write!(out, "---\n{s}").map_err(io)?;
                 }
                 ListFormat::Name => {
@@ -223,7 +241,7 @@ async fn watch(
                     let sel = model::job_selector(&job.name_any());
                     let pods = podtable::list(client, Some(&ns), &sel).await?;
                     let refs: Vec<&PodRow> = pods.iter().collect();
-                    let row = jobview::job_row(&job, &refs, Timestamp::now());
+                    let row = jobview::job_row(&typed(&job)?, &refs, Timestamp::now());
                     let cells = vec![jobview::row_cells(&row, opts.all_namespaces, wide)];
                     write!(out, "{}", jobview::table(None, &cells)).map_err(io)?;
                 }

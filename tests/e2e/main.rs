@@ -6,6 +6,7 @@
 
 mod check;
 mod client;
+mod day2;
 mod hostile;
 mod secret;
 mod shape;

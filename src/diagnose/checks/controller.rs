@@ -190,14 +190,15 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             "the job ran longer than runPolicy.activeDeadlineSeconds: raise it or make training shorter".to_string()
         } else {
             format!(
-                "fix the cause in the Runtime findings (logs: kubectl logs {} -c {DEFAULT_CONTAINER_NAME} {}), then delete and resubmit the job",
+                "fix the cause in the Runtime findings (logs: kubectl logs {} -c {DEFAULT_CONTAINER_NAME} {}), then delete and resubmit it: {}",
                 s.pods
                     .iter()
                     .find(|p| pod_phase(p) == "Failed")
                     .map(pod_name)
                     .or_else(|| job.pod_names().first().cloned())
                     .unwrap_or_else(|| "POD".into()),
-                ns_flags(s, ns)
+                ns_flags(s, ns),
+                s.delete_command()
             )
         };
         out.push(

@@ -776,8 +776,8 @@ pub(super) fn istio_sidecars(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>)
             ),
         )
         .next(format!(
-            "set the annotation sidecar.istio.io/inject: \"false\" on every replica's pod template (kubectl tfjob submit does unless --allow-istio-sidecar), then delete and resubmit {}",
-            s.job_name
+            "set the annotation sidecar.istio.io/inject: \"false\" on every replica's pod template (kubectl tfjob submit does unless --allow-istio-sidecar), then delete and resubmit it: {}",
+            s.delete_command()
         ))
         .replicas(with),
     );

@@ -1,0 +1,122 @@
+//! `kubectl tfjob logs NAME`: every replica's container log, prefixed with its replica, with
+//! kubectl's flag names (k8s.io/kubectl/pkg/cmd/logs/logs.go).
+
+use std::time::Duration;
+
+use clap::Args;
+use k8s_openapi::jiff::Timestamp;
+
+use super::{Global, block_on, parse_duration};
+use crate::cluster::{self, parse_job_name};
+use crate::error::{Error, Result};
+use crate::ops::logs::{DEFAULT_MAX_LOG_REQUESTS, LogsOptions};
+use crate::output::Output;
+
+#[derive(Debug, Clone, Args)]
+pub struct LogsArgs {
+    /// TFJob name (or tfjob/NAME).
+    pub name: String,
+
+    /// Keep following: pods that start, restart or are recreated are picked up; ends when the
+    /// job finishes, with the job's outcome as exit code (0 succeeded, 4 failed).
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+
+    /// Only this replica type (chief, master, ps, worker, evaluator; any case).
+    #[arg(short = 'r', long, value_name = "TYPE")]
+    pub replica_type: Option<String>,
+
+    /// Only this replica index.
+    #[arg(long, value_name = "N")]
+    pub index: Option<u32>,
+
+    /// The container (default: tensorflow).
+    #[arg(short = 'c', long, value_name = "NAME")]
+    pub container: Option<String>,
+
+    /// Only lines newer than this duration (5s, 2m, 3h).
+    #[arg(long, value_parser = parse_duration, conflicts_with = "since_time", value_name = "DURATION")]
+    pub since: Option<Duration>,
+
+    /// Only lines at or after this RFC3339 time (2026-01-02T15:04:05Z).
+    #[arg(long, value_name = "TIME")]
+    pub since_time: Option<String>,
+
+    /// Lines of recent log to show per container; -1 shows all.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true, value_name = "N")]
+    pub tail: i64,
+
+    /// Keep the kubelet's RFC3339 timestamp on each line.
+    #[arg(long)]
+    pub timestamps: bool,
+
+    /// The previous (crashed) container instance of each replica.
+    #[arg(short = 'p', long)]
+    pub previous: bool,
+
+    /// Most log streams followed at once; following more replicas than this is an error.
+    #[arg(long, default_value_t = DEFAULT_MAX_LOG_REQUESTS, value_name = "N")]
+    pub max_log_requests: usize,
+
+    /// How long to wait for pods to exist and start before giving up.
+    #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Duration,
+}
+
+impl LogsArgs {
+    fn options(&self, colour: bool) -> Result<LogsOptions> {
+        let mut o = LogsOptions::new(parse_job_name(&self.name, "logs")?);
+        o.container = self.container.clone();
+        o.replica_type = self.replica_type.clone();
+        o.index = self.index;
+        o.follow = self.follow;
+        o.previous = self.previous;
+        o.since_seconds = self.since.map(|d| d.as_secs().max(1) as i64);
+        o.since_time = match &self.since_time {
+            Some(t) => Some(t.parse::<Timestamp>().map_err(|e| {
+                Error::Usage(format!(
+                    "--since-time {t:?} is not an RFC3339 time like 2026-01-02T15:04:05Z: {e}"
+                ))
+            })?),
+            None => None,
+        };
+        o.tail = (self.tail >= 0).then_some(self.tail);
+        o.timestamps = self.timestamps;
+        o.max_log_requests = self.max_log_requests;
+        o.timeout = self.timeout;
+        o.colour = colour;
+        Ok(o)
+    }
+}
+
+/// Colour the replica prefixes only on a terminal, and never when the user opted out
+/// (https://no-color.org, `TERM=dumb`).
+fn colour(out: &Output) -> bool {
+    out.out_is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").is_ok_and(|t| t != "dumb")
+}
+
+pub fn exec(global: &Global, args: LogsArgs, out: &mut Output) -> Result<()> {
+    let opts = args.options(colour(out))?;
+    let conn = global.connection();
+    let result = block_on(async {
+        let kube = cluster::connect(&conn).await?;
+        let (data, notes) = out.streams();
+        crate::ops::logs::logs(&kube.client, &kube.namespace, &opts, data, notes)
+            .await
+            .map(|_| ())
+    });
+    out.data_result(result)
+}
+
+pub(super) const LOGS_EXAMPLES: &str = "\
+Examples:
+  # Every replica's tensorflow container, each line prefixed [worker-0], [ps-0], ...
+  kubectl tfjob logs tf-dist-train
+
+  # Follow until the job finishes (exit 0 when it succeeds, 4 when it fails)
+  kubectl tfjob logs tf-dist-train -f
+
+  # Only worker 1, the last 100 lines, and what its crashed container printed
+  kubectl tfjob logs tf-dist-train -r worker --index 1 --tail 100 -p";

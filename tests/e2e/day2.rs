@@ -1,0 +1,293 @@
+//! The day-two commands (`logs`, `list`, `get`, `delete`, `suspend`/`resume`) through the real
+//! binary: stdout holds only the data, exit codes follow error.rs, and request counts stay fixed.
+//! Waits poll the cluster or the output for an observable fact; none decides an outcome.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tfjob_testcluster::{Scenario, TestCluster};
+
+use crate::{Cli, tfjob};
+
+/// A TFJob with `workers` workers (restartPolicy `restart`), as a user would create it.
+fn job(name: &str, namespace: &str, workers: i64, restart: &str) -> Value {
+    json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+           "metadata": {"name": name, "namespace": namespace, "labels": {"team": "nlp"}},
+           "spec": {"tfReplicaSpecs": {"Worker": {"replicas": workers, "restartPolicy": restart,
+               "template": {"spec": {"containers": [
+                   {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}})
+}
+
+fn running(c: &TestCluster, namespace: &str, pod: &str) -> bool {
+    c.get("pods", Some(namespace), pod)
+        .is_some_and(|p| p["status"]["containerStatuses"][0]["state"]["running"].is_object())
+}
+
+#[track_caller]
+fn until(c: &TestCluster, what: &str, f: impl FnMut(&TestCluster) -> bool) {
+    assert!(
+        c.wait_for(Duration::from_secs(30), f),
+        "gave up waiting for {what}"
+    );
+}
+
+/// The binary as a child process whose stdout the test reads line by line.
+fn spawn(c: &TestCluster, args: &[&str]) -> (Child, BufReader<ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn kubectl-tfjob");
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (child, out)
+}
+
+fn read_line(out: &mut BufReader<ChildStdout>) -> String {
+    let mut line = String::new();
+    out.read_line(&mut line).expect("read stdout");
+    line
+}
+
+fn job_pods(c: &TestCluster, name: &str) -> Vec<Value> {
+    c.list("pods", Some("default"))
+        .into_iter()
+        .filter(|p| p["metadata"]["labels"]["training.kubeflow.org/job-name"] == name)
+        .collect()
+}
+
+#[test]
+fn list_and_get_print_only_data_and_missing_jobs_exit_3() {
+    let c = TestCluster::start(Scenario::default());
+    let mut a = job("alpha", "default", 2, "OnFailure");
+    // A field this tool does not model (a newer operator's): `-o json` must keep it.
+    a["spec"]["futureField"] = json!({"kept": true});
+    c.insert(a);
+    c.insert(job("beta", "default", 1, "OnFailure"));
+    until(&c, "alpha's workers running", |c| {
+        running(c, "default", "alpha-worker-0") && running(c, "default", "alpha-worker-1")
+    });
+
+    let run = tfjob(&c, &["list", "-o", "json"]);
+    run.expect_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("list -o json is JSON");
+    assert_eq!(
+        (v["apiVersion"].as_str(), v["kind"].as_str()),
+        (Some("v1"), Some("List"))
+    );
+    let names: Vec<&str> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    assert_eq!(v["items"][0]["kind"], "TFJob");
+    assert_eq!(
+        v["items"][0]["spec"]["futureField"]["kept"], true,
+        "raw as returned"
+    );
+
+    let run = tfjob(&c, &["ls", "-o", "name"]);
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout,
+        "tfjob.kubeflow.org/alpha\ntfjob.kubeflow.org/beta\n"
+    );
+    let run = tfjob(&c, &["list", "-l", "team=nlp", "--no-headers"]);
+    run.expect_code(0);
+    let rows: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(rows.len(), 2, "{}", run.stdout);
+    assert!(
+        rows[0].starts_with("alpha ") && rows[0].contains("Worker 2/2"),
+        "{}",
+        run.stdout
+    );
+    let run = tfjob(&c, &["list", "-n", "empty"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr, "No resources found in empty namespace.\n");
+
+    let run = tfjob(&c, &["get", "tfjob/alpha", "-o", "json"]);
+    run.expect_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("get -o json is JSON");
+    assert_eq!(v["metadata"]["name"], "alpha");
+    assert_eq!(v["spec"]["futureField"]["kept"], true);
+    let run = tfjob(&c, &["status", "alpha"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("alpha-worker-1"), "{}", run.stdout);
+
+    for args in [
+        &["get", "ghost"][..],
+        &["logs", "ghost"],
+        &["delete", "ghost"],
+        &["suspend", "ghost"],
+    ] {
+        let run = tfjob(&c, args);
+        run.expect_code(3);
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert!(run.stderr.contains("\"ghost\""), "{args:?}: {}", run.stderr);
+    }
+    let run = tfjob(&c, &["delete", "ghost", "--ignore-not-found"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "");
+    let run = tfjob(&c, &["get", "pod/alpha"]);
+    run.expect_code(2);
+}
+
+#[test]
+fn delete_returns_when_job_and_pods_are_gone_after_one_delete_request() {
+    let c = TestCluster::start(Scenario::default());
+    c.insert(job("gone", "default", 3, "OnFailure"));
+    c.insert(job("stays", "default", 1, "OnFailure"));
+    until(&c, "three workers running", |c| {
+        (0..3).all(|i| running(c, "default", &format!("gone-worker-{i}")))
+    });
+    c.clear_requests();
+    let run = tfjob(&c, &["delete", "gone"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org \"gone\" deleted\n");
+    // Returned only once the job and every pod were gone.
+    assert!(c.get("tfjobs", Some("default"), "gone").is_none());
+    assert_eq!(job_pods(&c, "gone"), Vec::<Value>::new());
+    let deletes: Vec<String> = c
+        .requests()
+        .iter()
+        .filter(|r| r.verb == "delete" || r.verb == "deletecollection")
+        .map(|r| format!("{} {}", r.resource, r.name.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(deletes, ["tfjobs gone"], "exactly one DELETE");
+    assert!(c.get("tfjobs", Some("default"), "stays").is_some());
+
+    let run = tfjob(&c, &["delete", "stays", "--dry-run=server"]);
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout,
+        "tfjob.kubeflow.org \"stays\" deleted (server dry run)\n"
+    );
+    assert!(c.get("tfjobs", Some("default"), "stays").is_some());
+    let run = tfjob(&c, &["delete", "--all", "--cascade", "orphan"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org \"stays\" deleted\n");
+    assert!(
+        c.get("pods", Some("default"), "stays-worker-0").is_some(),
+        "orphaned"
+    );
+    let run = tfjob(&c, &["delete", "a", "--all"]);
+    run.expect_code(2);
+}
+
+#[test]
+fn logs_prefix_each_replica() {
+    let c = TestCluster::start(Scenario::default());
+    c.insert(job("lg", "default", 2, "Never"));
+    until(&c, "two workers running", |c| {
+        running(c, "default", "lg-worker-0") && running(c, "default", "lg-worker-1")
+    });
+    // Replace the kubelet's start-up lines, so the expected output is exactly these.
+    c.set_log("default", "lg-worker-0", "tensorflow", "step 1 loss 0.9");
+    c.set_log("default", "lg-worker-1", "tensorflow", "step 1 loss 0.8");
+
+    let run = tfjob(&c, &["logs", "lg"]);
+    run.expect_code(0);
+    // Replicas are read one after another; which goes first is not promised.
+    let mut lines: Vec<&str> = run.stdout.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["[worker-0] step 1 loss 0.9", "[worker-1] step 1 loss 0.8"]
+    );
+    let run = tfjob(
+        &c,
+        &["logs", "lg", "-r", "Worker", "--index", "1", "--timestamps"],
+    );
+    run.expect_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert!(
+        lines[0].starts_with("[worker-1] 20") && lines[0].ends_with(" step 1 loss 0.8"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn list_watch_prints_a_line_when_a_job_changes() {
+    let c = TestCluster::start(Scenario::default());
+    c.insert(job("first", "default", 1, "OnFailure"));
+    let (mut child, mut out) = spawn(&c, &["list", "-w"]);
+    assert!(read_line(&mut out).starts_with("NAME "));
+    assert!(read_line(&mut out).starts_with("first "));
+    c.insert(job("second", "default", 1, "OnFailure"));
+    // Every line after the table is one change; the new job shows up among them.
+    loop {
+        let line = read_line(&mut out);
+        assert!(!line.is_empty(), "the watch ended");
+        assert!(
+            line.starts_with("first ") || line.starts_with("second "),
+            "{line:?}"
+        );
+        if line.starts_with("second ") {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn suspend_and_resume_say_what_happens_and_print_kubectls_line() {
+    let c = TestCluster::start(Scenario::default());
+    c.insert(job("sus", "default", 1, "OnFailure"));
+    until(&c, "worker running", |c| {
+        running(c, "default", "sus-worker-0")
+    });
+    let run = tfjob(&c, &["suspend", "sus"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org/sus suspended\n");
+    assert!(run.stderr.contains("deletes every pod"), "{}", run.stderr);
+    until(&c, "pods deleted", |c| job_pods(c, "sus").is_empty());
+    let run = tfjob(&c, &["resume", "tfjob/sus"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org/sus resumed\n");
+    until(&c, "pods back", |c| running(c, "default", "sus-worker-0"));
+}
+
+#[test]
+fn job_names_complete_for_every_command_in_the_namespace_given_on_the_line() {
+    let c = TestCluster::start(Scenario::default().with_namespace("team-b"));
+    c.insert(job("alpha", "default", 1, "OnFailure"));
+    c.insert(job("beta", "default", 1, "OnFailure"));
+    c.insert(job("team-job", "team-b", 1, "OnFailure"));
+    let kc = c.kubeconfig().display().to_string();
+    let complete = |line: &[&str]| {
+        let mut args = vec!["__complete", "--kubeconfig", kc.as_str()];
+        args.extend_from_slice(line);
+        let run = Cli::new(None, &args).run();
+        run.expect_code(0);
+        let mut v: Vec<String> = run.stdout.lines().map(str::to_string).collect();
+        let directive = v.pop().unwrap();
+        assert_eq!(directive, ":4", "no file completion for names");
+        v
+    };
+    for cmd in [
+        "logs", "get", "status", "delete", "suspend", "resume", "wait", "diagnose",
+    ] {
+        assert_eq!(complete(&[cmd, ""]), ["alpha", "beta"], "{cmd}");
+    }
+    assert_eq!(complete(&["-n", "team-b", "logs", "-f", ""]), ["team-job"]);
+    assert_eq!(complete(&["get", "--namespace=team-b", "t"]), ["team-job"]);
+    assert_eq!(
+        complete(&["delete", "alpha", ""]),
+        ["beta"],
+        "not offered twice"
+    );
+    assert_eq!(complete(&["logs", "alpha", ""]), Vec::<String>::new());
+}
