@@ -180,23 +180,15 @@ pub fn steps() -> Vec<Step> {
                 .show(40),
         ),
         Step::new(
-            "Submit it. This cluster has a single GPU (node gpu-1) for three one-GPU workers.",
+            "Submit it and wait. This cluster has a single GPU (node gpu-1) for three one-GPU \
+             workers: the pre-flight models kube-scheduler, sees the job can never run here as it \
+             is, and refuses before anything is created (exit 4).",
         )
-        .run(article("submit", &[]).expect("tf-dist-train")),
-        Step::new(
-            "Two workers stay Pending. diagnose walks the layers (CRD, training-operator, pods, \
-             scheduling, runtime) and names the one at fault.",
-        )
-        .before(|c| {
-            settle(c, "two tf-dist-train workers unschedulable", |c| {
-                unschedulable_pods(c, "tf-dist-train") >= 2
-            })
-        })
         .run(
-            tfjob(&["diagnose", "tf-dist-train"])
+            article("submit", &["--wait"])
                 .code(4)
                 .expect("nvidia.com/gpu")
-                .expect("Scheduling"),
+                .expect("never"),
         ),
         Step::new(
             "The cluster gains two nodes with 2 GPUs each (through the test cluster's API, as a \
@@ -207,9 +199,28 @@ pub fn steps() -> Vec<Step> {
             c.add_node(&NodeSpec::new("gpu-3", "16", "64Gi", 2));
             Ok(())
         }),
-        Step::new("Follow the job until it runs.").run(
-            tfjob(&["wait", "tf-dist-train", "--timeout", "60s"]).expect("tf-dist-train"),
+        Step::new(
+            "Submit again and follow it until every replica runs (not just the operator's Running \
+             condition, which a single running worker already sets).",
+        )
+        .run(
+            article("submit", &["--wait", "--timeout", "60s"])
+                .expect("condition met (all replicas Running)"),
         ),
+        Step::new("Every TFJob in the namespace, with running/desired replicas per role.")
+            .run(tfjob(&["list"]).expect("tf-dist-train").expect("Worker 3/3")),
+        Step::new("What every replica prints, each line prefixed with its replica.").run(
+            tfjob(&["logs", "tf-dist-train"])
+                .expect("[worker-0]")
+                .expect("[ps-0]")
+                .expect("step 100"),
+        ),
+        Step::new("One job in full: conditions, replicas, services, gateway env (Secret refs only).")
+            .run(
+                tfjob(&["get", "tf-dist-train"])
+                    .expect("tf-dist-train")
+                    .expect("taotoken-secret"),
+            ),
         Step::new(
             "A second job reads the key `token`, which the Secret does not have: submit refuses \
              it before writing anything.",
@@ -249,6 +260,12 @@ pub fn steps() -> Vec<Step> {
                 .expect("token")
                 .expect("taotoken-secret"),
         ),
+        Step::new("Clean up: delete both jobs; it returns once the jobs and their pods are gone.")
+            .run(
+                tfjob(&["delete", "tf-dist-train", "tf-eval"])
+                    .expect("tfjob.kubeflow.org \"tf-dist-train\" deleted")
+                    .expect("tfjob.kubeflow.org \"tf-eval\" deleted"),
+            ),
     ]
 }
 
@@ -282,19 +299,6 @@ fn job_pods(c: &TestCluster, job: &str) -> Vec<Value> {
         .into_iter()
         .filter(|p| p["metadata"]["labels"]["training.kubeflow.org/job-name"] == job)
         .collect()
-}
-
-fn unschedulable_pods(c: &TestCluster, job: &str) -> usize {
-    job_pods(c, job)
-        .iter()
-        .filter(|p| {
-            p["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|cond| cond["type"] == "PodScheduled" && cond["reason"] == "Unschedulable")
-        })
-        .count()
 }
 
 fn waiting_reason(c: &TestCluster, pod: &str) -> Option<String> {
