@@ -412,9 +412,10 @@ fn the_articles_job_succeeds_only_once_all_four_replicas_run() {
         "{}",
         run.stdout
     );
-    // The last progress line before success shows all four replicas running.
+    // The last progress line before success shows all four replicas running (progress is on
+    // stderr: stdout holds only "condition met").
     let last = run
-        .stdout
+        .stderr
         .lines()
         .rfind(|l| l.starts_with("tfjob/tf-dist-train: "))
         .unwrap();

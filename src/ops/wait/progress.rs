@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn plain_output_prints_changes_only() {
-        let (mut out, stdout, _) = Output::buffers();
+        let (mut out, stdout, stderr) = Output::buffers();
         let p = Progress {
             state: "Created".into(),
             ..Progress::default()
@@ -124,6 +124,8 @@ mod tests {
             .unwrap();
         d.show(&mut out, "x", &p, "waiting", Duration::from_secs(2), false)
             .unwrap();
-        assert_eq!(stdout.text(), "tfjob/x: Created; waiting\n");
+        // Progress is a note: stderr only, so stdout stays data.
+        assert_eq!(stderr.text(), "tfjob/x: Created; waiting\n");
+        assert_eq!(stdout.text(), "");
     }
 }
