@@ -294,13 +294,6 @@ fn settle(c: &TestCluster, what: &str, f: impl Fn(&TestCluster) -> bool) -> Resu
     }
 }
 
-fn job_pods(c: &TestCluster, job: &str) -> Vec<Value> {
-    c.list("pods", Some("default"))
-        .into_iter()
-        .filter(|p| p["metadata"]["labels"]["training.kubeflow.org/job-name"] == job)
-        .collect()
-}
-
 fn waiting_reason(c: &TestCluster, pod: &str) -> Option<String> {
     let p = c.get("pods", Some("default"), pod)?;
     p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"]
