@@ -91,14 +91,8 @@ impl LogsArgs {
 
 /// Colour the replica prefixes only on a terminal, and never when the user opted out
 /// (https://no-color.org, `TERM=dumb`).
-fn colour(out: &Output) -> bool {
-    out.out_is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var("TERM").is_ok_and(|t| t != "dumb")
-}
-
 pub fn exec(global: &Global, args: LogsArgs, out: &mut Output) -> Result<()> {
-    let opts = args.options(colour(out))?;
+    let opts = args.options(out.out_color())?;
     let conn = global.connection();
     let result = block_on(async {
         let kube = cluster::connect(&conn).await?;
