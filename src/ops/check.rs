@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::core::v1::PodStatus;
 use serde::Serialize;
 
-use super::submit::{self, Readiness};
+use super::readiness::{self, Readiness};
+use super::submit;
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::model::TFJob;
@@ -82,7 +83,7 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
 
     // `replace: true`: an existing job is reported as a warning here, not a failure.
     let (readiness, pre) = tokio::join!(
-        submit::check_readiness(&kube, &namespace, &job, &prepared.gateway, true),
+        readiness::check_readiness(&kube, &namespace, &job, &prepared.gateway, true),
         preflight(&kube, &namespace, &job),
     );
     let (snapshot, mut report) = pre?;

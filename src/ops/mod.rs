@@ -10,6 +10,7 @@ pub mod get;
 pub mod list;
 pub mod logs;
 pub mod podtable;
+pub mod readiness;
 pub mod secret;
 pub mod submit;
 pub mod suspend;

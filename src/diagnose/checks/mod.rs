@@ -1,6 +1,6 @@
 //! The pure diagnosis: one function per layer, each adding findings and saying whether the
 //! next layers can be judged at all. One file per layer (`crd`, `controller`, `objects`,
-//! `scheduling`, `runtime`); this file holds the driver, the shared pod/event helpers and the
+//! `scheduling`, `runtime` with its `secrets`); this file holds the driver, the shared pod/event helpers and the
 //! scrubbing of secret values, which the layers reach through `use super::*`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,13 +15,15 @@ mod crd;
 mod objects;
 mod runtime;
 mod scheduling;
+mod secrets;
 
 use controller::*;
 use crd::*;
 use objects::*;
-pub(super) use runtime::referenced_secrets;
 use runtime::*;
 use scheduling::*;
+pub(super) use secrets::referenced_secrets;
+use secrets::*;
 
 use super::{CrdState, Diagnosis, Finding, Layer, OperatorState, Snapshot, Verdict};
 use crate::cluster::install_operator_hint;

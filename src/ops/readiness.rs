@@ -1,0 +1,291 @@
+//! Is the cluster ready for this job? Reads only (plus an access review, which stores nothing):
+//! the CRD served, the operator running, the namespace, the right to create tfjobs, every
+//! referenced Secret and key, and whether the name is taken. `submit` refuses on any failure
+//! before its first write; `check` reports the same findings.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams, PostParams};
+
+use crate::cluster::{self, Action, Kube, OperatorState};
+use crate::error::{Error, Result};
+use crate::model::{self, TFJob};
+
+/// What the readiness checks found.
+#[derive(Default)]
+pub struct Readiness {
+    pub failures: Vec<Error>,
+    pub warnings: Vec<String>,
+    /// The installed CRD's v1 openAPIV3Schema, when readable.
+    pub live_schema: Option<serde_json::Value>,
+    /// The TFJob of the same name, when `--replace` allows it to exist.
+    pub existing: Option<TFJob>,
+    /// The gateway Secret's `base-url` value, when it has one.
+    pub stored_base_url: Option<String>,
+}
+
+/// Combines several readiness failures into one error (exit code of the first kind).
+pub fn combine(mut failures: Vec<Error>) -> Error {
+    if failures.len() == 1 {
+        return failures.remove(0);
+    }
+    let mut message = format!(
+        "the cluster is not ready for this job ({} problems):",
+        failures.len()
+    );
+    for (i, f) in failures.iter().enumerate() {
+        message.push_str(&format!("\n  {}. {f}", i + 1));
+        if let Some(hint) = f.hint() {
+            message.push_str(&format!("\n     → {hint}"));
+        }
+    }
+    Error::NotReady {
+        message,
+        hint: Some("Nothing was created.".into()),
+    }
+}
+
+pub async fn check_readiness(
+    kube: &Kube,
+    namespace: &str,
+    job: &TFJob,
+    gateway: &crate::gateway::GatewayConfig,
+    replace: bool,
+) -> Readiness {
+    // generateName: the server picks a fresh name, so nothing can exist under it.
+    let name = job.metadata.name.clone();
+    let (crd, operator, ns, access, secrets, existing) = tokio::join!(
+        cluster::crd::require_served(kube),
+        find_operator(kube),
+        check_namespace(kube, namespace),
+        check_access(kube, namespace),
+        check_secrets(kube, namespace, job, gateway),
+        check_existing(kube, namespace, name.as_deref(), replace),
+    );
+    let mut r = Readiness::default();
+    let crd_ok = match crd {
+        Ok(schema) => {
+            r.live_schema = schema;
+            true
+        }
+        Err(e) => {
+            r.failures.push(e);
+            false
+        }
+    };
+    match operator {
+        OperatorCheck::Ready => {}
+        OperatorCheck::NotReady(e) => r.failures.push(e),
+        OperatorCheck::Unknown(why) => r.warnings.push(why),
+    }
+    for result in [ns, access] {
+        if let Err(e) = result {
+            r.failures.push(e);
+        }
+    }
+    match secrets {
+        Ok(stored) => r.stored_base_url = stored,
+        Err(e) => r.failures.push(e),
+    }
+    // Without the CRD the GET for an existing job is meaningless (404 for the resource).
+    if crd_ok {
+        match existing {
+            Ok(existing) => r.existing = existing,
+            Err(e) => r.failures.push(e),
+        }
+    }
+    r
+}
+
+enum OperatorCheck {
+    Ready,
+    NotReady(Error),
+    /// Could not tell (RBAC, not found under a recognizable name): warn only.
+    Unknown(String),
+}
+
+async fn find_operator(kube: &Kube) -> OperatorCheck {
+    let deployments: Api<Deployment> = Api::all(kube.client.clone());
+    let params = ListParams::default();
+    let list = cluster::retry(kube, || deployments.list(&params)).await;
+    let list = match list {
+        Ok(list) => list,
+        Err(e) => {
+            return OperatorCheck::Unknown(format!(
+                "could not look for the training-operator Deployment ({}); assuming it runs",
+                match cluster::status_code(&e) {
+                    Some(403) => "not allowed to list deployments in all namespaces".to_string(),
+                    _ => e.to_string(),
+                }
+            ));
+        }
+    };
+    match crate::cluster::operator::operator_state(&list.items) {
+        OperatorState::Running { .. } => OperatorCheck::Ready,
+        OperatorState::NotFound | OperatorState::Unknown(_) => OperatorCheck::Unknown(
+            "no training-operator Deployment found in any namespace; the job will stay without status \
+             until an operator reconciles it (install: see `kubectl tfjob diagnose`)"
+                .into(),
+        ),
+        OperatorState::NotReady {
+            namespace: ns,
+            name: dname,
+            ..
+        } => OperatorCheck::NotReady(Error::not_ready(
+            format!(
+                "the training-operator Deployment {ns}/{dname} has no ready replicas: nothing would reconcile the job, and its admission webhook would reject it"
+            ),
+            format!(
+                "Look at why: kubectl describe deployment {dname} {flags}; kubectl logs deployment/{dname} {flags}",
+                flags = kube.hints.ns_flags(&ns)
+            ),
+        )),
+    }
+}
+
+async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
+    let namespaces: Api<Namespace> = Api::all(kube.client.clone());
+    match cluster::retry(kube, || namespaces.get_opt(namespace)).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(Error::not_ready(
+            format!("namespace {namespace:?} does not exist"),
+            format!(
+                "Create it with `kubectl create namespace {namespace}{}`, or pass -n with an existing one.",
+                kube.hints.hint_suffix()
+            ),
+        )),
+        // Many users may not read namespaces; the create would tell anyway.
+        Err(e) if cluster::status_code(&e) == Some(403) => Ok(()),
+        Err(e) => Err(cluster::explain(
+            e,
+            &Action::new("get", "namespaces", None).named(namespace),
+            kube,
+        )),
+    }
+}
+
+/// Asks the API server whether we may create tfjobs here (SelfSubjectAccessReview stores nothing).
+async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(kube.client.clone());
+    let review = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                group: Some(model::GROUP.into()),
+                resource: Some(model::PLURAL.into()),
+                verb: Some("create".into()),
+                namespace: Some(namespace.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let action = Action::new("create", "tfjobs", Some(namespace));
+    let params = PostParams::default();
+    match cluster::retry(kube, || reviews.create(&params, &review)).await {
+        Ok(answer) => match answer.status {
+            Some(s) if !s.allowed => Err(Error::NotReady {
+                message: format!(
+                    "you may not create tfjobs in namespace {namespace:?}{}",
+                    s.reason.map(|r| format!(": {r}")).unwrap_or_default()
+                ),
+                hint: Some(format!(
+                    "Confirm with `{}`, and ask a cluster admin for a Role granting create on tfjobs.kubeflow.org.",
+                    action.can_i(&kube.hints)
+                )),
+            }),
+            _ => Ok(()),
+        },
+        // A server without the review API (or denying it) leaves the answer to the dry run.
+        Err(e) => {
+            tracing::debug!(error = %e, "access review unavailable");
+            Ok(())
+        }
+    }
+}
+
+/// Every Secret/key the job's containers reference must exist (the gateway's first). Returns
+/// the base URL stored in the gateway Secret, if any.
+async fn check_secrets(
+    kube: &Kube,
+    namespace: &str,
+    job: &TFJob,
+    gateway: &crate::gateway::GatewayConfig,
+) -> Result<Option<String>> {
+    let mut refs: BTreeSet<(String, String)> = BTreeSet::new();
+    if gateway.enabled {
+        refs.insert((gateway.secret_name.clone(), gateway.secret_key.clone()));
+    }
+    for spec in job.spec.tf_replica_specs.values() {
+        let containers = spec.template.spec.iter().flat_map(|p| {
+            p.containers
+                .iter()
+                .chain(p.init_containers.iter().flatten())
+        });
+        for c in containers {
+            for env in c.env.iter().flatten() {
+                if let Some(r) = env
+                    .value_from
+                    .as_ref()
+                    .and_then(|v| v.secret_key_ref.as_ref())
+                    && r.optional != Some(true)
+                {
+                    refs.insert((r.name.clone(), r.key.clone()));
+                }
+            }
+        }
+    }
+    let mut failures = Vec::new();
+    let mut stored = None;
+    for (name, key) in refs {
+        match cluster::secret::check_secret(kube, namespace, &name, &key).await {
+            Ok(secret) if gateway.enabled && name == gateway.secret_name => {
+                stored = cluster::secret::stored_base_url(&secret);
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(e),
+        }
+    }
+    match failures.len() {
+        0 => Ok(stored),
+        1 => Err(failures.remove(0)),
+        _ => Err(combine(failures)),
+    }
+}
+
+async fn check_existing(
+    kube: &Kube,
+    namespace: &str,
+    name: Option<&str>,
+    replace: bool,
+) -> Result<Option<TFJob>> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
+    let action = Action::new("get", "tfjobs", Some(namespace)).named(name);
+    match cluster::retry(kube, || jobs.get_opt(name)).await {
+        Ok(None) => Ok(None),
+        Ok(Some(job)) if replace => Ok(Some(job)),
+        Ok(Some(job)) => Err(Error::Conflict {
+            message: format!(
+                "TFJob {namespace}/{name} already exists (state: {})",
+                job.last_condition()
+                    .map(|c| c.type_.as_str())
+                    .unwrap_or("no status yet")
+            ),
+            hint: Some(format!(
+                "Pass --replace to delete it and create the new one, or choose another --name. Inspect it with `kubectl tfjob diagnose {name} {}`.",
+                kube.hints.ns_flags(namespace)
+            )),
+        }),
+        // 404 for the resource itself means no CRD, which the CRD check reports.
+        Err(e) if cluster::is_not_found(&e) => Ok(None),
+        Err(e) => Err(cluster::explain(e, &action, kube)),
+    }
+}
