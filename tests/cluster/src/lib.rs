@@ -21,6 +21,7 @@
 
 mod admission;
 mod auth;
+mod binding;
 mod crd;
 mod defaults;
 pub mod demo;
@@ -539,7 +540,7 @@ fn url_for(tls: bool, port: u16) -> String {
 fn start_components(sh: &Arc<Shared>) {
     seed(sh);
     tokio::spawn(operator::run(sh.clone()));
-    tokio::spawn(kubelet::run(sh.clone()));
+    tokio::spawn(binding::run(sh.clone()));
 }
 
 impl Drop for TestCluster {

@@ -1,0 +1,209 @@
+//! The job's status as the operator writes it: `setCondition` (pkg/util/status.go), the
+//! per-replica counts and the Running/Succeeded/Failed rules of `UpdateJobStatus`, and the
+//! write itself (with the condition log the benchmarks read).
+
+use super::*;
+
+pub(super) fn update_job_status(
+    sh: &Shared,
+    job: &Value,
+    specs: &BTreeMap<String, Value>,
+    pods: &[Arc<Value>],
+    status: &mut Value,
+) {
+    let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
+    let name = job["metadata"]["name"].as_str().unwrap_or("");
+    if status["startTime"].is_null() {
+        status["startTime"] = json!(now_rfc3339());
+    }
+    let worker0_completed = specs.contains_key("Worker")
+        && pods.iter().any(|p| {
+            p["metadata"]["labels"][L_TYPE] == "worker"
+                && index_of(p) == Some(0)
+                && phase(p) == "Succeeded"
+                && exit_code(p) == Some(0)
+        });
+    let all_workers = job["spec"]["successPolicy"] == "AllWorkers";
+    let chief = contains_chief(specs);
+    for rtype in KNOWN {
+        let Some(rs) = specs.get(rtype) else { continue };
+        let st = &status["replicaStatuses"][rtype];
+        let (succ, running, failed) = (
+            st["succeeded"].as_i64().unwrap_or(0),
+            st["active"].as_i64().unwrap_or(0),
+            st["failed"].as_i64().unwrap_or(0),
+        );
+        let expected = replicas(rs) - succ;
+        let drives = if chief {
+            rtype == "Chief" || rtype == "Master"
+        } else {
+            rtype == "Worker"
+        };
+        if drives {
+            let success = if chief {
+                expected == 0
+            } else {
+                expected == 0 || (worker0_completed && !all_workers)
+            };
+            if chief && running > 0 {
+                set_condition(
+                    status,
+                    "Running",
+                    "True",
+                    "TFJobRunning",
+                    &format!("TFJob {ns}/{name} is running."),
+                );
+            }
+            if success {
+                let msg = format!("TFJob {ns}/{name} successfully completed.");
+                sh.record_event(job, "TFJob", "Normal", "TFJobSucceeded", &msg, COMPONENT);
+                if status["completionTime"].is_null() {
+                    status["completionTime"] = json!(now_rfc3339());
+                }
+                set_condition(status, "Succeeded", "True", "TFJobSucceeded", &msg);
+            } else if !chief && running > 0 {
+                set_condition(
+                    status,
+                    "Running",
+                    "True",
+                    "TFJobRunning",
+                    &format!("TFJob {ns}/{name} is running."),
+                );
+            }
+        }
+        if failed > 0 {
+            let restarting = status["conditions"]
+                .as_array()
+                .and_then(|cs| cs.iter().find(|c| c["type"] == "Restarting").cloned());
+            if let Some(r) = restarting {
+                set_condition(
+                    status,
+                    "Restarting",
+                    "True",
+                    r["reason"].as_str().unwrap_or(""),
+                    r["message"].as_str().unwrap_or(""),
+                );
+            } else {
+                if job["spec"]["enableDynamicWorker"] == json!(true) && rtype == "Worker" {
+                    continue;
+                }
+                let msg = format!(
+                    "TFJob {ns}/{name} has failed because {failed} {rtype} replica(s) failed."
+                );
+                sh.record_event(job, "TFJob", "Normal", "TFJobFailed", &msg, COMPONENT);
+                if status["completionTime"].is_null() {
+                    status["completionTime"] = json!(now_rfc3339());
+                }
+                set_condition(status, "Failed", "True", "TFJobFailed", &msg);
+            }
+        }
+    }
+}
+
+pub(super) fn write_status(sh: &Shared, ns: &str, name: &str, old: &Value, new: &Value) {
+    if old == new {
+        return;
+    }
+    let new2 = new.clone();
+    let written = sh.store.modify("tfjobs", ns, name, move |j| {
+        j["status"] = new2.clone();
+        true
+    });
+    if written.is_some() {
+        log_new_conditions(sh, name, old, new);
+    }
+}
+
+pub(super) fn log_new_conditions(sh: &Shared, name: &str, old: &Value, new: &Value) {
+    let now = Instant::now();
+    let olds: Vec<&Value> = old["conditions"]
+        .as_array()
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let mut log = sh.condition_log.lock().unwrap();
+    for c in new["conditions"].as_array().into_iter().flatten() {
+        let same = olds.iter().any(|o| {
+            o["type"] == c["type"] && o["status"] == c["status"] && o["reason"] == c["reason"]
+        });
+        if !same && c["status"] == "True" {
+            log.push((
+                name.to_string(),
+                c["type"].as_str().unwrap_or("").to_string(),
+                now,
+            ));
+        }
+    }
+}
+
+/// Writes a condition to a TFJob's status right now (benchmarks); returns the write instant.
+pub(crate) fn write_condition(
+    sh: &Shared,
+    ns: &str,
+    name: &str,
+    ctype: &str,
+    cstatus: &str,
+    reason: &str,
+    message: &str,
+) -> Option<Instant> {
+    let job = sh.store.get("tfjobs", ns, name)?;
+    let old = job.get("status").cloned().unwrap_or(json!({}));
+    let mut st = if old.is_object() {
+        old.clone()
+    } else {
+        json!({})
+    };
+    set_condition(&mut st, ctype, cstatus, reason, message);
+    let at = Instant::now();
+    write_status(sh, ns, name, &old, &st);
+    Some(at)
+}
+
+pub(super) fn has_cond(status: &Value, t: &str) -> bool {
+    status["conditions"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == t && c["status"] == "True"))
+}
+
+/// `setCondition` from pkg/util/status.go.
+pub(crate) fn set_condition(
+    status: &mut Value,
+    ctype: &str,
+    cstatus: &str,
+    reason: &str,
+    message: &str,
+) {
+    if has_cond(status, "Failed") {
+        return;
+    }
+    let conds: Vec<Value> = status["conditions"].as_array().cloned().unwrap_or_default();
+    let cur = conds.iter().find(|c| c["type"] == ctype);
+    if let Some(c) = cur
+        && c["status"] == cstatus
+        && c["reason"] == reason
+    {
+        return;
+    }
+    let now = now_rfc3339();
+    let mut cond = json!({"type": ctype, "status": cstatus, "reason": reason, "message": message, "lastUpdateTime": now, "lastTransitionTime": now});
+    if let Some(c) = cur
+        && c["status"] == cstatus
+    {
+        cond["lastTransitionTime"] = c["lastTransitionTime"].clone();
+    }
+    let mut out: Vec<Value> = Vec::new();
+    for mut c in conds {
+        let t = c["type"].as_str().unwrap_or("").to_string();
+        if (ctype == "Restarting" && t == "Running")
+            || (ctype == "Running" && t == "Restarting")
+            || t == ctype
+        {
+            continue;
+        }
+        if (ctype == "Failed" || ctype == "Succeeded") && t == "Running" {
+            c["status"] = json!("False");
+        }
+        out.push(c);
+    }
+    out.push(cond);
+    status["conditions"] = json!(out);
+}
