@@ -4,6 +4,56 @@
 
 use super::*;
 
+pub(super) fn has_cond(status: &Value, t: &str) -> bool {
+    status["conditions"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == t && c["status"] == "True"))
+}
+
+/// `setCondition` from pkg/util/status.go.
+pub(crate) fn set_condition(
+    status: &mut Value,
+    ctype: &str,
+    cstatus: &str,
+    reason: &str,
+    message: &str,
+) {
+    if has_cond(status, "Failed") {
+        return;
+    }
+    let conds: Vec<Value> = status["conditions"].as_array().cloned().unwrap_or_default();
+    let cur = conds.iter().find(|c| c["type"] == ctype);
+    if let Some(c) = cur
+        && c["status"] == cstatus
+        && c["reason"] == reason
+    {
+        return;
+    }
+    let now = now_rfc3339();
+    let mut cond = json!({"type": ctype, "status": cstatus, "reason": reason, "message": message, "lastUpdateTime": now, "lastTransitionTime": now});
+    if let Some(c) = cur
+        && c["status"] == cstatus
+    {
+        cond["lastTransitionTime"] = c["lastTransitionTime"].clone();
+    }
+    let mut out: Vec<Value> = Vec::new();
+    for mut c in conds {
+        let t = c["type"].as_str().unwrap_or("").to_string();
+        if (ctype == "Restarting" && t == "Running")
+            || (ctype == "Running" && t == "Restarting")
+            || t == ctype
+        {
+            continue;
+        }
+        if (ctype == "Failed" || ctype == "Succeeded") && t == "Running" {
+            c["status"] = json!("False");
+        }
+        out.push(c);
+    }
+    out.push(cond);
+    status["conditions"] = json!(out);
+}
+
 pub(super) fn update_job_status(
     sh: &Shared,
     job: &Value,
@@ -156,54 +206,4 @@ pub(crate) fn write_condition(
     let at = Instant::now();
     write_status(sh, ns, name, &old, &st);
     Some(at)
-}
-
-pub(super) fn has_cond(status: &Value, t: &str) -> bool {
-    status["conditions"]
-        .as_array()
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == t && c["status"] == "True"))
-}
-
-/// `setCondition` from pkg/util/status.go.
-pub(crate) fn set_condition(
-    status: &mut Value,
-    ctype: &str,
-    cstatus: &str,
-    reason: &str,
-    message: &str,
-) {
-    if has_cond(status, "Failed") {
-        return;
-    }
-    let conds: Vec<Value> = status["conditions"].as_array().cloned().unwrap_or_default();
-    let cur = conds.iter().find(|c| c["type"] == ctype);
-    if let Some(c) = cur
-        && c["status"] == cstatus
-        && c["reason"] == reason
-    {
-        return;
-    }
-    let now = now_rfc3339();
-    let mut cond = json!({"type": ctype, "status": cstatus, "reason": reason, "message": message, "lastUpdateTime": now, "lastTransitionTime": now});
-    if let Some(c) = cur
-        && c["status"] == cstatus
-    {
-        cond["lastTransitionTime"] = c["lastTransitionTime"].clone();
-    }
-    let mut out: Vec<Value> = Vec::new();
-    for mut c in conds {
-        let t = c["type"].as_str().unwrap_or("").to_string();
-        if (ctype == "Restarting" && t == "Running")
-            || (ctype == "Running" && t == "Restarting")
-            || t == ctype
-        {
-            continue;
-        }
-        if (ctype == "Failed" || ctype == "Succeeded") && t == "Running" {
-            c["status"] = json!("False");
-        }
-        out.push(c);
-    }
-    out.push(cond);
-    status["conditions"] = json!(out);
 }
