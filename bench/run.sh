@@ -111,11 +111,17 @@ PY
 "$root/target/release/tfjob-testcluster" --kubeconfig "$work/kubeconfig-scale" --scenario "$work/scale.json" > "$work/url-scale" 2>/dev/null &
 cluster_pid=$!
 for _ in $(seq 600); do [ -s "$work/url-scale" ] && break; sleep 0.2; done
-check_job="check --name big --image tensorflow/tensorflow:2.13.0-gpu --ps 1 --workers 16 --gpus 1 --cpu 4 --memory 8Gi -- python t.py"
+# Flags before `--`: everything after it is the container's command.
+check_job="check --name big --image tensorflow/tensorflow:2.13.0-gpu --ps 1 --workers 16 --gpus 1 --cpu 4 --memory 8Gi -o json -- python t.py"
 # Exit 0 (fits) is expected; the report is discarded, its verdict printed once.
-"$bin" --kubeconfig "$work/kubeconfig-scale" $check_job -o json | python3 -c 'import json,sys; r=json.load(sys.stdin); print("verdict:", r["placement"]["verdict"], "-", r["placement"]["reason"])'
-hyperfine -N --warmup 1 --runs "${BENCH_CHECK_RUNS:-10}" "$bin --kubeconfig $work/kubeconfig-scale $check_job -o json" | sed -n '1,3p'
-/usr/bin/time -f "peak RSS %M KB, %e s elapsed, %U s user" "$bin" --kubeconfig "$work/kubeconfig-scale" $check_job -o json > /dev/null
+"$bin" --kubeconfig "$work/kubeconfig-scale" $check_job | python3 -c 'import json,sys; r=json.load(sys.stdin); print("verdict:", r["placement"]["verdict"], "-", r["placement"]["reason"])'
+hyperfine -N --warmup 1 --runs "${BENCH_CHECK_RUNS:-10}" --export-json "$work/check.json" "$bin --kubeconfig $work/kubeconfig-scale $check_job" | sed -n '1,3p'
+python3 - "$work/check.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print(f"median {r['median']:.2f} s, min {r['min']:.2f} s, max {r['max']:.2f} s over {len(r['times'])} runs  check")
+PY
+/usr/bin/time -f "peak RSS %M KB, %e s elapsed, %U s user" "$bin" --kubeconfig "$work/kubeconfig-scale" $check_job > /dev/null
 kill $cluster_pid; unset cluster_pid
 } 2>&1 | tee "$log"
 echo "raw output: $log"
