@@ -1,7 +1,7 @@
 //! The model-gateway Secret: present, carrying a non-empty value under its key, and the command
 //! that fixes it when not. The default names live in [`crate::gateway`] and are used from there.
 
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{PodSpec, Secret};
 use kube::api::Api;
 
 use super::{Action, ConnectionOptions, Kube};
@@ -117,11 +117,7 @@ pub fn stored_base_url(secret: &Secret) -> Option<String> {
 /// Checks the Secret and key exist, and returns the Secret; shared with `submit`'s readiness
 /// checks and `secret check`.
 pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -> Result<Secret> {
-    let api: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
-    let action = Action::new("get", "secrets", Some(namespace)).named(name);
-    let secret = super::retry(kube, || api.get_opt(name))
-        .await
-        .map_err(|e| super::explain(e, &action, kube))?;
+    let secret = get_secret(kube, namespace, name).await?;
     let fix = create_command(name, key, namespace, &kube.hints);
     match secret_state(secret.as_ref(), key) {
         SecretState::Ready => Ok(secret.unwrap_or_default()),
@@ -147,6 +143,83 @@ pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -
             format!("Store the key with: {fix} --overwrite"),
         )),
     }
+}
+
+async fn get_secret(kube: &Kube, namespace: &str, name: &str) -> Result<Option<Secret>> {
+    let api: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
+    let action = Action::new("get", "secrets", Some(namespace)).named(name);
+    super::retry(kube, || api.get_opt(name))
+        .await
+        .map_err(|e| super::explain(e, &action, kube))
+}
+
+/// The Secret a container takes whole (`envFrom.secretRef`) must exist; any keys will do.
+pub async fn require_secret(kube: &Kube, namespace: &str, name: &str) -> Result<Secret> {
+    match get_secret(kube, namespace, name).await? {
+        Some(secret) => Ok(secret),
+        None => Err(Error::not_ready(
+            format!(
+                "Secret {namespace}/{name} does not exist; the job's containers take all its keys as environment variables (envFrom), so its pods would fail with CreateContainerConfigError"
+            ),
+            format!(
+                "Create it (kubectl create secret generic {name} {} --from-env-file=FILE), or mark the envFrom entry optional: true.",
+                kube.hints.ns_flags(namespace)
+            ),
+        )),
+    }
+}
+
+/// A Secret a container cannot start without: a non-optional `secretKeyRef` (one key) or
+/// `envFrom.secretRef` (the whole Secret). The kubelet holds such a container in
+/// CreateContainerConfigError until the Secret (and key) exist.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SecretRef {
+    pub secret: String,
+    /// `None` for envFrom (the whole Secret).
+    pub key: Option<String>,
+    pub env: String,
+    pub container: String,
+}
+
+/// Every Secret reference of a pod spec's containers, init containers first: what `submit`'s
+/// readiness check requires and what `diagnose` cross-checks.
+pub fn references(spec: &PodSpec) -> Vec<SecretRef> {
+    let mut out = Vec::new();
+    let containers = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .chain(spec.containers.iter());
+    for c in containers {
+        for e in c.env.iter().flatten() {
+            if let Some(r) = e
+                .value_from
+                .as_ref()
+                .and_then(|v| v.secret_key_ref.as_ref())
+                && !r.optional.unwrap_or(false)
+            {
+                out.push(SecretRef {
+                    secret: r.name.clone(),
+                    key: Some(r.key.clone()),
+                    env: e.name.clone(),
+                    container: c.name.clone(),
+                });
+            }
+        }
+        for ef in c.env_from.iter().flatten() {
+            if let Some(r) = ef.secret_ref.as_ref()
+                && !r.optional.unwrap_or(false)
+            {
+                out.push(SecretRef {
+                    secret: r.name.clone(),
+                    key: None,
+                    env: format!("envFrom (prefix {:?})", ef.prefix.as_deref().unwrap_or("")),
+                    container: c.name.clone(),
+                });
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

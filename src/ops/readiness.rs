@@ -209,41 +209,50 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
     }
 }
 
-/// Every Secret/key the job's containers reference must exist (the gateway's first). Returns
-/// the base URL stored in the gateway Secret, if any.
+/// Every Secret/key the job's containers reference must exist (the gateway's first), and every
+/// Secret they take whole with `envFrom`. Returns the base URL stored in the gateway Secret, if
+/// any.
 async fn check_secrets(
     kube: &Kube,
     namespace: &str,
     job: &TFJob,
     gateway: &crate::gateway::GatewayConfig,
 ) -> Result<Option<String>> {
-    let mut refs: BTreeSet<(String, String)> = BTreeSet::new();
+    // (Secret, key); no key means an envFrom of the whole Secret, which only has to exist.
+    let mut refs: BTreeSet<(String, Option<String>)> = BTreeSet::new();
     if gateway.enabled {
-        refs.insert((gateway.secret_name.clone(), gateway.secret_key.clone()));
+        refs.insert((
+            gateway.secret_name.clone(),
+            Some(gateway.secret_key.clone()),
+        ));
     }
-    for spec in job.spec.tf_replica_specs.values() {
-        let containers = spec.template.spec.iter().flat_map(|p| {
-            p.containers
-                .iter()
-                .chain(p.init_containers.iter().flatten())
-        });
-        for c in containers {
-            for env in c.env.iter().flatten() {
-                if let Some(r) = env
-                    .value_from
-                    .as_ref()
-                    .and_then(|v| v.secret_key_ref.as_ref())
-                    && r.optional != Some(true)
-                {
-                    refs.insert((r.name.clone(), r.key.clone()));
-                }
-            }
-        }
+    for pod in job
+        .spec
+        .tf_replica_specs
+        .values()
+        .filter_map(|s| s.template.spec.as_ref())
+    {
+        refs.extend(
+            cluster::secret::references(pod)
+                .into_iter()
+                .map(|r| (r.secret, r.key)),
+        );
     }
+    // A key check reads the Secret anyway: one request per Secret name is enough for envFrom.
+    let keyed: BTreeSet<String> = refs
+        .iter()
+        .filter(|(_, key)| key.is_some())
+        .map(|(name, _)| name.clone())
+        .collect();
+    refs.retain(|(name, key)| key.is_some() || !keyed.contains(name));
     let mut failures = Vec::new();
     let mut stored = None;
     for (name, key) in refs {
-        match cluster::secret::check_secret(kube, namespace, &name, &key).await {
+        let checked = match &key {
+            Some(key) => cluster::secret::check_secret(kube, namespace, &name, key).await,
+            None => cluster::secret::require_secret(kube, namespace, &name).await,
+        };
+        match checked {
             Ok(secret) if gateway.enabled && name == gateway.secret_name => {
                 stored = cluster::secret::stored_base_url(&secret);
             }

@@ -543,3 +543,45 @@ fn literal_credentials_are_refused_by_submit_unless_allowed() {
     args.extend(ARTICLE);
     tfjob(&c, &args).expect_code(0);
 }
+
+/// A container that takes a whole Secret with `envFrom` cannot start without it (the kubelet
+/// holds it in CreateContainerConfigError), so submit refuses before any write; an optional
+/// one is not required.
+#[test]
+fn envfrom_secrets_must_exist_before_the_create() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: envfrom\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            envFrom:\n            - secretRef: {name: hf-token}\n            - secretRef: {name: maybe-later, optional: true}\n              prefix: OPT_\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let run = tfjob(&c, &["submit", "-f", p]);
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("Secret default/hf-token does not exist"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("envFrom"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("kubectl create secret generic hf-token -n default"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("maybe-later"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+
+    c.insert(serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "hf-token", "namespace": "default"},
+        "stringData": {"HF_TOKEN": "x"}
+    }));
+    let run = tfjob(&c, &["submit", "-f", p]);
+    run.expect_code(0);
+    assert_eq!(tfjob_creates(&c), 1);
+}

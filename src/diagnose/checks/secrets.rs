@@ -3,54 +3,8 @@
 
 use super::*;
 
-/// A `secretKeyRef` (or `envFrom.secretRef`) of a container.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct SecretRef {
-    pub(super) secret: String,
-    /// `None` for envFrom (the whole Secret).
-    pub(super) key: Option<String>,
-    pub(super) env: String,
-    pub(super) container: String,
-}
-
-pub(super) fn secret_refs(spec: &PodSpec) -> Vec<SecretRef> {
-    let mut out = Vec::new();
-    let containers = spec
-        .init_containers
-        .iter()
-        .flatten()
-        .chain(spec.containers.iter());
-    for c in containers {
-        for e in c.env.iter().flatten() {
-            if let Some(r) = e
-                .value_from
-                .as_ref()
-                .and_then(|v| v.secret_key_ref.as_ref())
-                && !r.optional.unwrap_or(false)
-            {
-                out.push(SecretRef {
-                    secret: r.name.clone(),
-                    key: Some(r.key.clone()),
-                    env: e.name.clone(),
-                    container: c.name.clone(),
-                });
-            }
-        }
-        for ef in c.env_from.iter().flatten() {
-            if let Some(r) = ef.secret_ref.as_ref()
-                && !r.optional.unwrap_or(false)
-            {
-                out.push(SecretRef {
-                    secret: r.name.clone(),
-                    key: None,
-                    env: format!("envFrom (prefix {:?})", ef.prefix.as_deref().unwrap_or("")),
-                    container: c.name.clone(),
-                });
-            }
-        }
-    }
-    out
-}
+// Which Secrets a pod spec needs is a cluster fact, owned by `cluster::secret`.
+pub(super) use crate::cluster::secret::{SecretRef, references as secret_refs};
 
 /// Secret names referenced by the job's templates and pods (what `collect` must read).
 pub fn referenced_secrets(job: Option<&TFJob>, pods: &[Pod]) -> BTreeSet<String> {
