@@ -10,6 +10,7 @@ use kube::{Client, Config};
 use serde_json::{Value, json};
 use tfjob_testcluster::{Scenario, TestCluster};
 
+use kubectl_tfjob::cluster::Kube;
 use kubectl_tfjob::error::Error;
 use kubectl_tfjob::ops;
 
@@ -19,6 +20,11 @@ async fn client(c: &TestCluster) -> Client {
         .await
         .unwrap();
     Client::try_from(cfg).unwrap()
+}
+
+/// The commands' handle on the cluster (default retry deadline, no connection flags).
+fn kube(cl: &Client) -> Kube {
+    Kube::from_client(cl.clone(), "default", "")
 }
 
 /// A writer tests can read while the command still runs.
@@ -150,8 +156,9 @@ async fn follow_three_replicas_one_restarting_prints_every_line_once() {
             c.exit_container("default", p, "tensorflow", 0);
         }
     };
+    let k = kube(&cl);
     let (res, ()) = tokio::join!(
-        ops::logs::logs(&cl, "default", &opts, &mut o, &mut e),
+        ops::logs::logs(&k, "default", &opts, &mut o, &mut e),
         script
     );
     let summary = res.unwrap();
@@ -201,7 +208,7 @@ async fn follow_three_replicas_one_restarting_prints_every_line_once() {
     opts.index = Some(1);
     let (mut p, mut e) = (prev.clone(), Buf::default());
     // The pods are completed (terminated, no restart) and worker-1 still has its crashed instance.
-    ops::logs::logs(&cl, "default", &opts, &mut p, &mut e)
+    ops::logs::logs(&kube(&cl), "default", &opts, &mut p, &mut e)
         .await
         .unwrap();
     let t = prev.text();
@@ -217,7 +224,7 @@ async fn follow_refuses_more_streams_than_allowed() {
     let mut opts = ops::logs::LogsOptions::new("many");
     opts.follow = true;
     let (mut o, mut e) = (Buf::default(), Buf::default());
-    let r = ops::logs::logs(&cl, "default", &opts, &mut o, &mut e).await;
+    let r = ops::logs::logs(&kube(&cl), "default", &opts, &mut o, &mut e).await;
     match r {
         Err(Error::Usage(m)) => assert_eq!(
             m,
@@ -247,7 +254,7 @@ async fn pending_pods_are_named_with_the_scheduler_reason_until_the_timeout() {
     opts.timeout = Duration::from_millis(300);
     let (mut o, e) = (Buf::default(), Buf::default());
     let mut e2 = e.clone();
-    let r = ops::logs::logs(&cl, "default", &opts, &mut o, &mut e2).await;
+    let r = ops::logs::logs(&kube(&cl), "default", &opts, &mut o, &mut e2).await;
     assert!(matches!(r, Err(Error::Timeout(_))), "{r:?}");
     let stderr = e.text();
     assert!(
@@ -303,7 +310,7 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
         async move {
             let (o, e) = (Buf::default(), Buf::default());
             let (mut o2, mut e2) = (o.clone(), e.clone());
-            ops::list::list(&cl, ns, &opts, &mut o2, &mut e2)
+            ops::list::list(&kube(&cl), ns, &opts, &mut o2, &mut e2)
                 .await
                 .unwrap();
             (o.text(), e.text())
@@ -416,7 +423,7 @@ async fn delete_sends_one_delete_per_job_and_waits_for_job_and_pods() {
         names: vec!["d1".into(), "d2".into(), "ghost".into()],
         ..Default::default()
     };
-    let r = ops::delete::delete(&cl, "default", &opts, &mut o, &mut e).await;
+    let r = ops::delete::delete(&kube(&cl), "default", &opts, &mut o, &mut e).await;
     match r {
         Err(Error::NotFound(m)) => assert_eq!(m, "tfjobs.kubeflow.org \"ghost\" not found"),
         other => panic!("{other:?}"),
@@ -458,7 +465,7 @@ async fn delete_sends_one_delete_per_job_and_waits_for_job_and_pods() {
         ignore_not_found: true,
         ..Default::default()
     };
-    ops::delete::delete(&cl, "default", &opts, &mut o, &mut e)
+    ops::delete::delete(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
         .unwrap();
     assert_eq!(
@@ -473,7 +480,7 @@ async fn delete_sends_one_delete_per_job_and_waits_for_job_and_pods() {
         cascade: ops::delete::Cascade::Orphan,
         ..Default::default()
     };
-    let gone = ops::delete::delete(&cl, "default", &opts, &mut o, &mut e)
+    let gone = ops::delete::delete(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
         .unwrap();
     assert_eq!(gone, ["keep"]);
@@ -511,7 +518,7 @@ async fn suspend_and_resume_patch_run_policy_and_say_what_happens_to_pods() {
         name: "sus".into(),
         action: ops::suspend::SuspendAction::Suspend,
     };
-    ops::suspend::set_suspend(&cl, "default", &opts, &mut o, &mut e)
+    ops::suspend::set_suspend(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
         .unwrap();
     assert_eq!(out.text(), "tfjob.kubeflow.org/sus suspended\n");
@@ -530,7 +537,7 @@ async fn suspend_and_resume_patch_run_policy_and_say_what_happens_to_pods() {
     };
     let (out, mut e) = (Buf::default(), Buf::default());
     let mut o = out.clone();
-    ops::suspend::set_suspend(&cl, "default", &opts, &mut o, &mut e)
+    ops::suspend::set_suspend(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
         .unwrap();
     assert_eq!(out.text(), "tfjob.kubeflow.org/sus resumed\n");
@@ -554,7 +561,7 @@ async fn suspend_refuses_a_crd_without_the_field_and_writes_nothing() {
         action: ops::suspend::SuspendAction::Suspend,
     };
     let before = c.writes().len();
-    let r = ops::suspend::set_suspend(&cl, "default", &opts, &mut o, &mut e).await;
+    let r = ops::suspend::set_suspend(&kube(&cl), "default", &opts, &mut o, &mut e).await;
     match r {
         Err(e @ Error::NotReady { .. }) => {
             assert!(e.to_string().contains("no spec.runPolicy.suspend"), "{e}");
@@ -591,7 +598,7 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     let mut o = out.clone();
     let before = c.requests().len();
     ops::get::get(
-        &cl,
+        &kube(&cl),
         "default",
         &ops::get::GetOptions::new("g"),
         &mut o,
@@ -626,7 +633,7 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     let before = c.requests().len();
     let (mut o, mut e) = (Buf::default(), Buf::default());
     ops::get::get(
-        &cl,
+        &kube(&cl),
         "default",
         &ops::get::GetOptions::new("g6"),
         &mut o,
@@ -641,7 +648,7 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     let mut o = out.clone();
     let mut opts = ops::get::GetOptions::new("g");
     opts.format = ops::get::GetFormat::Json;
-    ops::get::get(&cl, "default", &opts, &mut o, &mut e)
+    ops::get::get(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
         .unwrap();
     let printed: Value = serde_json::from_str(&out.text()).unwrap();

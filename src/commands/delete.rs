@@ -100,7 +100,7 @@ pub fn exec(global: &Global, args: DeleteArgs, out: &mut Output) -> Result<()> {
     let result = block_on(async {
         let kube = cluster::connect(&conn).await?;
         let (data, notes) = out.streams();
-        crate::ops::delete::delete(&kube.client, &kube.namespace, &opts, data, notes)
+        crate::ops::delete::delete(&kube, &kube.namespace, &opts, data, notes)
             .await
             .map(|_| ())
     });

@@ -38,7 +38,7 @@ pub fn exec(global: &Global, args: GetArgs, out: &mut Output) -> Result<()> {
     let result = block_on(async {
         let kube = cluster::connect(&conn).await?;
         let (data, notes) = out.streams();
-        crate::ops::get::get(&kube.client, &kube.namespace, &opts, data, notes).await
+        crate::ops::get::get(&kube, &kube.namespace, &opts, data, notes).await
     });
     out.data_result(result)
 }

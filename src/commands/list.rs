@@ -62,7 +62,7 @@ pub fn exec(global: &Global, args: ListArgs, out: &mut Output) -> Result<()> {
     let result = block_on(async {
         let kube = cluster::connect(&conn).await?;
         let (data, notes) = out.streams();
-        crate::ops::list::list(&kube.client, &kube.namespace, &opts, data, notes).await
+        crate::ops::list::list(&kube, &kube.namespace, &opts, data, notes).await
     });
     out.data_result(result)
 }

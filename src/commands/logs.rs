@@ -97,7 +97,7 @@ pub fn exec(global: &Global, args: LogsArgs, out: &mut Output) -> Result<()> {
     let result = block_on(async {
         let kube = cluster::connect(&conn).await?;
         let (data, notes) = out.streams();
-        crate::ops::logs::logs(&kube.client, &kube.namespace, &opts, data, notes)
+        crate::ops::logs::logs(&kube, &kube.namespace, &opts, data, notes)
             .await
             .map(|_| ())
     });

@@ -32,7 +32,7 @@ pub fn exec(
     let result = block_on(async {
         let kube = cluster::connect(&conn).await?;
         let (data, notes) = out.streams();
-        crate::ops::suspend::set_suspend(&kube.client, &kube.namespace, &opts, data, notes).await
+        crate::ops::suspend::set_suspend(&kube, &kube.namespace, &opts, data, notes).await
     });
     out.data_result(result)
 }

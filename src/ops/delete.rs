@@ -13,6 +13,8 @@ use kube::api::{Api, DeleteParams, ListParams, PropagationPolicy};
 use kube::runtime::{WatchStreamExt, conditions, wait::await_condition, watcher};
 use kube::{Client, ResourceExt};
 
+use crate::cluster::{self, Kube};
+
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::ops::wait::Pod;
@@ -82,7 +84,7 @@ pub fn deleted_line(name: &str, dry_run: DryRun) -> String {
 /// `err`. Returns the names deleted. A missing job is an error (after the others were handled)
 /// unless `ignore_not_found`.
 pub async fn delete(
-    client: &Client,
+    kube: &Kube,
     namespace: &str,
     opts: &DeleteOptions,
     out: &mut dyn Write,
@@ -94,6 +96,7 @@ pub async fn delete(
             "give job names, or -l/--selector, or --all (exactly one of them)".into(),
         ));
     }
+    let client = &kube.client;
     let api: Api<TFJob> = Api::namespaced(client.clone(), namespace);
     let io = |e: std::io::Error| Error::io("writing output", e);
     let names: Vec<String> = if selecting {
@@ -101,8 +104,7 @@ pub async fn delete(
         if let Some(s) = &opts.selector {
             lp = lp.labels(s);
         }
-        let mut n: Vec<String> = api
-            .list_metadata(&lp)
+        let mut n: Vec<String> = cluster::retry(kube, || api.list_metadata(&lp))
             .await
             .map_err(|e| Error::kube("listing tfjobs", e))?
             .items

@@ -10,10 +10,11 @@ use std::io::Write;
 
 use k8s_openapi::api::core::v1::{Event, Service};
 use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use kube::{Client, ResourceExt};
 
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, GetView};
 use crate::model::{self, TFJob};
@@ -49,7 +50,7 @@ impl GetOptions {
 
 /// Prints the job to `out`.
 pub async fn get(
-    client: &Client,
+    kube: &Kube,
     namespace: &str,
     opts: &GetOptions,
     out: &mut dyn Write,
@@ -59,9 +60,9 @@ pub async fn get(
         &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
         model::PLURAL,
     );
+    let client = &kube.client;
     let raw: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
-    let obj = raw
-        .get_opt(&opts.name)
+    let obj = cluster::retry(kube, || raw.get_opt(&opts.name))
         .await
         .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?
         .ok_or_else(|| {
@@ -91,10 +92,10 @@ pub async fn get(
         ))
     })?;
     let sel = model::job_selector(&opts.name);
-    let pods = podtable::list(client, Some(namespace), &sel).await?;
+    let pods = podtable::list(kube, Some(namespace), &sel).await?;
     let services: Api<Service> = Api::namespaced(client.clone(), namespace);
-    let services = services
-        .list(&ListParams::default().labels(&sel))
+    let lp = ListParams::default().labels(&sel);
+    let services = cluster::retry(kube, || services.list(&lp))
         .await
         .map_err(|e| Error::kube("listing services", e))?
         .items;
@@ -107,8 +108,8 @@ pub async fn get(
         ),
         "involvedObject.kind=Pod".to_string(),
     ] {
-        let list = events
-            .list(&ListParams::default().fields(&fs))
+        let lp = ListParams::default().fields(&fs);
+        let list = cluster::retry(kube, || events.list(&lp))
             .await
             .map_err(|e| Error::kube("listing events", e))?;
         evs.extend(list.items.into_iter().filter(|e| {

@@ -8,10 +8,11 @@ use std::io::Write;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
 use kube::api::{Api, ListParams, WatchEvent, WatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use kube::{Client, ResourceExt};
 
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, JobRow};
 use crate::model::{self, TFJob};
@@ -104,7 +105,7 @@ fn rows(jobs: &[TFJob], pods: &[PodRow], now: Timestamp) -> Vec<JobRow> {
 
 /// Prints the TFJobs of `namespace` (or all) to `out`; notes (`No resources found`) to `err`.
 pub async fn list(
-    client: &Client,
+    kube: &Kube,
     namespace: &str,
     opts: &ListOptions,
     out: &mut dyn Write,
@@ -115,16 +116,15 @@ pub async fn list(
         model::PLURAL,
     );
     let api: Api<DynamicObject> = if opts.all_namespaces {
-        Api::all_with(client.clone(), &ar)
+        Api::all_with(kube.client.clone(), &ar)
     } else {
-        Api::namespaced_with(client.clone(), namespace, &ar)
+        Api::namespaced_with(kube.client.clone(), namespace, &ar)
     };
     let mut lp = ListParams::default();
     if let Some(s) = &opts.selector {
         lp = lp.labels(s);
     }
-    let list = api
-        .list(&lp)
+    let list = cluster::retry(kube, || api.list(&lp))
         .await
         .map_err(|e| Error::kube("listing tfjobs", e))?;
     let rv = list.metadata.resource_version.clone().unwrap_or_default();
@@ -160,7 +160,7 @@ pub async fn list(
             let pods = if jobs.is_empty() {
                 Vec::new()
             } else {
-                podtable::list(client, ns, &pod_selector()).await?
+                podtable::list(kube, ns, &pod_selector()).await?
             };
             let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
             let rows = rows(&typed_jobs, &pods, Timestamp::now());
@@ -175,14 +175,14 @@ pub async fn list(
     }
     out.flush().map_err(io)?;
     if opts.watch {
-        watch(client, &api, namespace, opts, rv, out).await?;
+        watch(kube, &api, namespace, opts, rv, out).await?;
     }
     Ok(())
 }
 
 /// Prints one row per change from `rv` on, until the stream cannot be resumed.
 async fn watch(
-    client: &Client,
+    kube: &Kube,
     api: &Api<DynamicObject>,
     namespace: &str,
     opts: &ListOptions,
@@ -239,7 +239,7 @@ async fn watch(
                 ListFormat::Table | ListFormat::Wide => {
                     let ns = job.namespace().unwrap_or_else(|| namespace.to_string());
                     let sel = model::job_selector(&job.name_any());
-                    let pods = podtable::list(client, Some(&ns), &sel).await?;
+                    let pods = podtable::list(kube, Some(&ns), &sel).await?;
                     let refs: Vec<&PodRow> = pods.iter().collect();
                     let row = jobview::job_row(&typed(&job)?, &refs, Timestamp::now());
                     let cells = vec![jobview::row_cells(&row, opts.all_namespaces, wide)];

@@ -20,12 +20,13 @@ use std::time::Duration;
 
 use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
 use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
 use kube::api::{Api, LogParams};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, ResourceExt};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::cluster::client as kubeapi;
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, Cursor};
 use crate::model::{self, TFJob};
@@ -355,16 +356,16 @@ impl PodTask {
 /// Ends with `Error::JobFailed` when following a job that fails (as `wait` does),
 /// `Error::Timeout` when no selected pod started within `opts.timeout`.
 pub async fn logs(
-    client: &Client,
+    kube: &Kube,
     namespace: &str,
     opts: &LogsOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<LogsSummary> {
+    let client = &kube.client;
     let jobs: Api<TFJob> = Api::namespaced(client.clone(), namespace);
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    let job = jobs
-        .get_opt(&opts.job)
+    let job = cluster::retry(kube, || jobs.get_opt(&opts.job))
         .await
         .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?
         .ok_or_else(|| {

@@ -11,11 +11,11 @@
 
 use std::collections::BTreeMap;
 
-use kube::Client;
 use kube::api::ListParams;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 
 #[derive(Deserialize)]
@@ -71,25 +71,30 @@ impl PodRow {
 }
 
 /// Lists the pods matching `selector` (in `namespace`, or everywhere with None) as Table rows.
-pub async fn list(client: &Client, namespace: Option<&str>, selector: &str) -> Result<Vec<PodRow>> {
+pub async fn list(kube: &Kube, namespace: Option<&str>, selector: &str) -> Result<Vec<PodRow>> {
     let path = match namespace {
         Some(ns) => format!("/api/v1/namespaces/{ns}/pods"),
         None => "/api/v1/pods".to_string(),
     };
     let lp = ListParams::default().labels(selector);
-    let mut req = kube::core::Request::new(path)
-        .list(&lp)
-        .map_err(|e| Error::Other(format!("building the pod list request: {e}")))?;
-    req.headers_mut().insert(
-        hyper::header::ACCEPT,
-        hyper::header::HeaderValue::from_static(
-            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-        ),
-    );
-    let t: Table = client
-        .request(req)
-        .await
-        .map_err(|e| Error::kube("listing pods", e))?;
+    let request = || {
+        let mut req = kube::core::Request::new(&path).list(&lp)?;
+        req.headers_mut().insert(
+            hyper::header::ACCEPT,
+            hyper::header::HeaderValue::from_static(
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+            ),
+        );
+        Ok::<_, kube::core::request::Error>(req)
+    };
+    // A request is single-use, so each attempt builds its own; a bad selector is reported first.
+    request().map_err(|e| Error::Other(format!("building the pod list request: {e}")))?;
+    let t: Table = cluster::retry(kube, || async {
+        let req = request().map_err(kube::Error::BuildRequest)?;
+        kube.client.request(req).await
+    })
+    .await
+    .map_err(|e| Error::kube("listing pods", e))?;
     let col = |n: &str| t.columns.iter().position(|c| c.name == n);
     let (ready, status, restarts, age, node) = (
         col("Ready"),

@@ -10,9 +10,9 @@
 use std::io::Write;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 
@@ -65,15 +65,14 @@ pub fn crd_has_suspend(crd: &CustomResourceDefinition) -> bool {
 /// Patches `runPolicy.suspend`; prints `tfjob.kubeflow.org/NAME suspended|resumed` on `out`
 /// (or `… unchanged` when it already was), and the consequence on `err`.
 pub async fn set_suspend(
-    client: &Client,
+    kube: &Kube,
     namespace: &str,
     opts: &SuspendOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd = crds
-        .get_opt(model::CRD_NAME)
+    let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
+    let crd = cluster::retry(kube, || crds.get_opt(model::CRD_NAME))
         .await
         .map_err(|e| Error::kube("reading the TFJob CRD", e))?
         .ok_or_else(|| {
@@ -91,9 +90,8 @@ pub async fn set_suspend(
             "upgrade the training-operator to v1.7 or later to suspend and resume TFJobs",
         ));
     }
-    let api: Api<TFJob> = Api::namespaced(client.clone(), namespace);
-    let job = api
-        .get_opt(&opts.name)
+    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
+    let job = cluster::retry(kube, || api.get_opt(&opts.name))
         .await
         .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?
         .ok_or_else(|| {
@@ -127,7 +125,9 @@ pub async fn set_suspend(
         });
     }
     let patch = serde_json::json!({"spec": {"runPolicy": {"suspend": want}}});
-    api.patch(&opts.name, &PatchParams::default(), &Patch::Merge(&patch))
+    // Setting suspend to a value is idempotent, so the patch may be retried like a read.
+    let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
+    cluster::retry(kube, || api.patch(&opts.name, &params, &patch))
         .await
         .map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;
     writeln!(out, "tfjob.kubeflow.org/{} {verb}", opts.name).map_err(io)?;

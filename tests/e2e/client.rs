@@ -440,3 +440,37 @@ fn exit_130_interrupted() {
         c.writes()
     );
 }
+
+/// The day-two commands read through the same retry policy as submit: kube's own retry is off,
+/// so without it one 503 would end `list`, `get`, `logs` or `suspend`.
+#[test]
+fn day_two_reads_retry_a_transient_failure() {
+    let c = cluster(
+        "faults:\n- match: {verb: list, resource: tfjobs}\n  status: 503\n  times: 1\n- match: {verb: get, resource: tfjobs}\n  status: 503\n  times: 1\n- match: {verb: list, resource: pods}\n  status: 503\n  times: 1",
+    );
+    c.insert(serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "steady", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "OnFailure",
+            "template": {"spec": {"containers": [
+                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}));
+    let statuses = |verb: &str, resource: &str| -> Vec<u16> {
+        c.requests()
+            .iter()
+            .filter(|r| r.verb == verb && r.resource == resource)
+            .map(|r| r.status)
+            .collect()
+    };
+
+    let run = tfjob(&c, &["list"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("steady"), "{}", run.stdout);
+    assert_no_client_noise(&run.stderr);
+    assert_eq!(statuses("list", "tfjobs"), vec![503, 200]);
+    assert_eq!(statuses("list", "pods"), vec![503, 200]);
+
+    let run = tfjob(&c, &["get", "steady", "-o", "json"]);
+    run.expect_code(0);
+    let job: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is the job");
+    assert_eq!(job["metadata"]["name"], "steady");
+    assert_eq!(statuses("get", "tfjobs"), vec![503, 200]);
+}
