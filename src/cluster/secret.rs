@@ -1,5 +1,6 @@
-//! The model-gateway Secret: present, carrying a non-empty value under its key, and the command
-//! that fixes it when not. The default names live in [`crate::gateway`] and are used from there.
+//! Secrets as the cluster needs them: the model-gateway Secret (present, carrying a non-empty
+//! value under its key, and the command that fixes it when not) and which Secrets a pod spec
+//! cannot start without. The default names live in [`crate::gateway`] and are used from there.
 
 use k8s_openapi::api::core::v1::{PodSpec, Secret};
 use kube::api::Api;
