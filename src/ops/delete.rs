@@ -213,7 +213,25 @@ async fn wait_gone(
     let names: Vec<&str> = jobs.iter().map(|(n, _)| n.as_str()).collect();
     let selector = format!("{} in ({})", model::LABEL_JOB_NAME, names.join(","));
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    let mut stream = watcher(pods, watcher::Config::default().labels(&selector))
+    pods_gone(
+        pods,
+        &selector,
+        |_| true,
+        |n| writeln!(err, "waiting for {n} pod(s) to be deleted").map_err(io),
+    )
+    .await
+}
+
+/// Returns once no pod matching `selector` that `counts` accepts is left: one watch, whatever
+/// the number of pods. `progress` hears each new count once the first list is in. A failing
+/// watch is retried with backoff; the caller bounds the whole with its timeout.
+pub(crate) async fn pods_gone(
+    pods: Api<Pod>,
+    selector: &str,
+    counts: impl Fn(&Pod) -> bool,
+    mut progress: impl FnMut(usize) -> Result<()>,
+) -> Result<()> {
+    let mut stream = watcher(pods, watcher::Config::default().labels(selector))
         .default_backoff()
         .boxed();
     let mut present: HashSet<String> = HashSet::new();
@@ -224,7 +242,9 @@ async fn wait_gone(
         match ev {
             Ok(watcher::Event::Init) => init = Some(HashSet::new()),
             Ok(watcher::Event::InitApply(p)) => {
-                if let Some(s) = init.as_mut() {
+                if let Some(s) = init.as_mut()
+                    && counts(&p)
+                {
                     s.insert(p.name_any());
                 }
             }
@@ -233,7 +253,9 @@ async fn wait_gone(
                 listed = true;
             }
             Ok(watcher::Event::Apply(p)) => {
-                present.insert(p.name_any());
+                if counts(&p) {
+                    present.insert(p.name_any());
+                }
             }
             Ok(watcher::Event::Delete(p)) => {
                 present.remove(&p.name_any());
@@ -245,7 +267,7 @@ async fn wait_gone(
                 return Ok(());
             }
             if present.len() != last_said {
-                writeln!(err, "waiting for {} pod(s) to be deleted", present.len()).map_err(io)?;
+                progress(present.len())?;
                 last_said = present.len();
             }
         }

@@ -7,7 +7,6 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 use kube::runtime::wait::{await_condition, conditions};
 
@@ -393,30 +392,18 @@ async fn delete_and_wait(
     ));
     let gone = async {
         await_deleted(jobs.clone(), &name, &uid).await;
-        // The operator's pods carry the job-name label and the old job as controller owner.
-        let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &namespace);
-        let lp = ListParams::default().labels(&format!("{}={name}", model::LABEL_JOB_NAME));
-        let owned: Vec<(String, String)> = match cluster::retry(kube, || pods.list(&lp)).await {
-            Ok(list) => list
-                .items
-                .into_iter()
-                .filter(|p| {
-                    p.metadata
-                        .owner_references
-                        .iter()
-                        .flatten()
-                        .any(|o| o.uid == uid)
-                })
-                .filter_map(|p| Some((p.metadata.name?, p.metadata.uid?)))
-                .collect(),
-            Err(e) => {
-                tracing::info!(error = %e, "could not list the old job's pods; not waiting for them");
-                Vec::new()
-            }
+        // The operator's pods carry the job-name label and the old job as controller owner:
+        // one watch on the label, counting only the old job's pods.
+        let pods: Api<super::wait::Pod> = Api::namespaced(kube.client.clone(), &namespace);
+        let selector = format!("{}={name}", model::LABEL_JOB_NAME);
+        let owned_by_old = |p: &super::wait::Pod| {
+            p.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.uid == uid)
         };
-        for (pod, pod_uid) in owned {
-            await_deleted(pods.clone(), &pod, &pod_uid).await;
-        }
+        super::delete::pods_gone(pods, &selector, owned_by_old, |_| Ok(())).await
     };
     tokio::time::timeout(timeout, gone).await.map_err(|_| {
         Error::Timeout(format!(
@@ -424,7 +411,7 @@ async fn delete_and_wait(
              (--timeout; finalizers or a long grace period?); the new job was not created",
             humantime(timeout)
         ))
-    })
+    })?
 }
 
 /// Waits until the object `name` with `uid` is gone. A failed watch is retried after a pause;
