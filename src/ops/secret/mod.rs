@@ -152,16 +152,15 @@ pub enum Comparison {
 }
 
 pub fn compare(existing: &Secret, desired: &Secret) -> Comparison {
-    let have = existing.data.clone().unwrap_or_default();
-    let mut differing: Vec<String> = desired
+    // Borrowed, not cloned: the stored values hold the key, and a copy would not be wiped.
+    let have = existing.data.as_ref();
+    let differing: Vec<String> = desired
         .data
         .iter()
         .flatten()
-        .filter(|(k, v)| have.get(*k) != Some(*v))
+        .filter(|(k, v)| have.and_then(|d| d.get(*k)) != Some(*v))
         .map(|(k, _)| k.clone())
         .collect();
-    // stringData is write-only on a real server, but a Secret read back from elsewhere may have it.
-    differing.dedup();
     if differing.is_empty() {
         Comparison::Same
     } else {
@@ -327,7 +326,7 @@ pub async fn create(
     let server_dry_run = dry_run == DryRun::Server;
     let params = PostParams {
         dry_run: server_dry_run || dry_run == DryRun::Client,
-        field_manager: Some("kubectl-tfjob".into()),
+        field_manager: Some(super::submit::FIELD_MANAGER.into()),
     };
     let suffix = if dry_run == DryRun::None {
         ""
@@ -446,11 +445,15 @@ async fn create_secret(
         Ok(created) => Ok(created),
         Err(e) if cluster::status_code(&e) == Some(409) => {
             let name = desired.metadata.name.clone().unwrap_or_default();
-            match api.get_opt(&name).await {
+            // Read back under the same retry policy: one failed GET must not turn our own
+            // committed create into "someone else's" (as `submit` does for its job).
+            let get = Action::new("get", "secrets", Some(namespace)).named(&name);
+            match cluster::retry(kube, || api.get_opt(&name)).await {
+                Err(e) => Err(cluster::explain(e, &get, kube)),
                 Ok(Some(existing)) if compare(&existing, desired) == Comparison::Same => {
                     Ok(existing)
                 }
-                _ => Err(Error::Conflict {
+                Ok(_) => Err(Error::Conflict {
                     message: format!(
                         "Secret {namespace}/{name} was created by someone else meanwhile; nothing was changed"
                     ),
