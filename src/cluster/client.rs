@@ -302,6 +302,24 @@ pub fn is_not_found(err: &kube::Error) -> bool {
     status_code(err) == Some(404)
 }
 
+/// A refused read (RBAC and the like) becomes the reason to report as unknown; a cluster that
+/// cannot be reached, or rejects our credentials (which makes every other read fail too), ends
+/// the command with [`explain`]'s error.
+pub fn unknown_reason(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
+    if is_transport(&err) || status_code(&err) == Some(401) {
+        return Err(explain(err, action, kube));
+    }
+    Ok(match status_code(&err) {
+        Some(403) => format!(
+            "forbidden to {} {}: confirm with `{}`",
+            action.verb,
+            action.resource,
+            action.can_i(&kube.hints)
+        ),
+        _ => format!("{} {}: {err}", action.verb, action.resource),
+    })
+}
+
 /// Turns a failed request into an error that says what failed and what to do next.
 pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
     let server = &kube.server;
@@ -394,7 +412,7 @@ pub fn is_transport(err: &kube::Error) -> bool {
 /// The TLS failure behind a transport error (untrusted CA, wrong host name, expired
 /// certificate). rustls errors reach us wrapped in `std::io::Error`s, whose `source()` skips
 /// the wrapped error itself, hence `get_ref` for those.
-pub fn certificate_failure(err: &kube::Error) -> Option<&rustls::Error> {
+pub(crate) fn certificate_failure(err: &kube::Error) -> Option<&rustls::Error> {
     let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = next {
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
@@ -413,7 +431,7 @@ pub fn certificate_failure(err: &kube::Error) -> Option<&rustls::Error> {
 
 /// True for failures worth repeating: no answer at all, throttling, or a server-side hiccup.
 /// A certificate the client does not trust will not become trusted by asking again.
-pub fn is_transient(err: &kube::Error) -> bool {
+pub(crate) fn is_transient(err: &kube::Error) -> bool {
     (is_transport(err) && certificate_failure(err).is_none())
         || matches!(status_code(err), Some(429 | 500 | 502 | 503 | 504))
 }
@@ -423,7 +441,7 @@ const FIRST_DELAY: Duration = Duration::from_millis(200);
 const MAX_DELAY: Duration = Duration::from_secs(5);
 /// The longest `Retry-After` honoured: a server asking for more gets asked again sooner, so
 /// one answer cannot spend the whole budget in a single pause.
-pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(10);
+pub(crate) const RETRY_AFTER_CAP: Duration = Duration::from_secs(10);
 
 /// The server's own hint for when to ask again: `details.retryAfterSeconds` of its Status, which
 /// kube-apiserver sets together with the `Retry-After` header on 429 (and some 5xx). client-go
@@ -441,7 +459,7 @@ pub fn retry_after(err: &kube::Error) -> Option<Duration> {
 /// Pure: how long to pause before the next attempt, or `None` to stop. The backoff's delay, or
 /// the server's Retry-After (capped) when that is longer; never a pause that would end past the
 /// deadline (`remaining` is what is left of it).
-pub fn next_delay(
+pub(crate) fn next_delay(
     backoff: Option<Duration>,
     retry_after: Option<Duration>,
     remaining: Duration,

@@ -22,7 +22,7 @@ pub enum CrdState {
 
 /// Whether the API server has accepted the CRD (its `Established` condition), as kube-runtime
 /// decides it.
-pub fn is_established(crd: &CustomResourceDefinition) -> bool {
+pub(crate) fn is_established(crd: &CustomResourceDefinition) -> bool {
     is_crd_established().matches_object(Some(crd))
 }
 

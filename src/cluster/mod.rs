@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use client::{
-    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, is_not_found, is_transient,
-    is_transport, retry, status_code,
+    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, is_not_found, is_transport, retry,
+    status_code, unknown_reason,
 };
 pub use crd::CrdState;
 pub use operator::OperatorState;
@@ -247,7 +247,7 @@ fn go_duration(d: Duration) -> String {
 }
 
 /// One argument, single-quoted for a POSIX shell when it needs it.
-pub fn shell_quote(arg: &str) -> String {
+pub(crate) fn shell_quote(arg: &str) -> String {
     if !arg.is_empty()
         && arg
             .chars()
@@ -317,7 +317,7 @@ pub fn parse_job_name<'a>(arg: &'a str, command: &str) -> Result<&'a str> {
 /// subdomain (apimachinery's `ValidateObjectMeta` with `NameIsDNSSubdomain`, which custom
 /// resources and Secrets both use), so refuse it offline, before any request (exit 2).
 pub fn check_name(kind: &str, name: &str) -> Result<()> {
-    crate::validate::pod::dns1123_subdomain(name).map_err(|rule| {
+    crate::validate::names::dns1123_subdomain(name).map_err(|rule| {
         Error::Usage(format!(
             "{kind} name {name:?} is not a valid name: a DNS-1123 subdomain {rule}"
         ))

@@ -11,11 +11,11 @@
 use k8s_openapi::api::apps::v1::Deployment;
 
 /// The label the upstream manifests put on the operator's Deployment and pods.
-pub const OPERATOR_LABEL: (&str, &str) = ("control-plane", "kubeflow-training-operator");
+pub(crate) const OPERATOR_LABEL: (&str, &str) = ("control-plane", "kubeflow-training-operator");
 /// The upstream Deployment name.
-pub const OPERATOR_DEPLOYMENT: &str = "training-operator";
+pub(crate) const OPERATOR_DEPLOYMENT: &str = "training-operator";
 /// The namespace the standalone overlay installs into.
-pub const OPERATOR_NAMESPACE: &str = "kubeflow";
+pub(crate) const OPERATOR_NAMESPACE: &str = "kubeflow";
 
 /// Whether a training-operator Deployment is running somewhere in the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub enum OperatorState {
 /// Whether a Deployment runs the training-operator: the upstream label (on the Deployment or
 /// its pod template), else the upstream name, else an image called `training-operator` (forks
 /// and Helm charts that relabel it).
-pub fn is_operator(d: &Deployment) -> bool {
+pub(crate) fn is_operator(d: &Deployment) -> bool {
     let has_label = |labels: Option<&std::collections::BTreeMap<String, String>>| {
         labels
             .is_some_and(|l| l.get(OPERATOR_LABEL.0).map(String::as_str) == Some(OPERATOR_LABEL.1))
@@ -97,7 +97,7 @@ pub async fn current(kube: &super::Kube) -> crate::error::Result<OperatorState> 
     let action = super::Action::new("list", "deployments", None);
     let first = match super::retry(kube, || all.list(&lp)).await {
         Ok(list) => return Ok(operator_state(&list.items)),
-        Err(e) => unknown_reason(e, &action, kube)?,
+        Err(e) => super::unknown_reason(e, &action, kube)?,
     };
     let in_upstream: Api<Deployment> = Api::namespaced(kube.client.clone(), OPERATOR_NAMESPACE);
     match super::retry(kube, || in_upstream.list(&lp)).await {
@@ -108,26 +108,6 @@ pub async fn current(kube: &super::Kube) -> crate::error::Result<OperatorState> 
         },
         Err(_) => Ok(OperatorState::Unknown(first)),
     }
-}
-
-/// Why a read was refused, or the error when the cluster is out of reach.
-fn unknown_reason(
-    err: kube::Error,
-    action: &super::Action,
-    kube: &super::Kube,
-) -> crate::error::Result<String> {
-    if super::is_transport(&err) || super::status_code(&err) == Some(401) {
-        return Err(super::explain(err, action, kube));
-    }
-    Ok(match super::status_code(&err) {
-        Some(403) => format!(
-            "forbidden to {} {}: confirm with `{}`",
-            action.verb,
-            action.resource,
-            action.can_i(&kube.hints)
-        ),
-        _ => format!("{} {}: {err}", action.verb, action.resource),
-    })
 }
 
 #[cfg(test)]

@@ -22,27 +22,6 @@ use zeroize::{Zeroize, Zeroizing};
 /// At most this many pod logs are read, whatever the replica count.
 pub const MAX_LOGS: usize = 3;
 
-/// A refused read (RBAC and the like) becomes the reason to report as unknown; a cluster that
-/// cannot be reached, or rejects our credentials, ends the command.
-fn soften(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
-    if cluster::is_transport(&err) {
-        return Err(cluster::explain(err, action, kube));
-    }
-    // Rejected credentials make every other read fail too: stop here.
-    if cluster::status_code(&err) == Some(401) {
-        return Err(cluster::explain(err, action, kube));
-    }
-    Ok(match cluster::status_code(&err) {
-        Some(403) => format!(
-            "forbidden to {} {}: confirm with `{}`",
-            action.verb,
-            action.resource,
-            action.can_i(&kube.hints)
-        ),
-        _ => format!("{} {}: {err}", action.verb, action.resource),
-    })
-}
-
 /// Reads everything [`diagnose`] looks at. The number of requests does not grow with the
 /// replica count: CRD, Deployments, TFJob, pods, services, job events, pod events, one get per
 /// referenced Secret, and at most [`MAX_LOGS`] logs. Refused reads become notes or unknowns.
@@ -57,7 +36,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         Ok(None) => CrdState::Missing,
         Ok(Some(crd)) => crd_state(&crd),
         Err(e) => {
-            let why = soften(e, &action, kube)?;
+            let why = cluster::unknown_reason(e, &action, kube)?;
             CrdState::Unknown(why)
         }
     };
@@ -90,7 +69,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         Ok(list) => s.pods = list.items,
         Err(e) => note(
             &mut s,
-            soften(e, &Action::new("list", "pods", Some(namespace)), kube)?,
+            cluster::unknown_reason(e, &Action::new("list", "pods", Some(namespace)), kube)?,
         ),
     }
     // Unschedulable pods: ask the placement model whether they wait or can never run.
@@ -102,7 +81,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         Ok(list) => s.services = list.items,
         Err(e) => note(
             &mut s,
-            soften(e, &Action::new("list", "services", Some(namespace)), kube)?,
+            cluster::unknown_reason(e, &Action::new("list", "services", Some(namespace)), kube)?,
         ),
     }
     let events: Api<Event> = Api::namespaced(kube.client.clone(), namespace);
@@ -123,7 +102,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         }
         Err(e) => note(
             &mut s,
-            soften(e, &Action::new("list", "events", Some(namespace)), kube)?,
+            cluster::unknown_reason(e, &Action::new("list", "events", Some(namespace)), kube)?,
         ),
     }
     let mut pod_names: BTreeSet<String> = job.pod_names().into_iter().collect();
@@ -155,7 +134,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             }
             Err(e) => note(
                 &mut s,
-                soften(e, &Action::new("list", "events", Some(namespace)), kube)?,
+                cluster::unknown_reason(e, &Action::new("list", "events", Some(namespace)), kube)?,
             ),
         }
     }
@@ -175,7 +154,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             }
             Err(e) => {
                 let action = Action::new("get", "secrets", Some(namespace)).named(&secret_name);
-                note(&mut s, soften(e, &action, kube)?);
+                note(&mut s, cluster::unknown_reason(e, &action, kube)?);
             }
         }
     }
@@ -204,7 +183,7 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             }
             Err(e) => {
                 let action = Action::new("get", "pods/log", Some(namespace)).named(&pod_name);
-                note(&mut s, soften(e, &action, kube)?);
+                note(&mut s, cluster::unknown_reason(e, &action, kube)?);
             }
         }
     }
@@ -364,8 +343,7 @@ pub async fn run(
     let name = job_name(name)?.to_string();
     let kube = cluster::connect(conn).await?;
     let namespace = kube.namespace.clone();
-    let mut snapshot = collect(&kube, &namespace, &name, tail).await?;
-    snapshot.hints = conn.clone();
+    let snapshot = collect(&kube, &namespace, &name, tail).await?;
     let d = diagnose(&snapshot);
     match format {
         ReportFormat::Text => {
