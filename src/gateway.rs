@@ -118,7 +118,7 @@ impl GatewayConfig {
                 self.base_url
             ));
         }
-        if let Err(e) = crate::validate::pod::dns1123_subdomain(&self.secret_name) {
+        if let Err(e) = crate::validate::names::dns1123_subdomain(&self.secret_name) {
             problems.push(format!(
                 "--api-secret {:?}: a Secret name {e}",
                 self.secret_name
@@ -163,10 +163,15 @@ impl GatewayConfig {
 
     /// The OpenAI SDK wants the `/v1` in its base_url.
     pub fn openai_base_url(&self) -> String {
+        format!("{}{}", self.base_url, self.v1_suffix())
+    }
+
+    /// What the base URL needs appended for the OpenAI SDK: `/v1` unless it already ends so.
+    fn v1_suffix(&self) -> &'static str {
         if self.base_url.ends_with("/v1") {
-            self.base_url.clone()
+            ""
         } else {
-            format!("{}/v1", self.base_url)
+            "/v1"
         }
     }
 
@@ -182,11 +187,11 @@ impl GatewayConfig {
         if !self.enabled {
             return Vec::new();
         }
-        let secret = || {
+        let secret = |key: &str| {
             Some(EnvVarSource {
                 secret_key_ref: Some(SecretKeySelector {
                     name: self.secret_name.clone(),
-                    key: self.secret_key.clone(),
+                    key: key.to_string(),
                     optional: None,
                 }),
                 ..Default::default()
@@ -195,21 +200,14 @@ impl GatewayConfig {
         let mut v = vec![
             EnvVar {
                 name: self.api_key_env(),
-                value_from: secret(),
+                value_from: secret(&self.secret_key),
                 value: None,
             },
             if self.base_url_from_secret {
                 EnvVar {
                     name: self.base_url_env(),
                     value: None,
-                    value_from: Some(EnvVarSource {
-                        secret_key_ref: Some(SecretKeySelector {
-                            name: self.secret_name.clone(),
-                            key: BASE_URL_KEY.into(),
-                            optional: None,
-                        }),
-                        ..Default::default()
-                    }),
+                    value_from: secret(BASE_URL_KEY),
                 }
             } else {
                 EnvVar {
@@ -222,18 +220,13 @@ impl GatewayConfig {
         if self.openai_env {
             v.push(EnvVar {
                 name: "OPENAI_API_KEY".into(),
-                value_from: secret(),
+                value_from: secret(&self.secret_key),
                 value: None,
             });
             // From the Secret: the kubelet expands $(VAR) from the variables defined before it
             // (core/v1 EnvVar.value), so the Secret stays the one source of the URL.
             let openai = if self.base_url_from_secret {
-                let v1 = if self.base_url.ends_with("/v1") {
-                    ""
-                } else {
-                    "/v1"
-                };
-                format!("$({}){v1}", self.base_url_env())
+                format!("$({}){}", self.base_url_env(), self.v1_suffix())
             } else {
                 self.openai_base_url()
             };

@@ -61,7 +61,7 @@ pub fn human(bytes: usize) -> String {
 }
 
 /// The error for an input over its limit (exit 2).
-pub fn too_large(name: &str, limit: Limit) -> Error {
+fn too_large(name: &str, limit: Limit) -> Error {
     Error::Invalid(format!(
         "{name}: too large: over the {} limit for {} ({}); nothing was read past the limit",
         human(limit.bytes),
@@ -70,16 +70,22 @@ pub fn too_large(name: &str, limit: Limit) -> Error {
     ))
 }
 
-/// Reads at most `limit.bytes` from `reader`; more is an error naming `name`.
-pub fn read_bytes_from(reader: impl Read, name: &str, limit: Limit) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
+/// Reads at most `limit.bytes` from `reader` into `buf`; more is an error naming `name`.
+fn read_limited_into(reader: impl Read, name: &str, limit: Limit, buf: &mut Vec<u8>) -> Result<()> {
     reader
         .take(limit.bytes as u64 + 1)
-        .read_to_end(&mut buf)
+        .read_to_end(buf)
         .map_err(|e| Error::Invalid(format!("{name}: cannot read: {e}")))?;
     if buf.len() > limit.bytes {
         return Err(too_large(name, limit));
     }
+    Ok(())
+}
+
+/// Reads at most `limit.bytes` from `reader`; more is an error naming `name`.
+fn read_bytes_from(reader: impl Read, name: &str, limit: Limit) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_limited_into(reader, name, limit, &mut buf)?;
     Ok(buf)
 }
 
@@ -91,18 +97,12 @@ pub fn read_secret_from(
     limit: Limit,
 ) -> Result<zeroize::Zeroizing<Vec<u8>>> {
     let mut buf = zeroize::Zeroizing::new(Vec::with_capacity(limit.bytes + 64));
-    reader
-        .take(limit.bytes as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::Invalid(format!("{name}: cannot read: {e}")))?;
-    if buf.len() > limit.bytes {
-        return Err(too_large(name, limit));
-    }
+    read_limited_into(reader, name, limit, &mut buf)?;
     Ok(buf)
 }
 
 /// Reads `path` ("-" is stdin) as raw bytes, bounded. Returns the display name and the bytes.
-pub fn read_bytes(path: &str, limit: Limit) -> Result<(String, Vec<u8>)> {
+fn read_bytes(path: &str, limit: Limit) -> Result<(String, Vec<u8>)> {
     if path == "-" {
         let bytes = read_bytes_from(std::io::stdin().lock(), "<stdin>", limit)?;
         return Ok(("<stdin>".to_string(), bytes));

@@ -223,10 +223,10 @@ pub struct ReplicaStatus {
     pub selector: Option<String>,
 }
 
-/// Condition types the operator sets.
 /// The state word for a job without any condition: no operator has reconciled it yet.
 pub const STATE_NOT_RECONCILED: &str = "Pending";
 
+/// Condition types the operator sets.
 pub mod condition {
     pub const CREATED: &str = "Created";
     pub const RUNNING: &str = "Running";

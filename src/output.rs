@@ -65,15 +65,6 @@ impl Output {
         (Output::new(out.clone(), err.clone()), out, err)
     }
 
-    /// Whether stdout is a terminal (live displays).
-    pub fn out_is_terminal(&self) -> bool {
-        if self.data_to_err {
-            self.err_tty
-        } else {
-            self.out_tty
-        }
-    }
-
     /// Whether stdout gets ANSI colour ([`use_color`]).
     pub fn out_color(&self) -> bool {
         use_color(self.out_tty)

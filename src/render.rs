@@ -414,14 +414,13 @@ fn render_template(
         if vals.name.is_none() {
             missing.push("a name: --name NAME (or `name:` in a values file)");
         }
-        let roles = ["ps", "worker", "chief", "evaluator"];
-        let needs_image = roles
+        let needs_image = values::ROLES
             .iter()
             .any(|r| vals.replicas(r) > 0 && vals.role(r).is_some_and(|r| r.image.is_none()));
         if vals.image.is_none() && needs_image {
             missing.push("an image: --image IMAGE (or `image:` in a values file)");
         }
-        if roles.iter().all(|r| vals.replicas(r) == 0) {
+        if values::ROLES.iter().all(|r| vals.replicas(r) == 0) {
             missing.push("at least one replica: every role has 0 (e.g. --workers 2)");
         }
         if !missing.is_empty() {

@@ -99,8 +99,9 @@ pub fn load(spec: &str) -> Result<Template> {
     if is_path(spec) {
         let (_, source) = crate::input::read_text(spec, crate::input::TEMPLATE)
             .map_err(|e| Error::Invalid(format!("template file {e}")))?;
-        let (description, defaults) = parse_header(&source, spec)?;
-        let declared = parse_declared(&source, spec)?;
+        let header = header_value(&source, spec)?;
+        let (description, defaults) = header_parts(&header, spec)?;
+        let declared = declared_from(&header, spec)?;
         return Ok(Template {
             name: spec.to_string(),
             file: spec.to_string(),
@@ -126,27 +127,36 @@ fn unknown_template(name: &str) -> Error {
     Error::Invalid(msg)
 }
 
-/// Reads the `{#- description: … defaults: … -#}` header. A template without one is fine.
-pub fn parse_header(src: &str, file: &str) -> Result<(String, Value)> {
+/// The header `{#- description: … defaults: … values: … -#}` as a value (an empty mapping when
+/// the template has none, which is fine). Read once per template, by both readers below.
+fn header_value(src: &str, file: &str) -> Result<Value> {
     let empty = || Value::Object(Default::default());
-    let trimmed = src.trim_start();
-    let Some(rest) = trimmed.strip_prefix("{#") else {
-        return Ok((String::new(), empty()));
+    let Some(rest) = src.trim_start().strip_prefix("{#") else {
+        return Ok(empty());
     };
     let Some(end) = rest.find("#}") else {
-        return Ok((String::new(), empty()));
+        return Ok(empty());
     };
     let body = rest[..end].trim_start_matches('-').trim_end_matches('-');
     if !["description:", "defaults:", "values:"]
         .iter()
         .any(|k| body.trim_start().starts_with(k))
     {
-        return Ok((String::new(), empty()));
+        return Ok(empty());
     }
     // Line numbers in header errors should match the file: the header starts on line 1.
     let doc = manifest::parse_one(body.trim_start(), file)
         .map_err(|e| Error::Invalid(format!("{file}: template header is not valid YAML: {e}")))?;
-    let v = doc.map(|d| d.value).unwrap_or_else(empty);
+    Ok(doc.map(|d| d.value).unwrap_or_else(empty))
+}
+
+/// Reads the header's description and defaults. A template without a header is fine.
+pub fn parse_header(src: &str, file: &str) -> Result<(String, Value)> {
+    header_parts(&header_value(src, file)?, file)
+}
+
+fn header_parts(v: &Value, file: &str) -> Result<(String, Value)> {
+    let empty = || Value::Object(Default::default());
     let description = v
         .get("description")
         .and_then(Value::as_str)
@@ -317,22 +327,11 @@ impl std::io::Write for BoundedOutput {
 /// Reads the header's `values:` declarations: `KEY: {type: T, default: D, description: …}`, KEY
 /// dotted (`data.pvc`) and not a built-in key, T one of [`values::DeclaredType::NAMES`].
 pub fn parse_declared(src: &str, file: &str) -> Result<Vec<values::Declared>> {
-    let Some(rest) = src.trim_start().strip_prefix("{#") else {
-        return Ok(Vec::new());
-    };
-    let Some(end) = rest.find("#}") else {
-        return Ok(Vec::new());
-    };
-    let body = rest[..end].trim_start_matches('-').trim_end_matches('-');
-    if !["description:", "defaults:", "values:"]
-        .iter()
-        .any(|k| body.trim_start().starts_with(k))
-    {
-        return Ok(Vec::new());
-    }
-    let doc = manifest::parse_one(body.trim_start(), file)
-        .map_err(|e| Error::Invalid(format!("{file}: template header is not valid YAML: {e}")))?;
-    let Some(decl) = doc.and_then(|d| d.value.get("values").cloned()) else {
+    declared_from(&header_value(src, file)?, file)
+}
+
+fn declared_from(header: &Value, file: &str) -> Result<Vec<values::Declared>> {
+    let Some(decl) = header.get("values").cloned() else {
         return Ok(Vec::new());
     };
     let bad = |m: String| Error::Invalid(format!("{file}: template header `values`: {m}"));

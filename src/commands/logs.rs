@@ -89,8 +89,8 @@ impl LogsArgs {
     }
 }
 
-/// Colour the replica prefixes only on a terminal, and never when the user opted out
-/// (https://no-color.org, `TERM=dumb`).
+/// Replica prefixes are coloured by the one colour decision every command uses
+/// ([`Output::out_color`]: a terminal, and not NO_COLOR or `TERM=dumb`).
 pub fn exec(global: &Global, args: LogsArgs, out: &mut Output) -> Result<()> {
     let opts = args.options(out.out_color())?;
     let conn = global.connection();

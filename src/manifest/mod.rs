@@ -24,8 +24,9 @@ use crate::error::{Error, Result};
 mod scalar;
 pub use scalar::{Scalar, resolve_plain, resolve_yaml11};
 
-/// Bigger than any real TFJob: etcd refuses objects over 1.5 MiB by default.
-pub const MAX_INPUT_BYTES: usize = 3 * 1024 * 1024;
+/// Bigger than any real TFJob: the bounded reader's manifest limit ([`crate::input::MANIFEST`]),
+/// enforced again here for text handed in from elsewhere.
+pub const MAX_INPUT_BYTES: usize = crate::input::MANIFEST.bytes;
 /// A PodTemplateSpec is about 15 levels deep; anything far beyond that is not a manifest, and
 /// recursive consumers (schema validation, drop) must not be handed it.
 pub const MAX_DEPTH: usize = 64;
@@ -203,48 +204,6 @@ pub fn parent_path(path: &str) -> Option<&str> {
         Some(i) => &path[..=i],
         None => "",
     })
-}
-
-/// Reads a file, or stdin for `-`, refusing absurd sizes before parsing.
-/// Returns the display name and the text.
-pub fn read_source(path: &str) -> Result<(String, String)> {
-    use std::io::Read;
-    let (name, bytes) = if path == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .take(MAX_INPUT_BYTES as u64 + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::io("reading stdin", e))?;
-        ("<stdin>".to_string(), buf)
-    } else {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| Error::Invalid(format!("{path}: cannot read: {e}")))?;
-        if meta.is_dir() {
-            return Err(Error::Invalid(format!(
-                "{path}: is a directory; pass a YAML file"
-            )));
-        }
-        if meta.len() > MAX_INPUT_BYTES as u64 {
-            return Err(too_big(path, meta.len() as usize));
-        }
-        let bytes =
-            std::fs::read(path).map_err(|e| Error::Invalid(format!("{path}: cannot read: {e}")))?;
-        (path.to_string(), bytes)
-    };
-    if bytes.len() > MAX_INPUT_BYTES {
-        return Err(too_big(&name, bytes.len()));
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|e| Error::Invalid(format!("{name}: not UTF-8 text: {e}")))?;
-    Ok((name, text))
-}
-
-fn too_big(name: &str, len: usize) -> Error {
-    Error::Invalid(format!(
-        "{name}: {:.1} MiB is too large for a TFJob manifest (limit {} MiB; the API server stores at most 1.5 MiB)",
-        len as f64 / (1024.0 * 1024.0),
-        MAX_INPUT_BYTES / (1024 * 1024)
-    ))
 }
 
 /// Parses every document of a YAML stream. Empty documents (only comments, a trailing `---`,

@@ -292,15 +292,12 @@ pub async fn unschedulable_verdict(
         .await
         .map_err(|e| tracing::debug!(error = %e, "pre-flight for an unschedulable pod failed"))
         .ok()?;
-    let own: BTreeSet<String> = placement::job_pods(job, &snapshot.limit_ranges)
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
+    let pods = placement::job_pods(job, &snapshot.limit_ranges);
+    let own: BTreeSet<&str> = pods.iter().map(|p| p.name.as_str()).collect();
     if let Some(bound) = &mut snapshot.bound_pods {
-        bound.retain(|p| !(p.namespace == namespace && own.contains(&p.name)));
+        bound.retain(|p| !(p.namespace == namespace && own.contains(p.name.as_str())));
     }
     // Quota usage already counts the job's created pods, so only placement is asked here.
-    let pods = placement::job_pods(job, &snapshot.limit_ranges);
     let placed = placement::place(&snapshot, &pods);
     match placed.verdict {
         Verdict::Never if Report::autoscaled(&snapshot) => None,

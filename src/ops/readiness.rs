@@ -260,10 +260,10 @@ async fn check_secrets(
             Err(e) => failures.push(e),
         }
     }
-    match failures.len() {
-        0 => Ok(stored),
-        1 => Err(failures.remove(0)),
-        _ => Err(combine(failures)),
+    if failures.is_empty() {
+        Ok(stored)
+    } else {
+        Err(combine(failures))
     }
 }
 

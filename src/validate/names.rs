@@ -291,6 +291,25 @@ pub fn suggest_name(s: &str) -> String {
         .to_string()
 }
 
+/// DNS-1123 subdomain: dot-separated labels, at most 253 characters.
+pub fn dns1123_subdomain(s: &str) -> Result<(), String> {
+    if s.is_empty() || s.len() > 253 {
+        return Err("must be 1 to 253 characters".into());
+    }
+    for label in s.split('.') {
+        let ok = !label.is_empty()
+            && label
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !label.starts_with('-')
+            && !label.ends_with('-');
+        if !ok {
+            return Err("must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit".into());
+        }
+    }
+    Ok(())
+}
+
 /// Label/annotation key: optional DNS-1123 subdomain prefix and '/', then a name of at most
 /// 63 characters made of alphanumerics, '-', '_', '.', starting and ending alphanumeric.
 pub fn qualified_name(k: &str) -> Result<(), String> {
@@ -302,14 +321,7 @@ pub fn qualified_name(k: &str) -> Result<(), String> {
         if p.is_empty() || p.len() > 253 {
             return Err("the prefix before '/' must be 1 to 253 characters".into());
         }
-        let ok = p.split('.').all(|l| {
-            !l.is_empty()
-                && l.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        });
-        if !ok {
+        if dns1123_subdomain(p).is_err() {
             return Err(format!(
                 "the prefix {p:?} must be a lowercase DNS subdomain"
             ));

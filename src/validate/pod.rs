@@ -141,7 +141,7 @@ fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
     }
     for key in ["serviceAccountName", "priorityClassName"] {
         if let Some(n) = ps.get(key).and_then(Value::as_str)
-            && let Err(e) = dns1123_subdomain(n)
+            && let Err(e) = super::names::dns1123_subdomain(n)
         {
             err(out, format!("{path}.{key}"), format!("{n:?} {e}"), None);
         }
@@ -238,12 +238,15 @@ fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
     }
 }
 
+/// The effects a taint (and so a toleration) can have (validation.go `validateTolerations`).
+pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
 /// validation.go `validateTolerations`: known effects and operators; `Exists` takes no value;
 /// an empty key needs `Exists`.
 fn toleration(t: &Value, path: &str, out: &mut Vec<Finding>) {
     let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("");
     let (key, op, value, effect) = (s("key"), s("operator"), s("value"), s("effect"));
-    if !["", "NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+    if !effect.is_empty() && !TAINT_EFFECTS.contains(&effect) {
         err(
             out,
             format!("{path}.effect"),
@@ -304,25 +307,6 @@ pub fn env_var_name(n: &str) -> Result<(), String> {
         return Err(format!(
             "may contain only letters, digits, '-', '.' and '_', found {c:?}"
         ));
-    }
-    Ok(())
-}
-
-/// DNS-1123 subdomain: dot-separated labels, at most 253 characters.
-pub fn dns1123_subdomain(s: &str) -> Result<(), String> {
-    if s.is_empty() || s.len() > 253 {
-        return Err("must be 1 to 253 characters".into());
-    }
-    for label in s.split('.') {
-        let ok = !label.is_empty()
-            && label
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            && !label.starts_with('-')
-            && !label.ends_with('-');
-        if !ok {
-            return Err("must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit".into());
-        }
     }
     Ok(())
 }

@@ -417,12 +417,7 @@ pub fn resolve_with(
     }
     merge(&mut merged, flags);
     if !errors.is_empty() {
-        let n = errors.len();
-        return Err(Error::Invalid(format!(
-            "invalid values ({n} problem{}):\n{}",
-            if n == 1 { "" } else { "s" },
-            errors.join("\n")
-        )));
+        return Err(invalid_values(&errors));
     }
     let mut values: Values =
         serde_json::from_value(merged).map_err(|e| Error::Invalid(format!("values: {e}")))?;
@@ -431,14 +426,18 @@ pub fn resolve_with(
     }
     let problems = check_values(&values);
     if !problems.is_empty() {
-        let n = problems.len();
-        return Err(Error::Invalid(format!(
-            "invalid values ({n} problem{}):\n{}",
-            if n == 1 { "" } else { "s" },
-            problems.join("\n")
-        )));
+        return Err(invalid_values(&problems));
     }
     Ok(values)
+}
+
+fn invalid_values(problems: &[String]) -> Error {
+    let n = problems.len();
+    Error::Invalid(format!(
+        "invalid values ({n} problem{}):\n{}",
+        if n == 1 { "" } else { "s" },
+        problems.join("\n")
+    ))
 }
 
 /// The role keys, in the order templates list them.

@@ -245,7 +245,7 @@ pub(super) fn pod_flags(a: &crate::render::PodOptions) -> Result<Vec<(&'static s
             return Err(flag_error("--toleration", arg, form));
         };
         // validation.go validateTolerations: the effects a taint can have.
-        if !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+        if !crate::validate::pod::TAINT_EFFECTS.contains(&effect) {
             return Err(Error::Usage(format!(
                 "--toleration {arg:?}: effect {effect:?} is not NoSchedule, PreferNoSchedule or NoExecute"
             )));

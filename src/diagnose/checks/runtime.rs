@@ -490,14 +490,7 @@ pub(super) fn template_checks(s: &Snapshot, out: &mut Vec<Finding>) {
 pub(super) fn istio_sidecars(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
     let with: Vec<String> = pods
         .iter()
-        .filter(|p| {
-            p.spec.as_ref().is_some_and(|ps| {
-                ps.containers
-                    .iter()
-                    .chain(ps.init_containers.iter().flatten())
-                    .any(|c| c.name == ISTIO_SIDECAR)
-            })
-        })
+        .filter(|p| container_of(p, ISTIO_SIDECAR).is_some())
         .map(pod_name)
         .collect();
     if with.is_empty() {

@@ -168,15 +168,7 @@ pub(super) fn unschedulable(pod: &Pod, events: &[Event]) -> Option<String> {
             }
         }
     }
-    let name = pod_name(pod);
-    events
-        .iter()
-        .rev()
-        .find(|e| {
-            e.involved_object.name.as_deref() == Some(name.as_str())
-                && e.reason.as_deref() == Some("FailedScheduling")
-        })
-        .and_then(|e| e.message.clone())
+    event_message(events, &pod_name(pod), "FailedScheduling")
 }
 
 pub(super) fn scheduling_advice(msg: &str, pods: &[&Pod], s: &Snapshot) -> (Vec<String>, String) {

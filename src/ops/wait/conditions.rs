@@ -147,15 +147,21 @@ pub fn expected_replicas(job: &TFJob) -> BTreeMap<String, i32> {
     out
 }
 
-/// Every replica of every role has a started pod.
-pub fn all_started(job: &TFJob, pods: &[Arc<Pod>]) -> bool {
-    let expected = expected_replicas(job);
+/// Started pods per canonical role name.
+fn started_per_role(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
     let mut started: BTreeMap<String, i32> = BTreeMap::new();
     for pod in pods.iter().filter(|p| pod_started(p)) {
         if let Some(rtype) = pod_replica_type(pod) {
             *started.entry(rtype).or_default() += 1;
         }
     }
+    started
+}
+
+/// Every replica of every role has a started pod.
+pub fn all_started(job: &TFJob, pods: &[Arc<Pod>]) -> bool {
+    let expected = expected_replicas(job);
+    let started = started_per_role(pods);
     expected.values().sum::<i32>() > 0
         && expected
             .iter()
@@ -604,12 +610,7 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
         ),
         WaitFor::AllRunning => {
             let expected = expected_replicas(job);
-            let mut started: BTreeMap<String, i32> = BTreeMap::new();
-            for pod in view.pods.iter().filter(|p| pod_started(p)) {
-                if let Some(rtype) = pod_replica_type(pod) {
-                    *started.entry(rtype).or_default() += 1;
-                }
-            }
+            let started = started_per_role(view.pods);
             let total: i32 = expected.values().sum();
             let running: i32 = expected
                 .iter()
