@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::submit::{ARTICLE, SECRET, submit_args};
+use crate::submit::{SECRET, article_args, submit_args};
 use crate::{cluster, tfjob};
 
 /// One node with one GPU: the article's 3 one-GPU workers can never run there at once.
@@ -12,10 +12,7 @@ nodes: [{name: node-a, cpu: "16", memory: 64Gi, gpu: 1}]
 "#;
 
 fn check_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec!["check"];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(ARTICLE);
-    args
+    article_args("check", extra)
 }
 
 fn json(stdout: &str) -> serde_json::Value {

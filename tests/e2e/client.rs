@@ -17,6 +17,15 @@ fn job_creates(c: &tfjob_testcluster::TestCluster) -> Vec<u16> {
         .collect()
 }
 
+/// Statuses of every request of one verb on one resource, in order (0 = no reply).
+fn statuses(c: &tfjob_testcluster::TestCluster, verb: &str, resource: &str) -> Vec<u16> {
+    c.requests()
+        .iter()
+        .filter(|r| r.verb == verb && r.resource == resource)
+        .map(|r| r.status)
+        .collect()
+}
+
 /// What kube's own tracing prints when a request fails (it must stay quiet by default).
 fn assert_no_client_noise(stderr: &str) {
     for noise in ["kube_client", "ERROR", "failed with status"] {
@@ -76,12 +85,7 @@ fn a_reset_readiness_read_is_retried() {
     ));
     let run = tfjob(&c, &submit_args(&[]));
     run.expect_code(0);
-    let ns_gets: Vec<u16> = c
-        .requests()
-        .iter()
-        .filter(|r| r.verb == "get" && r.resource == "namespaces")
-        .map(|r| r.status)
-        .collect();
+    let ns_gets: Vec<u16> = statuses(&c, "get", "namespaces");
     assert_eq!(ns_gets, vec![0, 0, 200]);
 }
 
@@ -102,12 +106,7 @@ fn a_committed_create_whose_reply_was_lost_is_ours_even_after_a_failed_read_back
     );
     assert!(!run.stderr.contains("someone else"), "{}", run.stderr);
     assert_eq!(job_creates(&c), vec![0, 409]);
-    let gets: Vec<u16> = c
-        .requests()
-        .iter()
-        .filter(|r| r.verb == "get" && r.resource == "tfjobs")
-        .map(|r| r.status)
-        .collect();
+    let gets: Vec<u16> = statuses(&c, "get", "tfjobs");
     assert_eq!(gets, vec![404, 500, 200]);
     assert_eq!(c.list("tfjobs", Some("default")).len(), 1);
 }
@@ -148,12 +147,7 @@ fn replace_rereads_after_a_conflicting_status_write() {
         &submit_args(&["--replace", "--yes", "--timeout", "60s"]),
     );
     run.expect_code(0);
-    let updates: Vec<u16> = c
-        .requests()
-        .iter()
-        .filter(|r| r.verb == "update" && r.resource == "tfjobs")
-        .map(|r| r.status)
-        .collect();
+    let updates: Vec<u16> = statuses(&c, "update", "tfjobs");
     // The injected 409 first; the operator's own status writes may add real ones (the race
     // this handles), each followed by a re-read; the last dry-run update goes through.
     let (last, before) = updates.split_last().expect("a dry-run update was sent");
@@ -448,29 +442,24 @@ fn day_two_reads_retry_a_transient_failure() {
     let c = cluster(
         "faults:\n- match: {verb: list, resource: tfjobs}\n  status: 503\n  times: 1\n- match: {verb: get, resource: tfjobs}\n  status: 503\n  times: 1\n- match: {verb: list, resource: pods}\n  status: 503\n  times: 1",
     );
-    c.insert(serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+    c.insert(
+        serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
         "metadata": {"name": "steady", "namespace": "default"},
         "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "OnFailure",
             "template": {"spec": {"containers": [
-                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}));
-    let statuses = |verb: &str, resource: &str| -> Vec<u16> {
-        c.requests()
-            .iter()
-            .filter(|r| r.verb == verb && r.resource == resource)
-            .map(|r| r.status)
-            .collect()
-    };
+                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}),
+    );
 
     let run = tfjob(&c, &["list"]);
     run.expect_code(0);
     assert!(run.stdout.contains("steady"), "{}", run.stdout);
     assert_no_client_noise(&run.stderr);
-    assert_eq!(statuses("list", "tfjobs"), vec![503, 200]);
-    assert_eq!(statuses("list", "pods"), vec![503, 200]);
+    assert_eq!(statuses(&c, "list", "tfjobs"), vec![503, 200]);
+    assert_eq!(statuses(&c, "list", "pods"), vec![503, 200]);
 
     let run = tfjob(&c, &["get", "steady", "-o", "json"]);
     run.expect_code(0);
     let job: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is the job");
     assert_eq!(job["metadata"]["name"], "steady");
-    assert_eq!(statuses("get", "tfjobs"), vec![503, 200]);
+    assert_eq!(statuses(&c, "get", "tfjobs"), vec![503, 200]);
 }

@@ -29,6 +29,15 @@ pub fn test_key_b64() -> String {
     base64::engine::general_purpose::STANDARD.encode(TEST_KEY)
 }
 
+/// `body` written to `job.yaml` in a fresh temporary directory; keep the guard while the path
+/// is used.
+pub fn manifest_file(body: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(&path, body).unwrap();
+    (dir, path)
+}
+
 /// The outcome of one run of the binary.
 #[derive(Debug)]
 pub struct Run {

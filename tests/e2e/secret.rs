@@ -232,15 +232,7 @@ fn missing_namespace_and_rbac_denial_say_what_to_do() {
 
 #[test]
 fn unreachable_api_server_is_reported() {
-    // A port we keep, where every connection is closed without an answer. (A port merely
-    // "free a moment ago" could be taken by another test's cluster while the retries run.)
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            drop(conn);
-        }
-    });
+    let port = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("config");
     std::fs::write(
@@ -387,6 +379,19 @@ fn check_reports_missing_secret_and_key_with_the_fix() {
     );
 }
 
+/// A port we keep on 127.0.0.1 where every connection is closed without an answer. (A port
+/// merely "free a moment ago" could be taken by another test's cluster while retries run.)
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            drop(conn);
+        }
+    });
+    port
+}
+
 /// A one-shot fake OpenAI-compatible gateway on 127.0.0.1: answers `GET …/v1/models` with
 /// 200 for the test key, 401 for anything else, 404 for other paths. Returns its base URL.
 fn fake_gateway(requests: usize) -> String {
@@ -500,15 +505,8 @@ fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
     );
     assert!(c.get("secrets", Some("default"), "third").is_none());
 
-    // No answer (every connection closed at once, on a port we keep so no other test can take
-    // it meanwhile): a network error, nothing stored.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            drop(conn);
-        }
-    });
+    // No answer: a network error, nothing stored.
+    let port = closed_port();
     let run = Cli::new(
         Some(&c),
         &[

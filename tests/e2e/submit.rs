@@ -1,6 +1,6 @@
 //! `submit` end to end: readiness failures make zero writes, success makes exactly one create.
 
-use crate::{Cli, TEST_KEY, cluster, tfjob};
+use crate::{Cli, TEST_KEY, cluster, manifest_file, tfjob};
 
 /// A Secret holding the test key, as `secret create` would store it.
 pub const SECRET: &str = r#"
@@ -34,11 +34,16 @@ pub const ARTICLE: &[&str] = &[
     "--batch_size=32",
 ];
 
-pub fn submit_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec!["submit"];
+/// `VERB [extra…] <the article's flags>` for any command that takes submit's flags.
+pub fn article_args<'a>(verb: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![verb];
     args.extend_from_slice(extra);
     args.extend_from_slice(ARTICLE);
     args
+}
+
+pub fn submit_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    article_args("submit", extra)
 }
 
 fn tfjob_creates(c: &tfjob_testcluster::TestCluster) -> usize {
@@ -216,13 +221,9 @@ fn existing_job_needs_replace_which_deletes_and_recreates() {
 #[test]
 fn invalid_input_makes_no_request_at_all() {
     let c = cluster(&format!("objects:{SECRET}"));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.yaml");
-    std::fs::write(
-        &path,
+    let (_dir, path) = manifest_file(
         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: Bad_Name\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers:\n          - name: main\n            image: tensorflow/tensorflow:2.13.0\n",
-    )
-    .unwrap();
+    );
     let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
     run.expect_code(2);
     assert!(run.stderr.contains("metadata.name"), "{}", run.stderr);
@@ -445,13 +446,9 @@ fn a_webhook_denial_is_invalid_input_not_rbac() {
 #[test]
 fn submit_file_sends_what_kubectl_would_with_a_generated_name() {
     let c = cluster(&format!("objects:{SECRET}"));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.yaml");
-    std::fs::write(
-        &path,
+    let (_dir, path) = manifest_file(
         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  generateName: mnist-\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 0b11\n      replicas: 010\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            volumeMounts: [{name: k, mountPath: /k}]\n          volumes:\n          - name: k\n            secret: {secretName: taotoken-secret, defaultMode: 0400}\n    PS:\n      replicas: 1.0\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n",
-    )
-    .unwrap();
+    );
     let p = path.to_str().unwrap();
     let validate = tfjob(&c, &["validate", "-f", p]);
     validate.expect_code(0);
@@ -550,13 +547,9 @@ fn literal_credentials_are_refused_by_submit_unless_allowed() {
 #[test]
 fn envfrom_secrets_must_exist_before_the_create() {
     let c = cluster(&format!("objects:{SECRET}"));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.yaml");
-    std::fs::write(
-        &path,
+    let (_dir, path) = manifest_file(
         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: envfrom\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            envFrom:\n            - secretRef: {name: hf-token}\n            - secretRef: {name: maybe-later, optional: true}\n              prefix: OPT_\n",
-    )
-    .unwrap();
+    );
     let p = path.to_str().unwrap();
     let run = tfjob(&c, &["submit", "-f", p]);
     run.expect_code(3);

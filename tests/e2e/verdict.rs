@@ -2,7 +2,7 @@
 //! same `file:line:column`, and names the API server could never store are refused offline.
 
 use super::submit::SECRET;
-use super::{Cli, cluster, tfjob};
+use super::{Cli, cluster, manifest_file, tfjob};
 
 const JOB: &str = "apiVersion: kubeflow.org/v1
 kind: TFJob
@@ -98,9 +98,7 @@ fn validate_and_submit_refuse_the_same_input_at_the_same_position() {
 #[test]
 fn validate_and_submit_agree_on_replicas_1e3() {
     let c = cluster(&format!("objects:{SECRET}"));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.yaml");
-    std::fs::write(&path, JOB.replacen("replicas: 2", "replicas: 1e3", 1)).unwrap();
+    let (_dir, path) = manifest_file(&JOB.replacen("replicas: 2", "replicas: 1e3", 1));
     let file = path.to_str().unwrap();
     let validate = Cli::new(None, &["validate", "-f", file]).run();
     // 1,000 workers do not fit the test cluster: the pre-flight would refuse them (exit 4), which

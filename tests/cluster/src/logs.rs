@@ -421,6 +421,8 @@ pub(crate) fn pod_log(ctx: &Ctx, t: &Target) -> Result<Response<Body>, ApiError>
     else {
         return Ok(text_response(200, String::new()));
     };
+    // Everything up to here counts as sent: following resumes after the snapshot's last line.
+    let sent = lines.len();
     if let Some(n) = o.tail {
         let start = lines.len().saturating_sub(n);
         lines.drain(..start);
@@ -432,12 +434,6 @@ pub(crate) fn pod_log(ctx: &Ctx, t: &Target) -> Result<Response<Body>, ApiError>
     if !live || budget == Some(0) {
         return Ok(text_response(200, first));
     }
-    let sent = ctx
-        .sh
-        .logs
-        .since_index(&ns, &name, &container, id, 0)
-        .map(|(_, all, _)| all.len())
-        .unwrap_or(0);
     let uid = pod["metadata"]["uid"].as_str().unwrap_or("").to_string();
     Ok(follow_log(
         ctx.sh.clone(),

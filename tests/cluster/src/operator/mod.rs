@@ -365,9 +365,6 @@ fn reconcile(
     record_abnormal_pods(sh, &job, &pods);
 
     // Backoff limit and active deadline (checked only when something triggers a reconcile).
-    let total: i64 = specs.values().map(replicas).sum();
-    let active_now = pods.iter().filter(|p| phase(p) == "Running").count() as i64;
-    let _ = total == active_now;
     let past_backoff = run_policy["backoffLimit"].as_i64().is_some_and(|limit| {
         let restarts: i64 = pods
             .iter()
