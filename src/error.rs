@@ -114,6 +114,26 @@ pub enum Error {
     BrokenPipe,
 }
 
+/// What Ctrl-C means for the command at this moment, said by the code that knows (`wait` says
+/// how to resume). There is one handler, `commands::block_on`'s, installed before any request;
+/// a second listener inside a command would race it (the handler wins whenever the command is
+/// awaiting anything but its own listener).
+static ON_INTERRUPT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Sets the message an interrupt ends the command with, from now on.
+pub fn on_interrupt(message: impl Into<String>) {
+    *ON_INTERRUPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.into());
+}
+
+/// The error for an interrupt now: the message set by [`on_interrupt`], else `default`.
+pub fn interrupted(default: &str) -> Error {
+    let said = ON_INTERRUPT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    Error::Interrupted(said.unwrap_or_else(|| default.to_string()))
+}
+
 impl Error {
     /// The single mapping from failure kind to exit code.
     pub fn exit_code(&self) -> ExitCode {

@@ -367,9 +367,10 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
 /// `render`/`validate` fast.
 ///
 /// Ctrl-C is caught from the first instant: tokio installs a signal handler only when a listener
-/// is first polled, so a command listening for it later (`wait`) would otherwise be killed by a
-/// Ctrl-C that comes before (no exit code, no message). The command's own handling wins when it
-/// has one (it says how to resume); otherwise the command ends with exit 130.
+/// is first polled, so a command listening for it later would otherwise be killed by a Ctrl-C
+/// that comes before (no exit code, no message). This is the only listener: a command says what
+/// an interrupt means with [`crate::error::on_interrupt`] (`wait` says how to resume); otherwise
+/// the command ends with exit 130 and the generic message.
 pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -381,10 +382,9 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Resul
         tokio::select! {
             biased;
             result = future => result,
-            () = interrupted => Err(Error::Interrupted(
+            () = interrupted => Err(crate::error::interrupted(
                 "interrupted (Ctrl-C): writes reported above were made; a request in flight \
-                 may or may not have been applied"
-                    .into(),
+                 may or may not have been applied",
             )),
         }
     })

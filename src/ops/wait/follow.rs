@@ -293,10 +293,6 @@ impl Waiter<'_> {
     }
 
     async fn watch(&mut self, out: &mut Output) -> Result<String> {
-        // tokio installs the handler on the first poll: poll it once before any watch is sent,
-        // so a Ctrl-C from then on is ours and not the default (process killed, no hint).
-        let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
-        let _ = (&mut ctrl_c).now_or_never();
         let (job_store, job_writer) = reflector::store::<TFJob>();
         let (pod_store, pod_writer) = reflector::store::<Pod>();
         let job_cfg = watcher::Config::default().fields(&format!("metadata.name={}", self.name));
@@ -321,99 +317,90 @@ impl Waiter<'_> {
         let mut next_poll = Instant::now();
         let mut next_operator = Instant::now() + OPERATOR_EVERY;
         let ns_flags = self.kube.hints.ns_flags(self.namespace);
-        // Ctrl-C is watched around the whole follow, not only at its select: a signal that
-        // arrives during a direct read or a pre-flight is still ours, with the resume hint.
-        let resume = format!(
+        // From here a Ctrl-C, whatever is being awaited, leaves the job alone: say how to resume.
+        crate::error::on_interrupt(format!(
             "interrupted; the job was left as it is. Resume with: kubectl tfjob wait {} {} --for {}",
             self.name,
             ns_flags,
             self.opts.wait_for.flag_value()
-        );
-        let follow = async {
-            loop {
-                tokio::select! {
-                    event = events.next() => {
-                        // Take every event already received before judging: a burst (the
-                        // first list of 2,000 pods) is judged once, not once per pod. The limit
-                        // is checked before polling, so no event is taken off and dropped.
-                        let mut event = event;
-                        let mut taken = 0;
-                        loop {
-                            health.take(event, &ns_flags)?;
-                            taken += 1;
-                            if taken >= MAX_BATCH {
-                                break;
-                            }
-                            match events.next().now_or_never() {
-                                Some(next) => event = next,
-                                None => break,
-                            }
+        ));
+        loop {
+            tokio::select! {
+                event = events.next() => {
+                    // Take every event already received before judging: a burst (the
+                    // first list of 2,000 pods) is judged once, not once per pod. The limit
+                    // is checked before polling, so no event is taken off and dropped.
+                    let mut event = event;
+                    let mut taken = 0;
+                    loop {
+                        health.take(event, &ns_flags)?;
+                        taken += 1;
+                        if taken >= MAX_BATCH {
+                            break;
+                        }
+                        match events.next().now_or_never() {
+                            Some(next) => event = next,
+                            None => break,
                         }
                     }
-                    _ = tick.tick() => {}
-                    _ = &mut deadline => return self.final_check(out).await,
                 }
-                // Slow is not failing: a large first list takes a while and is not replaced by
-                // reads that would cost as much. Direct reads only while a watch keeps failing.
-                let failing = health
-                    .errors
-                    .iter()
-                    .any(|&e| e >= FAILED_WATCHES_BEFORE_POLLING);
-                let (job, pods) = if !failing && health.synced.iter().all(|&s| s) {
-                    polled = None;
-                    match job_store.state().into_iter().next() {
-                        Some(job) => (job.as_ref().clone(), pod_store.state()),
-                        None => return Err(self.deleted()),
-                    }
-                } else if !failing {
-                    // Still listing: keep the live clock moving on what was shown last.
-                    self.refresh(out)?;
-                    continue;
-                } else {
-                    // The watches fail: read directly now and then.
-                    if Instant::now() >= next_poll {
-                        next_poll = Instant::now() + POLL_EVERY;
-                        match tokio::time::timeout(READ_LIMIT, self.read()).await {
-                            Ok(Ok(Some(state))) => polled = Some(state),
-                            Ok(Ok(None)) => return Err(self.deleted()),
-                            Ok(Err(e)) => tracing::debug!(error = %e, "direct read failed"),
-                            Err(_) => tracing::debug!("direct read timed out"),
-                        }
-                    }
-                    match &polled {
-                        Some((job, pods)) => (job.clone(), pods.clone()),
-                        None => {
-                            self.refresh(out)?;
-                            continue;
-                        }
-                    }
-                };
-                if self.operator.is_some()
-                    && self.limits.pending_timeout.is_some()
-                    && Instant::now() >= next_operator
-                {
-                    next_operator = Instant::now() + OPERATOR_EVERY;
-                    self.check_operator(&job).await?;
-                }
-                if let Some(decided) = self.judge(job, pods, out)? {
-                    return decided;
-                }
-                // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
-                if !self.asked_model
-                    && let Some((job, pods)) = &self.last
-                    && crate::ops::check::any_unschedulable(pods.iter().map(|p| p.status.as_ref()))
-                {
-                    self.asked_model = true;
-                    let job = job.clone();
-                    crate::ops::check::on_unschedulable(self.kube, self.namespace, &job, out)
-                        .await?;
-                }
+                _ = tick.tick() => {}
+                _ = &mut deadline => return self.final_check(out).await,
             }
-        };
-        tokio::select! {
-            biased;
-            _ = &mut ctrl_c => Err(Error::Interrupted(resume)),
-            outcome = follow => outcome,
+            // Slow is not failing: a large first list takes a while and is not replaced by
+            // reads that would cost as much. Direct reads only while a watch keeps failing.
+            let failing = health
+                .errors
+                .iter()
+                .any(|&e| e >= FAILED_WATCHES_BEFORE_POLLING);
+            let (job, pods) = if !failing && health.synced.iter().all(|&s| s) {
+                polled = None;
+                match job_store.state().into_iter().next() {
+                    Some(job) => (job.as_ref().clone(), pod_store.state()),
+                    None => return Err(self.deleted()),
+                }
+            } else if !failing {
+                // Still listing: keep the live clock moving on what was shown last.
+                self.refresh(out)?;
+                continue;
+            } else {
+                // The watches fail: read directly now and then.
+                if Instant::now() >= next_poll {
+                    next_poll = Instant::now() + POLL_EVERY;
+                    match tokio::time::timeout(READ_LIMIT, self.read()).await {
+                        Ok(Ok(Some(state))) => polled = Some(state),
+                        Ok(Ok(None)) => return Err(self.deleted()),
+                        Ok(Err(e)) => tracing::debug!(error = %e, "direct read failed"),
+                        Err(_) => tracing::debug!("direct read timed out"),
+                    }
+                }
+                match &polled {
+                    Some((job, pods)) => (job.clone(), pods.clone()),
+                    None => {
+                        self.refresh(out)?;
+                        continue;
+                    }
+                }
+            };
+            if self.operator.is_some()
+                && self.limits.pending_timeout.is_some()
+                && Instant::now() >= next_operator
+            {
+                next_operator = Instant::now() + OPERATOR_EVERY;
+                self.check_operator(&job).await?;
+            }
+            if let Some(decided) = self.judge(job, pods, out)? {
+                return decided;
+            }
+            // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
+            if !self.asked_model
+                && let Some((job, pods)) = &self.last
+                && crate::ops::check::any_unschedulable(pods.iter().map(|p| p.status.as_ref()))
+            {
+                self.asked_model = true;
+                let job = job.clone();
+                crate::ops::check::on_unschedulable(self.kube, self.namespace, &job, out).await?;
+            }
         }
     }
 
