@@ -41,6 +41,10 @@ pub struct GatewayOptions {
     /// Do not add any gateway env vars.
     pub no_api_env: bool,
 
+    /// Add the gateway env and the istio opt-out to a `-f` manifest too (templates always get
+    /// them; a manifest is sent as written unless this is set, as `kubectl create -f` sends it).
+    pub inject_gateway_env: bool,
+
     /// Leave istio sidecar injection alone (by default pods get sidecar.istio.io/inject: "false",
     /// because the sidecar breaks the replicas' DNS/gRPC rendezvous).
     pub allow_istio_sidecar: bool,
@@ -250,6 +254,46 @@ impl GatewayConfig {
 
     /// Adds the env vars to every `tensorflow` container (replacing same-named ones in place)
     /// and the istio opt-out annotation to every pod template.
+    /// The same settings when nothing is injected (a `-f` manifest sent as written): no env,
+    /// no annotation, so no Secret is required beyond what the manifest references itself.
+    pub fn not_injected(mut self) -> Self {
+        self.enabled = false;
+        self.istio_opt_out = false;
+        self
+    }
+
+    /// What [`Self::apply`] adds, in words (names and Secret references, never a value that
+    /// could be a credential), or `None` when it adds nothing.
+    pub fn describe_injection(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        let vars = self.env_vars();
+        if !vars.is_empty() {
+            let list: Vec<String> = vars
+                .iter()
+                .map(|v| {
+                    match v
+                        .value_from
+                        .as_ref()
+                        .and_then(|f| f.secret_key_ref.as_ref())
+                    {
+                        Some(r) => format!("{} (Secret {} key {:?})", v.name, r.name, r.key),
+                        None => v.name.clone(),
+                    }
+                })
+                .collect();
+            parts.push(format!(
+                "to every {DEFAULT_CONTAINER_NAME:?} container the env vars {}",
+                list.join(", ")
+            ));
+        }
+        if self.istio_opt_out {
+            parts.push(format!(
+                "to every pod template the annotation {ISTIO_INJECT_ANNOTATION}: \"false\""
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; and "))
+    }
+
     pub fn apply(&self, job: &mut TFJob) {
         let vars = self.env_vars();
         for spec in job.spec.tf_replica_specs.values_mut() {

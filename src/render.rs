@@ -145,6 +145,10 @@ pub struct Prepared {
     /// Findings (no errors: those make [`prepare`] fail); warnings and info remain.
     pub report: Report,
     pub gateway: GatewayConfig,
+    /// A `-f` manifest sent as written: its values exactly as read (`cpu: 1` stays a number, a
+    /// field our types do not know stays), which `submit` sends instead of the typed job, with
+    /// only the metadata it sets replaced. `None` for templates and `--inject-gateway-env`.
+    pub as_written: Option<Value>,
     /// "template ps-worker", "template ./my.yaml.j2" or the manifest file name.
     pub source: String,
 }
@@ -180,10 +184,14 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
     };
     let mut value = value;
     let stripped = strip_server_fields(&mut value);
+    // A manifest is sent as written, as `kubectl create -f` sends it; only templates (whose job
+    // it is) and an explicit --inject-gateway-env add the gateway env and the istio opt-out.
+    let from_manifest = positions.is_some();
+    let inject = !from_manifest || args.gateway.inject_gateway_env;
 
     let ctx = Context {
         gateway: gateway.clone(),
-        will_inject: true,
+        will_inject: inject,
         positions: positions.as_ref(),
     };
     let mut report = validate::validate_value(&value, &ctx);
@@ -204,13 +212,29 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
     }
     validate::credentials::refuse(&report, args.allow_literal_credentials)?;
     let mut job: TFJob = manifest::from_value(&value, positions.as_ref(), &source)?;
-    gateway.apply(&mut job);
+    let as_written = (!inject).then(|| value.clone());
+    let gateway = if inject {
+        gateway.apply(&mut job);
+        if from_manifest && let Some(added) = gateway.describe_injection() {
+            report.findings.push(validate::Finding::new(
+                validate::Severity::Info,
+                "inject-gateway-env",
+                "spec.tfReplicaSpecs",
+                format!("--inject-gateway-env added {added}"),
+            ));
+        }
+        gateway
+    } else {
+        // Nothing was added, so nothing beyond what the manifest references is required.
+        gateway.not_injected()
+    };
     let value = serde_json::to_value(&job).expect("a TFJob serializes");
     Ok(Prepared {
         job,
         value,
         report,
         gateway,
+        as_written,
         source,
     })
 }

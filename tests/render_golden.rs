@@ -270,13 +270,23 @@ fn manifests_are_taken_as_is_and_checked_before_injection() {
     let m = dir.path().join("job.yaml");
     std::fs::write(&m, job).unwrap();
     let mp = m.to_str().unwrap();
+    // Issue 22: a manifest is taken as written (kubectl create -f adds nothing); the gateway
+    // env and the istio opt-out are added only when asked, and that is said on stderr.
     let o = run(&["render", "-f", mp]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !out.contains("TAOTOKEN_API_KEY") && !out.contains("sidecar.istio.io/inject"),
+        "{out}"
+    );
+    let o = run(&["render", "-f", mp, "--inject-gateway-env"]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(
         out.contains("TAOTOKEN_API_KEY") && out.contains("sidecar.istio.io/inject"),
         "{out}"
     );
+    assert!(err.contains("--inject-gateway-env added"), "{err}");
 
     // `kubectl get -o yaml` output: server-owned fields are dropped, with a note.
     let got = job.replace(

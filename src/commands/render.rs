@@ -256,6 +256,11 @@ pub struct GatewayArgs {
     /// because the sidecar breaks the replicas' DNS/gRPC rendezvous).
     #[arg(long)]
     pub allow_istio_sidecar: bool,
+
+    /// With -f MANIFEST: add the gateway env vars and the istio opt-out as for a template (a
+    /// manifest is otherwise sent exactly as written, as `kubectl create -f` sends it).
+    #[arg(long, conflicts_with = "no_api_env")]
+    pub inject_gateway_env: bool,
 }
 
 impl From<RenderArgs> for RenderOptions {
@@ -303,6 +308,7 @@ impl From<GatewayArgs> for GatewayOptions {
             openai_env: a.openai_env,
             no_api_env: a.no_api_env,
             allow_istio_sidecar: a.allow_istio_sidecar,
+            inject_gateway_env: a.inject_gateway_env,
         }
     }
 }

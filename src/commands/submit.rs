@@ -74,7 +74,8 @@ Examples:
   kubectl tfjob submit --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu \\
       --ps 1 --workers 3 --gpus 1 --wait -- python -m trainer.task
 
-  # Submit an existing manifest (credentials are injected and checked the same way)
+  # Submit an existing manifest as written, as kubectl create -f does (add the gateway env
+  # with --inject-gateway-env)
   kubectl tfjob submit -f tfjob.yaml
 
   # Everything but the final write: readiness, the placement pre-flight and a server dry run

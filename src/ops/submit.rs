@@ -7,7 +7,9 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams, PropagationPolicy,
+};
 use kube::runtime::wait::{await_condition, conditions};
 
 use super::DryRun;
@@ -140,8 +142,9 @@ pub async fn run(
         super::check::gate(&kube, &namespace, &job, args.dry_run == DryRun::Server, out).await?;
     }
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &namespace);
+    let wire = Wire::new(&kube, &namespace, prepared.as_written.as_ref());
     let existing = readiness.existing;
-    let answered = server_dry_run(&kube, &jobs, &job, existing.as_ref()).await?;
+    let answered = server_dry_run(&kube, &jobs, &wire, &job, existing.as_ref()).await?;
 
     if args.dry_run == DryRun::Server {
         // As kubectl does, show what the server answered (with its generated name).
@@ -168,7 +171,7 @@ pub async fn run(
             out.after_write(printed, &deleted)?;
         }
     }
-    let created = create(&kube, &jobs, job).await?;
+    let created = create(&kube, &jobs, &wire, job).await?;
     // Every later step follows the name the server gave (generateName).
     let name = created.metadata.name.clone().unwrap_or(name);
     let line = format!("tfjob.kubeflow.org/{name} created");
@@ -274,6 +277,7 @@ fn rejected(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) ->
 async fn server_dry_run(
     kube: &Kube,
     jobs: &Api<TFJob>,
+    wire: &Wire<'_>,
     job: &TFJob,
     existing: Option<&TFJob>,
 ) -> Result<Option<TFJob>> {
@@ -281,7 +285,7 @@ async fn server_dry_run(
     let name = job.metadata.name.clone().unwrap_or_default();
     let params = dry_run_params();
     match existing {
-        None => match cluster::retry(kube, || jobs.create(&params, job)).await {
+        None => match cluster::retry(kube, || wire.create(&params, job)).await {
             Ok(answered) => Ok(Some(answered)),
             // Created by someone between the readiness GET and now: the name is taken.
             Err(e) if cluster::status_code(&e) == Some(409) => Err(name_taken(&namespace, &name)),
@@ -297,7 +301,7 @@ async fn server_dry_run(
             loop {
                 let mut update = job.clone();
                 update.metadata.resource_version = resource_version.clone();
-                match cluster::retry(kube, || jobs.replace(&name, &params, &update)).await {
+                match cluster::retry(kube, || wire.replace(&name, &params, &update)).await {
                     Ok(_) => return Ok(None),
                     Err(e)
                         if cluster::status_code(&e) == Some(409)
@@ -312,7 +316,7 @@ async fn server_dry_run(
                             }
                             // Deleted meanwhile: what is left to check is a create.
                             Ok(None) => {
-                                return Box::pin(server_dry_run(kube, jobs, job, None)).await;
+                                return Box::pin(server_dry_run(kube, jobs, wire, job, None)).await;
                             }
                             Err(e) => return Err(cluster::explain(e, &get, kube)),
                         }
@@ -321,6 +325,53 @@ async fn server_dry_run(
                 }
             }
         }
+    }
+}
+
+/// The body of every create and update: a `-f` manifest as written (see
+/// [`render::Prepared::as_written`]) with the metadata submit sets (namespace, submission id,
+/// resourceVersion) taken from the typed job; otherwise the typed job itself.
+struct Wire<'a> {
+    api: Api<DynamicObject>,
+    as_written: Option<&'a serde_json::Value>,
+}
+
+impl<'a> Wire<'a> {
+    fn new(kube: &Kube, namespace: &str, as_written: Option<&'a serde_json::Value>) -> Self {
+        let resource = ApiResource::erase::<TFJob>(&());
+        Wire {
+            api: Api::namespaced_with(kube.client.clone(), namespace, &resource),
+            as_written,
+        }
+    }
+
+    fn body(&self, job: &TFJob) -> kube::Result<DynamicObject> {
+        let value = match self.as_written {
+            Some(raw) => {
+                let mut raw = raw.clone();
+                raw["metadata"] =
+                    serde_json::to_value(&job.metadata).map_err(kube::Error::SerdeError)?;
+                raw
+            }
+            None => serde_json::to_value(job).map_err(kube::Error::SerdeError)?,
+        };
+        serde_json::from_value(value).map_err(kube::Error::SerdeError)
+    }
+
+    fn typed(answer: DynamicObject) -> kube::Result<TFJob> {
+        serde_json::to_value(answer)
+            .and_then(serde_json::from_value)
+            .map_err(kube::Error::SerdeError)
+    }
+
+    async fn create(&self, params: &PostParams, job: &TFJob) -> kube::Result<TFJob> {
+        let answer = self.api.create(params, &self.body(job)?).await?;
+        Self::typed(answer)
+    }
+
+    async fn replace(&self, name: &str, params: &PostParams, job: &TFJob) -> kube::Result<TFJob> {
+        let answer = self.api.replace(name, params, &self.body(job)?).await?;
+        Self::typed(answer)
     }
 }
 
@@ -460,7 +511,7 @@ fn submission_id() -> String {
 /// Creates the job. Transient failures are retried; if a retry meets AlreadyExists, the stored
 /// job's submission id says whether it is ours (success) or someone else's (conflict), so a
 /// retried create can never produce two jobs or report a false failure.
-async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob> {
+async fn create(kube: &Kube, jobs: &Api<TFJob>, wire: &Wire<'_>, mut job: TFJob) -> Result<TFJob> {
     let id = submission_id();
     job.metadata
         .annotations
@@ -472,10 +523,10 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob>
     };
     let namespace = job.metadata.namespace.clone().unwrap_or_default();
     if job.metadata.name.is_none() {
-        return create_generated(kube, jobs, &job, &params, &id, &namespace).await;
+        return create_generated(kube, jobs, wire, &job, &params, &id, &namespace).await;
     }
     let name = job.metadata.name.clone().unwrap_or_default();
-    match cluster::retry(kube, || jobs.create(&params, &job)).await {
+    match cluster::retry(kube, || wire.create(&params, &job)).await {
         Ok(created) => Ok(created),
         // The recovery GET runs under the same retry policy: one failed GET must not turn our
         // own committed create into "someone else's".
@@ -516,6 +567,7 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, mut job: TFJob) -> Result<TFJob>
 async fn create_generated(
     kube: &Kube,
     jobs: &Api<TFJob>,
+    wire: &Wire<'_>,
     job: &TFJob,
     params: &PostParams,
     id: &str,
@@ -534,7 +586,7 @@ async fn create_generated(
                 return Ok(found);
             }
         }
-        jobs.create(params, job).await
+        wire.create(params, job).await
     };
     cluster::retry(kube, attempt)
         .await

@@ -413,7 +413,7 @@ fn replica_spec(
                     format!("{path}.template.metadata.annotations"),
                     "istio sidecar injection is not disabled; in a mesh-enabled namespace the sidecar breaks the replicas' gRPC rendezvous",
                 )
-                .with_hint(Some("add sidecar.istio.io/inject: \"false\" (render/submit add it unless --allow-istio-sidecar)".into())),
+                .with_hint(Some("add sidecar.istio.io/inject: \"false\" (templates get it unless --allow-istio-sidecar; submit -f adds it with --inject-gateway-env)".into())),
             );
         }
     }
@@ -615,7 +615,7 @@ fn env_checks(
                     format!("no {want}: the training code will not find the gateway key"),
                 )
                 .with_hint(Some(
-                    "kubectl tfjob submit adds it from the Secret (see --api-secret)".into(),
+                    "templates get it from the Secret (see --api-secret); submit -f sends the manifest as written unless --inject-gateway-env".into(),
                 )),
             );
         }

@@ -578,3 +578,131 @@ fn envfrom_secrets_must_exist_before_the_create() {
     run.expect_code(0);
     assert_eq!(tfjob_creates(&c), 1);
 }
+
+/// A kubectl to compare with: `$KUBECTL`, the cached 1.36 client of
+/// tests/cluster/install-kubectl-1.36.sh, else `kubectl` on PATH.
+fn real_kubectl() -> Option<std::path::PathBuf> {
+    let cached = std::env::var_os("HOME")
+        .map(|h| std::path::Path::new(&h).join(".cache/tfjob-testcluster/kubectl-v1.36"));
+    let candidates = [std::env::var_os("KUBECTL").map(Into::into), cached]
+        .into_iter()
+        .flatten()
+        .chain(std::env::var_os("PATH").into_iter().flat_map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("kubectl"))
+                .collect::<Vec<_>>()
+        }));
+    candidates.into_iter().find(|p| p.is_file()).filter(|p| {
+        std::process::Command::new(p)
+            .args(["version", "--client"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// A plain TFJob that names no gateway Secret, in a cluster that has none.
+const PLAIN_TFJOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: plain\nspec:\n  runPolicy: {cleanPodPolicy: None}\n  tfReplicaSpecs:\n    PS:\n      replicas: 1\n      restartPolicy: Never\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            ports: [{name: tfjob-port, containerPort: 2222}]\n    Worker:\n      replicas: 2\n      restartPolicy: OnFailure\n      template:\n        metadata:\n          labels: {team: nlp}\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            command: [python, /opt/train.py]\n            env: [{name: EPOCHS, value: \"3\"}]\n            resources: {limits: {cpu: 1, memory: 1Gi}}\n";
+
+/// Issue 22 item 2: `submit -f` stores what `kubectl create -f` stores. It used to add the
+/// gateway env and the istio annotation to every manifest and then refuse the job because
+/// `taotoken-secret` did not exist; the manifest is now sent as written.
+#[test]
+fn submit_file_stores_the_spec_kubectl_create_stores() {
+    let c = cluster("");
+    let (_dir, path) = manifest_file(PLAIN_TFJOB);
+    let p = path.to_str().unwrap();
+    let run = tfjob(&c, &["submit", "-f", p]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("tfjob.kubeflow.org/plain created"),
+        "{}",
+        run.stdout
+    );
+    let ours = c.get("tfjobs", Some("default"), "plain").expect("stored");
+    let text = ours.to_string();
+    assert!(!text.contains("TAOTOKEN"), "env added: {text}");
+    assert!(
+        !text.contains("sidecar.istio.io"),
+        "annotation added: {text}"
+    );
+    assert!(
+        c.get("secrets", Some("default"), "taotoken-secret")
+            .is_none(),
+        "the cluster has no gateway Secret"
+    );
+
+    let Some(kubectl) = real_kubectl() else {
+        // The no-injection assertions above still ran; the byte-for-byte comparison needs a
+        // kubectl (tests/cluster/install-kubectl-1.36.sh installs 1.36).
+        eprintln!("skipped the kubectl comparison: no kubectl found");
+        return;
+    };
+    c.delete("tfjobs", Some("default"), "plain");
+    let o = std::process::Command::new(&kubectl)
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(["create", "-f", p])
+        .env(
+            "KUBECACHEDIR",
+            std::env::temp_dir().join("kubectl-tfjob-e2e-kubectl-cache"),
+        )
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        o.status.success(),
+        "{} create -f: {}",
+        kubectl.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let theirs = c.get("tfjobs", Some("default"), "plain").expect("stored");
+    assert_eq!(ours["spec"], theirs["spec"], "{}", kubectl.display());
+    assert_eq!(ours["metadata"]["labels"], theirs["metadata"]["labels"]);
+    // Only the submission id (the idempotency mark of a retried create) is added.
+    let mut annotations = ours["metadata"]["annotations"].clone();
+    annotations
+        .as_object_mut()
+        .expect("the submission id")
+        .remove("kubectl-tfjob.kubeflow.org/submission-id")
+        .expect("the submission id");
+    let none = serde_json::json!({});
+    assert_eq!(
+        &annotations,
+        theirs["metadata"].get("annotations").unwrap_or(&none)
+    );
+}
+
+/// `--inject-gateway-env` is the opt-in: it says on stderr what it added, and then the gateway
+/// Secret is required as for a template.
+#[test]
+fn inject_gateway_env_is_opt_in_for_manifests_and_announced() {
+    let c = cluster("");
+    let (_dir, path) = manifest_file(PLAIN_TFJOB);
+    let p = path.to_str().unwrap();
+    let run = tfjob(&c, &["submit", "-f", p, "--inject-gateway-env"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("--inject-gateway-env added to every \"tensorflow\" container the env vars TAOTOKEN_API_KEY (Secret taotoken-secret key \"api-key\"), TAOTOKEN_BASE_URL"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("taotoken-secret"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+
+    let c = cluster(&format!("objects:{SECRET}"));
+    tfjob(&c, &["submit", "-f", p, "--inject-gateway-env"]).expect_code(0);
+    let job = c.get("tfjobs", Some("default"), "plain").unwrap();
+    let w = &job["spec"]["tfReplicaSpecs"]["Worker"]["template"];
+    assert_eq!(
+        w["metadata"]["annotations"]["sidecar.istio.io/inject"],
+        "false"
+    );
+    let env = w["spec"]["containers"][0]["env"].as_array().unwrap();
+    assert!(
+        env.iter().any(|e| e["name"] == "TAOTOKEN_API_KEY"
+            && e["valueFrom"]["secretKeyRef"]["name"] == "taotoken-secret"),
+        "{env:?}"
+    );
+    // The user's own variable stays first, as written.
+    assert_eq!(env[0]["name"], "EPOCHS");
+}
