@@ -5,7 +5,10 @@
 //! Each corpus file starts with `# expect: <text>` (in the output), `# line: N` (the line the
 //! finding points at) and optionally `# upstream: reject` (the upstream CRD schema rejects it too)
 //! and `# severity: warning` (the cluster accepts it: plain `validate` exits 0 and reports it,
-//! `--strict` exits 2).
+//! `--strict` exits 2). `# path: P` is the field path of the error, as kube-apiserver names it;
+//! `# verdict: accept` marks a file kube-apiserver 1.36 accepts (exit 0, `expect` on stdout).
+//! The `pod-*` files are issue 22's template mistakes, each judged as a real 1.36 API server
+//! judges the pod the operator creates from it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -56,6 +59,8 @@ struct Case {
     line: usize,
     upstream_rejects: bool,
     warning: bool,
+    field: Option<String>,
+    accept: bool,
 }
 
 fn corpus() -> Vec<Case> {
@@ -70,12 +75,16 @@ fn corpus() -> Vec<Case> {
                     .find_map(|l| l.strip_prefix(&format!("# {k}: ")))
                     .map(str::to_string)
             };
+            let accept = header("verdict").as_deref() == Some("accept");
             Case {
                 expect: header("expect").expect("corpus file has # expect:"),
                 line: header("line")
+                    .or_else(|| accept.then(|| "0".into()))
                     .expect("corpus file has # line:")
                     .parse()
                     .unwrap(),
+                field: header("path"),
+                accept,
                 upstream_rejects: header("upstream").as_deref() == Some("reject"),
                 warning: header("severity").as_deref() == Some("warning"),
                 path,
@@ -91,6 +100,29 @@ fn corpus() -> Vec<Case> {
 fn every_corpus_file_is_rejected_with_its_message_and_line() {
     for c in corpus() {
         let p = c.path.to_str().unwrap();
+        if c.accept {
+            let o = run(&["validate", "-f", p]);
+            let (out, err) = text(&o);
+            assert_eq!(o.status.code(), Some(0), "{p}: {err}");
+            assert!(out.contains(&c.expect), "{p}: {out}");
+            assert!(!err.contains("error"), "{p}: {err}");
+            continue;
+        }
+        if let Some(field) = &c.field {
+            let o = run(&["validate", "-f", p, "-o", "json"]);
+            let j: Value = serde_json::from_slice(&o.stdout).expect("json report");
+            let paths: Vec<&str> = j["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["severity"] == "error")
+                .filter_map(|f| f["path"].as_str())
+                .collect();
+            assert!(
+                paths.contains(&field.as_str()),
+                "{p}: expected an error at {field}, got {paths:?}"
+            );
+        }
         if c.warning {
             // The API server would accept it: reported, but exit 0 unless --strict.
             let o = run(&["validate", "-f", p]);
@@ -295,4 +327,36 @@ fn our_schema_and_the_upstream_crd_agree() {
         checked += 1;
     }
     assert!(checked >= 5);
+}
+
+/// Issue 22: 1.36 refuses an env var name with `=` (IsRelaxedEnvVarName) however the job is
+/// given — a manifest to validate, render or submit offline, or a template's values — and
+/// accepts `1VAR`, which the strict pre-1.32 rule refused.
+#[test]
+fn env_var_names_are_judged_as_1_36_judges_them_on_every_input_path() {
+    let bad = corpus_dir().join("pod-env-name-with-equals.yaml");
+    let bad = bad.to_str().unwrap();
+    for args in [
+        vec!["validate", "-f", bad],
+        vec!["render", "-f", bad],
+        vec!["submit", "--dry-run=client", "-f", bad],
+    ] {
+        assert_invalid(&run(&args), "other than '='", &args.join(" "));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("values.yaml");
+    std::fs::write(&values, "env:\n  \"A=B\": x\n").unwrap();
+    let v = values.to_str().unwrap();
+    let common = ["--name", "j", "--image", "tensorflow/tensorflow:2.13.0"];
+    let mut args = vec!["render", "-f", v];
+    args.extend(common);
+    assert_invalid(&run(&args), "other than '='", "values file env");
+
+    std::fs::write(&values, "env:\n  \"1VAR\": x\n").unwrap();
+    let mut args = vec!["render", "-f", v];
+    args.extend(common);
+    let o = run(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("name: 1VAR"), "{out}");
 }

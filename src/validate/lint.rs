@@ -487,27 +487,8 @@ fn container(
             }
         }
     }
-    if let Some(req) = gpu_request {
-        let differ = match gpu_limit {
-            Some(lim) => qty_value(req) != qty_value(lim),
-            None => true,
-        };
-        if differ {
-            out.push(
-                Finding::new(
-                    Severity::Error,
-                    "gpu",
-                    format!("{cpath}.resources.requests[{GPU}]"),
-                    format!(
-                        "{GPU} request ({}) must equal its limit ({}); Kubernetes rejects the pod otherwise",
-                        qty_text(req),
-                        gpu_limit.map(qty_text).unwrap_or_else(|| "none".into())
-                    ),
-                )
-                .with_hint(Some(format!("set only resources.limits[{GPU}]; the request defaults to it"))),
-            );
-        }
-    }
+    // request = limit for GPUs (and every resource that cannot be overcommitted) is core Pod
+    // validation's rule, owned by podrules::resources.
     let gpus = gpu_limit.or(gpu_request).and_then(qty_value).unwrap_or(0.0);
     if is_tf && let Some(Value::String(image)) = c.get("image") {
         let tag = image_tag(image);

@@ -8,6 +8,7 @@ pub mod credentials;
 pub mod lint;
 pub mod names;
 pub mod pod;
+pub mod podrules;
 pub mod quantity;
 pub mod schema;
 pub mod webhook;

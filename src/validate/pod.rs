@@ -146,6 +146,7 @@ fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
             err(out, format!("{path}.{key}"), format!("{n:?} {e}"), None);
         }
     }
+    super::podrules::pod_spec(ps, path, out);
     if let Some(m) = ps.get("nodeSelector").and_then(Value::as_object) {
         for k in m.keys() {
             if let Err(e) = qualified_name(k) {
@@ -292,20 +293,16 @@ fn toleration(t: &Value, path: &str, out: &mut Vec<Finding>) {
     }
 }
 
-/// apimachinery `IsEnvVarName`: `[-._a-zA-Z][-._a-zA-Z0-9]*`.
+/// apimachinery validation.go `IsRelaxedEnvVarName`: any printable ASCII character but `=`.
+/// ValidateEnv uses it when RelaxedEnvironmentVariableValidation is on, which it is, locked,
+/// since 1.34 (GA; beta and on by default from 1.32), so 1.36 accepts `1VAR` and `my var`.
 pub fn env_var_name(n: &str) -> Result<(), String> {
-    let ok_first = |c: char| c.is_ascii_alphabetic() || "-._".contains(c);
-    match n.chars().next() {
-        None => return Err("must not be empty".into()),
-        Some(c) if !ok_first(c) => return Err("must not start with a digit".into()),
-        _ => {}
+    if n.is_empty() {
+        return Err("must not be empty".into());
     }
-    if let Some(c) = n
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || "-._".contains(*c)))
-    {
+    if let Some(c) = n.chars().find(|c| !(' '..='~').contains(c) || *c == '=') {
         return Err(format!(
-            "may contain only letters, digits, '-', '.' and '_', found {c:?}"
+            "must consist only of printable ASCII characters other than '=', found {c:?}"
         ));
     }
     Ok(())
@@ -497,7 +494,10 @@ mod tests {
         assert!(env_var_name("HF_TOKEN").is_ok());
         assert!(env_var_name("my.var-1").is_ok());
         assert!(env_var_name("A=B").unwrap_err().contains("'='"));
-        assert!(env_var_name("1A").is_err());
+        // 1.36 validates names relaxed (RelaxedEnvironmentVariableValidation, GA in 1.34).
+        assert!(env_var_name("1A").is_ok());
+        assert!(env_var_name("my var").is_ok());
+        assert!(env_var_name("tab\there").is_err());
         assert!(env_var_name("").is_err());
     }
 

@@ -278,8 +278,9 @@ fn quantities() {
 
 #[test]
 fn gpus() {
+    // request = limit is core Pod validation's rule (podrules, ValidateResourceRequirements).
     let r = with(|v| wc(v)["resources"]["requests"] = json!({"nvidia.com/gpu": 2}));
-    assert!(has(&r, "gpu", "requests[nvidia.com/gpu]"));
+    assert!(has(&r, "pod", "requests[nvidia.com/gpu]"));
     let r = with(|v| wc(v)["resources"]["requests"] = json!({"nvidia.com/gpu": "1"}));
     assert!(!r.has_errors(), "{}", r.render_text());
     let r = with(|v| wc(v)["resources"]["limits"]["nvidia.com/gpu"] = json!("1500m"));

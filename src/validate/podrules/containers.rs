@@ -1,0 +1,643 @@
+//! Container rules of core Pod validation (validateContainerCommon and what it calls).
+
+use serde_json::{Map, Value};
+
+use super::super::names::{dns1123_subdomain, qualified_name};
+use super::super::quantity;
+use super::super::{Finding, Severity};
+use super::{Out, err, ids, int, items, nonnegative, one_of, s, seccomp};
+use crate::manifest::{join_index, join_key};
+
+/// validateContainerCommon and validateInitContainers' extra rules.
+pub(super) fn container(c: &Value, path: &str, init: bool, out: &mut Out) {
+    // validatePullPolicy, validateContainerCommon's terminationMessagePolicy.
+    one_of(
+        c,
+        "imagePullPolicy",
+        &["Always", "Never", "IfNotPresent"],
+        path,
+        "imagePullPolicy",
+        out,
+    );
+    one_of(
+        c,
+        "terminationMessagePolicy",
+        &["File", "FallbackToLogsOnError"],
+        path,
+        "terminationMessagePolicy",
+        out,
+    );
+    ports(c, path, out);
+    env(c, path, out);
+    if let Some(r) = c.get("resources") {
+        resources(r, &format!("{path}.resources"), out);
+    }
+    mounts(c, path, out);
+    let sidecar = init && s(c, "restartPolicy") == Some("Always");
+    if init {
+        // validateInitContainers: only restartable (sidecar) init containers take probes and
+        // lifecycle hooks; restartPolicy, if set, must be Always.
+        if let Some(rp) = s(c, "restartPolicy")
+            && rp != "Always"
+        {
+            err(
+                out,
+                format!("{path}.restartPolicy"),
+                format!("restartPolicy {rp:?} is not supported for init containers: only Always"),
+            );
+        }
+        if !sidecar {
+            for k in [
+                "lifecycle",
+                "livenessProbe",
+                "readinessProbe",
+                "startupProbe",
+            ] {
+                if c.get(k).is_some_and(|v| !v.is_null()) {
+                    err(
+                        out,
+                        format!("{path}.{k}"),
+                        format!(
+                            "{k} may not be set for init containers without restartPolicy=Always"
+                        ),
+                    );
+                }
+            }
+        }
+    } else if let Some(rp) = s(c, "restartPolicy") {
+        err(
+            out,
+            format!("{path}.restartPolicy"),
+            format!("restartPolicy {rp:?} may be set only on init containers"),
+        );
+    }
+    for (k, liveness_like) in [
+        ("livenessProbe", true),
+        ("readinessProbe", false),
+        ("startupProbe", true),
+    ] {
+        if let Some(p) = c.get(k).filter(|p| !p.is_null()) {
+            probe(p, &format!("{path}.{k}"), liveness_like, out);
+        }
+    }
+    if let Some(l) = c.get("lifecycle") {
+        for k in ["postStart", "preStop"] {
+            if let Some(h) = l.get(k) {
+                handler(h, &format!("{path}.lifecycle.{k}"), true, out);
+            }
+        }
+    }
+    if let Some(sc) = c.get("securityContext") {
+        container_security_context(sc, &format!("{path}.securityContext"), out);
+    }
+}
+
+/// apimachinery validation.go `IsValidPortName`: an IANA_SVC_NAME, at most 15 characters of
+/// lowercase letters, digits and '-', with a letter, no leading, trailing or doubled '-'.
+pub fn port_name(n: &str) -> Result<(), String> {
+    if n.is_empty() || n.len() > 15 {
+        return Err(format!(
+            "must be no more than 15 characters, is {}",
+            n.len()
+        ));
+    }
+    if !n
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err("must contain only lowercase letters, digits and '-'".into());
+    }
+    if !n.chars().any(|c| c.is_ascii_lowercase()) {
+        return Err("must contain at least one letter".into());
+    }
+    if n.contains("--") {
+        return Err("must not contain consecutive hyphens".into());
+    }
+    if n.starts_with('-') || n.ends_with('-') {
+        return Err("must not begin or end with a hyphen".into());
+    }
+    Ok(())
+}
+
+/// validateContainerPorts: names are IANA_SVC_NAMEs unique in the container, containerPort in
+/// 1..=65535, hostPort 0 or in range, protocol TCP, UDP or SCTP.
+fn ports(c: &Value, path: &str, out: &mut Out) {
+    let mut names: Vec<&str> = Vec::new();
+    for (i, p) in items(c, "ports") {
+        let ppath = join_index(&format!("{path}.ports"), i);
+        if let Some(n) = s(p, "name") {
+            if let Err(e) = port_name(n) {
+                err(out, format!("{ppath}.name"), format!("port name {n:?} {e}"));
+            } else if names.contains(&n) {
+                err(
+                    out,
+                    format!("{ppath}.name"),
+                    format!("port name {n:?} is used twice in this container"),
+                );
+            }
+            names.push(n);
+        }
+        match int(p, "containerPort") {
+            None | Some(0) => err(
+                out,
+                format!("{ppath}.containerPort"),
+                "containerPort is required".into(),
+            ),
+            Some(n) if !(1..=65535).contains(&n) => err(
+                out,
+                format!("{ppath}.containerPort"),
+                format!("containerPort must be between 1 and 65535, inclusive, is {n}"),
+            ),
+            _ => {}
+        }
+        if let Some(h) = int(p, "hostPort")
+            && h != 0
+            && !(1..=65535).contains(&h)
+        {
+            err(
+                out,
+                format!("{ppath}.hostPort"),
+                format!("hostPort must be between 1 and 65535, inclusive, is {h}"),
+            );
+        }
+        one_of(
+            p,
+            "protocol",
+            &["SCTP", "TCP", "UDP"],
+            &ppath,
+            "protocol",
+            out,
+        );
+    }
+}
+
+/// The fieldRef paths env vars may read (`validEnvDownwardAPIFieldPathExpressions`, 1.36:
+/// with the dual-stack `status.hostIPs` and `status.podIPs`).
+const ENV_FIELD_PATHS: [&str; 9] = [
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+];
+
+/// `validContainerResourceFieldPathExpressions` (plus the hugepages prefixes).
+const RESOURCE_FIELD_PATHS: [&str; 6] = [
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+];
+
+/// ValidateEnv → validateEnvVarValueFrom (one source, no `value` beside it),
+/// validateObjectFieldSelector, validateContainerResourceFieldSelector,
+/// validateConfigMapKeySelector / validateSecretKeySelector; ValidateEnvFrom.
+fn env(c: &Value, path: &str, out: &mut Out) {
+    for (i, e) in items(c, "env") {
+        let epath = join_index(&format!("{path}.env"), i);
+        let Some(vf) = e.get("valueFrom").filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let vpath = format!("{epath}.valueFrom");
+        let kinds = [
+            "fieldRef",
+            "resourceFieldRef",
+            "configMapKeyRef",
+            "secretKeyRef",
+            "fileKeyRef",
+        ];
+        let set: Vec<&str> = kinds
+            .iter()
+            .copied()
+            .filter(|k| vf.get(*k).is_some_and(|x| !x.is_null()))
+            .collect();
+        match set.len() {
+            0 => err(
+                out,
+                vpath.clone(),
+                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`".into(),
+            ),
+            1 => {}
+            _ => err(
+                out,
+                vpath.clone(),
+                format!(
+                    "may not have more than one field specified at a time: {}",
+                    set.join(", ")
+                ),
+            ),
+        }
+        if s(e, "value").is_some_and(|v| !v.is_empty()) && !set.is_empty() {
+            err(
+                out,
+                vpath.clone(),
+                "may not be specified when `value` is not empty: give value or valueFrom".into(),
+            );
+        }
+        if let Some(fr) = vf.get("fieldRef") {
+            field_ref(fr, &format!("{vpath}.fieldRef"), out);
+        }
+        if let Some(rr) = vf.get("resourceFieldRef") {
+            let res = s(rr, "resource").unwrap_or("");
+            let hugepages =
+                res.starts_with("requests.hugepages-") || res.starts_with("limits.hugepages-");
+            if !RESOURCE_FIELD_PATHS.contains(&res) && !hugepages {
+                err(
+                    out,
+                    format!("{vpath}.resourceFieldRef.resource"),
+                    format!(
+                        "resource {res:?} is not supported: use one of {}",
+                        RESOURCE_FIELD_PATHS.join(", ")
+                    ),
+                );
+            }
+        }
+        for (k, name_key) in [("configMapKeyRef", "name"), ("secretKeyRef", "name")] {
+            if let Some(r) = vf.get(k) {
+                let rpath = format!("{vpath}.{k}");
+                match s(r, "key") {
+                    None | Some("") => err(out, format!("{rpath}.key"), "key is required".into()),
+                    Some(key) => {
+                        if let Err(e) = config_map_key(key) {
+                            err(out, format!("{rpath}.key"), format!("key {key:?} {e}"));
+                        }
+                    }
+                }
+                if let Some(n) = s(r, name_key)
+                    && let Err(e) = dns1123_subdomain(n)
+                {
+                    err(
+                        out,
+                        format!("{rpath}.{name_key}"),
+                        format!("name {n:?} {e}"),
+                    );
+                }
+            }
+        }
+    }
+    for (i, e) in items(c, "envFrom") {
+        let epath = join_index(&format!("{path}.envFrom"), i);
+        let n = ["configMapRef", "secretRef"]
+            .iter()
+            .filter(|k| e.get(**k).is_some_and(|x| !x.is_null()))
+            .count();
+        if n != 1 {
+            err(
+                out,
+                epath.clone(),
+                if n == 0 {
+                    "must specify one of: `configMapRef` or `secretRef`".into()
+                } else {
+                    "may not have more than one field specified at a time".into()
+                },
+            );
+        }
+        if let Some(p) = s(e, "prefix")
+            && !p.is_empty()
+            && let Err(m) = super::super::pod::env_var_name(p)
+        {
+            err(out, format!("{epath}.prefix"), format!("prefix {p:?} {m}"));
+        }
+    }
+}
+
+/// validateObjectFieldSelector: an allowlisted path, or a subscripted label/annotation.
+fn field_ref(fr: &Value, path: &str, out: &mut Out) {
+    if let Some(v) = s(fr, "apiVersion")
+        && v != "v1"
+    {
+        err(
+            out,
+            format!("{path}.apiVersion"),
+            format!("apiVersion {v:?} is not supported: only v1"),
+        );
+    }
+    let fp = s(fr, "fieldPath").unwrap_or("");
+    if fp.is_empty() {
+        err(
+            out,
+            format!("{path}.fieldPath"),
+            "fieldPath is required".into(),
+        );
+        return;
+    }
+    // fieldpath.SplitMaybeSubscriptedPath: metadata.labels['k'] / metadata.annotations['k'].
+    let subscripted = ["metadata.labels", "metadata.annotations"]
+        .iter()
+        .find_map(|p| {
+            fp.strip_prefix(p)
+                .and_then(|r| r.strip_prefix("['"))
+                .and_then(|r| r.strip_suffix("']"))
+                .map(|k| (*p, k))
+        });
+    match subscripted {
+        Some((_, k)) => {
+            if let Err(e) = qualified_name(k) {
+                err(
+                    out,
+                    format!("{path}.fieldPath"),
+                    format!("the key {k:?} {e}"),
+                );
+            }
+        }
+        None if ENV_FIELD_PATHS.contains(&fp) => {}
+        None => err(
+            out,
+            format!("{path}.fieldPath"),
+            format!(
+                "fieldPath {fp:?} is not supported: use one of {}, or metadata.labels['KEY'] / metadata.annotations['KEY']",
+                ENV_FIELD_PATHS.join(", ")
+            ),
+        ),
+    }
+}
+
+/// apimachinery `IsConfigMapKey`: `[-._a-zA-Z0-9]+`, at most 253, not `.` or `..` or `..*`.
+fn config_map_key(k: &str) -> Result<(), String> {
+    if k.len() > 253 {
+        return Err("must be no more than 253 characters".into());
+    }
+    if !k
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+    {
+        return Err("must consist of alphanumeric characters, '-', '_' or '.'".into());
+    }
+    if k == "." || k == ".." || k.starts_with("..") {
+        return Err("must not be '.' or '..' or start with '..'".into());
+    }
+    Ok(())
+}
+
+/// The resource names a container may request without a domain (`IsStandardContainerResourceName`).
+fn standard_container_resource(name: &str) -> bool {
+    ["cpu", "memory", "ephemeral-storage"].contains(&name) || name.starts_with("hugepages-")
+}
+
+/// Resources the scheduler may overcommit: native ones that are not hugepages
+/// (helper.IsOvercommitAllowed, IsNativeResource).
+fn overcommit_allowed(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    native && !name.starts_with("hugepages-")
+}
+
+/// ValidateResourceRequirements (via validateContainerResourceName, ValidateResourceQuantityValue):
+/// standard names without a domain, non-negative values, requests ≤ limits, and for
+/// resources that cannot be overcommitted (GPUs and other extended resources, hugepages) a
+/// limit equal to the request.
+fn resources(r: &Value, path: &str, out: &mut Out) {
+    let empty = Map::new();
+    let limits = r.get("limits").and_then(Value::as_object).unwrap_or(&empty);
+    let requests = r
+        .get("requests")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let value = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(x) => quantity::parse(x).ok(),
+        _ => None,
+    };
+    for (part, m) in [("limits", limits), ("requests", requests)] {
+        for k in m.keys() {
+            if !k.contains('/') && !standard_container_resource(k) {
+                err(
+                    out,
+                    join_key(&format!("{path}.{part}"), k),
+                    format!(
+                        "{k:?} is not a standard resource for containers: use cpu, memory, ephemeral-storage, hugepages-<size>, or a domain-qualified name such as nvidia.com/gpu"
+                    ),
+                );
+            }
+        }
+    }
+    // Values themselves (valid, not negative) are checked by lint::quantity_check.
+    for (k, req) in requests {
+        let rpath = join_key(&format!("{path}.requests"), k);
+        let Some(rv) = value(req) else { continue };
+        let limit = limits.get(k);
+        match limit.and_then(value) {
+            // A relative margin: 100m and 0.1 are the same quantity.
+            Some(lv) if overcommit_allowed(k) && rv > lv * (1.0 + 1e-12) => err(
+                out,
+                rpath,
+                format!(
+                    "the {k} request {} must be less than or equal to its limit {}",
+                    text(req),
+                    text(&limits[k])
+                ),
+            ),
+            Some(lv) if !overcommit_allowed(k) && (rv - lv).abs() > lv.abs() * 1e-12 => {
+                cannot_overcommit(k, req, limit, &rpath, out)
+            }
+            // Upstream reports this one at the missing limit.
+            None if !overcommit_allowed(k) => {
+                cannot_overcommit(k, req, None, &join_key(&format!("{path}.limits"), k), out)
+            }
+            _ => {}
+        }
+    }
+    // ValidateResourceRequirements: hugepages need a cpu or memory request or limit.
+    let has_hugepages = limits
+        .keys()
+        .chain(requests.keys())
+        .any(|k| k.starts_with("hugepages-"));
+    let has_cpu_mem = ["cpu", "memory"]
+        .iter()
+        .any(|k| limits.contains_key(*k) || requests.contains_key(*k));
+    if has_hugepages && !has_cpu_mem {
+        err(
+            out,
+            path.to_string(),
+            "HugePages require cpu or memory".into(),
+        );
+    }
+}
+
+/// ValidateResourceRequirements: a resource that cannot be overcommitted (GPUs and other
+/// extended resources, hugepages) needs a limit equal to its request.
+fn cannot_overcommit(k: &str, req: &Value, limit: Option<&Value>, path: &str, out: &mut Out) {
+    out.push(
+        Finding::new(
+            Severity::Error,
+            "pod",
+            path,
+            format!(
+                "{k} request ({}) must equal its limit ({}); Kubernetes rejects the pod otherwise, since {k} cannot be overcommitted",
+                text(req),
+                limit.map(text).unwrap_or_else(|| "none".into())
+            ),
+        )
+        .with_hint(Some(format!(
+            "set only resources.limits[{k}]; the request defaults to it"
+        ))),
+    );
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(x) => x.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// validateVolumeMounts: unique mountPaths, subPath relative without `..`
+/// (validateLocalDescendingPath), known mountPropagation.
+fn mounts(c: &Value, path: &str, out: &mut Out) {
+    let mut paths: Vec<&str> = Vec::new();
+    for (i, m) in items(c, "volumeMounts") {
+        let mpath = join_index(&format!("{path}.volumeMounts"), i);
+        if let Some(p) = s(m, "mountPath").filter(|p| !p.is_empty()) {
+            if paths.contains(&p) {
+                err(
+                    out,
+                    format!("{mpath}.mountPath"),
+                    format!("mountPath {p:?} must be unique"),
+                );
+            }
+            paths.push(p);
+        }
+        if let Some(sp) = s(m, "subPath")
+            && (sp.starts_with('/') || sp.split(['/', '\\']).any(|part| part == ".."))
+        {
+            err(
+                out,
+                format!("{mpath}.subPath"),
+                format!("subPath {sp:?} must be a relative path without '..'"),
+            );
+        }
+        one_of(
+            m,
+            "mountPropagation",
+            &["None", "HostToContainer", "Bidirectional"],
+            &mpath,
+            "mountPropagation",
+            out,
+        );
+    }
+}
+
+/// validateProbe: exactly one handler, non-negative numbers, and for liveness and startup
+/// probes successThreshold 1 (validateLivenessProbe, validateStartupProbe).
+fn probe(p: &Value, path: &str, liveness_like: bool, out: &mut Out) {
+    handler(p, path, false, out);
+    nonnegative(
+        p,
+        &[
+            "initialDelaySeconds",
+            "timeoutSeconds",
+            "periodSeconds",
+            "successThreshold",
+            "failureThreshold",
+        ],
+        path,
+        out,
+    );
+    if liveness_like
+        && let Some(n) = int(p, "successThreshold")
+        && n != 1
+    {
+        err(
+            out,
+            format!("{path}.successThreshold"),
+            format!("successThreshold must be 1 for liveness and startup probes, is {n}"),
+        );
+    }
+}
+
+/// validateHandler / validateLifecycleHandler: exactly one of exec, httpGet, tcpSocket, grpc
+/// (probes) or sleep (lifecycle hooks); ports are numbers in range or IANA names.
+fn handler(h: &Value, path: &str, lifecycle: bool, out: &mut Out) {
+    let kinds: &[&str] = if lifecycle {
+        &["exec", "httpGet", "tcpSocket", "sleep"]
+    } else {
+        &["exec", "httpGet", "tcpSocket", "grpc"]
+    };
+    let set: Vec<&str> = kinds
+        .iter()
+        .copied()
+        .filter(|k| h.get(*k).is_some_and(|x| !x.is_null()))
+        .collect();
+    match set.len() {
+        0 => err(
+            out,
+            path.to_string(),
+            format!("must specify a handler type: one of {}", kinds.join(", ")),
+        ),
+        1 => {}
+        _ => err(
+            out,
+            format!("{path}.{}", set[1]),
+            format!(
+                "may not specify more than 1 handler type: {}",
+                set.join(" and ")
+            ),
+        ),
+    }
+    for k in ["httpGet", "tcpSocket", "grpc"] {
+        let Some(port) = h.get(k).and_then(|x| x.get("port")) else {
+            continue;
+        };
+        let ppath = format!("{path}.{k}.port");
+        match port {
+            Value::Number(n) => {
+                if !n.as_i64().is_some_and(|n| (1..=65535).contains(&n)) {
+                    err(
+                        out,
+                        ppath,
+                        format!("port {n} must be between 1 and 65535, inclusive"),
+                    );
+                }
+            }
+            Value::String(name) if k != "grpc" => {
+                if let Err(e) = port_name(name) {
+                    err(out, ppath, format!("port name {name:?} {e}"));
+                }
+            }
+            _ => err(
+                out,
+                ppath,
+                "port must be a number between 1 and 65535".into(),
+            ),
+        }
+    }
+    if let Some(g) = h.get("httpGet") {
+        one_of(
+            g,
+            "scheme",
+            &["HTTP", "HTTPS"],
+            &format!("{path}.httpGet"),
+            "scheme",
+            out,
+        );
+    }
+}
+
+/// ValidateSecurityContext: ids in range, privileged with allowPrivilegeEscalation false,
+/// procMount, seccomp.
+fn container_security_context(sc: &Value, path: &str, out: &mut Out) {
+    ids(sc, &["runAsUser", "runAsGroup"], path, out);
+    if sc.get("privileged").and_then(Value::as_bool) == Some(true)
+        && sc.get("allowPrivilegeEscalation").and_then(Value::as_bool) == Some(false)
+    {
+        err(
+            out,
+            path.to_string(),
+            "cannot set `allowPrivilegeEscalation` to false and `privileged` to true".into(),
+        );
+    }
+    one_of(
+        sc,
+        "procMount",
+        &["Default", "Unmasked"],
+        path,
+        "procMount",
+        out,
+    );
+    seccomp(sc, path, out);
+}

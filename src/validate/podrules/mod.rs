@@ -1,0 +1,684 @@
+//! The rest of core Pod validation, as kube-apiserver 1.36 applies it to the pods the operator
+//! creates from a replica template: enums, ranges, ports, env sources, resources, probes,
+//! volumes, affinity, DNS, security contexts, and the Priority admission plugin's rule.
+//!
+//! Every rule names the upstream function it follows, in k8s.io/kubernetes
+//! pkg/apis/core/validation/validation.go unless said otherwise. What a rule cannot know offline
+//! (a PriorityClass's value, PodSecurity, policy webhooks) is left to the server dry run.
+
+use serde_json::Value;
+
+use super::names::{dns1123_label, label_value, qualified_name};
+use super::{Finding, Severity};
+use crate::manifest::{join_index, join_key};
+
+mod containers;
+#[cfg(test)]
+mod tests;
+
+use containers::container;
+pub use containers::port_name;
+
+type Out = Vec<Finding>;
+
+fn err(out: &mut Out, path: String, message: String) {
+    out.push(Finding::new(Severity::Error, "pod", path, message));
+}
+
+fn s<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+fn items<'a>(v: &'a Value, k: &str) -> impl Iterator<Item = (usize, &'a Value)> {
+    v.get(k)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+}
+
+/// `field.NotSupported`: a value outside a closed set (the set as the API server lists it).
+fn one_of(v: &Value, key: &str, allowed: &[&str], path: &str, what: &str, out: &mut Out) {
+    if let Some(x) = s(v, key)
+        && !allowed.contains(&x)
+    {
+        let near = allowed
+            .iter()
+            .find(|a| a.eq_ignore_ascii_case(x) || strsim_close(a, x))
+            .map(|a| format!(" (did you mean {a}?)"))
+            .unwrap_or_default();
+        err(
+            out,
+            format!("{path}.{key}"),
+            format!(
+                "{what} {x:?} is not supported: use one of {}{near}",
+                allowed.join(", ")
+            ),
+        );
+    }
+}
+
+/// A typo of one edit or two (enough for `IfNotPresnt`, `ClusterFrist`).
+fn strsim_close(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()] <= 2
+}
+
+fn int(v: &Value, k: &str) -> Option<i64> {
+    v.get(k).and_then(Value::as_i64)
+}
+
+/// `ValidateNonnegativeField`.
+fn nonnegative(v: &Value, keys: &[&str], path: &str, out: &mut Out) {
+    for k in keys {
+        if let Some(n) = int(v, k)
+            && n < 0
+        {
+            err(
+                out,
+                format!("{path}.{k}"),
+                format!("{k} must be greater than or equal to 0, is {n}"),
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pod level
+
+/// The pod-level rules of `ValidatePodSpec` not covered in pod.rs.
+pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
+    // validateDNSPolicy, validatePodDNSConfig.
+    one_of(
+        ps,
+        "dnsPolicy",
+        &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
+        path,
+        "dnsPolicy",
+        out,
+    );
+    if s(ps, "dnsPolicy") == Some("None")
+        && ps
+            .pointer("/dnsConfig/nameservers")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+    {
+        err(
+            out,
+            format!("{path}.dnsConfig.nameservers"),
+            "must provide at least one DNS nameserver when dnsPolicy is None".into(),
+        );
+    }
+    if let Some(ns) = ps
+        .pointer("/dnsConfig/nameservers")
+        .and_then(Value::as_array)
+    {
+        if ns.len() > 3 {
+            err(
+                out,
+                format!("{path}.dnsConfig.nameservers"),
+                format!("must not have more than 3 nameservers, has {}", ns.len()),
+            );
+        }
+        for (i, n) in ns.iter().enumerate() {
+            if n.as_str()
+                .and_then(|x| x.parse::<std::net::IpAddr>().ok())
+                .is_none()
+            {
+                err(
+                    out,
+                    join_index(&format!("{path}.dnsConfig.nameservers"), i),
+                    format!("{n} must be a valid IP address"),
+                );
+            }
+        }
+    }
+    // ValidatePodSpec: hostname and subdomain are DNS-1123 labels.
+    for k in ["hostname", "subdomain"] {
+        if let Some(h) = s(ps, k)
+            && let Err(e) = dns1123_label(h)
+        {
+            err(out, format!("{path}.{k}"), format!("{k} {h:?} {e}"));
+        }
+    }
+    // validateRestartPolicy is not here: the operator overwrites the pod's restartPolicy with
+    // the replica's (the replica spec's own check is in lint.rs).
+    one_of(
+        ps,
+        "preemptionPolicy",
+        &["PreemptLowerPriority", "Never"],
+        path,
+        "preemptionPolicy",
+        out,
+    );
+    // ValidatePodSpec: activeDeadlineSeconds in 1..=2^31-1 (validatePodSpec's
+    // ActiveDeadlineSeconds check), terminationGracePeriodSeconds ≥ 0.
+    if let Some(n) = int(ps, "activeDeadlineSeconds")
+        && !(1..=i64::from(i32::MAX)).contains(&n)
+    {
+        err(
+            out,
+            format!("{path}.activeDeadlineSeconds"),
+            format!("activeDeadlineSeconds must be between 1 and 2147483647, is {n}"),
+        );
+    }
+    nonnegative(ps, &["terminationGracePeriodSeconds"], path, out);
+    if let Some(m) = ps.get("nodeSelector").and_then(Value::as_object) {
+        // ValidatePodSpec → unversionedvalidation.ValidateLabels: values are label values.
+        for (k, v) in m {
+            if let Some(v) = v.as_str()
+                && let Err(e) = label_value(v)
+            {
+                err(
+                    out,
+                    join_key(&format!("{path}.nodeSelector"), k),
+                    format!("node selector value {v:?} {e}"),
+                );
+            }
+        }
+    }
+    if let Some(sc) = ps.get("securityContext") {
+        pod_security_context(sc, &format!("{path}.securityContext"), out);
+    }
+    if let Some(a) = ps.get("affinity") {
+        affinity(a, &format!("{path}.affinity"), out);
+    }
+    for (i, v) in items(ps, "volumes") {
+        volume_source(v, &join_index(&format!("{path}.volumes"), i), out);
+    }
+    // validateInitContainers / validateContainers: names unique across both lists.
+    let mut seen: Vec<&str> = Vec::new();
+    for key in ["initContainers", "containers"] {
+        for (i, c) in items(ps, key) {
+            let cpath = join_index(&format!("{path}.{key}"), i);
+            match s(c, "name") {
+                None | Some("") => err(
+                    out,
+                    format!("{cpath}.name"),
+                    "a container needs a name".into(),
+                ),
+                Some(n) if seen.contains(&n) => err(
+                    out,
+                    format!("{cpath}.name"),
+                    format!(
+                        "container name {n:?} is used twice: names must be unique across initContainers and containers"
+                    ),
+                ),
+                Some(n) => seen.push(n),
+            }
+            container(c, &cpath, key == "initContainers", out);
+        }
+    }
+    host_network_ports(ps, path, out);
+    priority(ps, path, out);
+}
+
+/// validatePodSpec's hostNetwork rule (validateHostNetwork): with hostNetwork, a hostPort must
+/// equal its containerPort.
+fn host_network_ports(ps: &Value, path: &str, out: &mut Out) {
+    if ps.get("hostNetwork").and_then(Value::as_bool) != Some(true) {
+        return;
+    }
+    for key in ["initContainers", "containers"] {
+        for (i, c) in items(ps, key) {
+            for (j, p) in items(c, "ports") {
+                if let (Some(h), Some(cp)) = (int(p, "hostPort"), int(p, "containerPort"))
+                    && h != 0
+                    && h != cp
+                {
+                    err(
+                        out,
+                        format!(
+                            "{}.hostPort",
+                            join_index(
+                                &format!("{}.ports", join_index(&format!("{path}.{key}"), i)),
+                                j
+                            )
+                        ),
+                        "hostPort must match containerPort when hostNetwork is true".into(),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// plugin/pkg/admission/priority/admission.go `admitPod`: a pod's `priority` must equal the
+/// value the plugin computes from its class, or without a class from the global default class
+/// (0 when there is none). Offline the class value is unknown: without a class anything but 0
+/// is refused on a cluster without a global default, which is the common case.
+fn priority(ps: &Value, path: &str, out: &mut Out) {
+    let Some(p) = int(ps, "priority") else {
+        return;
+    };
+    match s(ps, "priorityClassName") {
+        None | Some("") if p != 0 => err(
+            out,
+            format!("{path}.priority"),
+            format!(
+                "the integer value of priority ({p}) must not be provided in pod spec: the Priority admission plugin computes it from priorityClassName (0 without one)"
+            ),
+        ),
+        None | Some("") => {}
+        Some(class) => out.push(
+            Finding::new(
+                Severity::Warning,
+                "pod",
+                format!("{path}.priority"),
+                format!(
+                    "priority {p} is refused at admission unless it equals PriorityClass {class:?}'s value; leave it out"
+                ),
+            ),
+        ),
+    }
+}
+
+/// validatePodSecurityContext: ids in range (IsValidUserID / IsValidGroupID), fsGroupChangePolicy.
+fn pod_security_context(sc: &Value, path: &str, out: &mut Out) {
+    ids(sc, &["runAsUser", "runAsGroup", "fsGroup"], path, out);
+    for (i, g) in items(sc, "supplementalGroups") {
+        if let Some(n) = g.as_i64()
+            && !(0..=i64::from(i32::MAX)).contains(&n)
+        {
+            err(
+                out,
+                join_index(&format!("{path}.supplementalGroups"), i),
+                format!("must be between 0 and 2147483647, inclusive, is {n}"),
+            );
+        }
+    }
+    one_of(
+        sc,
+        "fsGroupChangePolicy",
+        &["OnRootMismatch", "Always"],
+        path,
+        "fsGroupChangePolicy",
+        out,
+    );
+    seccomp(sc, path, out);
+}
+
+/// apimachinery validation.go `IsValidUserID` / `IsValidGroupID`: 0 to 2^31-1.
+fn ids(sc: &Value, keys: &[&str], path: &str, out: &mut Out) {
+    for k in keys {
+        if let Some(n) = int(sc, k)
+            && !(0..=i64::from(i32::MAX)).contains(&n)
+        {
+            err(
+                out,
+                format!("{path}.{k}"),
+                format!("{k} must be between 0 and 2147483647, inclusive, is {n}"),
+            );
+        }
+    }
+}
+
+/// validateSeccompProfileField.
+fn seccomp(sc: &Value, path: &str, out: &mut Out) {
+    let Some(p) = sc.get("seccompProfile") else {
+        return;
+    };
+    let ppath = format!("{path}.seccompProfile");
+    one_of(
+        p,
+        "type",
+        &["Localhost", "RuntimeDefault", "Unconfined"],
+        &ppath,
+        "seccomp profile type",
+        out,
+    );
+    if s(p, "type") == Some("Localhost") && s(p, "localhostProfile").is_none_or(str::is_empty) {
+        err(
+            out,
+            format!("{ppath}.localhostProfile"),
+            "localhostProfile must be set when seccomp profile type is Localhost".into(),
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Affinity
+
+/// validateAffinity: node affinity (ValidateNodeSelector, ValidateNodeSelectorTerm,
+/// ValidateNodeSelectorRequirement, ValidatePreferredSchedulingTerms) and pod (anti-)affinity
+/// (validatePodAffinityTerm, validateWeightedPodAffinityTerms).
+fn affinity(a: &Value, path: &str, out: &mut Out) {
+    if let Some(na) = a.get("nodeAffinity") {
+        let npath = format!("{path}.nodeAffinity");
+        if let Some(req) = na.get("requiredDuringSchedulingIgnoredDuringExecution") {
+            let rpath = format!("{npath}.requiredDuringSchedulingIgnoredDuringExecution");
+            let terms = req.get("nodeSelectorTerms").and_then(Value::as_array);
+            if terms.is_none_or(Vec::is_empty) {
+                err(
+                    out,
+                    format!("{rpath}.nodeSelectorTerms"),
+                    "must have at least one node selector term".into(),
+                );
+            }
+            for (i, t) in items(req, "nodeSelectorTerms") {
+                node_selector_term(
+                    t,
+                    &join_index(&format!("{rpath}.nodeSelectorTerms"), i),
+                    out,
+                );
+            }
+        }
+        for (i, p) in items(na, "preferredDuringSchedulingIgnoredDuringExecution") {
+            let ppath = join_index(
+                &format!("{npath}.preferredDuringSchedulingIgnoredDuringExecution"),
+                i,
+            );
+            weight(p, &ppath, out);
+            if let Some(t) = p.get("preference") {
+                node_selector_term(t, &format!("{ppath}.preference"), out);
+            }
+        }
+    }
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let Some(pa) = a.get(kind) else { continue };
+        let kpath = format!("{path}.{kind}");
+        for (i, t) in items(pa, "requiredDuringSchedulingIgnoredDuringExecution") {
+            pod_affinity_term(
+                t,
+                &join_index(
+                    &format!("{kpath}.requiredDuringSchedulingIgnoredDuringExecution"),
+                    i,
+                ),
+                out,
+            );
+        }
+        for (i, w) in items(pa, "preferredDuringSchedulingIgnoredDuringExecution") {
+            let wpath = join_index(
+                &format!("{kpath}.preferredDuringSchedulingIgnoredDuringExecution"),
+                i,
+            );
+            weight(w, &wpath, out);
+            if let Some(t) = w.get("podAffinityTerm") {
+                pod_affinity_term(t, &format!("{wpath}.podAffinityTerm"), out);
+            }
+        }
+    }
+}
+
+fn weight(v: &Value, path: &str, out: &mut Out) {
+    match int(v, "weight") {
+        Some(w) if (1..=100).contains(&w) => {}
+        w => err(
+            out,
+            format!("{path}.weight"),
+            format!(
+                "weight must be in the range 1-100{}",
+                w.map(|w| format!(", is {w}")).unwrap_or_default()
+            ),
+        ),
+    }
+}
+
+fn node_selector_term(t: &Value, path: &str, out: &mut Out) {
+    for (i, r) in items(t, "matchExpressions") {
+        let rpath = join_index(&format!("{path}.matchExpressions"), i);
+        selector_requirement(
+            r,
+            &rpath,
+            &["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"],
+            out,
+        );
+        if let Some(k) = s(r, "key")
+            && let Err(e) = qualified_name(k)
+        {
+            err(out, format!("{rpath}.key"), format!("key {k:?} {e}"));
+        }
+    }
+    // validateNodeFieldSelectorRequirement: only metadata.name, In/NotIn with one value.
+    for (i, r) in items(t, "matchFields") {
+        let rpath = join_index(&format!("{path}.matchFields"), i);
+        if s(r, "key") != Some("metadata.name") {
+            err(
+                out,
+                format!("{rpath}.key"),
+                format!(
+                    "{:?} is not a supported field: only metadata.name",
+                    s(r, "key").unwrap_or("")
+                ),
+            );
+        }
+        match s(r, "operator") {
+            Some("In" | "NotIn") => {
+                if r.get("values").and_then(Value::as_array).map(Vec::len) != Some(1) {
+                    err(
+                        out,
+                        format!("{rpath}.values"),
+                        "must be only one value when `operator` is 'In' or 'NotIn' for node field selector".into(),
+                    );
+                }
+            }
+            other => err(
+                out,
+                format!("{rpath}.operator"),
+                format!(
+                    "operator {:?} is not supported: use In or NotIn",
+                    other.unwrap_or("")
+                ),
+            ),
+        }
+    }
+}
+
+/// ValidateNodeSelectorRequirement (and, for label selectors, apimachinery's
+/// ValidateLabelSelectorRequirement, which has no Gt/Lt).
+fn selector_requirement(r: &Value, path: &str, ops: &[&str], out: &mut Out) {
+    let values = r.get("values").and_then(Value::as_array);
+    let n = values.map_or(0, Vec::len);
+    match s(r, "operator") {
+        Some("In" | "NotIn") if n == 0 => err(
+            out,
+            format!("{path}.values"),
+            "must be specified when `operator` is 'In' or 'NotIn'".into(),
+        ),
+        Some("Exists" | "DoesNotExist") if n > 0 => err(
+            out,
+            format!("{path}.values"),
+            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'".into(),
+        ),
+        Some(op @ ("Gt" | "Lt")) if ops.contains(&op) => {
+            let ok = n == 1
+                && values
+                    .and_then(|v| v[0].as_str())
+                    .is_some_and(|x| x.parse::<i64>().is_ok());
+            if !ok {
+                err(
+                    out,
+                    format!("{path}.values"),
+                    "must be specified single value when `operator` is 'Lt' or 'Gt', and it must be an integer".into(),
+                );
+            }
+        }
+        Some(op) if ops.contains(&op) => {}
+        op => err(
+            out,
+            format!("{path}.operator"),
+            format!(
+                "operator {:?} is not a valid selector operator: use one of {}",
+                op.unwrap_or(""),
+                ops.join(", ")
+            ),
+        ),
+    }
+}
+
+fn pod_affinity_term(t: &Value, path: &str, out: &mut Out) {
+    if s(t, "topologyKey").is_none_or(str::is_empty) {
+        err(
+            out,
+            format!("{path}.topologyKey"),
+            "topologyKey can not be empty".into(),
+        );
+    } else if let Some(k) = s(t, "topologyKey")
+        && let Err(e) = qualified_name(k)
+    {
+        err(
+            out,
+            format!("{path}.topologyKey"),
+            format!("topologyKey {k:?} {e}"),
+        );
+    }
+    for sel in ["labelSelector", "namespaceSelector"] {
+        if let Some(ls) = t.get(sel) {
+            label_selector(ls, &format!("{path}.{sel}"), out);
+        }
+    }
+}
+
+/// apimachinery metav1validation `ValidateLabelSelector`.
+fn label_selector(ls: &Value, path: &str, out: &mut Out) {
+    for (i, r) in items(ls, "matchExpressions") {
+        selector_requirement(
+            r,
+            &join_index(&format!("{path}.matchExpressions"), i),
+            &["In", "NotIn", "Exists", "DoesNotExist"],
+            out,
+        );
+    }
+    if let Some(m) = ls.get("matchLabels").and_then(Value::as_object) {
+        for (k, v) in m {
+            let kpath = join_key(&format!("{path}.matchLabels"), k);
+            if let Err(e) = qualified_name(k) {
+                err(out, kpath.clone(), format!("label key {k:?} {e}"));
+            }
+            if let Some(v) = v.as_str()
+                && let Err(e) = label_value(v)
+            {
+                err(out, kpath, format!("label value {v:?} {e}"));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Volumes
+
+/// The volume sources a volume may name (`validateVolumeSource` counts them).
+const VOLUME_SOURCES: [&str; 30] = [
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "scaleIO",
+    "projected",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
+];
+
+/// validateVolumeSource: exactly one source; the required fields of the common ones
+/// (validatePersistentClaimVolumeSource, validateSecretVolumeSource,
+/// validateConfigMapVolumeSource, validateHostPathVolumeSource, validateNFSVolumeSource,
+/// validateEmptyDirVolumeSource's sizeLimit).
+fn volume_source(v: &Value, path: &str, out: &mut Out) {
+    let Some(m) = v.as_object() else { return };
+    let sources: Vec<&str> = VOLUME_SOURCES
+        .iter()
+        .copied()
+        .filter(|k| m.get(*k).is_some_and(|x| !x.is_null()))
+        .collect();
+    match sources.len() {
+        0 => err(out, path.to_string(), "must specify a volume type".into()),
+        1 => {}
+        _ => err(
+            out,
+            format!("{path}.{}", sources[1]),
+            format!(
+                "may not specify more than 1 volume type: this volume has {}",
+                sources.join(" and ")
+            ),
+        ),
+    }
+    let required = |src: &str, key: &str, out: &mut Out| {
+        if let Some(x) = m.get(src)
+            && s(x, key).is_none_or(str::is_empty)
+        {
+            err(
+                out,
+                format!("{path}.{src}.{key}"),
+                format!("{src}.{key} is required"),
+            );
+        }
+    };
+    required("persistentVolumeClaim", "claimName", out);
+    required("secret", "secretName", out);
+    required("configMap", "name", out);
+    required("hostPath", "path", out);
+    required("nfs", "server", out);
+    required("nfs", "path", out);
+    for src in ["secret", "configMap"] {
+        if let Some(x) = m.get(src)
+            && let Some(mode) = int(x, "defaultMode")
+            && !(0..=0o777).contains(&mode)
+        {
+            err(
+                out,
+                format!("{path}.{src}.defaultMode"),
+                format!("must be a number between 0 and 0777 (octal), both inclusive, is {mode}"),
+            );
+        }
+    }
+    if let Some(ed) = m.get("emptyDir") {
+        one_of(
+            ed,
+            "medium",
+            &["", "Memory", "HugePages"],
+            &format!("{path}.emptyDir"),
+            "medium",
+            out,
+        );
+    }
+    if let Some(hp) = m.get("hostPath") {
+        one_of(
+            hp,
+            "type",
+            &[
+                "",
+                "DirectoryOrCreate",
+                "Directory",
+                "FileOrCreate",
+                "File",
+                "Socket",
+                "CharDevice",
+                "BlockDevice",
+            ],
+            &format!("{path}.hostPath"),
+            "hostPath type",
+            out,
+        );
+    }
+}

@@ -1,0 +1,88 @@
+use super::*;
+use serde_json::json;
+
+fn paths(pod: Value) -> Vec<String> {
+    let mut out = Vec::new();
+    pod_spec(&pod, "p", &mut out);
+    out.into_iter().map(|f| f.path).collect()
+}
+
+fn ctr(extra: Value) -> Value {
+    let mut c = json!({"name": "tensorflow", "image": "i:1"});
+    c.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    json!({"containers": [c]})
+}
+
+#[test]
+fn what_1_36_accepts_passes() {
+    assert!(
+        paths(ctr(json!({
+            "ports": [{"name": "tfjob-port", "containerPort": 2222, "protocol": "TCP"}],
+            "resources": {"limits": {"cpu": "100m", "nvidia.com/gpu": 1, "hugepages-2Mi": "1Gi", "memory": "1Gi"},
+                          "requests": {"cpu": 0.1, "hugepages-2Mi": "1Gi"}},
+            "env": [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app.kubernetes.io/name']"}}},
+                    {"name": "IPS", "valueFrom": {"fieldRef": {"fieldPath": "status.podIPs"}}},
+                    {"name": "EMPTY", "value": "", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+            "livenessProbe": {"httpGet": {"port": "tfjob-port"}, "successThreshold": 1},
+        })))
+        .is_empty()
+    );
+    // A sidecar (restartable init container) may have probes.
+    assert!(
+        paths(json!({"initContainers": [{"name": "proxy", "image": "i:1", "restartPolicy": "Always",
+            "readinessProbe": {"tcpSocket": {"port": 1}}}], "containers": [{"name": "tensorflow", "image": "i:1"}]}))
+        .is_empty()
+    );
+}
+
+#[test]
+fn the_rules_upstream_applies_and_their_paths() {
+    let c = "p.containers[0]";
+    for (pod, want) in [
+        (ctr(json!({"resources": {"requests": {"hugepages-2Mi": "1Gi"}}})),
+         vec![format!("{c}.resources.limits.hugepages-2Mi"), format!("{c}.resources")]),
+        (ctr(json!({"resources": {"requests": {"nvidia.com/gpu": 1}}})),
+         vec![format!("{c}.resources.limits[nvidia.com/gpu]")]),
+        (ctr(json!({"livenessProbe": {"exec": {"command": ["x"]}, "successThreshold": 2}})),
+         vec![format!("{c}.livenessProbe.successThreshold")]),
+        (ctr(json!({"envFrom": [{"prefix": "A=", "secretRef": {"name": "s"}}]})),
+         vec![format!("{c}.envFrom[0].prefix")]),
+        (ctr(json!({"env": [{"name": "X", "valueFrom": {}}]})),
+         vec![format!("{c}.env[0].valueFrom")]),
+        (ctr(json!({"volumeMounts": [{"name": "v", "mountPath": "/a"}, {"name": "v", "mountPath": "/a", "subPath": "../x"}]})),
+         vec![format!("{c}.volumeMounts[1].mountPath"), format!("{c}.volumeMounts[1].subPath")]),
+        (json!({"hostNetwork": true, "containers": [{"name": "t", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}),
+         vec![format!("{c}.ports[0].hostPort")]),
+        (json!({"initContainers": [{"name": "i", "livenessProbe": {"exec": {}}}], "containers": []}),
+         vec!["p.initContainers[0].livenessProbe".to_string()]),
+        (json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}],
+             "matchExpressions": [{"key": "n", "operator": "Gt", "values": ["x"]}]}]}},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0, "podAffinityTerm": {}}]}}}),
+         vec![
+            "p.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values".to_string(),
+            "p.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values".to_string(),
+            "p.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight".to_string(),
+            "p.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey".to_string(),
+         ]),
+        (json!({"dnsPolicy": "None", "priority": 5, "priorityClassName": "high"}),
+         vec!["p.dnsConfig.nameservers".to_string(), "p.priority".to_string()]),
+        (json!({"volumes": [{"name": "v"}]}), vec!["p.volumes[0]".to_string()]),
+    ] {
+        assert_eq!(paths(pod.clone()), want, "{pod}");
+    }
+    // A priority with a class is only a warning: the class's value is not known offline.
+    let mut out = Vec::new();
+    pod_spec(
+        &json!({"priority": 5, "priorityClassName": "high"}),
+        "p",
+        &mut out,
+    );
+    assert_eq!(out[0].severity, Severity::Warning);
+    assert_eq!(port_name("a-1"), Ok(()));
+    for bad in ["1234", "a--b", "-a", "A", "a_b", ""] {
+        assert!(port_name(bad).is_err(), "{bad}");
+    }
+}
