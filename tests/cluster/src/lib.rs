@@ -32,6 +32,7 @@ mod logs;
 mod openapi;
 mod operator;
 mod patch;
+mod podvalidation;
 mod proto;
 mod resources;
 mod scenario;
