@@ -92,12 +92,16 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
         .iter()
         .map(|f| serde_json::to_value(f).unwrap_or_default())
         .collect();
+    // The replica pods as server dry runs (a note when the user may not create pods).
+    let pods = super::pod_dry_run::check(&kube, &namespace, &job, out).await;
     match opts.output {
         ReportFormat::Json => out.data_line(
             &serde_json::to_string_pretty(&report).map_err(|e| Error::Other(e.to_string()))?,
         )?,
         ReportFormat::Text => out.data(&render_text(&report, &findings))?,
     }
+    // A refused pod is the most specific answer: the job as given can never get its pods.
+    pods?;
     if !readiness.failures.is_empty() {
         return Err(Error::NotReady {
             message: format!(

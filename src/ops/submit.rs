@@ -141,6 +141,9 @@ pub async fn run(
     if !args.skip_capacity_check {
         super::check::gate(&kube, &namespace, &job, args.dry_run == DryRun::Server, out).await?;
     }
+    // 6. The pods the operator will create, as server dry runs: PodSecurity, policy engines
+    //    and webhooks on pods answer only there.
+    super::pod_dry_run::check(&kube, &namespace, &job, out).await?;
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &namespace);
     let wire = Wire::new(&kube, &namespace, prepared.as_written.as_ref());
     let existing = readiness.existing;
@@ -159,7 +162,7 @@ pub async fn run(
         return Ok(());
     }
 
-    // 6. The writes: replace (delete, wait for the job and its pods to go) if asked, then create.
+    // 7. The writes: replace (delete, wait for the job and its pods to go) if asked, then create.
     if let Some(old) = existing {
         let deleted = format!("tfjob.kubeflow.org/{name} deleted");
         delete_and_wait(&kube, &jobs, &old, args.wait_opts.timeout, out).await?;

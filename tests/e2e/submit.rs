@@ -706,3 +706,79 @@ fn inject_gateway_env_is_opt_in_for_manifests_and_announced() {
     // The user's own variable stays first, as written.
     assert_eq!(env[0]["name"], "EPOCHS");
 }
+
+/// A pod the API server refuses although the job passes every offline check: here a
+/// `priority` that differs from its PriorityClass's value (the Priority admission plugin
+/// computes it; offline the class's value is unknown, so validate only warns).
+const PRIORITY_MISMATCH: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: prio\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n          priorityClassName: high\n          priority: 5\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n";
+
+const HIGH_CLASS: &str = r#"
+  - apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: high}
+    value: 1000
+"#;
+
+/// Issue 22 item 3 (online): the replica pods go to the API server as dry runs before the
+/// job is written; a refusal is exit 2 naming the replica and the server's reason.
+#[test]
+fn pods_the_api_server_refuses_stop_submit_and_check_before_any_write() {
+    let c = cluster(&format!("objects:{HIGH_CLASS}"));
+    let (_dir, path) = manifest_file(PRIORITY_MISMATCH);
+    let p = path.to_str().unwrap();
+    let offline = tfjob(&c, &["validate", "-f", p]);
+    offline.expect_code(0);
+    for args in [
+        vec!["submit", "-f", p],
+        vec!["submit", "-f", p, "--dry-run=server"],
+        vec!["check", "-f", p],
+    ] {
+        let run = tfjob(&c, &args);
+        run.expect_code(2);
+        assert!(
+            run.stderr.contains("Worker pod prio-worker-0")
+                && run.stderr.contains("Worker pod prio-worker-1"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr
+                .contains("the integer value of priority (5) must not be provided"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+    let pod_dry_runs = c
+        .requests()
+        .iter()
+        .filter(|r| r.resource == "pods" && r.verb == "create" && r.dry_run)
+        .count();
+    assert_eq!(pod_dry_runs, 6, "one per replica, per command");
+}
+
+/// Without the right to create pods the dry runs are skipped with a note: the operator
+/// creates the pods with its own rights, so the user's lack of them is no verdict.
+#[test]
+fn without_permission_to_create_pods_the_pod_dry_run_is_skipped_with_a_note() {
+    let c = cluster(&format!(
+        "rbac: {{deny: [{{verb: create, resource: pods}}]}}\nobjects:{HIGH_CLASS}"
+    ));
+    let (_dir, path) = manifest_file(PRIORITY_MISMATCH);
+    let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
+    run.expect_code(0);
+    assert!(
+        run.stderr
+            .contains("you may not create pods in namespace \"default\""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !c.requests()
+            .iter()
+            .any(|r| r.resource == "pods" && r.verb == "create"),
+        "{:?}",
+        c.requests()
+    );
+    assert_eq!(tfjob_creates(&c), 1);
+}

@@ -1,0 +1,301 @@
+//! The pods the operator will create, sent to the API server as dry runs before the job is
+//! written: only the API server knows what PodSecurity admission, policy engines and webhooks
+//! that act on pods (and PriorityClass values) make of them. Stores nothing.
+//!
+//! Each pod is built as training-operator v1.9 builds it (pkg/controller.v1/tensorflow
+//! tfjob_controller.go and kubeflow/common job_controller.go: name `<job>-<type>-<i>`
+//! (GenGeneralName), the GenLabels labels over the template's, the replica's restartPolicy
+//! with ExitCode as Never, the default `tfjob-port`, TF_CONFIG as the last env var of the
+//! first `tensorflow` container for distributed jobs (tensorflow.go genTFConfigJSONStr)). The
+//! ownerReference is left out: the job has no uid yet.
+
+use std::collections::BTreeMap;
+
+use futures::stream::{self, StreamExt};
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use k8s_openapi::api::core::v1::{ContainerPort, EnvVar, Pod};
+use kube::api::{Api, ObjectMeta, PostParams};
+
+use crate::cluster::{self, Kube};
+use crate::error::{Error, Result};
+use crate::model::{self, ReplicaType, TFJob};
+use crate::output::Output;
+
+/// Pods sent at once (each is one small request; the API server answers them in parallel).
+const CONCURRENCY: usize = 8;
+/// Above this many replicas of one type, only its first and last index are sent: pods of one
+/// type differ only in their index (name, label, TF_CONFIG task), and the last has the longest.
+const ALL_INDEXES_UP_TO: i32 = 16;
+
+/// Sends the dry runs when the user may create pods in `namespace`; a refusal is exit 2 naming
+/// each refused replica with the API server's field errors. What cannot be asked (no
+/// permission, no review API, a transient failure) is a note, never a refusal.
+pub async fn check(kube: &Kube, namespace: &str, job: &TFJob, out: &mut Output) -> Result<()> {
+    match may_create_pods(kube, namespace).await {
+        Some(true) => {}
+        Some(false) => {
+            out.note_line(&format!(
+                "note: you may not create pods in namespace {namespace:?}, so the replica pods were not dry-run on the server (the operator creates them with its own rights)"
+            ));
+            return Ok(());
+        }
+        None => return Ok(()),
+    }
+    let pods = operator_pods(job, namespace);
+    let api: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
+    let params = PostParams {
+        dry_run: true,
+        field_manager: Some(super::submit::FIELD_MANAGER.into()),
+    };
+    let answers: Vec<(String, String, std::result::Result<Pod, kube::Error>)> =
+        stream::iter(pods.into_iter().map(|(rtype, pod)| {
+            let (api, params) = (api.clone(), params.clone());
+            async move {
+                let name = pod.metadata.name.clone().unwrap_or_default();
+                let answer = cluster::retry(kube, || api.create(&params, &pod)).await;
+                (rtype, name, answer)
+            }
+        }))
+        .buffered(CONCURRENCY)
+        .collect()
+        .await;
+    let mut refused: Vec<String> = Vec::new();
+    for (rtype, name, answer) in answers {
+        let Err(e) = answer else { continue };
+        match &e {
+            kube::Error::Api(s)
+                if s.code == 422
+                    || s.code == 400
+                    || (s.code == 403 && !s.message.contains("cannot create resource")) =>
+            {
+                let mut m = format!("{rtype} pod {name}: {}", s.message);
+                for cause in s.details.iter().flat_map(|d| d.causes.iter()) {
+                    m.push_str(&format!("\n    - {}: {}", cause.field, cause.message));
+                }
+                refused.push(m);
+            }
+            _ => out.note_line(&format!(
+                "warning: the server dry run of pod {name} did not answer ({e}); going on without it"
+            )),
+        }
+    }
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "the API server refuses the pods the operator would create, so the job would never get them (nothing was created):\n  {}",
+        refused.join("\n  ")
+    )))
+}
+
+/// SelfSubjectAccessReview for `create pods`; `None` when the review itself fails.
+async fn may_create_pods(kube: &Kube, namespace: &str) -> Option<bool> {
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(kube.client.clone());
+    let review = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                resource: Some("pods".into()),
+                verb: Some("create".into()),
+                namespace: Some(namespace.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let params = PostParams::default();
+    match cluster::retry(kube, || reviews.create(&params, &review)).await {
+        Ok(answer) => Some(answer.status.is_some_and(|s| s.allowed)),
+        Err(e) => {
+            tracing::debug!(error = %e, "access review for pods unavailable");
+            None
+        }
+    }
+}
+
+/// `{"cluster":…,"task":…,"environment":"cloud"}` in Go's field order.
+#[derive(serde::Serialize)]
+struct TfConfig<'a> {
+    cluster: &'a BTreeMap<&'static str, Vec<String>>,
+    task: Task,
+    environment: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct Task {
+    #[serde(rename = "type")]
+    type_: &'static str,
+    index: i32,
+}
+
+/// The pods to dry-run, with their replica type, as the operator would create them.
+pub fn operator_pods(job: &TFJob, namespace: &str) -> Vec<(String, Pod)> {
+    let job_name = match (&job.metadata.name, &job.metadata.generate_name) {
+        (Some(n), _) => n.clone(),
+        (None, Some(prefix)) => crate::validate::names::generated_name(prefix),
+        (None, None) => String::new(),
+    };
+    let port_of = |t: ReplicaType| {
+        job.replica_spec(t)
+            .and_then(|s| s.template.spec.as_ref())
+            .and_then(|p| {
+                p.containers
+                    .iter()
+                    .find(|c| c.name == model::DEFAULT_CONTAINER_NAME)
+            })
+            .and_then(|c| {
+                c.ports
+                    .iter()
+                    .flatten()
+                    .find(|p| p.name.as_deref() == Some(model::DEFAULT_PORT_NAME))
+            })
+            .map_or(model::DEFAULT_PORT, |p| p.container_port)
+    };
+    let mut cluster: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    let distributed = job.is_distributed();
+    if distributed {
+        for t in job.replica_types() {
+            let n = job.replicas(t).max(0);
+            let addrs = (0..n)
+                .map(|i| {
+                    format!(
+                        "{}.{namespace}.svc:{}",
+                        model::pod_name(&job_name, t.lower(), i64::from(i)),
+                        port_of(t)
+                    )
+                })
+                .collect();
+            cluster.insert(t.lower(), addrs);
+        }
+    }
+    let has_chief = job.has_chief();
+    let mut out = Vec::new();
+    for t in job.replica_types() {
+        let Some(rs) = job.replica_spec(t) else {
+            continue;
+        };
+        let n = job.replicas(t).max(0);
+        let indexes: Vec<i32> = if n <= ALL_INDEXES_UP_TO {
+            (0..n).collect()
+        } else {
+            vec![0, n - 1]
+        };
+        for i in indexes {
+            let mut meta = rs.template.metadata.clone().unwrap_or_default();
+            let name = model::pod_name(&job_name, t.lower(), i64::from(i));
+            let labels = meta.labels.get_or_insert_with(Default::default);
+            labels.insert(model::LABEL_JOB_NAME.into(), job_name.replace('/', "-"));
+            labels.insert(
+                model::LABEL_OPERATOR_NAME.into(),
+                model::OPERATOR_NAME.into(),
+            );
+            labels.insert(model::LABEL_REPLICA_TYPE.into(), t.lower().into());
+            labels.insert(model::LABEL_REPLICA_INDEX.into(), i.to_string());
+            // IsMasterRole: every Chief/Master pod, else Worker 0 when there is no chief.
+            if t.is_chief_like() || (!has_chief && t == ReplicaType::Worker && i == 0) {
+                labels.insert(model::LABEL_JOB_ROLE.into(), "master".into());
+            }
+            let mut spec = rs.template.spec.clone().unwrap_or_default();
+            spec.restart_policy = Some(
+                match rs.restart_policy.as_deref().unwrap_or("Never") {
+                    "ExitCode" => "Never",
+                    other => other,
+                }
+                .to_string(),
+            );
+            if let Some(c) = spec
+                .containers
+                .iter_mut()
+                .find(|c| c.name == model::DEFAULT_CONTAINER_NAME)
+            {
+                // setDefaultPort: the operator's defaulting adds tfjob-port when missing.
+                let ports = c.ports.get_or_insert_with(Vec::new);
+                if !ports
+                    .iter()
+                    .any(|p| p.name.as_deref() == Some(model::DEFAULT_PORT_NAME))
+                {
+                    ports.push(ContainerPort {
+                        name: Some(model::DEFAULT_PORT_NAME.into()),
+                        container_port: model::DEFAULT_PORT,
+                        ..Default::default()
+                    });
+                }
+                if distributed {
+                    let tf = TfConfig {
+                        cluster: &cluster,
+                        task: Task {
+                            type_: t.lower(),
+                            index: i,
+                        },
+                        environment: "cloud",
+                    };
+                    c.env.get_or_insert_with(Vec::new).push(EnvVar {
+                        name: "TF_CONFIG".into(),
+                        value: serde_json::to_string(&tf).ok(),
+                        value_from: None,
+                    });
+                }
+            }
+            meta.name = Some(name);
+            meta.generate_name = None;
+            meta.namespace = Some(namespace.into());
+            let pod = Pod {
+                metadata: ObjectMeta { ..meta },
+                spec: Some(spec),
+                status: None,
+            };
+            out.push((t.as_str().to_string(), pod));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pods_are_built_as_the_operator_builds_them() {
+        let job: TFJob = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+            "metadata": {"name": "mnist"},
+            "spec": {"tfReplicaSpecs": {
+                "PS": {"replicas": 1, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}},
+                "Worker": {"replicas": 40, "restartPolicy": "ExitCode",
+                    "template": {"metadata": {"labels": {"team": "nlp"}},
+                                 "spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}}}}
+        }))
+        .unwrap();
+        let pods = operator_pods(&job, "ns");
+        let names: Vec<&str> = pods
+            .iter()
+            .map(|(_, p)| p.metadata.name.as_deref().unwrap())
+            .collect();
+        assert_eq!(names, ["mnist-ps-0", "mnist-worker-0", "mnist-worker-39"]);
+        let (_, w0) = &pods[1];
+        let labels = w0.metadata.labels.as_ref().unwrap();
+        assert_eq!(labels["team"], "nlp");
+        assert_eq!(labels[model::LABEL_JOB_ROLE], "master");
+        assert_eq!(labels[model::LABEL_REPLICA_INDEX], "0");
+        let spec = w0.spec.as_ref().unwrap();
+        assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
+        let env = spec.containers[0].env.as_ref().unwrap();
+        let tf = env.last().unwrap();
+        assert_eq!(tf.name, "TF_CONFIG");
+        let v = tf.value.as_deref().unwrap();
+        assert!(
+            v.starts_with(r#"{"cluster":{"ps":["mnist-ps-0.ns.svc:2222"],"worker":["mnist-worker-0.ns.svc:2222","#),
+            "{v}"
+        );
+        assert!(
+            v.ends_with(r#""task":{"type":"worker","index":0},"environment":"cloud"}"#),
+            "{v}"
+        );
+        assert_eq!(
+            spec.containers[0].ports.as_ref().unwrap()[0].container_port,
+            2222
+        );
+    }
+}
