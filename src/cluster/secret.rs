@@ -182,45 +182,31 @@ pub struct SecretRef {
     pub container: String,
 }
 
-/// Every Secret reference of a pod spec's containers, init containers first: what `submit`'s
-/// readiness check requires and what `diagnose` cross-checks.
+/// Every Secret a pod spec's containers take as env (`secretKeyRef`, `envFrom`), init
+/// containers first: what `submit`'s readiness check requires and what `diagnose`
+/// cross-checks. Read from [`crate::placement::refs::pod_needs`], the one owner of a pod's
+/// references.
 pub fn references(spec: &PodSpec) -> Vec<SecretRef> {
-    let mut out = Vec::new();
-    let containers = spec
-        .init_containers
-        .iter()
-        .flatten()
-        .chain(spec.containers.iter());
-    for c in containers {
-        for e in c.env.iter().flatten() {
-            if let Some(r) = e
-                .value_from
-                .as_ref()
-                .and_then(|v| v.secret_key_ref.as_ref())
-                && !r.optional.unwrap_or(false)
-            {
-                out.push(SecretRef {
-                    secret: r.name.clone(),
-                    key: Some(r.key.clone()),
-                    env: e.name.clone(),
-                    container: c.name.clone(),
-                });
-            }
-        }
-        for ef in c.env_from.iter().flatten() {
-            if let Some(r) = ef.secret_ref.as_ref()
-                && !r.optional.unwrap_or(false)
-            {
-                out.push(SecretRef {
-                    secret: r.name.clone(),
-                    key: None,
-                    env: format!("envFrom (prefix {:?})", ef.prefix.as_deref().unwrap_or("")),
-                    container: c.name.clone(),
-                });
-            }
-        }
-    }
-    out
+    use crate::placement::refs::{Via, pod_needs};
+    pod_needs(spec)
+        .into_iter()
+        .filter(|n| n.kind == "Secret")
+        .filter_map(|n| match n.via {
+            Via::Env { container, env } => Some(SecretRef {
+                secret: n.name,
+                key: n.keys.into_iter().next(),
+                env,
+                container,
+            }),
+            Via::EnvFrom { container, prefix } => Some(SecretRef {
+                secret: n.name,
+                key: None,
+                env: format!("envFrom (prefix {prefix:?})"),
+                container,
+            }),
+            Via::Volume { .. } => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

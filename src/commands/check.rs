@@ -17,12 +17,18 @@ pub struct CheckArgs {
     /// Output format for the report ("json": the documented stable shape).
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: ReportFormat,
+
+    /// Report objects the pods need that do not exist yet as warnings, not readiness errors
+    /// (for objects created after the job on purpose).
+    #[arg(long)]
+    pub allow_missing_refs: bool,
 }
 
 pub fn exec(global: &Global, args: CheckArgs, out: &mut Output) -> Result<()> {
     let options = CheckOptions {
         render: args.render.into(),
         output: args.output,
+        allow_missing_refs: args.allow_missing_refs,
     };
     block_on(crate::ops::check::run(&global.connection(), options, out))
 }

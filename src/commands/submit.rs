@@ -42,6 +42,11 @@ pub struct SubmitArgs {
     /// nodes (for clusters whose autoscaler adds nodes on demand).
     #[arg(long)]
     pub skip_capacity_check: bool,
+
+    /// Go on although objects the pods need (ServiceAccount, PVC, ConfigMap, Secret volume)
+    /// do not exist yet, for objects created after the job on purpose.
+    #[arg(long)]
+    pub allow_missing_refs: bool,
 }
 
 /// The flags `submit` shares with `wait` do nothing without `--wait` (and `--timeout` also bounds
@@ -64,6 +69,7 @@ pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {
         wait: args.wait,
         wait_opts: args.wait_opts.into(),
         skip_capacity_check: args.skip_capacity_check,
+        allow_missing_refs: args.allow_missing_refs,
     };
     block_on(crate::ops::submit::run(&global.connection(), options, out))
 }

@@ -23,6 +23,8 @@ use crate::render::{self, RenderOptions};
 pub struct CheckOptions {
     pub render: RenderOptions,
     pub output: ReportFormat,
+    /// `--allow-missing-refs`: objects the pods need that do not exist yet are warnings.
+    pub allow_missing_refs: bool,
 }
 
 /// One readiness finding as it appears in the report's `readiness` array.
@@ -87,7 +89,17 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
         preflight(&kube, &namespace, &job),
     );
     let (snapshot, mut report) = pre?;
-    let findings = readiness_findings(&readiness, &job);
+    let mut findings = readiness_findings(&readiness, &job);
+    let missing = missing_references(&report, &job, &namespace, &kube);
+    findings.extend(missing.iter().map(|(message, hint)| ReadinessFinding {
+        severity: if opts.allow_missing_refs {
+            "warning"
+        } else {
+            "error"
+        },
+        message: message.clone(),
+        hint: Some(hint.clone()),
+    }));
     report.readiness = findings
         .iter()
         .map(|f| serde_json::to_value(f).unwrap_or_default())
@@ -102,16 +114,18 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
     }
     // A refused pod is the most specific answer: the job as given can never get its pods.
     pods?;
-    if !readiness.failures.is_empty() {
+    let problems = readiness.failures.len()
+        + if opts.allow_missing_refs {
+            0
+        } else {
+            missing.len()
+        };
+    if problems > 0 {
         return Err(Error::NotReady {
             message: format!(
                 "the cluster is not ready for this job ({} problem{}, listed under Readiness)",
-                readiness.failures.len(),
-                if readiness.failures.len() == 1 {
-                    ""
-                } else {
-                    "s"
-                }
+                problems,
+                if problems == 1 { "" } else { "s" }
             ),
             hint: Some("Fix them, then run `kubectl tfjob check` again.".into()),
         });
@@ -126,7 +140,7 @@ pub async fn gate(
     kube: &Kube,
     namespace: &str,
     job: &TFJob,
-    show_verdict: bool,
+    opts: GateOptions,
     out: &mut Output,
 ) -> Result<()> {
     let (snapshot, report) = match preflight(kube, namespace, job).await {
@@ -138,14 +152,31 @@ pub async fn gate(
             return Ok(());
         }
     };
-    for r in report
-        .references
-        .iter()
-        .filter(|r| r.severity == Severity::Error)
-    {
-        out.note_line(&format!("warning: {} {}: {}", r.kind, r.name, r.message));
+    let missing = missing_references(&report, job, namespace, kube);
+    if !missing.is_empty() && !opts.allow_missing_refs {
+        let mut message = format!(
+            "the job's pods need {} object{} that do not exist in namespace {namespace:?}; nothing was created:",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" }
+        );
+        for (m, hint) in &missing {
+            message.push_str(&format!("\n  - {m}\n    → {hint}"));
+        }
+        return Err(Error::NotReady {
+            message,
+            hint: Some(
+                "Create them first, or pass --allow-missing-refs if they will be created after the job on purpose."
+                    .into(),
+            ),
+        });
     }
-    if show_verdict {
+    for (m, _) in &missing {
+        out.note_line(&format!("warning: {m} (--allow-missing-refs)"));
+    }
+    if !opts.capacity {
+        return Ok(());
+    }
+    if opts.show_verdict {
         out.note_line(&format!(
             "pre-flight: {} — {}",
             report.verdict().as_str(),
@@ -153,6 +184,85 @@ pub async fn gate(
         ));
     }
     act_on_verdict(&report, &snapshot, job, true, out)
+}
+
+/// What [`gate`] enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct GateOptions {
+    /// Print the verdict (`--dry-run=server`).
+    pub show_verdict: bool,
+    /// Act on the placement verdict (off with `--skip-capacity-check`).
+    pub capacity: bool,
+    /// `--allow-missing-refs`.
+    pub allow_missing_refs: bool,
+}
+
+/// The objects the pods need that do not exist (the pre-flight's reference errors), each as
+/// (message, how to create it). Secrets taken as env are left out: readiness requires those
+/// itself, with their keys.
+fn missing_references(
+    report: &Report,
+    job: &TFJob,
+    ns: &str,
+    kube: &Kube,
+) -> Vec<(String, String)> {
+    let env_secrets: BTreeSet<String> = job
+        .spec
+        .tf_replica_specs
+        .values()
+        .filter_map(|s| s.template.spec.as_ref())
+        .flat_map(cluster::secret::references)
+        .map(|r| r.secret)
+        .collect();
+    let flags = kube.hints.ns_flags(ns);
+    // The pre-flight reports an object once per replica type ("PS pods …", "Worker pods …"):
+    // one entry per object here, naming every type it stops.
+    let mut by_object: Vec<(&placement::ReferenceFinding, Vec<String>)> = Vec::new();
+    for r in report
+        .references
+        .iter()
+        .filter(|r| r.severity == Severity::Error)
+        .filter(|r| !(r.kind == "Secret" && env_secrets.contains(&r.name)))
+    {
+        let who = job
+            .spec
+            .tf_replica_specs
+            .keys()
+            .find(|t| r.message.contains(&format!("{t} pods")))
+            .cloned();
+        match by_object
+            .iter_mut()
+            .find(|(seen, _)| seen.kind == r.kind && seen.name == r.name)
+        {
+            Some((_, types)) => types.extend(who),
+            None => by_object.push((r, who.into_iter().collect())),
+        }
+    }
+    by_object
+        .into_iter()
+        .map(|(r, types)| {
+            let mut message = r.message.clone();
+            if types.len() > 1 {
+                message = message.replacen(
+                    &format!("{} pods", types[0]),
+                    &format!("{} pods", types.join(" and ")),
+                    1,
+                );
+            }
+            let name = &r.name;
+            let hint = match r.kind.as_str() {
+                "ServiceAccount" => format!("kubectl create serviceaccount {name} {flags}"),
+                "PersistentVolumeClaim" => format!(
+                    "kubectl apply {flags} -f claim.yaml (a PersistentVolumeClaim named {name}), or fix claimName"
+                ),
+                "ConfigMap" => format!("kubectl create configmap {name} {flags} --from-file=PATH"),
+                "Secret" => format!("kubectl create secret generic {name} {flags} --from-file=KEY=PATH"),
+                "PriorityClass" => format!("kubectl create priorityclass {name} --value=1000{}", kube.hints.hint_suffix()),
+                _ => format!("create {} {name}", r.kind),
+            };
+            (format!("{} {ns}/{name}: {message}", r.kind), hint)
+        })
+        .collect()
 }
 
 /// Exit status and warnings for a verdict (shared by `check` and `submit`).

@@ -44,6 +44,8 @@ pub struct SubmitOptions {
     pub wait_opts: WaitOptions,
     /// Do not refuse a job the placement pre-flight says can never run (autoscaled clusters).
     pub skip_capacity_check: bool,
+    /// Go on although objects the pods need do not exist yet (created after the job on purpose).
+    pub allow_missing_refs: bool,
 }
 
 /// `kubectl tfjob submit`: all or nothing, every check before the first write.
@@ -137,10 +139,14 @@ pub async fn run(
             )));
         }
     }
-    // 5. Will it run? `never` refuses here, before anything is written.
-    if !args.skip_capacity_check {
-        super::check::gate(&kube, &namespace, &job, args.dry_run == DryRun::Server, out).await?;
-    }
+    // 5. Will it run? Missing objects the pods need, and a `never`, refuse here, before
+    //    anything is written.
+    let gate = super::check::GateOptions {
+        show_verdict: args.dry_run == DryRun::Server,
+        capacity: !args.skip_capacity_check,
+        allow_missing_refs: args.allow_missing_refs,
+    };
+    super::check::gate(&kube, &namespace, &job, gate, out).await?;
     // 6. The pods the operator will create, as server dry runs: PodSecurity, policy engines
     //    and webhooks on pods answer only there.
     super::pod_dry_run::check(&kube, &namespace, &job, out).await?;

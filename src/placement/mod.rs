@@ -48,7 +48,7 @@ mod admission;
 mod collect;
 mod filters;
 mod quantity;
-mod refs;
+pub mod refs;
 mod verdict;
 
 #[cfg(test)]

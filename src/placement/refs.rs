@@ -5,9 +5,139 @@
 
 use std::collections::BTreeSet;
 
+use k8s_openapi::api::core::v1::PodSpec;
+
 use super::verdict::JobPod;
 use super::{ReferenceFinding, Severity, Snapshot};
 use crate::model::TFJob;
+
+/// How a pod spec needs an object (what fails without it).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Via {
+    /// `env[].valueFrom.{secretKeyRef,configMapKeyRef}`: CreateContainerConfigError.
+    Env { container: String, env: String },
+    /// `envFrom[].{secretRef,configMapRef}`: CreateContainerConfigError.
+    EnvFrom { container: String, prefix: String },
+    /// A `secret`, `configMap` or `persistentVolumeClaim` volume: FailedMount, or Pending for
+    /// a claim.
+    Volume { volume: String },
+}
+
+/// An object a pod cannot start without: a non-optional reference of its spec.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Need {
+    /// `Secret`, `ConfigMap` or `PersistentVolumeClaim`.
+    pub kind: &'static str,
+    pub name: String,
+    /// The keys it must hold (one for env, the listed items for a volume; none for envFrom).
+    pub keys: Vec<String>,
+    pub via: Via,
+}
+
+/// The one owner of "which Secrets, ConfigMaps and claims a pod spec needs": every
+/// non-optional reference, init containers first. `submit`'s readiness, `check`'s references
+/// and `diagnose` all read it.
+pub fn pod_needs(spec: &PodSpec) -> Vec<Need> {
+    let mut out = Vec::new();
+    let containers = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .chain(spec.containers.iter());
+    for c in containers {
+        for e in c.env.iter().flatten() {
+            let Some(from) = &e.value_from else { continue };
+            let via = || Via::Env {
+                container: c.name.clone(),
+                env: e.name.clone(),
+            };
+            if let Some(r) = &from.secret_key_ref
+                && !r.optional.unwrap_or(false)
+            {
+                out.push(Need {
+                    kind: "Secret",
+                    name: r.name.clone(),
+                    keys: vec![r.key.clone()],
+                    via: via(),
+                });
+            }
+            if let Some(r) = &from.config_map_key_ref
+                && !r.optional.unwrap_or(false)
+            {
+                out.push(Need {
+                    kind: "ConfigMap",
+                    name: r.name.clone(),
+                    keys: vec![r.key.clone()],
+                    via: via(),
+                });
+            }
+        }
+        for ef in c.env_from.iter().flatten() {
+            let via = || Via::EnvFrom {
+                container: c.name.clone(),
+                prefix: ef.prefix.clone().unwrap_or_default(),
+            };
+            if let Some(r) = &ef.secret_ref
+                && !r.optional.unwrap_or(false)
+            {
+                out.push(Need {
+                    kind: "Secret",
+                    name: r.name.clone(),
+                    keys: vec![],
+                    via: via(),
+                });
+            }
+            if let Some(r) = &ef.config_map_ref
+                && !r.optional.unwrap_or(false)
+            {
+                out.push(Need {
+                    kind: "ConfigMap",
+                    name: r.name.clone(),
+                    keys: vec![],
+                    via: via(),
+                });
+            }
+        }
+    }
+    for v in spec.volumes.iter().flatten() {
+        let via = || Via::Volume {
+            volume: v.name.clone(),
+        };
+        let keys = |items: &Option<Vec<k8s_openapi::api::core::v1::KeyToPath>>| {
+            items.iter().flatten().map(|i| i.key.clone()).collect()
+        };
+        if let Some(sec) = &v.secret
+            && !sec.optional.unwrap_or(false)
+        {
+            let name = sec.secret_name.clone().unwrap_or_default();
+            out.push(Need {
+                kind: "Secret",
+                name,
+                keys: keys(&sec.items),
+                via: via(),
+            });
+        }
+        if let Some(cm) = &v.config_map
+            && !cm.optional.unwrap_or(false)
+        {
+            out.push(Need {
+                kind: "ConfigMap",
+                name: cm.name.clone(),
+                keys: keys(&cm.items),
+                via: via(),
+            });
+        }
+        if let Some(claim) = &v.persistent_volume_claim {
+            out.push(Need {
+                kind: "PersistentVolumeClaim",
+                name: claim.claim_name.clone(),
+                keys: vec![],
+                via: via(),
+            });
+        }
+    }
+    out
+}
 
 const VOLCANO_PODGROUP: &str = "podgroups.scheduling.volcano.sh";
 const SCHED_PLUGINS_PODGROUP: &str = "podgroups.scheduling.x-k8s.io";
@@ -88,137 +218,51 @@ pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<Re
                 &mut out,
             );
         }
-        for v in s.volumes.iter().flatten() {
-            if let Some(claim) = &v.persistent_volume_claim
-                && let Some(pvcs) = &snap.pvcs
-            {
-                let c = &claim.claim_name;
-                match pvcs.get(c) {
-                    None => push(
-                        finding(
-                            "PersistentVolumeClaim",
-                            c,
-                            Severity::Error,
-                            format!("persistentvolumeclaim {c:?} not found: {who} stay Pending"),
-                        ),
-                        &mut out,
-                    ),
-                    Some(i) if i.phase != "Bound" && !i.wait_for_first_consumer => push(
-                        finding(
-                            "PersistentVolumeClaim",
-                            c,
-                            Severity::Warning,
-                            format!(
-                                "persistentvolumeclaim {c:?} is {}: {who} stay Pending (pod has unbound immediate PersistentVolumeClaims)",
-                                if i.phase.is_empty() {
-                                    "Pending"
-                                } else {
-                                    &i.phase
-                                }
-                            ),
-                        ),
-                        &mut out,
-                    ),
-                    _ => {}
-                }
-            }
-            if let Some(cm) = &v.config_map
-                && !cm.optional.unwrap_or(false)
-            {
-                let keys: Vec<String> = cm.items.iter().flatten().map(|i| i.key.clone()).collect();
+        for need in pod_needs(s) {
+            let effect = match need.via {
+                Via::Volume { .. } => "FailedMount",
+                _ => "CreateContainerConfigError",
+            };
+            let known = match need.kind {
+                "Secret" => snap.secrets.as_ref(),
+                "ConfigMap" => snap.config_maps.as_ref(),
+                _ => None,
+            };
+            if need.kind != "PersistentVolumeClaim" {
                 check_keys(
-                    &mut out,
-                    &mut push,
-                    "ConfigMap",
-                    &cm.name,
-                    &keys,
-                    snap.config_maps.as_ref(),
-                    &who,
-                    "FailedMount",
+                    &mut out, &mut push, need.kind, &need.name, &need.keys, known, &who, effect,
                 );
+                continue;
             }
-            if let Some(sec) = &v.secret
-                && !sec.optional.unwrap_or(false)
-            {
-                let name = sec.secret_name.clone().unwrap_or_default();
-                let keys: Vec<String> = sec.items.iter().flatten().map(|i| i.key.clone()).collect();
-                check_keys(
+            let Some(pvcs) = &snap.pvcs else { continue };
+            let c = &need.name;
+            match pvcs.get(c) {
+                None => push(
+                    finding(
+                        "PersistentVolumeClaim",
+                        c,
+                        Severity::Error,
+                        format!("persistentvolumeclaim {c:?} not found: {who} stay Pending"),
+                    ),
                     &mut out,
-                    &mut push,
-                    "Secret",
-                    &name,
-                    &keys,
-                    snap.secrets.as_ref(),
-                    &who,
-                    "FailedMount",
-                );
-            }
-        }
-        for c in s
-            .containers
-            .iter()
-            .chain(s.init_containers.iter().flatten())
-        {
-            for e in c.env.iter().flatten() {
-                let Some(from) = &e.value_from else { continue };
-                if let Some(r) = &from.config_map_key_ref
-                    && !r.optional.unwrap_or(false)
-                {
-                    check_keys(
-                        &mut out,
-                        &mut push,
-                        "ConfigMap",
-                        &r.name,
-                        std::slice::from_ref(&r.key),
-                        snap.config_maps.as_ref(),
-                        &who,
-                        "CreateContainerConfigError",
-                    );
-                }
-                if let Some(r) = &from.secret_key_ref
-                    && !r.optional.unwrap_or(false)
-                {
-                    check_keys(
-                        &mut out,
-                        &mut push,
-                        "Secret",
-                        &r.name,
-                        std::slice::from_ref(&r.key),
-                        snap.secrets.as_ref(),
-                        &who,
-                        "CreateContainerConfigError",
-                    );
-                }
-            }
-            for ef in c.env_from.iter().flatten() {
-                if let Some(r) = &ef.config_map_ref
-                    && !r.optional.unwrap_or(false)
-                {
-                    check_keys(
-                        &mut out,
-                        &mut push,
-                        "ConfigMap",
-                        &r.name,
-                        &[],
-                        snap.config_maps.as_ref(),
-                        &who,
-                        "CreateContainerConfigError",
-                    );
-                }
-                if let Some(r) = &ef.secret_ref
-                    && !r.optional.unwrap_or(false)
-                {
-                    check_keys(
-                        &mut out,
-                        &mut push,
-                        "Secret",
-                        &r.name,
-                        &[],
-                        snap.secrets.as_ref(),
-                        &who,
-                        "CreateContainerConfigError",
-                    );
-                }
+                ),
+                Some(i) if i.phase != "Bound" && !i.wait_for_first_consumer => push(
+                    finding(
+                        "PersistentVolumeClaim",
+                        c,
+                        Severity::Warning,
+                        format!(
+                            "persistentvolumeclaim {c:?} is {}: {who} stay Pending (pod has unbound immediate PersistentVolumeClaims)",
+                            if i.phase.is_empty() {
+                                "Pending"
+                            } else {
+                                &i.phase
+                            }
+                        ),
+                    ),
+                    &mut out,
+                ),
+                _ => {}
             }
         }
         for ips in s.image_pull_secrets.iter().flatten() {
