@@ -36,16 +36,9 @@ pub(super) fn container(c: &Value, path: &str, init: bool, out: &mut Out) {
     let sidecar = init && s(c, "restartPolicy") == Some("Always");
     if init {
         // validateInitContainers: only restartable (sidecar) init containers take probes and
-        // lifecycle hooks; restartPolicy, if set, must be Always.
-        if let Some(rp) = s(c, "restartPolicy")
-            && rp != "Always"
-        {
-            err(
-                out,
-                format!("{path}.restartPolicy"),
-                format!("restartPolicy {rp:?} is not supported for init containers: only Always"),
-            );
-        }
+        // lifecycle hooks. Which restartPolicy values a container may carry is left alone:
+        // ContainerRestartRules (1.34+) widens them behind a gate whose state offline cannot
+        // know, and a doubt must not become a refusal.
         if !sidecar {
             for k in [
                 "lifecycle",
@@ -64,12 +57,6 @@ pub(super) fn container(c: &Value, path: &str, init: bool, out: &mut Out) {
                 }
             }
         }
-    } else if let Some(rp) = s(c, "restartPolicy") {
-        err(
-            out,
-            format!("{path}.restartPolicy"),
-            format!("restartPolicy {rp:?} may be set only on init containers"),
-        );
     }
     for (k, liveness_like) in [
         ("livenessProbe", true),
@@ -503,7 +490,7 @@ fn mounts(c: &Value, path: &str, out: &mut Out) {
             paths.push(p);
         }
         if let Some(sp) = s(m, "subPath")
-            && (sp.starts_with('/') || sp.split(['/', '\\']).any(|part| part == ".."))
+            && (sp.starts_with('/') || sp.split('/').any(|part| part == ".."))
         {
             err(
                 out,
@@ -540,7 +527,8 @@ fn probe(p: &Value, path: &str, liveness_like: bool, out: &mut Out) {
     );
     if liveness_like
         && let Some(n) = int(p, "successThreshold")
-        && n != 1
+        // 0 is defaulted to 1 (SetDefaults_Probe).
+        && n > 1
     {
         err(
             out,

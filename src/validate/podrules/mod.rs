@@ -653,14 +653,17 @@ fn volume_source(v: &Value, path: &str, out: &mut Out) {
         }
     }
     if let Some(ed) = m.get("emptyDir") {
-        one_of(
-            ed,
-            "medium",
-            &["", "Memory", "HugePages"],
-            &format!("{path}.emptyDir"),
-            "medium",
-            out,
-        );
+        // validateEmptyDirVolumeSource: also HugePages-<size> (HugePageStorageMediumSize).
+        if !s(ed, "medium").is_some_and(|m| m.starts_with("HugePages-")) {
+            one_of(
+                ed,
+                "medium",
+                &["", "Memory", "HugePages"],
+                &format!("{path}.emptyDir"),
+                "medium",
+                out,
+            );
+        }
     }
     if let Some(hp) = m.get("hostPath") {
         one_of(
