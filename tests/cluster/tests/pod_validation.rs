@@ -103,3 +103,31 @@ async fn the_corpus_pods_get_the_verdicts_of_kube_apiserver_1_36() {
     }
     assert!(checked >= 21, "corpus went missing: {checked}");
 }
+
+/// The simulated operator's pod creations go through the same validation: a template the
+/// apiserver refuses leaves the job without pods and a FailedCreatePod event per attempt, as
+/// pod_control.go records it ("Error creating: …").
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_cannot_create_a_refused_pod_and_says_so_in_an_event() {
+    let c = TestCluster::start(Scenario::default());
+    // insert skips admission, as a TFJob stored before any pod check would be.
+    c.insert(json!({
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "typo", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+            "dnsPolicy": "ClusterFrist",
+            "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}
+    }));
+    let message = eventually(10, || {
+        c.list("events", Some("default"))
+            .into_iter()
+            .find(|e| e["involvedObject"]["name"] == "typo" && e["reason"] == "FailedCreatePod")
+            .map(|e| e["message"].as_str().unwrap_or("").to_string())
+    })
+    .await;
+    assert!(
+        message.starts_with("Error creating: Pod \"typo-worker-0\" is invalid: spec.dnsPolicy: Unsupported value: \"ClusterFrist\""),
+        "{message}"
+    );
+    assert!(c.get("pods", Some("default"), "typo-worker-0").is_none());
+}
