@@ -257,6 +257,20 @@ async fn check_secrets(
                 stored = cluster::secret::stored_base_url(&secret);
             }
             Ok(_) => {}
+            // The gateway's Secret is required only because this tool adds the env: say how
+            // to do without it.
+            Err(Error::NotReady { message, hint })
+                if gateway.enabled && name == gateway.secret_name =>
+            {
+                failures.push(Error::NotReady {
+                    message,
+                    hint: Some(format!(
+                        "{}{}or pass --no-api-env if the job needs no model-gateway key.",
+                        hint.as_deref().unwrap_or(""),
+                        if hint.is_some() { "; " } else { "" }
+                    )),
+                })
+            }
             Err(e) => failures.push(e),
         }
     }

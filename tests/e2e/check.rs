@@ -161,6 +161,14 @@ fn check_exits_3_when_the_cluster_is_not_ready_and_still_reports() {
             .contains("taotoken-secret"),
         "{r:#}"
     );
+    // Issue 22: the Secret is needed only for the env this tool adds; the hint says so.
+    assert!(
+        r["readiness"][0]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--no-api-env"),
+        "{r:#}"
+    );
     assert_eq!(r["placement"]["verdict"], "fits");
 }
 
