@@ -112,8 +112,6 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
         )?,
         ReportFormat::Text => out.data(&render_text(&report, &findings))?,
     }
-    // A refused pod is the most specific answer: the job as given can never get its pods.
-    pods?;
     let problems = readiness.failures.len()
         + if opts.allow_missing_refs {
             0
@@ -130,7 +128,9 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
             hint: Some("Fix them, then run `kubectl tfjob check` again.".into()),
         });
     }
-    act_on_verdict(&report, &snapshot, &job, false, out)
+    act_on_verdict(&report, &snapshot, &job, false, out)?;
+    // In submit's order: readiness, references, the verdict, then the pods' dry runs.
+    pods
 }
 
 /// What `submit` does before its server dry run: `never` refuses (exit 4, nothing written)

@@ -29,6 +29,14 @@ const CONCURRENCY: usize = 8;
 /// type differ only in their index (name, label, TF_CONFIG task), and the last has the longest.
 const ALL_INDEXES_UP_TO: i32 = 16;
 
+/// Admission answers the placement pre-flight reports itself: ResourceQuota (used capacity
+/// may free up), a missing ServiceAccount or PriorityClass (references).
+const PREFLIGHT_OWNS: [&str; 3] = [
+    "exceeded quota",
+    "error looking up service account",
+    "no PriorityClass with name",
+];
+
 /// Sends the dry runs when the user may create pods in `namespace`; a refusal is exit 2 naming
 /// each refused replica with the API server's field errors. What cannot be asked (no
 /// permission, no review API, a transient failure) is a note, never a refusal.
@@ -65,6 +73,13 @@ pub async fn check(kube: &Kube, namespace: &str, job: &TFJob, out: &mut Output) 
     for (rtype, name, answer) in answers {
         let Err(e) = answer else { continue };
         match &e {
+            // Answers the pre-flight owns, with their own verdicts: quota in use by other pods
+            // (`waits`), and the references --allow-missing-refs may allow.
+            kube::Error::Api(s)
+                if s.code == 403 && PREFLIGHT_OWNS.iter().any(|m| s.message.contains(m)) =>
+            {
+                tracing::debug!(pod = %name, message = %s.message, "left to the pre-flight");
+            }
             kube::Error::Api(s)
                 if s.code == 422
                     || s.code == 400
