@@ -131,12 +131,13 @@ fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
             .and_then(Value::as_str)
             .is_none_or(str::is_empty)
         {
-            err(
-                out,
+            // pkg/api/pod/warnings.go: the API server warns ("invalid empty name") and stores it.
+            out.push(Finding::new(
+                Severity::Warning,
+                "pod",
                 join_index(&format!("{path}.imagePullSecrets"), i),
-                "an imagePullSecrets entry needs the name of a Secret".into(),
-                None,
-            );
+                "an imagePullSecrets entry without a name is ignored (the API server warns: invalid empty name)",
+            ));
         }
     }
     for key in ["serviceAccountName", "priorityClassName"] {

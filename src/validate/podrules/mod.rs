@@ -160,8 +160,7 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
         "preemptionPolicy",
         out,
     );
-    // ValidatePodSpec: activeDeadlineSeconds in 1..=2^31-1 (validatePodSpec's
-    // ActiveDeadlineSeconds check), terminationGracePeriodSeconds ≥ 0.
+    // ValidatePodSpec: activeDeadlineSeconds in 1..=2^31-1.
     if let Some(n) = int(ps, "activeDeadlineSeconds")
         && !(1..=i64::from(i32::MAX)).contains(&n)
     {
@@ -171,7 +170,8 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
             format!("activeDeadlineSeconds must be between 1 and 2147483647, is {n}"),
         );
     }
-    nonnegative(ps, &["terminationGracePeriodSeconds"], path, out);
+    // terminationGracePeriodSeconds is left alone: recent API servers raise a negative value
+    // to 1 on create rather than refuse it, and a doubt must not become a refusal.
     if let Some(m) = ps.get("nodeSelector").and_then(Value::as_object) {
         // ValidatePodSpec → unversionedvalidation.ValidateLabels: values are label values.
         for (k, v) in m {
