@@ -244,7 +244,8 @@ fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
 pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 /// validation.go `validateTolerations`: known effects and operators; `Exists` takes no value;
-/// an empty key needs `Exists`.
+/// an empty key needs `Exists`; `tolerationSeconds` only with NoExecute; an `Equal` value is a
+/// label value.
 fn toleration(t: &Value, path: &str, out: &mut Vec<Finding>) {
     let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("");
     let (key, op, value, effect) = (s("key"), s("operator"), s("value"), s("effect"));
@@ -279,6 +280,24 @@ fn toleration(t: &Value, path: &str, out: &mut Vec<Finding>) {
             out,
             format!("{path}.operator"),
             "a toleration without a key must use operator Exists".into(),
+            None,
+        );
+    }
+    if t.get("tolerationSeconds").is_some_and(|v| !v.is_null()) && effect != "NoExecute" {
+        err(
+            out,
+            format!("{path}.effect"),
+            "effect must be 'NoExecute' when `tolerationSeconds` is set".into(),
+            None,
+        );
+    }
+    if op != "Exists"
+        && let Err(e) = super::names::label_value(value)
+    {
+        err(
+            out,
+            format!("{path}.value"),
+            format!("toleration value {value:?} {e}"),
             None,
         );
     }
@@ -540,6 +559,19 @@ mod tests {
             f[1]
         );
         assert!(f[3].message.contains("\"Explode\""), "{:?}", f[3]);
+    }
+
+    #[test]
+    fn tolerations_follow_validate_tolerations() {
+        let f = check(&job(json!({
+            "containers": [{"name": "tensorflow", "image": "img:1"}],
+            "tolerations": [
+                {"key": "gpu", "operator": "Equal", "value": "a b", "effect": "NoSchedule", "tolerationSeconds": 30},
+                {"key": "gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},
+            ],
+        })));
+        let p = "spec.tfReplicaSpecs.Worker.template.spec.tolerations[0]";
+        assert_eq!(paths(&f), [format!("{p}.effect"), format!("{p}.value")]);
     }
 
     #[test]

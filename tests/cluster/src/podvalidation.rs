@@ -124,7 +124,44 @@ pub fn validate_pod(pod: &Value) -> Vec<FieldError> {
         }
     }
     affinity(&mut v, &spec["affinity"]);
+    tolerations(&mut v, spec);
     v.errs
+}
+
+/// validateTolerations: known operators and effects, no value with Exists, and
+/// tolerationSeconds only for NoExecute.
+fn tolerations(v: &mut V, spec: &Value) {
+    for (i, t) in arr(&spec["tolerations"]).iter().enumerate() {
+        let tp = format!("spec.tolerations[{i}]");
+        let effect = text(&t["effect"]);
+        if !effect.is_empty() {
+            v.enum_of(
+                &t["effect"],
+                format!("{tp}.effect"),
+                &["NoSchedule", "PreferNoSchedule", "NoExecute"],
+            );
+        }
+        match text(&t["operator"]) {
+            "Exists" if !text(&t["value"]).is_empty() => v.push(FieldError::invalid(
+                format!("{tp}.operator"),
+                &t["value"],
+                "value must be empty when `operator` is 'Exists'",
+            )),
+            "" | "Equal" | "Exists" => {}
+            op => v.push(FieldError::not_supported(
+                format!("{tp}.operator"),
+                op,
+                &["Equal", "Exists"],
+            )),
+        }
+        if present(&t["tolerationSeconds"]) && effect != "NoExecute" {
+            v.push(FieldError::invalid(
+                format!("{tp}.effect"),
+                &t["effect"],
+                "effect must be 'NoExecute' when `tolerationSeconds` is set",
+            ));
+        }
+    }
 }
 
 /// ValidateVolumes: names, exactly one source, required claim/secret/configMap names.
