@@ -104,8 +104,6 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
         .iter()
         .map(|f| serde_json::to_value(f).unwrap_or_default())
         .collect();
-    // The replica pods as server dry runs (a note when the user may not create pods).
-    let pods = super::pod_dry_run::check(&kube, &namespace, &job, out).await;
     match opts.output {
         ReportFormat::Json => out.data_line(
             &serde_json::to_string_pretty(&report).map_err(|e| Error::Other(e.to_string()))?,
@@ -129,8 +127,9 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
         });
     }
     act_on_verdict(&report, &snapshot, &job, false, out)?;
-    // In submit's order: readiness, references, the verdict, then the pods' dry runs.
-    pods
+    // In submit's order: readiness, references, the verdict, then the replica pods as server
+    // dry runs (a note when the user may not create pods there).
+    super::pod_dry_run::check(&kube, &namespace, &job, out).await
 }
 
 /// What `submit` does before its server dry run: `never` refuses (exit 4, nothing written)
