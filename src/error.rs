@@ -90,7 +90,7 @@ pub enum Error {
     Interrupted(String),
 
     /// The API server failed in a way retries did not cure.
-    #[error("{context}: {source}")]
+    #[error("{context}: {}", chain(source))]
     Kube {
         context: String,
         #[source]
@@ -173,6 +173,11 @@ impl Error {
     }
 
     pub fn kube(context: impl Into<String>, source: kube::Error) -> Self {
+        // kubectl's wording and exit for a server that cannot be reached at all, whichever
+        // command met it.
+        if let Some(why) = unreachable(&source) {
+            return unreachable_error(why, &source);
+        }
         Error::Kube {
             context: context.into(),
             source,
@@ -188,6 +193,114 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error and its causes in one line, each cause once (kube's `ServiceError: client error
+/// (Connect)` alone says nothing; its sources say "Connection refused").
+pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut next = cause(err);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause(e);
+    }
+    out
+}
+
+/// The next cause: `source()`, or the error an `io::Error` wraps (whose `source()` skips it).
+fn cause<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    match e.downcast_ref::<std::io::Error>() {
+        Some(io) => io
+            .get_ref()
+            .map(|inner| inner as &(dyn std::error::Error + 'static)),
+        None => e.source(),
+    }
+}
+
+/// Why a connection could not even be opened, when kubectl gives up at once for it: refused
+/// (nothing listens at that address) or the host name does not resolve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreachable {
+    Refused,
+    Dns,
+}
+
+/// The [`Unreachable`] behind an error, if any of its causes is one.
+pub fn unreachable(err: &(dyn std::error::Error + 'static)) -> Option<Unreachable> {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return Some(Unreachable::Refused);
+        }
+        // hyper-util's HttpConnector names a failed lookup "dns error" (its ConnectError).
+        if e.to_string().starts_with("dns error") {
+            return Some(Unreachable::Dns);
+        }
+        next = cause(e);
+    }
+    None
+}
+
+/// The API server's URL, set once the client is configured, for the refused-connection line.
+static API_SERVER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+pub fn set_api_server(url: &str) {
+    let _ = API_SERVER.set(url.to_string());
+}
+
+/// `host:port` of a server URL, as kubectl names it.
+fn host_port(server: &str) -> String {
+    let rest = server.split_once("://").map_or(server, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let has_port = authority.rsplit_once(':').is_some_and(|(h, p)| {
+        !p.is_empty()
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && (!h.starts_with('[') || h.ends_with(']'))
+    });
+    if has_port {
+        authority.to_string()
+    } else if server.starts_with("http://") {
+        format!("{authority}:80")
+    } else {
+        format!("{authority}:443")
+    }
+}
+
+/// kubectl's words for it (staging/src/k8s.io/kubectl/pkg/cmd/util/helpers.go, `checkErr`:
+/// "The connection to the server %s was refused - did you specify the right host or port?",
+/// and "Unable to connect to the server: %v" for other dial errors). Exit 3: the cluster is
+/// not there; nothing was sent.
+pub fn unreachable_error(why: Unreachable, err: &(dyn std::error::Error + 'static)) -> Error {
+    let server = API_SERVER
+        .get()
+        .map(String::as_str)
+        .unwrap_or("the API server");
+    Error::NotReady {
+        message: match why {
+            Unreachable::Refused => format!(
+                "The connection to the server {} was refused - did you specify the right host or port?",
+                host_port(server)
+            ),
+            Unreachable::Dns => {
+                let all = chain(err);
+                let from = all.find("dns error").unwrap_or(0);
+                format!("Unable to connect to the server: {}", &all[from..])
+            }
+        },
+        hint: Some(
+            "Nothing was sent. Check the server address in your kubeconfig or --server, and \
+             that the cluster is up (`kubectl cluster-info`)."
+                .to_string(),
+        ),
+    }
+}
 
 /// What an HTTP 403 from the API server means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -316,6 +429,14 @@ pub fn exit_code_rows() -> Vec<(i32, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubectl_names_the_server_by_host_and_port() {
+        assert_eq!(host_port("http://127.0.0.1:1"), "127.0.0.1:1");
+        assert_eq!(host_port("https://k.example/api"), "k.example:443");
+        assert_eq!(host_port("http://[::1]:8080/"), "[::1]:8080");
+        assert_eq!(host_port("http://[::1]"), "[::1]:80");
+    }
 
     #[test]
     fn the_help_table_lists_every_exit_code_once_in_order() {

@@ -6,8 +6,10 @@
 //!
 //! `submit`, `wait`, `diagnose` and any new command read these facts from here and repeat none.
 
+pub mod bounded;
 pub mod client;
 pub mod crd;
+pub mod kubeconfig;
 pub mod operator;
 pub mod secret;
 

@@ -4,6 +4,7 @@
 //! One test binary for all of them, so the suite links once. Every byte the binary prints goes
 //! through [`Run`], which fails the test if the test API key (or its base64) ever appears.
 
+mod bounded;
 mod check;
 mod client;
 mod day2;
