@@ -22,6 +22,8 @@ pub enum ExitCode {
     JobFailed = 4,
     /// `--timeout` passed before the condition was reached.
     Timeout = 5,
+    /// A write (create, delete) was sent, and whether it was applied could not be learned.
+    WriteUnknown = 6,
     /// Interrupted by the user (Ctrl-C); the cluster was left as it was.
     Interrupted = 130,
 }
@@ -29,13 +31,14 @@ pub enum ExitCode {
 impl ExitCode {
     /// Every code, in the order of [`EXIT_CODES_HELP`] (a test keeps the help, README.md and
     /// this list in agreement).
-    pub const ALL: [ExitCode; 7] = [
+    pub const ALL: [ExitCode; 8] = [
         ExitCode::Ok,
         ExitCode::Failure,
         ExitCode::Invalid,
         ExitCode::NotReady,
         ExitCode::JobFailed,
         ExitCode::Timeout,
+        ExitCode::WriteUnknown,
         ExitCode::Interrupted,
     ];
 }
@@ -84,6 +87,14 @@ pub enum Error {
     /// Waited as long as allowed.
     #[error("{0}")]
     Timeout(String),
+
+    /// A write was sent and its outcome could not be learned (the reply was lost and so was
+    /// every read-back); `hint` says how to check.
+    #[error("{message}")]
+    WriteUnknown {
+        message: String,
+        hint: Option<String>,
+    },
 
     /// Ctrl-C. The message says how to resume.
     #[error("{0}")]
@@ -144,6 +155,7 @@ impl Error {
             }
             Error::JobFailed(_) | Error::WontRun { .. } => ExitCode::JobFailed,
             Error::Timeout(_) => ExitCode::Timeout,
+            Error::WriteUnknown { .. } => ExitCode::WriteUnknown,
             Error::Interrupted(_) => ExitCode::Interrupted,
             Error::Kube { .. } | Error::Io { .. } | Error::Other(_) => ExitCode::Failure,
             Error::BrokenPipe => ExitCode::Ok,
@@ -160,7 +172,8 @@ impl Error {
         match self {
             Error::NotReady { hint, .. }
             | Error::Conflict { hint, .. }
-            | Error::WontRun { hint, .. } => hint.as_deref(),
+            | Error::WontRun { hint, .. }
+            | Error::WriteUnknown { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }
@@ -411,7 +424,8 @@ Exit codes:
   3    cluster not ready or object missing/conflicting (CRD, operator, namespace, Secret, RBAC, name taken)
   4    the TFJob failed or will not run (image, Secret, crash loop, unschedulable, can never fit)
   5    timed out
-  130  interrupted (Ctrl-C); the job was left untouched";
+  6    the outcome of a write is unknown (its reply was lost and the object could not be read back)
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP); the job was left untouched";
 
 /// The rows of [`EXIT_CODES_HELP`]: `(code, meaning)`.
 pub fn exit_code_rows() -> Vec<(i32, &'static str)> {
@@ -458,6 +472,10 @@ mod tests {
             },
             Error::JobFailed(String::new()),
             Error::Timeout(String::new()),
+            Error::WriteUnknown {
+                message: String::new(),
+                hint: None,
+            },
             Error::Interrupted(String::new()),
             Error::Other(String::new()),
             Error::io("", std::io::Error::other("x")),

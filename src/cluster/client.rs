@@ -451,6 +451,35 @@ fn unreachable(err: &kube::Error) -> Option<crate::error::Unreachable> {
     crate::error::unreachable(err)
 }
 
+/// True when a failed write may still have been applied, so the caller must look before saying
+/// what happened: the request may have reached the server and its answer was lost or cut off,
+/// the answer came but could not be read (a 201 with a broken body), or the server gave up on
+/// its side (5xx: kube-apiserver's 504 "request did not complete" may still commit). A refused
+/// connection, an unknown host or a failed TLS handshake sent nothing; any other status is an
+/// answer.
+pub fn outcome_unknown(err: &kube::Error) -> bool {
+    if unreachable(err).is_some() || certificate_failure(err).is_some() {
+        return false;
+    }
+    match err {
+        kube::Error::Api(s) => matches!(s.code, 500 | 502 | 503 | 504),
+        kube::Error::SerdeError(_) | kube::Error::FromUtf8(_) | kube::Error::ReadEvents(_) => true,
+        other => is_transport(other),
+    }
+}
+
+/// How long the look after a write of unknown outcome may take: the write's own retries have
+/// used the deadline already, so this one is short.
+pub const LOOK_DEADLINE: Duration = Duration::from_secs(10);
+
+/// A copy of `kube` whose retries end within [`LOOK_DEADLINE`] (or sooner, by its own deadline).
+pub fn for_look(kube: &Kube) -> Kube {
+    Kube {
+        retry_deadline: kube.retry_deadline.min(LOOK_DEADLINE),
+        ..kube.clone()
+    }
+}
+
 /// True for failures worth repeating: no answer at all, throttling, or a server-side hiccup.
 /// A certificate the client does not trust will not become trusted by asking again, a reply
 /// over its bound would be as large again, and a refused connection or unknown host ends the

@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use client::{
-    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, is_not_found, is_transport, retry,
-    status_code, unknown_reason,
+    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, for_look, is_not_found, is_transport,
+    outcome_unknown, retry, status_code, unknown_reason,
 };
 pub use crd::CrdState;
 pub use operator::OperatorState;

@@ -15,6 +15,7 @@ mod submit;
 mod tls;
 mod verdict;
 mod wait;
+mod writes;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
