@@ -100,7 +100,8 @@ pub async fn run(
                 return Err(Error::not_ready(
                     format!(
                         "Secret {namespace}/{} holds {:?} under {BASE_URL_KEY:?}, which jobs would use as their gateway, but {why}; nothing was created",
-                        gateway.secret_name, stored
+                        gateway.secret_name,
+                        crate::gateway::masked_url(&stored)
                     ),
                     format!(
                         "Store a valid one: {} --base-url https://gateway.example.com/api --overwrite, or pass --api-base-url",

@@ -9,6 +9,7 @@ mod check;
 mod client;
 mod day2;
 mod hostile;
+mod redact;
 mod secret;
 mod shape;
 mod submit;

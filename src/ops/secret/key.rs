@@ -93,6 +93,8 @@ pub fn clean_key(raw: Zeroizing<Vec<u8>>, origin: &str) -> Result<SecretString> 
     // Printable ASCII only, so this is UTF-8; exact capacity, so boxing it does not copy.
     let mut key = String::with_capacity(trimmed.len());
     key.push_str(std::str::from_utf8(trimmed).unwrap_or_default());
+    // From here on no output can show it (server messages that echo the Secret included).
+    crate::redact::register(key.as_bytes());
     Ok(SecretString::from(key))
 }
 

@@ -475,11 +475,20 @@ async fn create_secret(
 /// The `--base-url` to store: absolute http(s) (the pods use it as-is), without a trailing `/`.
 /// One ending in `/v1` is stored with a warning, as `validate` warns about it in a manifest.
 fn check_base_url(url: &str, out: &mut Output) -> Result<String> {
-    crate::gateway::absolute_http_url(url).map_err(|why| {
-        Error::Usage(format!(
-            "--base-url {url:?}: {why}; give an absolute http(s) URL without /v1, e.g. --base-url https://gateway.example.com/api"
-        ))
-    })?;
+    crate::gateway::absolute_http_url(url)
+        .and_then(|()| {
+            if crate::gateway::has_userinfo(url) {
+                Err(crate::gateway::USERINFO_REFUSED.to_string())
+            } else {
+                Ok(())
+            }
+        })
+        .map_err(|why| {
+            Error::Usage(format!(
+                "--base-url {:?}: {why}; give an absolute http(s) URL without /v1, e.g. --base-url https://gateway.example.com/api",
+                crate::gateway::masked_url(url)
+            ))
+        })?;
     let url = url.trim_end_matches('/').to_string();
     if url.ends_with("/v1") {
         out.note_line(&format!(
@@ -517,7 +526,8 @@ pub async fn check(
 fn base_url_line(namespace: &str, name: &str, stored: Option<String>) -> String {
     match stored {
         Some(url) => format!(
-            "jobs in namespace {namespace} will use base URL {url} (from secret/{name} key {BASE_URL_KEY:?}, unless --api-base-url is given)"
+            "jobs in namespace {namespace} will use base URL {} (from secret/{name} key {BASE_URL_KEY:?}, unless --api-base-url is given)",
+            crate::gateway::masked_url(&url)
         ),
         None => format!(
             "jobs in namespace {namespace} will use base URL {DEFAULT_BASE_URL} (the default: secret/{name} has no {BASE_URL_KEY:?} key; store one with `secret create --base-url URL --overwrite`)"

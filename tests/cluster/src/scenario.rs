@@ -247,6 +247,9 @@ pub struct Fault {
     /// for a watch an event that never ends, for a log a line that never ends, else a body that
     /// never ends. A hostile or broken server; kube-apiserver never does this.
     pub endless_body: bool,
+    /// With `status`: the request body is appended to the Status message, as a policy webhook's
+    /// denial that quotes the object does (`... denied the request: <object>`).
+    pub echo_body: bool,
 }
 
 impl Default for Fault {
@@ -264,6 +267,7 @@ impl Default for Fault {
             reset: false,
             drop_reply: false,
             endless_body: false,
+            echo_body: false,
         }
     }
 }

@@ -271,9 +271,16 @@ pub async fn handle(
     } else if content_type.starts_with("application/cbor") {
         error_response(&status::unsupported_media(&content_type))
     } else if let Some(f) = &decision.status {
+        let echoed = f.echo_body.then(|| {
+            format!(
+                "{}: {}",
+                f.message.as_deref().unwrap_or("denied"),
+                String::from_utf8_lossy(&body)
+            )
+        });
         error_response(&status::injected(
             f.status.unwrap_or(500),
-            f.message.as_deref(),
+            echoed.as_deref().or(f.message.as_deref()),
             f.retry_after_seconds,
         ))
     } else {
