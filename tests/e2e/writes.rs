@@ -175,3 +175,26 @@ fn delete_all_goes_on_past_a_failure_reports_it_and_exits_non_zero() {
         "{bodies:?}"
     );
 }
+
+#[test]
+fn a_secret_create_whose_every_reply_is_lost_is_found_and_reported_created() {
+    let c = cluster(
+        "faults:\n- match: {verb: create, resource: secrets}\n  dropReply: true\n  times: 0",
+    );
+    let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+        .env("KUBECTL_TFJOB_RETRY_DEADLINE", "1s")
+        .stdin(&format!("{}\n", crate::TEST_KEY))
+        .run();
+    run.expect_code(0);
+    assert_eq!(run.stdout.trim(), "secret/taotoken-secret created");
+    assert!(
+        run.stderr
+            .contains("secret/taotoken-secret created (the reply was lost"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        c.get("secrets", Some("default"), "taotoken-secret")
+            .is_some()
+    );
+}

@@ -346,8 +346,15 @@ pub async fn create(
                 return Ok(());
             }
             let action = Action::new("create", "secrets", Some(&namespace)).named(&args.name);
-            let created =
-                Wiped(create_secret(&kube, &api, &params, &desired, &namespace, &action).await?);
+            let (created, reply_lost) =
+                create_secret(&kube, &api, &params, &desired, &namespace, &action).await?;
+            let created = Wiped(created);
+            if reply_lost {
+                out.note_line(&format!(
+                    "secret/{} created (the reply was lost; the Secret exists with this key)",
+                    args.name
+                ));
+            }
             print_object(
                 out,
                 &masked(&created),
@@ -440,9 +447,39 @@ async fn create_secret(
     desired: &Secret,
     namespace: &str,
     action: &Action,
-) -> Result<Secret> {
+) -> Result<(Secret, bool)> {
     match cluster::retry(kube, || api.create(params, desired)).await {
-        Ok(created) => Ok(created),
+        Ok(created) => Ok((created, false)),
+        // No reply (or an unreadable one): look before saying anything.
+        Err(e) if !params.dry_run && cluster::outcome_unknown(&e) => {
+            let name = desired.metadata.name.clone().unwrap_or_default();
+            let look = cluster::for_look(kube);
+            match cluster::retry(&look, || api.get_opt(&name)).await {
+                Ok(Some(existing)) if compare(&existing, desired) == Comparison::Same => {
+                    Ok((existing, true))
+                }
+                Ok(Some(_)) => Err(Error::Conflict {
+                    message: format!(
+                        "Secret {namespace}/{name} was created by someone else meanwhile; nothing was changed"
+                    ),
+                    hint: Some("Run the command again (with --overwrite to replace it).".into()),
+                }),
+                Ok(None) => Err(cluster::explain(e, action, kube)),
+                Err(look_err) => Err(Error::WriteUnknown {
+                    message: format!(
+                        "the create of Secret {namespace}/{name} was sent but no reply came ({}), \
+                         and reading it back failed too ({}): the Secret may exist",
+                        crate::error::chain(&e),
+                        crate::error::chain(&look_err)
+                    ),
+                    hint: Some(format!(
+                        "Check with `kubectl get secret {name} {}`; if it is missing, run this \
+                         command again.",
+                        kube.hints.ns_flags(namespace)
+                    )),
+                }),
+            }
+        }
         Err(e) if cluster::status_code(&e) == Some(409) => {
             let name = desired.metadata.name.clone().unwrap_or_default();
             // Read back under the same retry policy: one failed GET must not turn our own
@@ -451,7 +488,7 @@ async fn create_secret(
             match cluster::retry(kube, || api.get_opt(&name)).await {
                 Err(e) => Err(cluster::explain(e, &get, kube)),
                 Ok(Some(existing)) if compare(&existing, desired) == Comparison::Same => {
-                    Ok(existing)
+                    Ok((existing, false))
                 }
                 Ok(_) => Err(Error::Conflict {
                     message: format!(
