@@ -117,6 +117,26 @@ pub fn read_secret_from(
     Ok(buf)
 }
 
+/// [`read_secret_from`] for a key whose source may end with a newline the caller strips
+/// (`echo KEY |`, an editor's last line): up to `limit` plus `\r\n` is read, so a key exactly at
+/// the limit is judged after stripping; more is refused naming `limit` itself.
+pub fn read_key_from(
+    reader: impl Read,
+    name: &str,
+    limit: Limit,
+) -> Result<zeroize::Zeroizing<Vec<u8>>> {
+    const NEWLINE: usize = 2;
+    let mut buf = zeroize::Zeroizing::new(Vec::with_capacity(limit.bytes + NEWLINE + 64));
+    reader
+        .take((limit.bytes + NEWLINE) as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::Invalid(format!("{name}: cannot read: {e}")))?;
+    if buf.len() > limit.bytes + NEWLINE {
+        return Err(too_large(name, limit));
+    }
+    Ok(buf)
+}
+
 /// Reads `path` ("-" is stdin) as raw bytes, bounded. Returns the display name and the bytes.
 pub fn read_bytes(path: &str, limit: Limit) -> Result<(String, Vec<u8>)> {
     if path == "-" {
@@ -264,6 +284,19 @@ mod tests {
         assert_eq!(decode_text("x", utf32).unwrap(), "\0a\0");
         assert!(decode_text("x", vec![0xFF, 0xFE, b'a']).is_err());
         assert!(decode_text("x", vec![0xC3]).is_err());
+    }
+
+    #[test]
+    fn a_key_at_the_limit_with_its_newline_is_read_whole() {
+        let mut at = vec![b'k'; KEY.bytes];
+        at.extend_from_slice(b"\r\n");
+        assert_eq!(
+            read_key_from(&at[..], "k", KEY).unwrap().len(),
+            KEY.bytes + 2
+        );
+        let over = vec![b'k'; KEY.bytes + 3];
+        let e = read_key_from(&over[..], "k", KEY).unwrap_err().to_string();
+        assert!(e.contains("over the 16 KiB limit for an API key"), "{e}");
     }
 
     #[test]

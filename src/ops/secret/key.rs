@@ -118,11 +118,8 @@ pub(super) fn read_key(
         KeySource::Stdin => {
             // All of stdin, bounded: a second line means the wrong thing was piped in, and
             // silently keeping only the first line would store a wrong key.
-            let bytes = crate::input::read_secret_from(
-                std::io::stdin().lock(),
-                "<stdin>",
-                crate::input::KEY,
-            )?;
+            let bytes =
+                crate::input::read_key_from(std::io::stdin().lock(), "<stdin>", crate::input::KEY)?;
             clean_key(bytes, "stdin")
         }
         KeySource::Env(var) => {
@@ -155,7 +152,7 @@ pub(super) fn read_key(
                 ))
             })?;
             clean_key(
-                crate::input::read_secret_from(file, &what, crate::input::KEY)?,
+                crate::input::read_key_from(file, &what, crate::input::KEY)?,
                 &what,
             )
         }

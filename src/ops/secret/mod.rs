@@ -663,20 +663,25 @@ mod tests {
         // Through the bounded reader (stdin, files, devices): one byte past the limit is
         // read, and that refuses the input.
         let key_limit = crate::input::KEY;
-        let e = crate::input::read_secret_from(&vec![b'k'; 70_000][..], "<stdin>", key_limit)
-            .unwrap_err();
+        let e =
+            crate::input::read_key_from(&vec![b'k'; 70_000][..], "<stdin>", key_limit).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
         assert!(e.to_string().contains("too large"), "{e}");
-        assert!(
-            crate::input::read_secret_from(std::io::repeat(0), "/dev/zero", key_limit).is_err()
-        );
-        let mut line = vec![b'k'; MAX_KEY_BYTES - 1];
+        assert!(crate::input::read_key_from(std::io::repeat(0), "/dev/zero", key_limit).is_err());
+        // A key of exactly the limit, plus the newline `echo` adds: judged after stripping.
+        for ending in [&b"\n"[..], b"\r\n"] {
+            let mut line = vec![b'k'; MAX_KEY_BYTES];
+            line.extend_from_slice(ending);
+            let read = crate::input::read_key_from(&line[..], "<stdin>", key_limit).unwrap();
+            assert_eq!(
+                clean_key(read, "stdin").unwrap().expose_secret().len(),
+                MAX_KEY_BYTES
+            );
+        }
+        let mut line = vec![b'k'; MAX_KEY_BYTES + 1];
         line.push(b'\n');
-        let read = crate::input::read_secret_from(&line[..], "<stdin>", key_limit).unwrap();
-        assert_eq!(
-            clean_key(read, "stdin").unwrap().expose_secret().len(),
-            MAX_KEY_BYTES - 1
-        );
+        let read = crate::input::read_key_from(&line[..], "<stdin>", key_limit).unwrap();
+        assert!(clean_key(read, "stdin").is_err());
     }
 
     #[test]
