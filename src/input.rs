@@ -171,7 +171,7 @@ pub fn read_text(path: &str, limit: Limit) -> Result<(String, String)> {
 /// sniffed: a UTF-32 BOM starts like UTF-16LE's, decodes to NULs and fails as YAML, as there.
 pub fn decode_text(name: &str, bytes: Vec<u8>) -> Result<String> {
     let utf16 = |rest: &[u8], from: fn([u8; 2]) -> u16| {
-        if rest.len() % 2 != 0 {
+        if !rest.len().is_multiple_of(2) {
             return Err(Error::Invalid(format!(
                 "{name}: UTF-16 text (it starts with a byte order mark) with an odd number of bytes"
             )));
