@@ -191,6 +191,33 @@ impl Error {
         if let Some(why) = unreachable(&source) {
             return unreachable_error(why, &source);
         }
+        // kube words a failed exec plugin with the Debug form of its output; say it in words.
+        if let kube::Error::Auth(kube::client::AuthError::AuthExecRun { cmd, out }) = &source {
+            // Our helper's command line (`… "--" "plugin" "arg"`): name the user's plugin.
+            let plugin = cmd
+                .split_once("\"--\" ")
+                .or_else(|| cmd.split_once(" -- "))
+                .map_or(cmd.as_str(), |(_, p)| p);
+            let said = String::from_utf8_lossy(&out.stderr);
+            let said = said.trim();
+            return Error::NotReady {
+                message: format!(
+                    "{}: the exec credential plugin `{plugin}` failed ({}){}",
+                    context.into(),
+                    out.status,
+                    if said.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {said}")
+                    }
+                ),
+                hint: Some(
+                    "Check the exec command of your kubeconfig's user (`kubectl config view \
+                     --minify`) and run it by hand to see why."
+                        .into(),
+                ),
+            };
+        }
         Error::Kube {
             context: context.into(),
             source,

@@ -108,6 +108,12 @@ pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
     };
     apply_overrides(&mut config, args)?;
     super::kubeconfig::inline_user_files(&mut config.auth_info).map_err(|e| config_error(&e))?;
+    // The exec plugin gets the same bound as one request (see `exec_guard`).
+    let plugin_timeout = args
+        .request_timeout
+        .filter(|t| !t.is_zero())
+        .unwrap_or(args.retry_deadline.unwrap_or(DEFAULT_RETRY_DEADLINE));
+    super::exec_guard::wrap(&mut config.auth_info, plugin_timeout);
     // Our retry is the only one (see the module docs).
     config.default_retry = false;
     let request_timeout = args.request_timeout.filter(|t| !t.is_zero());

@@ -9,6 +9,7 @@
 pub mod bounded;
 pub mod client;
 pub mod crd;
+pub mod exec_guard;
 pub mod kubeconfig;
 pub mod operator;
 pub mod secret;

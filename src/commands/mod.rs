@@ -338,6 +338,17 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         words: Vec<String>,
     },
+
+    /// Runs a kubeconfig's exec credential plugin under a timeout (kube calls this in its
+    /// place; see cluster::exec_guard).
+    #[command(name = "__exec-credential", hide = true)]
+    ExecCredential {
+        #[arg(long)]
+        timeout_ms: u64,
+        /// The plugin and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+        plugin: Vec<String>,
+    },
 }
 
 /// Runs one parsed command line, writing through `out`.
@@ -360,6 +371,11 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Secret(args) => secret::exec(&global, args, out),
         Command::Completion(args) => completion::exec(&global, args, out),
         Command::Complete { words } => completion::exec_complete(&global, &words, out),
+        Command::ExecCredential { timeout_ms, plugin } => crate::cluster::exec_guard::run(
+            Duration::from_millis(timeout_ms),
+            &plugin[0],
+            &plugin[1..],
+        ),
     }
 }
 

@@ -217,3 +217,38 @@ fn a_refused_connection_ends_at_once_with_kubectls_words() {
     // One attempt: `-v` logs every retry, and there is none.
     assert!(!run.stderr.contains("retrying"), "{}", run.stderr);
 }
+
+#[test]
+fn a_hanging_exec_credential_plugin_is_stopped_at_the_request_timeout() {
+    use tfjob_testcluster::Credential;
+    let c = TestCluster::start(Scenario::default());
+    let kubeconfig = c.write_kubeconfig(
+        "exec",
+        &Credential::Exec {
+            token: "test-token".into(),
+        },
+    );
+    // The plugin the kubeconfig names now never answers.
+    let mut script = kubeconfig.clone().into_os_string();
+    script.push(".exec-credential.sh");
+    // Not `exec`: the shell stays, with a child holding its stderr, as real wrapper scripts do.
+    std::fs::write(&script, "#!/bin/sh\nsleep 600\necho never\n").unwrap();
+    let run = Cli::new(None, &["list", "--request-timeout", "1s"])
+        .env("KUBECONFIG", kubeconfig.to_str().unwrap())
+        .env("KUBECTL_TFJOB_RETRY_DEADLINE", "1s")
+        .run();
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("gave no credential within 1s; stopped it"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("exec-credential.sh"), "{}", run.stderr);
+    // No request could carry a credential, so none was answered as the user.
+    assert!(
+        c.requests().iter().all(|r| r.user.is_empty()),
+        "{:?}",
+        c.requests()
+    );
+}
