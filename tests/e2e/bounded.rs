@@ -252,3 +252,71 @@ fn a_hanging_exec_credential_plugin_is_stopped_at_the_request_timeout() {
         c.requests()
     );
 }
+
+#[test]
+fn a_reply_that_never_ends_is_cut_off_at_its_bound_with_bounded_memory() {
+    let c = TestCluster::start(Scenario::default());
+    c.set_faults(vec![Fault::on("list", "tfjobs").endless_body().times(0)]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = binary(&["--kubeconfig", c.kubeconfig().to_str().unwrap(), "list"]);
+    cmd.stdout(Stdio::null());
+    let o = measured(cmd, &dir.path().join("list.err"), |_| {});
+    bounded(&o, "list on an endless reply");
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("reply is over 64 MiB; stopped reading it"),
+        "{}",
+        o.stderr
+    );
+    // Not retried: the same request would read the same again.
+    let lists = c
+        .requests()
+        .iter()
+        .filter(|r| r.verb == "list" && r.resource == "tfjobs")
+        .count();
+    assert_eq!(lists, 1);
+}
+
+#[test]
+fn sigterm_and_sighup_end_a_command_as_ctrl_c_does() {
+    let c = TestCluster::start(Scenario::default());
+    // A job whose image never pulls: `wait` keeps waiting, printing progress.
+    c.set_missing_images(vec!["example.com/never:1".into()]);
+    c.insert(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "stuck", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "Never",
+            "template": {"spec": {"containers": [
+                {"name": "tensorflow", "image": "example.com/never:1"}]}}}}}}));
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+        let mut child = binary(&[
+            "--kubeconfig",
+            c.kubeconfig().to_str().unwrap(),
+            "wait",
+            "stuck",
+            "--timeout",
+            "5m",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        // The first progress line: the wait is under way (its interrupt message is set).
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        assert!(line.contains("tfjob/stuck"), "{name}: {line}");
+        // SAFETY: a plain syscall on our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{name}: {rest}");
+        assert!(
+            rest.contains(
+                "interrupted; the job was left as it is. Resume with: kubectl tfjob wait stuck"
+            ),
+            "{name}: {rest}"
+        );
+    }
+}
