@@ -727,6 +727,22 @@ fn cases() -> Vec<Case> {
         ("{{ '%2000000000s' | format('x') }}", true),
         ("{{ 'x' | indent(2000000000) }}", true),
         ("{{ 'a' * 1000000000 }}", true),
+        // A list repeated by reference is cheap; joined or printed it is every copy (issue 24).
+        ("{{ ([(\"x\"*60000)] * 60000)|join(\"\")|length }}", true),
+        (
+            "{{ ([(\"x\"*60000)] * 60000)|join(\",\", attribute=\"a\")|length }}",
+            true,
+        ),
+        ("{{ ([(\"x\"*60000)] * 60000)|string|length }}", true),
+        ("{{ ([(\"x\"*60000)] * 60000)|tojson|length }}", true),
+        ("{{ ([(\"x\"*60000)] * 60000)|pprint|length }}", true),
+        ("{{ [(\"x\"*60000)] * 60000 }}", true),
+        ("{{ ([\"\"] * 100000000)|join(\"xx\")|length }}", true),
+        (
+            "{{ (\"x\"*1000000)|replace(\"x\", \"y\"*1000)|length }}",
+            true,
+        ),
+        ("{{ (\"x\"*90000000) ~ (\"x\"*90000000) }}", true),
         ("{% include 'nope' %}", true),
         ("{% extends 'nope' %}", true),
         ("{% import 'tfjob.j2' as t %}{{ t.metadata }}", true),
