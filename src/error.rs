@@ -237,9 +237,23 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// An error and its causes in one line, each cause once (kube's `ServiceError: client error
 /// (Connect)` alone says nothing; its sources say "Connection refused").
 pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    // kube words an API error as "ApiError: <status> (<Status as Debug>)": say it in words, and
+    // stop there (its source is the same Status again).
+    let words = |e: &(dyn std::error::Error + 'static)| match e.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(s)) => Some(format!("{} ({}, HTTP {})", s.message, s.reason, s.code)),
+        _ => None,
+    };
+    if let Some(text) = words(err) {
+        return text;
+    }
     let mut out = err.to_string();
     let mut next = cause(err);
     while let Some(e) = next {
+        if let Some(text) = words(e) {
+            out.push_str(": ");
+            out.push_str(&text);
+            break;
+        }
         let text = e.to_string();
         if !out.contains(&text) {
             out.push_str(": ");
@@ -470,6 +484,24 @@ pub fn exit_code_rows() -> Vec<(i32, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_errors_are_told_in_words_not_debug_structures() {
+        let e = kube::Error::Api(Box::new(kube::core::Status {
+            code: 503,
+            reason: "ServiceUnavailable".into(),
+            message: "the server is currently unable to handle the request".into(),
+            ..Default::default()
+        }));
+        let text = chain(&e);
+        assert_eq!(
+            text,
+            "the server is currently unable to handle the request (ServiceUnavailable, HTTP 503)"
+        );
+        let wrapped = Error::kube("listing tfjobs", e).to_string();
+        assert!(!wrapped.contains("Status {"), "{wrapped}");
+        assert!(!wrapped.contains("ApiError"), "{wrapped}");
+    }
 
     #[test]
     fn kubectl_names_the_server_by_host_and_port() {

@@ -336,7 +336,12 @@ pub fn unknown_reason(err: kube::Error, action: &Action, kube: &Kube) -> Result<
             action.resource,
             action.can_i(&kube.hints)
         ),
-        _ => format!("{} {}: {err}", action.verb, action.resource),
+        _ => format!(
+            "{} {}: {}",
+            action.verb,
+            action.resource,
+            crate::error::chain(&err)
+        ),
     })
 }
 

@@ -351,7 +351,12 @@ async fn wait_gone(
         writeln!(err, "waiting for tfjob/{name} to be deleted").map_err(io)?;
         await_condition(api.clone(), name, conditions::is_deleted(uid))
             .await
-            .map_err(|e| Error::Other(format!("waiting for tfjob {name} to be deleted: {e}")))?;
+            .map_err(|e| {
+                Error::Other(format!(
+                    "waiting for tfjob {name} to be deleted: {}",
+                    crate::error::chain(&e)
+                ))
+            })?;
     }
     if !pods_too {
         return Ok(());
