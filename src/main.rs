@@ -16,5 +16,7 @@ fn main() {
             &mut kubectl_tfjob::redact::Redacting::new(std::io::stderr()),
         ),
     };
+    // `exit` runs no destructors: flush what the redacting streams still hold first.
+    drop(out);
     std::process::exit(code as i32);
 }
