@@ -22,6 +22,8 @@ pub enum ExitCode {
     JobFailed = 4,
     /// `--timeout` passed before the condition was reached.
     Timeout = 5,
+    /// A write (create, delete) was sent, and whether it was applied could not be learned.
+    WriteUnknown = 6,
     /// Interrupted by the user (Ctrl-C); the cluster was left as it was.
     Interrupted = 130,
 }
@@ -29,13 +31,14 @@ pub enum ExitCode {
 impl ExitCode {
     /// Every code, in the order of [`EXIT_CODES_HELP`] (a test keeps the help, README.md and
     /// this list in agreement).
-    pub const ALL: [ExitCode; 7] = [
+    pub const ALL: [ExitCode; 8] = [
         ExitCode::Ok,
         ExitCode::Failure,
         ExitCode::Invalid,
         ExitCode::NotReady,
         ExitCode::JobFailed,
         ExitCode::Timeout,
+        ExitCode::WriteUnknown,
         ExitCode::Interrupted,
     ];
 }
@@ -85,12 +88,20 @@ pub enum Error {
     #[error("{0}")]
     Timeout(String),
 
+    /// A write was sent and its outcome could not be learned (the reply was lost and so was
+    /// every read-back); `hint` says how to check.
+    #[error("{message}")]
+    WriteUnknown {
+        message: String,
+        hint: Option<String>,
+    },
+
     /// Ctrl-C. The message says how to resume.
     #[error("{0}")]
     Interrupted(String),
 
     /// The API server failed in a way retries did not cure.
-    #[error("{context}: {source}")]
+    #[error("{context}: {}", chain(source))]
     Kube {
         context: String,
         #[source]
@@ -144,6 +155,7 @@ impl Error {
             }
             Error::JobFailed(_) | Error::WontRun { .. } => ExitCode::JobFailed,
             Error::Timeout(_) => ExitCode::Timeout,
+            Error::WriteUnknown { .. } => ExitCode::WriteUnknown,
             Error::Interrupted(_) => ExitCode::Interrupted,
             Error::Kube { .. } | Error::Io { .. } | Error::Other(_) => ExitCode::Failure,
             Error::BrokenPipe => ExitCode::Ok,
@@ -160,7 +172,8 @@ impl Error {
         match self {
             Error::NotReady { hint, .. }
             | Error::Conflict { hint, .. }
-            | Error::WontRun { hint, .. } => hint.as_deref(),
+            | Error::WontRun { hint, .. }
+            | Error::WriteUnknown { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }
@@ -173,6 +186,38 @@ impl Error {
     }
 
     pub fn kube(context: impl Into<String>, source: kube::Error) -> Self {
+        // kubectl's wording and exit for a server that cannot be reached at all, whichever
+        // command met it.
+        if let Some(why) = unreachable(&source) {
+            return unreachable_error(why, &source);
+        }
+        // kube words a failed exec plugin with the Debug form of its output; say it in words.
+        if let kube::Error::Auth(kube::client::AuthError::AuthExecRun { cmd, out }) = &source {
+            // Our helper's command line (`… "--" "plugin" "arg"`): name the user's plugin.
+            let plugin = cmd
+                .split_once("\"--\" ")
+                .or_else(|| cmd.split_once(" -- "))
+                .map_or(cmd.as_str(), |(_, p)| p);
+            let said = String::from_utf8_lossy(&out.stderr);
+            let said = said.trim();
+            return Error::NotReady {
+                message: format!(
+                    "{}: the exec credential plugin `{plugin}` failed ({}){}",
+                    context.into(),
+                    out.status,
+                    if said.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {said}")
+                    }
+                ),
+                hint: Some(
+                    "Check the exec command of your kubeconfig's user (`kubectl config view \
+                     --minify`) and run it by hand to see why."
+                        .into(),
+                ),
+            };
+        }
         Error::Kube {
             context: context.into(),
             source,
@@ -188,6 +233,128 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error and its causes in one line, each cause once (kube's `ServiceError: client error
+/// (Connect)` alone says nothing; its sources say "Connection refused").
+pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    // kube words an API error as "ApiError: <status> (<Status as Debug>)": say it in words, and
+    // stop there (its source is the same Status again).
+    let words = |e: &(dyn std::error::Error + 'static)| match e.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(s)) => Some(format!("{} ({}, HTTP {})", s.message, s.reason, s.code)),
+        _ => None,
+    };
+    if let Some(text) = words(err) {
+        return text;
+    }
+    let mut out = err.to_string();
+    let mut next = cause(err);
+    while let Some(e) = next {
+        if let Some(text) = words(e) {
+            out.push_str(": ");
+            out.push_str(&text);
+            break;
+        }
+        let text = e.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause(e);
+    }
+    out
+}
+
+/// The next cause: `source()`, or the error an `io::Error` wraps (whose `source()` skips it).
+fn cause<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    match e.downcast_ref::<std::io::Error>() {
+        Some(io) => io
+            .get_ref()
+            .map(|inner| inner as &(dyn std::error::Error + 'static)),
+        None => e.source(),
+    }
+}
+
+/// Why a connection could not even be opened, when kubectl gives up at once for it: refused
+/// (nothing listens at that address) or the host name does not resolve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreachable {
+    Refused,
+    Dns,
+}
+
+/// The [`Unreachable`] behind an error, if any of its causes is one.
+pub fn unreachable(err: &(dyn std::error::Error + 'static)) -> Option<Unreachable> {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return Some(Unreachable::Refused);
+        }
+        // hyper-util's HttpConnector names a failed lookup "dns error" (its ConnectError).
+        if e.to_string().starts_with("dns error") {
+            return Some(Unreachable::Dns);
+        }
+        next = cause(e);
+    }
+    None
+}
+
+/// The API server's URL, set once the client is configured, for the refused-connection line.
+static API_SERVER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+pub fn set_api_server(url: &str) {
+    let _ = API_SERVER.set(url.to_string());
+}
+
+/// `host:port` of a server URL, as kubectl names it.
+fn host_port(server: &str) -> String {
+    let rest = server.split_once("://").map_or(server, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let has_port = authority.rsplit_once(':').is_some_and(|(h, p)| {
+        !p.is_empty()
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && (!h.starts_with('[') || h.ends_with(']'))
+    });
+    if has_port {
+        authority.to_string()
+    } else if server.starts_with("http://") {
+        format!("{authority}:80")
+    } else {
+        format!("{authority}:443")
+    }
+}
+
+/// kubectl's words for it (staging/src/k8s.io/kubectl/pkg/cmd/util/helpers.go, `checkErr`:
+/// "The connection to the server %s was refused - did you specify the right host or port?",
+/// and "Unable to connect to the server: %v" for other dial errors). Exit 3: the cluster is
+/// not there; nothing was sent.
+pub fn unreachable_error(why: Unreachable, err: &(dyn std::error::Error + 'static)) -> Error {
+    let server = API_SERVER
+        .get()
+        .map(String::as_str)
+        .unwrap_or("the API server");
+    Error::NotReady {
+        message: match why {
+            Unreachable::Refused => format!(
+                "The connection to the server {} was refused - did you specify the right host or port?",
+                host_port(server)
+            ),
+            Unreachable::Dns => {
+                let all = chain(err);
+                let from = all.find("dns error").unwrap_or(0);
+                format!("Unable to connect to the server: {}", &all[from..])
+            }
+        },
+        hint: Some(
+            "Nothing was sent. Check the server address in your kubeconfig or --server, and \
+             that the cluster is up (`kubectl cluster-info`)."
+                .to_string(),
+        ),
+    }
+}
 
 /// What an HTTP 403 from the API server means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -298,7 +465,8 @@ Exit codes:
   3    cluster not ready or object missing/conflicting (CRD, operator, namespace, Secret, RBAC, name taken)
   4    the TFJob failed or will not run (image, Secret, crash loop, unschedulable, can never fit)
   5    timed out
-  130  interrupted (Ctrl-C); the job was left untouched";
+  6    the outcome of a write is unknown (its reply was lost and the object could not be read back)
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP); the job was left untouched";
 
 /// The rows of [`EXIT_CODES_HELP`]: `(code, meaning)`.
 pub fn exit_code_rows() -> Vec<(i32, &'static str)> {
@@ -316,6 +484,32 @@ pub fn exit_code_rows() -> Vec<(i32, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_errors_are_told_in_words_not_debug_structures() {
+        let e = kube::Error::Api(Box::new(kube::core::Status {
+            code: 503,
+            reason: "ServiceUnavailable".into(),
+            message: "the server is currently unable to handle the request".into(),
+            ..Default::default()
+        }));
+        let text = chain(&e);
+        assert_eq!(
+            text,
+            "the server is currently unable to handle the request (ServiceUnavailable, HTTP 503)"
+        );
+        let wrapped = Error::kube("listing tfjobs", e).to_string();
+        assert!(!wrapped.contains("Status {"), "{wrapped}");
+        assert!(!wrapped.contains("ApiError"), "{wrapped}");
+    }
+
+    #[test]
+    fn kubectl_names_the_server_by_host_and_port() {
+        assert_eq!(host_port("http://127.0.0.1:1"), "127.0.0.1:1");
+        assert_eq!(host_port("https://k.example/api"), "k.example:443");
+        assert_eq!(host_port("http://[::1]:8080/"), "[::1]:8080");
+        assert_eq!(host_port("http://[::1]"), "[::1]:80");
+    }
 
     #[test]
     fn the_help_table_lists_every_exit_code_once_in_order() {
@@ -337,6 +531,10 @@ mod tests {
             },
             Error::JobFailed(String::new()),
             Error::Timeout(String::new()),
+            Error::WriteUnknown {
+                message: String::new(),
+                hint: None,
+            },
             Error::Interrupted(String::new()),
             Error::Other(String::new()),
             Error::io("", std::io::Error::other("x")),

@@ -116,10 +116,17 @@ impl GatewayConfig {
             return Ok(());
         }
         let mut problems = Vec::new();
-        if let Err(e) = absolute_http_url(&self.base_url) {
+        let refused = absolute_http_url(&self.base_url).and_then(|()| {
+            if has_userinfo(&self.base_url) {
+                Err(USERINFO_REFUSED.to_string())
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = refused {
             problems.push(format!(
                 "--api-base-url {:?}: {e}; give an absolute http(s) URL without /v1, e.g. --api-base-url https://gateway.example.com/api",
-                self.base_url
+                masked_url(&self.base_url)
             ));
         }
         if let Err(e) = crate::validate::names::dns1123_subdomain(&self.secret_name) {
@@ -322,6 +329,32 @@ impl GatewayConfig {
     }
 }
 
+/// The `user[:password]` part of an absolute URL's authority, if it has one.
+fn userinfo(u: &str) -> Option<&str> {
+    let rest = u.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority.rsplit_once('@').map(|(info, _)| info)
+}
+
+/// True when the URL carries a user name or password (`https://user:pass@host/api`).
+pub fn has_userinfo(u: &str) -> bool {
+    userinfo(u).is_some()
+}
+
+/// `u` for messages: any `user:password@` becomes `***@`, so no message ever shows it.
+pub fn masked_url(u: &str) -> String {
+    match userinfo(u) {
+        Some(info) => u.replacen(&format!("{info}@"), "***@", 1),
+        None => u.to_string(),
+    }
+}
+
+/// Why a base URL with userinfo is refused where it would be written out (a pod spec's literal
+/// env value, or printed back by `secret check`).
+pub const USERINFO_REFUSED: &str = "it carries a user name or password (user:…@), which would be \
+     written into every pod spec and printed back; keep credentials out of the URL (the key \
+     belongs in the Secret)";
+
 /// `http://host…` or `https://host…`, no whitespace or control characters anywhere.
 pub fn absolute_http_url(u: &str) -> std::result::Result<(), String> {
     if let Some(c) = u.chars().find(|c| c.is_whitespace() || c.is_control()) {
@@ -365,6 +398,17 @@ fn set_env(c: &mut Container, vars: &[EnvVar]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn userinfo_is_found_and_masked() {
+        assert!(has_userinfo("https://user:pass@host/api"));
+        assert!(!has_userinfo("https://host/api?u=a@b"));
+        assert_eq!(
+            masked_url("https://user:pass@host/api"),
+            "https://***@host/api"
+        );
+        assert_eq!(masked_url("https://host/api"), "https://host/api");
+    }
     use crate::model::{ReplicaSpec, TFJobSpec};
     use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
 

@@ -48,6 +48,22 @@ pub const SET_FILE: Limit = Limit {
     why: "the API server refuses requests over 3 MiB",
 };
 
+/// Kubeconfig files: client-go reads them whole with no limit; real ones (many clusters, each
+/// with an inline CA) are tens of KiB, so 8 MiB is generous and keeps `/dev/zero` out.
+pub const KUBECONFIG: Limit = Limit {
+    bytes: 8 * 1024 * 1024,
+    what: "a kubeconfig file",
+    why: "real kubeconfigs are a few KiB per cluster",
+};
+
+/// Certificate, key and token files (`--certificate-authority`, `--client-certificate`,
+/// `--client-key`, and their kubeconfig fields): a CA bundle of a few hundred certificates fits.
+pub const CREDENTIAL_FILE: Limit = Limit {
+    bytes: 1024 * 1024,
+    what: "a certificate, key or token file",
+    why: "a bundle of hundreds of certificates is well under 1 MiB",
+};
+
 /// Human-readable size: "3 MiB", "16 KiB", "512 bytes".
 pub fn human(bytes: usize) -> String {
     const MIB: usize = 1024 * 1024;
@@ -101,8 +117,28 @@ pub fn read_secret_from(
     Ok(buf)
 }
 
+/// [`read_secret_from`] for a key whose source may end with a newline the caller strips
+/// (`echo KEY |`, an editor's last line): up to `limit` plus `\r\n` is read, so a key exactly at
+/// the limit is judged after stripping; more is refused naming `limit` itself.
+pub fn read_key_from(
+    reader: impl Read,
+    name: &str,
+    limit: Limit,
+) -> Result<zeroize::Zeroizing<Vec<u8>>> {
+    const NEWLINE: usize = 2;
+    let mut buf = zeroize::Zeroizing::new(Vec::with_capacity(limit.bytes + NEWLINE + 64));
+    reader
+        .take((limit.bytes + NEWLINE) as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::Invalid(format!("{name}: cannot read: {e}")))?;
+    if buf.len() > limit.bytes + NEWLINE {
+        return Err(too_large(name, limit));
+    }
+    Ok(buf)
+}
+
 /// Reads `path` ("-" is stdin) as raw bytes, bounded. Returns the display name and the bytes.
-fn read_bytes(path: &str, limit: Limit) -> Result<(String, Vec<u8>)> {
+pub fn read_bytes(path: &str, limit: Limit) -> Result<(String, Vec<u8>)> {
     if path == "-" {
         let bytes = read_bytes_from(std::io::stdin().lock(), "<stdin>", limit)?;
         return Ok(("<stdin>".to_string(), bytes));
@@ -122,12 +158,39 @@ fn read_bytes(path: &str, limit: Limit) -> Result<(String, Vec<u8>)> {
     Ok((path.to_string(), read_bytes_from(file, path, limit)?))
 }
 
-/// Reads `path` ("-" is stdin) as UTF-8 text, bounded.
+/// Reads `path` ("-" is stdin) as text, bounded, decoded as [`decode_text`] does.
 pub fn read_text(path: &str, limit: Limit) -> Result<(String, String)> {
     let (name, bytes) = read_bytes(path, limit)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| Error::Invalid(format!("{name}: not UTF-8 text: {e}")))?;
+    let text = decode_text(&name, bytes)?;
     Ok((name, text))
+}
+
+/// Bytes to text as kubectl reads a file: k8s.io/cli-runtime pkg/resource/visitor.go
+/// (`FileVisitor.Visit`) wraps it in `unicode.BOMOverride(unicode.UTF8.NewDecoder())`, so a
+/// UTF-8 BOM is dropped and a UTF-16 BOM (either byte order) switches to UTF-16. Nothing else is
+/// sniffed: a UTF-32 BOM starts like UTF-16LE's, decodes to NULs and fails as YAML, as there.
+pub fn decode_text(name: &str, bytes: Vec<u8>) -> Result<String> {
+    let utf16 = |rest: &[u8], from: fn([u8; 2]) -> u16| {
+        if !rest.len().is_multiple_of(2) {
+            return Err(Error::Invalid(format!(
+                "{name}: UTF-16 text (it starts with a byte order mark) with an odd number of bytes"
+            )));
+        }
+        let units = rest.chunks_exact(2).map(|c| from([c[0], c[1]]));
+        // x/text's UTF-16 decoder writes U+FFFD for a lone surrogate, as this does.
+        Ok(char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect())
+    };
+    match bytes.as_slice() {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => std::str::from_utf8(rest)
+            .map(str::to_string)
+            .map_err(|e| Error::Invalid(format!("{name}: not UTF-8 text: {e}"))),
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes),
+        _ => String::from_utf8(bytes)
+            .map_err(|e| Error::Invalid(format!("{name}: not UTF-8 text: {e}"))),
+    }
 }
 
 /// A manifest or values file (`-f`).
@@ -198,6 +261,42 @@ mod tests {
         assert!(e.contains("is a directory"), "{e}");
         let e = read_text("/no/such/file", MANIFEST).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
+    }
+
+    #[test]
+    fn byte_order_marks_are_read_as_kubectl_reads_them() {
+        let le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("kind: TFJob\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        assert_eq!(decode_text("x", le).unwrap(), "kind: TFJob\n");
+        let be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain("é".encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(decode_text("x", be).unwrap(), "é");
+        assert_eq!(
+            decode_text("x", b"\xEF\xBB\xBFa: 1".to_vec()).unwrap(),
+            "a: 1"
+        );
+        // UTF-32LE's BOM is UTF-16LE's followed by a NUL unit: NULs, which YAML then refuses.
+        let utf32: Vec<u8> = vec![0xFF, 0xFE, 0, 0, b'a', 0, 0, 0];
+        assert_eq!(decode_text("x", utf32).unwrap(), "\0a\0");
+        assert!(decode_text("x", vec![0xFF, 0xFE, b'a']).is_err());
+        assert!(decode_text("x", vec![0xC3]).is_err());
+    }
+
+    #[test]
+    fn a_key_at_the_limit_with_its_newline_is_read_whole() {
+        let mut at = vec![b'k'; KEY.bytes];
+        at.extend_from_slice(b"\r\n");
+        assert_eq!(
+            read_key_from(&at[..], "k", KEY).unwrap().len(),
+            KEY.bytes + 2
+        );
+        let over = vec![b'k'; KEY.bytes + 3];
+        let e = read_key_from(&over[..], "k", KEY).unwrap_err().to_string();
+        assert!(e.contains("over the 16 KiB limit for an API key"), "{e}");
     }
 
     #[test]

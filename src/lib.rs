@@ -17,6 +17,7 @@
 //! - [`placement`]: will the job run here? kube-scheduler's filters, LimitRange and quota
 //!   admission, and stuck references, as a pure model over a collected snapshot.
 //! - [`error`]: typed errors and the one mapping to exit codes.
+//! - [`redact`]: the key (and its base64) replaced in every stream the process prints to.
 
 pub mod cluster;
 pub mod commands;
@@ -32,6 +33,7 @@ pub mod ops;
 pub mod output;
 pub mod placement;
 pub mod probe;
+pub mod redact;
 pub mod render;
 pub mod templates;
 pub mod validate;

@@ -11,7 +11,12 @@ fn main() {
     let mut out = Output::stdio();
     let code = match commands::exec(cli, &mut out) {
         Ok(()) => ExitCode::Ok,
-        Err(err) => kubectl_tfjob::report_error(&err, &mut std::io::stderr()),
+        Err(err) => kubectl_tfjob::report_error(
+            &err,
+            &mut kubectl_tfjob::redact::Redacting::new(std::io::stderr()),
+        ),
     };
+    // `exit` runs no destructors: flush what the redacting streams still hold first.
+    drop(out);
     std::process::exit(code as i32);
 }

@@ -40,8 +40,8 @@ impl Output {
     /// The process's stdout and stderr.
     pub fn stdio() -> Self {
         Output {
-            out: DataStream::new(Box::new(io::stdout())),
-            err: Box::new(io::stderr()),
+            out: DataStream::new(Box::new(crate::redact::Redacting::new(io::stdout()))),
+            err: Box::new(crate::redact::Redacting::new(io::stderr())),
             out_tty: io::stdout().is_terminal(),
             err_tty: io::stderr().is_terminal(),
             data_to_err: false,

@@ -209,7 +209,101 @@ fn environment() -> Environment<'static> {
     env.set_recursion_limit(RECURSION_LIMIT);
     env.add_filter("format", guarded_format);
     env.add_filter("indent", guarded_indent);
+    // Filters whose result can dwarf their input: a list repeated by reference (`[s] * 60000`)
+    // costs little, but joined or printed it is every copy. Sized before they build anything.
+    env.add_filter("join", guarded_join);
+    env.add_filter("string", guarded_string);
+    env.add_filter("tojson", guarded_tojson);
+    env.add_filter("pprint", guarded_pprint);
     env
+}
+
+/// Pure: a lower bound of the text `v` prints as, counting up to `budget` and stopping once
+/// past it (so a list of millions of references costs at most `budget` steps). Every item
+/// counts at least one byte (its separator), so empty items cannot hide a huge count.
+fn printed_size(v: &minijinja::Value, budget: usize) -> usize {
+    if let Some(s) = v.as_str() {
+        return s.len();
+    }
+    if let Some(b) = v.as_bytes() {
+        return b.len();
+    }
+    match v.kind() {
+        minijinja::value::ValueKind::Seq
+        | minijinja::value::ValueKind::Map
+        | minijinja::value::ValueKind::Iterable => {
+            let is_map = v.kind() == minijinja::value::ValueKind::Map;
+            let mut total = 2usize;
+            if let Ok(items) = v.try_iter() {
+                for item in items {
+                    let left = budget.saturating_sub(total);
+                    total = total.saturating_add(1 + printed_size(&item, left));
+                    if is_map && let Ok(value) = v.get_item(&item) {
+                        total = total.saturating_add(printed_size(&value, left));
+                    }
+                    if total > budget {
+                        break;
+                    }
+                }
+            }
+            total
+        }
+        _ => 8,
+    }
+}
+
+fn check_size(v: &minijinja::Value) -> std::result::Result<(), minijinja::Error> {
+    let size = printed_size(v, MAX_OUTPUT_BYTES);
+    if size > MAX_OUTPUT_BYTES {
+        return Err(output_limit_error(size));
+    }
+    Ok(())
+}
+
+fn guarded_join(
+    state: &mut minijinja::State,
+    value: &minijinja::Value,
+    joiner: Option<minijinja::value::StringInput<'_>>,
+    attribute: Option<&str>,
+    kwargs: minijinja::value::Kwargs,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    let sep = joiner.as_ref().map_or(0, |j| j.as_str().len());
+    if value.as_str().is_none() && attribute.is_none() {
+        let mut total = 0usize;
+        if let Ok(items) = value.try_iter() {
+            for item in items {
+                total = total
+                    .saturating_add(sep)
+                    .saturating_add(printed_size(&item, MAX_OUTPUT_BYTES));
+                if total > MAX_OUTPUT_BYTES {
+                    return Err(output_limit_error(total));
+                }
+            }
+        }
+    }
+    minijinja::filters::join(state, value, joiner, attribute, kwargs)
+}
+
+fn guarded_string(
+    state: &minijinja::State,
+    value: &minijinja::Value,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    check_size(value)?;
+    minijinja::filters::string(state, value)
+}
+
+fn guarded_tojson(
+    value: &minijinja::Value,
+    indent: Option<minijinja::Value>,
+    args: minijinja::value::Kwargs,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    check_size(value)?;
+    minijinja::filters::tojson(value, indent, args)
+}
+
+fn guarded_pprint(value: &minijinja::Value) -> std::result::Result<String, minijinja::Error> {
+    check_size(value)?;
+    Ok(minijinja::filters::pprint(value))
 }
 
 fn output_limit_error(requested: usize) -> minijinja::Error {

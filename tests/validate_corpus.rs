@@ -191,7 +191,9 @@ fn hostile_inputs_end_in_exit_2_not_a_crash() {
         (write("deep-block.yaml", (0..100_000).map(|i| format!("{}- \n", " ".repeat(i % 2000))).collect::<String>().as_bytes()), "error"),
         (write("deep-map.yaml", (0..200).map(|i| format!("{}k:\n", " ".repeat(i))).collect::<String>().as_bytes()), "nesting deeper than"),
         (write("bomb.yaml", b"a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n"), "nodes"),
-        (write("binary.yaml", &[0xff, 0xfe, 0x00, 0x41]), "UTF-8"),
+        (write("binary.yaml", &[0x80, 0x41, 0xff, 0x00]), "UTF-8"),
+        // A UTF-16 BOM is read as kubectl reads it (here: one CJK character, not a mapping).
+        (write("utf16-scalar.yaml", &[0xff, 0xfe, 0x00, 0x41]), "must be a mapping"),
         (write("empty.yaml", b"# nothing\n"), "no YAML documents"),
         (write("scalar.yaml", b"just a string\n"), "must be a mapping"),
         (write("replicas.yaml", b"apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: x}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1e12\n      template: {spec: {containers: [{name: tensorflow, image: i}]}}\n"), "maximum"),
@@ -359,4 +361,54 @@ fn env_var_names_are_judged_as_1_36_judges_them_on_every_input_path() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(out.contains("name: 1VAR"), "{out}");
+}
+
+/// What kubectl reads and the API server accepts is accepted: a UTF-16 manifest with its byte
+/// order mark (k8s.io/cli-runtime `FileVisitor.Visit` decodes it with `unicode.BOMOverride`),
+/// an image on an IPv6 registry (distribution/reference regexp.go `ipv6address`), and numeric
+/// and boolean keys (sigs.k8s.io/yaml `convertToJSONableObject` makes them strings).
+#[test]
+fn what_kubectl_reads_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |image: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: read\n  labels:\n    1: one\n    true: \"on\"\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      restartPolicy: OnFailure\n      template:\n        metadata:\n          annotations:\n            sidecar.istio.io/inject: \"false\"\n        spec:\n          containers:\n          - name: tensorflow\n            image: {image}\n"
+        )
+    };
+    let plain = job("tensorflow/tensorflow:2.13.0");
+    let le: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(plain.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let be: Vec<u8> = [0xFE, 0xFF]
+        .into_iter()
+        .chain(plain.encode_utf16().flat_map(u16::to_be_bytes))
+        .collect();
+    let bom8: Vec<u8> = [0xEF, 0xBB, 0xBF]
+        .into_iter()
+        .chain(plain.bytes())
+        .collect();
+    // Quoted: unquoted, `[` starts a YAML flow sequence.
+    let ipv6 = job("\"[::1]:5000/team/trainer:1\"").into_bytes();
+    for (name, bytes) in [
+        ("utf16le.yaml", le),
+        ("utf16be.yaml", be),
+        ("utf8bom.yaml", bom8),
+        ("ipv6.yaml", ipv6),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let o = run(&["validate", "-f", p.to_str().unwrap()]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+    }
+    // UTF-32 has no place in kubectl's decoding: its BOM reads as UTF-16LE's, then NULs.
+    let utf32: Vec<u8> = [0xFF, 0xFE, 0, 0]
+        .into_iter()
+        .chain(plain.chars().flat_map(|c| (c as u32).to_le_bytes()))
+        .collect();
+    let p = dir.path().join("utf32.yaml");
+    std::fs::write(&p, utf32).unwrap();
+    let o = run(&["validate", "-f", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
 }

@@ -74,33 +74,46 @@ pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
         cluster: args.cluster.clone(),
         user: args.user.clone(),
     };
-    let mut config = match &args.kubeconfig {
-        Some(path) => {
-            let file = Kubeconfig::read_from(path).map_err(|e| {
-                Error::not_ready(
-                    format!("cannot read kubeconfig {}: {e}", path.display()),
+    // Read through the bounded reader, handed to kube as a value (see `kubeconfig`).
+    let paths = super::kubeconfig::sources(args.kubeconfig.as_deref());
+    let loaded = if paths.is_empty() {
+        Kubeconfig::default()
+    } else {
+        super::kubeconfig::load(&paths)
+            .and_then(|mut k| super::kubeconfig::inline_cluster_files(&mut k, &options).map(|()| k))
+            .map_err(|e| match &args.kubeconfig {
+                Some(_) => Error::not_ready(
+                    e,
                     "Check the --kubeconfig path, or drop the flag to use $KUBECONFIG / ~/.kube/config.",
-                )
-            })?;
-            Config::from_custom_kubeconfig(file, &options)
-                .await
-                .map_err(|e| config_error(&e.to_string()))?
+                ),
+                None => config_error(&e),
+            })?
+    };
+    let mut config = match (
+        &args.kubeconfig,
+        Config::from_custom_kubeconfig(loaded, &options).await,
+    ) {
+        (_, Ok(config)) => config,
+        (Some(_), Err(e)) => return Err(config_error(&e.to_string())),
+        // `--server` alone is a complete configuration for kubectl, kubeconfig or not.
+        (None, Err(_)) if args.server.is_some() && args.context.is_none() => {
+            Config::new(parse_server(args.server.as_deref().unwrap_or_default())?)
         }
-        None => match Config::from_kubeconfig(&options).await {
-            Ok(config) => config,
-            // `--server` alone is a complete configuration for kubectl, kubeconfig or not.
-            Err(_) if args.server.is_some() && args.context.is_none() => {
-                Config::new(parse_server(args.server.as_deref().unwrap_or_default())?)
-            }
-            // Like kubectl, fall back to the pod's service account when no kubeconfig exists,
-            // but only when nothing asked for a particular context.
-            Err(kubeconfig_err) if args.context.is_none() => {
-                Config::incluster().map_err(|_| config_error(&kubeconfig_err.to_string()))?
-            }
-            Err(e) => return Err(config_error(&e.to_string())),
-        },
+        // Like kubectl, fall back to the pod's service account when no kubeconfig exists,
+        // but only when nothing asked for a particular context.
+        (None, Err(kubeconfig_err)) if args.context.is_none() => {
+            Config::incluster().map_err(|_| config_error(&kubeconfig_err.to_string()))?
+        }
+        (None, Err(e)) => return Err(config_error(&e.to_string())),
     };
     apply_overrides(&mut config, args)?;
+    super::kubeconfig::inline_user_files(&mut config.auth_info).map_err(|e| config_error(&e))?;
+    // The exec plugin gets the same bound as one request (see `exec_guard`).
+    let plugin_timeout = args
+        .request_timeout
+        .filter(|t| !t.is_zero())
+        .unwrap_or(args.retry_deadline.unwrap_or(DEFAULT_RETRY_DEADLINE));
+    super::exec_guard::wrap(&mut config.auth_info, plugin_timeout);
     // Our retry is the only one (see the module docs).
     config.default_retry = false;
     let request_timeout = args.request_timeout.filter(|t| !t.is_zero());
@@ -116,11 +129,16 @@ pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
         HeaderValue::from_str(&user_agent()).expect("the user agent is ASCII"),
     ));
     let server = config.cluster_url.to_string();
+    crate::error::set_api_server(&server);
     let (namespace, namespace_from_flag) = match &args.namespace {
         Some(ns) => (ns.clone(), true),
         None => (config.default_namespace.clone(), false),
     };
-    let client = Client::try_from(config).map_err(|e| Error::kube("building the API client", e))?;
+    // Every reply body bounded (see `bounded`).
+    let client = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| Error::kube("building the API client", e))?
+        .with_layer(&super::bounded::Bound)
+        .build();
     Ok(Kube {
         client,
         namespace,
@@ -170,7 +188,9 @@ fn apply_overrides(config: &mut Config, args: &ConnectionOptions) -> Result<()> 
         config.cluster_url = parse_server(server)?;
     }
     if let Some(ca) = &args.certificate_authority {
-        config.root_cert_file = Some(ca.clone());
+        // Read here, bounded; kube would read the file itself, whole.
+        config.root_cert = Some(super::kubeconfig::read_ca_file(ca)?);
+        config.root_cert_file = None;
     }
     if args.insecure_skip_tls_verify {
         if args.certificate_authority.is_some() {
@@ -316,7 +336,12 @@ pub fn unknown_reason(err: kube::Error, action: &Action, kube: &Kube) -> Result<
             action.resource,
             action.can_i(&kube.hints)
         ),
-        _ => format!("{} {}: {err}", action.verb, action.resource),
+        _ => format!(
+            "{} {}: {}",
+            action.verb,
+            action.resource,
+            crate::error::chain(&err)
+        ),
     })
 }
 
@@ -376,6 +401,9 @@ pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
             status.reason,
             status.code
         )),
+        _ if let Some(big) = super::bounded::too_large(&err) => {
+            Error::Other(format!("cannot {}: {big}", action.describe()))
+        }
         _ if let Some(tls) = certificate_failure(&err) => Error::NotReady {
             message: format!(
                 "the API server at {server} presented a certificate this client does not trust \
@@ -388,6 +416,7 @@ pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
                  fetch a fresh kubeconfig from the cluster's provider."
             )),
         },
+        _ if let Some(why) = unreachable(&err) => crate::error::unreachable_error(why, &err),
         _ if is_transport(&err) => Error::NotReady {
             message: format!(
                 "cannot reach the API server at {server} to {}: {err}",
@@ -429,11 +458,60 @@ pub(crate) fn certificate_failure(err: &kube::Error) -> Option<&rustls::Error> {
     None
 }
 
+fn unreachable(err: &kube::Error) -> Option<crate::error::Unreachable> {
+    crate::error::unreachable(err)
+}
+
+/// True when a failed write may still have been applied, so the caller must look before saying
+/// what happened: the request may have reached the server and its answer was lost or cut off,
+/// the answer came but could not be read (a 201 with a broken body), or the server gave up on
+/// its side (5xx: kube-apiserver's 504 "request did not complete" may still commit). A refused
+/// connection, an unknown host or a failed TLS handshake sent nothing; any other status is an
+/// answer.
+pub fn outcome_unknown(err: &kube::Error) -> bool {
+    if unreachable(err).is_some() || certificate_failure(err).is_some() {
+        return false;
+    }
+    match err {
+        kube::Error::Api(s) => matches!(s.code, 500 | 502 | 503 | 504),
+        kube::Error::SerdeError(_) | kube::Error::FromUtf8(_) | kube::Error::ReadEvents(_) => true,
+        other => is_transport(other),
+    }
+}
+
+/// How long the look after a write of unknown outcome may take: the write's own retries have
+/// used the deadline already, so this one is short.
+pub const LOOK_DEADLINE: Duration = Duration::from_secs(10);
+
+/// A copy of `kube` whose retries end within [`LOOK_DEADLINE`] (or sooner, by its own deadline).
+pub fn for_look(kube: &Kube) -> Kube {
+    Kube {
+        retry_deadline: kube.retry_deadline.min(LOOK_DEADLINE),
+        ..kube.clone()
+    }
+}
+
 /// True for failures worth repeating: no answer at all, throttling, or a server-side hiccup.
-/// A certificate the client does not trust will not become trusted by asking again.
+/// A certificate the client does not trust will not become trusted by asking again, a reply
+/// over its bound would be as large again, and a refused connection or unknown host ends the
+/// command at once, as with kubectl.
 pub(crate) fn is_transient(err: &kube::Error) -> bool {
-    (is_transport(err) && certificate_failure(err).is_none())
+    (is_transport(err)
+        && certificate_failure(err).is_none()
+        && super::bounded::too_large(err).is_none()
+        && unreachable(err).is_none())
         || matches!(status_code(err), Some(429 | 500 | 502 | 503 | 504))
+}
+
+/// How long retries go on silently before one stderr line says they are happening.
+pub(crate) const ANNOUNCE: Duration = Duration::from_secs(3);
+
+/// A failure in a few words for the retry line: the status for an answer, else the error.
+fn short_reason(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(s) => format!("HTTP {} {}", s.code, s.reason),
+        other => other.to_string(),
+    }
 }
 
 /// The first pause between attempts; pauses double up to [`MAX_DELAY`] (with jitter).
@@ -495,13 +573,15 @@ impl std::error::Error for AttemptTimedOut {}
 /// ([`is_transient`]) are retried with exponential backoff and jitter, honouring Retry-After up
 /// to [`RETRY_AFTER_CAP`]; each attempt is bounded by `--request-timeout` and all of them by
 /// [`Kube::retry_deadline`]. The last error is returned when the deadline comes. Retries are
-/// logged at `-v`; nothing is printed at default verbosity.
+/// logged at `-v`; at default verbosity one line says so once they have lasted [`ANNOUNCE`].
 pub async fn retry<T, F, Fut>(kube: &Kube, mut request: F) -> std::result::Result<T, kube::Error>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = std::result::Result<T, kube::Error>>,
 {
-    let until = Instant::now() + kube.retry_deadline;
+    let started = Instant::now();
+    let until = started + kube.retry_deadline;
+    let announced = std::cell::Cell::new(false);
     let per_attempt = kube.request_timeout;
     let attempt = || {
         let remaining = until.saturating_duration_since(Instant::now());
@@ -539,6 +619,15 @@ where
         })
         .notify(|err, delay| {
             tracing::info!(error = %err, "API request failed; retrying in {delay:?}");
+            if !announced.get() && started.elapsed() + delay >= ANNOUNCE {
+                announced.set(true);
+                eprintln!(
+                    "warning: the API server at {} keeps failing ({}); retrying for up to {}s in all",
+                    kube.server,
+                    short_reason(err),
+                    kube.retry_deadline.as_secs()
+                );
+            }
         })
         .await
 }

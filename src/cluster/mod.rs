@@ -6,8 +6,11 @@
 //!
 //! `submit`, `wait`, `diagnose` and any new command read these facts from here and repeat none.
 
+pub mod bounded;
 pub mod client;
 pub mod crd;
+pub mod exec_guard;
+pub mod kubeconfig;
 pub mod operator;
 pub mod secret;
 
@@ -15,8 +18,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use client::{
-    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, is_not_found, is_transport, retry,
-    status_code, unknown_reason,
+    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, for_look, is_not_found, is_transport,
+    outcome_unknown, retry, status_code, unknown_reason,
 };
 pub use crd::CrdState;
 pub use operator::OperatorState;

@@ -119,6 +119,14 @@ pub fn stored_base_url(secret: &Secret) -> Option<String> {
 /// checks and `secret check`.
 pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -> Result<Secret> {
     let secret = get_secret(kube, namespace, name).await?;
+    if let Some(value) = secret
+        .as_ref()
+        .and_then(|s| s.data.as_ref())
+        .and_then(|d| d.get(key))
+    {
+        // Read, so never printed from here on.
+        crate::redact::register(&value.0);
+    }
     let fix = create_command(name, key, namespace, &kube.hints);
     match secret_state(secret.as_ref(), key) {
         SecretState::Ready => Ok(secret.unwrap_or_default()),

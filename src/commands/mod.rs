@@ -338,6 +338,17 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         words: Vec<String>,
     },
+
+    /// Runs a kubeconfig's exec credential plugin under a timeout (kube calls this in its
+    /// place; see cluster::exec_guard).
+    #[command(name = "__exec-credential", hide = true)]
+    ExecCredential {
+        #[arg(long)]
+        timeout_ms: u64,
+        /// The plugin and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+        plugin: Vec<String>,
+    },
 }
 
 /// Runs one parsed command line, writing through `out`.
@@ -360,6 +371,11 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Secret(args) => secret::exec(&global, args, out),
         Command::Completion(args) => completion::exec(&global, args, out),
         Command::Complete { words } => completion::exec_complete(&global, &words, out),
+        Command::ExecCredential { timeout_ms, plugin } => crate::cluster::exec_guard::run(
+            Duration::from_millis(timeout_ms),
+            &plugin[0],
+            &plugin[1..],
+        ),
     }
 }
 
@@ -382,29 +398,39 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Resul
         tokio::select! {
             biased;
             result = future => result,
-            () = interrupted => Err(crate::error::interrupted(
-                "interrupted (Ctrl-C): writes reported above were made; a request in flight \
+            signal = interrupted => Err(crate::error::interrupted(&format!(
+                "interrupted ({signal}): writes reported above were made; a request in flight \
                  may or may not have been applied",
-            )),
+            ))),
         }
     })
 }
 
-/// A future that completes on SIGINT, with the handler installed now (not at the first poll).
-fn interrupt_listener() -> Result<impl std::future::Future<Output = ()>> {
+/// A future that completes on SIGINT, SIGTERM or SIGHUP (a closed terminal, `kill`, a CI
+/// runner's cancel: each deserves the same account of what was done), with the handlers
+/// installed now (not at the first poll). It yields the signal's name for the message.
+fn interrupt_listener() -> Result<impl std::future::Future<Output = &'static str>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut sigint = signal(SignalKind::interrupt())
-            .map_err(|e| Error::io("installing the Ctrl-C handler", e))?;
+        let install =
+            |kind| signal(kind).map_err(|e| Error::io("installing the interrupt handlers", e));
+        let mut sigint = install(SignalKind::interrupt())?;
+        let mut sigterm = install(SignalKind::terminate())?;
+        let mut sighup = install(SignalKind::hangup())?;
         Ok(async move {
-            sigint.recv().await;
+            tokio::select! {
+                _ = sigint.recv() => "Ctrl-C",
+                _ = sigterm.recv() => "SIGTERM",
+                _ = sighup.recv() => "SIGHUP",
+            }
         })
     }
     #[cfg(not(unix))]
     {
         Ok(async {
             let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
         })
     }
 }

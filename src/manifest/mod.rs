@@ -170,6 +170,52 @@ impl From<ParseError> for Error {
     }
 }
 
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)`, as sigs.k8s.io/yaml writes a float map key:
+/// the shortest digits of the float32, in `%e` form when the exponent is below -4 or at least 6
+/// (Go's `%g` with the shortest precision), with `.inf`/`-.inf`/`.nan` for the specials.
+fn go_float32_key(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
+    }
+    let e = format!("{:e}", f as f32);
+    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if digits.chars().all(|c| c == '0') {
+        return format!("{sign}0");
+    }
+    if !(-4..6).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{dot}e{esign}{:02}", exp.abs());
+    }
+    if exp < 0 {
+        return format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize));
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        format!("{sign}{digits}{}", "0".repeat(int_len - digits.len()))
+    } else {
+        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+    }
+}
+
 /// Appends a map key to a field path: `a.b`, or `a[k]` when the key has characters that would
 /// make a dotted path ambiguous (annotation and label keys), as Kubernetes field paths do.
 pub fn join_key(parent: &str, key: &str) -> String {
@@ -495,11 +541,24 @@ impl Builder {
                     map.insert(k, value);
                 }
                 None => {
+                    // Keys become JSON strings as sigs.k8s.io/yaml (yaml.go,
+                    // `convertToJSONableObject`) makes them, which kubectl uses: strings as they
+                    // are, ints in decimal, floats with Go's FormatFloat(f, 'g', -1, 32), bools
+                    // as true/false; a null key is "unsupported map key of type <nil>" there.
                     let k = match value {
                         Value::String(s) => s,
-                        Value::Null => "null".to_string(),
                         Value::Bool(b) => b.to_string(),
-                        Value::Number(n) => n.to_string(),
+                        Value::Number(n) => match n.as_f64() {
+                            Some(f) if n.is_f64() => go_float32_key(f),
+                            _ => n.to_string(),
+                        },
+                        Value::Null => {
+                            return Err(self.err(
+                                "a mapping key is null (`~`, `null` or nothing before the colon); \
+                                 kubectl refuses it: quote it (\"null\") if you mean the word",
+                                pos,
+                            ));
+                        }
                         _ => return Err(key_err(self)),
                     };
                     if k == "<<" && self.plain_merge_key {

@@ -255,3 +255,27 @@ fn hostile_inputs_fail_cleanly() {
     let e = parse_documents(bomb, "bomb").unwrap_err();
     assert!(e.message.contains("nodes"), "{e}");
 }
+
+#[test]
+fn keys_become_strings_as_kubectl_makes_them_and_a_null_key_is_refused() {
+    let doc = parse_one("1.5: a\n1e3: b\n0.00001: d\ntrue: e\n010: f\n", "k.yaml")
+        .unwrap()
+        .unwrap();
+    let keys: Vec<&str> = doc
+        .value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for k in ["1.5", "1000", "1e-05", "true", "8"] {
+        assert!(keys.contains(&k), "{k} not in {keys:?}");
+    }
+    for src in ["~: x\n", "null: x\n", ": x\n"] {
+        let e = parse_one(src, "n.yaml").unwrap_err().to_string();
+        assert!(e.contains("a mapping key is null"), "{src:?}: {e}");
+    }
+    // Quoted, it is the word.
+    let doc = parse_one("\"null\": x\n", "q.yaml").unwrap().unwrap();
+    assert_eq!(doc.value["null"], "x");
+}

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, DeleteParams, ListParams, PropagationPolicy};
+use kube::api::{Api, DeleteParams, ListParams, Preconditions, PropagationPolicy};
 use kube::runtime::{WatchStreamExt, conditions, wait::await_condition, watcher};
 use kube::{Client, ResourceExt};
 
@@ -99,17 +99,19 @@ pub async fn delete(
     let client = &kube.client;
     let api: Api<TFJob> = Api::namespaced(client.clone(), namespace);
     let io = |e: std::io::Error| Error::io("writing output", e);
-    let names: Vec<String> = if selecting {
+    // With a selector the list gives each job's uid, so every DELETE is bound to the job that
+    // was listed; a named job's uid is learned only if a retry needs it.
+    let targets: Vec<(String, Option<String>)> = if selecting {
         let mut lp = ListParams::default();
         if let Some(s) = &opts.selector {
             lp = lp.labels(s);
         }
-        let mut n: Vec<String> = cluster::retry(kube, || api.list_metadata(&lp))
+        let mut n: Vec<(String, Option<String>)> = cluster::retry(kube, || api.list_metadata(&lp))
             .await
             .map_err(|e| Error::kube("listing tfjobs", e))?
             .items
             .iter()
-            .map(|m| m.name_any())
+            .map(|m| (m.name_any(), m.uid()))
             .collect();
         n.sort();
         if n.is_empty() {
@@ -117,7 +119,7 @@ pub async fn delete(
         }
         n
     } else {
-        opts.names.clone()
+        opts.names.iter().map(|n| (n.clone(), None)).collect()
     };
     let mut dp = DeleteParams {
         propagation_policy: Some(match opts.cascade {
@@ -133,26 +135,36 @@ pub async fn delete(
     }
     let mut deleted: Vec<(String, String)> = Vec::new();
     let mut missing: Vec<String> = Vec::new();
-    for name in &names {
+    // kubectl goes on past a failed job and reports each; so does this (exit non-zero after).
+    let mut failed: Vec<Error> = Vec::new();
+    for (name, uid) in &targets {
         if opts.dry_run == DryRun::Client {
             writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
             continue;
         }
-        match api.delete(name, &dp).await {
-            Ok(res) => {
-                // The job while its deletion is pending, or a Status once it is gone.
-                let uid = res
-                    .either(|job| job.uid(), |status| status.details.map(|d| d.uid))
-                    .unwrap_or_default();
+        match delete_one(kube, &api, name, uid.clone(), &dp).await {
+            Ok(Gone::Deleted { uid, reply_lost }) => {
                 writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
+                if reply_lost {
+                    writeln!(
+                        err,
+                        "tfjob.kubeflow.org \"{name}\" deleted (the reply was lost; the job is gone or going)"
+                    )
+                    .map_err(io)?;
+                }
                 deleted.push((name.clone(), uid));
             }
-            Err(e) if crate::cluster::client::is_not_found(&e) => {
+            Ok(Gone::Missing) => {
                 if !opts.ignore_not_found {
                     missing.push(name.clone());
                 }
             }
-            Err(e) => return Err(Error::kube(format!("deleting tfjob {name}"), e)),
+            Err(e) => {
+                if selecting || targets.len() > 1 {
+                    writeln!(err, "error: {e}").map_err(io)?;
+                }
+                failed.push(e);
+            }
         }
     }
     out.flush().map_err(io)?;
@@ -179,6 +191,30 @@ pub async fn delete(
             }
         }
     }
+    if !failed.is_empty() {
+        if failed.len() == 1 && !selecting && targets.len() == 1 {
+            return Err(failed.remove(0));
+        }
+        // Reported one by one above; the exit code is the worst: unknown outcome, else failure.
+        let n = failed.len();
+        let summary = format!(
+            "{n} of {} tfjob deletions failed (each reported above)",
+            targets.len()
+        );
+        return Err(
+            if failed
+                .iter()
+                .any(|e| matches!(e, Error::WriteUnknown { .. }))
+            {
+                Error::WriteUnknown {
+                    message: summary,
+                    hint: Some("Check what is left with `kubectl get tfjobs`.".into()),
+                }
+            } else {
+                Error::Other(summary)
+            },
+        );
+    }
     if !missing.is_empty() {
         return Err(Error::NotFound(
             missing
@@ -189,6 +225,117 @@ pub async fn delete(
         ));
     }
     Ok(deleted.into_iter().map(|(n, _)| n).collect())
+}
+
+/// How one job's DELETE ended.
+enum Gone {
+    /// Deleted (or its deletion is pending); `reply_lost` when that was learned by looking.
+    Deleted { uid: String, reply_lost: bool },
+    /// There was no such job.
+    Missing,
+}
+
+/// One DELETE under the one retry policy. Once an attempt's reply is lost, later attempts carry
+/// a UID precondition (the uid read back if the selector's list did not give it), so a retry can
+/// only delete the job first meant, never one recreated under its name; and a 404 or a failed
+/// precondition then means that job is gone: success, as `kubectl delete` would have had it.
+async fn delete_one(
+    kube: &Kube,
+    api: &Api<TFJob>,
+    name: &str,
+    uid: Option<String>,
+    dp: &DeleteParams,
+) -> Result<Gone> {
+    use std::cell::{Cell, RefCell};
+    let lost = Cell::new(false);
+    let uid = RefCell::new(uid);
+    let attempt = || async {
+        if lost.get() && uid.borrow().is_none() {
+            // Which job is under the name now? Gone (404) ends it; a pending deletion is ours.
+            let job = api.get(name).await?;
+            if job.metadata.deletion_timestamp.is_some() {
+                return Ok(job.uid());
+            }
+            *uid.borrow_mut() = job.uid();
+        }
+        let mut params = dp.clone();
+        if let Some(u) = uid.borrow().clone() {
+            params.preconditions = Some(Preconditions {
+                uid: Some(u),
+                resource_version: None,
+            });
+        }
+        // The job while its deletion is pending, or a Status once it is gone: its uid.
+        let result = api
+            .delete(name, &params)
+            .await
+            .map(|res| res.either(|job| job.uid(), |status| status.details.map(|d| d.uid)));
+        if let Err(e) = &result
+            && cluster::outcome_unknown(e)
+        {
+            lost.set(true);
+        }
+        result
+    };
+    let action = || cluster::Action::new("delete", "tfjobs", api_namespace(api)).named(name);
+    match cluster::retry(kube, attempt).await {
+        Ok(res) => {
+            let got = res.or_else(|| uid.borrow().clone()).unwrap_or_default();
+            Ok(Gone::Deleted {
+                uid: got,
+                reply_lost: lost.get(),
+            })
+        }
+        Err(e) if cluster::is_not_found(&e) && lost.get() => Ok(Gone::Deleted {
+            uid: uid.borrow().clone().unwrap_or_default(),
+            reply_lost: true,
+        }),
+        Err(e) if cluster::is_not_found(&e) => Ok(Gone::Missing),
+        // The precondition failed: the job meant is gone and another has its name.
+        Err(e) if cluster::status_code(&e) == Some(409) && uid.borrow().is_some() => {
+            Ok(Gone::Deleted {
+                uid: uid.borrow().clone().unwrap_or_default(),
+                reply_lost: lost.get(),
+            })
+        }
+        Err(e) if lost.get() && cluster::outcome_unknown(&e) => {
+            // Every reply lost until the deadline: look once more, briefly.
+            let look = cluster::for_look(kube);
+            match cluster::retry(&look, || api.get_opt(name)).await {
+                Ok(None) => Ok(Gone::Deleted {
+                    uid: uid.borrow().clone().unwrap_or_default(),
+                    reply_lost: true,
+                }),
+                Ok(Some(job))
+                    if job.metadata.deletion_timestamp.is_some()
+                        || (uid.borrow().is_some() && job.uid() != *uid.borrow()) =>
+                {
+                    Ok(Gone::Deleted {
+                        uid: job.uid().unwrap_or_default(),
+                        reply_lost: true,
+                    })
+                }
+                Ok(Some(_)) => Err(cluster::explain(e, &action(), kube)),
+                Err(look_err) => Err(Error::WriteUnknown {
+                    message: format!(
+                        "the delete of tfjob {name} was sent but no reply came ({}), and reading \
+                         it back failed too ({}): it may or may not be deleted",
+                        crate::error::chain(&e),
+                        crate::error::chain(&look_err)
+                    ),
+                    hint: Some(format!(
+                        "Check with `kubectl get tfjob {name} {}`.",
+                        kube.hints.ns_flags(api_namespace(api).unwrap_or_default())
+                    )),
+                }),
+            }
+        }
+        Err(e) => Err(cluster::explain(e, &action(), kube)),
+    }
+}
+
+fn api_namespace(api: &Api<TFJob>) -> Option<&str> {
+    api.namespace()
 }
 
 async fn wait_gone(
@@ -204,7 +351,12 @@ async fn wait_gone(
         writeln!(err, "waiting for tfjob/{name} to be deleted").map_err(io)?;
         await_condition(api.clone(), name, conditions::is_deleted(uid))
             .await
-            .map_err(|e| Error::Other(format!("waiting for tfjob {name} to be deleted: {e}")))?;
+            .map_err(|e| {
+                Error::Other(format!(
+                    "waiting for tfjob {name} to be deleted: {}",
+                    crate::error::chain(&e)
+                ))
+            })?;
     }
     if !pods_too {
         return Ok(());

@@ -18,7 +18,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
+use futures::{AsyncBufReadExt, StreamExt};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, LogParams};
@@ -110,8 +110,80 @@ enum Msg {
         slot: usize,
         text: String,
     },
-    Note(String),
+    /// One log request answered (whatever it held).
+    Read,
+    /// A replica's log could not be read; the note says why.
+    Unreadable(String),
     Done,
+}
+
+/// The longest piece of one log line printed at once: a line that never ends is printed in
+/// pieces of this size, each with its replica's prefix, instead of being held whole.
+pub const PIECE: usize = 64 * 1024;
+
+/// Pure: where to cut a full buffer so no UTF-8 character is split (at most 3 bytes back).
+fn cut_at_char(buf: &[u8]) -> usize {
+    let mut cut = buf.len();
+    while cut > 0 && buf.len() - cut < 4 && (buf[cut - 1] & 0xC0) == 0x80 {
+        cut -= 1;
+    }
+    // `cut - 1` is now a lead byte (or ASCII): keep it only if its character is complete.
+    if cut > 0 {
+        let lead = buf[cut - 1];
+        let want = match lead {
+            b if b < 0x80 => 1,
+            b if b >= 0xF0 => 4,
+            b if b >= 0xE0 => 3,
+            b if b >= 0xC0 => 2,
+            _ => 1,
+        };
+        if buf.len() - (cut - 1) < want {
+            return cut - 1;
+        }
+    }
+    buf.len()
+}
+
+/// Log lines read in pieces of at most [`PIECE`] bytes: a line that ends is one piece (without
+/// its `\n` or `\r\n`); a longer one is several.
+struct Pieces<R> {
+    reader: R,
+    carry: Vec<u8>,
+}
+
+impl<R: futures::AsyncBufRead + Unpin> Pieces<R> {
+    fn new(reader: R) -> Self {
+        Pieces {
+            reader,
+            carry: Vec::new(),
+        }
+    }
+
+    async fn next(&mut self) -> std::io::Result<Option<String>> {
+        let mut buf = std::mem::take(&mut self.carry);
+        loop {
+            if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+                self.carry = buf.split_off(i + 1);
+                buf.truncate(i);
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+                return Ok(Some(String::from_utf8_lossy(&buf).into_owned()));
+            }
+            if buf.len() >= PIECE {
+                let cut = cut_at_char(&buf[..PIECE]);
+                self.carry = buf.split_off(cut);
+                return Ok(Some(String::from_utf8_lossy(&buf).into_owned()));
+            }
+            let avail = self.reader.fill_buf().await?;
+            if avail.is_empty() {
+                return Ok((!buf.is_empty()).then(|| String::from_utf8_lossy(&buf).into_owned()));
+            }
+            let take = avail.len().min(PIECE + 1 - buf.len());
+            buf.extend_from_slice(&avail[..take]);
+            self.reader.consume_unpin(take);
+        }
+    }
 }
 
 /// The container instance a log request would reach, from the pod's status.
@@ -206,9 +278,9 @@ impl PodTask {
     ) -> std::result::Result<(), kube::Error> {
         let _permit = self.sem.acquire().await;
         let stream = self.pods.log_stream(&self.name, lp).await?;
-        let mut lines = stream.lines();
+        let mut lines = Pieces::new(stream);
         cursor.begin();
-        while let Some(line) = lines.try_next().await.map_err(kube::Error::ReadEvents)? {
+        while let Some(line) = lines.next().await.map_err(kube::Error::ReadEvents)? {
             let text = match jobview::split_timestamp(&line) {
                 Some((ts, rest)) => {
                     if !cursor.accept(ts) {
@@ -307,7 +379,11 @@ impl PodTask {
                 if failures > 5 || kubeapi::status_code(&e).is_some_and(|c| c != 400) {
                     let _ = self
                         .tx
-                        .send(Msg::Note(format!("{}: {e}", self.label)))
+                        .send(Msg::Unreadable(format!(
+                            "{}: {}",
+                            self.label,
+                            crate::error::chain(&e)
+                        )))
                         .await;
                     let _ = self.tx.send(Msg::Done).await;
                     return;
@@ -316,6 +392,7 @@ impl PodTask {
                 continue;
             }
             failures = 0;
+            let _ = self.tx.send(Msg::Read).await;
             if previous || !self.opts.follow {
                 let _ = self.tx.send(Msg::Done).await;
                 return;
@@ -428,6 +505,8 @@ pub async fn logs(
     let mut listed = false;
     let mut finished: Option<String> = None;
     let mut last_wait_note = String::new();
+    let mut reads = 0usize;
+    let mut unreadable: Vec<String> = Vec::new();
     let mut summary = LogsSummary {
         lines: 0,
         pods: 0,
@@ -543,7 +622,11 @@ pub async fn logs(
                     writeln!(out, "{prefix}{text}").map_err(io)?;
                     summary.lines += 1;
                 }
-                Some(Msg::Note(n)) => writeln!(err, "{n}").map_err(io)?,
+                Some(Msg::Read) => reads += 1,
+                Some(Msg::Unreadable(n)) => {
+                    writeln!(err, "{n}").map_err(io)?;
+                    unreadable.push(n);
+                }
                 Some(Msg::Done) => running_tasks -= 1,
                 None => break,
             },
@@ -604,6 +687,15 @@ pub async fn logs(
         }
     }
     out.flush().map_err(io)?;
+    // kubectl logs exits non-zero when it could read nothing; so does this, naming why.
+    if reads == 0 && !unreadable.is_empty() {
+        return Err(Error::Other(format!(
+            "no log of tfjob {} could be read ({} replica(s) failed: {})",
+            opts.job,
+            unreadable.len(),
+            unreadable.join("; ")
+        )));
+    }
     summary.finished = finished;
     if opts.follow
         && let Some(m) = failed_msg
@@ -611,4 +703,33 @@ pub async fn logs(
         return Err(Error::JobFailed(m));
     }
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_never_splits_a_character() {
+        assert_eq!(cut_at_char(b"abc"), 3);
+        let e = "é".as_bytes(); // 2 bytes
+        assert_eq!(cut_at_char(&[b'a', e[0]]), 1);
+        assert_eq!(cut_at_char(&[b'a', e[0], e[1]]), 3);
+        let euro = "€".as_bytes(); // 3 bytes
+        assert_eq!(cut_at_char(&[b'a', euro[0], euro[1]]), 1);
+    }
+
+    #[tokio::test]
+    async fn an_endless_line_comes_in_bounded_pieces() {
+        let mut text = "short\r\n".to_string();
+        text.push_str(&"x".repeat(PIECE * 2 + 10));
+        text.push_str("\nlast");
+        let mut p = Pieces::new(futures::io::Cursor::new(text.into_bytes()));
+        assert_eq!(p.next().await.unwrap().unwrap(), "short");
+        assert_eq!(p.next().await.unwrap().unwrap().len(), PIECE);
+        assert_eq!(p.next().await.unwrap().unwrap().len(), PIECE);
+        assert_eq!(p.next().await.unwrap().unwrap(), "x".repeat(10));
+        assert_eq!(p.next().await.unwrap().unwrap(), "last");
+        assert!(p.next().await.unwrap().is_none());
+    }
 }

@@ -104,7 +104,8 @@ pub async fn run(
                 return Err(Error::not_ready(
                     format!(
                         "Secret {namespace}/{} holds {:?} under {BASE_URL_KEY:?}, which jobs would use as their gateway, but {why}; nothing was created",
-                        gateway.secret_name, stored
+                        gateway.secret_name,
+                        crate::gateway::masked_url(&stored)
                     ),
                     format!(
                         "Store a valid one: {} --base-url https://gateway.example.com/api --overwrite, or pass --api-base-url",
@@ -180,7 +181,24 @@ pub async fn run(
             out.after_write(printed, &deleted)?;
         }
     }
-    let created = create(&kube, &jobs, &wire, job).await?;
+    // What an interrupt means now: the create is in flight.
+    let check = format!(
+        "kubectl get tfjob {name} {}",
+        kube.hints.ns_flags(&namespace)
+    );
+    crate::error::on_interrupt(format!(
+        "interrupted while TFJob {namespace}/{name} was being created: it may exist; check with `{check}`"
+    ));
+    let (created, reply_lost) = create(&kube, &jobs, &wire, job).await?;
+    let shown = created.metadata.name.clone().unwrap_or(name.clone());
+    crate::error::on_interrupt(format!(
+        "interrupted: TFJob {namespace}/{shown} was created and is left as it is"
+    ));
+    if reply_lost {
+        out.note_line(&format!(
+            "tfjob.kubeflow.org/{shown} created (the reply was lost; the job exists)"
+        ));
+    }
     // Every later step follows the name the server gave (generateName).
     let name = created.metadata.name.clone().unwrap_or(name);
     let line = format!("tfjob.kubeflow.org/{name} created");
@@ -520,7 +538,13 @@ fn submission_id() -> String {
 /// Creates the job. Transient failures are retried; if a retry meets AlreadyExists, the stored
 /// job's submission id says whether it is ours (success) or someone else's (conflict), so a
 /// retried create can never produce two jobs or report a false failure.
-async fn create(kube: &Kube, jobs: &Api<TFJob>, wire: &Wire<'_>, mut job: TFJob) -> Result<TFJob> {
+/// The flag says the create's reply was lost and the job was found by looking.
+async fn create(
+    kube: &Kube,
+    jobs: &Api<TFJob>,
+    wire: &Wire<'_>,
+    mut job: TFJob,
+) -> Result<(TFJob, bool)> {
     let id = submission_id();
     job.metadata
         .annotations
@@ -536,12 +560,32 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, wire: &Wire<'_>, mut job: TFJob)
     }
     let name = job.metadata.name.clone().unwrap_or_default();
     match cluster::retry(kube, || wire.create(&params, &job)).await {
-        Ok(created) => Ok(created),
+        Ok(created) => Ok((created, false)),
+        // The reply never came (or could not be read): look before saying anything.
+        Err(e) if cluster::outcome_unknown(&e) => {
+            let look = cluster::for_look(kube);
+            match cluster::retry(&look, || jobs.get_opt(&name)).await {
+                Ok(Some(stored)) if submission_of(&stored) == Some(id.as_str()) => {
+                    Ok((stored, true))
+                }
+                Ok(Some(_)) => Err(Error::Conflict {
+                    message: format!(
+                        "TFJob {namespace}/{name} was created by someone else meanwhile"
+                    ),
+                    hint: Some("Choose another --name, or pass --replace.".into()),
+                }),
+                // Not there: the create did not go through, and the failure is what to report.
+                Ok(None) => Err(rejected(e, kube, &namespace, "create")),
+                Err(look_err) => Err(unknown_create(kube, &namespace, &name, &id, &e, &look_err)),
+            }
+        }
         // The recovery GET runs under the same retry policy: one failed GET must not turn our
         // own committed create into "someone else's".
         Err(e) if cluster::status_code(&e) == Some(409) => {
             match cluster::retry(kube, || jobs.get_opt(&name)).await {
-                Ok(Some(stored)) if submission_of(&stored) == Some(id.as_str()) => Ok(stored),
+                Ok(Some(stored)) if submission_of(&stored) == Some(id.as_str()) => {
+                    Ok((stored, false))
+                }
                 Ok(Some(_)) => Err(Error::Conflict {
                     message: format!(
                         "TFJob {namespace}/{name} was created by someone else meanwhile"
@@ -569,6 +613,44 @@ async fn create(kube: &Kube, jobs: &Api<TFJob>, wire: &Wire<'_>, mut job: TFJob)
     }
 }
 
+/// The create was sent, its reply lost, and the job could not be read back: say it may exist
+/// and how to tell (exit 6).
+fn unknown_create(
+    kube: &Kube,
+    namespace: &str,
+    name: &str,
+    id: &str,
+    create_err: &kube::Error,
+    look_err: &kube::Error,
+) -> Error {
+    let flags = kube.hints.ns_flags(namespace);
+    Error::WriteUnknown {
+        message: format!(
+            "the create of TFJob {namespace}/{} was sent but no reply came ({}), and reading it \
+             back failed too ({}): the job may exist",
+            if name.is_empty() {
+                "(generated name)"
+            } else {
+                name
+            },
+            crate::error::chain(create_err),
+            crate::error::chain(look_err)
+        ),
+        hint: Some(if name.is_empty() {
+            format!(
+                "Check with `kubectl get tfjobs {flags} -o yaml`: the job carrying annotation \
+                 {SUBMISSION_ANNOTATION}={id} is this submission. Submit again only if none does."
+            )
+        } else {
+            format!(
+                "Check with `kubectl get tfjob {name} {flags} -o yaml`: annotation \
+                 {SUBMISSION_ANNOTATION}={id} marks this submission. If it is there, follow it \
+                 with `kubectl tfjob wait {name} {flags}`; if not, submit again."
+            )
+        }),
+    }
+}
+
 /// generateName: a retried create would make a second job under another name, so a failed
 /// attempt is retried only once the list shows that no job carries this submission's id; when
 /// one does, the first attempt went through and that job is the result. Both run under the one
@@ -581,7 +663,7 @@ async fn create_generated(
     params: &PostParams,
     id: &str,
     namespace: &str,
-) -> Result<TFJob> {
+) -> Result<(TFJob, bool)> {
     let tried = std::cell::Cell::new(false);
     let tried = &tried;
     let attempt = move || async move {
@@ -597,7 +679,25 @@ async fn create_generated(
         }
         wire.create(params, job).await
     };
-    cluster::retry(kube, attempt)
-        .await
-        .map_err(|e| rejected(e, kube, namespace, "create"))
+    match cluster::retry(kube, attempt).await {
+        Ok(created) => Ok((created, false)),
+        Err(e) if cluster::outcome_unknown(&e) => {
+            // The last attempt's reply was lost: the list says whether it went through.
+            let look = cluster::for_look(kube);
+            let lp = ListParams::default();
+            let found = cluster::retry(&look, || jobs.list(&lp)).await;
+            match found {
+                Ok(list) => match list
+                    .items
+                    .into_iter()
+                    .find(|j| submission_of(j) == Some(id))
+                {
+                    Some(job) => Ok((job, true)),
+                    None => Err(rejected(e, kube, namespace, "create")),
+                },
+                Err(look_err) => Err(unknown_create(kube, namespace, "", id, &e, &look_err)),
+            }
+        }
+        Err(e) => Err(rejected(e, kube, namespace, "create")),
+    }
 }

@@ -237,10 +237,31 @@ pub fn dns1035(s: &str) -> Result<(), String> {
     if s.len() > 63 {
         return Err(format!("must be at most 63 characters, is {}", s.len()));
     }
-    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return Err("must start with a lowercase letter".into());
+    // The character at fault first: "ÜBER" is wrong for its letters, not for how it starts.
+    label_chars(s)?;
+    match s.chars().next() {
+        Some(c) if c.is_ascii_digit() => Err(format!(
+            "must start with a lowercase letter, not a digit ({c:?})"
+        )),
+        Some('-') => Err("must start with a lowercase letter, not '-'".into()),
+        _ => Ok(()),
     }
-    label_chars(s)
+}
+
+/// What is wrong with a character a DNS label may not hold, in words.
+fn bad_char(c: char) -> String {
+    let what = if c.is_uppercase() && c.is_ascii() {
+        "an uppercase letter (names are lowercase)"
+    } else if c.is_uppercase() {
+        "an uppercase, non-ASCII letter (names are lowercase a-z)"
+    } else if !c.is_ascii() {
+        "a non-ASCII character (names use a-z, 0-9 and '-')"
+    } else if c.is_whitespace() {
+        "whitespace"
+    } else {
+        "not a letter, digit or '-'"
+    };
+    format!("{c:?} is {what}")
 }
 
 /// DNS-1123 label (namespaces).
@@ -248,10 +269,11 @@ pub fn dns1123_label(s: &str) -> Result<(), String> {
     if s.is_empty() || s.len() > 63 {
         return Err("must be 1 to 63 characters".into());
     }
-    if !s.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()) {
-        return Err("must start with a lowercase letter or digit".into());
+    label_chars(s)?;
+    if s.starts_with('-') {
+        return Err("must start with a lowercase letter or digit, not '-'".into());
     }
-    label_chars(s)
+    Ok(())
 }
 
 fn label_chars(s: &str) -> Result<(), String> {
@@ -260,7 +282,8 @@ fn label_chars(s: &str) -> Result<(), String> {
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
     {
         return Err(format!(
-            "may contain only lowercase letters, digits and '-', found {c:?}"
+            "may contain only lowercase letters a-z, digits and '-': {}",
+            bad_char(c)
         ));
     }
     if s.ends_with('-') {

@@ -409,6 +409,28 @@ pub fn image_reference(image: &str) -> Result<(), String> {
 }
 
 fn domain(d: &str) -> Result<(), String> {
+    // An IPv6 host between brackets, then an optional port (regexp.go: host = domainName |
+    // ipv6address, ipv6address = `\[(?:[a-fA-F0-9:]+)\]`; no zone, no IPv4-mapped form).
+    if let Some(inner) = d.strip_prefix('[') {
+        let Some((addr, after)) = inner.split_once(']') else {
+            return Err(format!("the registry {d:?} opens '[' without closing it"));
+        };
+        if addr.is_empty() || !addr.chars().all(|c| c.is_ascii_hexdigit() || c == ':') {
+            return Err(format!(
+                "the registry {d:?}: an IPv6 address holds only hex digits and ':'"
+            ));
+        }
+        return match after {
+            "" => Ok(()),
+            p if p.len() > 1
+                && p.starts_with(':')
+                && p[1..].chars().all(|c| c.is_ascii_digit()) =>
+            {
+                Ok(())
+            }
+            _ => Err(format!("the registry port in {d:?} must be a number")),
+        };
+    }
     let (host, port) = match d.rsplit_once(':') {
         Some((h, p)) => (h, Some(p)),
         None => (d, None),
@@ -488,6 +510,8 @@ mod tests {
             "registry.example.com/a/b__c/d-e:latest",
             "gcr.io/x/y@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
             "MyRegistry.io/img:1",
+            "[::1]:5000/team/trainer:1",
+            "[2001:db8::1]/img",
         ] {
             assert_eq!(image_reference(ok), Ok(()), "{ok}");
         }
@@ -502,6 +526,9 @@ mod tests {
             ("img:", "tag after ':' is empty"),
             ("img:.bad", "tag"),
             ("img@sha256:xyz", "digest"),
+            ("[::1%eth0]:5000/img:1", "IPv6"),
+            ("[fe80::1:5000/img", "without closing"),
+            ("[::1]:x/img", "port"),
             ("", "empty"),
         ] {
             let e = image_reference(bad).unwrap_err();

@@ -2,12 +2,21 @@
 //!
 //! Only parsing and an approximate value: enough to say whether a quantity is valid, negative,
 //! or a whole number (GPUs must be).
+//!
+//! The grammar is `resource.ParseQuantity`'s (k8s.io/apimachinery pkg/api/resource/quantity.go,
+//! `parseQuantityString`): an optional sign, digits with at most one '.', then a suffix; nothing
+//! is trimmed, so `" 4Gi"` is refused there, and by the CRD's pattern for the field.
 
 /// The value of a quantity as f64, or why it is not one.
 pub fn parse(s: &str) -> Result<f64, String> {
-    let s = s.trim();
     if s.is_empty() {
         return Err("empty quantity".into());
+    }
+    if s.trim() != s || s.contains(char::is_whitespace) {
+        return Err(format!(
+            "{s:?} contains spaces; a quantity is written without any (e.g. \"{}\")",
+            s.split_whitespace().collect::<String>()
+        ));
     }
     let (sign, rest) = match s.as_bytes()[0] {
         b'-' => (-1.0, &s[1..]),
@@ -84,10 +93,20 @@ mod tests {
     #[test]
     fn invalid_quantities() {
         for q in [
-            "", "Gi", "8GB", "8 Gi", "1.2.3", "abc", "1e", "4cores", "8GiB", ".",
+            "", "Gi", "8GB", "8 Gi", "1.2.3", "abc", "1e", "4cores", "8GiB", ".", " 4Gi", "4Gi ",
+            "4\t", "1e1.5", "+", "--1",
         ] {
             assert!(parse(q).is_err(), "{q}");
         }
         assert!(parse("8GiB").unwrap_err().contains("not GiB"));
+        assert!(
+            parse(" 4Gi").unwrap_err().contains("spaces"),
+            "{:?}",
+            parse(" 4Gi")
+        );
+        // What the grammar allows: a trailing '.', a sign, an exponent.
+        assert_eq!(parse("5.").unwrap(), 5.0);
+        assert_eq!(parse("+1k").unwrap(), 1000.0);
+        assert_eq!(parse("1E+2").unwrap(), 100.0);
     }
 }

@@ -21,7 +21,7 @@ use crate::submit::SECRET;
 use crate::{cluster, tfjob};
 
 const SEED: u64 = 0x7f4a_7c15_9e37_79b9;
-const MAX_RSS_KB: i64 = 256 * 1024;
+pub const MAX_RSS_KB: i64 = 256 * 1024;
 /// Safety net only (see the module doc).
 const WALL_LIMIT: Duration = Duration::from_secs(120);
 
@@ -170,12 +170,12 @@ impl Case {
     }
 }
 
-struct Outcome {
-    code: Option<i32>,
-    signal: Option<i32>,
-    max_rss_kb: i64,
-    hung: bool,
-    stderr: String,
+pub struct Outcome {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub max_rss_kb: i64,
+    pub hung: bool,
+    pub stderr: String,
 }
 
 fn run(case: &Case, dir: &Path, index: usize) -> Outcome {
@@ -183,7 +183,6 @@ fn run(case: &Case, dir: &Path, index: usize) -> Outcome {
     if let Some(body) = &case.file {
         std::fs::write(&path, body).unwrap();
     }
-    let stderr_path = dir.join(format!("case-{index}.err"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"));
     cmd.env_remove("KUBECONFIG")
         .env_remove("RUST_LOG")
@@ -194,9 +193,20 @@ fn run(case: &Case, dir: &Path, index: usize) -> Outcome {
                 .map(|a| a.replace("{FILE}", path.to_str().unwrap())),
         )
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(File::create(&stderr_path).unwrap());
-    let child = cmd.spawn().expect("the binary starts");
+        .stdout(Stdio::null());
+    measured(cmd, &dir.join(format!("case-{index}.err")), |_| {})
+}
+
+/// Runs `cmd` (stderr to `stderr_path`) and reports how it ended and its peak RSS, from
+/// `wait4`'s rusage of that child alone. `with_child` gets the running child first (to read its
+/// stdout, say); the wall limit is only a safety net against a hang.
+pub fn measured(
+    mut cmd: Command,
+    stderr_path: &Path,
+    with_child: impl FnOnce(&mut std::process::Child),
+) -> Outcome {
+    cmd.stderr(File::create(stderr_path).unwrap());
+    let mut child = cmd.spawn().expect("the binary starts");
     let pid = child.id() as libc::pid_t;
     let (done, wait_done) = mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
@@ -208,17 +218,18 @@ fn run(case: &Case, dir: &Path, index: usize) -> Outcome {
             false
         }
     });
+    with_child(&mut child);
     let mut status = 0;
     // SAFETY: plain syscall on our own child; `rusage` is plain data.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid, "wait4 on case {index}");
+    assert_eq!(reaped, pid, "wait4 on {stderr_path:?}");
     let _ = done.send(());
     let hung = watchdog.join().unwrap();
     // The child is reaped: dropping the handle must not wait again (std's Drop does not).
     drop(child);
     let mut stderr = String::new();
-    File::open(&stderr_path)
+    File::open(stderr_path)
         .unwrap()
         .take(4096)
         .read_to_string(&mut stderr)
@@ -716,6 +727,22 @@ fn cases() -> Vec<Case> {
         ("{{ '%2000000000s' | format('x') }}", true),
         ("{{ 'x' | indent(2000000000) }}", true),
         ("{{ 'a' * 1000000000 }}", true),
+        // A list repeated by reference is cheap; joined or printed it is every copy (issue 24).
+        ("{{ ([(\"x\"*60000)] * 60000)|join(\"\")|length }}", true),
+        (
+            "{{ ([(\"x\"*60000)] * 60000)|join(\",\", attribute=\"a\")|length }}",
+            true,
+        ),
+        ("{{ ([(\"x\"*60000)] * 60000)|string|length }}", true),
+        ("{{ ([(\"x\"*60000)] * 60000)|tojson|length }}", true),
+        ("{{ ([(\"x\"*60000)] * 60000)|pprint|length }}", true),
+        ("{{ [(\"x\"*60000)] * 60000 }}", true),
+        ("{{ ([\"\"] * 100000000)|join(\"xx\")|length }}", true),
+        (
+            "{{ (\"x\"*1000000)|replace(\"x\", \"y\"*1000)|length }}",
+            true,
+        ),
+        ("{{ (\"x\"*90000000) ~ (\"x\"*90000000) }}", true),
         ("{% include 'nope' %}", true),
         ("{% extends 'nope' %}", true),
         ("{% import 'tfjob.j2' as t %}{{ t.metadata }}", true),

@@ -4,16 +4,19 @@
 //! One test binary for all of them, so the suite links once. Every byte the binary prints goes
 //! through [`Run`], which fails the test if the test API key (or its base64) ever appears.
 
+mod bounded;
 mod check;
 mod client;
 mod day2;
 mod hostile;
+mod redact;
 mod secret;
 mod shape;
 mod submit;
 mod tls;
 mod verdict;
 mod wait;
+mod writes;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -119,7 +122,11 @@ impl Cli {
             // The binary may refuse the input and exit before reading all of it (a key over its
             // limit): the pipe then breaks, and its exit code is what the test judges.
             if let Err(e) = pipe.write_all(input.as_bytes()) {
-                assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "writing stdin: {e}");
+                assert_eq!(
+                    e.kind(),
+                    std::io::ErrorKind::BrokenPipe,
+                    "writing stdin: {e}"
+                );
             }
         }
         let out = child.wait_with_output().expect("run kubectl-tfjob");

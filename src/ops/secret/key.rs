@@ -93,6 +93,8 @@ pub fn clean_key(raw: Zeroizing<Vec<u8>>, origin: &str) -> Result<SecretString> 
     // Printable ASCII only, so this is UTF-8; exact capacity, so boxing it does not copy.
     let mut key = String::with_capacity(trimmed.len());
     key.push_str(std::str::from_utf8(trimmed).unwrap_or_default());
+    // From here on no output can show it (server messages that echo the Secret included).
+    crate::redact::register(key.as_bytes());
     Ok(SecretString::from(key))
 }
 
@@ -116,11 +118,8 @@ pub(super) fn read_key(
         KeySource::Stdin => {
             // All of stdin, bounded: a second line means the wrong thing was piped in, and
             // silently keeping only the first line would store a wrong key.
-            let bytes = crate::input::read_secret_from(
-                std::io::stdin().lock(),
-                "<stdin>",
-                crate::input::KEY,
-            )?;
+            let bytes =
+                crate::input::read_key_from(std::io::stdin().lock(), "<stdin>", crate::input::KEY)?;
             clean_key(bytes, "stdin")
         }
         KeySource::Env(var) => {
@@ -153,7 +152,7 @@ pub(super) fn read_key(
                 ))
             })?;
             clean_key(
-                crate::input::read_secret_from(file, &what, crate::input::KEY)?,
+                crate::input::read_key_from(file, &what, crate::input::KEY)?,
                 &what,
             )
         }

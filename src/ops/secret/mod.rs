@@ -346,8 +346,15 @@ pub async fn create(
                 return Ok(());
             }
             let action = Action::new("create", "secrets", Some(&namespace)).named(&args.name);
-            let created =
-                Wiped(create_secret(&kube, &api, &params, &desired, &namespace, &action).await?);
+            let (created, reply_lost) =
+                create_secret(&kube, &api, &params, &desired, &namespace, &action).await?;
+            let created = Wiped(created);
+            if reply_lost {
+                out.note_line(&format!(
+                    "secret/{} created (the reply was lost; the Secret exists with this key)",
+                    args.name
+                ));
+            }
             print_object(
                 out,
                 &masked(&created),
@@ -440,9 +447,39 @@ async fn create_secret(
     desired: &Secret,
     namespace: &str,
     action: &Action,
-) -> Result<Secret> {
+) -> Result<(Secret, bool)> {
     match cluster::retry(kube, || api.create(params, desired)).await {
-        Ok(created) => Ok(created),
+        Ok(created) => Ok((created, false)),
+        // No reply (or an unreadable one): look before saying anything.
+        Err(e) if !params.dry_run && cluster::outcome_unknown(&e) => {
+            let name = desired.metadata.name.clone().unwrap_or_default();
+            let look = cluster::for_look(kube);
+            match cluster::retry(&look, || api.get_opt(&name)).await {
+                Ok(Some(existing)) if compare(&existing, desired) == Comparison::Same => {
+                    Ok((existing, true))
+                }
+                Ok(Some(_)) => Err(Error::Conflict {
+                    message: format!(
+                        "Secret {namespace}/{name} was created by someone else meanwhile; nothing was changed"
+                    ),
+                    hint: Some("Run the command again (with --overwrite to replace it).".into()),
+                }),
+                Ok(None) => Err(cluster::explain(e, action, kube)),
+                Err(look_err) => Err(Error::WriteUnknown {
+                    message: format!(
+                        "the create of Secret {namespace}/{name} was sent but no reply came ({}), \
+                         and reading it back failed too ({}): the Secret may exist",
+                        crate::error::chain(&e),
+                        crate::error::chain(&look_err)
+                    ),
+                    hint: Some(format!(
+                        "Check with `kubectl get secret {name} {}`; if it is missing, run this \
+                         command again.",
+                        kube.hints.ns_flags(namespace)
+                    )),
+                }),
+            }
+        }
         Err(e) if cluster::status_code(&e) == Some(409) => {
             let name = desired.metadata.name.clone().unwrap_or_default();
             // Read back under the same retry policy: one failed GET must not turn our own
@@ -451,7 +488,7 @@ async fn create_secret(
             match cluster::retry(kube, || api.get_opt(&name)).await {
                 Err(e) => Err(cluster::explain(e, &get, kube)),
                 Ok(Some(existing)) if compare(&existing, desired) == Comparison::Same => {
-                    Ok(existing)
+                    Ok((existing, false))
                 }
                 Ok(_) => Err(Error::Conflict {
                     message: format!(
@@ -475,11 +512,20 @@ async fn create_secret(
 /// The `--base-url` to store: absolute http(s) (the pods use it as-is), without a trailing `/`.
 /// One ending in `/v1` is stored with a warning, as `validate` warns about it in a manifest.
 fn check_base_url(url: &str, out: &mut Output) -> Result<String> {
-    crate::gateway::absolute_http_url(url).map_err(|why| {
-        Error::Usage(format!(
-            "--base-url {url:?}: {why}; give an absolute http(s) URL without /v1, e.g. --base-url https://gateway.example.com/api"
-        ))
-    })?;
+    crate::gateway::absolute_http_url(url)
+        .and_then(|()| {
+            if crate::gateway::has_userinfo(url) {
+                Err(crate::gateway::USERINFO_REFUSED.to_string())
+            } else {
+                Ok(())
+            }
+        })
+        .map_err(|why| {
+            Error::Usage(format!(
+                "--base-url {:?}: {why}; give an absolute http(s) URL without /v1, e.g. --base-url https://gateway.example.com/api",
+                crate::gateway::masked_url(url)
+            ))
+        })?;
     let url = url.trim_end_matches('/').to_string();
     if url.ends_with("/v1") {
         out.note_line(&format!(
@@ -517,7 +563,8 @@ pub async fn check(
 fn base_url_line(namespace: &str, name: &str, stored: Option<String>) -> String {
     match stored {
         Some(url) => format!(
-            "jobs in namespace {namespace} will use base URL {url} (from secret/{name} key {BASE_URL_KEY:?}, unless --api-base-url is given)"
+            "jobs in namespace {namespace} will use base URL {} (from secret/{name} key {BASE_URL_KEY:?}, unless --api-base-url is given)",
+            crate::gateway::masked_url(&url)
         ),
         None => format!(
             "jobs in namespace {namespace} will use base URL {DEFAULT_BASE_URL} (the default: secret/{name} has no {BASE_URL_KEY:?} key; store one with `secret create --base-url URL --overwrite`)"
@@ -616,20 +663,25 @@ mod tests {
         // Through the bounded reader (stdin, files, devices): one byte past the limit is
         // read, and that refuses the input.
         let key_limit = crate::input::KEY;
-        let e = crate::input::read_secret_from(&vec![b'k'; 70_000][..], "<stdin>", key_limit)
-            .unwrap_err();
+        let e =
+            crate::input::read_key_from(&vec![b'k'; 70_000][..], "<stdin>", key_limit).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
         assert!(e.to_string().contains("too large"), "{e}");
-        assert!(
-            crate::input::read_secret_from(std::io::repeat(0), "/dev/zero", key_limit).is_err()
-        );
-        let mut line = vec![b'k'; MAX_KEY_BYTES - 1];
+        assert!(crate::input::read_key_from(std::io::repeat(0), "/dev/zero", key_limit).is_err());
+        // A key of exactly the limit, plus the newline `echo` adds: judged after stripping.
+        for ending in [&b"\n"[..], b"\r\n"] {
+            let mut line = vec![b'k'; MAX_KEY_BYTES];
+            line.extend_from_slice(ending);
+            let read = crate::input::read_key_from(&line[..], "<stdin>", key_limit).unwrap();
+            assert_eq!(
+                clean_key(read, "stdin").unwrap().expose_secret().len(),
+                MAX_KEY_BYTES
+            );
+        }
+        let mut line = vec![b'k'; MAX_KEY_BYTES + 1];
         line.push(b'\n');
-        let read = crate::input::read_secret_from(&line[..], "<stdin>", key_limit).unwrap();
-        assert_eq!(
-            clean_key(read, "stdin").unwrap().expose_secret().len(),
-            MAX_KEY_BYTES - 1
-        );
+        let read = crate::input::read_key_from(&line[..], "<stdin>", key_limit).unwrap();
+        assert!(clean_key(read, "stdin").is_err());
     }
 
     #[test]

@@ -3,6 +3,34 @@
 
 use serde_json::{Value, json};
 
+/// controller-gen's pattern for `resource.Quantity` (as in kubeflow.org_tfjobs.yaml).
+const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+fn containers() -> Value {
+    let quantities = json!({
+        "type": "object",
+        "additionalProperties": {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+            "x-kubernetes-int-or-string": true
+        }
+    });
+    json!({
+        "type": "array",
+        "items": {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {
+                "resources": {
+                    "type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true,
+                    "properties": {"limits": quantities, "requests": quantities}
+                }
+            }
+        }
+    })
+}
+
 fn replica_spec() -> Value {
     json!({
         "type": "object",
@@ -23,7 +51,17 @@ fn replica_spec() -> Value {
                             "namespace": {"type": "string"}
                         }
                     },
-                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+                    // The pod spec is kept whole; only container resources are described, with
+                    // the quantity pattern of the upstream CRD (controller-gen's for
+                    // resource.Quantity), so a quantity the API server refuses is refused here.
+                    "spec": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "properties": {
+                            "containers": containers(),
+                            "initContainers": containers()
+                        }
+                    }
                 }
             }
         }

@@ -243,6 +243,13 @@ pub struct Fault {
     /// Handle the request (a create is stored), then abort the connection instead of
     /// answering: the reply is lost although the write was committed.
     pub drop_reply: bool,
+    /// Answer 200 and then send bytes without a newline, for ever (until the client hangs up):
+    /// for a watch an event that never ends, for a log a line that never ends, else a body that
+    /// never ends. A hostile or broken server; kube-apiserver never does this.
+    pub endless_body: bool,
+    /// With `status`: the request body is appended to the Status message, as a policy webhook's
+    /// denial that quotes the object does (`... denied the request: <object>`).
+    pub echo_body: bool,
 }
 
 impl Default for Fault {
@@ -259,6 +266,8 @@ impl Default for Fault {
             latency_ms: None,
             reset: false,
             drop_reply: false,
+            endless_body: false,
+            echo_body: false,
         }
     }
 }
@@ -330,6 +339,12 @@ impl Fault {
     /// Commit the request, then lose the reply (see [`Fault::drop_reply`]).
     pub fn drop_reply(mut self) -> Self {
         self.drop_reply = true;
+        self
+    }
+
+    /// See [`Fault::endless_body`].
+    pub fn endless_body(mut self) -> Self {
+        self.endless_body = true;
         self
     }
 }

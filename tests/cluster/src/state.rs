@@ -79,6 +79,7 @@ pub(crate) struct FaultDecision {
     pub latency: Duration,
     pub reset: bool,
     pub drop_reply: bool,
+    pub endless_body: bool,
     pub status: Option<Fault>,
     pub close_after_events: Option<usize>,
     pub gone_on_rewatch: bool,
@@ -195,6 +196,7 @@ impl Shared {
             }
             d.reset |= f.reset;
             d.drop_reply |= f.drop_reply;
+            d.endless_body |= f.endless_body;
             if f.status.is_some() && d.status.is_none() {
                 d.status = Some(f.clone());
             }

@@ -69,6 +69,22 @@ pub fn check_schema(schema: &Value, obj: &mut Value) -> SchemaOutcome {
     out
 }
 
+/// OpenAPI `pattern` on a string, as kube-openapi's validator reports it
+/// (k8s.io/kube-openapi pkg/validation/errors `FailedPattern`: "<path> in body should match
+/// '<pattern>'", an Invalid field error). Quantities are checked this way in the upstream CRD.
+fn check_pattern(schema: &Value, v: &Value, path: &str, out: &mut SchemaOutcome) {
+    if let (Some(pattern), Value::String(s)) = (schema["pattern"].as_str(), v)
+        && let Ok(re) = regex::Regex::new(pattern)
+        && !re.is_match(s)
+    {
+        out.errors.push(FieldError::invalid(
+            path,
+            v,
+            &format!("{path} in body should match '{pattern}'"),
+        ));
+    }
+}
+
 fn walk(schema: &Value, v: &mut Value, path: &str, out: &mut SchemaOutcome) {
     if schema["x-kubernetes-int-or-string"] == json!(true) {
         if !matches!(v, Value::String(_) | Value::Number(_)) {
@@ -78,6 +94,7 @@ fn walk(schema: &Value, v: &mut Value, path: &str, out: &mut SchemaOutcome) {
                 "integer-or-string",
             ));
         }
+        check_pattern(schema, v, path, out);
         return;
     }
     let ty = schema["type"].as_str();
@@ -95,6 +112,7 @@ fn walk(schema: &Value, v: &mut Value, path: &str, out: &mut SchemaOutcome) {
         ));
         return;
     }
+    check_pattern(schema, v, path, out);
     if let Some(en) = schema["enum"].as_array()
         && !en.contains(v)
     {

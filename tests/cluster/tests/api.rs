@@ -663,3 +663,36 @@ async fn operator_mode_changes_at_runtime() {
     .await;
     assert_eq!(api_err(jobs.list(&ListParams::default()).await).code, 404);
 }
+
+/// The CRD's quantity pattern (controller-gen's for resource.Quantity, as in the upstream
+/// kubeflow.org_tfjobs.yaml) is enforced: a quantity with a space is a 422, as from
+/// kube-apiserver; a plain one and an integer pass.
+#[tokio::test(flavor = "multi_thread")]
+async fn container_quantities_follow_the_crd_pattern() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    let jobs = tfjobs(&cl, "default");
+    let job = |name: &str, memory: serde_json::Value| {
+        from_json(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+            "metadata": {"name": name},
+            "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+                "containers": [{"name": "tensorflow", "image": "busybox",
+                    "resources": {"limits": {"memory": memory, "cpu": 2}}}]}}}}}}))
+    };
+    let e = api_err(
+        jobs.create(&PostParams::default(), &job("spaced", json!(" 4Gi")))
+            .await,
+    );
+    assert_eq!(e.code, 422);
+    assert!(
+        e.message.contains(
+            "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limits.memory: Invalid value: \" 4Gi\""
+        ) || e.message.contains("resources.limits.memory: Invalid value: \" 4Gi\""),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("in body should match"), "{}", e.message);
+    jobs.create(&PostParams::default(), &job("plain", json!("4Gi")))
+        .await
+        .unwrap();
+}

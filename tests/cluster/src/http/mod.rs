@@ -264,14 +264,23 @@ pub async fn handle(
     } else {
         None
     };
-    let resp = if let Some(e) = proto_err {
+    let resp = if decision.endless_body {
+        endless_body(&verb)
+    } else if let Some(e) = proto_err {
         error_response(&status::unsupported_media(&format!("{content_type} ({e})")))
     } else if content_type.starts_with("application/cbor") {
         error_response(&status::unsupported_media(&content_type))
     } else if let Some(f) = &decision.status {
+        let echoed = f.echo_body.then(|| {
+            format!(
+                "{}: {}",
+                f.message.as_deref().unwrap_or("denied"),
+                String::from_utf8_lossy(&body)
+            )
+        });
         error_response(&status::injected(
             f.status.unwrap_or(500),
-            f.message.as_deref(),
+            echoed.as_deref().or(f.message.as_deref()),
             f.retry_after_seconds,
         ))
     } else {
@@ -298,6 +307,40 @@ pub async fn handle(
     }
     sh.log_request(log);
     Ok(resp)
+}
+
+/// The `endlessBody` fault: a 200 whose body never ends a line.
+fn endless_body(verb: &str) -> Response<Body> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<hyper::body::Frame<Bytes>, Infallible>>(4);
+    let (content_type, head) = if verb == "watch" {
+        (
+            "application/json",
+            &b"{\"type\":\"ADDED\",\"object\":{\"kind\":\""[..],
+        )
+    } else {
+        ("text/plain", &b""[..])
+    };
+    let head = Bytes::from_static(head);
+    tokio::spawn(async move {
+        let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+        if tx.send(Ok(hyper::body::Frame::data(head))).await.is_err() {
+            return;
+        }
+        // Until the client hangs up.
+        while tx
+            .send(Ok(hyper::body::Frame::data(chunk.clone())))
+            .await
+            .is_ok()
+        {}
+    });
+    Response::builder()
+        .status(200)
+        .header("Content-Type", content_type)
+        .body(
+            http_body_util::StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(rx))
+                .boxed(),
+        )
+        .unwrap()
 }
 
 fn parse_body(body: &[u8], content_type: &str) -> Result<Value, String> {

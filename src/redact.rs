@@ -1,0 +1,145 @@
+//! The last line of defence for the key: every stream the process prints to (stdout, stderr, the
+//! `-v` log, the final error) passes through [`Redacting`], which replaces the key and its
+//! base64 forms with `[REDACTED]`. A command that handles the key ([`register`]s it the moment it
+//! is read) can then print any server message as it came: an admission webhook that echoes the
+//! request (a Secret's `data`) or a proxy's error page cannot show the key.
+//!
+//! Output is held until a newline (or a flush) only while a key is registered, so a key split
+//! across two writes of one line is still found; other commands write straight through.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use base64::Engine as _;
+use zeroize::Zeroizing;
+
+/// What replaces a key in any output.
+pub const MARK: &str = "[REDACTED]";
+
+/// Shorter secrets are not searched for: they would match ordinary text.
+const MIN_LEN: usize = 6;
+
+static NEEDLES: Mutex<Vec<Zeroizing<String>>> = Mutex::new(Vec::new());
+
+/// Registers a secret: from now on neither it nor its base64 forms (standard and URL-safe, with
+/// and without padding: how a Secret's `data` and JSON carry bytes) reach any output.
+pub fn register(secret: &[u8]) {
+    if secret.len() < MIN_LEN {
+        return;
+    }
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let mut forms: Vec<Zeroizing<String>> = [STANDARD, STANDARD_NO_PAD]
+        .iter()
+        .map(|e| Zeroizing::new(e.encode(secret)))
+        .chain(
+            [URL_SAFE, URL_SAFE_NO_PAD]
+                .iter()
+                .map(|e| Zeroizing::new(e.encode(secret))),
+        )
+        .collect();
+    if let Ok(text) = std::str::from_utf8(secret) {
+        forms.push(Zeroizing::new(text.to_string()));
+    }
+    let mut needles = NEEDLES.lock().unwrap_or_else(|e| e.into_inner());
+    for f in forms {
+        if !needles.iter().any(|n| **n == *f) {
+            needles.push(f);
+        }
+    }
+    // Longest first: the padded form before its unpadded prefix.
+    needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+}
+
+fn active() -> bool {
+    !NEEDLES.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+}
+
+/// `text` with every registered secret replaced by [`MARK`].
+pub fn redact(text: &str) -> String {
+    let needles = NEEDLES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = text.to_string();
+    for n in needles.iter() {
+        if out.contains(n.as_str()) {
+            out = out.replace(n.as_str(), MARK);
+        }
+    }
+    out
+}
+
+/// A writer that redacts, line by line, while a secret is registered.
+pub struct Redacting<W: Write> {
+    inner: W,
+    line: Vec<u8>,
+}
+
+impl<W: Write> Redacting<W> {
+    pub fn new(inner: W) -> Self {
+        Redacting {
+            inner,
+            line: Vec::new(),
+        }
+    }
+
+    fn emit(&mut self) -> std::io::Result<()> {
+        if self.line.is_empty() {
+            return Ok(());
+        }
+        let text = redact(&String::from_utf8_lossy(&self.line));
+        self.line.clear();
+        self.inner.write_all(text.as_bytes())
+    }
+}
+
+impl<W: Write> Write for Redacting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !active() && self.line.is_empty() {
+            return self.inner.write(buf);
+        }
+        self.line.extend_from_slice(buf);
+        if let Some(end) = self.line.iter().rposition(|&b| b == b'\n') {
+            let rest = self.line.split_off(end + 1);
+            self.emit()?;
+            self.line = rest;
+        }
+        // A line that never ends must not grow without bound: past 1 MiB it goes out as is
+        // (redacted), like a line of its own.
+        if self.line.len() > 1024 * 1024 {
+            self.emit()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.emit()?;
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Redacting<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registered_key_and_its_base64_never_come_out() {
+        register(b"sk-unit-test-redact-0123");
+        let b64 = base64::engine::general_purpose::STANDARD.encode(b"sk-unit-test-redact-0123");
+        let mut buf = Vec::new();
+        {
+            let mut w = Redacting::new(&mut buf);
+            // Split across writes, as writeln! with arguments does.
+            write!(w, "denied: {{\"data\":{{\"api-key\":\"{}", &b64[..10]).unwrap();
+            writeln!(w, "{}\"}}}} and sk-unit-test-redact-0123", &b64[10..]).unwrap();
+            write!(w, "no newline {b64}").unwrap();
+        }
+        let text = String::from_utf8(buf).unwrap();
+        assert!(!text.contains(&b64), "{text}");
+        assert!(!text.contains("sk-unit-test-redact-0123"), "{text}");
+        assert_eq!(text.matches(MARK).count(), 3, "{text}");
+    }
+}
