@@ -6,6 +6,7 @@
 //!
 //! `submit`, `wait`, `diagnose` and any new command read these facts from here and repeat none.
 
+pub mod budget;
 pub mod client;
 pub mod crd;
 pub mod operator;

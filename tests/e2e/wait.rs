@@ -199,9 +199,14 @@ fn failed_job_ends_the_wait_with_the_operator_message() {
         ],
     );
     run.expect_code(4);
+    // Whichever is seen first: the operator's Failed condition, or the failed pod that makes
+    // it (restartPolicy Never: nothing restarts it).
     assert!(
         run.stderr
-            .contains("has failed because 1 Worker replica(s) failed"),
+            .contains("has failed because 1 Worker replica(s) failed")
+            || run.stderr.contains(
+                "worker-1 (pod tf-dist-train-worker-1) failed with exit code 1, Error; restartPolicy Never does not restart it"
+            ),
         "{}",
         run.stderr
     );
@@ -632,4 +637,73 @@ fn diagnose_reports_healthy_and_broken_jobs_in_text_and_json() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn replicas_that_each_crash_then_run_end_submit_wait_with_success() {
+    // Every replica exits twice while the others come up, then trains: routine under
+    // OnFailure (the templates' policy), not a failure.
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{podName: 'tf-dist-train-*'}}\n  exitCode: 1\n  runMs: 50\n  crashTimes: 2\nobjects:{SECRET}"
+    ));
+    let run = tfjob(
+        &c,
+        &submit_args(&[
+            "--skip-capacity-check",
+            "--wait",
+            "--settle",
+            "1s",
+            "--timeout",
+            "2m",
+        ]),
+    );
+    run.expect_code(0);
+    assert!(run.stdout.contains("condition met"), "{}", run.stdout);
+    for replica in ["ps-0", "worker-0", "worker-1", "worker-2"] {
+        assert!(
+            run.stderr
+                .contains(&format!("{replica} restarted (exit 1), 1\u{d7}")),
+            "{replica}: {}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("1 restarts"), "{}", run.stderr);
+}
+
+#[test]
+fn a_replica_that_fails_on_every_start_ends_submit_wait_with_4() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\n  log: 'ValueError: bad flag'\nobjects:{SECRET}"
+    ));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--skip-capacity-check", "--wait", "--timeout", "2m"]),
+    );
+    run.expect_code(4);
+    for part in [
+        "worker-1 (pod tf-dist-train-worker-1) is crash-looping: container tensorflow restarted 3\u{d7}",
+        "last exit code 1 (Error)",
+        "(--max-restarts 3)",
+        "worker-1 restarted (exit 1), 1\u{d7}",
+        "worker-1 restarted (exit 1), 2\u{d7}",
+    ] {
+        assert!(run.stderr.contains(part), "{part:?}: {}", run.stderr);
+    }
+    // --max-restarts sets the bound.
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--max-restarts",
+            "1",
+            "--timeout",
+            "2m",
+        ],
+    );
+    run.expect_code(4);
+    assert!(run.stderr.contains("is crash-looping"), "{}", run.stderr);
+    assert!(run.stderr.contains("(--max-restarts 1)"), "{}", run.stderr);
 }

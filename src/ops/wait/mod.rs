@@ -65,6 +65,9 @@ pub struct WaitOptions {
     pub image_pull_grace: Duration,
     /// `all-running` holds only after every replica has run this long without a restart.
     pub settle: Duration,
+    /// Restarts of one container during the wait that end it as a crash loop (exit 4);
+    /// `runPolicy.backoffLimit` takes its place when the job sets one.
+    pub max_restarts: u32,
 }
 
 impl Default for WaitOptions {
@@ -75,9 +78,14 @@ impl Default for WaitOptions {
             pending_timeout: None,
             image_pull_grace: Duration::from_secs(60),
             settle: DEFAULT_SETTLE,
+            max_restarts: DEFAULT_MAX_RESTARTS,
         }
     }
 }
+
+/// The default `--max-restarts`: one restart is routine (a worker that starts before its PS),
+/// three in one wait is a loop.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 
 /// The default `--settle`: long enough to see a container that dies right after it starts
 /// (bad flags, import errors), short enough not to slow a healthy submit down.
