@@ -707,3 +707,50 @@ fn a_replica_that_fails_on_every_start_ends_submit_wait_with_4() {
     assert!(run.stderr.contains("is crash-looping"), "{}", run.stderr);
     assert!(run.stderr.contains("(--max-restarts 1)"), "{}", run.stderr);
 }
+
+#[test]
+fn once_the_watch_shows_the_condition_the_waiter_asks_nothing_more() {
+    // Stuck pulling until the test lets the image exist, so the waiter is watching before the
+    // operator writes Running.
+    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args([
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "running",
+            "--timeout",
+            "2m",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
+        let r = c.requests();
+        ["tfjobs", "pods"]
+            .iter()
+            .all(|res| r.iter().any(|r| r.verb == "watch" && r.resource == *res))
+    }));
+    c.set_missing_images(vec![]);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("condition met (Running)"), "{stdout}");
+    let running = c
+        .condition_log()
+        .into_iter()
+        .find(|(job, t, _)| job.ends_with("tf-dist-train") && t == "Running")
+        .map(|(_, _, at)| at)
+        .expect("the operator wrote Running");
+    let after: Vec<String> = c
+        .requests()
+        .iter()
+        .filter(|r| r.at > running)
+        .map(|r| format!("{} {}?{}", r.verb, r.path, r.query))
+        .collect();
+    assert!(after.is_empty(), "requests after the condition: {after:?}");
+}
