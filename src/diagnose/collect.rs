@@ -369,12 +369,29 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     }
     match d.first_failure() {
         None => Ok(()),
+        // Nothing reconciles the job: the cluster is not ready (exit 3), as `wait` says.
+        Some(f) if f.layer == super::Layer::Controller && stalled(s) => Err(Error::NotReady {
+            message: format!("{}: {}", f.layer.label(), f.summary),
+            hint: f.next_step.clone(),
+        }),
         Some(f) => Err(Error::JobFailed(format!(
             "{}: {}",
             f.layer.label(),
             f.summary
         ))),
     }
+}
+
+/// The job has no status, or is unfinished while its operator is seen not ready: a controller
+/// failure is then the missing operator's, not the job's.
+fn stalled(s: &Snapshot) -> bool {
+    let Some(job) = &s.job else { return false };
+    let unreconciled = job
+        .status
+        .as_ref()
+        .is_none_or(|st| st.conditions.is_empty());
+    let operator_down = matches!(s.operator, crate::cluster::OperatorState::NotReady { .. });
+    unreconciled || (operator_down && !job.is_finished())
 }
 
 /// `kubectl tfjob diagnose NAME`: prints the findings (text or JSON), then exits 0 when nothing

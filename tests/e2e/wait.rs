@@ -215,7 +215,14 @@ fn failed_job_ends_the_wait_with_the_operator_message() {
 /// The article's job inserted behind submit's back (submit refuses while the operator is not
 /// ready), on a cluster whose operator Deployment has 0 ready replicas.
 fn unreconciled() -> tfjob_testcluster::TestCluster {
-    let c = cluster(&format!("operator: installed\nobjects:{SECRET}"));
+    unreconciled_with("", None)
+}
+
+/// [`unreconciled`] with more scenario lines, and the job's creationTimestamp when given.
+fn unreconciled_with(scenario: &str, created: Option<&str>) -> tfjob_testcluster::TestCluster {
+    let c = cluster(&format!(
+        "operator: installed\n{scenario}\nobjects:{SECRET}"
+    ));
     let render = crate::Cli::new(None, &{
         let mut a = vec!["render"];
         a.extend_from_slice(crate::submit::ARTICLE);
@@ -225,6 +232,9 @@ fn unreconciled() -> tfjob_testcluster::TestCluster {
     render.expect_code(0);
     let mut job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
     job["metadata"]["namespace"] = "default".into();
+    if let Some(t) = created {
+        job["metadata"]["creationTimestamp"] = t.into();
+    }
     c.insert(job);
     c
 }
@@ -255,6 +265,7 @@ fn an_operator_with_no_ready_replica_is_named_at_once() {
         diag.stdout
     );
     assert!(!diag.stdout.contains("picking it up"), "{}", diag.stdout);
+    diag.expect_code(3);
 
     // Asked to wait for it: waits --pending-timeout, then says the same.
     let run = tfjob(
@@ -753,4 +764,111 @@ fn once_the_watch_shows_the_condition_the_waiter_asks_nothing_more() {
         .map(|r| format!("{} {}?{}", r.verb, r.path, r.query))
         .collect();
     assert!(after.is_empty(), "requests after the condition: {after:?}");
+}
+
+/// A role that may not read Deployments (namespace-scoped, as in multi-tenant Kubeflow).
+const NO_DEPLOYMENTS: &str =
+    "rbac: {deny: [{verb: list, resource: deployments}, {verb: get, resource: deployments}]}";
+
+#[test]
+fn an_operator_the_user_cannot_see_does_not_stop_submit_wait() {
+    let c = cluster(&format!("{NO_DEPLOYMENTS}\nobjects:{SECRET}"));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "2m"]),
+    );
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains(
+            "could not look for the training-operator Deployment (forbidden to list deployments"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("condition met"), "{}", run.stdout);
+}
+
+#[test]
+fn a_job_without_status_long_after_its_creation_is_unreconciled_in_wait_and_diagnose() {
+    // Nothing reconciles, and the operator cannot be seen: the job's own age decides.
+    let c = unreconciled_with(NO_DEPLOYMENTS, Some("2026-01-01T00:00:00Z"));
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "10m"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("nothing reconciles TFJob default/tf-dist-train: it has no status"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "cannot tell whether the training-operator is running (forbidden to list deployments"
+        ),
+        "{}",
+        run.stderr
+    );
+    let diag = tfjob(&c, &["diagnose", "tf-dist-train"]);
+    diag.expect_code(3);
+    assert!(
+        diag.stdout
+            .contains("the training-operator is not reconciling this job"),
+        "{}",
+        diag.stdout
+    );
+    // A young job is given --pending-timeout (here 1s) from its creation, then the same answer.
+    let c = unreconciled_with(NO_DEPLOYMENTS, None);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--pending-timeout",
+            "1s",
+            "--timeout",
+            "10m",
+        ],
+    );
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("An operator may still reconcile the job"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("nothing reconciles TFJob"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn no_command_lists_every_deployment_in_the_cluster() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    tfjob(&c, &crate::submit::article_args("check", &[])).expect_code(0);
+    tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "2m"]),
+    )
+    .expect_code(0);
+    tfjob(
+        &c,
+        &["wait", "tf-dist-train", "--settle", "0", "--timeout", "1m"],
+    )
+    .expect_code(0);
+    tfjob(&c, &["diagnose", "tf-dist-train"]).expect_code(0);
+    let deployments: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.resource == "deployments")
+        .collect();
+    assert!(!deployments.is_empty(), "the operator was never looked for");
+    for r in &deployments {
+        let selected = r.name.is_some() || r.query.contains("labelSelector=");
+        assert!(
+            selected,
+            "unfiltered Deployment list: {} {}?{}",
+            r.verb, r.path, r.query
+        );
+    }
 }

@@ -762,50 +762,74 @@ fn settled(view: View<'_>, tracker: &mut Tracker, settle: Duration, now: Now) ->
         .all(|p| last_start(p).is_some_and(|t| t <= cutoff))
 }
 
-/// Nothing reconciles the job: no condition yet, and the operator is known to be absent or not
-/// ready. Fails at once, or after `--pending-timeout` when given (the operator may be rolling
-/// out). An operator we could not check (`Unknown`) never fails the wait.
+/// Nothing reconciles the job. With the operator's Deployment seen with no ready replica, at
+/// once, or after `--pending-timeout` when given (it may be rolling out). With the operator not
+/// found or not readable, the job itself decides: a running operator writes Created within
+/// seconds, so a job still without status `--pending-timeout` (default
+/// [`RECONCILE_GRACE`](crate::cluster::operator::RECONCILE_GRACE)) after its creation is not
+/// being reconciled.
 fn unreconciled(
     view: View<'_>,
     tracker: &mut Tracker,
     limits: Limits,
     now: Now,
 ) -> Option<Outcome> {
-    let down = !is_reconciled().matches_object(Some(view.job))
-        && matches!(
-            view.operator,
-            Some(OperatorState::NotReady { .. } | OperatorState::NotFound)
-        );
+    let job = view.job;
+    let pending = !is_reconciled().matches_object(Some(job));
+    let down = pending && matches!(view.operator, Some(OperatorState::NotReady { .. }));
     let age = tracker.age("", "operator-down", down, now.instant);
+    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let wait_longer = "To wait longer for it, pass --pending-timeout (e.g. --pending-timeout 5m).";
+    let operator = view.operator?;
+    if pending
+        && matches!(
+            operator,
+            OperatorState::NotFound | OperatorState::Unknown(_)
+        )
+    {
+        let limit = limits
+            .pending_timeout
+            .unwrap_or(crate::cluster::operator::RECONCILE_GRACE);
+        let created = job.metadata.creation_timestamp.as_ref()?.0;
+        let old = now.wall.duration_since(created).as_secs();
+        if old < 0 || (old as u64) < limit.as_secs() {
+            return None;
+        }
+        return Some(Outcome::NotReconciled {
+            message: format!(
+                "nothing reconciles TFJob {ns}/{name}: it has no status {old}s after its creation ({}); the job stays {}",
+                operator_words(operator),
+                model::STATE_NOT_RECONCILED
+            ),
+            hint: format!("{} {wait_longer}", crate::cluster::install_operator_hint()),
+        });
+    }
     if !down || limits.pending_timeout.is_some_and(|l| age < l) {
         return None;
     }
-    let job = view.job;
-    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
-    let name = job.metadata.name.as_deref().unwrap_or_default();
-    let operator = operator_words(view.operator?);
     let waited = if age.is_zero() {
         String::new()
     } else {
         format!(" (waited {}s)", age.as_secs())
     };
+    let OperatorState::NotReady {
+        namespace,
+        name: deployment,
+        ..
+    } = operator
+    else {
+        return None;
+    };
     Some(Outcome::NotReconciled {
         message: format!(
-            "nothing reconciles TFJob {ns}/{name}: {operator}; the job stays {}{waited}",
+            "nothing reconciles TFJob {ns}/{name}: {}; the job stays {}{waited}",
+            operator_words(operator),
             model::STATE_NOT_RECONCILED
         ),
-        hint: match view.operator {
-            Some(OperatorState::NotReady {
-                namespace, name, ..
-            }) => format!(
-                "See why: kubectl -n {namespace} describe deployment {name}; kubectl -n {namespace} logs deploy/{name}. \
-                 To wait for it to come up, pass --pending-timeout (e.g. --pending-timeout 5m)."
-            ),
-            _ => format!(
-                "{} To wait for it to come up, pass --pending-timeout (e.g. --pending-timeout 5m).",
-                crate::cluster::install_operator_hint()
-            ),
-        },
+        hint: format!(
+            "See why: kubectl -n {namespace} describe deployment {deployment}; kubectl -n {namespace} logs deploy/{deployment}. {wait_longer}"
+        ),
     })
 }
 
@@ -823,7 +847,12 @@ pub fn operator_words(state: &OperatorState) -> String {
         } => format!(
             "training-operator {namespace}/{name} is not ready ({ready}/{desired} replicas ready)"
         ),
-        OperatorState::NotFound => "no training-operator Deployment found in any namespace".into(),
+        OperatorState::NotFound => format!(
+            "no training-operator Deployment found (none labelled {} in any namespace, no {}/{})",
+            crate::cluster::operator::operator_selector(),
+            crate::cluster::operator::OPERATOR_NAMESPACE,
+            crate::cluster::operator::OPERATOR_DEPLOYMENT
+        ),
         OperatorState::Unknown(why) => {
             format!("cannot tell whether the training-operator is running ({why})")
         }
@@ -835,7 +864,7 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
     let job = view.job;
     if !is_reconciled().matches_object(Some(job)) {
         return match view.operator {
-            Some(op @ (OperatorState::NotReady { .. } | OperatorState::NotFound)) => {
+            Some(op @ OperatorState::NotReady { .. }) => {
                 format!(
                     "waiting for an operator to reconcile the job: {}",
                     operator_words(op)

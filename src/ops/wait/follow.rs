@@ -230,19 +230,33 @@ impl Waiter<'_> {
             self.display.note(out, &line);
         }
         if outcome == Outcome::Waiting
-            && self.limits.pending_timeout.is_some()
             && !self.operator_noted
-            && let Some(op @ (OperatorState::NotReady { .. } | OperatorState::NotFound)) =
-                &self.operator
+            && let Some(op) = &self.operator
         {
-            self.operator_noted = true;
-            let line = format!(
-                "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
-                self.namespace,
-                self.name,
-                conditions::operator_words(op)
-            );
-            self.display.note(out, &line);
+            let line = match op {
+                OperatorState::NotReady { .. } if self.limits.pending_timeout.is_some() => {
+                    Some(format!(
+                        "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
+                        self.namespace,
+                        self.name,
+                        conditions::operator_words(op)
+                    ))
+                }
+                // No evidence either way: the job's own status decides.
+                OperatorState::NotFound | OperatorState::Unknown(_) => Some(format!(
+                    "Warning: {}. An operator may still reconcile the job; it is given {}s from its creation to get a status.",
+                    conditions::operator_words(op),
+                    self.limits
+                        .pending_timeout
+                        .unwrap_or(cluster::operator::RECONCILE_GRACE)
+                        .as_secs()
+                )),
+                _ => None,
+            };
+            if let Some(line) = line {
+                self.operator_noted = true;
+                self.display.note(out, &line);
+            }
         }
         self.last = Some((job, pods));
         Ok(decided(outcome))
