@@ -143,7 +143,8 @@ async fn find_operator(kube: &Kube) -> OperatorCheck {
     }
 }
 
-async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
+/// The namespace exists (or may not be read, which the next request will tell).
+pub(crate) async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
     let namespaces: Api<Namespace> = Api::all(kube.client.clone());
     match cluster::retry(kube, || namespaces.get_opt(namespace)).await {
         Ok(Some(_)) => Ok(()),

@@ -115,7 +115,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     flags = ns_flags(s, ns)
                 )),
             None => f.next(format!(
-                "resume it: kubectl patch tfjob {name} {} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'",
+                "resume it: kubectl tfjob resume {name} {}",
                 ns_flags(s, ns)
             )),
         }

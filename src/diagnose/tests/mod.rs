@@ -564,7 +564,7 @@ fn suspended_job() {
         f.next_step
             .as_deref()
             .unwrap()
-            .contains("\"suspend\":false")
+            .starts_with("resume it: kubectl tfjob resume ")
     );
     assert_eq!(
         of(&d, Layer::Objects)[0].summary,
