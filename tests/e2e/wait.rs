@@ -872,3 +872,125 @@ fn no_command_lists_every_deployment_in_the_cluster() {
         );
     }
 }
+
+/// The closing diagnosis reads at most this many logs (`diagnose::collect::MAX_LOGS`).
+const MAX_DIAGNOSE_LOGS: usize = 3;
+
+/// pods/log answers 500 as kube-apiserver does when it cannot reach the kubelet.
+const NO_KUBELET_LOGS: &str = "faults:\n- match: {verb: get, resource: pods, subresource: log}\n  status: 500\n  message: 'no preferred addresses found; known addresses: []'\n  times: 0";
+
+#[test]
+fn a_failed_job_is_reported_within_its_timeout_when_no_log_can_be_read() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n{NO_KUBELET_LOGS}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--restart-policy", "Never"])).expect_code(0);
+    assert!(c.wait_for(std::time::Duration::from_secs(60), |c| {
+        c.get("tfjobs", Some("default"), "tf-dist-train")
+            .is_some_and(|j| {
+                j["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Failed" && c["status"] == "True")
+            })
+    }));
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "5s",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("TFJob tf-dist-train failed: TFJob default/tf-dist-train has failed because 1 Worker replica(s) failed"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "the kubelet could not serve the log of pod tf-dist-train-worker-1 (HTTP 500: no preferred addresses found; known addresses: [])"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Read once, never retried: the verdict does not wait for its decoration.
+    let log_reads = c
+        .requests()
+        .iter()
+        .filter(|r| r.subresource == "log")
+        .count();
+    assert!(log_reads <= MAX_DIAGNOSE_LOGS, "{log_reads} log reads");
+}
+
+#[test]
+fn a_crash_loop_is_reported_when_no_log_can_be_read() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\n{NO_KUBELET_LOGS}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "2m",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("worker-1 (pod tf-dist-train-worker-1) is crash-looping"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("the kubelet could not serve the log of pod tf-dist-train-worker-1"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("its last log lines"), "{}", run.stderr);
+    let log_reads = c
+        .requests()
+        .iter()
+        .filter(|r| r.subresource == "log")
+        .count();
+    assert!(log_reads <= MAX_DIAGNOSE_LOGS, "{log_reads} log reads");
+}
+
+#[test]
+fn timeout_bounds_the_whole_wait_the_closing_diagnosis_included() {
+    // Containers run forever, so Succeeded never comes; event lists would take a minute.
+    let c = submitted(
+        "faults:\n- match: {verb: list, resource: events}\n  latencyMs: 60000\n  times: 0",
+    );
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "3s",
+        ],
+    );
+    run.expect_code(5);
+    assert!(run.stderr.contains("timed out after 3s"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("(no diagnosis: --timeout ran out before it could be read)"),
+        "{}",
+        run.stderr
+    );
+}
