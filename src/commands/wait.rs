@@ -25,7 +25,8 @@ pub struct WaitOptionArgs {
 
     /// Give up when a pod has been unschedulable this long (default: wait for --timeout). Also
     /// how long to wait for a training-operator that is not ready while nothing reconciles the
-    /// job (default: fail at once).
+    /// job (default: fail at once), and, when the operator's Deployment cannot be seen, how long
+    /// after its creation a job may have no status (default: 30s).
     #[arg(long, value_parser = parse_duration)]
     pub pending_timeout: Option<Duration>,
 

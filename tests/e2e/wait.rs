@@ -994,3 +994,28 @@ fn timeout_bounds_the_whole_wait_the_closing_diagnosis_included() {
         run.stderr
     );
 }
+
+#[test]
+fn logs_follow_ends_as_wait_does_a_restart_is_shown_a_crash_loop_is_4() {
+    // Each replica exits once, then trains to the end: followed to Succeeded, exit 0.
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{podName: 'tf-dist-train-*'}}\n  exitCode: 1\n  runMs: 50\nsucceedAfterMs: 1500\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    let run = tfjob(&c, &["logs", "tf-dist-train", "-f", "--timeout", "2m"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("[worker-0]"), "{}", run.stdout);
+    // A worker that fails on every start: a crash loop ends the follow with exit 4.
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    let run = tfjob(&c, &["logs", "tf-dist-train", "-f", "--timeout", "2m"]);
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("worker-1 (pod tf-dist-train-worker-1) is crash-looping"),
+        "{}",
+        run.stderr
+    );
+}

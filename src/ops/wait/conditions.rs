@@ -526,6 +526,25 @@ pub fn evaluate(
     Outcome::Waiting
 }
 
+/// The pod-level end of a followed job, besides the operator's Failed: a crash loop or a pod
+/// that fails for good, by the same rules as [`evaluate`] (`logs -f` ends on them too). The
+/// restarts it sees are noted in `tracker`.
+pub fn pods_failed(
+    job: &TFJob,
+    pods: &[Arc<Pod>],
+    tracker: &mut Tracker,
+    limits: Limits,
+    now: Now,
+) -> Option<String> {
+    let view = View {
+        job,
+        pods,
+        operator: None,
+    };
+    observe_restarts(view, tracker, now);
+    crash_loop(job, tracker, limits).or_else(|| pods.iter().find_map(|p| permanent_failure(job, p)))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Restarts, as the kubelet and the operator mean them
 //

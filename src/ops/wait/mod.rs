@@ -58,8 +58,10 @@ pub struct WaitOptions {
     /// Overall limit; zero checks once.
     pub timeout: Duration,
     /// Give up when a pod has been unschedulable this long, or when nothing reconciles the job
-    /// (operator not ready) this long. `None`: unschedulable pods wait for `timeout`, an
-    /// unreconciled job with a broken operator fails at once.
+    /// (operator not ready) this long, or (operator not seen) when the job has had no status
+    /// this long since its creation. `None`: unschedulable pods wait for `timeout`, an
+    /// unreconciled job with a broken operator fails at once, one with an unseen operator after
+    /// [`RECONCILE_GRACE`](crate::cluster::operator::RECONCILE_GRACE).
     pub pending_timeout: Option<Duration>,
     /// How long image pull errors may persist before they count as fatal.
     pub image_pull_grace: Duration,
