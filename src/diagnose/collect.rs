@@ -189,7 +189,7 @@ pub async fn collect_within(
         // No previous instance (400): the current one is the crashed one. A kubelet that
         // cannot serve logs (5xx) cannot serve the other either.
         if previous
-            && matches!(&got, Some(Err(e)) if !cluster::status_code(e).is_some_and(|c| c >= 500))
+            && matches!(&got, Some(Err(e)) if cluster::status_code(e).is_none_or(|c| c < 500))
         {
             got = budget
                 .attempt(pods_api.logs(&pod_name, &params(false)))
