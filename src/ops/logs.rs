@@ -575,7 +575,7 @@ pub async fn logs(
                     // that fails for good; a restart is shown, not an end.
                     if opts.follow && finished.is_none() {
                         let pods: Vec<Arc<Pod>> = known.values().cloned().collect();
-                        let failed = crate::ops::wait::conditions::pods_failed(
+                        let failed = crate::ops::wait::restarts::pods_failed(
                             &job,
                             &pods,
                             &mut restarts,

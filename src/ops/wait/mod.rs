@@ -3,6 +3,8 @@
 //!
 //! - [`conditions`]: pure. Small job conditions in kube-runtime's `Condition` style, per-replica
 //!   progress, and [`evaluate`], which says reached / failed / keep waiting given the clock.
+//! - [`restarts`]: pure. What a container restart means (shown, not a failure) and when
+//!   restarts are a crash loop or a pod has failed for good.
 //! - `follow`: the I/O loop. kube-runtime `watcher`s feed reflector stores (streaming lists
 //!   where the server supports them, a paged list otherwise); periodic GETs take over when every
 //!   watch fails; the operator's health is checked while nothing reconciles the job.
@@ -11,6 +13,7 @@
 pub mod conditions;
 mod follow;
 mod progress;
+pub mod restarts;
 
 use std::time::Duration;
 
