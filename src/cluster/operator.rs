@@ -119,7 +119,12 @@ pub fn operator_selector() -> String {
 pub async fn current(kube: &super::Kube) -> crate::error::Result<OperatorState> {
     use kube::api::{Api, ListParams};
     let selector = operator_selector();
-    let lp = ListParams::default().labels(&selector).limit(PAGE);
+    // From the watch cache (resourceVersion=0): a Deployment's readiness a moment stale is
+    // harmless here, and the cache spares etcd.
+    let lp = ListParams::default()
+        .labels(&selector)
+        .limit(PAGE)
+        .match_any();
     let all: Api<Deployment> = Api::all(kube.client.clone());
     let action = super::Action::new("list", "deployments", None);
     // `None`: listed, and no labelled one; `Some(why)`: could not list.

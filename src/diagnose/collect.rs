@@ -24,8 +24,9 @@ use zeroize::{Zeroize, Zeroizing};
 pub const MAX_LOGS: usize = 3;
 
 /// Reads everything [`diagnose`] looks at. The number of requests does not grow with the
-/// replica count: CRD, Deployments, TFJob, pods, services, job events, pod events, one get per
-/// referenced Secret, and at most [`MAX_LOGS`] logs. Refused reads become notes or unknowns.
+/// replica count: CRD, the operator's Deployment (by label, then by name), TFJob, pods,
+/// services, job events, pod events, one get per referenced Secret, and at most [`MAX_LOGS`]
+/// logs, those within the shared [`DECORATION`] budget. Refused reads become notes or unknowns.
 pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Result<Snapshot> {
     collect_within(kube, namespace, name, tail, Budget::new(DECORATION)).await
 }

@@ -670,10 +670,11 @@ fn replicas_that_each_crash_then_run_end_submit_wait_with_success() {
     );
     run.expect_code(0);
     assert!(run.stdout.contains("condition met"), "{}", run.stdout);
+    // Each restart is shown (the count depends on which statuses the watch delivered apart).
     for replica in ["ps-0", "worker-0", "worker-1", "worker-2"] {
         assert!(
             run.stderr
-                .contains(&format!("{replica} restarted (exit 1), 1\u{d7}")),
+                .contains(&format!("{replica} restarted (exit 1), ")),
             "{replica}: {}",
             run.stderr
         );
@@ -692,11 +693,9 @@ fn a_replica_that_fails_on_every_start_ends_submit_wait_with_4() {
     );
     run.expect_code(4);
     for part in [
-        "worker-1 (pod tf-dist-train-worker-1) is crash-looping: container tensorflow restarted 3\u{d7}",
-        "last exit code 1 (Error)",
-        "(--max-restarts 3)",
-        "worker-1 restarted (exit 1), 1\u{d7}",
-        "worker-1 restarted (exit 1), 2\u{d7}",
+        "worker-1 (pod tf-dist-train-worker-1) is crash-looping: container tensorflow restarted ",
+        "during the wait, last exit code 1 (Error) (--max-restarts 3)",
+        "worker-1 restarted (exit 1), ",
     ] {
         assert!(run.stderr.contains(part), "{part:?}: {}", run.stderr);
     }

@@ -13,6 +13,7 @@ use futures::stream::BoxStream;
 use futures::{FutureExt, Stream, StreamExt};
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{self, store::Writer};
+use kube::runtime::wait::Condition;
 use kube::runtime::{WatchStreamExt, watcher};
 
 use super::conditions::{self, Limits, Now, Outcome, Progress, Tracker, View, evaluate};
@@ -157,7 +158,6 @@ impl Waiter<'_> {
     /// Looks at the operator while the job has no condition: a job nobody reconciles is named
     /// within seconds instead of running out the clock.
     async fn check_operator(&mut self, job: &TFJob) -> Result<()> {
-        use kube::runtime::wait::Condition;
         if conditions::is_reconciled().matches_object(Some(job)) {
             self.operator = None;
             return Ok(());
@@ -229,12 +229,13 @@ impl Waiter<'_> {
         for line in self.tracker.take_notes() {
             self.display.note(out, &line);
         }
-        if outcome == Outcome::Waiting
-            && !self.operator_noted
+        if !self.operator_noted
             && let Some(op) = &self.operator
         {
             let line = match op {
-                OperatorState::NotReady { .. } if self.limits.pending_timeout.is_some() => {
+                OperatorState::NotReady { .. }
+                    if outcome == Outcome::Waiting && self.limits.pending_timeout.is_some() =>
+                {
                     Some(format!(
                         "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
                         self.namespace,
@@ -242,15 +243,20 @@ impl Waiter<'_> {
                         conditions::operator_words(op)
                     ))
                 }
-                // No evidence either way: the job's own status decides.
-                OperatorState::NotFound | OperatorState::Unknown(_) => Some(format!(
-                    "Warning: {}. An operator may still reconcile the job; it is given {}s from its creation to get a status.",
-                    conditions::operator_words(op),
-                    self.limits
-                        .pending_timeout
-                        .unwrap_or(cluster::operator::RECONCILE_GRACE)
-                        .as_secs()
-                )),
+                // No evidence either way: the job's own status decides (said even when it
+                // already has: the warning is why the answer took the job's age).
+                OperatorState::NotFound | OperatorState::Unknown(_)
+                    if !conditions::is_reconciled().matches_object(Some(&job)) =>
+                {
+                    Some(format!(
+                        "Warning: {}. An operator may still reconcile the job; it is given {}s from its creation to get a status.",
+                        conditions::operator_words(op),
+                        self.limits
+                            .pending_timeout
+                            .unwrap_or(cluster::operator::RECONCILE_GRACE)
+                            .as_secs()
+                    ))
+                }
                 _ => None,
             };
             if let Some(line) = line {
