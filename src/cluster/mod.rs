@@ -7,6 +7,7 @@
 //! `submit`, `wait`, `diagnose` and any new command read these facts from here and repeat none.
 
 pub mod bounded;
+pub mod budget;
 pub mod client;
 pub mod crd;
 pub mod exec_guard;

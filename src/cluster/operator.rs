@@ -1,5 +1,8 @@
-//! Is a training-operator running? Found among Deployments by the upstream label first, then by
-//! the upstream Deployment name, then by image.
+//! Is a training-operator running? Its Deployment is looked up by the upstream label (one
+//! server-side filtered list), then by the upstream name in the upstream namespace (one GET):
+//! never a list of every Deployment in the cluster, whose cost grows with the cluster. What is not
+//! found, or may not be read (a namespace-scoped role, as in multi-tenant Kubeflow), is no
+//! evidence that nothing runs: callers warn, and `wait` decides from the job itself.
 //!
 //! The training-operator v1.9 manifests (kubeflow/training-operator `manifests/base/deployment.yaml`,
 //! installed by the `overlays/standalone` kustomization) create Deployment `training-operator` in
@@ -16,6 +19,11 @@ pub(crate) const OPERATOR_LABEL: (&str, &str) = ("control-plane", "kubeflow-trai
 pub(crate) const OPERATOR_DEPLOYMENT: &str = "training-operator";
 /// The namespace the standalone overlay installs into.
 pub(crate) const OPERATOR_NAMESPACE: &str = "kubeflow";
+/// How long a job may have no status before "nothing reconciles it" is the answer, when the
+/// operator cannot be seen: a running operator writes Created within seconds of the create.
+pub const RECONCILE_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+/// Label-selected Deployments read in one page: more than one install is already unusual.
+const PAGE: u32 = 50;
 
 /// Whether a training-operator Deployment is running somewhere in the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +38,7 @@ pub enum OperatorState {
         ready: i32,
         desired: i32,
     },
+    /// No Deployment with the upstream label in any namespace, none under the upstream name.
     NotFound,
     /// Could not tell (e.g. no permission to list Deployments); the text says why.
     Unknown(String),
@@ -64,50 +73,84 @@ pub(crate) fn is_operator(d: &Deployment) -> bool {
 /// The operator's state from a list of Deployments: a ready one wins, else the first found.
 pub fn operator_state(deployments: &[Deployment]) -> OperatorState {
     let mut not_ready = None;
-    for d in deployments.iter().filter(|d| is_operator(d)) {
-        let namespace = d.metadata.namespace.clone().unwrap_or_default();
-        let name = d.metadata.name.clone().unwrap_or_default();
-        let ready = d
-            .status
-            .as_ref()
-            .and_then(|s| s.ready_replicas)
-            .unwrap_or(0);
-        let desired = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-        if ready >= 1 {
-            return OperatorState::Running { namespace, name };
+    for state in deployments.iter().filter(|d| is_operator(d)).map(state_of) {
+        match state {
+            OperatorState::Running { .. } => return state,
+            other => {
+                not_ready.get_or_insert(other);
+            }
         }
-        not_ready.get_or_insert(OperatorState::NotReady {
-            namespace,
-            name,
-            ready,
-            desired,
-        });
     }
     not_ready.unwrap_or(OperatorState::NotFound)
 }
 
-/// Reads the operator's state from the cluster: Deployments in every namespace, else (no
-/// permission cluster-wide) in the upstream namespace. A refused or failed read becomes
-/// [`OperatorState::Unknown`] with the reason; a cluster that cannot be reached, or rejects our
-/// credentials, is an error. Shared by `diagnose` and `wait`.
+/// One operator Deployment: running with a ready replica, or not.
+fn state_of(d: &Deployment) -> OperatorState {
+    let namespace = d.metadata.namespace.clone().unwrap_or_default();
+    let name = d.metadata.name.clone().unwrap_or_default();
+    let ready = d
+        .status
+        .as_ref()
+        .and_then(|s| s.ready_replicas)
+        .unwrap_or(0);
+    let desired = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    if ready >= 1 {
+        OperatorState::Running { namespace, name }
+    } else {
+        OperatorState::NotReady {
+            namespace,
+            name,
+            ready,
+            desired,
+        }
+    }
+}
+
+/// The label selector of the upstream manifests.
+pub fn operator_selector() -> String {
+    format!("{}={}", OPERATOR_LABEL.0, OPERATOR_LABEL.1)
+}
+
+/// Reads the operator's state: Deployments carrying the upstream label in any namespace
+/// (server-side filtered), else Deployment `training-operator` in `kubeflow`. A refused or failed
+/// read becomes [`OperatorState::Unknown`] with the reason; a cluster that cannot be reached, or
+/// rejects our credentials, is an error. The one owner of this fact: `submit`, `check`, `wait`
+/// and `diagnose` all ask here.
 pub async fn current(kube: &super::Kube) -> crate::error::Result<OperatorState> {
     use kube::api::{Api, ListParams};
-    let lp = ListParams::default();
+    let selector = operator_selector();
+    // From the watch cache (resourceVersion=0): a Deployment's readiness a moment stale is
+    // harmless here, and the cache spares etcd.
+    let lp = ListParams::default()
+        .labels(&selector)
+        .limit(PAGE)
+        .match_any();
     let all: Api<Deployment> = Api::all(kube.client.clone());
     let action = super::Action::new("list", "deployments", None);
-    let first = match super::retry(kube, || all.list(&lp)).await {
-        Ok(list) => return Ok(operator_state(&list.items)),
-        Err(e) => super::unknown_reason(e, &action, kube)?,
-    };
-    let in_upstream: Api<Deployment> = Api::namespaced(kube.client.clone(), OPERATOR_NAMESPACE);
-    match super::retry(kube, || in_upstream.list(&lp)).await {
+    // `None`: listed, and no labelled one; `Some(why)`: could not list.
+    let unlisted = match super::retry(kube, || all.list(&lp)).await {
         Ok(list) => match operator_state(&list.items) {
-            // Not in the upstream namespace says nothing about the others.
-            OperatorState::NotFound => Ok(OperatorState::Unknown(first)),
-            found => Ok(found),
+            OperatorState::NotFound => None,
+            found => return Ok(found),
         },
-        Err(_) => Ok(OperatorState::Unknown(first)),
-    }
+        Err(e) => Some(super::unknown_reason(e, &action, kube)?),
+    };
+    let upstream: Api<Deployment> = Api::namespaced(kube.client.clone(), OPERATOR_NAMESPACE);
+    let get = super::Action::new("get", "deployments", Some(OPERATOR_NAMESPACE))
+        .named(OPERATOR_DEPLOYMENT);
+    let by_name = match super::retry(kube, || upstream.get_opt(OPERATOR_DEPLOYMENT)).await {
+        Ok(found) => found,
+        Err(e) => {
+            let why = super::unknown_reason(e, &get, kube)?;
+            return Ok(OperatorState::Unknown(unlisted.unwrap_or(why)));
+        }
+    };
+    Ok(match (by_name, unlisted) {
+        (Some(d), _) => state_of(&d),
+        (None, None) => OperatorState::NotFound,
+        // Not under its upstream name says nothing about the namespaces we could not list.
+        (None, Some(why)) => OperatorState::Unknown(why),
+    })
 }
 
 #[cfg(test)]

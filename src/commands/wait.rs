@@ -25,7 +25,8 @@ pub struct WaitOptionArgs {
 
     /// Give up when a pod has been unschedulable this long (default: wait for --timeout). Also
     /// how long to wait for a training-operator that is not ready while nothing reconciles the
-    /// job (default: fail at once).
+    /// job (default: fail at once), and, when the operator's Deployment cannot be seen, how long
+    /// after its creation a job may have no status (default: 30s).
     #[arg(long, value_parser = parse_duration)]
     pub pending_timeout: Option<Duration>,
 
@@ -37,6 +38,12 @@ pub struct WaitOptionArgs {
     /// (a restart inside the window starts it again; a crash loop fails the wait). 0 for none.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub settle: Duration,
+
+    /// A container restart is not a failure (it starts --settle again and is shown); this many
+    /// restarts of one container during the wait are a crash loop and end it with exit 4. The
+    /// job's runPolicy.backoffLimit takes its place when set (the operator fails the job then).
+    #[arg(long, default_value_t = crate::ops::wait::DEFAULT_MAX_RESTARTS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_restarts: u32,
 }
 
 impl From<WaitOptionArgs> for WaitOptions {
@@ -47,6 +54,7 @@ impl From<WaitOptionArgs> for WaitOptions {
             pending_timeout: a.pending_timeout,
             image_pull_grace: a.image_pull_grace,
             settle: a.settle,
+            max_restarts: a.max_restarts,
         }
     }
 }

@@ -9,6 +9,7 @@ use kube::api::{Api, ListParams, LogParams};
 
 use super::checks::{referenced_secrets, scrub};
 use super::{CrdState, Diagnosis, Snapshot, diagnose};
+use crate::cluster::budget::{Budget, DECORATION};
 pub(super) use crate::cluster::crd::crd_state;
 #[cfg(test)]
 pub(super) use crate::cluster::operator::operator_state;
@@ -23,9 +24,21 @@ use zeroize::{Zeroize, Zeroizing};
 pub const MAX_LOGS: usize = 3;
 
 /// Reads everything [`diagnose`] looks at. The number of requests does not grow with the
-/// replica count: CRD, Deployments, TFJob, pods, services, job events, pod events, one get per
-/// referenced Secret, and at most [`MAX_LOGS`] logs. Refused reads become notes or unknowns.
+/// replica count: CRD, the operator's Deployment (by label, then by name), TFJob, pods,
+/// services, job events, pod events, one get per referenced Secret, and at most [`MAX_LOGS`]
+/// logs, those within the shared [`DECORATION`] budget. Refused reads become notes or unknowns.
 pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Result<Snapshot> {
+    collect_within(kube, namespace, name, tail, Budget::new(DECORATION)).await
+}
+
+/// [`collect`], with the log excerpts under `budget` (one attempt each, none once it is spent).
+pub async fn collect_within(
+    kube: &Kube,
+    namespace: &str,
+    name: &str,
+    tail: i64,
+    budget: Budget,
+) -> Result<Snapshot> {
     let mut s = Snapshot::new(namespace, name, k8s_openapi::jiff::Timestamp::now());
     s.hints = kube.hints.clone();
 
@@ -159,7 +172,8 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
         }
     }
 
-    // 6. Logs: crashing pods first, then running ones (a 401 loop may not crash), capped.
+    // 6. Logs: crashing pods first, then running ones (a 401 loop may not crash), capped. They
+    // decorate the verdict: one attempt each under the shared budget, never retried.
     let pods_api = pods;
     for (pod_name, container, previous) in log_targets(&s.pods) {
         let tail_lines = if tail > 0 { tail } else { 20 };
@@ -170,25 +184,58 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
             limit_bytes: Some(256 * 1024),
             ..LogParams::default()
         };
-        let first = params(previous);
-        let mut got = cluster::retry(kube, || pods_api.logs(&pod_name, &first)).await;
-        if previous && got.is_err() {
-            let current = params(false);
-            got = cluster::retry(kube, || pods_api.logs(&pod_name, &current)).await;
+        let mut got = budget
+            .attempt(pods_api.logs(&pod_name, &params(previous)))
+            .await;
+        // No previous instance (400): the current one is the crashed one. A kubelet that
+        // cannot serve logs (5xx) cannot serve the other either.
+        if previous
+            && matches!(&got, Some(Err(e)) if cluster::status_code(e).is_none_or(|c| c < 500))
+        {
+            got = budget
+                .attempt(pods_api.logs(&pod_name, &params(false)))
+                .await;
         }
         match got {
-            Ok(text) => {
+            Some(Ok(text)) => {
                 let text = scrub(&text, &values);
                 s.logs.insert(pod_name, text);
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 let action = Action::new("get", "pods/log", Some(namespace)).named(&pod_name);
-                note(&mut s, cluster::unknown_reason(e, &action, kube)?);
+                let why = match cluster::status_code(&e) {
+                    // The API server proxies pods/log to the kubelet; a 5xx is the kubelet (or
+                    // the way to it) failing, e.g. `no preferred addresses found`.
+                    Some(code) if code >= 500 => format!(
+                        "the kubelet could not serve the log of pod {pod_name} ({})",
+                        kube_message(&e)
+                    ),
+                    _ => cluster::unknown_reason(e, &action, kube)?,
+                };
+                note(&mut s, why);
+            }
+            None => {
+                note(
+                    &mut s,
+                    format!(
+                        "the log of pod {pod_name} was not read: the {}s budget for log excerpts was spent",
+                        DECORATION.as_secs()
+                    ),
+                );
+                break;
             }
         }
     }
     values.iter_mut().for_each(|v| v.clear());
     Ok(s)
+}
+
+/// The API server's message for a failed request, else the error itself.
+fn kube_message(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(status) => format!("HTTP {}: {}", status.code, status.message),
+        other => other.to_string(),
+    }
 }
 
 /// Unknown on either side counts as the same object.
@@ -325,12 +372,29 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     }
     match d.first_failure() {
         None => Ok(()),
+        // Nothing reconciles the job: the cluster is not ready (exit 3), as `wait` says.
+        Some(f) if f.layer == super::Layer::Controller && stalled(s) => Err(Error::NotReady {
+            message: format!("{}: {}", f.layer.label(), f.summary),
+            hint: f.next_step.clone(),
+        }),
         Some(f) => Err(Error::JobFailed(format!(
             "{}: {}",
             f.layer.label(),
             f.summary
         ))),
     }
+}
+
+/// The job has no status, or is unfinished while its operator is seen not ready: a controller
+/// failure is then the missing operator's, not the job's.
+fn stalled(s: &Snapshot) -> bool {
+    let Some(job) = &s.job else { return false };
+    let unreconciled = job
+        .status
+        .as_ref()
+        .is_none_or(|st| st.conditions.is_empty());
+    let operator_down = matches!(s.operator, crate::cluster::OperatorState::NotReady { .. });
+    unreconciled || (operator_down && !job.is_finished())
 }
 
 /// `kubectl tfjob diagnose NAME`: prints the findings (text or JSON), then exits 0 when nothing

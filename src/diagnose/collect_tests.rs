@@ -81,8 +81,11 @@ fn route(path: &str, forbid_cluster_reads: bool) -> (u16, String) {
             )
         }
         "/apis/apps/v1/deployments" if forbid_cluster_reads => forbidden("deployments"),
-        "/apis/apps/v1/namespaces/kubeflow/deployments" => forbidden("deployments"),
-        "/apis/apps/v1/deployments" => list(
+        "/apis/apps/v1/namespaces/kubeflow/deployments/training-operator" => forbidden("deployments"),
+        "/apis/apps/v1/deployments" => {
+            // Found by the upstream label, server-side: never every Deployment in the cluster.
+            assert!(query.contains("labelSelector=control-plane%3Dkubeflow-training-operator"), "{query}");
+            list(
             "DeploymentList",
             vec![json!({
                 "metadata": {"name": "training-operator", "namespace": "kubeflow"},
@@ -90,7 +93,8 @@ fn route(path: &str, forbid_cluster_reads: bool) -> (u16, String) {
                     {"name": "m", "image": "ghcr.io/kubeflow/training-v1/training-operator:v1-93c5489"}]}}},
                 "status": {"readyReplicas": 1}
             })],
-        ),
+            )
+        }
         "/apis/kubeflow.org/v1/namespaces/default/tfjobs/mnist" => (
             200,
             json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",

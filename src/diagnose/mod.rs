@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::model::TFJob;
 
-pub use collect::{collect, run};
+pub use collect::{collect, collect_within, run};
 
 /// The CRD and operator facts come from [`crate::cluster`], which owns them for every command.
 pub use crate::cluster::{CrdState, OperatorState};

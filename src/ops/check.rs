@@ -306,17 +306,63 @@ fn act_on_verdict(
                     ""
                 }
             ),
-            hint: Some(if submitting {
-                "Lower the replicas or their requests, or add capacity. If an autoscaler adds nodes \
+            hint: Some(match (selector_hint(job, snapshot, reason), submitting) {
+                (Some(hint), _) => hint,
+                (None, true) => {
+                    "Lower the replicas or their requests, or add capacity. If an autoscaler adds nodes \
                  on demand, pass --skip-capacity-check."
-                    .into()
-            } else {
-                "Lower the replicas or their requests, or add capacity; `kubectl tfjob check -o json` \
+                        .into()
+                }
+                (None, false) => {
+                    "Lower the replicas or their requests, or add capacity; `kubectl tfjob check -o json` \
                  lists every pod's reason."
-                    .into()
+                        .into()
+                }
             }),
         }),
     }
+}
+
+/// When pods select nodes that do not exist, capacity is not the cure: name each nodeSelector
+/// pair no node carries (kube-scheduler's NodeAffinity filter, `didn't match Pod's node
+/// affinity/selector`), or the required affinity when every pair is carried somewhere.
+fn selector_hint(job: &TFJob, snapshot: &Snapshot, reason: &str) -> Option<String> {
+    let nodes = snapshot.nodes.as_ref()?;
+    let mut unmatched: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (role, spec) in &job.spec.tf_replica_specs {
+        let Some(selector) = spec
+            .template
+            .spec
+            .as_ref()
+            .and_then(|p| p.node_selector.as_ref())
+        else {
+            continue;
+        };
+        for (k, v) in selector {
+            if !nodes.iter().any(|n| n.labels.get(k) == Some(v)) {
+                unmatched
+                    .entry(format!("{k}={v}"))
+                    .or_default()
+                    .push(role.clone());
+            }
+        }
+    }
+    if unmatched.is_empty() {
+        return reason.contains("node affinity/selector").then(|| {
+            "The pods' node affinity or nodeSelector matches no node that could hold them: compare \
+             it with `kubectl get nodes --show-labels`."
+                .to_string()
+        });
+    }
+    let pairs: Vec<String> = unmatched
+        .iter()
+        .map(|(pair, roles)| format!("nodeSelector {pair} ({})", roles.join(", ")))
+        .collect();
+    let first = unmatched.keys().next().expect("not empty");
+    Some(format!(
+        "No node matches {}: label the nodes meant for the job (`kubectl label node NODE {first}`) or fix the selector; adding capacity elsewhere will not help.",
+        pairs.join(", ")
+    ))
 }
 
 /// The human report: one section per layer.
@@ -401,6 +447,17 @@ pub async fn unschedulable_verdict(
     namespace: &str,
     job: &TFJob,
 ) -> Option<(Verdict, String)> {
+    unschedulable_model(kube, namespace, job)
+        .await
+        .map(|(v, why, _)| (v, why))
+}
+
+/// [`unschedulable_verdict`], with the hint for `never` when a selector is the cause.
+async fn unschedulable_model(
+    kube: &Kube,
+    namespace: &str,
+    job: &TFJob,
+) -> Option<(Verdict, String, Option<String>)> {
     let mut snapshot = cluster::retry(kube, || placement::collect(&kube.client, namespace, job))
         .await
         .map_err(|e| tracing::debug!(error = %e, "pre-flight for an unschedulable pod failed"))
@@ -414,7 +471,10 @@ pub async fn unschedulable_verdict(
     let placed = placement::place(&snapshot, &pods);
     match placed.verdict {
         Verdict::Never if Report::autoscaled(&snapshot) => None,
-        v @ (Verdict::Never | Verdict::Waits) => Some((v, placed.reason)),
+        v @ (Verdict::Never | Verdict::Waits) => {
+            let hint = selector_hint(job, &snapshot, &placed.reason);
+            Some((v, placed.reason, hint))
+        }
         Verdict::Fits | Verdict::Unknown => None,
     }
 }
@@ -439,16 +499,16 @@ pub async fn on_unschedulable(
     out: &mut Output,
 ) -> Result<()> {
     let name = job.metadata.name.as_deref().unwrap_or_default();
-    match unschedulable_verdict(kube, namespace, job).await {
-        Some((Verdict::Never, why)) => Err(Error::WontRun {
+    match unschedulable_model(kube, namespace, job).await {
+        Some((Verdict::Never, why, hint)) => Err(Error::WontRun {
             message: format!(
                 "TFJob {namespace}/{name} can never be scheduled on this cluster: {why}"
             ),
-            hint: Some(format!(
+            hint: Some(hint.unwrap_or_else(|| format!(
                 "Lower the replicas or their requests, or add capacity; see `kubectl tfjob diagnose {name} -n {namespace}`."
-            )),
+            ))),
         }),
-        Some((_, why)) => {
+        Some((_, why, _)) => {
             out.note_line(&format!("waiting for capacity: {why}"));
             Ok(())
         }

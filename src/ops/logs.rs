@@ -513,6 +513,9 @@ pub async fn logs(
         finished: None,
     };
     let mut failed_msg: Option<String> = None;
+    let mut restarts = crate::ops::wait::Tracker::default();
+    let mut stopped = false;
+    let restart_limits = crate::ops::wait::Limits::from(&crate::ops::wait::WaitOptions::default());
     let deadline = tokio::time::Instant::now() + opts.timeout;
     let (done_tx, done_rx) = watch::channel(false);
     if job.is_finished() {
@@ -651,6 +654,26 @@ pub async fn logs(
                 }
                 Some(Ok(watcher::Event::Apply(p))) => {
                     known.insert(p.uid().unwrap_or_default(), Arc::new(p));
+                    // Followed, the job also ends as `wait` ends it: a crash loop or a pod
+                    // that fails for good; a restart is shown, not an end.
+                    if opts.follow && finished.is_none() {
+                        let pods: Vec<Arc<Pod>> = known.values().cloned().collect();
+                        let failed = crate::ops::wait::restarts::pods_failed(
+                            &job,
+                            &pods,
+                            &mut restarts,
+                            restart_limits,
+                            crate::ops::wait::Now::current(),
+                        );
+                        for note in restarts.take_notes() {
+                            writeln!(err, "{note}").map_err(io)?;
+                        }
+                        if let Some(m) = failed {
+                            failed_msg = Some(m);
+                            finished = Some(model::condition::FAILED.to_string());
+                            stopped = true;
+                        }
+                    }
                 }
                 Some(Ok(watcher::Event::Delete(p))) => {
                     let uid = p.uid().unwrap_or_default();
@@ -684,6 +707,11 @@ pub async fn logs(
         }
         if finished.is_some() {
             done_tx.send_replace(true);
+        }
+        // Ended by a crash loop: the other replicas still run and their streams would never
+        // end, so stop here (the operator's Failed, by contrast, ends them with the pods).
+        if stopped {
+            break;
         }
     }
     out.flush().map_err(io)?;

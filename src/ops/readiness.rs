@@ -5,12 +5,11 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, PostParams};
 
 use crate::cluster::{self, Action, Kube, OperatorState};
 use crate::error::{Error, Result};
@@ -109,34 +108,29 @@ enum OperatorCheck {
     Unknown(String),
 }
 
+/// The operator as [`cluster::operator::current`] sees it. Only a Deployment seen with no ready
+/// replica refuses: one not found or not readable is no evidence that nothing reconciles.
 async fn find_operator(kube: &Kube) -> OperatorCheck {
-    let deployments: Api<Deployment> = Api::all(kube.client.clone());
-    let params = ListParams::default();
-    let list = cluster::retry(kube, || deployments.list(&params)).await;
-    let list = match list {
-        Ok(list) => list,
-        Err(e) => {
-            return OperatorCheck::Unknown(format!(
-                "could not look for the training-operator Deployment ({}); assuming it runs",
-                match cluster::status_code(&e) {
-                    Some(403) => "not allowed to list deployments in all namespaces".to_string(),
-                    _ => e.to_string(),
-                }
-            ));
-        }
-    };
-    match crate::cluster::operator::operator_state(&list.items) {
-        OperatorState::Running { .. } => OperatorCheck::Ready,
-        OperatorState::NotFound | OperatorState::Unknown(_) => OperatorCheck::Unknown(
-            "no training-operator Deployment found in any namespace; the job will stay without status \
-             until an operator reconciles it (install: see `kubectl tfjob diagnose`)"
-                .into(),
-        ),
-        OperatorState::NotReady {
+    let grace = cluster::operator::RECONCILE_GRACE.as_secs();
+    match cluster::operator::current(kube).await {
+        Ok(OperatorState::Running { .. }) => OperatorCheck::Ready,
+        Ok(OperatorState::NotFound) => OperatorCheck::Unknown(format!(
+            "no training-operator Deployment found (none labelled {} in any namespace, no {}/{}); \
+             going on, since an operator may run under another name: `wait` says so if the job \
+             has no status {grace}s after its creation",
+            cluster::operator::operator_selector(),
+            cluster::operator::OPERATOR_NAMESPACE,
+            cluster::operator::OPERATOR_DEPLOYMENT,
+        )),
+        Ok(OperatorState::Unknown(why)) => OperatorCheck::Unknown(format!(
+            "could not look for the training-operator Deployment ({why}); going on: `wait` says so \
+             if the job has no status {grace}s after its creation"
+        )),
+        Ok(OperatorState::NotReady {
             namespace: ns,
             name: dname,
             ..
-        } => OperatorCheck::NotReady(Error::not_ready(
+        }) => OperatorCheck::NotReady(Error::not_ready(
             format!(
                 "the training-operator Deployment {ns}/{dname} has no ready replicas: nothing would reconcile the job, and its admission webhook would reject it"
             ),
@@ -145,10 +139,12 @@ async fn find_operator(kube: &Kube) -> OperatorCheck {
                 flags = kube.hints.ns_flags(&ns)
             ),
         )),
+        Err(e) => OperatorCheck::NotReady(e),
     }
 }
 
-async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
+/// The namespace exists (or may not be read, which the next request will tell).
+pub(crate) async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
     let namespaces: Api<Namespace> = Api::all(kube.client.clone());
     match cluster::retry(kube, || namespaces.get_opt(namespace)).await {
         Ok(Some(_)) => Ok(()),

@@ -370,3 +370,36 @@ fn missing_objects_the_pods_need_stop_submit_and_check_until_allowed() {
     );
     assert_eq!(c.list("tfjobs", Some("default")).len(), 1);
 }
+
+#[test]
+fn a_node_selector_no_node_matches_names_the_selector_not_capacity() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(&c, &check_args(&["--node-selector", "pool=gpu"]));
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("No node matches nodeSelector pool=gpu (PS, Worker)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("kubectl label node NODE pool=gpu"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("add capacity"), "{}", run.stderr);
+    // The job created anyway: wait asks the same model and gives the same hint.
+    tfjob(
+        &c,
+        &submit_args(&["--node-selector", "pool=gpu", "--skip-capacity-check"]),
+    )
+    .expect_code(0);
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "2m"]);
+    run.expect_code(4);
+    assert!(
+        run.stderr.contains("No node matches nodeSelector pool=gpu"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("add capacity"), "{}", run.stderr);
+}

@@ -359,7 +359,8 @@ fn exit_4_job_failed() {
     let c = cluster(&format!(
         "containerBehaviour:\n- match: {{replicaType: worker, index: 0}}\n  exitCode: 1\n  runMs: 50\nobjects:{SECRET}"
     ));
-    tfjob(&c, &submit_args(&[])).expect_code(0);
+    // Under Never the one exit fails the job (under OnFailure it would be a routine restart).
+    tfjob(&c, &submit_args(&["--restart-policy", "Never"])).expect_code(0);
     let run = tfjob(
         &c,
         &[

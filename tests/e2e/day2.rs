@@ -254,6 +254,17 @@ fn suspend_and_resume_say_what_happens_and_print_kubectls_line() {
     assert_eq!(run.stdout, "tfjob.kubeflow.org/sus suspended\n");
     assert!(run.stderr.contains("deletes every pod"), "{}", run.stderr);
     until(&c, "pods deleted", |c| job_pods(c, "sus").is_empty());
+    // diagnose points at the command that resumes it, with the same connection flags.
+    let diag = tfjob(&c, &["diagnose", "sus"]);
+    assert!(
+        diag.stdout.contains(&format!(
+            "resume it: kubectl tfjob resume sus -n default --kubeconfig {}",
+            c.kubeconfig().display()
+        )),
+        "{}",
+        diag.stdout
+    );
+    assert!(!diag.stdout.contains("kubectl patch"), "{}", diag.stdout);
     let run = tfjob(&c, &["resume", "tfjob/sus"]);
     run.expect_code(0);
     assert_eq!(run.stdout, "tfjob.kubeflow.org/sus resumed\n");

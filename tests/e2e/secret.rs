@@ -818,3 +818,21 @@ fn an_exec_credential_plugin_does_not_inherit_the_from_env_variable() {
     );
     assert!(!env.contains(TEST_KEY), "the plugin saw the key");
 }
+
+#[test]
+fn secret_check_in_a_namespace_that_does_not_exist_says_so() {
+    let c = cluster("");
+    let run = tfjob(&c, &["secret", "check", "-n", "nope"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr.contains("namespace \"nope\" does not exist"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("kubectl create namespace nope"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("secret create"), "{}", run.stderr);
+}

@@ -199,9 +199,14 @@ fn failed_job_ends_the_wait_with_the_operator_message() {
         ],
     );
     run.expect_code(4);
+    // Whichever is seen first: the operator's Failed condition, or the failed pod that makes
+    // it (restartPolicy Never: nothing restarts it).
     assert!(
         run.stderr
-            .contains("has failed because 1 Worker replica(s) failed"),
+            .contains("has failed because 1 Worker replica(s) failed")
+            || run.stderr.contains(
+                "worker-1 (pod tf-dist-train-worker-1) failed with exit code 1, Error; restartPolicy Never does not restart it"
+            ),
         "{}",
         run.stderr
     );
@@ -210,7 +215,14 @@ fn failed_job_ends_the_wait_with_the_operator_message() {
 /// The article's job inserted behind submit's back (submit refuses while the operator is not
 /// ready), on a cluster whose operator Deployment has 0 ready replicas.
 fn unreconciled() -> tfjob_testcluster::TestCluster {
-    let c = cluster(&format!("operator: installed\nobjects:{SECRET}"));
+    unreconciled_with("", None)
+}
+
+/// [`unreconciled`] with more scenario lines, and the job's creationTimestamp when given.
+fn unreconciled_with(scenario: &str, created: Option<&str>) -> tfjob_testcluster::TestCluster {
+    let c = cluster(&format!(
+        "operator: installed\n{scenario}\nobjects:{SECRET}"
+    ));
     let render = crate::Cli::new(None, &{
         let mut a = vec!["render"];
         a.extend_from_slice(crate::submit::ARTICLE);
@@ -220,6 +232,9 @@ fn unreconciled() -> tfjob_testcluster::TestCluster {
     render.expect_code(0);
     let mut job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
     job["metadata"]["namespace"] = "default".into();
+    if let Some(t) = created {
+        job["metadata"]["creationTimestamp"] = t.into();
+    }
     c.insert(job);
     c
 }
@@ -250,6 +265,7 @@ fn an_operator_with_no_ready_replica_is_named_at_once() {
         diag.stdout
     );
     assert!(!diag.stdout.contains("picking it up"), "{}", diag.stdout);
+    diag.expect_code(3);
 
     // Asked to wait for it: waits --pending-timeout, then says the same.
     let run = tfjob(
@@ -629,6 +645,375 @@ fn diagnose_reports_healthy_and_broken_jobs_in_text_and_json() {
     run.expect_code(3);
     assert!(
         run.stderr.contains("kubectl get tfjobs -n default"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn replicas_that_each_crash_then_run_end_submit_wait_with_success() {
+    // Every replica exits twice while the others come up, then trains: routine under
+    // OnFailure (the templates' policy), not a failure.
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{podName: 'tf-dist-train-*'}}\n  exitCode: 1\n  runMs: 50\n  crashTimes: 2\nobjects:{SECRET}"
+    ));
+    let run = tfjob(
+        &c,
+        &submit_args(&[
+            "--skip-capacity-check",
+            "--wait",
+            "--settle",
+            "1s",
+            "--timeout",
+            "2m",
+        ]),
+    );
+    run.expect_code(0);
+    assert!(run.stdout.contains("condition met"), "{}", run.stdout);
+    // Each restart is shown (the count depends on which statuses the watch delivered apart).
+    for replica in ["ps-0", "worker-0", "worker-1", "worker-2"] {
+        assert!(
+            run.stderr
+                .contains(&format!("{replica} restarted (exit 1), ")),
+            "{replica}: {}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("1 restarts"), "{}", run.stderr);
+}
+
+#[test]
+fn a_replica_that_fails_on_every_start_ends_submit_wait_with_4() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\n  log: 'ValueError: bad flag'\nobjects:{SECRET}"
+    ));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--skip-capacity-check", "--wait", "--timeout", "2m"]),
+    );
+    run.expect_code(4);
+    for part in [
+        "worker-1 (pod tf-dist-train-worker-1) is crash-looping: container tensorflow restarted ",
+        "during the wait, last exit code 1 (Error) (--max-restarts 3)",
+        "worker-1 restarted (exit 1), ",
+    ] {
+        assert!(run.stderr.contains(part), "{part:?}: {}", run.stderr);
+    }
+    // --max-restarts sets the bound.
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--max-restarts",
+            "1",
+            "--timeout",
+            "2m",
+        ],
+    );
+    run.expect_code(4);
+    assert!(run.stderr.contains("is crash-looping"), "{}", run.stderr);
+    assert!(run.stderr.contains("(--max-restarts 1)"), "{}", run.stderr);
+}
+
+#[test]
+fn once_the_watch_shows_the_condition_the_waiter_asks_nothing_more() {
+    // Stuck pulling until the test lets the image exist, so the waiter is watching before the
+    // operator writes Running.
+    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args([
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "running",
+            "--timeout",
+            "2m",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
+        let r = c.requests();
+        ["tfjobs", "pods"]
+            .iter()
+            .all(|res| r.iter().any(|r| r.verb == "watch" && r.resource == *res))
+    }));
+    c.set_missing_images(vec![]);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("condition met (Running)"), "{stdout}");
+    let running = c
+        .condition_log()
+        .into_iter()
+        .find(|(job, t, _)| job.ends_with("tf-dist-train") && t == "Running")
+        .map(|(_, _, at)| at)
+        .expect("the operator wrote Running");
+    let after: Vec<String> = c
+        .requests()
+        .iter()
+        .filter(|r| r.at > running)
+        .map(|r| format!("{} {}?{}", r.verb, r.path, r.query))
+        .collect();
+    assert!(after.is_empty(), "requests after the condition: {after:?}");
+}
+
+/// A role that may not read Deployments (namespace-scoped, as in multi-tenant Kubeflow).
+const NO_DEPLOYMENTS: &str =
+    "rbac: {deny: [{verb: list, resource: deployments}, {verb: get, resource: deployments}]}";
+
+#[test]
+fn an_operator_the_user_cannot_see_does_not_stop_submit_wait() {
+    let c = cluster(&format!("{NO_DEPLOYMENTS}\nobjects:{SECRET}"));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "2m"]),
+    );
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains(
+            "could not look for the training-operator Deployment (forbidden to list deployments"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("condition met"), "{}", run.stdout);
+}
+
+#[test]
+fn a_job_without_status_long_after_its_creation_is_unreconciled_in_wait_and_diagnose() {
+    // Nothing reconciles, and the operator cannot be seen: the job's own age decides.
+    let c = unreconciled_with(NO_DEPLOYMENTS, Some("2026-01-01T00:00:00Z"));
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "10m"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("nothing reconciles TFJob default/tf-dist-train: it has no status"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "cannot tell whether the training-operator is running (forbidden to list deployments"
+        ),
+        "{}",
+        run.stderr
+    );
+    let diag = tfjob(&c, &["diagnose", "tf-dist-train"]);
+    diag.expect_code(3);
+    assert!(
+        diag.stdout
+            .contains("the training-operator is not reconciling this job"),
+        "{}",
+        diag.stdout
+    );
+    // A young job is given --pending-timeout (here 1s) from its creation, then the same answer.
+    let c = unreconciled_with(NO_DEPLOYMENTS, None);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--pending-timeout",
+            "1s",
+            "--timeout",
+            "10m",
+        ],
+    );
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("An operator may still reconcile the job"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("nothing reconciles TFJob"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn no_command_lists_every_deployment_in_the_cluster() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    tfjob(&c, &crate::submit::article_args("check", &[])).expect_code(0);
+    tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "2m"]),
+    )
+    .expect_code(0);
+    tfjob(
+        &c,
+        &["wait", "tf-dist-train", "--settle", "0", "--timeout", "1m"],
+    )
+    .expect_code(0);
+    tfjob(&c, &["diagnose", "tf-dist-train"]).expect_code(0);
+    let deployments: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.resource == "deployments")
+        .collect();
+    assert!(!deployments.is_empty(), "the operator was never looked for");
+    for r in &deployments {
+        let selected = r.name.is_some() || r.query.contains("labelSelector=");
+        assert!(
+            selected,
+            "unfiltered Deployment list: {} {}?{}",
+            r.verb, r.path, r.query
+        );
+    }
+}
+
+/// The closing diagnosis reads at most this many logs (`diagnose::collect::MAX_LOGS`).
+const MAX_DIAGNOSE_LOGS: usize = 3;
+
+/// pods/log answers 500 as kube-apiserver does when it cannot reach the kubelet.
+const NO_KUBELET_LOGS: &str = "faults:\n- match: {verb: get, resource: pods, subresource: log}\n  status: 500\n  message: 'no preferred addresses found; known addresses: []'\n  times: 0";
+
+#[test]
+fn a_failed_job_is_reported_within_its_timeout_when_no_log_can_be_read() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n{NO_KUBELET_LOGS}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--restart-policy", "Never"])).expect_code(0);
+    assert!(c.wait_for(std::time::Duration::from_secs(60), |c| {
+        c.get("tfjobs", Some("default"), "tf-dist-train")
+            .is_some_and(|j| {
+                j["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Failed" && c["status"] == "True")
+            })
+    }));
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "5s",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("TFJob tf-dist-train failed: TFJob default/tf-dist-train has failed because 1 Worker replica(s) failed"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "the kubelet could not serve the log of pod tf-dist-train-worker-1 (HTTP 500: no preferred addresses found; known addresses: [])"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Read once, never retried: the verdict does not wait for its decoration.
+    let log_reads = c
+        .requests()
+        .iter()
+        .filter(|r| r.subresource == "log")
+        .count();
+    assert!(log_reads <= MAX_DIAGNOSE_LOGS, "{log_reads} log reads");
+}
+
+#[test]
+fn a_crash_loop_is_reported_when_no_log_can_be_read() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\n{NO_KUBELET_LOGS}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "2m",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("worker-1 (pod tf-dist-train-worker-1) is crash-looping"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("the kubelet could not serve the log of pod tf-dist-train-worker-1"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("its last log lines"), "{}", run.stderr);
+    let log_reads = c
+        .requests()
+        .iter()
+        .filter(|r| r.subresource == "log")
+        .count();
+    assert!(log_reads <= MAX_DIAGNOSE_LOGS, "{log_reads} log reads");
+}
+
+#[test]
+fn timeout_bounds_the_whole_wait_the_closing_diagnosis_included() {
+    // Containers run forever, so Succeeded never comes; event lists would take a minute.
+    let c = submitted(
+        "faults:\n- match: {verb: list, resource: events}\n  latencyMs: 60000\n  times: 0",
+    );
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "3s",
+        ],
+    );
+    run.expect_code(5);
+    assert!(run.stderr.contains("timed out after 3s"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("(no diagnosis: --timeout ran out before it could be read)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn logs_follow_ends_as_wait_does_a_restart_is_shown_a_crash_loop_is_4() {
+    // Each replica exits once, then trains to the end: followed to Succeeded, exit 0.
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{podName: 'tf-dist-train-*'}}\n  exitCode: 1\n  runMs: 50\nsucceedAfterMs: 1500\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    let run = tfjob(&c, &["logs", "tf-dist-train", "-f", "--timeout", "2m"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("[worker-0]"), "{}", run.stdout);
+    // A worker that fails on every start: a crash loop ends the follow with exit 4.
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&[])).expect_code(0);
+    let run = tfjob(&c, &["logs", "tf-dist-train", "-f", "--timeout", "2m"]);
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("worker-1 (pod tf-dist-train-worker-1) is crash-looping"),
         "{}",
         run.stderr
     );

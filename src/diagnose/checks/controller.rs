@@ -34,12 +34,18 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             "no training-operator Deployment found in any namespace, yet the job was reconciled \
              (Created): the operator runs under another name or outside a Deployment",
         ),
+        // Not seeing it is no evidence that nothing runs: the job's status decides below.
         OperatorState::NotFound => Finding::new(
             Layer::Controller,
-            Verdict::Fail,
-            "no training-operator Deployment found in any namespace",
+            Verdict::Warning,
+            "no training-operator Deployment found",
         )
-        .evidence("looked for a Deployment whose pods run a training-operator image or carry control-plane: kubeflow-training-operator")
+        .evidence(format!(
+            "looked for Deployments labelled {} in every namespace, and for {}/{}",
+            crate::cluster::operator::operator_selector(),
+            crate::cluster::operator::OPERATOR_NAMESPACE,
+            crate::cluster::operator::OPERATOR_DEPLOYMENT
+        ))
         .next(install_operator_hint()),
         OperatorState::Unknown(why) => Finding::new(
             Layer::Controller,
@@ -109,18 +115,17 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     flags = ns_flags(s, ns)
                 )),
             None => f.next(format!(
-                "resume it: kubectl patch tfjob {name} {} --type merge -p '{{\"spec\":{{\"runPolicy\":{{\"suspend\":false}}}}}}'",
+                "resume it: kubectl tfjob resume {name} {}",
                 ns_flags(s, ns)
             )),
         }
     } else if created.is_none() {
-        // With no ready operator nothing will pick the job up, however young it is.
-        let operator_down = matches!(
-            s.operator,
-            OperatorState::NotFound | OperatorState::NotReady { .. }
-        );
+        // With an operator seen not ready nothing will pick the job up, however young it is;
+        // otherwise the job gets the time `wait` gives it.
+        let operator_down = matches!(s.operator, OperatorState::NotReady { .. });
+        let grace = crate::cluster::operator::RECONCILE_GRACE.as_secs() as i64;
         match age {
-            Some(a) if a < RECONCILE_GRACE_SECS && !operator_down => {
+            Some(a) if a < grace && !operator_down => {
                 gate = Err("not reconciled yet".into());
                 Finding::new(
                     Layer::Controller,
@@ -143,11 +148,11 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     OperatorState::Running { namespace, name } => f
                         .evidence(format!("the operator Deployment {namespace}/{name} is running; it may watch other namespaces or lack the tfjob scheme"))
                         .next(format!("check its log: kubectl logs deploy/{name} {} | grep -i {}", ns_flags(s, namespace), s.job_name)),
-                    OperatorState::NotFound | OperatorState::NotReady { .. } => f.evidence(format!(
+                    OperatorState::NotReady { .. } => f.evidence(format!(
                         "no training-operator is running (see above): nothing reconciles this job, so it stays {}",
                         crate::model::STATE_NOT_RECONCILED
                     )),
-                    OperatorState::Unknown(_) => f.next(install_operator_hint()),
+                    OperatorState::NotFound | OperatorState::Unknown(_) => f.next(install_operator_hint()),
                 };
                 f
             }

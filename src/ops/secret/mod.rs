@@ -547,7 +547,15 @@ pub async fn check(
     crate::cluster::secret::check_key_name(&args.key, "--key")?;
     let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();
-    let secret = check_secret(&kube, &namespace, &args.name, &args.key).await?;
+    let secret = match check_secret(&kube, &namespace, &args.name, &args.key).await {
+        Ok(secret) => secret,
+        // Missing from a namespace that does not exist: the namespace is what to fix first.
+        Err(e @ Error::NotReady { .. }) => {
+            crate::ops::readiness::check_namespace(&kube, &namespace).await?;
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     out.data_line(&format!(
         "secret/{} in namespace {namespace} has a non-empty {:?} key",
         args.name, args.key

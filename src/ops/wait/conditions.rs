@@ -18,6 +18,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::runtime::wait::Condition;
 use serde::Serialize;
 
+use super::restarts::{Restarts, crash_loop, observe_restarts, permanent_failure};
 use super::{Pod, WaitFor};
 use crate::cluster::operator::OperatorState;
 use crate::model::{self, ReplicaType, TFJob, condition};
@@ -57,7 +58,7 @@ pub fn is_suspended() -> impl Condition<TFJob> {
 // Pods
 
 /// The replica type a pod belongs to, from the operator's label, in canonical case.
-fn pod_replica_type(pod: &Pod) -> Option<String> {
+pub(super) fn pod_replica_type(pod: &Pod) -> Option<String> {
     let label = pod
         .metadata
         .labels
@@ -66,20 +67,20 @@ fn pod_replica_type(pod: &Pod) -> Option<String> {
     Some(canonical(label))
 }
 
-fn canonical(rtype: &str) -> String {
+pub(super) fn canonical(rtype: &str) -> String {
     ReplicaType::from_any_case(rtype)
         .map(|t| t.as_str().to_string())
         .unwrap_or_else(|| rtype.to_string())
 }
 
-fn phase(pod: &Pod) -> &str {
+pub(super) fn phase(pod: &Pod) -> &str {
     pod.status
         .as_ref()
         .and_then(|s| s.phase.as_deref())
         .unwrap_or("Pending")
 }
 
-fn pod_name(pod: &Pod) -> &str {
+pub(super) fn pod_name(pod: &Pod) -> &str {
     pod.metadata.name.as_deref().unwrap_or_default()
 }
 
@@ -358,7 +359,7 @@ impl Now {
     }
 }
 
-fn jiff_span(d: Duration) -> k8s_openapi::jiff::SignedDuration {
+pub(super) fn jiff_span(d: Duration) -> k8s_openapi::jiff::SignedDuration {
     k8s_openapi::jiff::SignedDuration::try_from(d).unwrap_or(k8s_openapi::jiff::SignedDuration::MAX)
 }
 
@@ -391,6 +392,9 @@ pub struct Limits {
     pub image_pull_grace: Duration,
     pub pending_timeout: Option<Duration>,
     pub settle: Duration,
+    /// Restarts of one container during the wait that make a crash loop (`--max-restarts`);
+    /// the job's `runPolicy.backoffLimit` takes its place when set.
+    pub max_restarts: u32,
 }
 
 impl From<&super::WaitOptions> for Limits {
@@ -399,6 +403,7 @@ impl From<&super::WaitOptions> for Limits {
             image_pull_grace: o.image_pull_grace,
             pending_timeout: o.pending_timeout,
             settle: o.settle,
+            max_restarts: o.max_restarts,
         }
     }
 }
@@ -409,6 +414,15 @@ impl From<&super::WaitOptions> for Limits {
 pub struct Tracker {
     since: HashMap<(String, &'static str), Instant>,
     settle: Option<Settle>,
+    /// Per (pod name, container): the restarts this waiter has seen.
+    pub(super) restarts: BTreeMap<(String, String), Restarts>,
+    /// Lines to show once (a replica restarted), taken by the I/O loop.
+    pub(super) notes: Vec<String>,
+    /// The container whose crash loop ended the wait: (pod, container), for its last log lines.
+    pub crashed: Option<(String, String)>,
+    /// The wall clock of the first evaluation: pods created since (e.g. by `submit --wait`)
+    /// count every restart they show.
+    pub(super) first_seen: Option<Timestamp>,
 }
 
 #[derive(Debug)]
@@ -433,6 +447,11 @@ impl Tracker {
     pub fn settling_for(&self, now: Instant) -> Option<Duration> {
         self.settle.as_ref().map(|s| now - s.since)
     }
+
+    /// The lines gathered since the last call ("worker-1 restarted (exit 1), 1×").
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
 }
 
 /// Has the job reached `target`, failed, or should we keep waiting?
@@ -451,6 +470,7 @@ pub fn evaluate(
             failed.message.as_deref().unwrap_or("(no message)")
         ));
     }
+    observe_restarts(view, tracker, now);
     let succeeded = has_condition(condition::SUCCEEDED).matches_object(Some(job));
     let reached = match target {
         WaitFor::Created => is_reconciled().matches_object(Some(job)),
@@ -476,7 +496,13 @@ pub fn evaluate(
     if let Some(outcome) = unreconciled(view, tracker, limits, now) {
         return outcome;
     }
+    if let Some(reason) = crash_loop(job, tracker, limits) {
+        return Outcome::Fatal(reason);
+    }
     for pod in view.pods {
+        if let Some(reason) = permanent_failure(job, pod) {
+            return Outcome::Fatal(reason);
+        }
         if let Some(reason) = fatal_pod_problem(pod, tracker, limits, now.instant) {
             return Outcome::Fatal(reason);
         }
@@ -516,50 +542,74 @@ fn settled(view: View<'_>, tracker: &mut Tracker, settle: Duration, now: Now) ->
         .all(|p| last_start(p).is_some_and(|t| t <= cutoff))
 }
 
-/// Nothing reconciles the job: no condition yet, and the operator is known to be absent or not
-/// ready. Fails at once, or after `--pending-timeout` when given (the operator may be rolling
-/// out). An operator we could not check (`Unknown`) never fails the wait.
+/// Nothing reconciles the job. With the operator's Deployment seen with no ready replica, at
+/// once, or after `--pending-timeout` when given (it may be rolling out). With the operator not
+/// found or not readable, the job itself decides: a running operator writes Created within
+/// seconds, so a job still without status `--pending-timeout` (default
+/// [`RECONCILE_GRACE`](crate::cluster::operator::RECONCILE_GRACE)) after its creation is not
+/// being reconciled.
 fn unreconciled(
     view: View<'_>,
     tracker: &mut Tracker,
     limits: Limits,
     now: Now,
 ) -> Option<Outcome> {
-    let down = !is_reconciled().matches_object(Some(view.job))
-        && matches!(
-            view.operator,
-            Some(OperatorState::NotReady { .. } | OperatorState::NotFound)
-        );
+    let job = view.job;
+    let pending = !is_reconciled().matches_object(Some(job));
+    let down = pending && matches!(view.operator, Some(OperatorState::NotReady { .. }));
     let age = tracker.age("", "operator-down", down, now.instant);
+    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let wait_longer = "To wait longer for it, pass --pending-timeout (e.g. --pending-timeout 5m).";
+    let operator = view.operator?;
+    if pending
+        && matches!(
+            operator,
+            OperatorState::NotFound | OperatorState::Unknown(_)
+        )
+    {
+        let limit = limits
+            .pending_timeout
+            .unwrap_or(crate::cluster::operator::RECONCILE_GRACE);
+        let created = job.metadata.creation_timestamp.as_ref()?.0;
+        let old = now.wall.duration_since(created).as_secs();
+        if old < 0 || (old as u64) < limit.as_secs() {
+            return None;
+        }
+        return Some(Outcome::NotReconciled {
+            message: format!(
+                "nothing reconciles TFJob {ns}/{name}: it has no status {old}s after its creation ({}); the job stays {}",
+                operator_words(operator),
+                model::STATE_NOT_RECONCILED
+            ),
+            hint: format!("{} {wait_longer}", crate::cluster::install_operator_hint()),
+        });
+    }
     if !down || limits.pending_timeout.is_some_and(|l| age < l) {
         return None;
     }
-    let job = view.job;
-    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
-    let name = job.metadata.name.as_deref().unwrap_or_default();
-    let operator = operator_words(view.operator?);
     let waited = if age.is_zero() {
         String::new()
     } else {
         format!(" (waited {}s)", age.as_secs())
     };
+    let OperatorState::NotReady {
+        namespace,
+        name: deployment,
+        ..
+    } = operator
+    else {
+        return None;
+    };
     Some(Outcome::NotReconciled {
         message: format!(
-            "nothing reconciles TFJob {ns}/{name}: {operator}; the job stays {}{waited}",
+            "nothing reconciles TFJob {ns}/{name}: {}; the job stays {}{waited}",
+            operator_words(operator),
             model::STATE_NOT_RECONCILED
         ),
-        hint: match view.operator {
-            Some(OperatorState::NotReady {
-                namespace, name, ..
-            }) => format!(
-                "See why: kubectl -n {namespace} describe deployment {name}; kubectl -n {namespace} logs deploy/{name}. \
-                 To wait for it to come up, pass --pending-timeout (e.g. --pending-timeout 5m)."
-            ),
-            _ => format!(
-                "{} To wait for it to come up, pass --pending-timeout (e.g. --pending-timeout 5m).",
-                crate::cluster::install_operator_hint()
-            ),
-        },
+        hint: format!(
+            "See why: kubectl -n {namespace} describe deployment {deployment}; kubectl -n {namespace} logs deploy/{deployment}. {wait_longer}"
+        ),
     })
 }
 
@@ -577,7 +627,12 @@ pub fn operator_words(state: &OperatorState) -> String {
         } => format!(
             "training-operator {namespace}/{name} is not ready ({ready}/{desired} replicas ready)"
         ),
-        OperatorState::NotFound => "no training-operator Deployment found in any namespace".into(),
+        OperatorState::NotFound => format!(
+            "no training-operator Deployment found (none labelled {} in any namespace, no {}/{})",
+            crate::cluster::operator::operator_selector(),
+            crate::cluster::operator::OPERATOR_NAMESPACE,
+            crate::cluster::operator::OPERATOR_DEPLOYMENT
+        ),
         OperatorState::Unknown(why) => {
             format!("cannot tell whether the training-operator is running ({why})")
         }
@@ -589,7 +644,7 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
     let job = view.job;
     if !is_reconciled().matches_object(Some(job)) {
         return match view.operator {
-            Some(op @ (OperatorState::NotReady { .. } | OperatorState::NotFound)) => {
+            Some(op @ OperatorState::NotReady { .. }) => {
                 format!(
                     "waiting for an operator to reconcile the job: {}",
                     operator_words(op)
@@ -648,27 +703,6 @@ fn fatal_pod_problem(
                 fatal = Some(format!(
                     "pod {name} container {}: {reason}: {message}",
                     cs.name
-                ));
-            }
-            "CrashLoopBackOff" if cs.name == model::DEFAULT_CONTAINER_NAME => {
-                let last = cs
-                    .last_state
-                    .as_ref()
-                    .and_then(|s| s.terminated.as_ref())
-                    .map(|t| {
-                        format!(
-                            " (last exit code {}{})",
-                            t.exit_code,
-                            t.reason
-                                .as_deref()
-                                .map(|r| format!(", {r}"))
-                                .unwrap_or_default()
-                        )
-                    })
-                    .unwrap_or_default();
-                fatal = Some(format!(
-                    "pod {name}: the tensorflow container is crash-looping after {} restarts{last}",
-                    cs.restart_count
                 ));
             }
             _ => {}

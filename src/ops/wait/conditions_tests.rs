@@ -73,6 +73,7 @@ const LIMITS: Limits = Limits {
     image_pull_grace: Duration::from_secs(60),
     pending_timeout: Some(Duration::from_secs(120)),
     settle: Duration::ZERO,
+    max_restarts: 3,
 };
 
 /// `evaluate` without an operator reading.
@@ -208,25 +209,242 @@ fn missing_secret_and_crash_loop_fail_at_once() {
         Outcome::Fatal(m) => assert!(m.contains("secret \"taotoken-secret\" not found"), "{m}"),
         other => panic!("{other:?}"),
     }
-    let crash = json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
-        "ready": false, "restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
-        "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]});
-    let pods = vec![pod("worker", 0, crash)];
+}
+
+/// A worker's tensorflow container after `restarts` restarts, waiting in CrashLoopBackOff after
+/// exiting with `code`.
+fn crashed(restarts: i32, code: i32) -> serde_json::Value {
+    json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+        "ready": false, "started": false, "restartCount": restarts,
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s restarting failed container"}},
+        "lastState": {"terminated": {"exitCode": code, "reason": "Error"}}}]})
+}
+
+fn with_uid(p: Arc<Pod>, uid: &str) -> Arc<Pod> {
+    let mut p = (*p).clone();
+    p.metadata.uid = Some(uid.into());
+    Arc::new(p)
+}
+
+#[test]
+fn a_restart_is_shown_and_starts_the_settle_window_again_but_is_not_a_failure() {
+    let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let limits = Limits {
+        settle: Duration::from_secs(5),
+        ..LIMITS
+    };
+    let mut t = Tracker::default();
+    let t0 = at("2026-01-01T00:00:00Z");
+    let pods = |w1: serde_json::Value| {
+        vec![
+            pod("ps", 0, running_since("2026-01-01T00:00:00Z", 0)),
+            pod("worker", 0, running_since("2026-01-01T00:00:00Z", 0)),
+            pod("worker", 1, w1),
+        ]
+    };
+    let first = pods(running_since("2026-01-01T00:00:00Z", 0));
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &first, &mut t, limits, t0),
+        Outcome::Waiting
+    );
+    assert!(t.take_notes().is_empty());
+    // worker-1 exits once (the PS was not up yet): shown, not fatal.
+    let t1 = t0.after(Duration::from_secs(1));
+    assert_eq!(
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &pods(crashed(1, 1)),
+            &mut t,
+            limits,
+            t1
+        ),
+        Outcome::Waiting
+    );
+    assert_eq!(t.take_notes(), ["worker-1 restarted (exit 1), 1\u{d7}"]);
+    // Running again: the window starts from here, so 5s after t0 is not enough.
+    let t2 = t0.after(Duration::from_secs(2));
+    let again = pods(running_since("2026-01-01T00:00:02Z", 1));
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &again, &mut t, limits, t2),
+        Outcome::Waiting
+    );
+    assert!(t.take_notes().is_empty(), "the same restart is shown once");
+    let t7 = t0.after(Duration::from_secs(7));
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &again, &mut t, limits, t7),
+        Outcome::Reached("all replicas Running".into())
+    );
+}
+
+#[test]
+fn a_crash_loop_is_max_restarts_of_one_container_during_the_wait() {
+    let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let mut t = Tracker::default();
+    let t0 = Now::current();
+    // Restarts from before the wait are history: 4 at first sight is no loop.
+    let w = |n| vec![pod("worker", 0, crashed(n, 2))];
+    assert_eq!(
+        ev(WaitFor::Succeeded, &j, &w(4), &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    assert_eq!(
+        ev(
+            WaitFor::Succeeded,
+            &j,
+            &w(5),
+            &mut t,
+            LIMITS,
+            t0.after(Duration::from_secs(10))
+        ),
+        Outcome::Waiting
+    );
+    assert_eq!(
+        ev(
+            WaitFor::Succeeded,
+            &j,
+            &w(6),
+            &mut t,
+            LIMITS,
+            t0.after(Duration::from_secs(30))
+        ),
+        Outcome::Waiting
+    );
+    assert_eq!(
+        t.take_notes(),
+        [
+            "worker-0 restarted (exit 2), 1\u{d7}",
+            "worker-0 restarted (exit 2), 2\u{d7}"
+        ]
+    );
     match ev(
-        WaitFor::Running,
+        WaitFor::Succeeded,
         &j,
-        &pods,
-        &mut Tracker::default(),
+        &w(7),
+        &mut t,
         LIMITS,
-        Now::current(),
+        t0.after(Duration::from_secs(70)),
     ) {
         Outcome::Fatal(m) => {
-            assert!(
-                m.contains("crash-looping after 4 restarts (last exit code 1, Error)"),
-                "{m}"
-            )
+            for part in [
+                "worker-0 (pod tf-worker-0) is crash-looping",
+                "restarted 3\u{d7} in 60.0s during the wait",
+                "last exit code 2 (Error)",
+                "(--max-restarts 3)",
+            ] {
+                assert!(m.contains(part), "{part:?} in {m}");
+            }
         }
         other => panic!("{other:?}"),
+    }
+    assert_eq!(t.crashed, Some(("tf-worker-0".into(), "tensorflow".into())));
+}
+
+#[test]
+fn backoff_limit_takes_the_place_of_max_restarts_and_recreated_pods_count() {
+    let mut j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    j.spec.run_policy = Some(serde_json::from_value(json!({"backoffLimit": 2})).unwrap());
+    for spec in j.spec.tf_replica_specs.values_mut() {
+        spec.restart_policy = Some("ExitCode".into());
+    }
+    let mut t = Tracker::default();
+    let t0 = Now::current();
+    let failed = json!({"phase": "Failed", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+        "ready": false, "restartCount": 0, "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]});
+    // A retryable exit code (>= 128) under ExitCode: the operator recreates the pod.
+    let a = vec![with_uid(
+        pod("worker", 1, running_since("2026-01-01T00:00:00Z", 0)),
+        "a",
+    )];
+    let a_failed = vec![with_uid(pod("worker", 1, failed.clone()), "a")];
+    let b = vec![with_uid(
+        pod("worker", 1, running_since("2026-01-01T00:00:00Z", 0)),
+        "b",
+    )];
+    let b_failed = vec![with_uid(pod("worker", 1, failed), "b")];
+    let c = vec![with_uid(
+        pod("worker", 1, running_since("2026-01-01T00:00:00Z", 0)),
+        "c",
+    )];
+    assert_eq!(
+        ev(WaitFor::Succeeded, &j, &a, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    assert_eq!(
+        ev(WaitFor::Succeeded, &j, &a_failed, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    assert_eq!(
+        ev(WaitFor::Succeeded, &j, &b, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    assert_eq!(t.take_notes(), ["worker-1 restarted (exit 137), 1\u{d7}"]);
+    assert_eq!(
+        ev(WaitFor::Succeeded, &j, &b_failed, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    match ev(WaitFor::Succeeded, &j, &c, &mut t, LIMITS, t0) {
+        Outcome::Fatal(m) => assert!(
+            m.contains("restarted 2\u{d7}") && m.contains("runPolicy.backoffLimit 2"),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_failed_pod_is_permanent_under_never_and_non_retryable_exit_codes_only() {
+    let failed = |code: i32| {
+        vec![pod(
+            "worker",
+            0,
+            json!({"phase": "Failed", "containerStatuses": [{"name": "tensorflow", "image": "i",
+            "imageID": "", "ready": false, "restartCount": 0,
+            "state": {"terminated": {"exitCode": code, "reason": "Error"}}}]}),
+        )]
+    };
+    let with_policy = |policy: Option<&str>| {
+        let mut j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+        for spec in j.spec.tf_replica_specs.values_mut() {
+            spec.restart_policy = policy.map(String::from);
+        }
+        j
+    };
+    let verdict = |policy: Option<&str>, code: i32| {
+        ev(
+            WaitFor::Succeeded,
+            &with_policy(policy),
+            &failed(code),
+            &mut Tracker::default(),
+            LIMITS,
+            Now::current(),
+        )
+    };
+    // The operator's default restartPolicy is Never.
+    for (policy, code) in [
+        (None, 1),
+        (Some("Never"), 3),
+        (Some("ExitCode"), 1),
+        (Some("ExitCode"), 127),
+    ] {
+        match verdict(policy, code) {
+            Outcome::Fatal(m) => assert!(
+                m.contains(&format!(
+                    "worker-0 (pod tf-worker-0) failed with exit code {code}, Error"
+                )) && m.contains(&format!("restartPolicy {}", policy.unwrap_or("Never"))),
+                "{m}"
+            ),
+            other => panic!("{policy:?} {code}: {other:?}"),
+        }
+    }
+    // Retryable under ExitCode (>= 128, IsRetryableExitCode), and OnFailure/Always: recreated.
+    for (policy, code) in [
+        (Some("ExitCode"), 128),
+        (Some("ExitCode"), 137),
+        (Some("OnFailure"), 1),
+        (Some("Always"), 1),
+    ] {
+        assert_eq!(verdict(policy, code), Outcome::Waiting, "{policy:?} {code}");
     }
 }
 

@@ -13,11 +13,13 @@ use futures::stream::BoxStream;
 use futures::{FutureExt, Stream, StreamExt};
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{self, store::Writer};
+use kube::runtime::wait::Condition;
 use kube::runtime::{WatchStreamExt, watcher};
 
 use super::conditions::{self, Limits, Now, Outcome, Progress, Tracker, View, evaluate};
 use super::progress::Display;
 use super::{Pod, WaitFor, WaitOptions};
+use crate::cluster::budget::{Budget, DECORATION};
 use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
@@ -36,6 +38,8 @@ const OPERATOR_EVERY: Duration = Duration::from_secs(5);
 const MAX_BATCH: usize = 10_000;
 /// Upper bound of one direct read (job + pods) when the deadline is further away.
 const READ_LIMIT: Duration = Duration::from_secs(30);
+/// Log lines of a crash-looping container quoted in the failure.
+const CRASH_LOG_LINES: usize = 5;
 
 /// `kubectl tfjob wait NAME`: `name` as given on the command line (`NAME`, `tfjob/NAME`, …).
 pub async fn run(
@@ -74,6 +78,9 @@ pub async fn follow(
         operator_noted: false,
         display: Display::new(format, out.err_is_terminal()),
         started: Instant::now(),
+        end: Instant::now()
+            .checked_add(opts.timeout)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600)),
         last_shown: None,
         last: None,
         asked_model: false,
@@ -105,6 +112,8 @@ struct Waiter<'a> {
     operator_noted: bool,
     display: Display,
     started: Instant,
+    /// `--timeout` bounds the whole command, the closing diagnosis included.
+    end: Instant,
     last_shown: Option<(Progress, String)>,
     /// The last state judged, for the note after `--for running`.
     last: Option<(TFJob, Vec<Arc<Pod>>)>,
@@ -149,7 +158,6 @@ impl Waiter<'_> {
     /// Looks at the operator while the job has no condition: a job nobody reconciles is named
     /// within seconds instead of running out the clock.
     async fn check_operator(&mut self, job: &TFJob) -> Result<()> {
-        use kube::runtime::wait::Condition;
         if conditions::is_reconciled().matches_object(Some(job)) {
             self.operator = None;
             return Ok(());
@@ -218,20 +226,43 @@ impl Waiter<'_> {
             self.limits,
             now,
         );
-        if outcome == Outcome::Waiting
-            && self.limits.pending_timeout.is_some()
-            && !self.operator_noted
-            && let Some(op @ (OperatorState::NotReady { .. } | OperatorState::NotFound)) =
-                &self.operator
-        {
-            self.operator_noted = true;
-            let line = format!(
-                "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
-                self.namespace,
-                self.name,
-                conditions::operator_words(op)
-            );
+        for line in self.tracker.take_notes() {
             self.display.note(out, &line);
+        }
+        if !self.operator_noted
+            && let Some(op) = &self.operator
+        {
+            let line = match op {
+                OperatorState::NotReady { .. }
+                    if outcome == Outcome::Waiting && self.limits.pending_timeout.is_some() =>
+                {
+                    Some(format!(
+                        "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
+                        self.namespace,
+                        self.name,
+                        conditions::operator_words(op)
+                    ))
+                }
+                // No evidence either way: the job's own status decides (said even when it
+                // already has: the warning is why the answer took the job's age).
+                OperatorState::NotFound | OperatorState::Unknown(_)
+                    if !conditions::is_reconciled().matches_object(Some(&job)) =>
+                {
+                    Some(format!(
+                        "Warning: {}. An operator may still reconcile the job; it is given {}s from its creation to get a status.",
+                        conditions::operator_words(op),
+                        self.limits
+                            .pending_timeout
+                            .unwrap_or(cluster::operator::RECONCILE_GRACE)
+                            .as_secs()
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(line) = line {
+                self.operator_noted = true;
+                self.display.note(out, &line);
+            }
         }
         self.last = Some((job, pods));
         Ok(decided(outcome))
@@ -263,7 +294,9 @@ impl Waiter<'_> {
     /// have been failing, and a finished job is not a timeout.
     async fn final_check(&mut self, out: &mut Output) -> Result<String> {
         let timeout = self.opts.timeout;
-        if let Ok(Ok(Some((job, pods)))) = tokio::time::timeout(READ_LIMIT, self.read()).await
+        // Half of what is left: the other half is the closing diagnosis's.
+        let limit = READ_LIMIT.min(self.end.saturating_duration_since(Instant::now()) / 2);
+        if let Ok(Ok(Some((job, pods)))) = tokio::time::timeout(limit, self.read()).await
             && let Some(decided) = self.judge(job, pods, out)?
         {
             return decided;
@@ -307,7 +340,9 @@ impl Waiter<'_> {
             .map(|e| (Source::Pods, e));
         let mut events = std::pin::pin!(futures::stream::select(job_events, pod_events));
 
-        let deadline = tokio::time::sleep(self.opts.timeout);
+        // What the closing diagnosis may take is kept back from the watch.
+        let reserve = DECORATION.min(self.opts.timeout / 4);
+        let deadline = tokio::time::sleep(self.opts.timeout.saturating_sub(reserve));
         tokio::pin!(deadline);
         // Re-evaluate every second without events: time-based limits fire on a quiet job, and
         // the live line's clock moves.
@@ -413,8 +448,10 @@ impl Waiter<'_> {
         let (namespace, name) = (self.namespace, self.name);
         match outcome {
             Ok(what) => {
+                // The answer first: what is said about the replicas comes from what the
+                // watch already holds, with no further request.
                 if self.opts.wait_for == WaitFor::Running {
-                    self.note_replicas_not_running(out).await;
+                    self.note_replicas_not_running(out);
                 }
                 match format {
                     ReportFormat::Json => out.data_line(
@@ -431,22 +468,30 @@ impl Waiter<'_> {
             }
             Err(err @ (Error::Interrupted(_) | Error::NotReady { .. })) => Err(err),
             Err(err) => {
-                report_diagnosis(self.kube, namespace, name, format, out).await?;
-                Err(err)
+                let budget = Budget::until(self.end).min(Budget::new(DECORATION));
+                let snapshot =
+                    report_diagnosis(self.kube, namespace, name, format, out, self.end, budget)
+                        .await?;
+                Err(self.with_crash_log(err, snapshot.as_ref()))
             }
+        }
+    }
+
+    fn with_crash_log(&self, err: Error, snapshot: Option<&crate::diagnose::Snapshot>) -> Error {
+        match (&err, self.tracker.crashed.as_ref(), snapshot) {
+            (Error::JobFailed(message), Some((pod, _)), Some(s)) => {
+                Error::JobFailed(with_log_tail(message, s.logs.get(pod)))
+            }
+            _ => err,
         }
     }
 
     /// `--for running` keeps the operator's meaning; say when that hides replicas that do not
     /// run (the article's trap: Running while two workers are Unschedulable).
-    async fn note_replicas_not_running(&mut self, out: &mut Output) {
-        let mut state = self.last.take();
-        if state.as_ref().is_none_or(|(_, pods)| pods.is_empty())
-            && let Ok(Ok(Some(read))) = tokio::time::timeout(READ_LIMIT, self.read()).await
-        {
-            state = Some(read);
-        }
-        let Some((job, pods)) = state else { return };
+    fn note_replicas_not_running(&mut self, out: &mut Output) {
+        let Some((job, pods)) = self.last.take() else {
+            return;
+        };
         let missing = conditions::not_running(&job, &pods);
         if missing.is_empty() {
             return;
@@ -460,6 +505,20 @@ impl Waiter<'_> {
         }
         out.note_line("Use --for all-running (the default) to wait until every replica runs.");
     }
+}
+
+/// A crash loop's message ends with the last lines the crashed container printed, when the
+/// closing diagnosis could read them (scrubbed of Secret values there).
+fn with_log_tail(message: &str, log: Option<&String>) -> String {
+    let Some(log) = log.filter(|l| !l.trim().is_empty()) else {
+        return message.to_string();
+    };
+    let lines: Vec<&str> = log.lines().collect();
+    let mut out = format!("{message}\nits last log lines:");
+    for line in &lines[lines.len().saturating_sub(CRASH_LOG_LINES)..] {
+        out.push_str(&format!("\n  | {line}"));
+    }
+    out
 }
 
 /// The state of the two watches, from the events seen.
@@ -632,16 +691,25 @@ impl From<&watcher::Error> for WatchProblem {
     }
 }
 
-/// When a wait ends without reaching its target, say which layer is at fault.
+/// When a wait ends without reaching its target, say which layer is at fault, within what is
+/// left of `--timeout` (log excerpts within `budget`). Returns what it read.
 async fn report_diagnosis(
     kube: &Kube,
     namespace: &str,
     name: &str,
     format: ReportFormat,
     out: &mut Output,
-) -> Result<()> {
-    match crate::diagnose::collect(kube, namespace, name, 20).await {
-        Ok(snapshot) => {
+    end: Instant,
+    budget: Budget,
+) -> Result<Option<crate::diagnose::Snapshot>> {
+    let left = end.saturating_duration_since(Instant::now());
+    let collected = tokio::time::timeout(
+        left,
+        crate::diagnose::collect_within(kube, namespace, name, 20, budget),
+    )
+    .await;
+    match collected {
+        Ok(Ok(snapshot)) => {
             let diagnosis = crate::diagnose::diagnose(&snapshot);
             match format {
                 ReportFormat::Json => out.data_line(
@@ -654,10 +722,17 @@ async fn report_diagnosis(
                     out.note(&diagnosis.render_text(color));
                 }
             }
+            Ok(Some(snapshot))
         }
-        Err(e) => out.note_line(&format!("(could not collect a diagnosis: {e})")),
+        Ok(Err(e)) => {
+            out.note_line(&format!("(could not collect a diagnosis: {e})"));
+            Ok(None)
+        }
+        Err(_) => {
+            out.note_line("(no diagnosis: --timeout ran out before it could be read)");
+            Ok(None)
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]

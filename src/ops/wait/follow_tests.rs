@@ -149,3 +149,16 @@ fn streaming_refusals_are_told_apart_from_outages() {
         status(410).boxed()
     )));
 }
+
+#[test]
+fn a_crash_loop_ends_with_the_last_log_lines_when_they_were_read() {
+    let log: String = (1..=8).map(|i| format!("line {i}\n")).collect();
+    let m = with_log_tail("worker-0 is crash-looping", Some(&log));
+    assert_eq!(
+        m,
+        "worker-0 is crash-looping\nits last log lines:\n  | line 4\n  | line 5\n  | line 6\n  | line 7\n  | line 8"
+    );
+    // Not read (the kubelet could not serve it, or the budget ran out): the verdict alone.
+    assert_eq!(with_log_tail("x", None), "x");
+    assert_eq!(with_log_tail("x", Some(&"\n".to_string())), "x");
+}

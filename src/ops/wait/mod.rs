@@ -3,6 +3,8 @@
 //!
 //! - [`conditions`]: pure. Small job conditions in kube-runtime's `Condition` style, per-replica
 //!   progress, and [`evaluate`], which says reached / failed / keep waiting given the clock.
+//! - [`restarts`]: pure. What a container restart means (shown, not a failure) and when
+//!   restarts are a crash loop or a pod has failed for good.
 //! - `follow`: the I/O loop. kube-runtime `watcher`s feed reflector stores (streaming lists
 //!   where the server supports them, a paged list otherwise); periodic GETs take over when every
 //!   watch fails; the operator's health is checked while nothing reconciles the job.
@@ -11,6 +13,7 @@
 pub mod conditions;
 mod follow;
 mod progress;
+pub mod restarts;
 
 use std::time::Duration;
 
@@ -58,13 +61,18 @@ pub struct WaitOptions {
     /// Overall limit; zero checks once.
     pub timeout: Duration,
     /// Give up when a pod has been unschedulable this long, or when nothing reconciles the job
-    /// (operator not ready) this long. `None`: unschedulable pods wait for `timeout`, an
-    /// unreconciled job with a broken operator fails at once.
+    /// (operator not ready) this long, or (operator not seen) when the job has had no status
+    /// this long since its creation. `None`: unschedulable pods wait for `timeout`, an
+    /// unreconciled job with a broken operator fails at once, one with an unseen operator after
+    /// [`RECONCILE_GRACE`](crate::cluster::operator::RECONCILE_GRACE).
     pub pending_timeout: Option<Duration>,
     /// How long image pull errors may persist before they count as fatal.
     pub image_pull_grace: Duration,
     /// `all-running` holds only after every replica has run this long without a restart.
     pub settle: Duration,
+    /// Restarts of one container during the wait that end it as a crash loop (exit 4);
+    /// `runPolicy.backoffLimit` takes its place when the job sets one.
+    pub max_restarts: u32,
 }
 
 impl Default for WaitOptions {
@@ -75,9 +83,14 @@ impl Default for WaitOptions {
             pending_timeout: None,
             image_pull_grace: Duration::from_secs(60),
             settle: DEFAULT_SETTLE,
+            max_restarts: DEFAULT_MAX_RESTARTS,
         }
     }
 }
+
+/// The default `--max-restarts`: one restart is routine (a worker that starts before its PS),
+/// three in one wait is a loop.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 
 /// The default `--settle`: long enough to see a container that dies right after it starts
 /// (bad flags, import errors), short enough not to slow a healthy submit down.

@@ -579,7 +579,8 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
         sh.logs.append(&ns, &pname, &cname, &text);
         let exit: Option<(u64, i64, bool)> = match &b {
             Some(b)
-                if (attempt == 0 || b.crash_loop) && (b.exit_code.is_some() || b.oom_killed) =>
+                if (b.crash_loop || attempt < i64::from(b.crash_times.unwrap_or(1)))
+                    && (b.exit_code.is_some() || b.oom_killed) =>
             {
                 let code = if b.oom_killed {
                     137

@@ -132,6 +132,9 @@ pub struct ContainerBehaviour {
     pub run_ms: Option<u64>,
     /// Exit the same way after every restart (CrashLoopBackOff); otherwise a restarted container keeps running.
     pub crash_loop: bool,
+    /// Exit on this many starts, then keep running once restarted (default 1; `crashLoop`
+    /// overrides it). "Crash twice while the PS comes up, then train."
+    pub crash_times: Option<u32>,
     /// Terminate with reason OOMKilled, exit code 137.
     pub oom_killed: bool,
     /// Text served by the pods/log subresource for this container.
@@ -304,6 +307,24 @@ impl Fault {
     pub fn retry_after(mut self, secs: u64) -> Self {
         self.retry_after_seconds = Some(secs);
         self
+    }
+    /// Every `pods/log` read answers 500 as kube-apiserver does when it cannot reach the
+    /// pod's kubelet: the node has no address of a preferred type (`pkg/util/node`
+    /// GetPreferredNodeAddress's NoMatchError, which `kubectl logs` prints as
+    /// `Error from server: no preferred addresses found; known addresses: []`).
+    pub fn kubelet_logs_unavailable() -> Self {
+        Fault {
+            matches: FaultMatch {
+                verb: Some("get".into()),
+                resource: Some("pods".into()),
+                subresource: Some("log".into()),
+                ..Default::default()
+            },
+            status: Some(500),
+            message: Some("no preferred addresses found; known addresses: []".into()),
+            times: 0,
+            ..Default::default()
+        }
     }
     /// A matcher-only fault to be combined with the effect builders below.
     pub fn on(verb: &str, resource: &str) -> Self {

@@ -982,3 +982,35 @@ async fn exit_code_policy_fails_on_permanent_codes_and_managed_by_is_skipped() {
     );
     assert!(c.get("pods", Some("default"), "kueue-worker-0").is_none());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn crash_times_exits_that_many_starts_then_runs() {
+    let sc = Scenario::default().with_behaviour(ContainerBehaviour {
+        matches: ContainerMatch {
+            pod_name: Some("flaky-worker-*".into()),
+            ..Default::default()
+        },
+        exit_code: Some(1),
+        run_ms: Some(20),
+        crash_times: Some(2),
+        ..Default::default()
+    });
+    let c = TestCluster::start(sc);
+    let cl = client(&c).await;
+    tfjobs(&cl, "default")
+        .create(&PostParams::default(), &tfjob("flaky", 0, 1, "OnFailure"))
+        .await
+        .unwrap();
+    // Two restarts, then the third instance keeps running (the kubelet restarts in place).
+    let pod = eventually(20, || {
+        c.get("pods", Some("default"), "flaky-worker-0")
+            .filter(|p| {
+                let cs = &p["status"]["containerStatuses"][0];
+                cs["restartCount"] == 2 && cs["state"]["running"].is_object()
+            })
+    })
+    .await;
+    let cs = &pod["status"]["containerStatuses"][0];
+    assert_eq!(cs["lastState"]["terminated"]["exitCode"], 1);
+    assert_eq!(pod["status"]["phase"], "Running");
+}

@@ -1,0 +1,247 @@
+//! Restarts, as the kubelet and the operator mean them (pure, like [`super::conditions`]).
+//!
+//! A container that exits under `OnFailure`/`Always` is restarted in place by the kubelet; a pod
+//! that fails under `OnFailure`/`Always`, or under `ExitCode` with a retryable code, is deleted
+//! and created again by the operator (training-operator v1.9 `pkg/controller.v1/common/pod.go`
+//! ReconcilePods, with `pkg/util/train/train_util.go` IsRetryableExitCode: code >= 128). Neither
+//! is a failure: it starts the settle window again and is shown. The wait fails on a restart
+//! only when one container has restarted `max_restarts` times during it (a crash loop), or when
+//! the operator says so (Failed).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::Pod;
+use super::conditions::{
+    Limits, Now, Tracker, View, canonical, jiff_span, phase, pod_name, pod_replica_type,
+};
+use crate::model::{self, ReplicaType, TFJob};
+
+/// One container of one replica, across restarts in place and pods recreated under its name.
+#[derive(Debug)]
+pub(super) struct Restarts {
+    uid: String,
+    /// The last restartCount seen on that pod instance.
+    count: i32,
+    /// Restarts seen during this wait (a restart before the wait started does not count).
+    during_wait: u32,
+    first_at: Option<Instant>,
+    last_at: Option<Instant>,
+    /// Exit code and reason of the last terminated instance.
+    last_exit: Option<(i32, Option<String>)>,
+    /// The instance is terminated with a non-zero code in a Failed pod (the operator may
+    /// recreate it: `OnFailure`/`Always`/retryable `ExitCode`).
+    failed: bool,
+}
+
+/// The pod-level end of a followed job, besides the operator's Failed: a crash loop or a pod
+/// that fails for good, by the same rules as [`evaluate`](super::evaluate) (`logs -f` ends on them too). The
+/// restarts it sees are noted in `tracker`.
+pub fn pods_failed(
+    job: &TFJob,
+    pods: &[Arc<Pod>],
+    tracker: &mut Tracker,
+    limits: Limits,
+    now: Now,
+) -> Option<String> {
+    let view = View {
+        job,
+        pods,
+        operator: None,
+    };
+    observe_restarts(view, tracker, now);
+    crash_loop(job, tracker, limits).or_else(|| pods.iter().find_map(|p| permanent_failure(job, p)))
+}
+
+/// The label of a replica in messages: `worker-1` for pod `JOB-worker-1`.
+fn replica_label<'a>(job: &TFJob, pod: &'a str) -> &'a str {
+    let job_name = job.metadata.name.as_deref().unwrap_or_default();
+    pod.strip_prefix(job_name)
+        .and_then(|r| r.strip_prefix('-'))
+        .unwrap_or(pod)
+}
+
+fn times(n: u32) -> String {
+    format!("{n}\u{d7}")
+}
+
+/// Records restarts in place (a bumped restartCount) and pods recreated after a failure (a new
+/// uid under a name whose last instance failed), with a note for each.
+pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) {
+    let since = *tracker.first_seen.get_or_insert(now.wall);
+    for pod in view.pods.iter().filter(|p| pod_replica_type(p).is_some()) {
+        let name = pod_name(pod);
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let pod_failed = phase(pod) == "Failed";
+        // creationTimestamp has whole seconds: a pod stamped up to 2s before the first look
+        // may have been created after it.
+        let created_during_wait = pod
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .and_then(|t| t.0.checked_add(jiff_span(Duration::from_secs(2))).ok())
+            .is_some_and(|t| t >= since);
+        let now = now.instant;
+        for cs in pod
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref())
+            .into_iter()
+            .flatten()
+        {
+            let key = (name.to_string(), cs.name.clone());
+            let terminated = cs.state.as_ref().and_then(|s| s.terminated.as_ref());
+            let last_terminated = cs.last_state.as_ref().and_then(|s| s.terminated.as_ref());
+            let entry = tracker.restarts.entry(key).or_insert_with(|| Restarts {
+                uid: uid.clone(),
+                // Restarts before the wait started are history, not this wait's.
+                count: if created_during_wait {
+                    0
+                } else {
+                    cs.restart_count
+                },
+                during_wait: 0,
+                first_at: None,
+                last_at: None,
+                last_exit: None,
+                failed: false,
+            });
+            let mut new = 0;
+            let mut exit = None;
+            if entry.uid != uid {
+                // Recreated: the operator replaced a failed pod (or the user deleted it).
+                if entry.failed {
+                    new += 1;
+                    exit = entry.last_exit.clone();
+                }
+                entry.uid = uid.clone();
+                entry.count = 0;
+            }
+            if cs.restart_count > entry.count {
+                new += (cs.restart_count - entry.count) as u32;
+                exit = last_terminated.map(|t| (t.exit_code, t.reason.clone()));
+            }
+            entry.count = entry.count.max(cs.restart_count);
+            if let Some(t) = terminated.or(last_terminated) {
+                entry.last_exit = Some((t.exit_code, t.reason.clone()));
+            }
+            entry.failed = pod_failed && terminated.is_some_and(|t| t.exit_code != 0);
+            if new == 0 {
+                continue;
+            }
+            entry.during_wait += new;
+            entry.first_at.get_or_insert(now);
+            entry.last_at = Some(now);
+            let container = if cs.name == model::DEFAULT_CONTAINER_NAME {
+                String::new()
+            } else {
+                format!(" container {}", cs.name)
+            };
+            let code = exit
+                .or_else(|| entry.last_exit.clone())
+                .map(|(c, _)| format!(" (exit {c})"))
+                .unwrap_or_default();
+            tracker.notes.push(format!(
+                "{}{container} restarted{code}, {}",
+                replica_label(view.job, name),
+                times(entry.during_wait)
+            ));
+        }
+    }
+}
+
+/// The restart count that makes a crash loop, and where it comes from. The operator fails the
+/// job once the restarts of its Running pods reach `runPolicy.backoffLimit` (v1.9
+/// `pkg/controller.v1/common/job.go` ReconcileJobs → PastBackoffLimit, which sums restartCount
+/// over pods of replica types with `OnFailure`/`Always`/`ExitCode`; `> 0` when the limit is 0),
+/// so when the job sets one it is the bound here too.
+fn restart_limit(job: &TFJob, limits: Limits) -> (u32, String) {
+    match job.spec.run_policy.as_ref().and_then(|r| r.backoff_limit) {
+        Some(b) => (b.max(1) as u32, format!("runPolicy.backoffLimit {b}")),
+        None => (
+            limits.max_restarts.max(1),
+            format!("--max-restarts {}", limits.max_restarts.max(1)),
+        ),
+    }
+}
+
+/// One container restarted the limit's number of times during the wait: a crash loop.
+pub(super) fn crash_loop(job: &TFJob, tracker: &mut Tracker, limits: Limits) -> Option<String> {
+    let (limit, source) = restart_limit(job, limits);
+    let ((pod, container), r) = tracker
+        .restarts
+        .iter()
+        .find(|(_, r)| r.during_wait >= limit)?;
+    let span = match (r.first_at, r.last_at) {
+        (Some(a), Some(b)) => format!(" in {:.1}s", (b - a).as_secs_f64()),
+        _ => String::new(),
+    };
+    let last = r
+        .last_exit
+        .as_ref()
+        .map(|(code, reason)| {
+            format!(
+                ", last exit code {code}{}",
+                reason
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            )
+        })
+        .unwrap_or_default();
+    let message = format!(
+        "{} (pod {pod}) is crash-looping: container {container} restarted {}{span} during the wait{last} ({source})",
+        replica_label(job, pod),
+        times(r.during_wait),
+    );
+    tracker.crashed = Some((pod.clone(), container.clone()));
+    Some(message)
+}
+
+/// A pod that decides the outcome has failed and nothing will restart it: under `Never` (the
+/// operator's default, `tensorflow_defaults.go`) the operator fails the job in UpdateJobStatus;
+/// under `ExitCode` with a code 1-127 (not IsRetryableExitCode) ReconcilePods fails it. Workers
+/// of a job with `enableDynamicWorker` do not decide it.
+pub(super) fn permanent_failure(job: &TFJob, pod: &Pod) -> Option<String> {
+    if phase(pod) != "Failed" {
+        return None;
+    }
+    let rtype = pod_replica_type(pod)?;
+    if rtype == ReplicaType::Worker.as_str() && job.spec.enable_dynamic_worker == Some(true) {
+        return None;
+    }
+    let policy = job
+        .spec
+        .tf_replica_specs
+        .iter()
+        .find(|(k, _)| canonical(k) == rtype)
+        .and_then(|(_, s)| s.restart_policy.clone())
+        .unwrap_or_else(|| "Never".into());
+    let main = pod
+        .status
+        .as_ref()?
+        .container_statuses
+        .iter()
+        .flatten()
+        .find(|cs| cs.name == model::DEFAULT_CONTAINER_NAME)
+        .and_then(|cs| cs.state.as_ref()?.terminated.as_ref());
+    // No terminated tensorflow status reads as 0xbeef upstream: retryable.
+    let code = main.map(|t| t.exit_code).unwrap_or(0xbeef);
+    let permanent = match policy.as_str() {
+        "Never" => true,
+        "ExitCode" => (1..128).contains(&code),
+        _ => false,
+    };
+    if !permanent {
+        return None;
+    }
+    let reason = main
+        .and_then(|t| t.reason.as_deref())
+        .map(|r| format!(", {r}"))
+        .unwrap_or_default();
+    Some(format!(
+        "{} (pod {}) failed with exit code {code}{reason}; restartPolicy {policy} does not restart it, so the job fails",
+        replica_label(job, pod_name(pod)),
+        pod_name(pod)
+    ))
+}
