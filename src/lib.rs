@@ -31,6 +31,7 @@ pub mod model;
 pub mod ops;
 pub mod output;
 pub mod placement;
+pub mod print;
 pub mod probe;
 pub mod render;
 pub mod templates;

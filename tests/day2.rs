@@ -319,7 +319,7 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
     let before = c.requests().len();
     let (out, _) = run(
         ops::list::ListOptions {
-            format: ops::list::ListFormat::Wide,
+            format: kubectl_tfjob::print::Format::Wide,
             ..Default::default()
         },
         "default",
@@ -355,7 +355,10 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
     let (out, _) = run(
         ops::list::ListOptions {
             all_namespaces: true,
-            no_headers: true,
+            table: kubectl_tfjob::print::TableFlags {
+                no_headers: true,
+                ..Default::default()
+            },
             ..Default::default()
         },
         "default",
@@ -377,7 +380,7 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
 
     let (out, _) = run(
         ops::list::ListOptions {
-            format: ops::list::ListFormat::Json,
+            format: kubectl_tfjob::print::Format::Json,
             ..Default::default()
         },
         "default",
@@ -388,7 +391,7 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
     assert_eq!(v["items"][0]["kind"], "TFJob");
     let (out, _) = run(
         ops::list::ListOptions {
-            format: ops::list::ListFormat::Name,
+            format: kubectl_tfjob::print::Format::Name,
             selector: Some("nothing=here".into()),
             ..Default::default()
         },
@@ -647,7 +650,7 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     let (out, mut e) = (Buf::default(), Buf::default());
     let mut o = out.clone();
     let mut opts = ops::get::GetOptions::new("g");
-    opts.format = ops::get::GetFormat::Json;
+    opts.format = kubectl_tfjob::print::Format::Json;
     ops::get::get(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
         .unwrap();

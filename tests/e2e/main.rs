@@ -8,6 +8,7 @@ mod check;
 mod client;
 mod day2;
 mod hostile;
+mod printers;
 mod secret;
 mod shape;
 mod submit;
