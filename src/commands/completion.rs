@@ -342,7 +342,8 @@ mod tests {
             assert!(!complete(&root(), &words(line)).wants_job_name, "{line:?}");
         }
         let c = complete(&root(), &words("list -o "));
-        assert_eq!(values(&c), vec!["wide", "json", "yaml", "name"]);
+        assert_eq!(values(&c)[..4], ["wide", "json", "yaml", "name"]);
+        assert!(values(&c).contains(&"jsonpath="), "{:?}", values(&c));
         let c = complete(&root(), &words("delete x --cascade "));
         assert_eq!(values(&c), vec!["background", "foreground", "orphan"]);
         let c = complete(&root(), &words("submit -f "));

@@ -15,7 +15,7 @@ use crate::print::{self, TableFlags};
 pub struct PrintArgs {
     /// Output format: json|yaml|name|wide|jsonpath=…|jsonpath-file=…|jsonpath-as-json=…|
     /// custom-columns=…|custom-columns-file=…|go-template=…|go-template-file=… (as kubectl get).
-    #[arg(short = 'o', long, value_name = "FORMAT")]
+    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = FormatParser, hide_possible_values = true)]
     pub output: Option<String>,
 
     /// Sort by a JSONPath expression (e.g. '{.metadata.creationTimestamp}'), as kubectl get.
@@ -33,6 +33,46 @@ pub struct PrintArgs {
     /// Leave out the header row.
     #[arg(long)]
     pub no_headers: bool,
+}
+
+/// Any `-o` string (it is parsed by `print::parse_format`, with kubectl's error), offering the
+/// format names to completion.
+#[derive(Debug, Clone, Copy)]
+struct FormatParser;
+
+impl clap::builder::TypedValueParser for FormatParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            [
+                "wide",
+                "json",
+                "yaml",
+                "name",
+                "jsonpath=",
+                "jsonpath-file=",
+                "jsonpath-as-json=",
+                "custom-columns=",
+                "custom-columns-file=",
+                "go-template=",
+                "go-template-file=",
+            ]
+            .into_iter()
+            .map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 impl PrintArgs {

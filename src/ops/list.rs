@@ -161,11 +161,12 @@ pub async fn list(
                 return Ok(());
             }
             let ns = (!opts.all_namespaces).then_some(namespace);
-            let pods = if jobs.is_empty() {
+            let mut pods = if jobs.is_empty() {
                 Vec::new()
             } else {
                 podtable::list(kube, ns, &pod_selector()).await?
             };
+            mark_unschedulable(kube, ns, &mut pods).await;
             let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
             let rows = rows(&typed_jobs, &pods, Timestamp::now());
             let mut table: Vec<Vec<String>> = Vec::new();
@@ -204,6 +205,53 @@ pub async fn list(
         watch(kube, &api, namespace, opts, rv, widths, out).await?;
     }
     Ok(())
+}
+
+/// kubectl's STATUS of a pod waiting for a node is `Pending`, which hides why. When a listed pod
+/// is Pending with no node, one list of the namespace's `FailedScheduling` events (small, unlike
+/// the pods, whose TF_CONFIG grows with the job) gives the scheduler's latest reason, shown as
+/// `Unschedulable: <message>`. Best effort: without the events (RBAC, API error) it stays Pending.
+async fn mark_unschedulable(kube: &Kube, namespace: Option<&str>, pods: &mut [PodRow]) {
+    use k8s_openapi::api::core::v1::Event;
+    let waiting = |p: &PodRow| p.status == "Pending" && (p.node.is_empty() || p.node == "<none>");
+    if !pods.iter().any(waiting) {
+        return;
+    }
+    let api: Api<Event> = match namespace {
+        Some(ns) => Api::namespaced(kube.client.clone(), ns),
+        None => Api::all(kube.client.clone()),
+    };
+    let lp = ListParams::default().fields("involvedObject.kind=Pod,reason=FailedScheduling");
+    let Ok(events) = cluster::retry(kube, || api.list(&lp)).await else {
+        return;
+    };
+    let when = |e: &Event| {
+        e.last_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .or_else(|| e.event_time.as_ref().map(|t| t.0))
+            .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
+    };
+    let mut latest: HashMap<(String, String), &Event> = HashMap::new();
+    for e in &events.items {
+        let key = (
+            e.involved_object.namespace.clone().unwrap_or_default(),
+            e.involved_object.name.clone().unwrap_or_default(),
+        );
+        match latest.get(&key) {
+            Some(prev) if when(prev) > when(e) => {}
+            _ => {
+                latest.insert(key, e);
+            }
+        }
+    }
+    for p in pods.iter_mut().filter(|p| waiting(p)) {
+        if let Some(e) = latest.get(&(p.namespace.clone(), p.name.clone()))
+            && let Some(msg) = e.message.as_deref()
+        {
+            p.status = format!("Unschedulable: {}", msg.trim());
+        }
+    }
 }
 
 fn labels(job: &DynamicObject) -> std::collections::BTreeMap<String, String> {
@@ -279,7 +327,8 @@ async fn watch(
                 Format::Default | Format::Wide => {
                     let ns = job.namespace().unwrap_or_else(|| namespace.to_string());
                     let sel = model::job_selector(&job.name_any());
-                    let pods = podtable::list(kube, Some(&ns), &sel).await?;
+                    let mut pods = podtable::list(kube, Some(&ns), &sel).await?;
+                    mark_unschedulable(kube, Some(&ns), &mut pods).await;
                     let refs: Vec<&PodRow> = pods.iter().collect();
                     let row = jobview::job_row(&typed(&job)?, &refs, Timestamp::now());
                     let mut cells = jobview::row_cells(&row, opts.all_namespaces, wide);
