@@ -15,6 +15,7 @@ mod submit;
 mod tls;
 mod verdict;
 mod wait;
+mod wait_many;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
