@@ -53,6 +53,7 @@ pub async fn run(
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(kube_args, &args.render)?;
     print_warnings(&prepared.report, out);
+    render::print_resources(&prepared, out);
     let mut job = prepared.job;
     // With generateName the API server picks the name; until then, show the prefix.
     let name = job

@@ -9,6 +9,7 @@ mod client;
 mod day2;
 mod hostile;
 mod printers;
+mod resources;
 mod secret;
 mod shape;
 mod submit;
