@@ -17,6 +17,7 @@ mod tls;
 mod verdict;
 mod wait;
 mod wait_many;
+mod wording;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -667,8 +667,9 @@ fn fatal_pod_problem(
                     })
                     .unwrap_or_default();
                 fatal = Some(format!(
-                    "pod {name}: the tensorflow container is crash-looping after {} restarts{last}",
-                    cs.restart_count
+                    "pod {name}: the tensorflow container is crash-looping after {} restart{}{last}",
+                    cs.restart_count,
+                    if cs.restart_count == 1 { "" } else { "s" }
                 ));
             }
             _ => {}
