@@ -609,9 +609,7 @@ pub fn relaxed(expr: &str) -> Result<String, String> {
     let inner = e.strip_prefix('{').unwrap_or(e);
     let inner = inner.strip_suffix('}').unwrap_or(inner);
     if inner.contains(['{', '}']) {
-        return Err(format!(
-            "unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{{name1.name2}}' or '{{.name1.name2}}'"
-        ));
+        return Err("unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'".to_string());
     }
     if inner.starts_with('.') {
         Ok(format!("{{{inner}}}"))

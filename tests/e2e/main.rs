@@ -120,7 +120,15 @@ impl Cli {
         let mut child = self.cmd.spawn().expect("spawn kubectl-tfjob");
         if let Some(input) = self.stdin.take() {
             let mut pipe = child.stdin.take().unwrap();
-            pipe.write_all(input.as_bytes()).unwrap();
+            // A command that refuses its input early (a key over the limit) exits without
+            // reading the rest; its exit code and output are what the test checks.
+            if let Err(e) = pipe.write_all(input.as_bytes()) {
+                assert_eq!(
+                    e.kind(),
+                    std::io::ErrorKind::BrokenPipe,
+                    "writing stdin: {e}"
+                );
+            }
         }
         let out = child.wait_with_output().expect("run kubectl-tfjob");
         let run = Run {
