@@ -15,7 +15,7 @@ use crate::print::{self, TableFlags};
 pub struct PrintArgs {
     /// Output format: json|yaml|name|wide|jsonpath=…|jsonpath-file=…|jsonpath-as-json=…|
     /// custom-columns=…|custom-columns-file=…|go-template=…|go-template-file=… (as kubectl get).
-    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = FormatParser, hide_possible_values = true)]
+    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = FormatParser::tables(), hide_possible_values = true)]
     pub output: Option<String>,
 
     /// Sort by a JSONPath expression (e.g. '{.metadata.creationTimestamp}'), as kubectl get.
@@ -38,7 +38,21 @@ pub struct PrintArgs {
 /// Any `-o` string (it is parsed by `print::parse_format`, with kubectl's error), offering the
 /// format names to completion.
 #[derive(Debug, Clone, Copy)]
-struct FormatParser;
+pub(super) struct FormatParser {
+    /// Offer `wide` (commands that print tables).
+    wide: bool,
+}
+
+impl FormatParser {
+    pub(super) fn tables() -> Self {
+        FormatParser { wide: true }
+    }
+
+    /// For a command that prints one object it made (`submit`).
+    pub(super) fn object() -> Self {
+        FormatParser { wide: false }
+    }
+}
 
 impl clap::builder::TypedValueParser for FormatParser {
     type Value = String;
@@ -70,6 +84,7 @@ impl clap::builder::TypedValueParser for FormatParser {
                 "go-template-file=",
             ]
             .into_iter()
+            .filter(|f| self.wide || *f != "wide")
             .map(clap::builder::PossibleValue::new),
         ))
     }

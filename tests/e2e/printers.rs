@@ -359,3 +359,47 @@ fn printer_errors_are_input_errors_and_label_columns_decorate_the_table() {
         ("", "No resources found in kubeflow namespace.\n")
     );
 }
+
+#[test]
+fn submit_prints_the_object_with_kubectls_printers() {
+    let c = cluster(&format!("objects:{}", crate::submit::SECRET));
+    let base = [
+        "submit",
+        "--name",
+        "tf-p",
+        "--image",
+        "tensorflow/tensorflow:2.13.0",
+        "--workers",
+        "3",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        tfjob(&c, &a)
+    };
+    let run = with(&[
+        "--dry-run=client",
+        "-o",
+        "jsonpath={.spec.tfReplicaSpecs.Worker.replicas}",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "3");
+    // Go's indentation, as kubectl create -o json.
+    let run = with(&["--dry-run=client", "-o", "json"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .starts_with("{\n    \"apiVersion\": \"kubeflow.org/v1\",\n"),
+        "{}",
+        run.stdout
+    );
+    let run = with(&[
+        "-o",
+        "custom-columns=NAME:.metadata.name,PS:.spec.tfReplicaSpecs.PS.replicas",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "NAME   PS\ntf-p   1\n");
+    assert!(c.get("tfjobs", Some("default"), "tf-p").is_some());
+    let run = with(&["--dry-run=client", "-o", "wide"]);
+    run.expect_code(2);
+}
