@@ -304,6 +304,31 @@ fn job_names_complete_for_every_command_in_the_namespace_given_on_the_line() {
         "not offered twice"
     );
     assert_eq!(complete(&["logs", "alpha", ""]), Vec::<String>::new());
+    // Namespaces from the cluster, contexts/clusters/users from the kubeconfig on the line,
+    // built-in templates by name. The kubectl_complete-tfjob script passes the words after
+    // `--`, so a `-n` being completed stays a word.
+    assert_eq!(complete(&["--", "-n", "team"]), ["team-b"]);
+    assert_eq!(
+        complete(&["--", "list", "--namespace", ""]),
+        [
+            "default",
+            "kube-node-lease",
+            "kube-public",
+            "kube-system",
+            "kubeflow",
+            "team-b"
+        ]
+    );
+    assert_eq!(complete(&["--", "get", "alpha", "--context", ""]), ["test"]);
+    assert_eq!(complete(&["--", "--cluster", ""]), ["test"]);
+    assert_eq!(complete(&["--", "wait", "--user", ""]), ["tester"]);
+    assert_eq!(complete(&["--", "-n", "team-b", "get", ""]), ["team-job"]);
+    let run = Cli::new(None, &["__complete", "--", "render", "--template", "ps"]).run();
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout, "ps-worker\tbuilt-in template\n:0\n",
+        "and files, for a path"
+    );
 }
 
 #[test]
