@@ -286,6 +286,57 @@ pub fn role_counts(job: &TFJob, running: &BTreeMap<String, i32>) -> String {
     parts.join(" ")
 }
 
+/// A finished job's outcome per role, from the operator's `status.replicaStatuses`: its pods are
+/// Completed (or deleted by cleanPodPolicy), so running/desired would read `Worker 0/2` for a job
+/// that succeeded. `Worker 2/2 succeeded`, `Worker 1/2 failed`; a role with neither count (a PS
+/// the operator stopped when the workers finished) is `PS stopped`.
+pub fn role_outcomes(job: &TFJob) -> String {
+    let statuses = job.status.as_ref().map(|s| &s.replica_statuses);
+    let mut keys: Vec<(&String, i32)> = job
+        .spec
+        .tf_replica_specs
+        .iter()
+        .map(|(k, s)| (k, s.replicas.unwrap_or(1).max(0)))
+        .collect();
+    keys.sort_by_key(|(k, _)| replica_order(&format!("{k}-0")));
+    let mut parts = Vec::new();
+    for (k, desired) in keys {
+        let name = ReplicaType::from_any_case(k).map_or_else(|| k.clone(), |t| t.as_str().into());
+        let st = statuses.and_then(|m| {
+            m.get(k.as_str()).or_else(|| {
+                m.iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(k))
+                    .map(|(_, v)| v)
+            })
+        });
+        let failed = st.and_then(|s| s.failed).unwrap_or(0);
+        let succeeded = st.and_then(|s| s.succeeded).unwrap_or(0);
+        parts.push(if failed > 0 {
+            format!("{name} {failed}/{desired} failed")
+        } else if succeeded > 0 {
+            format!("{name} {succeeded}/{desired} succeeded")
+        } else {
+            format!("{name} stopped")
+        });
+    }
+    parts.join(" ")
+}
+
+/// RESTARTS of a job: the sum of its pods' container restarts (kubectl's RESTARTS cell starts
+/// with the count, `2 (5s ago)`), marked `(CrashLoopBackOff)` when a pod is in back-off, so a
+/// worker restarting for hours does not look healthy.
+pub fn restarts(pods: &[&PodRow]) -> String {
+    let total: u64 = pods
+        .iter()
+        .filter_map(|p| p.restarts.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    if pods.iter().any(|p| p.status == "CrashLoopBackOff") {
+        format!("{total} (CrashLoopBackOff)")
+    } else {
+        total.to_string()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // list rows
 
@@ -299,8 +350,10 @@ pub struct JobRow {
     pub age: String,
     /// startTime to completionTime (or now); `-` before the operator started it.
     pub duration: String,
-    /// `PS 1/1 Worker 2/3`.
+    /// `PS 1/1 Worker 2/3`; a finished job's outcome per role ([`role_outcomes`]).
     pub replicas: String,
+    /// [`restarts`].
+    pub restarts: String,
     pub gpus: i64,
     /// Distinct nodes of its pods (wide).
     pub nodes: String,
@@ -351,7 +404,12 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
             .unwrap_or_default(),
         age: age(time_of(job.metadata.creation_timestamp.as_ref()), now),
         duration: start.map_or_else(|| "-".into(), |s| human_duration(end.duration_since(s))),
-        replicas: role_counts(job, &running),
+        replicas: if job.is_finished() {
+            role_outcomes(job)
+        } else {
+            role_counts(job, &running)
+        },
+        restarts: restarts(pods),
         gpus: gpus(job),
         nodes: if nodes.is_empty() {
             "<none>".into()
@@ -377,6 +435,7 @@ pub fn row_cells(r: &JobRow, all_namespaces: bool, wide: bool) -> Vec<String> {
         r.age.clone(),
         r.duration.clone(),
         r.replicas.clone(),
+        r.restarts.clone(),
         r.gpus.to_string(),
     ]);
     if wide {
@@ -392,7 +451,9 @@ pub fn list_headers(all_namespaces: bool, wide: bool) -> Vec<&'static str> {
     if all_namespaces {
         h.push("NAMESPACE");
     }
-    h.extend(["NAME", "STATE", "AGE", "DURATION", "REPLICAS", "GPUS"]);
+    h.extend([
+        "NAME", "STATE", "AGE", "DURATION", "REPLICAS", "RESTARTS", "GPUS",
+    ]);
     if wide {
         h.extend(["NODES", "REASON"]);
     }
@@ -511,6 +572,7 @@ pub fn render_get(v: &GetView) -> String {
     s.push_str(&format!("Age:        {}\n", row.age));
     s.push_str(&format!("Duration:   {}\n", row.duration));
     s.push_str(&format!("Replicas:   {}\n", row.replicas));
+    s.push_str(&format!("Restarts:   {}\n", row.restarts));
     s.push_str(&format!("GPUs:       {}\n", row.gpus));
 
     s.push_str("\nConditions:\n");

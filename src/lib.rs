@@ -32,6 +32,7 @@ pub mod model;
 pub mod ops;
 pub mod output;
 pub mod placement;
+pub mod print;
 pub mod probe;
 pub mod redact;
 pub mod render;

@@ -4,10 +4,20 @@
 //! ourselves, and the HTTP stack's own trace output is capped (see `init`).
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tracing_subscriber::EnvFilter;
 
+/// Whether `-v` was given: informational findings and notes are printed only then.
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// See [`VERBOSE`].
+pub fn verbose() -> bool {
+    VERBOSE.load(Ordering::Relaxed)
+}
+
 pub fn init(verbose: u8) {
+    VERBOSE.store(verbose > 0, Ordering::Relaxed);
     // Only this crate at the default level: kube's HTTP trace layer logs every 5xx as an ERROR,
     // even when our retry then succeeds; failures reach the user once, as the final error.
     let default = match verbose {

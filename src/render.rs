@@ -133,6 +133,8 @@ pub struct PodOptions {
     pub pod_priority_class: Option<String>,
     /// `NAME=SECRET/KEY`.
     pub env_from_secret: Vec<String>,
+    /// `--ps-cpu`, `--worker-memory`, …: a role's own cpu/memory.
+    pub per_role: Vec<crate::values::RoleResource>,
 }
 
 /// A job ready to print or submit.
@@ -151,6 +153,8 @@ pub struct Prepared {
     pub as_written: Option<Value>,
     /// "template ps-worker", "template ./my.yaml.j2" or the manifest file name.
     pub source: String,
+    /// Per role that runs: the cpu and memory it got and from where (rendered jobs only).
+    pub resources: Vec<String>,
 }
 
 /// Renders (or reads) the job, validates it, injects the gateway credentials.
@@ -162,8 +166,10 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
     let manifests: Vec<&Document> = docs.iter().filter(|d| d.is_manifest()).collect();
 
     let mut read_warnings = Vec::new();
+    let mut resources = Vec::new();
     let (value, positions, source) = if manifests.is_empty() {
-        let (mut value, source) = render_template(kube, args, &docs)?;
+        let (mut value, source, lines) = render_template(kube, args, &docs)?;
+        resources = lines;
         // --generate-name: the template rendered the prefix as the name; hand it to the API
         // server as metadata.generateName instead.
         if let (Some(prefix), Some(meta)) = (
@@ -236,6 +242,7 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
         gateway,
         as_written,
         source,
+        resources,
     })
 }
 
@@ -406,11 +413,11 @@ fn render_template(
     kube: &ConnectionOptions,
     args: &RenderOptions,
     docs: &[Document],
-) -> Result<(Value, String)> {
+) -> Result<(Value, String, Vec<String>)> {
     let spec = args.template.as_deref().unwrap_or(DEFAULT_TEMPLATE);
     let template = templates::load(spec)?;
     let source = template.label();
-    let flags = values::flags_overlay(kube, args)?;
+    let mut flags = values::flags_overlay(kube, args)?;
     // Helm's order: --set, then --set-string, then --set-file.
     let set: Vec<values::SetArg> = args
         .set
@@ -429,7 +436,9 @@ fn render_template(
                 .map(|s| values::SetArg::File(s.clone())),
         )
         .collect();
+    values::resources::yield_to_own(&mut flags, docs, &set, args);
     let mut vals = values::resolve_with(&template.defaults, &template.declared, docs, &set, flags)?;
+    let resources = values::resources::report(&vals, &template.defaults, docs, &set, args);
     if let Some(prefix) = &args.generate_name {
         vals.name = Some(prefix.clone());
     }
@@ -466,7 +475,7 @@ fn render_template(
         ))
     })?;
     match rendered.len() {
-        1 => Ok((rendered.remove(0).value, source)),
+        1 => Ok((rendered.remove(0).value, source, resources)),
         n => Err(Error::Invalid(format!(
             "{} produced {n} documents; a template must produce exactly one TFJob",
             template.file
@@ -484,6 +493,13 @@ pub fn to_json(job: &TFJob) -> String {
     serde_json::to_string_pretty(job).expect("a TFJob serializes to JSON")
 }
 
+/// The cpu and memory each role got, and from where, on stderr (`render`, `submit`).
+pub fn print_resources(prepared: &Prepared, out: &mut Output) {
+    for l in &prepared.resources {
+        out.note_line(&format!("resources: {l}"));
+    }
+}
+
 /// `kubectl tfjob render`: YAML on stdout only when the job is valid; findings on stderr.
 pub fn run_render(kube: &ConnectionOptions, args: &RenderOptions, out: &mut Output) -> Result<()> {
     let prepared = prepare(kube, args)?;
@@ -493,6 +509,7 @@ pub fn run_render(kube: &ConnectionOptions, args: &RenderOptions, out: &mut Outp
     if !notes.is_empty() {
         out.note(&notes);
     }
+    print_resources(&prepared, out);
     out.data(&to_yaml(&prepared.job))
 }
 

@@ -272,7 +272,7 @@ fn requests_since(c: &TestCluster, from: usize) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
+async fn list_requests_do_not_grow_with_the_jobs_and_show_kubectl_columns() {
     let c = TestCluster::start(Scenario::default().with_namespace("team-b"));
     let cl = client(&c).await;
     create(&cl, tfjob("alpha", 1, 2, "OnFailure", Some(1))).await;
@@ -296,12 +296,15 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
             .all(|p| running(&c, p))
     })
     .await;
-    until("stuck unschedulable", || {
+    until("stuck unschedulable, with the scheduler's event", || {
         c.get("pods", Some("default"), "stuck-worker-0")
             .is_some_and(|p| {
                 p["status"]["conditions"]
                     .to_string()
                     .contains("Unschedulable")
+            })
+            && c.list("events", Some("default")).iter().any(|e| {
+                e["reason"] == "FailedScheduling" && e["involvedObject"]["name"] == "stuck-worker-0"
             })
     })
     .await;
@@ -319,14 +322,19 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
     let before = c.requests().len();
     let (out, _) = run(
         ops::list::ListOptions {
-            format: ops::list::ListFormat::Wide,
+            format: kubectl_tfjob::print::Format::Wide,
             ..Default::default()
         },
         "default",
     )
     .await;
+    // A pod waits for a node, so one list of FailedScheduling events says why.
     let reqs = requests_since(&c, before);
-    assert_eq!(reqs, ["list tfjobs", "list pods"], "{reqs:?}");
+    assert_eq!(
+        reqs,
+        ["list tfjobs", "list pods", "list events"],
+        "{reqs:?}"
+    );
     let lines: Vec<&str> = out.lines().collect();
     assert!(
         lines[0].starts_with("NAME")
@@ -342,12 +350,12 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
     assert!(
         lines[2].starts_with("stuck ")
             && lines[2].contains("Worker 0/1")
-            && lines[2].ends_with("worker-0: Pending"),
+            && lines[2].contains("worker-0: Unschedulable: 0/3 nodes are available"),
         "{out}"
     );
     assert_eq!(lines.len(), 3);
 
-    // All namespaces: NAMESPACE first, sorted by namespace then name, still two requests.
+    // All namespaces: NAMESPACE first, sorted by namespace then name, still the same requests.
     for i in 0..4 {
         create(&cl, tfjob(&format!("more-{i}"), 1, 3, "OnFailure", None)).await;
     }
@@ -355,13 +363,19 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
     let (out, _) = run(
         ops::list::ListOptions {
             all_namespaces: true,
-            no_headers: true,
+            table: kubectl_tfjob::print::TableFlags {
+                no_headers: true,
+                ..Default::default()
+            },
             ..Default::default()
         },
         "default",
     )
     .await;
-    assert_eq!(requests_since(&c, before), ["list tfjobs", "list pods"]);
+    assert_eq!(
+        requests_since(&c, before),
+        ["list tfjobs", "list pods", "list events"]
+    );
     let names: Vec<(&str, &str)> = out
         .lines()
         .map(|l| {
@@ -377,7 +391,7 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
 
     let (out, _) = run(
         ops::list::ListOptions {
-            format: ops::list::ListFormat::Json,
+            format: kubectl_tfjob::print::Format::Json,
             ..Default::default()
         },
         "default",
@@ -388,7 +402,7 @@ async fn list_is_two_requests_whatever_the_jobs_and_shows_kubectl_columns() {
     assert_eq!(v["items"][0]["kind"], "TFJob");
     let (out, _) = run(
         ops::list::ListOptions {
-            format: ops::list::ListFormat::Name,
+            format: kubectl_tfjob::print::Format::Name,
             selector: Some("nothing=here".into()),
             ..Default::default()
         },
@@ -647,7 +661,7 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     let (out, mut e) = (Buf::default(), Buf::default());
     let mut o = out.clone();
     let mut opts = ops::get::GetOptions::new("g");
-    opts.format = ops::get::GetFormat::Json;
+    opts.format = kubectl_tfjob::print::Format::Json;
     ops::get::get(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
         .unwrap();

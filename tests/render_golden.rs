@@ -110,7 +110,9 @@ fn quick_start_renders_the_article_job() {
         "    Worker:\n      replicas: 3\n",
         "secretKeyRef:\n                  key: api-key\n                  name: taotoken-secret",
         "value: https://taotoken.net/api\n",
-        "cpu: \"2\"\n                memory: 4Gi",
+        // --cpu/--memory reach the PS too (it sets no cpu of its own).
+        "    PS:\n      replicas: 1\n      restartPolicy: OnFailure\n      template:\n        metadata:\n          annotations:\n            sidecar.istio.io/inject: \"false\"\n",
+        "cpu: \"4\"\n                memory: 8Gi",
         "nvidia.com/gpu: \"1\"",
         "sidecar.istio.io/inject: \"false\"",
     ] {

@@ -48,6 +48,9 @@ pub struct Completions {
     /// The subcommand path reached and the positional being completed, when the answer could
     /// come from the cluster (e.g. TFJob names for `wait`).
     pub wants_job_name: bool,
+    /// The value of `-n` (namespaces, from the cluster) or `--context`/`--cluster`/`--user`
+    /// (names in the kubeconfig): which flag, by its long name.
+    pub wants_names_of: Option<&'static str>,
 }
 
 impl Completions {
@@ -114,6 +117,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
                 candidates: vec![],
                 directive: DIRECTIVE_DEFAULT,
                 wants_job_name: false,
+                wants_names_of: None,
             };
         }
         if word.starts_with('-') {
@@ -135,12 +139,27 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
 
     // The value of a flag.
     if let Some(arg) = expecting_value {
-        let values: Vec<(String, String)> = arg
+        let mut values: Vec<(String, String)> = arg
             .get_possible_values()
             .iter()
             .filter(|v| !v.is_hide_set() && v.get_name().starts_with(to_complete))
             .map(|v| (v.get_name().to_string(), first_line(v.get_help())))
             .collect();
+        if arg.get_long() == Some("template") {
+            // The built-in templates by name (a path completes as a file).
+            values.extend(
+                crate::templates::builtin_names()
+                    .filter(|n| n.starts_with(to_complete))
+                    .map(|n| (n.to_string(), "built-in template".to_string())),
+            );
+        }
+        let wants_names_of = match arg.get_long() {
+            Some("namespace") => Some("namespace"),
+            Some("context") => Some("context"),
+            Some("cluster") => Some("cluster"),
+            Some("user") => Some("user"),
+            _ => None,
+        };
         let file_like = matches!(
             arg.get_long(),
             Some("filename" | "template" | "kubeconfig" | "from-file")
@@ -153,6 +172,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
                 DIRECTIVE_NO_FILE_COMP
             },
             wants_job_name: false,
+            wants_names_of,
         };
     }
 
@@ -172,6 +192,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
             candidates,
             directive: DIRECTIVE_NO_FILE_COMP,
             wants_job_name: false,
+            wants_names_of: None,
         };
     }
 
@@ -202,6 +223,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
         candidates,
         directive: DIRECTIVE_NO_FILE_COMP,
         wants_job_name,
+        wants_names_of: None,
     }
 }
 
@@ -262,7 +284,66 @@ pub fn exec_complete(global: &Global, words: &[String], out: &mut Output) -> Res
             }
         }
     }
+    if let Some(flag) = completions.wants_names_of {
+        let prefix = words.last().cloned().unwrap_or_default();
+        // The words before the one under the cursor: a `-n` being completed is not yet a flag.
+        let typed = &words[..words.len().saturating_sub(1)];
+        let kube_args = kube_args_from_words(global.connection(), typed);
+        let names = match flag {
+            "namespace" => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()
+                .and_then(|rt| {
+                    rt.block_on(async {
+                        tokio::time::timeout(
+                            std::time::Duration::from_secs(2),
+                            namespace_names(&kube_args),
+                        )
+                        .await
+                        .ok()
+                        .flatten()
+                    })
+                })
+                .unwrap_or_default(),
+            _ => kubeconfig_names(&kube_args, flag),
+        };
+        for name in names {
+            if name.starts_with(&prefix) {
+                completions.candidates.push((name, String::new()));
+            }
+        }
+    }
     out.data(&completions.render())
+}
+
+async fn namespace_names(kube_args: &ConnectionOptions) -> Option<Vec<String>> {
+    let kube = crate::cluster::connect(kube_args).await.ok()?;
+    let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(kube.client);
+    let list = api.list_metadata(&Default::default()).await.ok()?;
+    Some(
+        list.items
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect(),
+    )
+}
+
+/// Context, cluster or user names of the kubeconfig given on the line (else $KUBECONFIG, else
+/// ~/.kube/config), as kubectl completes them.
+fn kubeconfig_names(kube_args: &ConnectionOptions, flag: &str) -> Vec<String> {
+    let config = match &kube_args.kubeconfig {
+        Some(path) => kube::config::Kubeconfig::read_from(path).ok(),
+        None => kube::config::Kubeconfig::read().ok(),
+    };
+    let Some(c) = config else {
+        return Vec::new();
+    };
+    match flag {
+        "context" => c.contexts.into_iter().map(|x| x.name).collect(),
+        "cluster" => c.clusters.into_iter().map(|x| x.name).collect(),
+        _ => c.auth_infos.into_iter().map(|x| x.name).collect(),
+    }
 }
 
 async fn job_names(kube_args: &ConnectionOptions) -> Option<Vec<String>> {
@@ -341,8 +422,25 @@ mod tests {
         for line in ["logs x ", "get x ", "list ", "ls ", "logs x -c "] {
             assert!(!complete(&root(), &words(line)).wants_job_name, "{line:?}");
         }
+        let c = complete(&root(), &words("render --template "));
+        assert!(values(&c).contains(&"ps-worker"), "{:?}", values(&c));
+        assert_eq!(c.directive, DIRECTIVE_DEFAULT, "a path completes too");
+        for (line, flag) in [
+            ("-n ", "namespace"),
+            ("list --namespace ", "namespace"),
+            ("get x --context ", "context"),
+            ("--cluster ", "cluster"),
+            ("wait --user ", "user"),
+        ] {
+            assert_eq!(
+                complete(&root(), &words(line)).wants_names_of,
+                Some(flag),
+                "{line:?}"
+            );
+        }
         let c = complete(&root(), &words("list -o "));
-        assert_eq!(values(&c), vec!["wide", "json", "yaml", "name"]);
+        assert_eq!(values(&c)[..4], ["wide", "json", "yaml", "name"]);
+        assert!(values(&c).contains(&"jsonpath="), "{:?}", values(&c));
         let c = complete(&root(), &words("delete x --cascade "));
         assert_eq!(values(&c), vec!["background", "foreground", "orphan"]);
         let c = complete(&root(), &words("submit -f "));

@@ -1,39 +1,29 @@
 //! `kubectl tfjob get NAME` (alias `status`): one job in full, or as the API returned it.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
+use super::list::PrintArgs;
 use super::{Global, block_on};
 use crate::cluster::{self, parse_job_name};
 use crate::error::Result;
-use crate::ops::get::{GetFormat, GetOptions};
+use crate::ops::get::GetOptions;
 use crate::output::Output;
-
-/// `-o`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GetOutput {
-    /// The TFJob as the API returned it.
-    Json,
-    /// The TFJob as the API returned it.
-    Yaml,
-}
 
 #[derive(Debug, Clone, Args)]
 pub struct GetArgs {
     /// TFJob name (or tfjob/NAME).
     pub name: String,
 
-    /// Output format (default: conditions, replicas, services, events, gateway env, TF_CONFIG).
-    #[arg(short = 'o', long, value_enum)]
-    pub output: Option<GetOutput>,
+    /// Default: conditions, replicas, services, events, gateway env, TF_CONFIG. `-o wide` is the
+    /// job's `list -o wide` row; the other formats print the TFJob as the API returned it.
+    #[command(flatten)]
+    pub print: PrintArgs,
 }
 
 pub fn exec(global: &Global, args: GetArgs, out: &mut Output) -> Result<()> {
     let mut opts = GetOptions::new(parse_job_name(&args.name, "get")?);
-    opts.format = match args.output {
-        None => GetFormat::Describe,
-        Some(GetOutput::Json) => GetFormat::Json,
-        Some(GetOutput::Yaml) => GetFormat::Yaml,
-    };
+    opts.format = args.print.format()?;
+    opts.table = args.print.table();
     let conn = global.connection();
     let result = block_on(async {
         let kube = cluster::connect(&conn).await?;
@@ -48,5 +38,6 @@ Examples:
   # Conditions, replica pods, services, recent events, the gateway Secret each role reads
   kubectl tfjob get tf-dist-train
 
-  # The TFJob as the API server returns it
-  kubectl tfjob get tf-dist-train -o yaml";
+  # The TFJob as the API server returns it, or one field of it
+  kubectl tfjob get tf-dist-train -o yaml
+  kubectl tfjob get tf-dist-train -o jsonpath='{.status.conditions[-1:].type}'";

@@ -1,31 +1,113 @@
 //! `kubectl tfjob list` (alias `ls`): the jobs as a kubectl-style table, or json/yaml/name.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::{Global, block_on};
 use crate::cluster;
 use crate::error::Result;
-use crate::ops::list::{ListFormat, ListOptions};
+use crate::ops::list::ListOptions;
 use crate::output::Output;
+use crate::print::{self, TableFlags};
 
-/// `-o`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ListOutput {
-    /// Adds the nodes and why a replica is stuck.
-    Wide,
-    /// A `List` of the objects as the API returned them.
-    Json,
-    /// A `List` of the objects as the API returned them.
-    Yaml,
-    /// `tfjob.kubeflow.org/NAME`, one per line.
-    Name,
+/// `-o`, `--sort-by`, `--show-labels`, `-L`, `--no-headers`: kubectl get's printing flags, shared by
+/// `list` and `get`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PrintArgs {
+    /// Output format: json|yaml|name|wide|jsonpath=…|jsonpath-file=…|jsonpath-as-json=…|
+    /// custom-columns=…|custom-columns-file=…|go-template=…|go-template-file=… (as kubectl get).
+    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = FormatParser::tables(), hide_possible_values = true)]
+    pub output: Option<String>,
+
+    /// Sort by a JSONPath expression (e.g. '{.metadata.creationTimestamp}'), as kubectl get.
+    #[arg(long, value_name = "JSONPATH")]
+    pub sort_by: Option<String>,
+
+    /// Add a LABELS column with every label.
+    #[arg(long)]
+    pub show_labels: bool,
+
+    /// Add a column per label key (repeatable, or comma-separated).
+    #[arg(short = 'L', long = "label-columns", value_name = "KEY")]
+    pub label_columns: Vec<String>,
+
+    /// Leave out the header row.
+    #[arg(long)]
+    pub no_headers: bool,
+}
+
+/// Any `-o` string (it is parsed by `print::parse_format`, with kubectl's error), offering the
+/// format names to completion.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FormatParser {
+    /// Offer `wide` (commands that print tables).
+    wide: bool,
+}
+
+impl FormatParser {
+    pub(super) fn tables() -> Self {
+        FormatParser { wide: true }
+    }
+
+    /// For a command that prints one object it made (`submit`).
+    pub(super) fn object() -> Self {
+        FormatParser { wide: false }
+    }
+}
+
+impl clap::builder::TypedValueParser for FormatParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            [
+                "wide",
+                "json",
+                "yaml",
+                "name",
+                "jsonpath=",
+                "jsonpath-file=",
+                "jsonpath-as-json=",
+                "custom-columns=",
+                "custom-columns-file=",
+                "go-template=",
+                "go-template-file=",
+            ]
+            .into_iter()
+            .filter(|f| self.wide || *f != "wide")
+            .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+impl PrintArgs {
+    pub fn format(&self) -> Result<print::Format> {
+        print::parse_format(self.output.as_deref())
+    }
+
+    pub fn table(&self) -> TableFlags {
+        TableFlags {
+            no_headers: self.no_headers,
+            show_labels: self.show_labels,
+            label_columns: print::label_columns(&self.label_columns),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ListArgs {
-    /// Output format (default: a table).
-    #[arg(short = 'o', long, value_enum)]
-    pub output: Option<ListOutput>,
+    #[command(flatten)]
+    pub print: PrintArgs,
 
     /// Jobs of every namespace (adds a NAMESPACE column).
     #[arg(short = 'A', long)]
@@ -38,24 +120,15 @@ pub struct ListArgs {
     /// After the list, print a line per change until interrupted.
     #[arg(short = 'w', long)]
     pub watch: bool,
-
-    /// Leave out the header row.
-    #[arg(long)]
-    pub no_headers: bool,
 }
 
 pub fn exec(global: &Global, args: ListArgs, out: &mut Output) -> Result<()> {
     let opts = ListOptions {
         all_namespaces: args.all_namespaces,
         selector: args.selector,
-        format: match args.output {
-            None => ListFormat::Table,
-            Some(ListOutput::Wide) => ListFormat::Wide,
-            Some(ListOutput::Json) => ListFormat::Json,
-            Some(ListOutput::Yaml) => ListFormat::Yaml,
-            Some(ListOutput::Name) => ListFormat::Name,
-        },
-        no_headers: args.no_headers,
+        format: args.print.format()?,
+        table: args.print.table(),
+        sort_by: args.print.sort_by.clone(),
         watch: args.watch,
     };
     let conn = global.connection();
@@ -77,4 +150,9 @@ Examples:
 
   # Names only, for scripts; or a line per change
   kubectl tfjob list -o name
-  kubectl tfjob list -w";
+  kubectl tfjob list -w
+
+  # kubectl's printers: JSONPath, custom columns, Go templates, sorting and labels
+  kubectl tfjob list -o jsonpath='{range .items[*]}{.metadata.name}{\"\\t\"}{.status.conditions[-1:].type}{\"\\n\"}{end}'
+  kubectl tfjob list -o custom-columns=NAME:.metadata.name,WORKERS:.spec.tfReplicaSpecs.Worker.replicas
+  kubectl tfjob list --sort-by=.metadata.creationTimestamp --show-labels -L team";

@@ -61,6 +61,9 @@ pub struct Cli {
 /// The flags every command takes: kubectl's connection flags (cli-runtime's ConfigFlags, same
 /// names and meanings) and -v.
 #[derive(Debug, Clone, Default, Args)]
+// kubectl keeps these out of each command's own flags (`kubectl options`); here they sit under
+// one heading after them.
+#[command(next_help_heading = "Connection and logging (kubectl's global flags)")]
 pub struct Global {
     /// Path to the kubeconfig file to use (default: $KUBECONFIG, else ~/.kube/config).
     #[arg(long, global = true, value_name = "PATH")]

@@ -65,13 +65,46 @@ pub struct RenderArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub gpus: Option<i64>,
 
-    /// CPU limit per worker (and chief), e.g. 4 or 500m.
+    /// CPU limit of every role that does not set its own (--ps-cpu, ps.cpu in a values file,
+    /// --set ps.cpu=…), e.g. 4 or 500m. render and submit print what each role got.
     #[arg(long, value_name = "QUANTITY")]
     pub cpu: Option<String>,
 
-    /// Memory limit per worker (and chief), e.g. 8Gi.
+    /// Memory limit of every role that does not set its own (--ps-memory, …), e.g. 8Gi.
     #[arg(long, value_name = "QUANTITY")]
     pub memory: Option<String>,
+
+    /// CPU limit of the parameter servers (over --cpu and values files).
+    #[arg(long, value_name = "QUANTITY")]
+    pub ps_cpu: Option<String>,
+
+    /// Memory limit of the parameter servers (over --memory and values files).
+    #[arg(long, value_name = "QUANTITY")]
+    pub ps_memory: Option<String>,
+
+    /// CPU limit of the workers (over --cpu and values files).
+    #[arg(long, value_name = "QUANTITY")]
+    pub worker_cpu: Option<String>,
+
+    /// Memory limit of the workers (over --memory and values files).
+    #[arg(long, value_name = "QUANTITY")]
+    pub worker_memory: Option<String>,
+
+    /// CPU limit of the chief (over --cpu and values files).
+    #[arg(long, value_name = "QUANTITY")]
+    pub chief_cpu: Option<String>,
+
+    /// Memory limit of the chief (over --memory and values files).
+    #[arg(long, value_name = "QUANTITY")]
+    pub chief_memory: Option<String>,
+
+    /// CPU limit of the evaluator (over --cpu and values files).
+    #[arg(long, value_name = "QUANTITY")]
+    pub evaluator_cpu: Option<String>,
+
+    /// Memory limit of the evaluator (over --memory and values files).
+    #[arg(long, value_name = "QUANTITY")]
+    pub evaluator_memory: Option<String>,
 
     /// Label for the TFJob and its pods (repeatable).
     #[arg(long = "label", short = 'l', value_name = "KEY=VALUE")]
@@ -194,6 +227,7 @@ pub struct PodArgs {
 impl From<PodArgs> for PodOptions {
     fn from(a: PodArgs) -> Self {
         PodOptions {
+            per_role: Vec::new(),
             set_string: a.set_string,
             set_file: a.set_file,
             cpu_request: a.cpu_request,
@@ -291,7 +325,25 @@ impl From<RenderArgs> for RenderOptions {
             success_policy: a.success_policy,
             queue: a.queue,
             priority_class: a.priority_class,
-            pod: a.pod.into(),
+            pod: {
+                let mut pod: PodOptions = a.pod.into();
+                for (role, key, v) in [
+                    ("ps", "cpu", a.ps_cpu),
+                    ("ps", "memory", a.ps_memory),
+                    ("worker", "cpu", a.worker_cpu),
+                    ("worker", "memory", a.worker_memory),
+                    ("chief", "cpu", a.chief_cpu),
+                    ("chief", "memory", a.chief_memory),
+                    ("evaluator", "cpu", a.evaluator_cpu),
+                    ("evaluator", "memory", a.evaluator_memory),
+                ] {
+                    if let Some(value) = v {
+                        pod.per_role
+                            .push(crate::values::RoleResource { role, key, value });
+                    }
+                }
+                pod
+            },
             gateway: a.gateway.into(),
             command: a.command,
         }

@@ -8,7 +8,7 @@ use super::{Global, block_on};
 use crate::error::Result;
 use crate::ops::DryRun;
 use crate::ops::submit::SubmitOptions;
-use crate::output::{ManifestFormat, Output};
+use crate::output::Output;
 
 #[derive(Debug, Clone, Args)]
 pub struct SubmitArgs {
@@ -19,9 +19,10 @@ pub struct SubmitArgs {
     #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client")]
     pub dry_run: DryRun,
 
-    /// Output format for the created (or dry-run) object.
-    #[arg(short = 'o', long, value_enum)]
-    pub output: Option<ManifestFormat>,
+    /// Output format for the created (or dry-run) object, as kubectl create takes it:
+    /// json|yaml|name|jsonpath=…|custom-columns=…|go-template=… (and their -file forms).
+    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = super::list::FormatParser::object(), hide_possible_values = true)]
+    pub output: Option<String>,
 
     /// If a TFJob of that name exists, delete it and create the new one (asks unless --yes).
     #[arg(long)]
@@ -63,7 +64,15 @@ pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {
     let options = SubmitOptions {
         render: args.render.into(),
         dry_run: args.dry_run,
-        output: args.output,
+        output: match args.output.as_deref() {
+            None => None,
+            Some("wide") => {
+                return Err(crate::error::Error::Usage(
+                    "-o wide prints a table of listed jobs; submit prints the object: use -o json|yaml|name|jsonpath=…".into(),
+                ));
+            }
+            Some(o) => Some(crate::print::parse_format(Some(o))?),
+        },
         replace: args.replace,
         yes: args.yes,
         wait: args.wait,

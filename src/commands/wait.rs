@@ -61,8 +61,17 @@ impl From<WaitOptionArgs> for WaitOptions {
 
 #[derive(Debug, Clone, Args)]
 pub struct WaitArgs {
-    /// TFJob name (or tfjob/NAME).
-    pub name: String,
+    /// TFJob names (or tfjob/NAME); several are followed at once, each reported.
+    #[arg(required_unless_present_any = ["selector", "all"])]
+    pub names: Vec<String>,
+
+    /// Wait for every TFJob this label selector matches (e.g. team=nlp).
+    #[arg(short = 'l', long, value_name = "SELECTOR", conflicts_with_all = ["names", "all"])]
+    pub selector: Option<String>,
+
+    /// Wait for every TFJob of the namespace.
+    #[arg(long, conflicts_with = "names")]
+    pub all: bool,
 
     #[command(flatten)]
     pub opts: WaitOptionArgs,
@@ -74,9 +83,14 @@ pub struct WaitArgs {
 
 pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
     let opts = WaitOptions::from(args.opts);
-    block_on(crate::ops::wait::run(
+    let targets = crate::ops::wait_many::Targets {
+        names: args.names,
+        selector: args.selector,
+        all: args.all,
+    };
+    block_on(crate::ops::wait_many::run(
         &global.connection(),
-        &args.name,
+        &targets,
         &opts,
         args.output,
         out,
@@ -105,4 +119,9 @@ Examples:
   kubectl tfjob wait tf-dist-train --timeout 0
 
   # In CI: one JSON object per change
-  kubectl tfjob wait tf-dist-train --for finished --timeout 2h -o json";
+  kubectl tfjob wait tf-dist-train --for finished --timeout 2h -o json
+
+  # Several jobs at once, as kubectl wait: each is reported, and any failure fails the command
+  kubectl tfjob wait tf-a tf-b --for finished
+  kubectl tfjob wait -l team=nlp --for finished --timeout 1h
+  kubectl tfjob wait --all";

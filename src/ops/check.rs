@@ -299,7 +299,13 @@ fn act_on_verdict(
         }
         Verdict::Never => Err(Error::WontRun {
             message: format!(
-                "TFJob {ns}/{name} can never run on this cluster as it is: {reason}{}",
+                "TFJob {ns}/{name} can never run on this cluster as it is: {}{}",
+                // The scheduler's reasons end with a period of their own.
+                if submitting {
+                    reason.trim_end_matches('.')
+                } else {
+                    reason.as_str()
+                },
                 if submitting {
                     ". Nothing was created."
                 } else {

@@ -19,21 +19,17 @@ use crate::error::{Error, Result};
 use crate::jobview::{self, GetView};
 use crate::model::{self, TFJob};
 use crate::ops::podtable;
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum GetFormat {
-    #[default]
-    Describe,
-    Json,
-    Yaml,
-}
+use crate::print::{self, Format, TableFlags};
 
 /// Which job and how.
 #[derive(Debug, Clone)]
 pub struct GetOptions {
     pub name: String,
-    pub format: GetFormat,
+    /// `Default` is the description; `Wide` the job's `list -o wide` row; the rest kubectl's
+    /// printers on the object as the API returned it.
+    pub format: Format,
+    /// `--no-headers`, `--show-labels`, `-L` (for `-o wide` and custom columns).
+    pub table: TableFlags,
     /// How many recent events to show.
     pub events: usize,
 }
@@ -42,7 +38,8 @@ impl GetOptions {
     pub fn new(name: impl Into<String>) -> Self {
         GetOptions {
             name: name.into(),
-            format: GetFormat::Describe,
+            format: Format::Default,
+            table: TableFlags::default(),
             events: 10,
         }
     }
@@ -72,20 +69,20 @@ pub async fn get(
             ))
         })?;
     let io = |e: std::io::Error| Error::io("writing output", e);
-    match opts.format {
-        GetFormat::Json => {
-            let s = serde_json::to_string_pretty(&obj).unwrap_or_default();
-            writeln!(out, "{s}").map_err(io)?;
-            return Ok(());
-        }
-        GetFormat::Yaml => {
-            write!(out, "{}", serde_saphyr::to_string(&obj).unwrap_or_default()).map_err(io)?;
-            return Ok(());
-        }
-        GetFormat::Describe => {}
-    }
     let value = serde_json::to_value(&obj).unwrap_or_default();
-    let job: TFJob = serde_json::from_value(value).map_err(|e| {
+    match &opts.format {
+        Format::Default | Format::Wide => {}
+        other => {
+            return print::print(
+                other,
+                &value,
+                crate::ops::list::QUALIFIED_KIND,
+                opts.table.no_headers,
+                out,
+            );
+        }
+    }
+    let job: TFJob = serde_json::from_value(value.clone()).map_err(|e| {
         Error::Other(format!(
             "tfjob {} does not match the kubeflow.org/v1 TFJob shape: {e}",
             opts.name
@@ -93,6 +90,24 @@ pub async fn get(
     })?;
     let sel = model::job_selector(&opts.name);
     let pods = podtable::list(kube, Some(namespace), &sel).await?;
+    if matches!(opts.format, Format::Wide) {
+        // The job's row of `list -o wide`, as `kubectl get tfjob NAME -o wide` is its row.
+        let refs: Vec<&podtable::PodRow> = pods.iter().collect();
+        let row = jobview::job_row(&job, &refs, Timestamp::now());
+        let mut table = Vec::new();
+        if !opts.table.no_headers {
+            let mut h: Vec<String> = jobview::list_headers(false, true)
+                .into_iter()
+                .map(String::from)
+                .collect();
+            h.extend(opts.table.extra_headers());
+            table.push(h);
+        }
+        let mut cells = jobview::row_cells(&row, false, true);
+        cells.extend(opts.table.extra_cells(&print::labels_of(&value)));
+        table.push(cells);
+        return write!(out, "{}", print::tabwrite(&table)).map_err(io);
+    }
     let services: Api<Service> = Api::namespaced(client.clone(), namespace);
     let lp = ListParams::default().labels(&sel);
     let services = cluster::retry(kube, || services.list(&lp))

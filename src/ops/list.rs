@@ -1,4 +1,5 @@
-//! `list`: TFJobs as a kubectl-style table (or json/yaml/name), from exactly two requests —
+//! `list`: TFJobs as a kubectl-style table (or any of kubectl's printers, [`crate::print`]),
+//! from exactly two requests —
 //! one list of TFJobs and one Table list of their pods by label — whatever the number of jobs
 //! and replicas. `watch` then prints a row per change of a job (one pod Table list of that job
 //! per change).
@@ -17,31 +18,39 @@ use crate::error::{Error, Result};
 use crate::jobview::{self, JobRow};
 use crate::model::{self, TFJob};
 use crate::ops::podtable::{self, PodRow};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ListFormat {
-    #[default]
-    Table,
-    Wide,
-    Json,
-    Yaml,
-    /// `tfjob.kubeflow.org/NAME`.
-    Name,
-}
+use crate::print::{self, Format, TableFlags};
 
 /// What to list.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ListOptions {
     /// Every namespace (adds NAMESPACE); the `namespace` argument is then ignored.
     pub all_namespaces: bool,
     /// Label selector on the TFJobs.
     pub selector: Option<String>,
-    pub format: ListFormat,
-    pub no_headers: bool,
+    pub format: Format,
+    /// `--no-headers`, `--show-labels`, `-L`.
+    pub table: TableFlags,
+    /// `--sort-by` (a relaxed JSONPath).
+    pub sort_by: Option<String>,
     /// After the list, print a row per change until interrupted.
     pub watch: bool,
 }
+
+impl Default for ListOptions {
+    fn default() -> Self {
+        ListOptions {
+            all_namespaces: false,
+            selector: None,
+            format: Format::Default,
+            table: TableFlags::default(),
+            sort_by: None,
+            watch: false,
+        }
+    }
+}
+
+/// The qualified kind `-o name` prints.
+pub const QUALIFIED_KIND: &str = "tfjob.kubeflow.org";
 
 fn sort_jobs(jobs: &mut [DynamicObject]) {
     // kubectl prints the server's order, which is etcd's key order: namespace, then name.
@@ -130,54 +139,143 @@ pub async fn list(
     let rv = list.metadata.resource_version.clone().unwrap_or_default();
     let mut jobs = list.items;
     sort_jobs(&mut jobs);
+    if let Some(expr) = &opts.sort_by {
+        jobs = sort_jobs_by(jobs, expr)?;
+    }
     let io = |e: std::io::Error| Error::io("writing the list", e);
-    let wide = opts.format == ListFormat::Wide;
-    match opts.format {
-        ListFormat::Json => {
-            let s = serde_json::to_string_pretty(&as_list(&jobs)).unwrap_or_default();
-            writeln!(out, "{s}").map_err(io)?;
+    let wide = matches!(opts.format, Format::Wide);
+    let none_found = |err: &mut dyn Write| {
+        // kubectl's wording, on stderr.
+        if opts.all_namespaces {
+            writeln!(err, "No resources found")
+        } else {
+            writeln!(err, "No resources found in {namespace} namespace.")
         }
-        ListFormat::Yaml => {
-            let s = serde_saphyr::to_string(&as_list(&jobs)).unwrap_or_default();
-            write!(out, "{s}").map_err(io)?;
-        }
-        ListFormat::Name => {
-            for j in &jobs {
-                writeln!(out, "tfjob.kubeflow.org/{}", j.name_any()).map_err(io)?;
-            }
-        }
-        ListFormat::Table | ListFormat::Wide => {
+    };
+    // The initial table's column widths, which `-w` rows keep so they line up with the header.
+    let mut widths = Vec::new();
+    match &opts.format {
+        Format::Default | Format::Wide => {
             if jobs.is_empty() && !opts.watch {
-                // kubectl's wording, on stderr.
-                if opts.all_namespaces {
-                    writeln!(err, "No resources found").map_err(io)?;
-                } else {
-                    writeln!(err, "No resources found in {namespace} namespace.").map_err(io)?;
-                }
+                none_found(err).map_err(io)?;
                 return Ok(());
             }
             let ns = (!opts.all_namespaces).then_some(namespace);
-            let pods = if jobs.is_empty() {
+            let mut pods = if jobs.is_empty() {
                 Vec::new()
             } else {
                 podtable::list(kube, ns, &pod_selector()).await?
             };
+            mark_unschedulable(kube, ns, &mut pods).await;
             let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
             let rows = rows(&typed_jobs, &pods, Timestamp::now());
-            let cells: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| jobview::row_cells(r, opts.all_namespaces, wide))
-                .collect();
-            let headers = jobview::list_headers(opts.all_namespaces, wide);
-            let h = (!opts.no_headers).then_some(headers.as_slice());
-            write!(out, "{}", jobview::table(h, &cells)).map_err(io)?;
+            let mut table: Vec<Vec<String>> = Vec::new();
+            if !opts.table.no_headers {
+                let mut h: Vec<String> = jobview::list_headers(opts.all_namespaces, wide)
+                    .into_iter()
+                    .map(String::from)
+                    .collect();
+                h.extend(opts.table.extra_headers());
+                table.push(h);
+            }
+            for (r, j) in rows.iter().zip(&jobs) {
+                let mut cells = jobview::row_cells(r, opts.all_namespaces, wide);
+                cells.extend(opts.table.extra_cells(&labels(j)));
+                table.push(cells);
+            }
+            write!(out, "{}", print::tabwrite(&table)).map_err(io)?;
+            widths = print::column_widths(&table);
+        }
+        Format::Name if jobs.is_empty() && !opts.watch => {
+            none_found(err).map_err(io)?;
+            return Ok(());
+        }
+        other => {
+            print::print(
+                other,
+                &as_list(&jobs),
+                QUALIFIED_KIND,
+                opts.table.no_headers,
+                out,
+            )?;
         }
     }
     out.flush().map_err(io)?;
     if opts.watch {
-        watch(kube, &api, namespace, opts, rv, out).await?;
+        watch(kube, &api, namespace, opts, rv, widths, out).await?;
     }
     Ok(())
+}
+
+/// kubectl's STATUS of a pod waiting for a node is `Pending`, which hides why. When a listed pod
+/// is Pending with no node, one list of the namespace's `FailedScheduling` events (small, unlike
+/// the pods, whose TF_CONFIG grows with the job) gives the scheduler's latest reason, shown as
+/// `Unschedulable: <message>`. Best effort: without the events (RBAC, API error) it stays Pending.
+async fn mark_unschedulable(kube: &Kube, namespace: Option<&str>, pods: &mut [PodRow]) {
+    use k8s_openapi::api::core::v1::Event;
+    let waiting = |p: &PodRow| p.status == "Pending" && (p.node.is_empty() || p.node == "<none>");
+    if !pods.iter().any(waiting) {
+        return;
+    }
+    let api: Api<Event> = match namespace {
+        Some(ns) => Api::namespaced(kube.client.clone(), ns),
+        None => Api::all(kube.client.clone()),
+    };
+    let lp = ListParams::default().fields("involvedObject.kind=Pod,reason=FailedScheduling");
+    let Ok(events) = cluster::retry(kube, || api.list(&lp)).await else {
+        return;
+    };
+    let when = |e: &Event| {
+        e.last_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .or_else(|| e.event_time.as_ref().map(|t| t.0))
+            .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
+    };
+    let mut latest: HashMap<(String, String), &Event> = HashMap::new();
+    for e in &events.items {
+        let key = (
+            e.involved_object.namespace.clone().unwrap_or_default(),
+            e.involved_object.name.clone().unwrap_or_default(),
+        );
+        match latest.get(&key) {
+            Some(prev) if when(prev) > when(e) => {}
+            _ => {
+                latest.insert(key, e);
+            }
+        }
+    }
+    for p in pods.iter_mut().filter(|p| waiting(p)) {
+        if let Some(e) = latest.get(&(p.namespace.clone(), p.name.clone()))
+            && let Some(msg) = e.message.as_deref()
+        {
+            p.status = format!("Unschedulable: {}", msg.trim());
+        }
+    }
+}
+
+fn labels(job: &DynamicObject) -> std::collections::BTreeMap<String, String> {
+    job.labels().clone()
+}
+
+/// `--sort-by`: kubectl refuses a path no job has (sorter.go), and otherwise sorts stably on
+/// top of the server's order.
+fn sort_jobs_by(jobs: Vec<DynamicObject>, expr: &str) -> Result<Vec<DynamicObject>> {
+    if !jobs.is_empty() {
+        let e = print::jsonpath::relaxed(expr).map_err(Error::Usage)?;
+        let jp = print::JsonPath::parse(&e)
+            .map_err(|err| Error::Usage(format!("error parsing jsonpath {e}, {err}")))?;
+        let found = jobs.iter().any(|j| {
+            jp.find(&raw(j))
+                .is_ok_and(|g| g.first().is_some_and(|v| !v.is_empty()))
+        });
+        if !found {
+            return Err(Error::Invalid(format!(
+                "couldn't find any field with path \"{e}\" in the list of objects"
+            )));
+        }
+    }
+    print::sort_by(jobs, expr, raw)
 }
 
 /// Prints one row per change from `rv` on, until the stream cannot be resumed.
@@ -187,10 +285,11 @@ async fn watch(
     namespace: &str,
     opts: &ListOptions,
     mut rv: String,
+    mut widths: Vec<usize>,
     out: &mut dyn Write,
 ) -> Result<()> {
     let io = |e: std::io::Error| Error::io("writing the list", e);
-    let wide = opts.format == ListFormat::Wide;
+    let wide = matches!(opts.format, Format::Wide);
     let mut wp = WatchParams::default();
     if let Some(s) = &opts.selector {
         wp = wp.labels(s);
@@ -220,30 +319,34 @@ async fn watch(
                 }
             };
             rv = job.resource_version().unwrap_or_default();
-            match opts.format {
-                ListFormat::Json => {
-                    writeln!(
-                        out,
-                        "{}",
-                        serde_json::to_string_pretty(&raw(&job)).unwrap_or_default()
-                    )
-                    .map_err(io)?;
-                }
-                ListFormat::Yaml => {
+            match &opts.format {
+                Format::Yaml => {
                     let s = serde_saphyr::to_string(&raw(&job)).unwrap_or_default();
                     write!(out, "---\n{s}").map_err(io)?;
                 }
-                ListFormat::Name => {
-                    writeln!(out, "tfjob.kubeflow.org/{}", job.name_any()).map_err(io)?
-                }
-                ListFormat::Table | ListFormat::Wide => {
+                Format::Default | Format::Wide => {
                     let ns = job.namespace().unwrap_or_else(|| namespace.to_string());
                     let sel = model::job_selector(&job.name_any());
-                    let pods = podtable::list(kube, Some(&ns), &sel).await?;
+                    let mut pods = podtable::list(kube, Some(&ns), &sel).await?;
+                    mark_unschedulable(kube, Some(&ns), &mut pods).await;
                     let refs: Vec<&PodRow> = pods.iter().collect();
                     let row = jobview::job_row(&typed(&job)?, &refs, Timestamp::now());
-                    let cells = vec![jobview::row_cells(&row, opts.all_namespaces, wide)];
-                    write!(out, "{}", jobview::table(None, &cells)).map_err(io)?;
+                    let mut cells = jobview::row_cells(&row, opts.all_namespaces, wide);
+                    cells.extend(opts.table.extra_cells(&labels(&job)));
+                    // kubectl sizes each watch row on its own, so its rows drift from the
+                    // header; these keep the widths printed so far (growing when a cell is
+                    // wider), so they line up with it.
+                    let rows = [cells];
+                    for (w, n) in widths.iter_mut().zip(print::column_widths(&rows)) {
+                        *w = (*w).max(n);
+                    }
+                    if widths.len() < rows[0].len() {
+                        widths = print::column_widths(&rows);
+                    }
+                    write!(out, "{}", print::tabwrite_with(&widths, &rows)).map_err(io)?;
+                }
+                other => {
+                    print::print(other, &raw(&job), QUALIFIED_KIND, true, out)?;
                 }
             }
             out.flush().map_err(io)?;

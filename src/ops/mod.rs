@@ -16,6 +16,7 @@ pub mod secret;
 pub mod submit;
 pub mod suspend;
 pub mod wait;
+pub mod wait_many;
 
 /// `--dry-run`: what a command may send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

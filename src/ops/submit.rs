@@ -19,7 +19,8 @@ use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
-use crate::output::{ManifestFormat, Output, ReportFormat};
+use crate::output::{Output, ReportFormat};
+use crate::print::{self, Format};
 use crate::render::{self, RenderOptions};
 use crate::validate;
 
@@ -35,7 +36,8 @@ pub struct SubmitOptions {
     pub render: RenderOptions,
     pub dry_run: DryRun,
     /// `-o`; `None` prints `tfjob.kubeflow.org/NAME created` and the next steps.
-    pub output: Option<ManifestFormat>,
+    /// `-o`: kubectl's printers on the created object (None: the `created` line).
+    pub output: Option<Format>,
     /// Delete a job of the same name first (asks unless `yes`).
     pub replace: bool,
     pub yes: bool,
@@ -57,6 +59,7 @@ pub async fn run(
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(kube_args, &args.render)?;
     print_warnings(&prepared.report, out);
+    render::print_resources(&prepared, out);
     let mut job = prepared.job;
     // With generateName the API server picks the name; until then, show the prefix.
     let name = job
@@ -70,7 +73,7 @@ pub async fn run(
         print_job(
             out,
             &job,
-            args.output,
+            args.output.as_ref(),
             &format!("tfjob.kubeflow.org/{name} created (dry run)"),
         )?;
         return Ok(());
@@ -163,7 +166,7 @@ pub async fn run(
         print_job(
             out,
             &shown,
-            args.output,
+            args.output.as_ref(),
             &format!("tfjob.kubeflow.org/{shown_name} created (server dry run)"),
         )?;
         return Ok(());
@@ -202,7 +205,7 @@ pub async fn run(
     // Every later step follows the name the server gave (generateName).
     let name = created.metadata.name.clone().unwrap_or(name);
     let line = format!("tfjob.kubeflow.org/{name} created");
-    let printed = print_job(out, &created, args.output, &line);
+    let printed = print_job(out, &created, args.output.as_ref(), &line);
     // The job exists now: a closed stdout must not hide that.
     out.after_write(printed, &line)?;
     if args.output.is_none() && !args.wait {
@@ -257,17 +260,20 @@ pub(crate) fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<S
 fn print_job(
     out: &mut Output,
     job: &TFJob,
-    output: Option<ManifestFormat>,
+    output: Option<&Format>,
     default_line: &str,
 ) -> Result<()> {
     match output {
-        Some(ManifestFormat::Yaml) => out.data(&render::to_yaml(job)),
-        Some(ManifestFormat::Json) => out.data_line(&render::to_json(job)),
-        Some(ManifestFormat::Name) => out.data_line(&format!(
-            "tfjob.kubeflow.org/{}",
-            job.metadata.name.as_deref().unwrap_or_default()
-        )),
         None => out.data_line(default_line),
+        Some(Format::Yaml) => out.data(&render::to_yaml(job)),
+        Some(f) => {
+            // json as kubectl create -o json writes it (Go's indentation), and the rest of
+            // kubectl's printers, on the object as it was sent or answered.
+            let value = serde_json::to_value(job).expect("a TFJob serializes");
+            let mut buf = Vec::new();
+            print::print(f, &value, crate::ops::list::QUALIFIED_KIND, false, &mut buf)?;
+            out.data(&String::from_utf8_lossy(&buf))
+        }
     }
 }
 

@@ -47,7 +47,7 @@
 mod admission;
 mod collect;
 mod filters;
-mod quantity;
+pub(crate) mod quantity;
 pub mod refs;
 mod verdict;
 

@@ -406,12 +406,15 @@ fn replica_spec(
         if !matches!(inject, Some(Value::String(s)) if s == "false")
             && !matches!(inject, Some(Value::Bool(false)))
         {
+            // Offline nothing says whether the target namespace injects sidecars (most have no
+            // mesh), so this is information, not a warning `--strict` would fail on; submit and
+            // render add the opt-out themselves.
             out.push(
                 Finding::new(
-                    Severity::Warning,
+                    Severity::Info,
                     "istio",
                     format!("{path}.template.metadata.annotations"),
-                    "istio sidecar injection is not disabled; in a mesh-enabled namespace the sidecar breaks the replicas' gRPC rendezvous",
+                    "istio sidecar injection is not disabled; if the target namespace injects sidecars (label istio-injection=enabled or istio.io/rev), the sidecar breaks the replicas' gRPC rendezvous",
                 )
                 .with_hint(Some("add sidecar.istio.io/inject: \"false\" (templates get it unless --allow-istio-sidecar; submit -f adds it with --inject-gateway-env)".into())),
             );

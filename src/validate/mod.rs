@@ -138,7 +138,14 @@ impl Report {
             (a.severity, la).cmp(&(b.severity, lb))
         });
         let mut s = String::new();
+        // Informational findings (a single-replica job, a container without the gateway key)
+        // are for `-v`; by default only what a user may want to fix is printed, and what this
+        // tool changed in the input (fields the API server owns, dropped).
+        let verbose = crate::logging::verbose();
         for f in sorted {
+            if f.severity == Severity::Info && !verbose && f.rule != "server-fields" {
+                continue;
+            }
             let where_ = match (&f.location, origin) {
                 (Some(l), _) => format!("{l}: "),
                 (None, Some(o)) => format!("{o}: "),
@@ -363,10 +370,15 @@ pub fn run_validate(args: &ValidateOptions, out: &mut Output) -> Result<()> {
         }
         ReportFormat::Text => {
             if report.has_errors() {
+                // A file that could not be read or parsed has no documents to count.
+                let counted = match documents {
+                    0 => String::new(),
+                    1 => " in 1 document".to_string(),
+                    n => format!(" in {n} documents"),
+                };
                 return Err(Error::Invalid(format!(
-                    "validation failed ({} in {documents} document{}):\n{}",
+                    "validation failed ({}{counted}):\n{}",
                     report.summary(),
-                    if documents == 1 { "" } else { "s" },
                     report.render_text().trim_end()
                 )));
             }

@@ -388,10 +388,18 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// A description of the offending value that never echoes string content (it may be a secret).
+/// A description of the offending value: a short string is quoted (`a string "two"`, what the
+/// user typed), one that looks like a key or is long only counted, since it may be a secret.
 fn shown(v: &Value) -> String {
     match v {
         Value::Bool(_) | Value::Number(_) | Value::Null => format!("{} {v}", json_type(v)),
+        Value::String(s)
+            if s.chars().count() <= 40
+                && !s.chars().any(char::is_control)
+                && !super::credentials::looks_like_key(s) =>
+        {
+            format!("a string {s:?}")
+        }
         Value::String(s) => format!("a string ({} chars)", s.chars().count()),
         other => format!("a {}", json_type(other)),
     }

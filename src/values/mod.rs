@@ -19,10 +19,12 @@ use crate::manifest::{Document, join_index, join_key};
 use crate::render::RenderOptions;
 
 mod pod;
+pub mod resources;
 mod set;
 mod shape;
 
 pub use pod::flags_overlay;
+pub use resources::RoleResource;
 use set::*;
 pub use set::{MAX_SET_DEPTH, MAX_SET_INDEX, SetArg, parse_set, parse_set_into};
 pub use shape::{Problem, builtin_keys, check_shape, closest};

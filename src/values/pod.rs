@@ -48,12 +48,19 @@ pub fn flags_overlay(kube: &ConnectionOptions, args: &RenderOptions) -> Result<V
         if let Some(m) = &args.pod.memory_request {
             put(&format!("{role}.memoryRequest"), m.clone().into());
         }
+    }
+    // --cpu/--memory for every role; a role's own flag replaces them here, and its own setting
+    // in a values file or --set makes them step aside (values::resources::yield_to_own).
+    for role in ROLES {
         if let Some(c) = &args.cpu {
             put(&format!("{role}.cpu"), c.clone().into());
         }
         if let Some(m) = &args.memory {
             put(&format!("{role}.memory"), m.clone().into());
         }
+    }
+    for r in &args.pod.per_role {
+        put(&format!("{}.{}", r.role, r.key), r.value.clone().into());
     }
     for (flag, list, key) in [
         ("--label", &args.labels, "labels"),

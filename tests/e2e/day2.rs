@@ -221,18 +221,32 @@ fn logs_prefix_each_replica() {
 #[test]
 fn list_watch_prints_a_line_when_a_job_changes() {
     let c = TestCluster::start(Scenario::default());
-    c.insert(job("first", "default", 1, "OnFailure"));
+    c.insert(job("first-job", "default", 1, "OnFailure"));
     let (mut child, mut out) = spawn(&c, &["list", "-w"]);
-    assert!(read_line(&mut out).starts_with("NAME "));
-    assert!(read_line(&mut out).starts_with("first "));
+    let header = read_line(&mut out);
+    assert!(header.starts_with("NAME "));
+    assert!(read_line(&mut out).starts_with("first-job "));
+    // Where each cell starts: after a run of at least three spaces.
+    let starts = |l: &str| -> Vec<usize> {
+        let b = l.as_bytes();
+        (3..b.len())
+            .filter(|&i| b[i] != b' ' && &b[i - 3..i] == b"   ")
+            .collect()
+    };
+    let columns = starts(&header);
     c.insert(job("second", "default", 1, "OnFailure"));
-    // Every line after the table is one change; the new job shows up among them.
+    // Every line after the table is one change; the new job shows up among them. Its cells fit
+    // the header's widths, so each starts under its header (an empty cell has no start).
     loop {
         let line = read_line(&mut out);
         assert!(!line.is_empty(), "the watch ended");
         assert!(
-            line.starts_with("first ") || line.starts_with("second "),
+            line.starts_with("first-job ") || line.starts_with("second "),
             "{line:?}"
+        );
+        assert!(
+            starts(&line).iter().all(|s| columns.contains(s)),
+            "a watch row is not aligned with the header:\n{header}{line}"
         );
         if line.starts_with("second ") {
             break;
@@ -301,4 +315,87 @@ fn job_names_complete_for_every_command_in_the_namespace_given_on_the_line() {
         "not offered twice"
     );
     assert_eq!(complete(&["logs", "alpha", ""]), Vec::<String>::new());
+    // Namespaces from the cluster, contexts/clusters/users from the kubeconfig on the line,
+    // built-in templates by name. The kubectl_complete-tfjob script passes the words after
+    // `--`, so a `-n` being completed stays a word.
+    assert_eq!(complete(&["--", "-n", "team"]), ["team-b"]);
+    assert_eq!(
+        complete(&["--", "list", "--namespace", ""]),
+        [
+            "default",
+            "kube-node-lease",
+            "kube-public",
+            "kube-system",
+            "kubeflow",
+            "team-b"
+        ]
+    );
+    assert_eq!(complete(&["--", "get", "alpha", "--context", ""]), ["test"]);
+    assert_eq!(complete(&["--", "--cluster", ""]), ["test"]);
+    assert_eq!(complete(&["--", "wait", "--user", ""]), ["tester"]);
+    assert_eq!(complete(&["--", "-n", "team-b", "get", ""]), ["team-job"]);
+    let run = Cli::new(None, &["__complete", "--", "render", "--template", "ps"]).run();
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout, "ps-worker\tbuilt-in template\n:0\n",
+        "and files, for a path"
+    );
+}
+
+#[test]
+fn list_shows_restarts_marked_when_crash_looping_and_a_finished_jobs_outcome_per_role() {
+    // Crafted states (the operator is installed but reconciles nothing, and a crafted pod that is
+    // not Pending is left alone), so nothing changes while the test reads.
+    let c = crate::cluster("operator: installed\n");
+    let mut done = job("done", "default", 2, "OnFailure");
+    done["status"] = json!({
+        "conditions": [{"type": "Created", "status": "True"}, {"type": "Succeeded", "status": "True"}],
+        "replicaStatuses": {"Worker": {"succeeded": 2}}});
+    c.insert(done);
+    let mut looping = job("loop", "default", 1, "OnFailure");
+    looping["status"] = json!({"conditions": [{"type": "Created", "status": "True"}, {"type": "Running", "status": "True"}],
+        "replicaStatuses": {"Worker": {"active": 1}}});
+    c.insert(looping);
+    c.insert(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "loop-worker-0", "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": "loop", "training.kubeflow.org/operator-name": "tfjob-controller",
+            "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "ready": false, "restartCount": 809,
+            "image": "tensorflow/tensorflow:2.13.0", "imageID": "",
+            "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}},
+            "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}}));
+    let run = tfjob(&c, &["list", "--sort-by=.metadata.name"]);
+    run.expect_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].contains(" REPLICAS ") && lines[0].contains(" RESTARTS "),
+        "{}",
+        run.stdout
+    );
+    // Cells are separated by at least three spaces.
+    let cells = |l: &str| -> Vec<String> {
+        l.split("   ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let (done, looping) = (cells(lines[1]), cells(lines[2]));
+    assert_eq!(
+        (done[0].as_str(), done[4].as_str(), done[5].as_str()),
+        ("done", "Worker 2/2 succeeded", "0"),
+        "a finished job shows its outcome, not Worker 0/2:\n{}",
+        run.stdout
+    );
+    assert_eq!(
+        (
+            looping[0].as_str(),
+            looping[4].as_str(),
+            looping[5].as_str()
+        ),
+        ("loop", "Worker 0/1", "809 (CrashLoopBackOff)"),
+        "{}",
+        run.stdout
+    );
 }

@@ -9,13 +9,17 @@ mod check;
 mod client;
 mod day2;
 mod hostile;
+mod printers;
 mod redact;
+mod resources;
 mod secret;
 mod shape;
 mod submit;
 mod tls;
 mod verdict;
 mod wait;
+mod wait_many;
+mod wording;
 mod writes;
 
 use std::io::Write;

@@ -141,7 +141,11 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     Verdict::Fail,
                     format!(
                         "no Created condition {}after creation: the training-operator is not reconciling this job",
-                        age.map(|a| format!("{} ", human(a))).unwrap_or_default()
+                        // A young job fails here only because no operator is ready; its
+                        // age ("0s after creation") would read as the cause.
+                        age.filter(|a| *a >= RECONCILE_GRACE_SECS)
+                            .map(|a| format!("{} ", human(a)))
+                            .unwrap_or_default()
                     ),
                 );
                 f = match &s.operator {
