@@ -272,6 +272,9 @@ fn shell_join(args: &[String]) -> String {
 
 /// The only training-operator release that serves TFJob `kubeflow.org/v1` with the behaviour
 /// this tool models (see /work/shared/reference/operator-behavior.md).
+/// Field manager for everything this tool writes (the job, the gateway Secret, pod dry runs).
+pub const FIELD_MANAGER: &str = "kubectl-tfjob";
+
 pub const OPERATOR_RELEASE: &str = "v1.9.4";
 
 /// The command that installs that release (the upstream standalone overlay, server-side apply

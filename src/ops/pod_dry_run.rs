@@ -55,7 +55,7 @@ pub async fn check(kube: &Kube, namespace: &str, job: &TFJob, out: &mut Output) 
     let api: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
     let params = PostParams {
         dry_run: true,
-        field_manager: Some(super::submit::FIELD_MANAGER.into()),
+        field_manager: Some(crate::cluster::FIELD_MANAGER.into()),
     };
     let answers: Vec<(String, String, std::result::Result<Pod, kube::Error>)> =
         stream::iter(pods.into_iter().map(|(rtype, pod)| {

@@ -27,8 +27,6 @@ use crate::validate;
 /// Annotation carrying a per-submission id, so a create retried after an ambiguous failure can
 /// tell "my first attempt went through" from "someone else's job has that name".
 pub const SUBMISSION_ANNOTATION: &str = "kubectl-tfjob.kubeflow.org/submission-id";
-/// Field manager for everything this tool writes.
-pub const FIELD_MANAGER: &str = "kubectl-tfjob";
 
 /// What `submit` does (the flags, clap-free).
 #[derive(Debug, Clone)]
@@ -283,7 +281,7 @@ fn print_job(
 fn dry_run_params() -> PostParams {
     PostParams {
         dry_run: true,
-        field_manager: Some(FIELD_MANAGER.into()),
+        field_manager: Some(cluster::FIELD_MANAGER.into()),
     }
 }
 
@@ -558,7 +556,7 @@ async fn create(
         .insert(SUBMISSION_ANNOTATION.into(), id.clone());
     let params = PostParams {
         dry_run: false,
-        field_manager: Some(FIELD_MANAGER.into()),
+        field_manager: Some(cluster::FIELD_MANAGER.into()),
     };
     let namespace = job.metadata.namespace.clone().unwrap_or_default();
     if job.metadata.name.is_none() {

@@ -326,7 +326,7 @@ pub async fn create(
     let server_dry_run = dry_run == DryRun::Server;
     let params = PostParams {
         dry_run: server_dry_run || dry_run == DryRun::Client,
-        field_manager: Some(super::submit::FIELD_MANAGER.into()),
+        field_manager: Some(crate::cluster::FIELD_MANAGER.into()),
     };
     let suffix = if dry_run == DryRun::None {
         ""
