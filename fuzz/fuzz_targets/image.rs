@@ -2,12 +2,12 @@
 //! checks must never panic.
 #![no_main]
 
-use kubectl_tfjob::validate::pod;
+use kubectl_tfjob::validate::{names, pod};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|s: &str| {
     let _ = pod::image_reference(s);
-    let _ = pod::env_var_name(s);
+    let _ = names::env_var_name(s);
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(s) {
         let _ = pod::check(&v);
     }

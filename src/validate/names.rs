@@ -229,6 +229,21 @@ pub fn name_budget(name: &JobName, longest_pod: &str, out: &mut Vec<Finding>) {
     }
 }
 
+/// apimachinery validation.go `IsRelaxedEnvVarName`: any printable ASCII character but `=`.
+/// ValidateEnv uses it when RelaxedEnvironmentVariableValidation is on, which it is, locked,
+/// since 1.34 (GA; beta and on by default from 1.32), so 1.36 accepts `1VAR` and `my var`.
+pub fn env_var_name(n: &str) -> Result<(), String> {
+    if n.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if let Some(c) = n.chars().find(|c| !(' '..='~').contains(c) || *c == '=') {
+        return Err(format!(
+            "must consist only of printable ASCII characters other than '=', found {c:?}"
+        ));
+    }
+    Ok(())
+}
+
 /// DNS-1035 label: what the webhook requires of a TFJob name.
 pub fn dns1035(s: &str) -> Result<(), String> {
     if s.is_empty() {

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use super::names::{dns1123_label, qualified_name};
+use super::names::{dns1123_label, env_var_name, qualified_name};
 use super::{Finding, Severity};
 use crate::manifest::{join_index, join_key};
 
@@ -311,21 +311,6 @@ fn toleration(t: &Value, path: &str, out: &mut Vec<Finding>) {
             None,
         );
     }
-}
-
-/// apimachinery validation.go `IsRelaxedEnvVarName`: any printable ASCII character but `=`.
-/// ValidateEnv uses it when RelaxedEnvironmentVariableValidation is on, which it is, locked,
-/// since 1.34 (GA; beta and on by default from 1.32), so 1.36 accepts `1VAR` and `my var`.
-pub fn env_var_name(n: &str) -> Result<(), String> {
-    if n.is_empty() {
-        return Err("must not be empty".into());
-    }
-    if let Some(c) = n.chars().find(|c| !(' '..='~').contains(c) || *c == '=') {
-        return Err(format!(
-            "must consist only of printable ASCII characters other than '=', found {c:?}"
-        ));
-    }
-    Ok(())
 }
 
 /// distribution/reference (reference.go grammar, regexp.go):

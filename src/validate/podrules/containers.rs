@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::super::names::{dns1123_subdomain, qualified_name};
+use super::super::names::{dns1123_subdomain, env_var_name, qualified_name};
 use super::super::quantity;
 use super::super::{Finding, Severity};
 use super::{Out, err, ids, int, items, nonnegative, one_of, s, seccomp};
@@ -287,7 +287,7 @@ fn env(c: &Value, path: &str, out: &mut Out) {
         }
         if let Some(p) = s(e, "prefix")
             && !p.is_empty()
-            && let Err(m) = super::super::pod::env_var_name(p)
+            && let Err(m) = env_var_name(p)
         {
             err(out, format!("{epath}.prefix"), format!("prefix {p:?} {m}"));
         }
