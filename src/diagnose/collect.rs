@@ -118,6 +118,23 @@ pub async fn collect_within(
             cluster::unknown_reason(e, &Action::new("list", "events", Some(namespace)), kube)?,
         ),
     }
+    // A refusal for want of a ServiceAccount created since is past: the operator's next retry
+    // makes the pods. Its events are dropped, said as a note.
+    if let Some(sa) = super::refused::refusal(&s.job_events).and_then(|r| r.missing_service_account)
+    {
+        let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+            Api::namespaced(kube.client.clone(), namespace);
+        if let Ok(Some(_)) = cluster::retry(kube, || accounts.get_opt(&sa)).await {
+            s.job_events.retain(|e| {
+                super::refused::parse(e.message.as_deref().unwrap_or(""))
+                    .is_none_or(|r| r.missing_service_account.as_deref() != Some(sa.as_str()))
+                    || e.reason.as_deref() != Some(super::refused::FAILED_CREATE_POD)
+            });
+            s.notes.push(format!(
+                "ServiceAccount {sa} exists now: the operator's earlier refused pod creates for it are past"
+            ));
+        }
+    }
     let mut pod_names: BTreeSet<String> = job.pod_names().into_iter().collect();
     pod_names.extend(s.pods.iter().filter_map(|p| p.metadata.name.clone()));
     let pod_uids: BTreeMap<String, Option<&String>> = s
@@ -377,6 +394,18 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
             message: format!("{}: {}", f.layer.label(), f.summary),
             hint: f.next_step.clone(),
         }),
+        // A pod the API server refuses for want of its ServiceAccount: an object missing
+        // (exit 3), as `wait` says; any other refused create will not run (exit 4).
+        Some(f)
+            if f.layer == super::Layer::Controller
+                && super::refused::refusal(&s.job_events)
+                    .is_some_and(|r| r.missing_service_account.is_some()) =>
+        {
+            Err(Error::NotReady {
+                message: format!("{}: {}", f.layer.label(), f.summary),
+                hint: f.next_step.clone(),
+            })
+        }
         Some(f) => Err(Error::JobFailed(format!(
             "{}: {}",
             f.layer.label(),

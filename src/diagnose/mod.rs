@@ -14,6 +14,7 @@ mod checks;
 mod collect;
 #[cfg(test)]
 mod collect_tests;
+pub mod refused;
 mod render;
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,7 @@ use scheduling::*;
 pub(super) use secrets::referenced_secrets;
 use secrets::*;
 
+use super::refused::is_quota;
 use super::{CrdState, Diagnosis, Finding, Layer, OperatorState, Snapshot, Verdict};
 use crate::cluster::install_operator_hint;
 use crate::cluster::secret::{self, SecretState};
@@ -216,11 +217,6 @@ fn event_message(events: &[Event], object: &str, reason: &str) -> Option<String>
             e.involved_object.name.as_deref() == Some(object) && e.reason.as_deref() == Some(reason)
         })
         .and_then(|e| e.message.clone())
-}
-
-fn is_quota(message: &str) -> bool {
-    message.contains("exceeded quota")
-        || message.contains("must specify limits") && message.contains("quota")
 }
 
 /// The names from `candidates` that the messages mention, or all of them when none is named.

@@ -1,0 +1,170 @@
+//! Issue 22 items 3 and 4, the wait/diagnose side: pods the API server refuses to the operator
+//! (its `FailedCreatePod` events on the TFJob, kubeflow/common
+//! `pkg/controller.v1/control/pod_control.go` `createPods`) are the controller-layer failure,
+//! said by `wait` and `diagnose` alike: a missing ServiceAccount is an object missing (exit 3,
+//! how to create it), any other refusal a job that will not run (exit 4).
+
+use crate::submit::{SECRET, submit_args};
+use crate::{cluster, tfjob};
+
+/// The article's job stored directly (as `kubectl create -f` would, past every pre-flight),
+/// after `edit` changed it.
+fn stored(c: &tfjob_testcluster::TestCluster, edit: impl FnOnce(&mut serde_json::Value)) {
+    let render = crate::Cli::new(None, &{
+        let mut a = vec!["render"];
+        a.extend_from_slice(crate::submit::ARTICLE);
+        a
+    })
+    .run();
+    render.expect_code(0);
+    let mut job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
+    job["metadata"]["namespace"] = "default".into();
+    edit(&mut job);
+    c.insert(job);
+}
+
+#[test]
+fn a_missing_service_account_is_named_first_by_wait_and_diagnose_and_the_pods_follow_it() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    // Created on purpose before its ServiceAccount.
+    tfjob(
+        &c,
+        &submit_args(&[
+            "--service-account",
+            "trainer",
+            "--allow-missing-refs",
+            "--skip-capacity-check",
+        ]),
+    )
+    .expect_code(0);
+    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "60s"]);
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("the operator cannot create pod tf-dist-train-"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "error looking up service account default/trainer: serviceaccount \"trainer\" not found"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("kubectl create serviceaccount trainer -n default"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("capacity"), "{}", run.stderr);
+    // One bounded read of the job's own refusals, by field selector.
+    let reads: Vec<String> = c
+        .requests()
+        .iter()
+        .filter(|r| r.resource == "events")
+        .map(|r| r.query.clone())
+        .collect();
+    assert!(!reads.is_empty());
+    for q in &reads {
+        assert!(
+            q.contains("involvedObject.uid")
+                && q.contains("FailedCreatePod")
+                && q.contains("limit="),
+            "{q}"
+        );
+    }
+
+    let run = tfjob(&c, &["diagnose", "tf-dist-train"]);
+    run.expect_code(3);
+    let controller = run
+        .stdout
+        .lines()
+        .position(|l| l.starts_with("[FAIL]") && l.contains("the operator cannot create pods"))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        run.stdout
+            .contains("kubectl create serviceaccount trainer -n default"),
+        "{}",
+        run.stdout
+    );
+    // The first failure: nothing before it fails, in the Controller layer.
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[..controller].iter().all(|l| !l.starts_with("[FAIL]")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[..controller]
+            .iter()
+            .rev()
+            .find(|l| l.starts_with('['))
+            .is_some_and(|l| l.contains("Controller")),
+        "{}",
+        run.stdout
+    );
+
+    // The operator retries its creates: once the account exists, the job runs.
+    c.insert(serde_json::json!({
+        "apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "trainer", "namespace": "default"}
+    }));
+    tfjob(&c, &["wait", "tf-dist-train", "--timeout", "60s"]).expect_code(0);
+}
+
+#[test]
+fn a_pod_the_api_server_refuses_ends_wait_and_diagnose_with_4_naming_the_replica() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    // The CRD's schema leaves pod fields to the Pod's validation: the TFJob is stored, each
+    // worker pod is refused (`Unsupported value` for imagePullPolicy).
+    stored(&c, |job| {
+        job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["imagePullPolicy"] =
+            "IfNotPresnt".into();
+    });
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "60s",
+        ],
+    );
+    run.expect_code(4);
+    assert!(
+        run.stderr
+            .contains("the operator cannot create pod tf-dist-train-worker-"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("IfNotPresnt"), "{}", run.stderr);
+    assert!(run.stderr.contains("will not run"), "{}", run.stderr);
+    assert!(!run.stderr.contains("timed out"), "{}", run.stderr);
+
+    let run = tfjob(&c, &["diagnose", "tf-dist-train", "-o", "json"]);
+    run.expect_code(4);
+    let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let first = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["verdict"] == "fail")
+        .unwrap();
+    assert_eq!(first["layer"], "controller", "{d:#}");
+    assert!(
+        first["summary"].as_str().unwrap().contains("IfNotPresnt"),
+        "{first}"
+    );
+    assert!(
+        first["replicas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r.as_str().unwrap().contains("-worker-")),
+        "{first}"
+    );
+}
