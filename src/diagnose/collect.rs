@@ -85,6 +85,21 @@ pub async fn collect_within(
             cluster::unknown_reason(e, &Action::new("list", "pods", Some(namespace)), kube)?,
         ),
     }
+    // Pending pods: are they waiting for an object they mount that does not exist?
+    if s.pods.iter().any(|p| {
+        p.status
+            .as_ref()
+            .and_then(|st| st.phase.as_deref())
+            .is_none_or(|ph| ph == "Pending")
+    }) {
+        s.missing_objects = crate::ops::missing::missing_objects(
+            kube,
+            namespace,
+            &job,
+            std::time::Duration::from_secs(10),
+        )
+        .await;
+    }
     // Unschedulable pods: ask the placement model whether they wait or can never run.
     if crate::ops::check::any_unschedulable(s.pods.iter().map(|p| p.status.as_ref())) {
         s.placement = crate::ops::check::unschedulable_verdict(kube, namespace, &job).await;
@@ -400,6 +415,19 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
             if f.layer == super::Layer::Controller
                 && super::refused::refusal(&s.job_events)
                     .is_some_and(|r| r.missing_service_account.is_some()) =>
+        {
+            Err(Error::NotReady {
+                message: format!("{}: {}", f.layer.label(), f.summary),
+                hint: f.next_step.clone(),
+            })
+        }
+        // An object the pods mount is missing: the cluster is not ready (exit 3), as `wait`
+        // says.
+        Some(f)
+            if f.layer == super::Layer::Objects
+                && s.missing_objects
+                    .iter()
+                    .any(|m| m.sentence(&s.namespace) == f.summary) =>
         {
             Err(Error::NotReady {
                 message: format!("{}: {}", f.layer.label(), f.summary),

@@ -168,3 +168,61 @@ fn a_pod_the_api_server_refuses_ends_wait_and_diagnose_with_4_naming_the_replica
         "{first}"
     );
 }
+
+/// Item 4: a job created anyway (`--allow-missing-refs`) whose pods wait for a claim, a
+/// ConfigMap volume or a Secret volume that does not exist: `wait` and `diagnose` name that
+/// object first, with how to create it (exit 3, an object missing), not capacity.
+#[test]
+fn pods_waiting_for_a_missing_object_are_told_the_object_and_how_to_create_it() {
+    for (flags, kind, name, fix) in [
+        (
+            ["--pvc", "datasets:/data"],
+            "PersistentVolumeClaim",
+            "datasets",
+            "a PersistentVolumeClaim named datasets",
+        ),
+        (
+            ["--config-map", "train-config:/etc/train"],
+            "ConfigMap",
+            "train-config",
+            "kubectl create configmap train-config -n default",
+        ),
+        (
+            ["--secret-volume", "certs:/etc/certs"],
+            "Secret",
+            "certs",
+            "kubectl create secret generic certs -n default",
+        ),
+    ] {
+        let c = cluster(&format!("objects:{SECRET}"));
+        let mut args = flags.to_vec();
+        args.extend(["--allow-missing-refs", "--skip-capacity-check"]);
+        tfjob(&c, &submit_args(&args)).expect_code(0);
+        let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "60s"]);
+        run.expect_code(3);
+        let said = format!("{kind} default/{name} is missing");
+        assert!(run.stderr.contains(&said), "{kind}: {}", run.stderr);
+        assert!(run.stderr.contains(fix), "{kind}: {}", run.stderr);
+        assert!(!run.stderr.contains("capacity"), "{kind}: {}", run.stderr);
+        assert!(!run.stderr.contains("timed out"), "{kind}: {}", run.stderr);
+
+        let run = tfjob(&c, &["diagnose", "tf-dist-train", "-o", "json"]);
+        run.expect_code(3);
+        let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let first = d["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["verdict"] == "fail")
+            .unwrap();
+        assert_eq!(first["layer"], "objects", "{kind}: {d:#}");
+        assert!(
+            first["summary"].as_str().unwrap().contains(&said),
+            "{kind}: {first}"
+        );
+        assert!(
+            first["next_step"].as_str().unwrap().contains(fix),
+            "{kind}: {first}"
+        );
+    }
+}

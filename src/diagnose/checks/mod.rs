@@ -67,6 +67,14 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
     }
     if gate.is_ok() {
         gate = objects(s, &mut out);
+        // A missing object the pods mount is the root cause of whatever the scheduler or the
+        // kubelet says about them: named first, with how to create it.
+        for m in &s.missing_objects {
+            out.push(
+                Finding::new(Layer::Objects, Verdict::Fail, m.sentence(&s.namespace))
+                    .next(format!("create it, and the pods start: {}", m.hint)),
+            );
+        }
     } else {
         not_reached(&mut out, Layer::Objects, &gate);
     }

@@ -94,6 +94,8 @@ pub async fn follow(
         asked_model: false,
         missing_since: None,
         next_refusals: None,
+        pending_since: None,
+        next_lookup: None,
     };
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
     let first = w.get_job().await?;
@@ -132,6 +134,9 @@ struct Waiter<'a> {
     /// Since when a reconciled job has had pods missing (for the refused-create check).
     missing_since: Option<Instant>,
     next_refusals: Option<Instant>,
+    /// Since when a reconciled job has had a Pending pod (for the missing-object check).
+    pending_since: Option<Instant>,
+    next_lookup: Option<Instant>,
 }
 
 /// Which watch an event came from.
@@ -406,6 +411,51 @@ impl Waiter<'_> {
         })
     }
 
+    /// Pods Pending for [`REFUSALS_AFTER`] on an object they need that does not exist (a PVC,
+    /// a ConfigMap, a Secret volume or env): the object is named first, with how to create it
+    /// (exit 3, an object missing), not "waiting for capacity". One metadata GET per distinct
+    /// object the templates reference, at most every [`REFUSALS_EVERY`].
+    async fn waits_for_missing_objects(&mut self) -> Option<Error> {
+        let (job, pods) = self.last.as_ref()?;
+        let pending = pods.iter().any(|p| {
+            p.status
+                .as_ref()
+                .and_then(|s| s.phase.as_deref())
+                .is_none_or(|ph| ph == "Pending")
+        });
+        if !pending || job.is_finished() || !conditions::is_reconciled().matches_object(Some(job)) {
+            self.pending_since = None;
+            return None;
+        }
+        let since = *self.pending_since.get_or_insert_with(Instant::now);
+        let now = Instant::now();
+        if now.duration_since(since) < REFUSALS_AFTER || self.next_lookup.is_some_and(|t| now < t) {
+            return None;
+        }
+        self.next_lookup = Some(now + REFUSALS_EVERY);
+        let job = job.clone();
+        let limit = READ_LIMIT.min(self.end.saturating_duration_since(now) / 4);
+        let missing =
+            crate::ops::missing::missing_objects(self.kube, self.namespace, &job, limit).await;
+        if missing.is_empty() {
+            return None;
+        }
+        let lines: Vec<String> = missing.iter().map(|m| m.sentence(self.namespace)).collect();
+        let hints: Vec<String> = missing.iter().map(|m| m.hint.clone()).collect();
+        Some(Error::NotReady {
+            message: format!(
+                "TFJob {}/{} waits for what does not exist:\n  {}",
+                self.namespace,
+                self.name,
+                lines.join("\n  ")
+            ),
+            hint: Some(format!(
+                "Create it, and the pods start: {}",
+                hints.join("; ")
+            )),
+        })
+    }
+
     fn not_met(&self, how: &str) -> Error {
         let waiting = self
             .last_shown
@@ -531,6 +581,9 @@ impl Waiter<'_> {
             }
             if let Some(refused) = self.refused_create().await {
                 return Err(refused);
+            }
+            if let Some(missing) = self.waits_for_missing_objects().await {
+                return Err(missing);
             }
             // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
             if !self.asked_model
