@@ -31,7 +31,8 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     collect_within(kube, namespace, name, tail, Budget::new(DECORATION)).await
 }
 
-/// [`collect`], with the log excerpts under `budget` (one attempt each, none once it is spent).
+/// [`collect`], with the log excerpts under `budget` and [`DECORATION`] from when they start
+/// (one attempt each, none once either is spent).
 pub async fn collect_within(
     kube: &Kube,
     namespace: &str,
@@ -207,6 +208,8 @@ pub async fn collect_within(
     // 6. Logs: crashing pods first, then running ones (a 401 loop may not crash), capped. They
     // decorate the verdict: one attempt each under the shared budget, never retried.
     let pods_api = pods;
+    // The decoration budget starts once the verdict's reads are done.
+    let budget = budget.min(Budget::new(DECORATION));
     for (pod_name, container, previous) in log_targets(&s.pods) {
         let tail_lines = if tail > 0 { tail } else { 20 };
         let params = |previous: bool| LogParams {
@@ -461,12 +464,25 @@ pub async fn run(
     name: &str,
     format: ReportFormat,
     tail: i64,
+    timeout: std::time::Duration,
     out: &mut Output,
 ) -> Result<()> {
     let name = job_name(name)?.to_string();
+    let end = std::time::Instant::now() + timeout;
     let kube = cluster::connect(conn).await?;
     let namespace = kube.namespace.clone();
-    let snapshot = collect(&kube, &namespace, &name, tail).await?;
+    // The verdict's reads first; log excerpts (decoration) within 2 s of them and before the
+    // deadline. `--timeout` bounds the whole command.
+    let budget = Budget::until(end);
+    let left = end.saturating_duration_since(std::time::Instant::now());
+    let snapshot = tokio::time::timeout(left, collect_within(&kube, &namespace, &name, tail, budget))
+        .await
+        .map_err(|_| {
+            Error::Timeout(format!(
+                "timed out after {}s diagnosing TFJob {namespace}/{name}: the cluster did not answer every read in time (--timeout)",
+                timeout.as_secs()
+            ))
+        })??;
     let d = diagnose(&snapshot);
     match format {
         ReportFormat::Text => {

@@ -226,3 +226,60 @@ fn pods_waiting_for_a_missing_object_are_told_the_object_and_how_to_create_it() 
         );
     }
 }
+
+/// Item 6 for `diagnose`: the verdict first. On a cluster whose kubelets cannot serve logs (the
+/// API server answers 500), a failed job is reported with each log read once, and the
+/// kubelet's failure said as such; `--timeout` bounds the whole command.
+#[test]
+fn diagnose_reports_a_failed_job_when_no_log_can_be_read_and_keeps_to_its_timeout() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 100\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--restart-policy", "Never"])).expect_code(0);
+    // Settled for good: the operator marks the job Failed (nothing restarts the pod).
+    assert!(c.wait_for(std::time::Duration::from_secs(60), |c| {
+        c.get("tfjobs", Some("default"), "tf-dist-train")
+            .and_then(|j| j["status"]["conditions"].as_array().cloned())
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Failed" && c["status"] == "True")
+            })
+    }));
+    c.set_faults(vec![tfjob_testcluster::Fault::kubelet_logs_unavailable()]);
+    c.clear_requests();
+    let run = tfjob(&c, &["diagnose", "tf-dist-train", "--timeout", "30s"]);
+    run.expect_code(4);
+    assert!(
+        run.stdout
+            .contains("the kubelet could not serve the log of pod tf-dist-train-worker-1"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("job Failed"), "{}", run.stdout);
+    // One attempt per excerpt: never retried.
+    let log_reads = c
+        .requests()
+        .iter()
+        .filter(|r| r.subresource == "log")
+        .count();
+    assert!(
+        (1..=3).contains(&log_reads),
+        "{log_reads} log reads:\n{}",
+        run.stdout
+    );
+
+    // A read that does not answer: the deadline, not the read, ends the command.
+    c.set_faults(vec![
+        tfjob_testcluster::Fault::on("list", "events")
+            .latency_ms(60_000)
+            .times(0),
+    ]);
+    let run = tfjob(&c, &["diagnose", "tf-dist-train", "--timeout", "3s"]);
+    run.expect_code(5);
+    assert!(
+        run.stderr
+            .contains("timed out after 3s diagnosing TFJob default/tf-dist-train"),
+        "{}",
+        run.stderr
+    );
+}
