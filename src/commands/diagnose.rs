@@ -2,7 +2,9 @@
 
 use clap::Args;
 
-use super::{Global, block_on};
+use std::time::Duration;
+
+use super::{Global, block_on, parse_duration};
 use crate::error::Result;
 use crate::output::{Output, ReportFormat};
 
@@ -18,6 +20,11 @@ pub struct DiagnoseArgs {
     /// Lines of the tensorflow container's log to show for crashing pods.
     #[arg(long, default_value_t = 20)]
     pub tail: i64,
+
+    /// Bound on the whole command (kubectl duration syntax: 30s, 2m). Log excerpts are read
+    /// within 2 seconds of it, once each; what is not read by then is said as not read.
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub timeout: Duration,
 }
 
 pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
@@ -26,6 +33,7 @@ pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()>
         &args.name,
         args.output,
         args.tail,
+        args.timeout,
         out,
     ))
 }
@@ -33,4 +41,5 @@ pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()>
 pub(super) const DIAGNOSE_EXAMPLES: &str = "\
 Examples:
   kubectl tfjob diagnose tf-dist-train
-  kubectl tfjob diagnose tf-dist-train -n team-a -o json";
+  kubectl tfjob diagnose tf-dist-train -n team-a -o json
+  kubectl tfjob diagnose tf-dist-train --timeout 10s";

@@ -31,7 +31,8 @@ pub async fn collect(kube: &Kube, namespace: &str, name: &str, tail: i64) -> Res
     collect_within(kube, namespace, name, tail, Budget::new(DECORATION)).await
 }
 
-/// [`collect`], with the log excerpts under `budget` (one attempt each, none once it is spent).
+/// [`collect`], with the log excerpts under `budget` and [`DECORATION`] from when they start
+/// (one attempt each, none once either is spent).
 pub async fn collect_within(
     kube: &Kube,
     namespace: &str,
@@ -85,6 +86,21 @@ pub async fn collect_within(
             cluster::unknown_reason(e, &Action::new("list", "pods", Some(namespace)), kube)?,
         ),
     }
+    // Pending pods: are they waiting for an object they mount that does not exist?
+    if s.pods.iter().any(|p| {
+        p.status
+            .as_ref()
+            .and_then(|st| st.phase.as_deref())
+            .is_none_or(|ph| ph == "Pending")
+    }) {
+        s.missing_objects = crate::ops::missing::missing_objects(
+            kube,
+            namespace,
+            &job,
+            std::time::Duration::from_secs(10),
+        )
+        .await;
+    }
     // Unschedulable pods: ask the placement model whether they wait or can never run.
     if crate::ops::check::any_unschedulable(s.pods.iter().map(|p| p.status.as_ref())) {
         s.placement = crate::ops::check::unschedulable_verdict(kube, namespace, &job).await;
@@ -117,6 +133,23 @@ pub async fn collect_within(
             &mut s,
             cluster::unknown_reason(e, &Action::new("list", "events", Some(namespace)), kube)?,
         ),
+    }
+    // A refusal for want of a ServiceAccount created since is past: the operator's next retry
+    // makes the pods. Its events are dropped, said as a note.
+    if let Some(sa) = super::refused::refusal(&s.job_events).and_then(|r| r.missing_service_account)
+    {
+        let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+            Api::namespaced(kube.client.clone(), namespace);
+        if let Ok(Some(_)) = cluster::retry(kube, || accounts.get_opt(&sa)).await {
+            s.job_events.retain(|e| {
+                super::refused::parse(e.message.as_deref().unwrap_or(""))
+                    .is_none_or(|r| r.missing_service_account.as_deref() != Some(sa.as_str()))
+                    || e.reason.as_deref() != Some(super::refused::FAILED_CREATE_POD)
+            });
+            s.notes.push(format!(
+                "ServiceAccount {sa} exists now: the operator's earlier refused pod creates for it are past"
+            ));
+        }
     }
     let mut pod_names: BTreeSet<String> = job.pod_names().into_iter().collect();
     pod_names.extend(s.pods.iter().filter_map(|p| p.metadata.name.clone()));
@@ -175,6 +208,8 @@ pub async fn collect_within(
     // 6. Logs: crashing pods first, then running ones (a 401 loop may not crash), capped. They
     // decorate the verdict: one attempt each under the shared budget, never retried.
     let pods_api = pods;
+    // The decoration budget starts once the verdict's reads are done.
+    let budget = budget.min(Budget::new(DECORATION));
     for (pod_name, container, previous) in log_targets(&s.pods) {
         let tail_lines = if tail > 0 { tail } else { 20 };
         let params = |previous: bool| LogParams {
@@ -377,6 +412,31 @@ pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
             message: format!("{}: {}", f.layer.label(), f.summary),
             hint: f.next_step.clone(),
         }),
+        // A pod the API server refuses for want of its ServiceAccount: an object missing
+        // (exit 3), as `wait` says; any other refused create will not run (exit 4).
+        Some(f)
+            if f.layer == super::Layer::Controller
+                && super::refused::refusal(&s.job_events)
+                    .is_some_and(|r| r.missing_service_account.is_some()) =>
+        {
+            Err(Error::NotReady {
+                message: format!("{}: {}", f.layer.label(), f.summary),
+                hint: f.next_step.clone(),
+            })
+        }
+        // An object the pods mount is missing: the cluster is not ready (exit 3), as `wait`
+        // says.
+        Some(f)
+            if f.layer == super::Layer::Objects
+                && s.missing_objects
+                    .iter()
+                    .any(|m| m.sentence(&s.namespace) == f.summary) =>
+        {
+            Err(Error::NotReady {
+                message: format!("{}: {}", f.layer.label(), f.summary),
+                hint: f.next_step.clone(),
+            })
+        }
         Some(f) => Err(Error::JobFailed(format!(
             "{}: {}",
             f.layer.label(),
@@ -404,12 +464,25 @@ pub async fn run(
     name: &str,
     format: ReportFormat,
     tail: i64,
+    timeout: std::time::Duration,
     out: &mut Output,
 ) -> Result<()> {
     let name = job_name(name)?.to_string();
+    let end = std::time::Instant::now() + timeout;
     let kube = cluster::connect(conn).await?;
     let namespace = kube.namespace.clone();
-    let snapshot = collect(&kube, &namespace, &name, tail).await?;
+    // The verdict's reads first; log excerpts (decoration) within 2 s of them and before the
+    // deadline. `--timeout` bounds the whole command.
+    let budget = Budget::until(end);
+    let left = end.saturating_duration_since(std::time::Instant::now());
+    let snapshot = tokio::time::timeout(left, collect_within(&kube, &namespace, &name, tail, budget))
+        .await
+        .map_err(|_| {
+            Error::Timeout(format!(
+                "timed out after {}s diagnosing TFJob {namespace}/{name}: the cluster did not answer every read in time (--timeout)",
+                timeout.as_secs()
+            ))
+        })??;
     let d = diagnose(&snapshot);
     match format {
         ReportFormat::Text => {

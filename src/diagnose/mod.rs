@@ -14,6 +14,7 @@ mod checks;
 mod collect;
 #[cfg(test)]
 mod collect_tests;
+pub mod refused;
 mod render;
 #[cfg(test)]
 mod tests;
@@ -58,6 +59,8 @@ pub struct Snapshot {
     /// The placement model's verdict when pods are Unschedulable (`waits` or `never`, with its
     /// reason); `None` when it was not asked or had nothing to add.
     pub placement: Option<(crate::placement::Verdict, String)>,
+    /// Objects the pods mount that do not exist (read only while a pod is Pending).
+    pub missing_objects: Vec<crate::ops::missing::MissingObject>,
 }
 
 impl Snapshot {
@@ -89,6 +92,7 @@ impl Snapshot {
             notes: Vec::new(),
             hints: Default::default(),
             placement: None,
+            missing_objects: Vec::new(),
         }
     }
 }

@@ -249,16 +249,8 @@ fn missing_references(
                 );
             }
             let name = &r.name;
-            let hint = match r.kind.as_str() {
-                "ServiceAccount" => format!("kubectl create serviceaccount {name} {flags}"),
-                "PersistentVolumeClaim" => format!(
-                    "kubectl apply {flags} -f claim.yaml (a PersistentVolumeClaim named {name}), or fix claimName"
-                ),
-                "ConfigMap" => format!("kubectl create configmap {name} {flags} --from-file=PATH"),
-                "Secret" => format!("kubectl create secret generic {name} {flags} --from-file=KEY=PATH"),
-                "PriorityClass" => format!("kubectl create priorityclass {name} --value=1000{}", kube.hints.hint_suffix()),
-                _ => format!("create {} {name}", r.kind),
-            };
+            let hint =
+                placement::refs::create_hint(&r.kind, name, &flags, &kube.hints.hint_suffix());
             (format!("{} {ns}/{name}: {message}", r.kind), hint)
         })
         .collect()

@@ -9,6 +9,7 @@ pub mod delete;
 pub mod get;
 pub mod list;
 pub mod logs;
+pub mod missing;
 pub mod pod_dry_run;
 pub mod podtable;
 pub mod readiness;

@@ -139,6 +139,21 @@ pub fn pod_needs(spec: &PodSpec) -> Vec<Need> {
     out
 }
 
+/// How to create a missing object the pods need (`flags`: `-n NS` and the connection flags;
+/// `suffix`: the connection flags alone, for cluster-scoped objects).
+pub fn create_hint(kind: &str, name: &str, flags: &str, suffix: &str) -> String {
+    match kind {
+        "ServiceAccount" => format!("kubectl create serviceaccount {name} {flags}"),
+        "PersistentVolumeClaim" => format!(
+            "kubectl apply {flags} -f claim.yaml (a PersistentVolumeClaim named {name}), or fix claimName"
+        ),
+        "ConfigMap" => format!("kubectl create configmap {name} {flags} --from-file=PATH"),
+        "Secret" => format!("kubectl create secret generic {name} {flags} --from-file=KEY=PATH"),
+        "PriorityClass" => format!("kubectl create priorityclass {name} --value=1000{suffix}"),
+        _ => format!("create {kind} {name}"),
+    }
+}
+
 const VOLCANO_PODGROUP: &str = "podgroups.scheduling.volcano.sh";
 const SCHED_PLUGINS_PODGROUP: &str = "podgroups.scheduling.x-k8s.io";
 

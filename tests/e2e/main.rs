@@ -11,6 +11,7 @@ mod day2;
 mod hostile;
 mod printers;
 mod redact;
+mod refused;
 mod resources;
 mod secret;
 mod shape;

@@ -267,7 +267,17 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             for m in messages.iter().skip(1).take(4) {
                 f = f.evidence(format!("{reason}: {}", first_line(m)));
             }
-            f = f.next(if messages.iter().any(|m| m.contains("webhook")) {
+            let refusal = (reason == "FailedCreatePod")
+                .then(|| crate::diagnose::refused::refusal(&s.job_events))
+                .flatten();
+            f = f.next(if let Some(sa) = refusal.as_ref().and_then(|r| r.missing_service_account.as_deref()) {
+                // An object missing, not a pod that will not run: the operator retries the
+                // create, and the pods come once the account exists.
+                format!(
+                    "create the ServiceAccount the pods name: kubectl create serviceaccount {sa} {}",
+                    ns_flags(s, ns)
+                )
+            } else if messages.iter().any(|m| m.contains("webhook")) {
                 "an admission webhook refuses them: fix what its message names, or the webhook"
                     .to_string()
             } else if messages.iter().any(|m| m.contains("forbidden")) {

@@ -25,6 +25,7 @@ use scheduling::*;
 pub(super) use secrets::referenced_secrets;
 use secrets::*;
 
+use super::refused::is_quota;
 use super::{CrdState, Diagnosis, Finding, Layer, OperatorState, Snapshot, Verdict};
 use crate::cluster::install_operator_hint;
 use crate::cluster::secret::{self, SecretState};
@@ -66,6 +67,14 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
     }
     if gate.is_ok() {
         gate = objects(s, &mut out);
+        // A missing object the pods mount is the root cause of whatever the scheduler or the
+        // kubelet says about them: named first, with how to create it.
+        for m in &s.missing_objects {
+            out.push(
+                Finding::new(Layer::Objects, Verdict::Fail, m.sentence(&s.namespace))
+                    .next(format!("create it, and the pods start: {}", m.hint)),
+            );
+        }
     } else {
         not_reached(&mut out, Layer::Objects, &gate);
     }
@@ -216,11 +225,6 @@ fn event_message(events: &[Event], object: &str, reason: &str) -> Option<String>
             e.involved_object.name.as_deref() == Some(object) && e.reason.as_deref() == Some(reason)
         })
         .and_then(|e| e.message.clone())
-}
-
-fn is_quota(message: &str) -> bool {
-    message.contains("exceeded quota")
-        || message.contains("must specify limits") && message.contains("quota")
 }
 
 /// The names from `candidates` that the messages mention, or all of them when none is named.

@@ -84,6 +84,10 @@ pub async fn follow(
         last_shown: None,
         last: None,
         asked_model: false,
+        missing_since: None,
+        next_refusals: None,
+        pending_since: None,
+        next_lookup: None,
     };
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
     let first = w.get_job().await?;
@@ -119,6 +123,12 @@ struct Waiter<'a> {
     last: Option<(TFJob, Vec<Arc<Pod>>)>,
     /// The placement model was asked about Unschedulable pods (once per wait).
     asked_model: bool,
+    /// Since when a reconciled job has had pods missing (for the refused-create check).
+    missing_since: Option<Instant>,
+    next_refusals: Option<Instant>,
+    /// Since when a reconciled job has had a Pending pod (for the missing-object check).
+    pending_since: Option<Instant>,
+    next_lookup: Option<Instant>,
 }
 
 /// Which watch an event came from.
@@ -427,6 +437,12 @@ impl Waiter<'_> {
             if let Some(decided) = self.judge(job, pods, out)? {
                 return decided;
             }
+            if let Some(refused) = self.refused_create().await {
+                return Err(refused);
+            }
+            if let Some(missing) = self.waits_for_missing_objects().await {
+                return Err(missing);
+            }
             // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
             if !self.asked_model
                 && let Some((job, pods)) = &self.last
@@ -734,6 +750,9 @@ async fn report_diagnosis(
         }
     }
 }
+
+#[path = "stuck.rs"]
+mod stuck;
 
 #[cfg(test)]
 #[path = "follow_tests.rs"]

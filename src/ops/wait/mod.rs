@@ -8,6 +8,8 @@
 //! - `follow`: the I/O loop. kube-runtime `watcher`s feed reflector stores (streaming lists
 //!   where the server supports them, a paged list otherwise); periodic GETs take over when every
 //!   watch fails; the operator's health is checked while nothing reconciles the job.
+//! - `stuck`: while a reconciled job's pods stay missing or Pending, the operator's refused
+//!   creates and the missing objects they mount, read with bounded requests.
 //! - `progress`: the live line on a terminal, one line per change otherwise, or NDJSON.
 
 pub mod conditions;

@@ -138,6 +138,19 @@ pub(crate) fn admit_pod(sh: &Shared, ns: &str, pod: &mut Value) -> Result<(), St
             }
         }
     }
+    // ServiceAccount admission (plugin/pkg/admission/serviceaccount/admission.go, `Admit` →
+    // `getServiceAccount`) mutates, so it refuses before LimitRanger's validation. `default`
+    // always exists: the serviceaccounts controller creates it in every namespace.
+    let sa = pod["spec"]["serviceAccountName"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("default")
+        .to_string();
+    if sa != "default" && sh.store.get("serviceaccounts", ns, &sa).is_none() {
+        return Err(format!(
+            "pods {name:?} is forbidden: error looking up service account {ns}/{sa}: serviceaccount {sa:?} not found"
+        ));
+    }
     if !errs.is_empty() {
         return Err(format!("pods {name:?} is forbidden: [{}]", errs.join(", ")));
     }

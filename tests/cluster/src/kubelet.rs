@@ -326,6 +326,20 @@ fn config_error(sh: &Shared, ns: &str, pod: &Value, c: &Value) -> Option<(String
                 ),
             ));
         }
+        // pkg/volume/configmap/configmap.go `SetUpAt`: a missing, non-optional ConfigMap
+        // fails the mount the same way (the pod stays ContainerCreating).
+        if let Some(cm) = v["configMap"]["name"].as_str()
+            && v["configMap"]["optional"] != json!(true)
+            && sh.store.get("configmaps", ns, cm).is_none()
+        {
+            return Some((
+                "ContainerCreating".into(),
+                format!(
+                    "MountVolume.SetUp failed for volume {:?} : configmap {cm:?} not found",
+                    v["name"].as_str().unwrap_or("")
+                ),
+            ));
+        }
     }
     let has_key = |obj: &Value, key: &str| {
         obj["data"].get(key).is_some()

@@ -14,6 +14,8 @@ use crate::store::{EventType, StoreEvent};
 use crate::util::{now_rfc3339, parse_rfc3339};
 
 const COMPONENT: &str = "tfjob-controller";
+/// How soon a job whose pod creates were refused is reconciled again.
+const REFUSED_REQUEUE: Duration = Duration::from_millis(500);
 const KNOWN: [&str; 5] = ["Chief", "Evaluator", "Master", "PS", "Worker"];
 const L_OPERATOR: &str = "training.kubeflow.org/operator-name";
 const L_JOB: &str = "training.kubeflow.org/job-name";
@@ -431,9 +433,20 @@ fn reconcile(
         status["replicaStatuses"] = json!({});
     }
     let cluster = cluster_json(name, ns, &specs);
+    let mut refused = false;
     for (rtype, rs) in &specs {
-        reconcile_pods(sh, &job, &specs, &cluster, rtype, rs, &pods, &mut status);
+        refused |= reconcile_pods(sh, &job, &specs, &cluster, rtype, rs, &pods, &mut status);
         reconcile_services(sh, &job, &specs, rtype, rs, &services);
+    }
+    // A refused create is a reconcile error: controller-runtime requeues the job with the
+    // workqueue's rate limiter (per-item exponential backoff), so the pods come once what
+    // refused them is fixed (a ServiceAccount created later). Here a fixed short delay.
+    if refused {
+        let (tx, k) = (requeue.clone(), key.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(REFUSED_REQUEUE).await;
+            let _ = tx.send(k);
+        });
     }
     update_job_status(sh, &job, &specs, &pods, &mut status);
     write_status(sh, ns, name, &old_status, &status);
@@ -453,7 +466,8 @@ fn reconcile_pods(
     rs: &Value,
     pods: &[Arc<Value>],
     status: &mut Value,
-) {
+) -> bool {
+    let mut refused_any = false;
     let ns = job["metadata"]["namespace"].as_str().unwrap_or("");
     let name = job["metadata"]["name"].as_str().unwrap_or("");
     let lower = rtype.to_lowercase();
@@ -479,6 +493,7 @@ fn reconcile_pods(
                     .map_err(|e| e.body["message"].as_str().unwrap_or("").to_string())
                     .and_then(|()| crate::admission::admit_pod(sh, ns, &mut pod));
                 if let Err(m) = refused {
+                    refused_any = true;
                     sh.record_event(
                         job,
                         "TFJob",
@@ -503,7 +518,19 @@ fn reconcile_pods(
                         "TFJob",
                         "Warning",
                         "FailedCreatePod",
-                        &format!("Error creating: {e:?}"),
+                        // The API server's words for the store's answer (StatusError.Error()).
+                        &format!(
+                            "Error creating: {}",
+                            match e {
+                                crate::store::StoreError::AlreadyExists =>
+                                    format!("pods {pn:?} already exists"),
+                                crate::store::StoreError::NotFound =>
+                                    format!("namespaces {ns:?} not found"),
+                                crate::store::StoreError::Conflict => format!(
+                                    "Operation cannot be fulfilled on pods {pn:?}: the object has been modified; please apply your changes to the latest version and try again"
+                                ),
+                            }
+                        ),
                         COMPONENT,
                     ),
                 }
@@ -575,6 +602,7 @@ fn reconcile_pods(
         }
     }
     status["replicaStatuses"][rtype] = rstat;
+    refused_any
 }
 
 /// The operator's pods or services of one replica type (by the lowercase type label); pods and
