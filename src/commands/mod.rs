@@ -22,6 +22,7 @@ pub mod secret;
 pub mod submit;
 pub mod suspend;
 pub mod templates;
+pub mod top;
 pub mod validate;
 pub mod wait;
 
@@ -317,6 +318,10 @@ pub enum Command {
     #[command(visible_alias = "status", after_help = get::GET_EXAMPLES)]
     Get(get::GetArgs),
 
+    /// Show what jobs use, per replica: node, GPUs, CPU and memory requested, limited and used.
+    #[command(after_help = top::TOP_EXAMPLES)]
+    Top(top::TopArgs),
+
     /// Delete TFJobs and wait until they and their pods are gone.
     #[command(after_help = delete::DELETE_EXAMPLES)]
     Delete(delete::DeleteArgs),
@@ -368,6 +373,7 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Logs(args) => logs::exec(&global, args, out),
         Command::List(args) => list::exec(&global, args, out),
         Command::Get(args) => get::exec(&global, args, out),
+        Command::Top(args) => top::exec(&global, args, out),
         Command::Delete(args) => delete::exec(&global, args, out),
         Command::Suspend(args) => suspend::exec(&global, args, SuspendAction::Suspend, out),
         Command::Resume(args) => suspend::exec(&global, args, SuspendAction::Resume, out),

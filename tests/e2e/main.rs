@@ -16,6 +16,7 @@ mod secret;
 mod shape;
 mod submit;
 mod tls;
+mod top;
 mod verdict;
 mod wait;
 mod wait_many;
