@@ -22,7 +22,8 @@ pub struct CompletionArgs {
 }
 
 const COMPLETION_HELP: &str = "\
-For `kubectl-tfjob <TAB>`:
+Examples:
+  # For `kubectl-tfjob <TAB>` in this shell (bash; zsh, fish, elvish and powershell alike)
   source <(kubectl-tfjob completion bash)
 
 For `kubectl tfjob <TAB>` (kubectl 1.26 or newer): put the kubectl_complete-tfjob script from the
