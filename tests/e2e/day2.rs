@@ -454,3 +454,39 @@ fn logs_follow_marks_a_restart_on_stderr_and_keeps_stdout_the_log() {
         "stdout is the log only: {out}"
     );
 }
+
+#[test]
+fn logs_container_completes_from_the_jobs_pods() {
+    // A crafted pod (the operator reconciles nothing) with a sidecar and an init container.
+    let c = crate::cluster("operator: installed\n");
+    c.insert(job("cj", "default", 1, "OnFailure"));
+    c.insert(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "cj-worker-0", "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": "cj", "training.kubeflow.org/operator-name": "tfjob-controller",
+            "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+        "spec": {"nodeName": "node-1",
+            "initContainers": [{"name": "fetch-data", "image": "busybox:1.36"}],
+            "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"},
+                           {"name": "metrics-agent", "image": "busybox:1.36"}]},
+        "status": {"phase": "Running"}}));
+    let kc = c.kubeconfig().display().to_string();
+    let complete = |line: &[&str]| {
+        let mut args = vec!["__complete", "--kubeconfig", kc.as_str()];
+        args.extend_from_slice(line);
+        let run = Cli::new(None, &args).run();
+        run.expect_code(0);
+        run.stdout
+    };
+    assert_eq!(
+        complete(&["logs", "cj", "-c", ""]),
+        "fetch-data\nmetrics-agent\ntensorflow\n:4\n"
+    );
+    assert_eq!(
+        complete(&["logs", "tfjob/cj", "--container", "m"]),
+        "metrics-agent\n:4\n"
+    );
+    // No job on the line yet: nothing to read containers from.
+    assert_eq!(complete(&["logs", "-c", ""]), ":4\n");
+    // top takes a job name too.
+    assert_eq!(complete(&["top", ""]), "cj\n:4\n");
+}

@@ -15,6 +15,7 @@ mod redact;
 mod resources;
 mod secret;
 mod shape;
+mod shells;
 mod submit;
 mod tls;
 mod top;
