@@ -20,6 +20,22 @@ pub const DEFAULT_BASE_URL: &str = "https://taotoken.net/api";
 /// Istio's sidecar sits between the replicas and breaks their gRPC rendezvous.
 pub const ISTIO_INJECT_ANNOTATION: &str = "sidecar.istio.io/inject";
 
+/// Whether istio's injector webhook selects a namespace by its labels, and the label that makes
+/// it so. Istio's sidecar-injector namespaceSelectors (manifests/charts/istio-control/
+/// istio-discovery, the `namespace.sidecar-injector.istio.io` and `rev.namespace…` webhooks):
+/// `istio-injection=enabled`, or an `istio.io/rev` label where `istio-injection` is not set.
+pub fn istio_injecting_label(
+    labels: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    match labels.get("istio-injection").map(String::as_str) {
+        Some("enabled") => Some("istio-injection=enabled".into()),
+        Some(_) => None,
+        None => labels
+            .get("istio.io/rev")
+            .map(|rev| format!("istio.io/rev={rev}")),
+    }
+}
+
 /// How the model-gateway credentials reach the training containers (the flags, clap-free).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GatewayOptions {

@@ -161,15 +161,35 @@ pub struct SchedulingPolicy {
     pub schedule_timeout_seconds: Option<i32>,
 }
 
+/// A JSON `null` read as the type's empty value (Go marshals a nil map or slice as `null`).
+fn null_as_default<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 /// What the operator reports back.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TFJobStatus {
     /// Appended in order; the last one is the newest (and the `State` column).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub conditions: Vec<JobCondition>,
-    /// Keyed by canonical replica type (`Worker`, `PS`, …).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Keyed by canonical replica type (`Worker`, `PS`, …). The operator writes `null` here
+    /// when no pod exists (e.g. a job suspended from creation): the Go field
+    /// (`ReplicaStatuses map[ReplicaType]*ReplicaStatus \`json:"replicaStatuses"\``, training-operator
+    /// pkg/apis/kubeflow.org/v1/common_types.go) has no omitempty.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub replica_statuses: BTreeMap<String, ReplicaStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<Time>,
@@ -449,6 +469,18 @@ impl TFJob {
 mod tests {
     use super::*;
     use kube::{CustomResourceExt, Resource};
+
+    #[test]
+    fn a_null_replica_statuses_reads_as_none() {
+        // As the operator writes it for a job suspended from creation.
+        let st: TFJobStatus = serde_json::from_value(serde_json::json!({
+            "conditions": [{"type": "Suspended", "status": "True"}], "replicaStatuses": null}))
+        .unwrap();
+        assert!(st.replica_statuses.is_empty());
+        let st: TFJobStatus =
+            serde_json::from_value(serde_json::json!({"conditions": null})).unwrap();
+        assert!(st.conditions.is_empty());
+    }
 
     fn job_with(conditions: &[(&str, &str)]) -> TFJob {
         let mut job = TFJob::new("mnist", TFJobSpec::default());

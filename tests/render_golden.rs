@@ -281,7 +281,8 @@ fn manifests_are_taken_as_is_and_checked_before_injection() {
         !out.contains("TAOTOKEN_API_KEY") && !out.contains("sidecar.istio.io/inject"),
         "{out}"
     );
-    let o = run(&["render", "-f", mp, "--inject-gateway-env"]);
+    // What it added is information, shown at -v (issue 26: informational lines only at -v).
+    let o = run(&["render", "-f", mp, "--inject-gateway-env", "-v"]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(

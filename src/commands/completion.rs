@@ -22,7 +22,8 @@ pub struct CompletionArgs {
 }
 
 const COMPLETION_HELP: &str = "\
-For `kubectl-tfjob <TAB>`:
+Examples:
+  # For `kubectl-tfjob <TAB>` in this shell (bash; zsh, fish, elvish and powershell alike)
   source <(kubectl-tfjob completion bash)
 
 For `kubectl tfjob <TAB>` (kubectl 1.26 or newer): put the kubectl_complete-tfjob script from the
@@ -33,7 +34,15 @@ pub fn exec(_global: &Global, args: CompletionArgs, out: &mut Output) -> Result<
     let mut cmd = <Cli as clap::CommandFactory>::command();
     let mut script = Buffer::default();
     clap_complete::generate(args.shell, &mut cmd, "kubectl-tfjob", &mut script);
-    out.data(&script.text())
+    let mut text = script.text();
+    if matches!(args.shell, clap_complete::Shell::Bash) {
+        // clap_complete's bash script tracks the subcommand as `kubectl__tfjob__subcmd__logs`
+        // but labels its cases `kubectl__subcmd__tfjob__subcmd__logs` when the binary's name
+        // has a dash: no subcommand's flags completed. One spelling for both (checked under a
+        // real bash in tests/e2e/shells.rs).
+        text = text.replace("kubectl__subcmd__tfjob__", "kubectl__tfjob__");
+    }
+    out.data(&text)
 }
 
 /// Cobra's ShellCompDirective values that we use.
@@ -51,6 +60,8 @@ pub struct Completions {
     /// The value of `-n` (namespaces, from the cluster) or `--context`/`--cluster`/`--user`
     /// (names in the kubeconfig): which flag, by its long name.
     pub wants_names_of: Option<&'static str>,
+    /// The TFJob named on the line (`logs JOB -c <TAB>`: its pods' containers).
+    pub job: Option<String>,
 }
 
 impl Completions {
@@ -107,6 +118,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
     let mut cmd = &root;
     let mut expecting_value: Option<&Arg> = None;
     let mut positionals = 0usize;
+    let mut first_positional: Option<String> = None;
     for word in done {
         if expecting_value.take().is_some() {
             continue;
@@ -118,6 +130,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
                 directive: DIRECTIVE_DEFAULT,
                 wants_job_name: false,
                 wants_names_of: None,
+                job: None,
             };
         }
         if word.starts_with('-') {
@@ -132,7 +145,11 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
         if let Some(sub) = cmd.find_subcommand(word) {
             cmd = sub;
             positionals = 0;
+            first_positional = None;
         } else {
+            if positionals == 0 {
+                first_positional = Some(word.clone());
+            }
             positionals += 1;
         }
     }
@@ -158,6 +175,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
             Some("context") => Some("context"),
             Some("cluster") => Some("cluster"),
             Some("user") => Some("user"),
+            Some("container") if cmd.get_name() == "logs" => Some("container"),
             _ => None,
         };
         let file_like = matches!(
@@ -173,6 +191,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
             },
             wants_job_name: false,
             wants_names_of,
+            job: first_positional,
         };
     }
 
@@ -193,6 +212,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
             directive: DIRECTIVE_NO_FILE_COMP,
             wants_job_name: false,
             wants_names_of: None,
+            job: None,
         };
     }
 
@@ -215,7 +235,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
     }
     // Every command whose positional is a TFJob name; `delete` takes several.
     let wants_job_name = match cmd.get_name() {
-        "wait" | "diagnose" | "logs" | "get" | "suspend" | "resume" => positionals == 0,
+        "wait" | "diagnose" | "logs" | "get" | "top" | "suspend" | "resume" => positionals == 0,
         "delete" => true,
         _ => false,
     };
@@ -224,6 +244,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
         directive: DIRECTIVE_NO_FILE_COMP,
         wants_job_name,
         wants_names_of: None,
+        job: None,
     }
 }
 
@@ -306,6 +327,25 @@ pub fn exec_complete(global: &Global, words: &[String], out: &mut Output) -> Res
                     })
                 })
                 .unwrap_or_default(),
+            "container" => match completions.job.as_deref() {
+                Some(job) => tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()
+                    .and_then(|rt| {
+                        rt.block_on(async {
+                            tokio::time::timeout(
+                                std::time::Duration::from_secs(2),
+                                container_names(&kube_args, job),
+                            )
+                            .await
+                            .ok()
+                            .flatten()
+                        })
+                    })
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            },
             _ => kubeconfig_names(&kube_args, flag),
         };
         for name in names {
@@ -315,6 +355,32 @@ pub fn exec_complete(global: &Global, words: &[String], out: &mut Output) -> Res
         }
     }
     out.data(&completions.render())
+}
+
+/// The containers of a job's pods (init containers too: `logs -c` reads them as kubectl does),
+/// each once, sorted.
+async fn container_names(kube_args: &ConnectionOptions, job: &str) -> Option<Vec<String>> {
+    let job = crate::cluster::parse_job_name(job, "logs").ok()?;
+    let kube = crate::cluster::connect(kube_args).await.ok()?;
+    let api: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(kube.client, &kube.namespace);
+    let lp = kube::api::ListParams::default().labels(&crate::model::job_selector(job));
+    let list = api.list(&lp).await.ok()?;
+    let mut names: Vec<String> = list
+        .items
+        .iter()
+        .flat_map(|p| p.spec.iter())
+        .flat_map(|s| {
+            s.init_containers
+                .iter()
+                .flatten()
+                .chain(s.containers.iter())
+        })
+        .map(|c| c.name.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    Some(names)
 }
 
 async fn namespace_names(kube_args: &ConnectionOptions) -> Option<Vec<String>> {

@@ -22,6 +22,7 @@ pub mod secret;
 pub mod submit;
 pub mod suspend;
 pub mod templates;
+pub mod top;
 pub mod validate;
 pub mod wait;
 
@@ -145,6 +146,12 @@ pub struct Global {
     pub order: Vec<ConnFlag>,
 }
 
+const OPTIONS_EXAMPLES: &str = "\
+Examples:
+  # Every command takes these, before or after its name
+  kubectl tfjob options
+  kubectl tfjob list -n team-a";
+
 /// Each connection flag's clap id (the field name in [`Global`]).
 const CONNECTION_IDS: [(&str, ConnFlag); 16] = [
     ("kubeconfig", ConnFlag::Kubeconfig),
@@ -169,7 +176,16 @@ impl Cli {
     /// Parses the process's arguments (exits on error or `--help`, as `Cli::parse` does),
     /// keeping the order of the connection flags.
     pub fn parse_with_order() -> Cli {
-        Cli::try_parse_with_order(std::env::args_os()).unwrap_or_else(|e| e.exit())
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        Cli::try_parse_with_order(&args).unwrap_or_else(|e| {
+            if e.kind() == clap::error::ErrorKind::DisplayHelp
+                && let Some(text) = help_text(&args)
+            {
+                print!("{text}");
+                std::process::exit(0);
+            }
+            e.exit()
+        })
     }
 
     /// [`Cli::parse_with_order`] for any argument list (tests).
@@ -246,6 +262,97 @@ fn short_cluster_has(word: &str, c: char) -> bool {
     rest.chars().find(|&ch| ch != 'v') == Some(c)
 }
 
+/// kubectl's footer under every command's help (cobra's usage template in kubectl's
+/// pkg/cmd/cmd.go / templates): the global flags live in `kubectl options`.
+pub const OPTIONS_FOOTER: &str = "Use \"kubectl tfjob options\" for a list of global command-line options (applies to all commands).";
+
+/// The ids of [`Global`]'s flags (connection flags and -v), which help leaves to `options`.
+fn global_ids() -> Vec<clap::Id> {
+    let root = Global::augment_args(clap::Command::new("global"));
+    root.get_arguments().map(|a| a.get_id().clone()).collect()
+}
+
+/// The subcommand path `args` names (`submit`, `secret create`, or after `help`), and whether the
+/// long help was asked for (`--help` or `help`, as clap decides).
+fn help_path(cmd: &clap::Command, args: &[std::ffi::OsString]) -> (Vec<String>, bool) {
+    let words: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|w| w.to_string_lossy().into_owned())
+        .take_while(|w| w != "--")
+        .collect();
+    let mut long = words.iter().any(|w| w == "--help");
+    let mut path = Vec::new();
+    let mut at = cmd.clone();
+    for w in &words {
+        // clap's own `help` subcommand (no command of ours is named so).
+        if w == "help" {
+            long = true;
+            continue;
+        }
+        if let Some(sub) = at.find_subcommand(w) {
+            path.push(sub.get_name().to_string());
+            at = sub.clone();
+        }
+    }
+    (path, long)
+}
+
+/// The help of the command `args` asks about, with the global flags left out and kubectl's
+/// pointer to `options` at the end. `None` when the path cannot be followed (clap's own help
+/// is printed then).
+pub fn help_text(args: &[std::ffi::OsString]) -> Option<String> {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let (path, long) = help_path(&cmd, args);
+    let ids = global_ids();
+    let mut at = &mut cmd;
+    for name in &path {
+        at = at.find_subcommand_mut(name)?;
+    }
+    let mut sub = at.clone();
+    for id in &ids {
+        if sub.get_arguments().any(|a| a.get_id() == id) {
+            sub = sub.mut_arg(id, |a| a.hide(true));
+        }
+    }
+    let help = if long {
+        sub.render_long_help()
+    } else {
+        sub.render_help()
+    };
+    let color =
+        std::io::IsTerminal::is_terminal(&std::io::stdout()) && crate::output::use_color(true);
+    let text = if color {
+        help.ansi().to_string()
+    } else {
+        help.to_string()
+    };
+    Some(format!("{}\n\n{OPTIONS_FOOTER}\n", text.trim_end()))
+}
+
+/// `kubectl tfjob options`: the global flags as `kubectl options` prints them (pflag's
+/// FlagUsages in kubectl's pkg/cmd/options): `    -n, --namespace='':` then the help on a tab.
+pub fn options_text() -> String {
+    let cmd = Global::augment_args(clap::Command::new("global"));
+    let mut args: Vec<&clap::Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set()).collect();
+    args.sort_by_key(|a| a.get_long().unwrap_or_default().to_string());
+    let mut out = String::from("The following options can be passed to any command:\n\n");
+    for a in args {
+        let Some(long) = a.get_long() else { continue };
+        let default = match a.get_action() {
+            clap::ArgAction::SetTrue => "false",
+            clap::ArgAction::Count => "0",
+            clap::ArgAction::Append => "[]",
+            _ => "''",
+        };
+        let short = a.get_short().map(|c| format!("-{c}, ")).unwrap_or_default();
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        out.push_str(&format!("    {short}--{long}={default}:\n\t{help}\n\n"));
+    }
+    out
+}
+
 impl Global {
     /// The connection flags as the core takes them.
     pub fn connection(&self) -> ConnectionOptions {
@@ -317,6 +424,10 @@ pub enum Command {
     #[command(visible_alias = "status", after_help = get::GET_EXAMPLES)]
     Get(get::GetArgs),
 
+    /// Show what jobs use, per replica: node, GPUs, CPU and memory requested, limited and used.
+    #[command(after_help = top::TOP_EXAMPLES)]
+    Top(top::TopArgs),
+
     /// Delete TFJobs and wait until they and their pods are gone.
     #[command(after_help = delete::DELETE_EXAMPLES)]
     Delete(delete::DeleteArgs),
@@ -334,6 +445,10 @@ pub enum Command {
 
     /// Print a shell completion script.
     Completion(completion::CompletionArgs),
+
+    /// Print the flags every command takes (kubeconfig, context, namespace, impersonation, TLS, -v).
+    #[command(after_help = OPTIONS_EXAMPLES)]
+    Options,
 
     /// Completion protocol for `kubectl tfjob <TAB>` (called by the kubectl_complete-tfjob script).
     #[command(name = "__complete", hide = true)]
@@ -368,11 +483,13 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Logs(args) => logs::exec(&global, args, out),
         Command::List(args) => list::exec(&global, args, out),
         Command::Get(args) => get::exec(&global, args, out),
+        Command::Top(args) => top::exec(&global, args, out),
         Command::Delete(args) => delete::exec(&global, args, out),
         Command::Suspend(args) => suspend::exec(&global, args, SuspendAction::Suspend, out),
         Command::Resume(args) => suspend::exec(&global, args, SuspendAction::Resume, out),
         Command::Secret(args) => secret::exec(&global, args, out),
         Command::Completion(args) => completion::exec(&global, args, out),
+        Command::Options => out.data(&options_text()),
         Command::Complete { words } => completion::exec_complete(&global, &words, out),
         Command::ExecCredential { timeout_ms, plugin } => crate::cluster::exec_guard::run(
             Duration::from_millis(timeout_ms),

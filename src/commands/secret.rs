@@ -11,7 +11,14 @@ use crate::ops::DryRun;
 use crate::ops::secret::{SecretCheckOptions, SecretCreateOptions};
 use crate::output::{ManifestFormat, Output};
 
+const SECRET_CHECK_EXAMPLES: &str = "\
+Examples:
+  # The default Secret and key of the namespace, or another namespace's
+  kubectl tfjob secret check
+  kubectl tfjob secret check my-gateway -n team-b";
+
 #[derive(Debug, Clone, Args)]
+#[command(after_help = SECRET_CREATE_EXAMPLES)]
 pub struct SecretArgs {
     #[command(subcommand)]
     pub action: SecretAction,
@@ -23,6 +30,7 @@ pub enum SecretAction {
     #[command(after_help = SECRET_CREATE_EXAMPLES)]
     Create(SecretCreateArgs),
     /// Check that the Secret and key exist (the value is never printed).
+    #[command(after_help = SECRET_CHECK_EXAMPLES)]
     Check(SecretCheckArgs),
 }
 

@@ -90,6 +90,17 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
     );
     let (snapshot, mut report) = pre?;
     let mut findings = readiness_findings(&readiness, &job);
+    if let Some((message, hint)) = readiness::istio_warning(
+        &prepared.report,
+        &namespace,
+        readiness.istio_injection.as_deref(),
+    ) {
+        findings.push(ReadinessFinding {
+            severity: "warning",
+            message,
+            hint: Some(hint),
+        });
+    }
     let missing = missing_references(&report, &job, &namespace, &kube);
     findings.extend(missing.iter().map(|(message, hint)| ReadinessFinding {
         severity: if opts.allow_missing_refs {
@@ -611,6 +622,7 @@ mod tests {
             live_schema: None,
             existing: Some(job()),
             stored_base_url: None,
+            istio_injection: None,
         };
         let f = readiness_findings(&r, &job());
         let json = serde_json::to_value(&f).unwrap();

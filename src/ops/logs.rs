@@ -665,8 +665,10 @@ pub async fn logs(
                             restart_limits,
                             crate::ops::wait::Now::current(),
                         );
-                        for note in restarts.take_notes() {
-                            writeln!(err, "{note}").map_err(io)?;
+                        // On stderr, so stdout stays the log: where one instance's lines
+                        // end and the restarted one's begin.
+                        for r in restarts.take_restarted() {
+                            writeln!(err, "{}", r.marker()).map_err(io)?;
                         }
                         if let Some(m) = failed {
                             failed_msg = Some(m);

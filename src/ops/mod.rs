@@ -16,6 +16,7 @@ pub mod readiness;
 pub mod secret;
 pub mod submit;
 pub mod suspend;
+pub mod top;
 pub mod wait;
 pub mod wait_many;
 

@@ -26,6 +26,38 @@ pub struct Readiness {
     pub existing: Option<TFJob>,
     /// The gateway Secret's `base-url` value, when it has one.
     pub stored_base_url: Option<String>,
+    /// The label by which istio injects sidecars into the target namespace, when it does (read
+    /// from the namespace GET readiness makes anyway).
+    pub istio_injection: Option<String>,
+}
+
+/// The istio lint's finding, when the target namespace does inject sidecars: then it is a
+/// warning (offline, or where nothing injects, it stays information). Message and hint.
+pub fn istio_warning(
+    report: &crate::validate::Report,
+    namespace: &str,
+    injection: Option<&str>,
+) -> Option<(String, String)> {
+    let label = injection?;
+    let paths: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "istio")
+        .map(|f| f.path.as_str())
+        .collect();
+    if paths.is_empty() {
+        return None;
+    }
+    Some((
+        format!(
+            "namespace {namespace} injects istio sidecars ({label}) and {} do not opt out: the istio-proxy sidecar breaks the replicas' gRPC rendezvous",
+            paths.join(", ")
+        ),
+        format!(
+            "add {}: \"false\" to each replica's template metadata.annotations (or pass --inject-gateway-env, which adds it)",
+            crate::gateway::ISTIO_INJECT_ANNOTATION
+        ),
+    ))
 }
 
 /// Combines several readiness failures into one error (exit code of the first kind).
@@ -82,10 +114,12 @@ pub async fn check_readiness(
         OperatorCheck::NotReady(e) => r.failures.push(e),
         OperatorCheck::Unknown(why) => r.warnings.push(why),
     }
-    for result in [ns, access] {
-        if let Err(e) = result {
-            r.failures.push(e);
-        }
+    match ns {
+        Ok(injection) => r.istio_injection = injection,
+        Err(e) => r.failures.push(e),
+    }
+    if let Err(e) = access {
+        r.failures.push(e);
     }
     match secrets {
         Ok(stored) => r.stored_base_url = stored,
@@ -143,11 +177,16 @@ async fn find_operator(kube: &Kube) -> OperatorCheck {
     }
 }
 
-/// The namespace exists (or may not be read, which the next request will tell).
-pub(crate) async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> {
+/// The namespace exists (or may not be read, which the next request will tell); the label by
+/// which istio injects sidecars there, if any.
+pub(crate) async fn check_namespace(kube: &Kube, namespace: &str) -> Result<Option<String>> {
     let namespaces: Api<Namespace> = Api::all(kube.client.clone());
     match cluster::retry(kube, || namespaces.get_opt(namespace)).await {
-        Ok(Some(_)) => Ok(()),
+        Ok(Some(ns)) => Ok(ns
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(crate::gateway::istio_injecting_label)),
         Ok(None) => Err(Error::not_ready(
             format!("namespace {namespace:?} does not exist"),
             format!(
@@ -156,7 +195,7 @@ pub(crate) async fn check_namespace(kube: &Kube, namespace: &str) -> Result<()> 
             ),
         )),
         // Many users may not read namespaces; the create would tell anyway.
-        Err(e) if cluster::status_code(&e) == Some(403) => Ok(()),
+        Err(e) if cluster::status_code(&e) == Some(403) => Ok(None),
         Err(e) => Err(cluster::explain(
             e,
             &Action::new("get", "namespaces", None).named(namespace),

@@ -93,6 +93,13 @@ pub async fn run(
     for warning in &readiness.warnings {
         out.note_line(&format!("warning: {warning}"));
     }
+    if let Some((message, hint)) = super::readiness::istio_warning(
+        &prepared.report,
+        &namespace,
+        readiness.istio_injection.as_deref(),
+    ) {
+        out.note_line(&format!("warning: {message}\n  hint: {hint}"));
+    }
     if !readiness.failures.is_empty() {
         return Err(combine(readiness.failures));
     }

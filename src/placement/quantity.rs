@@ -26,6 +26,9 @@ pub fn parse_quantity(q: &str) -> Option<i128> {
     // value = mantissa × 10^-frac.len() × mult; in milli: × 1000.
     let (num_mult, den_pow10): (i128, u32) = match suffix {
         "" => (1, 0),
+        // nano and micro too (apimachinery suffix.go): metrics-server reports CPU in `n`.
+        "n" => (1, 9),
+        "u" => (1, 6),
         "m" => (1, 3),
         "k" => (1_000, 0),
         "M" => (1_000_000, 0),
@@ -79,4 +82,17 @@ pub fn format_quantity(resource: &str, milli: i128) -> String {
         }
     }
     units.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_quantity;
+
+    #[test]
+    fn nano_and_micro_suffixes_round_up_to_milli() {
+        // metrics-server's CPU usage, e.g. "123456789n" = 124m as MilliValue rounds it.
+        assert_eq!(parse_quantity("123456789n"), Some(124));
+        assert_eq!(parse_quantity("500000000n"), Some(500));
+        assert_eq!(parse_quantity("1500u"), Some(2));
+    }
 }

@@ -11,6 +11,7 @@
 pub mod gofmt;
 pub mod gojson;
 pub mod jsonpath;
+pub mod top;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

@@ -407,8 +407,9 @@ fn replica_spec(
             && !matches!(inject, Some(Value::Bool(false)))
         {
             // Offline nothing says whether the target namespace injects sidecars (most have no
-            // mesh), so this is information, not a warning `--strict` would fail on; submit and
-            // render add the opt-out themselves.
+            // mesh), so this is information, not a warning `--strict` would fail on; online,
+            // submit and check make it a warning where the namespace injects
+            // (readiness::istio_warning).
             out.push(
                 Finding::new(
                     Severity::Info,

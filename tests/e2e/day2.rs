@@ -399,3 +399,94 @@ fn list_shows_restarts_marked_when_crash_looping_and_a_finished_jobs_outcome_per
         run.stdout
     );
 }
+
+#[test]
+fn logs_follow_marks_a_restart_on_stderr_and_keeps_stdout_the_log() {
+    // The worker exits 1 on its first start (crashTimes) and trains after the restart.
+    let c = crate::cluster(
+        "succeedAfterMs: 300\ncontainerBehaviour:\n- match: {podName: 'rs-worker-0'}\n  exitCode: 1\n  runMs: 50\n  crashTimes: 1\n  log: 'Traceback: boom'\n",
+    );
+    // Suspended first, so its pod is created only once `logs -f` is following: every restart
+    // it shows happens during the follow.
+    let mut j = job("rs", "default", 1, "OnFailure");
+    j["spec"]["runPolicy"] = json!({"suspend": true});
+    c.insert(j.clone());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .env("NO_COLOR", "1")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(["logs", "rs", "-f", "--timeout", "2m"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn kubectl-tfjob");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut stderr = String::new();
+    // Its first note: it is waiting for the pod (so it has listed and is watching).
+    loop {
+        let mut line = String::new();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "ended early: {stderr}"
+        );
+        stderr.push_str(&line);
+        if line.contains("waiting for 1 pod(s) of tfjob rs") {
+            break;
+        }
+    }
+    j["spec"]["runPolicy"] = json!({"suspend": false});
+    c.insert(j);
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    std::io::Read::read_to_string(&mut err, &mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("--- worker-0 restarted (exit 1) ---\n"),
+        "{stderr}"
+    );
+    assert!(out.contains("[worker-0] Traceback: boom"), "{out}");
+    assert!(
+        out.lines().all(|l| l.starts_with("[worker-0] ")),
+        "stdout is the log only: {out}"
+    );
+}
+
+#[test]
+fn logs_container_completes_from_the_jobs_pods() {
+    // A crafted pod (the operator reconciles nothing) with a sidecar and an init container.
+    let c = crate::cluster("operator: installed\n");
+    c.insert(job("cj", "default", 1, "OnFailure"));
+    c.insert(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "cj-worker-0", "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": "cj", "training.kubeflow.org/operator-name": "tfjob-controller",
+            "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+        "spec": {"nodeName": "node-1",
+            "initContainers": [{"name": "fetch-data", "image": "busybox:1.36"}],
+            "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"},
+                           {"name": "metrics-agent", "image": "busybox:1.36"}]},
+        "status": {"phase": "Running"}}));
+    let kc = c.kubeconfig().display().to_string();
+    let complete = |line: &[&str]| {
+        let mut args = vec!["__complete", "--kubeconfig", kc.as_str()];
+        args.extend_from_slice(line);
+        let run = Cli::new(None, &args).run();
+        run.expect_code(0);
+        run.stdout
+    };
+    assert_eq!(
+        complete(&["logs", "cj", "-c", ""]),
+        "fetch-data\nmetrics-agent\ntensorflow\n:4\n"
+    );
+    assert_eq!(
+        complete(&["logs", "tfjob/cj", "--container", "m"]),
+        "metrics-agent\n:4\n"
+    );
+    // No job on the line yet: nothing to read containers from.
+    assert_eq!(complete(&["logs", "-c", ""]), ":4\n");
+    // top takes a job name too.
+    assert_eq!(complete(&["top", ""]), "cj\n:4\n");
+}

@@ -689,7 +689,8 @@ fn inject_gateway_env_is_opt_in_for_manifests_and_announced() {
     let c = cluster("");
     let (_dir, path) = manifest_file(PLAIN_TFJOB);
     let p = path.to_str().unwrap();
-    let run = tfjob(&c, &["submit", "-f", p, "--inject-gateway-env"]);
+    // The announcement is information: shown at -v (issue 26: informational lines only at -v).
+    let run = tfjob(&c, &["submit", "-f", p, "--inject-gateway-env", "-v"]);
     run.expect_code(3);
     assert!(
         run.stderr
@@ -792,4 +793,41 @@ fn without_permission_to_create_pods_the_pod_dry_run_is_skipped_with_a_note() {
         c.requests()
     );
     assert_eq!(tfjob_creates(&c), 1);
+}
+
+/// Issue 26 item 7: the istio lint on a manifest sent as written is a warning only where the
+/// target namespace injects sidecars (istio's injector namespaceSelectors: istio-injection=enabled,
+/// or istio.io/rev without istio-injection), read from the namespace GET readiness makes.
+#[test]
+fn istio_lint_warns_only_where_the_namespace_injects_sidecars() {
+    let c = cluster(
+        "namespaces: [default, kubeflow]\nobjects:\n- {apiVersion: v1, kind: Namespace, metadata: {name: mesh, labels: {istio-injection: enabled}}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: canary, labels: {istio.io/rev: 1-24}}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: opted-out, labels: {istio-injection: disabled, istio.io/rev: 1-24}}}\n",
+    );
+    let (_dir, path) = manifest_file(PLAIN_TFJOB);
+    let p = path.to_str().unwrap();
+    let run = tfjob(&c, &["submit", "-f", p, "-n", "mesh"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains("warning: namespace mesh injects istio sidecars (istio-injection=enabled) and spec.tfReplicaSpecs.PS.template.metadata.annotations, spec.tfReplicaSpecs.Worker.template.metadata.annotations do not opt out"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("sidecar.istio.io/inject: \"false\""),
+        "{}",
+        run.stderr
+    );
+    let run = tfjob(&c, &["check", "-f", p, "-n", "canary"]);
+    assert!(
+        run.all()
+            .contains("namespace canary injects istio sidecars (istio.io/rev=1-24)"),
+        "{}",
+        run.all()
+    );
+    // No mesh there (or injection disabled): information, shown at -v only.
+    for ns in ["default", "opted-out"] {
+        let run = tfjob(&c, &["submit", "-f", p, "-n", ns]);
+        run.expect_code(0);
+        assert!(!run.stderr.contains("istio"), "{ns}: {}", run.stderr);
+    }
 }

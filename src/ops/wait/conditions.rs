@@ -418,6 +418,8 @@ pub struct Tracker {
     pub(super) restarts: BTreeMap<(String, String), Restarts>,
     /// Lines to show once (a replica restarted), taken by the I/O loop.
     pub(super) notes: Vec<String>,
+    /// The same restarts as facts, for `logs -f`'s marker between two instances' lines.
+    pub(super) restarted: Vec<Restarted>,
     /// The container whose crash loop ended the wait: (pod, container), for its last log lines.
     pub crashed: Option<(String, String)>,
     /// The wall clock of the first evaluation: pods created since (e.g. by `submit --wait`)
@@ -451,6 +453,39 @@ impl Tracker {
     /// The lines gathered since the last call ("worker-1 restarted (exit 1), 1×").
     pub fn take_notes(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notes)
+    }
+
+    /// The restarts seen since the last call (the notes say the same in words).
+    pub fn take_restarted(&mut self) -> Vec<Restarted> {
+        self.notes.clear();
+        std::mem::take(&mut self.restarted)
+    }
+}
+
+/// One restart (or recreation after a failure) of a replica's container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restarted {
+    /// `worker-1`.
+    pub replica: String,
+    /// The container, unless it is the default `tensorflow` one.
+    pub container: Option<String>,
+    /// The exit code of the instance that ended, when known.
+    pub exit: Option<i32>,
+}
+
+impl Restarted {
+    /// `--- worker-1 restarted (exit 1) ---`: where one instance's log ends and the next begins.
+    pub fn marker(&self) -> String {
+        let container = self
+            .container
+            .as_ref()
+            .map(|c| format!(" container {c}"))
+            .unwrap_or_default();
+        let exit = self
+            .exit
+            .map(|c| format!(" (exit {c})"))
+            .unwrap_or_default();
+        format!("--- {}{container} restarted{exit} ---", self.replica)
     }
 }
 

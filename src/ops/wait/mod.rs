@@ -23,7 +23,9 @@ use k8s_openapi::api::core::v1::PodStatus;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
-pub use conditions::{Counts, Limits, Now, Outcome, Progress, Tracker, View, evaluate, progress};
+pub use conditions::{
+    Counts, Limits, Now, Outcome, Progress, Restarted, Tracker, View, evaluate, progress,
+};
 pub use follow::{follow, run};
 
 /// What `wait` waits for.

@@ -137,15 +137,20 @@ pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) 
             } else {
                 format!(" container {}", cs.name)
             };
-            let code = exit
-                .or_else(|| entry.last_exit.clone())
-                .map(|(c, _)| format!(" (exit {c})"))
+            let exit_code = exit.or_else(|| entry.last_exit.clone()).map(|(c, _)| c);
+            let code = exit_code
+                .map(|c| format!(" (exit {c})"))
                 .unwrap_or_default();
+            let replica = replica_label(view.job, name);
             tracker.notes.push(format!(
-                "{}{container} restarted{code}, {}",
-                replica_label(view.job, name),
+                "{replica}{container} restarted{code}, {}",
                 times(entry.during_wait)
             ));
+            tracker.restarted.push(super::conditions::Restarted {
+                replica: replica.to_string(),
+                container: (cs.name != model::DEFAULT_CONTAINER_NAME).then(|| cs.name.clone()),
+                exit: exit_code,
+            });
         }
     }
 }

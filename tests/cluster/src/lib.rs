@@ -29,6 +29,7 @@ mod http;
 mod kubeconfig;
 mod kubelet;
 mod logs;
+mod metrics;
 mod openapi;
 mod operator;
 mod patch;

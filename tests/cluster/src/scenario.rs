@@ -412,6 +412,9 @@ pub struct Scenario {
     /// HTTPS and authentication (client certificates, token table, exec plugin); plain
     /// HTTP with the legacy token rule by default. See auth.rs.
     pub security: crate::auth::Security,
+    /// Serve `metrics.k8s.io/v1beta1` (PodMetrics of running pods, see metrics.rs), as a
+    /// cluster with metrics-server does; `false` is a cluster without it.
+    pub metrics_api: bool,
 }
 
 impl Default for Scenario {
@@ -440,6 +443,7 @@ impl Default for Scenario {
             kubernetes_version: "v1.36.1".into(),
             token: "test-token".into(),
             security: crate::auth::Security::default(),
+            metrics_api: true,
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::state::{Request, Shared};
 use crate::status::{self, ApiError, FieldError};
 use crate::store::StoreError;
 use crate::util::{now_rfc3339, random_suffix};
-use crate::{openapi, patch, table, validation, watch};
+use crate::{metrics, openapi, patch, table, validation, watch};
 
 mod writes;
 use writes::*;
@@ -394,6 +394,25 @@ async fn route(
     let Some(t) = target else {
         return non_resource(ctx, path);
     };
+    if t.group == metrics::GROUP {
+        // An aggregated API (metrics-server behind an APIService), not a stored resource.
+        if !sh.scenario.metrics_api || t.version != metrics::VERSION || !t.sub.is_empty() {
+            return error_response(&status::unknown_resource());
+        }
+        if verb != "get" && verb != "list" {
+            return error_response(&status::method_not_allowed());
+        }
+        return match metrics::serve(
+            &sh.store,
+            &t.resource,
+            t.namespace.as_deref(),
+            t.name.as_deref(),
+            ctx.q.get("labelSelector").map(String::as_str),
+        ) {
+            Ok(v) => json_response(200, &v),
+            Err(e) => error_response(&e),
+        };
+    }
     let Some(info) = resources::find(&sh.store, &t.group, &t.version, &t.resource) else {
         return error_response(&status::unknown_resource());
     };
@@ -468,7 +487,18 @@ fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
                 }),
             );
         }
-        "/apis" => return json_response(200, &resources::group_list(store)),
+        "/apis" => {
+            let mut groups = resources::group_list(store);
+            if sh.scenario.metrics_api
+                && let Some(gs) = groups["groups"].as_array_mut()
+            {
+                gs.push(resources::group_json(
+                    metrics::GROUP,
+                    &[metrics::VERSION.to_string()],
+                ));
+            }
+            return json_response(200, &groups);
+        }
         "/openapi/v2" => return openapi_v2(&ctx.accept, &sh.scenario.kubernetes_version),
         "/openapi/v3" => return json_response(200, &openapi::index(store)),
         _ => {}
@@ -481,6 +511,13 @@ fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
     }
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let found = match segs.as_slice() {
+        ["apis", metrics::GROUP] if sh.scenario.metrics_api => Some(resources::group_json(
+            metrics::GROUP,
+            &[metrics::VERSION.to_string()],
+        )),
+        ["apis", metrics::GROUP, metrics::VERSION] if sh.scenario.metrics_api => {
+            Some(metrics::resource_list())
+        }
         ["api", v] => resources::resource_list(store, "", v),
         ["apis", g, v] => resources::resource_list(store, g, v),
         ["apis", g] => {

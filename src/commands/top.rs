@@ -1,0 +1,70 @@
+//! `kubectl tfjob top [NAME]`: per job and replica, node, GPUs, CPU/memory requested, limited
+//! and used (metrics.k8s.io when served).
+
+use clap::{Args, ValueEnum};
+
+use super::{Global, block_on};
+use crate::cluster::{self, parse_job_name};
+use crate::error::Result;
+use crate::ops::top::TopOptions;
+use crate::output::Output;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TopFormat {
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TopArgs {
+    /// TFJob name (or tfjob/NAME); every job when left out.
+    pub name: Option<String>,
+
+    /// Jobs of every namespace (adds a NAMESPACE column).
+    #[arg(short = 'A', long, conflicts_with = "name")]
+    pub all_namespaces: bool,
+
+    /// Label selector on the TFJobs (e.g. team=nlp).
+    #[arg(short = 'l', long, value_name = "SELECTOR", conflicts_with = "name")]
+    pub selector: Option<String>,
+
+    /// Output format: json (millicores and bytes; usage null where there is no sample).
+    #[arg(short = 'o', long, value_name = "FORMAT")]
+    pub output: Option<TopFormat>,
+
+    /// Leave out the header row.
+    #[arg(long)]
+    pub no_headers: bool,
+}
+
+pub fn exec(global: &Global, args: TopArgs, out: &mut Output) -> Result<()> {
+    let opts = TopOptions {
+        name: args
+            .name
+            .as_deref()
+            .map(|n| parse_job_name(n, "top").map(String::from))
+            .transpose()?,
+        all_namespaces: args.all_namespaces,
+        selector: args.selector,
+        json: matches!(args.output, Some(TopFormat::Json)),
+        no_headers: args.no_headers,
+    };
+    let conn = global.connection();
+    let result = block_on(async {
+        let kube = cluster::connect(&conn).await?;
+        let (data, notes) = out.streams();
+        crate::ops::top::top(&kube, &kube.namespace, &opts, data, notes).await
+    });
+    out.data_result(result)
+}
+
+pub(super) const TOP_EXAMPLES: &str = "\
+Examples:
+  # Every job of the namespace: a summed row (REPLICA *) then one row per replica
+  kubectl tfjob top
+
+  # One job; or every namespace's jobs with a label
+  kubectl tfjob top tf-dist-train
+  kubectl tfjob top -A -l team=nlp
+
+  # Millicores and bytes for scripts
+  kubectl tfjob top tf-dist-train -o json";

@@ -1,0 +1,437 @@
+//! `top`: what each job uses, per replica — node, GPUs, CPU and memory requested and limited (from
+//! the pod specs), and live usage from `metrics.k8s.io/v1beta1` PodMetrics when the cluster serves
+//! them (metrics-server), printed in `kubectl top pod`'s units ([`crate::print::top`]).
+//!
+//! Requests, constant in the number of replicas: the job (or one list of jobs), one list of their
+//! pods, one list of PodMetrics with the same label selector. Metrics that cannot be read (API not
+//! served, forbidden, down) are `<unknown>` with one note: usage is decoration, never a failure.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use kube::api::{Api, ListParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use serde_json::{Value, json};
+
+use crate::cluster::{self, Kube};
+use crate::error::{Error, Result};
+use crate::jobview;
+use crate::model;
+use crate::placement::quantity::parse_quantity;
+use crate::print::{self, top as units};
+
+/// Which jobs and how.
+#[derive(Debug, Clone, Default)]
+pub struct TopOptions {
+    /// One job, else every job of the namespace (or all namespaces).
+    pub name: Option<String>,
+    pub all_namespaces: bool,
+    /// Label selector on the TFJobs.
+    pub selector: Option<String>,
+    /// `-o json` instead of the table.
+    pub json: bool,
+    pub no_headers: bool,
+}
+
+/// Summed over a pod's containers; `None` when no container declares it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Declared {
+    pub cpu_milli: Option<i128>,
+    pub memory_bytes: Option<i128>,
+}
+
+/// One replica's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicaTop {
+    pub replica: String,
+    pub pod: String,
+    pub node: Option<String>,
+    pub phase: String,
+    pub gpus: i64,
+    pub requests: Declared,
+    pub limits: Declared,
+    /// (millicores, bytes) from PodMetrics; `None` without a sample.
+    pub usage: Option<(i128, i128)>,
+}
+
+/// One job and its replicas in the operator's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobTop {
+    pub namespace: String,
+    pub name: String,
+    pub replicas: Vec<ReplicaTop>,
+}
+
+fn add(a: Option<i128>, b: Option<i128>) -> Option<i128> {
+    match (a, b) {
+        (None, None) => None,
+        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}
+
+/// Requests and limits of the app containers, and GPUs (limit, else request, of
+/// `nvidia.com/gpu`, as [`jobview::gpus`] counts them).
+fn declared(pod: &Pod) -> (Declared, Declared, i64) {
+    let (mut req, mut lim, mut gpus) = (Declared::default(), Declared::default(), 0i64);
+    let q =
+        |m: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+         k: &str| m.and_then(|m| m.get(k)).and_then(|q| parse_quantity(&q.0));
+    for c in pod.spec.iter().flat_map(|s| s.containers.iter()) {
+        let Some(r) = c.resources.as_ref() else {
+            continue;
+        };
+        let (rq, lm) = (r.requests.as_ref(), r.limits.as_ref());
+        req.cpu_milli = add(req.cpu_milli, q(rq, "cpu"));
+        req.memory_bytes = add(req.memory_bytes, q(rq, "memory").map(|m| m / 1000));
+        lim.cpu_milli = add(lim.cpu_milli, q(lm, "cpu"));
+        lim.memory_bytes = add(lim.memory_bytes, q(lm, "memory").map(|m| m / 1000));
+        let g = q(lm, "nvidia.com/gpu").or_else(|| q(rq, "nvidia.com/gpu"));
+        gpus += g.map(|m| (m / 1000) as i64).unwrap_or(0);
+    }
+    (req, lim, gpus)
+}
+
+/// A PodMetrics' usage summed over its containers (getPodMetrics in kubectl's
+/// metrics_printer.go), as (millicores, bytes).
+pub fn metrics_usage(m: &Value) -> Option<(i128, i128)> {
+    let cs = m.get("containers")?.as_array()?;
+    let (mut cpu, mut mem) = (0i128, 0i128);
+    for c in cs {
+        cpu += c
+            .pointer("/usage/cpu")
+            .and_then(Value::as_str)
+            .and_then(parse_quantity)
+            .unwrap_or(0);
+        mem += c
+            .pointer("/usage/memory")
+            .and_then(Value::as_str)
+            .and_then(parse_quantity)
+            .unwrap_or(0);
+    }
+    // Milli-units: cpu is already millicores; memory in bytes rounds up as Quantity.Value does.
+    Some((cpu, (mem + 999) / 1000))
+}
+
+/// The rows, pure: jobs (namespace, name) in order, their pods, the usage by (namespace, pod).
+pub fn build(
+    jobs: &[(String, String)],
+    pods: &[Pod],
+    usage: &BTreeMap<(String, String), (i128, i128)>,
+) -> Vec<JobTop> {
+    jobs.iter()
+        .map(|(ns, name)| {
+            let mut replicas: Vec<ReplicaTop> = pods
+                .iter()
+                .filter(|p| {
+                    p.namespace().as_deref() == Some(ns.as_str())
+                        && p.labels().get(model::LABEL_JOB_NAME) == Some(name)
+                })
+                .map(|p| {
+                    let (requests, limits, gpus) = declared(p);
+                    ReplicaTop {
+                        replica: jobview::replica_label(&crate::ops::wait::Pod {
+                            metadata: p.metadata.clone(),
+                            status: None,
+                        }),
+                        pod: p.name_any(),
+                        node: p.spec.as_ref().and_then(|s| s.node_name.clone()),
+                        phase: p
+                            .status
+                            .as_ref()
+                            .and_then(|s| s.phase.clone())
+                            .unwrap_or_else(|| "Unknown".into()),
+                        gpus,
+                        requests,
+                        limits,
+                        usage: usage.get(&(ns.clone(), p.name_any())).copied(),
+                    }
+                })
+                .collect();
+            replicas.sort_by_key(|r| jobview::replica_order(&r.replica));
+            JobTop {
+                namespace: ns.clone(),
+                name: name.clone(),
+                replicas,
+            }
+        })
+        .collect()
+}
+
+fn sum_usage(rs: &[ReplicaTop]) -> Option<(i128, i128)> {
+    rs.iter()
+        .filter_map(|r| r.usage)
+        .reduce(|a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+fn sum_declared(rs: &[ReplicaTop], f: impl Fn(&ReplicaTop) -> Declared) -> Declared {
+    rs.iter().map(f).fold(Declared::default(), |a, b| Declared {
+        cpu_milli: add(a.cpu_milli, b.cpu_milli),
+        memory_bytes: add(a.memory_bytes, b.memory_bytes),
+    })
+}
+
+/// The table: a job's first row (REPLICA `*`) sums its replicas, one row per replica follows.
+/// Every cell is tab-terminated in kubectl's printer (printValue), so the last column is padded
+/// too: an empty trailing cell reproduces that.
+pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    if !no_headers {
+        let mut h: Vec<String> = Vec::new();
+        if all_namespaces {
+            h.push("NAMESPACE".into());
+        }
+        for c in [
+            "NAME",
+            "REPLICA",
+            "NODE",
+            "GPUS",
+            "CPU(cores)",
+            "CPU REQUESTS",
+            "CPU LIMITS",
+            "MEMORY(bytes)",
+            "MEMORY REQUESTS",
+            "MEMORY LIMITS",
+            "",
+        ] {
+            h.push(c.into());
+        }
+        rows.push(h);
+    }
+    let line = |ns: &str,
+                name: &str,
+                replica: &str,
+                node: &str,
+                gpus: i64,
+                usage: Option<(i128, i128)>,
+                req: Declared,
+                lim: Declared| {
+        let mut r = Vec::new();
+        if all_namespaces {
+            r.push(ns.to_string());
+        }
+        r.extend([
+            name.to_string(),
+            replica.to_string(),
+            node.to_string(),
+            gpus.to_string(),
+            units::usage(usage.map(|u| u.0), units::cpu),
+            units::declared(req.cpu_milli, units::cpu),
+            units::declared(lim.cpu_milli, units::cpu),
+            units::usage(usage.map(|u| u.1), units::memory),
+            units::declared(req.memory_bytes, units::memory),
+            units::declared(lim.memory_bytes, units::memory),
+            String::new(),
+        ]);
+        r
+    };
+    for j in jobs {
+        rows.push(line(
+            &j.namespace,
+            &j.name,
+            "*",
+            "",
+            j.replicas.iter().map(|r| r.gpus).sum(),
+            sum_usage(&j.replicas),
+            sum_declared(&j.replicas, |r| r.requests),
+            sum_declared(&j.replicas, |r| r.limits),
+        ));
+        for r in &j.replicas {
+            rows.push(line(
+                &j.namespace,
+                &j.name,
+                &r.replica,
+                r.node.as_deref().unwrap_or("<none>"),
+                r.gpus,
+                r.usage,
+                r.requests,
+                r.limits,
+            ));
+        }
+    }
+    print::tabwrite(&rows)
+}
+
+fn declared_json(d: Declared) -> Value {
+    json!({"cpuMillicores": d.cpu_milli, "memoryBytes": d.memory_bytes})
+}
+
+fn usage_json(u: Option<(i128, i128)>) -> Value {
+    u.map_or(
+        Value::Null,
+        |(c, m)| json!({"cpuMillicores": c, "memoryBytes": m}),
+    )
+}
+
+/// `-o json`: numbers in millicores and bytes; `usage` null where there is no sample,
+/// `metricsAvailable` false when the metrics API could not be read.
+pub fn to_json(jobs: &[JobTop], metrics_available: bool) -> Value {
+    let items: Vec<Value> = jobs
+        .iter()
+        .map(|j| {
+            json!({
+                "namespace": j.namespace, "name": j.name,
+                "gpus": j.replicas.iter().map(|r| r.gpus).sum::<i64>(),
+                "requests": declared_json(sum_declared(&j.replicas, |r| r.requests)),
+                "limits": declared_json(sum_declared(&j.replicas, |r| r.limits)),
+                "usage": usage_json(sum_usage(&j.replicas)),
+                "replicas": j.replicas.iter().map(|r| json!({
+                    "replica": r.replica, "pod": r.pod, "node": r.node, "phase": r.phase,
+                    "gpus": r.gpus, "requests": declared_json(r.requests),
+                    "limits": declared_json(r.limits), "usage": usage_json(r.usage),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({"metricsAvailable": metrics_available, "items": items})
+}
+
+fn tfjob_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
+        model::PLURAL,
+    )
+}
+
+/// PodMetrics by (namespace, pod), or why they could not be read.
+async fn read_metrics(
+    kube: &Kube,
+    namespace: Option<&str>,
+    selector: &str,
+) -> std::result::Result<BTreeMap<(String, String), (i128, i128)>, String> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("metrics.k8s.io", "v1beta1", "PodMetrics"),
+        "pods",
+    );
+    let api: Api<DynamicObject> = match namespace {
+        Some(ns) => Api::namespaced_with(kube.client.clone(), ns, &ar),
+        None => Api::all_with(kube.client.clone(), &ar),
+    };
+    let lp = ListParams::default().labels(selector);
+    match cluster::retry(kube, || api.list(&lp)).await {
+        Ok(list) => Ok(list
+            .items
+            .iter()
+            .filter_map(|m| {
+                let v = serde_json::to_value(m).ok()?;
+                Some((
+                    (m.namespace().unwrap_or_default(), m.name_any()),
+                    metrics_usage(&v)?,
+                ))
+            })
+            .collect()),
+        // kubectl top says "Metrics API not available" when discovery lacks the group
+        // (pkg/cmd/top/top_pod.go, SupportedMetricsAPIVersionAvailable); a 404 here is that.
+        Err(e) if cluster::is_not_found(&e) => Err(
+            "metrics API not available (metrics.k8s.io/v1beta1 is not served; metrics-server installs it)"
+                .into(),
+        ),
+        Err(e) => Err(format!(
+            "pod metrics could not be read ({})",
+            cluster::status_code(&e)
+                .map(|c| format!("HTTP {c}"))
+                .unwrap_or_else(|| "no reply".into())
+        )),
+    }
+}
+
+/// Prints the jobs' usage to `out`; notes to `err`.
+pub async fn top(
+    kube: &Kube,
+    namespace: &str,
+    opts: &TopOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let ar = tfjob_resource();
+    let ns = (!opts.all_namespaces || opts.name.is_some()).then_some(namespace);
+    let jobs: Vec<(String, String)> = if let Some(name) = &opts.name {
+        let api: Api<DynamicObject> = Api::namespaced_with(kube.client.clone(), namespace, &ar);
+        let job = cluster::retry(kube, || api.get_opt(name))
+            .await
+            .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "tfjobs.kubeflow.org \"{name}\" not found in namespace {namespace}"
+                ))
+            })?;
+        vec![(namespace.to_string(), job.name_any())]
+    } else {
+        let api: Api<DynamicObject> = match ns {
+            Some(ns) => Api::namespaced_with(kube.client.clone(), ns, &ar),
+            None => Api::all_with(kube.client.clone(), &ar),
+        };
+        let mut lp = ListParams::default();
+        if let Some(s) = &opts.selector {
+            lp = lp.labels(s);
+        }
+        let list = cluster::retry(kube, || api.list(&lp))
+            .await
+            .map_err(|e| Error::kube("listing tfjobs", e))?;
+        let mut v: Vec<(String, String)> = list
+            .items
+            .iter()
+            .map(|j| (j.namespace().unwrap_or_default(), j.name_any()))
+            .collect();
+        v.sort();
+        v
+    };
+    let io = |e: std::io::Error| Error::io("writing output", e);
+    if jobs.is_empty() {
+        if opts.json {
+            return writeln!(out, "{}", print::gojson::indented(&to_json(&[], true))).map_err(io);
+        }
+        return if opts.all_namespaces {
+            writeln!(err, "No resources found")
+        } else {
+            writeln!(err, "No resources found in {namespace} namespace.")
+        }
+        .map_err(io);
+    }
+    let selector = match &opts.name {
+        Some(n) => model::job_selector(n),
+        None => format!(
+            "{},{}={}",
+            model::LABEL_JOB_NAME,
+            model::LABEL_OPERATOR_NAME,
+            model::OPERATOR_NAME
+        ),
+    };
+    let pods_api: Api<Pod> = match ns {
+        Some(ns) => Api::namespaced(kube.client.clone(), ns),
+        None => Api::all(kube.client.clone()),
+    };
+    let lp = ListParams::default().labels(&selector);
+    let pods = cluster::retry(kube, || pods_api.list(&lp))
+        .await
+        .map_err(|e| Error::kube("listing pods", e))?
+        .items;
+    let (usage, available) = match read_metrics(kube, ns, &selector).await {
+        Ok(u) => (u, true),
+        Err(why) => {
+            writeln!(err, "note: {why}: usage is shown as {}.", units::UNKNOWN).map_err(io)?;
+            (BTreeMap::new(), false)
+        }
+    };
+    let rows = build(&jobs, &pods, &usage);
+    if opts.json {
+        writeln!(
+            out,
+            "{}",
+            print::gojson::indented(&to_json(&rows, available))
+        )
+        .map_err(io)
+    } else {
+        write!(
+            out,
+            "{}",
+            table(
+                &rows,
+                opts.all_namespaces && opts.name.is_none(),
+                opts.no_headers
+            )
+        )
+        .map_err(io)
+    }
+}
