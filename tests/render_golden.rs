@@ -282,7 +282,7 @@ fn manifests_are_taken_as_is_and_checked_before_injection() {
         "{out}"
     );
     // What it added is information, shown at -v (issue 26: informational lines only at -v).
-    let o = run(&["render", "-f", mp, "--inject-gateway-env", "-v"]);
+    let o = run(&["render", "-f", mp, "--inject-gateway-env"]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(

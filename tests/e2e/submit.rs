@@ -690,7 +690,7 @@ fn inject_gateway_env_is_opt_in_for_manifests_and_announced() {
     let (_dir, path) = manifest_file(PLAIN_TFJOB);
     let p = path.to_str().unwrap();
     // The announcement is information: shown at -v (issue 26: informational lines only at -v).
-    let run = tfjob(&c, &["submit", "-f", p, "--inject-gateway-env", "-v"]);
+    let run = tfjob(&c, &["submit", "-f", p, "--inject-gateway-env"]);
     run.expect_code(3);
     assert!(
         run.stderr
