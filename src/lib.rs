@@ -11,9 +11,13 @@
 //! - [`validate`]: schema, webhook rules and lint checks, all reported at once.
 //! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
 //!   retries), CRD, operator, gateway Secret, job-name forms, install hints.
-//! - [`ops`]: the cluster-facing commands `submit`, `wait`, `secret`; [`diagnose`] beside its
-//!   pure checks.
-//! - [`output`]: the stdout/stderr pair every command writes through.
+//! - [`ops`]: the cluster-facing commands (`submit`, `check`, `wait` and its many-jobs layer,
+//!   `secret`, `list`, `get`, `logs`, `top`, `delete`, `suspend`/`resume`) over shared steps
+//!   (readiness, pod dry runs, missing objects, the pod table); [`diagnose`] beside its pure
+//!   checks.
+//! - [`output`]: the stdout/stderr pair every command writes through; [`print`]: kubectl's
+//!   printers (json, yaml, name, jsonpath, custom-columns, go-template, tables, `top`'s units),
+//!   each taking a writer.
 //! - [`placement`]: will the job run here? kube-scheduler's filters, LimitRange and quota
 //!   admission, and stuck references, as a pure model over a collected snapshot.
 //! - [`error`]: typed errors and the one mapping to exit codes.
