@@ -140,10 +140,12 @@ impl Report {
         let mut s = String::new();
         // Informational findings (a single-replica job, a container without the gateway key)
         // are for `-v`; by default only what a user may want to fix is printed, and what this
-        // tool changed in the input (fields the API server owns, dropped).
+        // tool changed in the input (fields the API server owns, dropped; the env vars and
+        // annotation --inject-gateway-env added to a manifest).
         let verbose = crate::logging::verbose();
         for f in sorted {
-            if f.severity == Severity::Info && !verbose && f.rule != "server-fields" {
+            let changed_input = f.rule == "server-fields" || f.rule == "inject-gateway-env";
+            if f.severity == Severity::Info && !verbose && !changed_input {
                 continue;
             }
             let where_ = match (&f.location, origin) {
