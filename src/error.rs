@@ -309,25 +309,20 @@ pub fn set_api_server(url: &str) {
     let _ = API_SERVER.set(url.to_string());
 }
 
-/// `host:port` of a server URL, as kubectl names it.
+/// The server's host as kubectl names it: Go's `url.URL.Host` of the request URL, i.e. the
+/// authority without userinfo and with a port only when the URL has one (client-go's
+/// `rest.DefaultServerURL` adds none; kubectl `StandardErrorMessage` prints `server.Host`).
 fn host_port(server: &str) -> String {
     let rest = server.split_once("://").map_or(server, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or(rest);
-    let has_port = authority.rsplit_once(':').is_some_and(|(h, p)| {
-        !p.is_empty()
-            && p.bytes().all(|b| b.is_ascii_digit())
-            && (!h.starts_with('[') || h.ends_with(']'))
-    });
-    if has_port {
-        authority.to_string()
-    } else if server.starts_with("http://") {
-        format!("{authority}:80")
-    } else {
-        format!("{authority}:443")
-    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+        .to_string()
 }
 
-/// kubectl's words for it (staging/src/k8s.io/kubectl/pkg/cmd/util/helpers.go, `checkErr`:
+/// kubectl's words for it (staging/src/k8s.io/kubectl/pkg/cmd/util/helpers.go: `checkErr` hands
+/// a `*url.Error` to `StandardErrorMessage`, which says
 /// "The connection to the server %s was refused - did you specify the right host or port?",
 /// and "Unable to connect to the server: %v" for other dial errors). Exit 3: the cluster is
 /// not there; nothing was sent.
@@ -506,9 +501,10 @@ mod tests {
     #[test]
     fn kubectl_names_the_server_by_host_and_port() {
         assert_eq!(host_port("http://127.0.0.1:1"), "127.0.0.1:1");
-        assert_eq!(host_port("https://k.example/api"), "k.example:443");
+        assert_eq!(host_port("https://k.example/api"), "k.example");
+        assert_eq!(host_port("https://u:p@k.example:6443/x"), "k.example:6443");
         assert_eq!(host_port("http://[::1]:8080/"), "[::1]:8080");
-        assert_eq!(host_port("http://[::1]"), "[::1]:80");
+        assert_eq!(host_port("http://[::1]"), "[::1]");
     }
 
     #[test]

@@ -185,9 +185,11 @@ fn header_parts(v: &Value, file: &str) -> Result<(String, Value)> {
 
 /// Work budget of one render (minijinja fuel): one unit per instruction and one per ~64 bytes of
 /// text or data the template creates. It bounds both time (a loop that never ends) and memory
-/// (text that keeps doubling): about 1M steps or 61 MiB of created data. The built-ins use a
-/// small fraction of it (see `builtins_use_a_small_fraction_of_the_budget`).
-pub const FUEL: u64 = 1_000_000;
+/// (text that keeps doubling): about 400k steps or 25 MiB of created data. Memory is the tighter
+/// side: some operators cost several times the text they touch (`s[::-1]` holds 4 bytes per
+/// character), and the whole run must stay under 256 MB. The built-ins use a small fraction of
+/// it (see `builtins_use_a_small_fraction_of_the_budget`).
+pub const FUEL: u64 = 409_600;
 /// Rendered output: the result is a manifest, so it shares the manifest input limit.
 pub const MAX_OUTPUT_BYTES: usize = crate::input::MANIFEST.bytes;
 /// Nesting of macro calls, loops and includes. minijinja's own cap is 500; real templates nest a
@@ -215,7 +217,108 @@ fn environment() -> Environment<'static> {
     env.add_filter("string", guarded_string);
     env.add_filter("tojson", guarded_tojson);
     env.add_filter("pprint", guarded_pprint);
+    // A string cut into pieces costs a value slot per piece (30 MB of "x " is 15M slots, 400 MB).
+    env.add_filter("split", guarded_split);
+    env.add_filter("lines", guarded_lines);
+    // Summing strings or lists copies the partial sum once per item: quadratic work.
+    env.add_filter("sum", guarded_sum);
+    // A value printed straight into the output (`{{ [1] * 100000000 }}`) is sized before the
+    // printer walks it: a failing write does not stop the walk through a lazy list.
+    env.set_formatter(|out, state, value| {
+        check_size(value)?;
+        minijinja::escape_formatter(out, state, value)
+    });
     env
+}
+
+/// Pieces a split may make: a list prints each item with at least a separator and a quote.
+const MAX_PIECES: usize = MAX_OUTPUT_BYTES / 4;
+
+/// Bytes a sum of strings or lists may copy in all, the same as the fuel's data budget.
+const MAX_SUM_COPY: usize = (FUEL as usize).saturating_mul(64);
+
+fn check_pieces(pieces: usize) -> std::result::Result<(), minijinja::Error> {
+    if pieces > MAX_PIECES {
+        return Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!(
+                "{OUTPUT_LIMIT_MARK} the {} limit (this split alone makes {pieces} pieces; at most {MAX_PIECES})",
+                crate::input::human(MAX_OUTPUT_BYTES)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn guarded_split(
+    value: &minijinja::Value,
+    split: Option<std::sync::Arc<str>>,
+    maxsplits: Option<i64>,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    if let Some(s) = value.as_str() {
+        let limit = maxsplits
+            .and_then(|n| usize::try_from(n).ok())
+            .map_or(usize::MAX, |n| n.saturating_add(1));
+        let pieces = match split.as_deref() {
+            None => s.split_whitespace().take(MAX_PIECES + 1).count(),
+            Some(sep) => s.split(sep).take(MAX_PIECES + 1).count(),
+        };
+        check_pieces(pieces.min(limit))?;
+    }
+    minijinja::filters::split(value, split, maxsplits)
+}
+
+fn guarded_lines(
+    value: &minijinja::Value,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    if let Some(s) = value.as_str() {
+        check_pieces(s.lines().take(MAX_PIECES + 1).count())?;
+    }
+    minijinja::filters::lines(value)
+}
+
+fn guarded_sum(
+    state: &minijinja::State,
+    values: minijinja::Value,
+    attribute: Option<&str>,
+    start: Option<minijinja::Value>,
+    kwargs: minijinja::value::Kwargs,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    let attribute = match attribute {
+        Some(a) => Some(a.to_string()),
+        None => kwargs.get::<Option<String>>("attribute")?,
+    };
+    let start = match start {
+        Some(s) => s,
+        None => kwargs
+            .get::<Option<minijinja::Value>>("start")?
+            .unwrap_or(minijinja::Value::from(0)),
+    };
+    kwargs.assert_all_used()?;
+    if !start.is_number() {
+        let mut size = printed_size(&start, MAX_OUTPUT_BYTES);
+        let mut copied = 0usize;
+        if let Ok(items) = values.try_iter() {
+            for item in items {
+                let item = match &attribute {
+                    Some(a) => item.get_attr(a).unwrap_or(minijinja::Value::UNDEFINED),
+                    None => item,
+                };
+                size = size.saturating_add(printed_size(&item, MAX_OUTPUT_BYTES));
+                copied = copied.saturating_add(size);
+                if size > MAX_OUTPUT_BYTES || copied > MAX_SUM_COPY {
+                    return Err(output_limit_error(size.max(MAX_OUTPUT_BYTES + 1)));
+                }
+            }
+        }
+    }
+    minijinja::filters::sum(
+        state,
+        values,
+        attribute.as_deref(),
+        Some(start),
+        minijinja::value::Kwargs::from_iter(std::iter::empty::<(&str, minijinja::Value)>()),
+    )
 }
 
 /// Pure: a lower bound of the text `v` prints as, counting up to `budget` and stopping once
@@ -249,6 +352,41 @@ fn printed_size(v: &minijinja::Value, budget: usize) -> usize {
             total
         }
         _ => 8,
+    }
+}
+
+/// Pure: [`printed_size`] of JSON indented by `width` per level, `depth` the level of `v`'s items.
+fn indented_size(v: &minijinja::Value, budget: usize, width: usize, depth: usize) -> usize {
+    if width == 0 {
+        return printed_size(v, budget);
+    }
+    match v.kind() {
+        minijinja::value::ValueKind::Seq
+        | minijinja::value::ValueKind::Map
+        | minijinja::value::ValueKind::Iterable => {
+            let is_map = v.kind() == minijinja::value::ValueKind::Map;
+            let pad = width.saturating_mul(depth);
+            let mut total = 2usize;
+            if let Ok(items) = v.try_iter() {
+                for item in items {
+                    let left = budget.saturating_sub(total);
+                    total = total.saturating_add(2 + pad).saturating_add(indented_size(
+                        &item,
+                        left,
+                        width,
+                        depth + 1,
+                    ));
+                    if is_map && let Ok(value) = v.get_item(&item) {
+                        total = total.saturating_add(indented_size(&value, left, width, depth + 1));
+                    }
+                    if total > budget {
+                        break;
+                    }
+                }
+            }
+            total
+        }
+        _ => printed_size(v, budget),
     }
 }
 
@@ -297,7 +435,21 @@ fn guarded_tojson(
     indent: Option<minijinja::Value>,
     args: minijinja::value::Kwargs,
 ) -> std::result::Result<minijinja::Value, minijinja::Error> {
-    check_size(value)?;
+    // Indented, every item also costs its depth times the indent (`indent=2000000000` asks
+    // for gigabytes from a three-item list).
+    let width = indent
+        .as_ref()
+        .and_then(|i| i.as_usize())
+        .unwrap_or_else(|| {
+            args.peek::<Option<usize>>("indent")
+                .ok()
+                .flatten()
+                .unwrap_or(0)
+        });
+    let size = indented_size(value, MAX_OUTPUT_BYTES, width, 1);
+    if size > MAX_OUTPUT_BYTES {
+        return Err(output_limit_error(size));
+    }
     minijinja::filters::tojson(value, indent, args)
 }
 
@@ -355,7 +507,14 @@ fn guarded_format(
     args: minijinja::value::Rest<minijinja::value::ValueOrKwargs>,
 ) -> std::result::Result<minijinja::Value, minijinja::Error> {
     if let Some(s) = fmt.as_str() {
-        let bound = format_width_bound(s);
+        // The widths, and the arguments themselves: each `%s` copies one of them.
+        let mut bound = format_width_bound(s);
+        for arg in args.iter() {
+            bound = bound.saturating_add(printed_size(arg, MAX_OUTPUT_BYTES));
+            if bound > MAX_OUTPUT_BYTES {
+                break;
+            }
+        }
         if bound > MAX_OUTPUT_BYTES {
             return Err(output_limit_error(bound));
         }
@@ -545,8 +704,10 @@ fn template_error(t: &Template, e: &minijinja::Error) -> Error {
             let detail = me.detail().unwrap_or_default();
             if me.kind() == minijinja::ErrorKind::OutOfFuel {
                 return Error::Invalid(format!(
-                    "{at}: {} stopped: it used up its work budget of {FUEL} fuel (one per step, one per ~64 bytes of text it builds: about 1M steps or 61 MiB of text); look for a loop that does not end or text that keeps growing",
-                    t.label()
+                    "{at}: {} stopped: it used up its work budget of {FUEL} fuel (one per step, one per ~64 bytes of text it builds: about {}k steps or {} of text); look for a loop that does not end or text that keeps growing",
+                    t.label(),
+                    FUEL / 1000,
+                    crate::input::human((FUEL as usize).saturating_mul(64))
                 ));
             }
             if detail.contains(OUTPUT_LIMIT_MARK) {
@@ -707,7 +868,7 @@ mod tests {
         let msg = hostile(
             "{% for a in range(100000) %}{% for b in range(100000) %}{{ a }}{% endfor %}{% endfor %}",
         );
-        assert!(msg.contains("work budget of 1000000 fuel"), "{msg}");
+        assert!(msg.contains("work budget of 409600 fuel"), "{msg}");
     }
 
     #[test]
@@ -719,7 +880,11 @@ mod tests {
             ")".repeat(40)
         );
         let msg = hostile(&src);
-        assert!(msg.contains("61 MiB of text"), "{msg}");
+        // The printer sizes each value before it writes: the output limit may speak first.
+        assert!(
+            msg.contains("25 MiB of text") || msg.contains(OUTPUT_LIMIT_MARK),
+            "{msg}"
+        );
     }
 
     #[test]

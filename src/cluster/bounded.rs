@@ -18,8 +18,10 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::{Request, Response};
 
-/// One watch event: the API server refuses objects over etcd's 1.5 MiB request limit
-/// (`--max-request-bytes`), and an event is one object; 16 MiB is ten times the largest.
+/// One watch event: no stored object is over etcd's 1.5 MiB request limit (`--max-request-bytes`,
+/// `DefaultMaxRequestBytes = 1.5 * 1024 * 1024` in etcd's server/embed/config.go; a larger
+/// write fails with "etcdserver: request is too large"), and an event is one object; 16 MiB is
+/// ten times the largest.
 pub const EVENT: usize = 16 * 1024 * 1024;
 
 /// One reply: a page of a list (500 objects, as `list` and `check` page them) of large pods is

@@ -556,18 +556,34 @@ struct AttemptTimedOut {
 impl std::fmt::Display for AttemptTimedOut {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.by_deadline {
-            write!(f, "no answer within the retry deadline ({:?})", self.after)
+            write!(
+                f,
+                "no answer within the retry deadline ({})",
+                seconds(self.after)
+            )
         } else {
             write!(
                 f,
-                "request timed out after {:?} (--request-timeout)",
-                self.after
+                "request timed out after {} (--request-timeout)",
+                seconds(self.after)
             )
         }
     }
 }
 
 impl std::error::Error for AttemptTimedOut {}
+
+/// A duration as the user wrote it (`30s`, `1.5s`, `250ms`), not Rust's `Duration` debug form
+/// (`1.500212345s`).
+pub(crate) fn seconds(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else if d.subsec_millis() < 50 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
 
 /// Runs a request that is safe to repeat under the one retry policy: transient failures
 /// ([`is_transient`]) are retried with exponential backoff and jitter, honouring Retry-After up
@@ -618,7 +634,7 @@ where
             )
         })
         .notify(|err, delay| {
-            tracing::info!(error = %err, "API request failed; retrying in {delay:?}");
+            tracing::info!(error = %err, "API request failed; retrying in {}", seconds(delay));
             if !announced.get() && started.elapsed() + delay >= ANNOUNCE {
                 announced.set(true);
                 eprintln!(
@@ -635,6 +651,14 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_as_written_not_as_debug() {
+        assert_eq!(seconds(Duration::from_secs(30)), "30s");
+        assert_eq!(seconds(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(seconds(Duration::from_nanos(1_500_212_345)), "1.5s");
+        assert_eq!(seconds(Duration::from_millis(250)), "250ms");
+    }
 
     #[test]
     fn pauses_follow_the_backoff_honour_retry_after_up_to_a_cap_and_stop_at_the_deadline() {

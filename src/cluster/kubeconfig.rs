@@ -22,7 +22,9 @@ use crate::input::{self, CREDENTIAL_FILE, KUBECONFIG};
 
 /// Where the kubeconfig comes from, in kubectl's order: `--kubeconfig` (which must exist), else
 /// the `$KUBECONFIG` list and else `~/.kube/config`, of which missing files are skipped as
-/// client-go's `ClientConfigLoadingRules.Load` skips them.
+/// client-go's `ClientConfigLoadingRules.Load` (tools/clientcmd/loader.go) skips them: it
+/// `os.Stat`s an explicit path and fails if it is missing, and for the precedence list it
+/// `continue`s past `os.IsNotExist` while any other read or parse error is reported.
 pub fn sources(flag: Option<&Path>) -> Vec<PathBuf> {
     if let Some(path) = flag {
         return vec![path.to_path_buf()];

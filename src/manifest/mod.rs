@@ -377,7 +377,27 @@ impl Builder {
                     self.plain_merge_key = (style == ScalarStyle::Plain && core.is_none()
                         || core == Some("merge"))
                         && text == "<<";
+                    // A float key keeps its float form: sigs.k8s.io/yaml (`yamlMapKeyToString`)
+                    // formats go-yaml's float64 key with FormatFloat(f, 'g', -1, 32), so `1e7:`
+                    // is "1e+07" and `.inf:` is ".inf", where a float value would be sent
+                    // through encoding/json (10000000, or refused).
+                    let key_float = match (style, core) {
+                        (ScalarStyle::Plain, None) | (_, Some("float"))
+                            if matches!(self.stack.last(), Some(Frame::Map { key: None, .. })) =>
+                        {
+                            match resolve_yaml11(&text) {
+                                Scalar::Float(f) => Some(f),
+                                Scalar::Int(i) if core.is_some() => Some(i as f64),
+                                Scalar::Uint(u) if core.is_some() => Some(u as f64),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
                     let value = match (style, core) {
+                        _ if key_float.is_some() => {
+                            Value::String(go_float32_key(key_float.unwrap_or_default()))
+                        }
                         (_, Some("str" | "binary")) => Value::String(text.into_owned()),
                         (ScalarStyle::Plain, None) => {
                             resolve_plain(&text).map_err(|m| self.err(m, pos))?

@@ -279,3 +279,21 @@ fn keys_become_strings_as_kubectl_makes_them_and_a_null_key_is_refused() {
     let doc = parse_one("\"null\": x\n", "q.yaml").unwrap().unwrap();
     assert_eq!(doc.value["null"], "x");
 }
+
+#[test]
+fn whole_float_keys_of_a_million_and_more_keep_gos_exponent_form() {
+    // sigs.k8s.io/yaml `yamlMapKeyToString`: FormatFloat(f, 'g', -1, 32) of go-yaml's float64,
+    // so a whole float key is not turned into an integer as a float value is.
+    let src = "1e7: a\n10000000.0: b\n1e6: c\n999999.0: d\n1.5e7: e\n.inf: f\n-.inf: g\n!!float 3: h\n10000000: i\nv: 1e7\n";
+    let doc = parse_one(src, "k.yaml").unwrap().unwrap();
+    let v = &doc.value;
+    assert_eq!(v["1e+07"], "b", "the later of 1e7 and 10000000.0 wins: {v}");
+    assert_eq!(v["1e+06"], "c");
+    assert_eq!(v["999999"], "d");
+    assert_eq!(v["1.5e+07"], "e");
+    assert_eq!(v[".inf"], "f");
+    assert_eq!(v["-.inf"], "g");
+    assert_eq!(v["3"], "h");
+    assert_eq!(v["10000000"], "i", "an int key stays decimal");
+    assert_eq!(v["v"], 10000000, "a float value goes through encoding/json");
+}

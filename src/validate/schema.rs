@@ -464,7 +464,8 @@ fn describe_error(
         K::Pattern { .. } => (format!("{} has an invalid format", shown(instance)), None),
         K::Enum { options } => (format!("must be one of {options}"), None),
         other => (
-            format!("does not match the schema ({})", kind_name(other)),
+            // The JSON Schema keyword (`minLength`, `anyOf`, …), never a Rust structure.
+            format!("does not match the schema's `{}` rule", other.keyword()),
             None,
         ),
     }
@@ -544,14 +545,6 @@ fn quote_list(items: &[String]) -> String {
         .map(|s| format!("`{s}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn kind_name(k: &jsonschema::error::ValidationErrorKind) -> String {
-    let s = format!("{k:?}");
-    s.split([' ', '{', '('])
-        .next()
-        .unwrap_or_default()
-        .to_string()
 }
 
 #[cfg(test)]

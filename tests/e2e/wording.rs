@@ -117,3 +117,97 @@ fn validate_counts_documents_only_when_there_are_some_and_shows_short_values() {
         "a hand-written manifest on a cluster without a mesh: quiet"
     );
 }
+
+/// Shapes of Rust's `{:?}` output of internal types (issue 24, item 6): `Some("x")`,
+/// `Status { … }`, `kind: NotFound`, `Duration`-style `1.500212345s`, `std::io::…` paths.
+fn debug_shapes(text: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    for line in text.lines() {
+        let b = line.as_bytes();
+        let struct_brace = b.windows(3).enumerate().any(|(i, w)| {
+            w == b" { " && i > 0 && b[..i].last().is_some_and(|c| c.is_ascii_alphanumeric())
+        });
+        let rust_path = b
+            .windows(4)
+            .any(|w| w[0].is_ascii_alphabetic() && &w[1..3] == b"::" && w[3].is_ascii_alphabetic());
+        let long_fraction = line
+            .split(|c: char| !c.is_ascii_digit() && c != '.')
+            .any(|n| {
+                n.split_once('.')
+                    .is_some_and(|(_, f)| f.len() >= 6 && f.bytes().all(|c| c.is_ascii_digit()))
+            });
+        let markers = [
+            "Some(",
+            "Ok(",
+            "Err(",
+            "None)",
+            "ErrorKind",
+            "Os {",
+            "kind: ",
+        ];
+        if struct_brace || rust_path || long_fraction || markers.iter().any(|m| line.contains(m)) {
+            hits.push(line.to_string());
+        }
+    }
+    hits
+}
+
+#[test]
+fn debug_shapes_are_recognised() {
+    assert!(!debug_shapes("error: Status { code: 404 }").is_empty());
+    assert!(!debug_shapes("type Some(\"x\")").is_empty());
+    assert!(!debug_shapes("retrying in 1.500212345s").is_empty());
+    assert!(!debug_shapes("std::io::Error").is_empty());
+    assert!(debug_shapes("registry [::1]:5000 at https://h:6443, in 1.5s {{ x }}").is_empty());
+}
+
+#[test]
+fn error_paths_speak_in_words_not_debug_structures() {
+    let c = crate::cluster("");
+    let (_d, bad_schema) = manifest_file(
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: j}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: -1\n      template: {spec: {containers: [{name: tensorflow, image: \"busybox:1\", resources: {limits: {memory: \" 4Gi\"}}}]}}\n",
+    );
+    let (_e, not_yaml) = manifest_file("a: [\n");
+    let (_f, template) = manifest_file("{{ [1] * 100000000 }}");
+    let bad_schema = bad_schema.to_str().unwrap();
+    let not_yaml = not_yaml.to_str().unwrap();
+    let template = template.to_str().unwrap();
+    let no_cluster: &[&[&str]] = &[
+        &["validate", "-f", bad_schema],
+        &["validate", "-f", not_yaml],
+        &["validate", "-f", "/nonexistent/job.yaml"],
+        &["render", "-t", template],
+        &["render", "-t", "no-such-template"],
+        &["list", "--server", "http://127.0.0.1:1"],
+        &["get", "j", "--server", "http://[::1]:1"],
+        &["wait", "j", "--timeout", "10parsecs"],
+        &["logs", "j", "--since-time", "yesterday"],
+        &["secret", "create", "--base-url", "ftp://user:pw@host/x"],
+    ];
+    let with_cluster: &[&[&str]] = &[
+        &["get", "no-such-job"],
+        &["delete", "no-such-job"],
+        &["logs", "no-such-job"],
+        &["describe", "no-such-job"],
+        &["submit", "-f", bad_schema],
+        &["submit", "-f", not_yaml],
+        &["get", "-n", "NOT_A_NAMESPACE", "j"],
+    ];
+    let mut failures = Vec::new();
+    let runs = no_cluster
+        .iter()
+        .map(|a| (a, Cli::new(None, a).env("KUBECONFIG", "/nonexistent").run()))
+        .chain(
+            with_cluster
+                .iter()
+                .map(|a| (a, Cli::new(Some(&c), a).run())),
+        );
+    for (args, run) in runs {
+        assert_ne!(run.code, 0, "{args:?} should fail: {}", run.all());
+        assert!(!run.stderr.trim().is_empty(), "{args:?}: no message");
+        for hit in debug_shapes(&run.stderr) {
+            failures.push(format!("{args:?}: {hit}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
