@@ -154,6 +154,22 @@ impl Cli {
     }
 }
 
+/// The article's job stored directly (as `kubectl create -f` would, past every pre-flight),
+/// after `edit` changed it.
+pub fn stored(c: &TestCluster, edit: impl FnOnce(&mut serde_json::Value)) {
+    let render = crate::Cli::new(None, &{
+        let mut a = vec!["render"];
+        a.extend_from_slice(crate::submit::ARTICLE);
+        a
+    })
+    .run();
+    render.expect_code(0);
+    let mut job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
+    job["metadata"]["namespace"] = "default".into();
+    edit(&mut job);
+    c.insert(job);
+}
+
 /// Shorthand: run the binary against a cluster.
 pub fn tfjob(cluster: &TestCluster, args: &[&str]) -> Run {
     Cli::new(Some(cluster), args).run()

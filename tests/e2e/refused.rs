@@ -5,23 +5,7 @@
 //! how to create it), any other refusal a job that will not run (exit 4).
 
 use crate::submit::{SECRET, submit_args};
-use crate::{cluster, tfjob};
-
-/// The article's job stored directly (as `kubectl create -f` would, past every pre-flight),
-/// after `edit` changed it.
-fn stored(c: &tfjob_testcluster::TestCluster, edit: impl FnOnce(&mut serde_json::Value)) {
-    let render = crate::Cli::new(None, &{
-        let mut a = vec!["render"];
-        a.extend_from_slice(crate::submit::ARTICLE);
-        a
-    })
-    .run();
-    render.expect_code(0);
-    let mut job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
-    job["metadata"]["namespace"] = "default".into();
-    edit(&mut job);
-    c.insert(job);
-}
+use crate::{cluster, stored, tfjob};
 
 #[test]
 fn a_missing_service_account_is_named_first_by_wait_and_diagnose_and_the_pods_follow_it() {

@@ -223,19 +223,11 @@ fn unreconciled_with(scenario: &str, created: Option<&str>) -> tfjob_testcluster
     let c = cluster(&format!(
         "operator: installed\n{scenario}\nobjects:{SECRET}"
     ));
-    let render = crate::Cli::new(None, &{
-        let mut a = vec!["render"];
-        a.extend_from_slice(crate::submit::ARTICLE);
-        a
-    })
-    .run();
-    render.expect_code(0);
-    let mut job: serde_json::Value = serde_saphyr::from_str(&render.stdout).unwrap();
-    job["metadata"]["namespace"] = "default".into();
-    if let Some(t) = created {
-        job["metadata"]["creationTimestamp"] = t.into();
-    }
-    c.insert(job);
+    crate::stored(&c, |job| {
+        if let Some(t) = created {
+            job["metadata"]["creationTimestamp"] = t.into();
+        }
+    });
     c
 }
 
