@@ -29,6 +29,7 @@ pub mod diagnose;
 pub mod error;
 pub mod gateway;
 pub mod input;
+pub mod jobset;
 pub mod jobview;
 pub mod logging;
 pub mod manifest;

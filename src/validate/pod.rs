@@ -81,7 +81,8 @@ fn strs<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = (usize, &'a Value)>
         .enumerate()
 }
 
-fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
+/// Core Pod validation of one pod spec (also run on exported JobSet templates, `jobset::validate`).
+pub fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
     let mut volume_names = Vec::new();
     for (i, vol) in strs(ps, "volumes") {
         let vpath = join_index(&format!("{path}.volumes"), i);
