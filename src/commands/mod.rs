@@ -14,6 +14,7 @@ pub mod check;
 pub mod completion;
 pub mod delete;
 pub mod diagnose;
+pub mod export;
 pub mod get;
 pub mod list;
 pub mod logs;
@@ -397,6 +398,10 @@ pub enum Command {
     #[command(after_help = render::RENDER_EXAMPLES)]
     Render(render::RenderArgs),
 
+    /// Export the job render makes as another kind (a kubernetes-sigs JobSet), with what it cannot carry on stderr.
+    #[command(after_help = export::EXPORT_EXAMPLES)]
+    Export(export::ExportArgs),
+
     /// Validate TFJob manifests offline (schema, operator webhook rules, and lint checks).
     #[command(after_help = validate::VALIDATE_EXAMPLES)]
     Validate(validate::ValidateArgs),
@@ -476,6 +481,7 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Submit(args) => submit::exec(&global, args, out),
         Command::Check(args) => check::exec(&global, args, out),
         Command::Render(args) => render::exec(&global, args, out),
+        Command::Export(args) => export::exec(&global, args, out),
         Command::Validate(args) => validate::exec(&global, args, out),
         Command::Templates(args) => templates::exec(&global, args, out),
         Command::Wait(args) => wait::exec(&global, args, out),

@@ -164,7 +164,8 @@ fn webhook(js: &JobSet, out: &mut Vec<Finding>) {
                     RULE,
                     format!("{path}.name"),
                     format!(
-                        "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters: {longest_pod:?} {e}; shorten metadata.name"
+                        "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters: {longest_pod:?} {e}; shorten metadata.name by {} characters",
+                        longest_pod.len().saturating_sub(63)
                     ),
                 ));
             }

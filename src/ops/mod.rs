@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod delete;
+pub mod export;
 pub mod get;
 pub mod list;
 pub mod logs;

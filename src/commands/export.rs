@@ -1,0 +1,66 @@
+//! `kubectl tfjob export --to jobset`: the job `render` takes, as a kubernetes-sigs JobSet.
+
+use clap::{Args, ValueEnum};
+
+use super::render::RenderArgs;
+use super::{Global, block_on};
+use crate::error::Result;
+use crate::ops::DryRun;
+use crate::ops::export::{ExportFormat, ExportOptions, Target};
+use crate::output::Output;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TargetArg {
+    /// jobset.x-k8s.io/v1alpha2 JobSet (kubernetes-sigs/jobset v0.12).
+    Jobset,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Yaml,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// What to export to.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub to: TargetArg,
+
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "yaml")]
+    pub output: FormatArg,
+
+    /// "server": also send the create as a server-side dry run (needs the JobSet CRD served).
+    #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client")]
+    pub dry_run: DryRun,
+
+    #[command(flatten)]
+    pub render: RenderArgs,
+}
+
+pub fn exec(global: &Global, args: ExportArgs, out: &mut Output) -> Result<()> {
+    let TargetArg::Jobset = args.to;
+    let options = ExportOptions {
+        render: args.render.into(),
+        target: Target::JobSet,
+        format: match args.output {
+            FormatArg::Yaml => ExportFormat::Yaml,
+            FormatArg::Json => ExportFormat::Json,
+        },
+        server_dry_run: match args.dry_run {
+            DryRun::Server => true,
+            DryRun::None | DryRun::Client => false,
+        },
+    };
+    block_on(crate::ops::export::run(&global.connection(), options, out))
+}
+
+pub(super) const EXPORT_EXAMPLES: &str = "\
+Examples:
+  # The article's job as a JobSet, for a cluster with the JobSet controller and no training-operator
+  kubectl tfjob export --to jobset --name tf-dist-train --image tensorflow/tensorflow:2.13.0-gpu \\
+      --ps 1 --workers 3 --gpus 1 -- python -m trainer.task
+
+  # An existing TFJob manifest, checked by the cluster without creating it
+  kubectl tfjob export --to jobset -f tfjob.yaml --dry-run=server -o json";

@@ -1,0 +1,182 @@
+//! `kubectl tfjob export --to jobset`: what `render` makes, as a JobSet (issue 27). Offline by
+//! default; `--dry-run=server` also has a cluster serving the JobSet CRD (and its webhook)
+//! judge it, storing nothing.
+
+use kube::Api;
+use kube::api::PostParams;
+
+use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::error::{Error, Result};
+use crate::jobset::export::{Exported, Note};
+use crate::jobset::{self, JobSet};
+use crate::output::Output;
+use crate::render::{self, RenderOptions};
+use crate::validate::Finding;
+
+/// What to export to (one target today; the flag says it so scripts stay readable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    #[default]
+    JobSet,
+}
+
+/// How the JobSet is printed on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExportFormat {
+    #[default]
+    Yaml,
+    Json,
+}
+
+/// The `export` flags, clap-free.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    pub render: RenderOptions,
+    pub target: Target,
+    pub format: ExportFormat,
+    /// A server-side dry run of the create.
+    pub server_dry_run: bool,
+}
+
+/// The JobSet for the job `render` would make, checked offline; refusals are exit 2.
+pub fn prepare(
+    kube: &ConnectionOptions,
+    args: &RenderOptions,
+    namespace: Option<&str>,
+) -> Result<(Exported, render::Prepared)> {
+    let prepared = render::prepare(kube, args)?;
+    let exported = jobset::export::export(&prepared.job, namespace).map_err(|refusals| {
+        Error::Invalid(format!(
+            "{} cannot be exported as a JobSet:\n{}",
+            prepared.source,
+            refusals
+                .iter()
+                .map(|r| format!("  {}: {}", r.field, r.message))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ))
+    })?;
+    let findings = jobset::validate::check(&exported.jobset);
+    if !findings.is_empty() {
+        return Err(Error::Invalid(format!(
+            "the JobSet exported from {} would be refused ({} error{}):\n{}",
+            prepared.source,
+            findings.len(),
+            if findings.len() == 1 { "" } else { "s" },
+            describe(&findings)
+        )));
+    }
+    Ok((exported, prepared))
+}
+
+fn describe(findings: &[Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| {
+            let hint = f
+                .hint
+                .as_deref()
+                .map(|h| format!("\n    fix: {h}"))
+                .unwrap_or_default();
+            format!("  {}: {}{hint}", f.path, f.message)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every feature the JobSet does not carry, one `export:` line each on stderr.
+pub fn print_notes(notes: &[Note], out: &mut Output) {
+    for n in notes {
+        out.note_line(&format!("export: {}: {}", n.field, n.message));
+    }
+}
+
+/// The JobSet as printed: YAML (kubectl's default reading form) or pretty JSON.
+pub fn to_text(js: &JobSet, format: ExportFormat) -> String {
+    match format {
+        ExportFormat::Yaml => serde_saphyr::to_string(js).expect("a JobSet serializes to YAML"),
+        ExportFormat::Json => {
+            let mut s = serde_json::to_string_pretty(js).expect("a JobSet serializes to JSON");
+            s.push('\n');
+            s
+        }
+    }
+}
+
+/// `kubectl tfjob export`.
+pub async fn run(conn: &ConnectionOptions, args: ExportOptions, out: &mut Output) -> Result<()> {
+    let Target::JobSet = args.target;
+    if !args.server_dry_run {
+        let (exported, prepared) = prepare(conn, &args.render, None)?;
+        crate::ops::submit::print_warnings(&prepared.report, out);
+        render::print_resources(&prepared, out);
+        print_notes(&exported.notes, out);
+        return out.data(&to_text(&exported.jobset, args.format));
+    }
+    // The namespace as kubectl resolves it, so addresses and the dry run agree.
+    let kube = cluster::connect(conn).await?;
+    let offline = render::prepare(conn, &args.render)?;
+    let namespace =
+        crate::ops::submit::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
+    let (mut exported, prepared) = prepare(conn, &args.render, Some(&namespace))?;
+    exported.jobset.metadata.namespace = Some(namespace.clone());
+    crate::ops::submit::print_warnings(&prepared.report, out);
+    render::print_resources(&prepared, out);
+    print_notes(&exported.notes, out);
+    let answered = server_dry_run(&kube, &namespace, &exported.jobset).await?;
+    let name = answered.metadata.name.clone().unwrap_or_default();
+    out.note_line(&format!(
+        "jobset.jobset.x-k8s.io/{name} created (server dry run)"
+    ));
+    out.data(&to_text(&exported.jobset, args.format))
+}
+
+/// A dry-run create: the CRD's schema, the JobSet webhooks and admission judge it; nothing is
+/// stored. A group not served is the cluster not being ready (exit 3).
+pub async fn server_dry_run(kube: &Kube, namespace: &str, js: &JobSet) -> Result<JobSet> {
+    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), namespace);
+    let params = PostParams {
+        dry_run: true,
+        field_manager: Some(cluster::FIELD_MANAGER.into()),
+    };
+    match cluster::retry(kube, || api.create(&params, js)).await {
+        Ok(js) => Ok(js),
+        Err(e) => Err(refused(e, kube, namespace, "create")),
+    }
+}
+
+/// What a refused JobSet write means for the user.
+pub fn refused(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) -> Error {
+    match &e {
+        kube::Error::Api(s) if s.code == 404 && !s.message.contains("namespaces") => {
+            jobset_not_served()
+        }
+        kube::Error::Api(s) if s.code == 422 || s.code == 400 => {
+            let mut message = format!("the API server rejected the JobSet: {}", s.message);
+            if let Some(details) = &s.details {
+                for cause in &details.causes {
+                    message.push_str(&format!("\n  - {}: {}", cause.field, cause.message));
+                }
+            }
+            Error::Invalid(message)
+        }
+        kube::Error::Api(s) if s.code == 500 && s.message.contains("webhook") => Error::NotReady {
+            message: format!("the JobSet admission webhook failed: {}", s.message),
+            hint: Some("The JobSet controller is installed but not answering; check its pods in the jobset-system namespace.".into()),
+        },
+        _ => cluster::explain(e, &Action::new(verb, "jobsets", Some(namespace)), kube),
+    }
+}
+
+/// The JobSet API is not served here: install JobSet (server-side: the CRD is over 256 KiB).
+pub fn jobset_not_served() -> Error {
+    Error::not_ready(
+        format!(
+            "this cluster does not serve {}/{} (the JobSet CRD {} is not installed)",
+            jobset::GROUP,
+            jobset::VERSION,
+            jobset::CRD_NAME
+        ),
+        "Install JobSet: kubectl apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
+    )
+}
