@@ -292,9 +292,13 @@ fn behaviour_for<'a>(
     is_main: bool,
 ) -> Option<&'a ContainerBehaviour> {
     let labels = &pod["metadata"]["labels"];
-    let rtype = labels["training.kubeflow.org/replica-type"].as_str();
+    // A JobSet pod is matched by its replicatedJob and completion index.
+    let rtype = labels["training.kubeflow.org/replica-type"]
+        .as_str()
+        .or(labels["jobset.sigs.k8s.io/replicatedjob-name"].as_str());
     let idx = labels["training.kubeflow.org/replica-index"]
         .as_str()
+        .or(labels["batch.kubernetes.io/job-completion-index"].as_str())
         .and_then(|i| i.parse::<u32>().ok());
     let pname = pod["metadata"]["name"].as_str().unwrap_or("");
     sh.scenario.container_behaviour.iter().find(|b| {
@@ -547,6 +551,9 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
                 sleep(t.config_retry_ms.max(10)).await;
             }
         }
+    }
+    if let Some(cur) = sh.store.get("pods", &ns, &pname) {
+        crate::expansion::record(&sh, &cur, &c);
     }
     sleep(t.start_ms).await;
     let image_id = format!(

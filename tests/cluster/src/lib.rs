@@ -25,7 +25,10 @@ mod binding;
 mod crd;
 mod defaults;
 pub mod demo;
+mod expansion;
 mod http;
+mod jobcontroller;
+mod jobset;
 mod kubeconfig;
 mod kubelet;
 mod logs;
@@ -104,6 +107,7 @@ fn seed(sh: &Shared) {
         );
     }
     install_operator(sh, sc.operator);
+    jobset::install(sh, sc.jobset);
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
     }
@@ -543,6 +547,8 @@ fn start_components(sh: &Arc<Shared>) {
     seed(sh);
     tokio::spawn(operator::run(sh.clone()));
     tokio::spawn(binding::run(sh.clone()));
+    tokio::spawn(jobset::run(sh.clone()));
+    tokio::spawn(jobcontroller::run(sh.clone()));
 }
 
 impl Drop for TestCluster {

@@ -212,6 +212,7 @@ fn builtin_list() -> Vec<ResourceInfo> {
             ALL,
             &["status"],
         ),
+        builtin("batch", "v1", "jobs", "Job", true, &[], ALL, &["status"]),
         builtin(
             "apiextensions.k8s.io",
             "v1",

@@ -415,6 +415,9 @@ pub struct Scenario {
     /// Serve `metrics.k8s.io/v1beta1` (PodMetrics of running pods, see metrics.rs), as a
     /// cluster with metrics-server does; `false` is a cluster without it.
     pub metrics_api: bool,
+    /// JobSet v0.12 (CRD, webhooks, controller in jobset-system): `absent` (default),
+    /// `installed` (CRD, controller not ready) or `running`.
+    pub jobset: OperatorMode,
 }
 
 impl Default for Scenario {
@@ -444,6 +447,7 @@ impl Default for Scenario {
             token: "test-token".into(),
             security: crate::auth::Security::default(),
             metrics_api: true,
+            jobset: OperatorMode::Absent,
         }
     }
 }
@@ -456,6 +460,11 @@ impl Scenario {
     /// Parses JSON.
     pub fn from_json(s: &str) -> Result<Self, String> {
         serde_json::from_str(s).map_err(|e| e.to_string())
+    }
+    /// Install JobSet (see [`Scenario::jobset`]).
+    pub fn with_jobset(mut self, mode: OperatorMode) -> Self {
+        self.jobset = mode;
+        self
     }
     /// Set the operator mode.
     pub fn with_operator(mut self, mode: OperatorMode) -> Self {

@@ -106,6 +106,8 @@ pub struct Shared {
     pub(crate) applied: Mutex<HashMap<ApplyKey, serde_json::Value>>,
     /// Images whose pull fails (starts as the scenario's; `TestCluster::set_missing_images`).
     pub(crate) missing_images: Mutex<Vec<String>>,
+    /// What each container got as its environment at its last start (expansion.rs).
+    pub(crate) container_env: Mutex<crate::expansion::EnvMap>,
     /// Current operator mode (starts as the scenario's; `TestCluster::set_operator_mode`).
     pub(crate) mode: tokio::sync::watch::Sender<crate::scenario::OperatorMode>,
     /// Flipped to true when the cluster shuts down; components exit.
@@ -127,6 +129,7 @@ impl Shared {
             })
             .collect();
         Shared {
+            container_env: Mutex::new(HashMap::new()),
             store: Store::new(scenario.watch_history),
             rbac: Mutex::new(scenario.rbac.clone()),
             scenario,

@@ -67,6 +67,9 @@ pub(super) fn admit(
         e.body["details"] = json!({"causes": [{"message": msg}]});
         return Err(e);
     }
+    if info.plural == "jobsets" && info.group == "jobset.x-k8s.io" {
+        crate::jobset::admit(&ctx.sh, old, obj)?;
+    }
     if info.plural == "tfjobs"
         && info.group == "kubeflow.org"
         && *ctx.sh.mode.borrow() == OperatorMode::Running

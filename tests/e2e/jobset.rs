@@ -1,0 +1,248 @@
+//! `export --to jobset` end to end (issue 27): the real binary against the test cluster's
+//! JobSet webhook, controller, Job controller and kubelet. For every pod that runs, the
+//! TF_CONFIG the kubelet gave it (after `$(VAR)` expansion) is JSON whose cluster lists every
+//! pod's DNS name and whose task is the pod's own type and index.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::Value;
+use tfjob_testcluster::TestCluster;
+
+use crate::submit::{ARTICLE, SECRET, article_args};
+use crate::{Cli, cluster, tfjob};
+
+const JOBSET_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
+/// A bound on state-driven waits (they end as soon as the state holds).
+const SETTLE: Duration = Duration::from_secs(60);
+
+fn with_jobset() -> TestCluster {
+    cluster(&format!("jobset: running\nobjects:{SECRET}"))
+}
+
+/// The built-in templates, as `templates` lists them (name column, up to the blank line).
+fn templates() -> Vec<String> {
+    let run = Cli::new(None, &["templates"]).run();
+    run.expect_code(0);
+    let names: Vec<String> = run
+        .stdout
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    assert!(names.len() >= 4, "{}", run.stdout);
+    names
+}
+
+/// `export --to jobset` with a template's flags: a small job of every role it has.
+fn template_args<'a>(
+    verb: &'a str,
+    template: &'a str,
+    name: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut a = vec![verb, "--to", "jobset", "-t", template, "--name", name];
+    a.extend_from_slice(&["--image", "tensorflow/tensorflow:2.13.0", "--workers", "2"]);
+    a.extend_from_slice(extra);
+    a
+}
+
+fn jobset_pods(c: &TestCluster, name: &str) -> Vec<Value> {
+    c.list("pods", Some("default"))
+        .into_iter()
+        .filter(|p| p["metadata"]["labels"][JOBSET_LABEL] == name)
+        .collect()
+}
+
+fn expected_pods(js: &Value) -> usize {
+    js["spec"]["replicatedJobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["template"]["spec"]["completions"].as_u64().unwrap() as usize)
+        .sum()
+}
+
+/// Creates the exported JobSet in the cluster and checks every running pod's TF_CONFIG.
+fn run_and_check_tf_config(c: &TestCluster, js: &Value) {
+    let name = js["metadata"]["name"].as_str().unwrap().to_string();
+    c.insert(js.clone());
+    let want = expected_pods(js);
+    let all_started = c.wait_for(SETTLE, |c| {
+        let pods = jobset_pods(c, &name);
+        pods.len() == want
+            && pods.iter().all(|p| {
+                p["status"]["phase"] == "Running"
+                    && c.container_env(
+                        "default",
+                        p["metadata"]["name"].as_str().unwrap(),
+                        "tensorflow",
+                    )
+                    .is_some()
+            })
+    });
+    let pods = jobset_pods(c, &name);
+    assert!(
+        all_started,
+        "{name}: pods {:#?}",
+        pods.iter()
+            .map(|p| (&p["metadata"]["name"], &p["status"]["phase"]))
+            .collect::<Vec<_>>()
+    );
+    // What DNS publishes for the headless Service: <hostname>.<subdomain>.<ns>.svc.
+    let svc = c
+        .get("services", Some("default"), &name)
+        .expect("the headless Service");
+    assert_eq!(svc["spec"]["clusterIP"], "None");
+    assert_eq!(svc["spec"]["selector"][JOBSET_LABEL], name.as_str());
+    let dns: BTreeSet<String> = pods
+        .iter()
+        .map(|p| {
+            format!(
+                "{}.{}.default.svc",
+                p["spec"]["hostname"].as_str().unwrap(),
+                p["spec"]["subdomain"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(dns.len(), want);
+    for p in &pods {
+        let pname = p["metadata"]["name"].as_str().unwrap();
+        let env = c.container_env("default", pname, "tensorflow").unwrap();
+        let tf = &env
+            .iter()
+            .find(|(k, _)| k == "TF_CONFIG")
+            .expect("TF_CONFIG")
+            .1;
+        let tf: Value = serde_json::from_str(tf).unwrap_or_else(|e| panic!("{pname}: {e}: {tf}"));
+        let own_type = p["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"]
+            .as_str()
+            .unwrap();
+        let own_index: i64 =
+            p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+        assert_eq!(tf["task"]["type"], own_type, "{pname}");
+        assert_eq!(tf["task"]["index"], own_index, "{pname}");
+        assert_eq!(tf["environment"], "cloud", "{pname}");
+        let listed: BTreeSet<String> = tf["cluster"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|v| v.as_array().unwrap().clone())
+            .map(|a| {
+                let a = a.as_str().unwrap();
+                a.rsplit_once(':').unwrap().0.to_string()
+            })
+            .collect();
+        assert_eq!(listed, dns, "{pname}");
+        // The gateway env is kept before it, backed by the Secret.
+        assert!(env.iter().any(|(k, _)| k == "TAOTOKEN_BASE_URL"), "{pname}");
+    }
+}
+
+#[test]
+fn the_articles_jobset_passes_a_server_dry_run_and_every_pod_reads_its_tf_config() {
+    let c = with_jobset();
+    let run = tfjob(
+        &c,
+        &article_args(
+            "export",
+            &["--to", "jobset", "--dry-run=server", "-o", "json"],
+        ),
+    );
+    run.expect_code(0);
+    assert!(
+        run.stderr
+            .contains("jobset.jobset.x-k8s.io/tf-dist-train created (server dry run)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("export: services:"), "{}", run.stderr);
+    let js: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(js["metadata"]["namespace"], "default");
+    let dry: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.resource == "jobsets" && r.verb == "create")
+        .collect();
+    assert_eq!(dry.len(), 1);
+    assert!(dry[0].dry_run && dry[0].status == 201, "{:?}", dry[0]);
+    assert!(
+        c.list("jobsets", None).is_empty(),
+        "a dry run stores nothing"
+    );
+    run_and_check_tf_config(&c, &js);
+}
+
+#[test]
+fn every_builtin_template_exports_to_a_jobset_whose_pods_read_their_tf_config() {
+    let c = with_jobset();
+    for t in templates() {
+        let name = format!("t-{t}");
+        let run = tfjob(
+            &c,
+            &template_args(
+                "export",
+                &t,
+                &name,
+                &["-n", "default", "--dry-run=server", "-o", "json"],
+            ),
+        );
+        run.expect_code(0);
+        let js: Value = serde_json::from_str(&run.stdout).unwrap();
+        run_and_check_tf_config(&c, &js);
+    }
+}
+
+#[test]
+fn offline_export_prints_yaml_only_on_stdout_and_refuses_a_name_too_long_for_its_pods() {
+    let run = Cli::new(None, &article_args("export", &["--to", "jobset"])).run();
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .starts_with("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("export:"));
+    for field in ["services", "labels", "restarts"] {
+        assert!(
+            run.stderr.contains(&format!("export: {field}:")),
+            "{field}: {}",
+            run.stderr
+        );
+    }
+    let long = "a".repeat(54);
+    let mut args = vec!["export", "--to", "jobset", "--name", long.as_str()];
+    args.extend_from_slice(&ARTICLE[2..]);
+    let run = Cli::new(None, &args).run();
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("pod names generated for this JobSet will exceed 63 characters"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn a_server_dry_run_where_jobset_is_not_installed_is_cluster_not_ready() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(
+        &c,
+        &article_args("export", &["--to", "jobset", "--dry-run=server"]),
+    );
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("does not serve jobset.x-k8s.io/v1alpha2"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty());
+}
