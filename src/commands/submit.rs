@@ -48,6 +48,11 @@ pub struct SubmitArgs {
     /// do not exist yet, for objects created after the job on purpose.
     #[arg(long)]
     pub allow_missing_refs: bool,
+
+    /// Create the job as another kind: `jobset` (a kubernetes-sigs JobSet, see `export`), for
+    /// clusters without the training-operator. (`--as` is kubectl's impersonation flag.)
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub to: Option<super::export::TargetArg>,
 }
 
 /// The flags `submit` shares with `wait` do nothing without `--wait` (and `--timeout` also bounds
@@ -80,6 +85,18 @@ pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {
         skip_capacity_check: args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
+    if args.to.is_some() {
+        if options.output.is_some() {
+            return Err(crate::error::Error::Usage(
+                "submit --to jobset prints the created JobSet's name; for the object use `export --to jobset -o yaml|json`".into(),
+            ));
+        }
+        return block_on(crate::ops::jobset_submit::run(
+            &global.connection(),
+            options,
+            out,
+        ));
+    }
     block_on(crate::ops::submit::run(&global.connection(), options, out))
 }
 

@@ -247,7 +247,7 @@ async fn check_access(kube: &Kube, namespace: &str) -> Result<()> {
 /// Every Secret/key the job's containers reference must exist (the gateway's first), and every
 /// Secret they take whole with `envFrom`. Returns the base URL stored in the gateway Secret, if
 /// any.
-async fn check_secrets(
+pub(crate) async fn check_secrets(
     kube: &Kube,
     namespace: &str,
     job: &TFJob,

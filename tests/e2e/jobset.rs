@@ -246,3 +246,111 @@ fn a_server_dry_run_where_jobset_is_not_installed_is_cluster_not_ready() {
     );
     assert!(run.stdout.is_empty());
 }
+
+#[test]
+fn submit_to_jobset_waits_until_every_replicated_jobs_pods_are_ready() {
+    let c = with_jobset();
+    let run = tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    );
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout,
+        "jobset.jobset.x-k8s.io/tf-dist-train created\njobset.jobset.x-k8s.io/tf-dist-train: every replicatedJob's pods are ready\n"
+    );
+    // When it said so, the status held Kueue's PodsReady: every Job ready.
+    let js = c.get("jobsets", Some("default"), "tf-dist-train").unwrap();
+    for s in js["status"]["replicatedJobsStatus"].as_array().unwrap() {
+        assert_eq!(s["ready"], 1, "{s}");
+    }
+    let creates: Vec<_> = c
+        .writes()
+        .into_iter()
+        .filter(|w| w.resource == "jobsets" && w.verb == "create")
+        .collect();
+    assert_eq!(creates.len(), 1);
+    assert!(c.writes().iter().all(|w| w.resource != "tfjobs"));
+    // The pods read their own TF_CONFIG, as with an exported JobSet.
+    let pods = jobset_pods(&c, "tf-dist-train");
+    assert_eq!(pods.len(), 4);
+    for p in &pods {
+        let env = c
+            .container_env(
+                "default",
+                p["metadata"]["name"].as_str().unwrap(),
+                "tensorflow",
+            )
+            .unwrap();
+        let tf: Value =
+            serde_json::from_str(&env.iter().find(|(k, _)| k == "TF_CONFIG").unwrap().1).unwrap();
+        assert_eq!(
+            tf["task"]["index"].to_string(),
+            p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+                .as_str()
+                .unwrap()
+        );
+    }
+}
+
+#[test]
+fn submit_to_jobset_refuses_a_cluster_whose_jobset_controller_is_not_ready_and_writes_nothing() {
+    let c = cluster(&format!("jobset: installed\nobjects:{SECRET}"));
+    let run = tfjob(&c, &article_args("submit", &["--to", "jobset"]));
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .contains("jobset-system/jobset-controller-manager has no ready replicas"),
+        "{}",
+        run.stderr
+    );
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+    let c = cluster("jobset: running");
+    let run = tfjob(&c, &article_args("submit", &["--to", "jobset"]));
+    run.expect_code(3);
+    assert!(run.stderr.contains("taotoken-secret"), "{}", run.stderr);
+    assert!(c.writes().is_empty());
+}
+
+#[test]
+fn a_failed_ps_fails_the_jobset_and_submit_wait_exits_4() {
+    // No GPU anywhere: the workers stay Pending, so "every pod ready" can never be seen first,
+    // and the PS exits 3 under ExitCode, which its Job's pod failure policy fails at once.
+    let c = cluster(&format!(
+        "jobset: running\nnodes: [{{name: node-1, cpu: \"16\", memory: 64Gi, gpu: 0}}]\nobjects:{SECRET}\ncontainerBehaviour:\n  - match: {{replicaType: ps, index: 0}}\n    exitCode: 3\n    runMs: 10\n"
+    ));
+    let run = tfjob(
+        &c,
+        &article_args(
+            "submit",
+            &[
+                "--to",
+                "jobset",
+                "--wait",
+                "--timeout",
+                "60s",
+                "--restart-policy",
+                "ExitCode",
+                "--skip-capacity-check",
+            ],
+        ),
+    );
+    run.expect_code(4);
+    assert!(run.stderr.contains("FailedJobs"), "{}", run.stderr);
+    let job = c
+        .get("jobs", Some("default"), "tf-dist-train-ps-0")
+        .unwrap();
+    let failed = job["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Failed")
+        .unwrap()
+        .clone();
+    assert_eq!(failed["reason"], "PodFailurePolicy", "{failed}");
+    // A failed JobSet deletes its unfinished Jobs (the workers) and keeps the failed one.
+    assert!(c.wait_for(SETTLE, |c| {
+        c.get("jobs", Some("default"), "tf-dist-train-worker-0")
+            .is_none()
+    }));
+}

@@ -1,0 +1,344 @@
+//! `submit --to jobset` (issue 27): the exported JobSet, created after the same readiness and
+//! placement checks as a TFJob (readiness here: the JobSet API served and its controller
+//! running), and with `--wait` followed until every replicatedJob's pods are Ready. JobSet has
+//! no Running condition; "all pods running" is Kueue's `PodsReady` test, which the JobSet
+//! controller's `allJobsReady` shares: Σ replicas == Σ (ready + succeeded) over
+//! `status.replicatedJobsStatus` (kueue `pkg/controller/jobs/jobset/jobset_controller.go`;
+//! jobset `pkg/controllers/jobset_controller.go`), with Completed and Failed not True.
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::Api;
+use kube::api::{ListParams, PostParams};
+
+use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::error::{Error, Result};
+use crate::jobset::model::{JobSet, JobSetStatus};
+use crate::ops::DryRun;
+use crate::ops::export::{jobset_not_served, print_notes, refused, server_dry_run};
+use crate::ops::readiness::combine;
+use crate::ops::submit::SubmitOptions;
+use crate::output::Output;
+
+/// Where the upstream manifests install the controller (jobset `config/components/manager`).
+pub const CONTROLLER_NAMESPACE: &str = "jobset-system";
+pub const CONTROLLER_DEPLOYMENT: &str = "jobset-controller-manager";
+/// How often `--wait` reads the JobSet back.
+const POLL: Duration = Duration::from_millis(250);
+
+/// The JobSet API answers (a list of one) and its controller's Deployment has a ready replica.
+/// A Deployment not found or not readable is a warning: it may run under another name.
+async fn check_jobset(kube: &Kube, namespace: &str) -> (Vec<Error>, Vec<String>) {
+    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), namespace);
+    let deps: Api<Deployment> = Api::namespaced(kube.client.clone(), CONTROLLER_NAMESPACE);
+    let lp = ListParams::default().limit(1);
+    let (served, controller) = tokio::join!(
+        cluster::retry(kube, || api.list(&lp)),
+        cluster::retry(kube, || deps.get_opt(CONTROLLER_DEPLOYMENT)),
+    );
+    let mut failures = Vec::new();
+    let mut warnings = Vec::new();
+    match served {
+        Ok(_) => {}
+        Err(e) if cluster::status_code(&e) == Some(404) => failures.push(jobset_not_served()),
+        Err(e) if cluster::status_code(&e) == Some(403) => {}
+        Err(e) => failures.push(cluster::explain(
+            e,
+            &Action::new("list", "jobsets", Some(namespace)),
+            kube,
+        )),
+    }
+    match controller {
+        Ok(Some(d)) => {
+            let ready = d.status.and_then(|s| s.ready_replicas).unwrap_or(0);
+            if ready == 0 {
+                failures.push(Error::not_ready(
+                    format!(
+                        "the JobSet controller Deployment {CONTROLLER_NAMESPACE}/{CONTROLLER_DEPLOYMENT} has no ready replicas: nothing would create the JobSet's Jobs, and its webhooks would refuse it"
+                    ),
+                    format!(
+                        "Look at why: kubectl describe deployment {CONTROLLER_DEPLOYMENT} {flags}; kubectl logs deployment/{CONTROLLER_DEPLOYMENT} {flags}",
+                        flags = kube.hints.ns_flags(CONTROLLER_NAMESPACE)
+                    ),
+                ));
+            }
+        }
+        Ok(None) => warnings.push(format!(
+            "no JobSet controller Deployment {CONTROLLER_NAMESPACE}/{CONTROLLER_DEPLOYMENT}; going on, since it may run under another name"
+        )),
+        Err(e) => warnings.push(format!(
+            "could not read the JobSet controller Deployment ({}); going on",
+            crate::error::chain(&e)
+        )),
+    }
+    (failures, warnings)
+}
+
+/// `submit --to jobset`.
+pub async fn run(conn: &ConnectionOptions, args: SubmitOptions, out: &mut Output) -> Result<()> {
+    if args.replace {
+        return Err(Error::Usage(
+            "--replace is for TFJobs; delete the JobSet first (kubectl delete jobset NAME)".into(),
+        ));
+    }
+    if args.dry_run == DryRun::Client {
+        let (exported, prepared) = super::export::prepare(conn, &args.render, None)?;
+        super::submit::print_warnings(&prepared.report, out);
+        print_notes(&exported.notes, out);
+        return out.data(&super::export::to_text(
+            &exported.jobset,
+            super::export::ExportFormat::Yaml,
+        ));
+    }
+    let kube = cluster::connect(conn).await?;
+    let offline = crate::render::prepare(conn, &args.render)?;
+    let namespace =
+        super::submit::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
+    let (mut exported, prepared) = super::export::prepare(conn, &args.render, Some(&namespace))?;
+    super::submit::print_warnings(&prepared.report, out);
+    print_notes(&exported.notes, out);
+    exported.jobset.metadata.namespace = Some(namespace.clone());
+    let mut job = prepared.job.clone();
+    job.metadata.namespace = Some(namespace.clone());
+
+    // Readiness: every check runs, the failures are reported together.
+    let ((mut failures, warnings), ns, secrets) = tokio::join!(
+        check_jobset(&kube, &namespace),
+        super::readiness::check_namespace(&kube, &namespace),
+        super::readiness::check_secrets(&kube, &namespace, &job, &prepared.gateway),
+    );
+    for w in &warnings {
+        out.note_line(&format!("warning: {w}"));
+    }
+    if let Err(e) = ns {
+        failures.push(e);
+    }
+    if let Err(e) = secrets {
+        failures.push(e);
+    }
+    if !failures.is_empty() {
+        return Err(combine(failures));
+    }
+    // Placement: the JobSet's pods are the TFJob's pods.
+    let gate = super::check::GateOptions {
+        show_verdict: args.dry_run == DryRun::Server,
+        capacity: !args.skip_capacity_check,
+        allow_missing_refs: args.allow_missing_refs,
+    };
+    super::check::gate(&kube, &namespace, &job, gate, out).await?;
+    let answered = server_dry_run(&kube, &namespace, &exported.jobset).await?;
+    let shown = answered
+        .metadata
+        .name
+        .clone()
+        .or_else(|| exported.jobset.metadata.generate_name.clone())
+        .unwrap_or_default();
+    if args.dry_run == DryRun::Server {
+        return out.data_line(&format!(
+            "jobset.jobset.x-k8s.io/{shown} created (server dry run)"
+        ));
+    }
+    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), &namespace);
+    let params = PostParams {
+        dry_run: false,
+        field_manager: Some(cluster::FIELD_MANAGER.into()),
+    };
+    crate::error::on_interrupt(format!(
+        "interrupted while JobSet {namespace}/{shown} was being created: it may exist; check with `kubectl get jobset {shown} {}`",
+        kube.hints.ns_flags(&namespace)
+    ));
+    // One attempt: a create is retried only by the caller who can look it up first.
+    let created = match api.create(&params, &exported.jobset).await {
+        Ok(js) => js,
+        Err(e) if cluster::status_code(&e) == Some(409) => {
+            return Err(Error::Conflict {
+                message: format!("JobSet {namespace}/{shown} already exists"),
+                hint: Some(format!(
+                    "Delete it (kubectl delete jobset {shown} {}) or choose another --name.",
+                    kube.hints.ns_flags(&namespace)
+                )),
+            });
+        }
+        Err(e) => return Err(refused(e, &kube, &namespace, "create")),
+    };
+    let name = created.metadata.name.clone().unwrap_or(shown);
+    crate::error::on_interrupt(format!(
+        "interrupted: JobSet {namespace}/{name} was created and is left as it is"
+    ));
+    let line = format!("jobset.jobset.x-k8s.io/{name} created");
+    let printed = out.data_line(&line);
+    out.after_write(printed, &line)?;
+    if args.wait {
+        follow(&kube, &api, &namespace, &name, args.wait_opts.timeout, out).await?;
+    }
+    Ok(())
+}
+
+/// What the status says about "every pod runs".
+#[derive(Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Every replicatedJob's Jobs are ready (or succeeded).
+    AllReady,
+    Completed,
+    Failed(String),
+    /// Per replicatedJob: (name, ready + succeeded Jobs, Jobs wanted).
+    Waiting(Vec<(String, i64, i64)>),
+}
+
+/// Pure: the JobSet's state by Kueue's `PodsReady` test.
+pub fn progress(js: &JobSet) -> Progress {
+    let empty = JobSetStatus::default();
+    let status = js.status.as_ref().unwrap_or(&empty);
+    let cond = |t: &str| {
+        status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == t && c.status == "True")
+    };
+    if let Some(c) = cond("Failed") {
+        return Progress::Failed(format!("{}: {}", c.reason, c.message));
+    }
+    if cond("Completed").is_some() {
+        return Progress::Completed;
+    }
+    let rows: Vec<(String, i64, i64)> = js
+        .spec
+        .replicated_jobs
+        .iter()
+        .map(|r| {
+            let have = status
+                .replicated_jobs_status
+                .iter()
+                .find(|s| s.name == r.name)
+                .map(|s| i64::from(s.ready) + i64::from(s.succeeded))
+                .unwrap_or(0);
+            (r.name.clone(), have, i64::from(r.replicas.unwrap_or(1)))
+        })
+        .collect();
+    let suspended = js.spec.suspend == Some(true);
+    if !suspended && rows.iter().all(|(_, have, want)| have >= want) {
+        Progress::AllReady
+    } else {
+        Progress::Waiting(rows)
+    }
+}
+
+/// Reads the JobSet until every pod is Ready, it completes or fails, or `timeout` passes.
+async fn follow(
+    kube: &Kube,
+    api: &Api<JobSet>,
+    namespace: &str,
+    name: &str,
+    timeout: Duration,
+    out: &mut Output,
+) -> Result<()> {
+    let end = Instant::now() + timeout;
+    let mut last = String::new();
+    loop {
+        let js = cluster::retry(kube, || api.get(name)).await.map_err(|e| {
+            cluster::explain(
+                e,
+                &Action::new("get", "jobsets", Some(namespace)).named(name),
+                kube,
+            )
+        })?;
+        match progress(&js) {
+            Progress::AllReady => {
+                return out.data_line(&format!(
+                    "jobset.jobset.x-k8s.io/{name}: every replicatedJob's pods are ready"
+                ));
+            }
+            Progress::Completed => {
+                return out.data_line(&format!("jobset.jobset.x-k8s.io/{name} completed"));
+            }
+            Progress::Failed(why) => {
+                return Err(Error::JobFailed(format!(
+                    "JobSet {namespace}/{name} failed ({why})"
+                )));
+            }
+            Progress::Waiting(rows) => {
+                let line = rows
+                    .iter()
+                    .map(|(r, have, want)| format!("{r} {have}/{want} ready"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if line != last {
+                    out.note_line(&line);
+                    last = line;
+                }
+            }
+        }
+        if Instant::now() >= end {
+            return Err(Error::Timeout(format!(
+                "timed out after {}s waiting for JobSet {namespace}/{name}'s pods to be ready ({last})",
+                timeout.as_secs()
+            )));
+        }
+        tokio::time::sleep(POLL.min(end.saturating_duration_since(Instant::now()))).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobset::model::ReplicatedJobStatus;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+    fn js(statuses: &[(&str, i32, i32)], conditions: &[(&str, &str)]) -> JobSet {
+        let mut j: JobSet = serde_json::from_value(serde_json::json!({
+            "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "x"},
+            "spec": {"replicatedJobs": [
+                {"name": "ps", "replicas": 1, "template": {}},
+                {"name": "worker", "replicas": 1, "template": {}}]}}))
+        .unwrap();
+        j.status = Some(JobSetStatus {
+            replicated_jobs_status: statuses
+                .iter()
+                .map(|(n, ready, succeeded)| ReplicatedJobStatus {
+                    name: n.to_string(),
+                    ready: *ready,
+                    succeeded: *succeeded,
+                    ..Default::default()
+                })
+                .collect(),
+            conditions: conditions
+                .iter()
+                .map(|(t, r)| Condition {
+                    type_: t.to_string(),
+                    status: "True".into(),
+                    reason: r.to_string(),
+                    message: "m".into(),
+                    last_transition_time: Time(Default::default()),
+                    observed_generation: None,
+                })
+                .collect(),
+            ..Default::default()
+        });
+        j
+    }
+
+    #[test]
+    fn all_ready_is_every_replicated_job_ready_or_succeeded() {
+        assert_eq!(
+            progress(&js(&[("worker", 1, 0), ("ps", 1, 0)], &[])),
+            Progress::AllReady
+        );
+        assert_eq!(
+            progress(&js(&[("worker", 1, 0)], &[])),
+            Progress::Waiting(vec![("ps".into(), 0, 1), ("worker".into(), 1, 1)])
+        );
+        assert_eq!(
+            progress(&js(&[("worker", 0, 1), ("ps", 1, 0)], &[])),
+            Progress::AllReady
+        );
+        assert_eq!(
+            progress(&js(&[], &[("Failed", "FailedJobs")])),
+            Progress::Failed("FailedJobs: m".into())
+        );
+        assert_eq!(
+            progress(&js(&[], &[("Completed", "AllJobsCompleted")])),
+            Progress::Completed
+        );
+    }
+}
