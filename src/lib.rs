@@ -9,6 +9,8 @@
 //!   default Secret name / key / base URL every other module uses.
 //! - [`manifest`]: reading YAML with file/line/column positions.
 //! - [`validate`]: schema, webhook rules and lint checks, all reported at once.
+//! - [`jobset`]: the same job as a kubernetes-sigs JobSet (`export --to jobset`, `submit --to
+//!   jobset`): the export, its TF_CONFIG with `$(VAR)` expansion, and the JobSet's checks.
 //! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
 //!   retries), CRD, operator, gateway Secret, job-name forms, install hints.
 //! - [`ops`]: the cluster-facing commands (`submit`, `check`, `wait` and its many-jobs layer,
