@@ -29,18 +29,27 @@ fn error(rule: &'static str, path: impl Into<String>, message: impl Into<String>
     Finding::new(Severity::Error, rule, path.into(), message.into())
 }
 
-/// Our model's JSON Schema, translated with the API server's semantics (derived once).
+/// Our model's JSON Schema, translated with the API server's semantics (slow: tests and
+/// regeneration only).
 pub fn model_schema() -> Value {
     let crd = serde_json::to_value(JobSet::crd()).expect("CRD serializes");
     schema::translate(schema::crd_openapi_schema(&crd).expect("derived CRD has a schema"))
 }
 
+/// What is embedded in `jobset-schema.json`: deriving it costs ten times the rest of an
+/// export, so it is generated once, as the TFJob schema is (`UPDATE_GOLDEN=1 cargo test
+/// embedded_schema` regenerates both).
+pub fn embeddable_schema() -> Value {
+    schema::share_subschemas(schema::with_root_identity(model_schema()))
+}
+
+const EMBEDDED_SCHEMA: &str = include_str!("jobset-schema.json");
+
 fn validator() -> &'static Validator {
     static V: OnceLock<Validator> = OnceLock::new();
     V.get_or_init(|| {
-        let crd = serde_json::to_value(JobSet::crd()).expect("CRD serializes");
-        schema::compile(schema::crd_openapi_schema(&crd).expect("derived CRD has a schema"))
-            .expect("the JobSet model's schema compiles")
+        let s: Value = serde_json::from_str(EMBEDDED_SCHEMA).expect("embedded schema is JSON");
+        schema::compile_translated(&s).expect("the embedded JobSet schema compiles")
     })
 }
 

@@ -144,7 +144,7 @@ pub fn compile(openapi: &Value) -> Result<Validator, String> {
 }
 
 /// Compiles an already translated JSON Schema.
-fn compile_translated(schema: &Value) -> Result<Validator, String> {
+pub fn compile_translated(schema: &Value) -> Result<Validator, String> {
     jsonschema::options()
         .should_validate_formats(false)
         .build(schema)
@@ -153,7 +153,7 @@ fn compile_translated(schema: &Value) -> Result<Validator, String> {
 
 /// The API server always accepts the object's identity and metadata at the root, whether or
 /// not the CRD lists them (kube's derive does not).
-fn with_root_identity(mut schema: Value) -> Value {
+pub fn with_root_identity(mut schema: Value) -> Value {
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         props
             .entry("apiVersion")
