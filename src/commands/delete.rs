@@ -65,6 +65,23 @@ pub struct DeleteArgs {
 }
 
 pub fn exec(global: &Global, args: DeleteArgs, out: &mut Output) -> Result<()> {
+    if let [one] = args.names.as_slice()
+        && let Some(name) = crate::ops::jobset_day2::jobset_name(one)
+    {
+        let name = name?.to_string();
+        let timeout = if args.timeout.is_zero() {
+            DeleteOptions::default().timeout
+        } else {
+            args.timeout
+        };
+        return block_on(crate::ops::jobset_day2::delete(
+            &global.connection(),
+            &name,
+            args.wait,
+            timeout,
+            out,
+        ));
+    }
     let names = args
         .names
         .iter()

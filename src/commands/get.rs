@@ -21,6 +21,14 @@ pub struct GetArgs {
 }
 
 pub fn exec(global: &Global, args: GetArgs, out: &mut Output) -> Result<()> {
+    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
+        let name = name?.to_string();
+        return block_on(crate::ops::jobset_day2::get(
+            &global.connection(),
+            &name,
+            out,
+        ));
+    }
     let mut opts = GetOptions::new(parse_job_name(&args.name, "get")?);
     opts.format = args.print.format()?;
     opts.table = args.print.table();

@@ -92,6 +92,19 @@ impl LogsArgs {
 /// Replica prefixes are coloured by the one colour decision every command uses
 /// ([`Output::out_color`]: a terminal, and not NO_COLOR or `TERM=dumb`).
 pub fn exec(global: &Global, args: LogsArgs, out: &mut Output) -> Result<()> {
+    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
+        let name = name?.to_string();
+        let container = args
+            .container
+            .clone()
+            .unwrap_or_else(|| "tensorflow".into());
+        return block_on(crate::ops::jobset_day2::logs(
+            &global.connection(),
+            &name,
+            &container,
+            out,
+        ));
+    }
     let opts = args.options(out.out_color())?;
     let conn = global.connection();
     let result = block_on(async {

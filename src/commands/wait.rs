@@ -83,6 +83,17 @@ pub struct WaitArgs {
 
 pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
     let opts = WaitOptions::from(args.opts);
+    if let [one] = args.names.as_slice()
+        && let Some(name) = crate::ops::jobset_day2::jobset_name(one)
+    {
+        let name = name?.to_string();
+        return block_on(crate::ops::jobset_day2::wait(
+            &global.connection(),
+            &name,
+            opts.timeout,
+            out,
+        ));
+    }
     let targets = crate::ops::wait_many::Targets {
         names: args.names,
         selector: args.selector,

@@ -225,7 +225,7 @@ pub fn progress(js: &JobSet) -> Progress {
 }
 
 /// Reads the JobSet until every pod is Ready, it completes or fails, or `timeout` passes.
-async fn follow(
+pub(crate) async fn follow(
     kube: &Kube,
     api: &Api<JobSet>,
     namespace: &str,

@@ -8,6 +8,7 @@ pub mod check;
 pub mod delete;
 pub mod export;
 pub mod get;
+pub mod jobset_day2;
 pub mod jobset_submit;
 pub mod list;
 pub mod logs;

@@ -354,3 +354,65 @@ fn a_failed_ps_fails_the_jobset_and_submit_wait_exits_4() {
             .is_none()
     }));
 }
+
+#[test]
+fn wait_get_logs_and_delete_take_jobset_slash_name() {
+    let c = with_jobset();
+    tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .expect_code(0);
+    let run = tfjob(&c, &["wait", "jobset/tf-dist-train", "--timeout", "30s"]);
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout,
+        "jobset.jobset.x-k8s.io/tf-dist-train: every replicatedJob's pods are ready\n"
+    );
+
+    let run = tfjob(&c, &["get", "jobset/tf-dist-train"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("State:      Running (every pod ready)"),
+        "{}",
+        run.stdout
+    );
+    for replica in ["ps-0", "worker-0", "worker-1", "worker-2"] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with(replica) && l.contains("Running")),
+            "{replica}: {}",
+            run.stdout
+        );
+    }
+
+    let run = tfjob(&c, &["logs", "jobset/tf-dist-train"]);
+    run.expect_code(0);
+    for replica in ["ps-0", "worker-0", "worker-1", "worker-2"] {
+        assert!(
+            run.stdout
+                .contains(&format!("[{replica}] INFO:tensorflow:")),
+            "{replica}: {}",
+            run.stdout
+        );
+    }
+
+    let run = tfjob(&c, &["delete", "jobset/tf-dist-train"]);
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout,
+        "jobset.jobset.x-k8s.io \"tf-dist-train\" deleted\n"
+    );
+    assert!(c.list("jobsets", None).is_empty());
+    assert!(
+        jobset_pods(&c, "tf-dist-train").is_empty(),
+        "its pods go with it"
+    );
+
+    let run = tfjob(&c, &["get", "jobset/tf-dist-train"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("not found"), "{}", run.stderr);
+    let run = tfjob(&c, &["get", "jobset/Bad_Name"]);
+    run.expect_code(2);
+}

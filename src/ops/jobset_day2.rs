@@ -1,0 +1,277 @@
+//! `wait`, `get`, `delete` and `logs` on `jobset/NAME` (issue 27): the day-two commands for
+//! JobSets, by what JobSet itself writes (jobset.md §4: `replicatedJobsStatus`, conditions,
+//! the `jobset.sigs.k8s.io/jobset-name` pod label). The TFJob paths are untouched.
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::{DeleteParams, ListParams, LogParams, PropagationPolicy};
+
+use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::error::{Error, Result};
+use crate::jobset::model::JobSet;
+use crate::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
+use crate::output::Output;
+
+/// The forms `kubectl` takes for a JobSet (resource, singular, with the group).
+const FORMS: [&str; 4] = [
+    "jobset",
+    "jobsets",
+    "jobset.jobset.x-k8s.io",
+    "jobsets.jobset.x-k8s.io",
+];
+/// A bound on one pod's log read.
+const LOG_LIMIT_BYTES: i64 = 16 * 1024 * 1024;
+
+/// `jobset/NAME` (or another form of the JobSet resource) → `Some(NAME)`; anything else `None`.
+pub fn jobset_name(arg: &str) -> Option<Result<&str>> {
+    let (kind, name) = arg.split_once('/')?;
+    FORMS
+        .contains(&kind.to_ascii_lowercase().as_str())
+        .then(|| {
+            cluster::check_name("JobSet", name)?;
+            Ok(name)
+        })
+}
+
+fn api(kube: &Kube) -> Api<JobSet> {
+    Api::namespaced(kube.client.clone(), &kube.namespace)
+}
+
+async fn read(kube: &Kube, name: &str) -> Result<JobSet> {
+    let action = Action::new("get", "jobsets", Some(&kube.namespace)).named(name);
+    let jobsets = api(kube);
+    match cluster::retry(kube, || jobsets.get_opt(name)).await {
+        Ok(Some(js)) => Ok(js),
+        Ok(None) => Err(Error::NotFound(format!(
+            "jobsets.jobset.x-k8s.io {name:?} not found in namespace {:?}",
+            kube.namespace
+        ))),
+        Err(e) if cluster::status_code(&e) == Some(404) => Err(super::export::jobset_not_served()),
+        Err(e) => Err(cluster::explain(e, &action, kube)),
+    }
+}
+
+/// `wait jobset/NAME`: until every replicatedJob's pods are Ready (exit 0), it fails (4) or
+/// `timeout` passes (5).
+pub async fn wait(
+    conn: &ConnectionOptions,
+    name: &str,
+    timeout: Duration,
+    out: &mut Output,
+) -> Result<()> {
+    let kube = cluster::connect(conn).await?;
+    read(&kube, name).await?;
+    super::jobset_submit::follow(
+        &kube,
+        &api(&kube),
+        &kube.namespace.clone(),
+        name,
+        timeout,
+        out,
+    )
+    .await
+}
+
+async fn pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
+    let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
+    let lp = ListParams::default().labels(&crate::jobset::pod_selector(name));
+    cluster::retry(kube, || pods.list(&lp))
+        .await
+        .map(|l| l.items)
+        .map_err(|e| cluster::explain(e, &Action::new("list", "pods", Some(&kube.namespace)), kube))
+}
+
+/// `<rjob>-<index>`: a JobSet pod as TF knows it (its task).
+fn replica(p: &Pod) -> String {
+    let m = &p.metadata;
+    let label = |k: &str| m.labels.as_ref().and_then(|l| l.get(k)).cloned();
+    let ann = m
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(COMPLETION_INDEX_ANNOTATION))
+        .cloned();
+    format!(
+        "{}-{}",
+        label(LABEL_REPLICATED_JOB).unwrap_or_else(|| "?".into()),
+        ann.unwrap_or_else(|| "?".into())
+    )
+}
+
+/// `get jobset/NAME`: state, conditions, per-replicatedJob counts (in Jobs), the pods.
+pub async fn get(conn: &ConnectionOptions, name: &str, out: &mut Output) -> Result<()> {
+    let kube = cluster::connect(conn).await?;
+    let js = read(&kube, name).await?;
+    let pods = pods(&kube, name).await?;
+    out.data(&describe(&js, &pods))
+}
+
+/// The text `get` prints (pure).
+pub fn describe(js: &JobSet, pods: &[Pod]) -> String {
+    let status = js.status.clone().unwrap_or_default();
+    let mut s = format!(
+        "Name:       {}\nNamespace:  {}\nKind:       JobSet (jobset.x-k8s.io/v1alpha2)\nState:      {}\n",
+        js.metadata.name.as_deref().unwrap_or(""),
+        js.metadata.namespace.as_deref().unwrap_or(""),
+        match super::jobset_submit::progress(js) {
+            super::jobset_submit::Progress::AllReady => "Running (every pod ready)".to_string(),
+            super::jobset_submit::Progress::Completed => "Completed".to_string(),
+            super::jobset_submit::Progress::Failed(why) => format!("Failed ({why})"),
+            super::jobset_submit::Progress::Waiting(_) if js.spec.suspend == Some(true) =>
+                "Suspended".to_string(),
+            super::jobset_submit::Progress::Waiting(_) => "Pending".to_string(),
+        }
+    );
+    s.push_str("Conditions:\n");
+    for c in &status.conditions {
+        s.push_str(&format!(
+            "  {:<10} {:<6} {}: {}\n",
+            c.type_, c.status, c.reason, c.message
+        ));
+    }
+    s.push_str(
+        "Replicated jobs (counted in Jobs):\n  NAME        JOBS  READY  SUCCEEDED  FAILED\n",
+    );
+    for r in &js.spec.replicated_jobs {
+        let st = status
+            .replicated_jobs_status
+            .iter()
+            .find(|x| x.name == r.name);
+        let n = |f: fn(&crate::jobset::model::ReplicatedJobStatus) -> i32| st.map(f).unwrap_or(0);
+        s.push_str(&format!(
+            "  {:<11} {:<5} {:<6} {:<10} {}\n",
+            r.name,
+            r.replicas.unwrap_or(1),
+            n(|x| x.ready),
+            n(|x| x.succeeded),
+            n(|x| x.failed)
+        ));
+    }
+    s.push_str("Pods:\n  REPLICA      NAME                                PHASE      NODE\n");
+    let mut rows: Vec<(String, String, String, String)> = pods
+        .iter()
+        .map(|p| {
+            (
+                replica(p),
+                p.metadata.name.clone().unwrap_or_default(),
+                p.status
+                    .as_ref()
+                    .and_then(|x| x.phase.clone())
+                    .unwrap_or_default(),
+                p.spec
+                    .as_ref()
+                    .and_then(|x| x.node_name.clone())
+                    .unwrap_or_else(|| "<none>".into()),
+            )
+        })
+        .collect();
+    rows.sort();
+    for (r, n, ph, node) in rows {
+        s.push_str(&format!("  {r:<12} {n:<35} {ph:<10} {node}\n"));
+    }
+    s
+}
+
+/// `delete jobset/NAME`: one DELETE, foreground (its Jobs and pods go first), then until it
+/// is gone or `timeout`.
+pub async fn delete(
+    conn: &ConnectionOptions,
+    name: &str,
+    wait: bool,
+    timeout: Duration,
+    out: &mut Output,
+) -> Result<()> {
+    let kube = cluster::connect(conn).await?;
+    let dp = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    let action = Action::new("delete", "jobsets", Some(&kube.namespace)).named(name);
+    let jobsets = api(&kube);
+    match cluster::retry(&kube, || jobsets.delete(name, &dp)).await {
+        Ok(_) => {}
+        Err(e) if cluster::status_code(&e) == Some(404) => {
+            return Err(Error::NotFound(format!(
+                "jobsets.jobset.x-k8s.io {name:?} not found in namespace {:?}",
+                kube.namespace
+            )));
+        }
+        Err(e) => return Err(cluster::explain(e, &action, &kube)),
+    }
+    let end = Instant::now() + timeout;
+    if wait {
+        loop {
+            match cluster::retry(&kube, || jobsets.get_opt(name)).await {
+                Ok(None) => break,
+                Ok(Some(_)) if Instant::now() < end => {
+                    tokio::time::sleep(Duration::from_millis(250)).await
+                }
+                Ok(Some(_)) => {
+                    return Err(Error::Timeout(format!(
+                        "JobSet {}/{name} is still there after {}s",
+                        kube.namespace,
+                        timeout.as_secs()
+                    )));
+                }
+                Err(e) => return Err(cluster::explain(e, &action, &kube)),
+            }
+        }
+    }
+    out.data_line(&format!("jobset.jobset.x-k8s.io \"{name}\" deleted"))
+}
+
+/// `logs jobset/NAME`: each pod's `container` log, every line prefixed `[<rjob>-<index>]`.
+pub async fn logs(
+    conn: &ConnectionOptions,
+    name: &str,
+    container: &str,
+    out: &mut Output,
+) -> Result<()> {
+    let kube = cluster::connect(conn).await?;
+    read(&kube, name).await?;
+    let mut pods = pods(&kube, name).await?;
+    pods.sort_by_key(replica);
+    let api: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
+    for p in pods {
+        let pname = p.metadata.name.clone().unwrap_or_default();
+        let lp = LogParams {
+            container: Some(container.to_string()),
+            limit_bytes: Some(LOG_LIMIT_BYTES),
+            ..Default::default()
+        };
+        match cluster::retry(&kube, || api.logs(&pname, &lp)).await {
+            Ok(text) => {
+                let prefix = replica(&p);
+                for line in text.lines() {
+                    out.data_line(&format!("[{prefix}] {line}"))?;
+                }
+            }
+            Err(e) => out.note_line(&format!(
+                "warning: no log for {pname}: {}",
+                crate::error::chain(&e)
+            )),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_jobset_forms_kubectl_takes_and_nothing_else() {
+        for arg in [
+            "jobset/x",
+            "JobSets/x",
+            "jobset.jobset.x-k8s.io/x",
+            "jobsets.jobset.x-k8s.io/x",
+        ] {
+            assert_eq!(jobset_name(arg).unwrap().unwrap(), "x", "{arg}");
+        }
+        assert!(jobset_name("x").is_none());
+        assert!(jobset_name("tfjob/x").is_none());
+        assert!(jobset_name("jobset/Bad_Name").unwrap().is_err());
+    }
+}
