@@ -66,6 +66,10 @@ fn expected_pods(js: &Value) -> usize {
 
 /// Creates the exported JobSet in the cluster and checks every running pod's TF_CONFIG.
 fn run_and_check_tf_config(c: &TestCluster, js: &Value) {
+    check_tf_config(c, js, true);
+}
+
+fn check_tf_config(c: &TestCluster, js: &Value, gateway: bool) {
     let name = js["metadata"]["name"].as_str().unwrap().to_string();
     c.insert(js.clone());
     let want = expected_pods(js);
@@ -140,7 +144,9 @@ fn run_and_check_tf_config(c: &TestCluster, js: &Value) {
             .collect();
         assert_eq!(listed, dns, "{pname}");
         // The gateway env is kept before it, backed by the Secret.
-        assert!(env.iter().any(|(k, _)| k == "TAOTOKEN_BASE_URL"), "{pname}");
+        if gateway {
+            assert!(env.iter().any(|(k, _)| k == "TAOTOKEN_BASE_URL"), "{pname}");
+        }
     }
 }
 
@@ -415,4 +421,151 @@ fn wait_get_logs_and_delete_take_jobset_slash_name() {
     assert!(run.stderr.contains("not found"), "{}", run.stderr);
     let run = tfjob(&c, &["get", "jobset/Bad_Name"]);
     run.expect_code(2);
+}
+
+/// TFJobs as people write them (Kubeflow's dist-mnist shape with a chief and `tfjob-port`,
+/// an evaluator job under ExitCode with Kueue's label): each exports, passes the server dry
+/// run, and its pods read their own TF_CONFIG.
+const REAL_WORLD: &[(&str, &str)] = &[
+    (
+        "dist-mnist",
+        r#"apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: dist-mnist
+  namespace: default
+spec:
+  runPolicy:
+    cleanPodPolicy: None
+  tfReplicaSpecs:
+    Chief:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: kubeflow/tf-dist-mnist-test:1.0
+            ports:
+            - name: tfjob-port
+              containerPort: 3000
+    PS:
+      replicas: 2
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: kubeflow/tf-dist-mnist-test:1.0
+            ports:
+            - name: tfjob-port
+              containerPort: 3000
+    Worker:
+      replicas: 3
+      restartPolicy: OnFailure
+      template:
+        metadata:
+          annotations:
+            sidecar.istio.io/inject: "false"
+        spec:
+          containers:
+          - name: tensorflow
+            image: kubeflow/tf-dist-mnist-test:1.0
+            args: ["--train_steps", "100"]
+            ports:
+            - name: tfjob-port
+              containerPort: 3000
+"#,
+    ),
+    (
+        "eval-kueue",
+        r#"apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: eval-kueue
+  labels:
+    kueue.x-k8s.io/queue-name: team-a
+spec:
+  successPolicy: AllWorkers
+  runPolicy:
+    backoffLimit: 4
+    ttlSecondsAfterFinished: 600
+  tfReplicaSpecs:
+    worker:
+      replicas: 2
+      restartPolicy: ExitCode
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tensorflow/tensorflow:2.13.0
+            env:
+            - name: MODEL_DIR
+              value: /models/$(POD_NAME)
+    evaluator:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tensorflow/tensorflow:2.13.0
+"#,
+    ),
+];
+
+#[test]
+fn real_world_tfjob_manifests_export_pass_the_dry_run_and_their_pods_read_their_tf_config() {
+    let c = with_jobset();
+    for (name, body) in REAL_WORLD {
+        let (_dir, path) = crate::manifest_file(body);
+        let run = tfjob(
+            &c,
+            &[
+                "export",
+                "--to",
+                "jobset",
+                "-f",
+                path.to_str().unwrap(),
+                "--dry-run=server",
+                "-o",
+                "json",
+            ],
+        );
+        run.expect_code(0);
+        let js: Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(js["metadata"]["name"], *name);
+        check_tf_config(&c, &js, false);
+    }
+    // The chief decides; tfjob-port 3000 is every address's port.
+    let js = c.get("jobsets", Some("default"), "dist-mnist").unwrap();
+    assert_eq!(
+        js["spec"]["successPolicy"]["targetReplicatedJobs"],
+        serde_json::json!(["chief"])
+    );
+    let p = &jobset_pods(&c, "dist-mnist")[0];
+    let env = c
+        .container_env(
+            "default",
+            p["metadata"]["name"].as_str().unwrap(),
+            "tensorflow",
+        )
+        .unwrap();
+    assert!(
+        env.iter()
+            .find(|(k, _)| k == "TF_CONFIG")
+            .unwrap()
+            .1
+            .contains("dist-mnist-ps-0-1.dist-mnist.default.svc:3000")
+    );
+    let js = c.get("jobsets", Some("default"), "eval-kueue").unwrap();
+    assert_eq!(
+        js["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+        "team-a"
+    );
+    assert_eq!(
+        js["spec"]["successPolicy"]["targetReplicatedJobs"],
+        serde_json::json!(["worker"])
+    );
+    assert_eq!(js["spec"]["ttlSecondsAfterFinished"], 600);
 }
