@@ -569,3 +569,55 @@ fn real_world_tfjob_manifests_export_pass_the_dry_run_and_their_pods_read_their_
     );
     assert_eq!(js["spec"]["ttlSecondsAfterFinished"], 600);
 }
+
+/// The upstream v0.12.0 CRD (reference data beside the checkout, never committed) served in
+/// place of the test cluster's own copy: the API server's schema check of the exports is then
+/// the real one's.
+#[test]
+fn exports_pass_a_server_dry_run_against_the_upstream_jobset_crd() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/reference/jobset/jobset.x-k8s.io_jobsets.yaml"
+    );
+    let Ok(text) = std::fs::read_to_string(path) else {
+        eprintln!("skipped: the upstream JobSet CRD is not at {path}");
+        return;
+    };
+    let mut crd: Value = serde_saphyr::from_str(&text).unwrap();
+    crd["status"] = serde_json::json!({"conditions": [{"type": "Established", "status": "True"}]});
+    let c = with_jobset();
+    c.insert(crd);
+    let served = c
+        .get("customresourcedefinitions", None, "jobsets.jobset.x-k8s.io")
+        .unwrap();
+    assert!(served["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["coordinator"]["properties"]["replicatedJob"].is_object(),
+        "the upstream CRD is the one served");
+    let run = tfjob(
+        &c,
+        &article_args("export", &["--to", "jobset", "--dry-run=server"]),
+    );
+    run.expect_code(0);
+    for t in templates() {
+        let name = format!("t-{t}");
+        let run = tfjob(
+            &c,
+            &template_args("export", &t, &name, &["--dry-run=server"]),
+        );
+        run.expect_code(0);
+    }
+    for (_, body) in REAL_WORLD {
+        let (_dir, path) = crate::manifest_file(body);
+        tfjob(
+            &c,
+            &[
+                "export",
+                "--to",
+                "jobset",
+                "-f",
+                path.to_str().unwrap(),
+                "--dry-run=server",
+            ],
+        )
+        .expect_code(0);
+    }
+}
