@@ -28,6 +28,14 @@ pub struct DiagnoseArgs {
 }
 
 pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
+    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
+        let name = name?.to_string();
+        return block_on(crate::ops::jobset_diagnose::run(
+            &global.connection(),
+            &name,
+            out,
+        ));
+    }
     block_on(crate::diagnose::run(
         &global.connection(),
         &args.name,

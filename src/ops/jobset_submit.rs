@@ -29,7 +29,7 @@ const POLL: Duration = Duration::from_millis(250);
 
 /// The JobSet API answers (a list of one) and its controller's Deployment has a ready replica.
 /// A Deployment not found or not readable is a warning: it may run under another name.
-async fn check_jobset(kube: &Kube, namespace: &str) -> (Vec<Error>, Vec<String>) {
+pub(crate) async fn check_jobset(kube: &Kube, namespace: &str) -> (Vec<Error>, Vec<String>) {
     let api: Api<JobSet> = Api::namespaced(kube.client.clone(), namespace);
     let deps: Api<Deployment> = Api::namespaced(kube.client.clone(), CONTROLLER_NAMESPACE);
     let lp = ListParams::default().limit(1);

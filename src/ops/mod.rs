@@ -9,6 +9,7 @@ pub mod delete;
 pub mod export;
 pub mod get;
 pub mod jobset_day2;
+pub mod jobset_diagnose;
 pub mod jobset_submit;
 pub mod list;
 pub mod logs;

@@ -621,3 +621,53 @@ fn exports_pass_a_server_dry_run_against_the_upstream_jobset_crd() {
         .expect_code(0);
     }
 }
+
+#[test]
+fn diagnose_jobset_names_the_pod_the_scheduler_cannot_place() {
+    let c = cluster(&format!(
+        "jobset: running\nnodes: [{{name: node-1, cpu: \"16\", memory: 64Gi, gpu: 0}}]\nobjects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--skip-capacity-check"]),
+    )
+    .expect_code(0);
+    let unschedulable = c.wait_for(SETTLE, |c| {
+        jobset_pods(c, "tf-dist-train").iter().any(|p| {
+            p["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "PodScheduled" && c["reason"] == "Unschedulable")
+        })
+    });
+    assert!(unschedulable);
+    let run = tfjob(&c, &["diagnose", "jobset/tf-dist-train"]);
+    run.expect_code(4);
+    assert!(
+        run.stdout.contains("Pod tf-dist-train-worker-0-"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Insufficient nvidia.com/gpu"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("cannot be scheduled"), "{}", run.stderr);
+
+    let c = with_jobset();
+    tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .expect_code(0);
+    let run = tfjob(&c, &["diagnose", "jobset/tf-dist-train"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .starts_with("JobSet: every replicatedJob's pods are ready\n4 pods, none stuck"),
+        "{}",
+        run.stdout
+    );
+}
