@@ -18,6 +18,7 @@ use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, DEFAULT_CONTAINER_NAME, TFJob};
 use crate::output::{Output, ReportFormat};
+use crate::placement;
 use zeroize::{Zeroize, Zeroizing};
 
 /// At most this many pod logs are read, whatever the replica count.
@@ -93,7 +94,7 @@ pub async fn collect_within(
             .and_then(|st| st.phase.as_deref())
             .is_none_or(|ph| ph == "Pending")
     }) {
-        s.missing_objects = crate::ops::missing::missing_objects(
+        s.missing_objects = super::missing::missing_objects(
             kube,
             namespace,
             &job,
@@ -102,8 +103,15 @@ pub async fn collect_within(
         .await;
     }
     // Unschedulable pods: ask the placement model whether they wait or can never run.
-    if crate::ops::check::any_unschedulable(s.pods.iter().map(|p| p.status.as_ref())) {
-        s.placement = crate::ops::check::unschedulable_verdict(kube, namespace, &job).await;
+    // The same question `wait` asks (ops::preflight::unschedulable_verdict), read here because
+    // diagnose sits below ops; a failed read only leaves the verdict out.
+    if placement::live::any_unschedulable(s.pods.iter().map(|p| p.status.as_ref())) {
+        s.placement = cluster::retry(kube, || placement::collect(&kube.client, namespace, &job))
+            .await
+            .map_err(|e| tracing::debug!(error = %e, "pre-flight for an unschedulable pod failed"))
+            .ok()
+            .and_then(|snapshot| placement::live::unschedulable(snapshot, namespace, &job))
+            .map(|u| (u.verdict, u.reason));
     }
     let services: Api<Service> = Api::namespaced(kube.client.clone(), namespace);
     match cluster::retry(kube, || services.list(&lp)).await {

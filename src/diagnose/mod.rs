@@ -14,6 +14,7 @@ mod checks;
 mod collect;
 #[cfg(test)]
 mod collect_tests;
+pub mod missing;
 pub mod refused;
 mod render;
 #[cfg(test)]
@@ -60,7 +61,7 @@ pub struct Snapshot {
     /// reason); `None` when it was not asked or had nothing to add.
     pub placement: Option<(crate::placement::Verdict, String)>,
     /// Objects the pods mount that do not exist (read only while a pod is Pending).
-    pub missing_objects: Vec<crate::ops::missing::MissingObject>,
+    pub missing_objects: Vec<missing::MissingObject>,
 }
 
 impl Snapshot {

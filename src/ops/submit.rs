@@ -56,7 +56,7 @@ pub async fn run(
 ) -> Result<()> {
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(kube_args, &args.render)?;
-    print_warnings(&prepared.report, out);
+    super::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
     let mut job = prepared.job;
     // With generateName the API server picks the name; until then, show the prefix.
@@ -79,7 +79,7 @@ pub async fn run(
 
     // 2. The namespace, resolved as kubectl does (reading the kubeconfig sends nothing).
     let kube = cluster::connect(kube_args).await?;
-    let namespace = resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
+    let namespace = super::preflight::resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 
     // --replace may delete: ask before the first request, so an unanswerable question ends the
@@ -150,12 +150,12 @@ pub async fn run(
     }
     // 5. Will it run? Missing objects the pods need, and a `never`, refuse here, before
     //    anything is written.
-    let gate = super::check::GateOptions {
+    let gate = super::preflight::GateOptions {
         show_verdict: args.dry_run == DryRun::Server,
         capacity: !args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
-    super::check::gate(&kube, &namespace, &job, gate, out).await?;
+    super::preflight::gate(&kube, &namespace, &job, gate, out).await?;
     // 6. The pods the operator will create, as server dry runs: PodSecurity, policy engines
     //    and webhooks on pods answer only there.
     super::pod_dry_run::check(&kube, &namespace, &job, out).await?;
@@ -241,25 +241,6 @@ pub async fn run(
         followed?;
     }
     Ok(())
-}
-
-pub(crate) fn print_warnings(report: &validate::Report, out: &mut Output) {
-    if !report.findings.is_empty() {
-        out.note(&report.render_text());
-    }
-}
-
-/// `-n` wins; a manifest naming another namespace is refused, as kubectl refuses it.
-pub(crate) fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
-    match from_job {
-        Some(ns) if kube.namespace_from_flag && ns != kube.namespace => Err(Error::Usage(format!(
-            "the namespace from the provided object {ns:?} does not match the namespace {:?}; \
-             pass --namespace={ns} or remove metadata.namespace",
-            kube.namespace
-        ))),
-        Some(ns) => Ok(ns.to_string()),
-        None => Ok(kube.namespace.clone()),
-    }
 }
 
 fn print_job(

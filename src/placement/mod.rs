@@ -1,6 +1,7 @@
 //! Will it run? A pure model of kube-scheduler's filters and of the admission plugins that
 //! refuse pods (LimitRanger, ResourceQuota), applied to the pods the training-operator will
 //! create for a TFJob, over a [`Snapshot`] of the cluster. No I/O here except [`collect`].
+//! [`live`] asks the same model about a job whose pods already exist and are Unschedulable.
 //!
 //! Upstream behaviour modelled (kubernetes/kubernetes):
 //! - `pkg/scheduler/framework/plugins/noderesources/fit.go` (`fitsRequest`: pod count, then
@@ -47,6 +48,7 @@
 mod admission;
 mod collect;
 mod filters;
+pub mod live;
 pub(crate) mod quantity;
 pub mod refs;
 mod verdict;

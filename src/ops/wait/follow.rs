@@ -446,11 +446,12 @@ impl Waiter<'_> {
             // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
             if !self.asked_model
                 && let Some((job, pods)) = &self.last
-                && crate::ops::check::any_unschedulable(pods.iter().map(|p| p.status.as_ref()))
+                && crate::placement::live::any_unschedulable(pods.iter().map(|p| p.status.as_ref()))
             {
                 self.asked_model = true;
                 let job = job.clone();
-                crate::ops::check::on_unschedulable(self.kube, self.namespace, &job, out).await?;
+                crate::ops::preflight::on_unschedulable(self.kube, self.namespace, &job, out)
+                    .await?;
             }
         }
     }
