@@ -49,6 +49,7 @@ mod admission;
 mod collect;
 mod filters;
 pub mod live;
+mod pods;
 pub(crate) mod quantity;
 pub mod refs;
 mod verdict;
@@ -64,9 +65,10 @@ use serde::{Deserialize, Serialize};
 pub use admission::{apply_limit_ranges, check_quotas, limit_range_violations};
 pub use collect::collect;
 pub use filters::{Res, effective_requests, fit_error_message, node_reject_reason};
+pub use pods::{JobPod, job_pods};
 pub use quantity::{format_quantity, parse_quantity};
 pub use refs::check_references;
-pub use verdict::{JobPod, job_pods, place};
+pub use verdict::place;
 
 /// What the whole job (or one pod) can expect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::PodSpec;
 
-use super::verdict::JobPod;
+use super::pods::JobPod;
 use super::{ReferenceFinding, Severity, Snapshot};
 use crate::model::TFJob;
 
