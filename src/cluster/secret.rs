@@ -1,46 +1,14 @@
 //! Secrets as the cluster needs them: the model-gateway Secret (present, carrying a non-empty
 //! value under its key, and the command that fixes it when not) and which Secrets a pod spec
-//! cannot start without. The default names live in [`crate::gateway`] and are used from there.
+//! cannot start without. The gateway Secret's names and key rules live in [`crate::gateway`]
+//! (their one owner) and are used from there.
 
 use k8s_openapi::api::core::v1::{PodSpec, Secret};
 use kube::api::Api;
 
 use super::{Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
-use crate::gateway::DEFAULT_SECRET_KEY;
-
-/// Where `secret create --base-url` stores the gateway URL beside the key (not a secret).
-pub const BASE_URL_KEY: &str = "base-url";
-
-/// Checks a Secret key name as the API server does (apimachinery's `IsConfigMapKey`,
-/// staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go): at most 253 characters of
-/// letters, digits, `-`, `_` and `.`, and not `.`, `..` or anything starting with `..`.
-/// `flag` names where the key came from, for the message.
-pub fn check_key_name(key: &str, flag: &str) -> Result<()> {
-    let problem = if key.is_empty() {
-        Some("it is empty".to_string())
-    } else if key.len() > 253 {
-        Some(format!(
-            "it has {} characters; at most 253 are allowed",
-            key.len()
-        ))
-    } else if let Some(c) = key
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-    {
-        Some(format!("{c:?} is not allowed"))
-    } else if key == "." || key.starts_with("..") {
-        Some("it must not be '.' or start with '..'".to_string())
-    } else {
-        None
-    };
-    match problem {
-        None => Ok(()),
-        Some(why) => Err(Error::Usage(format!(
-            "{flag} {key:?} is not a valid Secret key ({why}): use letters, digits, '-', '_' and '.', e.g. {DEFAULT_SECRET_KEY}"
-        ))),
-    }
-}
+use crate::gateway::{BASE_URL_KEY, DEFAULT_SECRET_KEY};
 
 /// The readiness of a Secret for a job, as `secret check` and `submit` report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,23 +183,4 @@ pub fn references(spec: &PodSpec) -> Vec<SecretRef> {
             Via::Volume { .. } => None,
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secret_key_names_follow_the_api_server() {
-        for ok in ["api-key", "API_KEY", "key.txt", ".hidden", "a..b"] {
-            check_key_name(ok, "--key").unwrap();
-        }
-        for bad in ["", ".", "..", "../x", "..x", "a/b", "with space", "ключ"] {
-            let e = check_key_name(bad, "--api-secret-key").unwrap_err();
-            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad:?}");
-            assert!(e.to_string().contains("--api-secret-key"), "{e}");
-        }
-        check_key_name(&"k".repeat(253), "--key").unwrap();
-        check_key_name(&"k".repeat(254), "--key").unwrap_err();
-    }
 }

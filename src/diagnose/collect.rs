@@ -13,9 +13,9 @@ use crate::cluster::budget::{Budget, DECORATION};
 pub(super) use crate::cluster::crd::crd_state;
 #[cfg(test)]
 pub(super) use crate::cluster::operator::operator_state;
-use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
+use crate::gateway::BASE_URL_KEY;
 use crate::model::{self, DEFAULT_CONTAINER_NAME, TFJob};
 use crate::output::{Output, ReportFormat};
 use crate::placement;
