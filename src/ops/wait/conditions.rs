@@ -614,7 +614,7 @@ fn unreconciled(
         return Some(Outcome::NotReconciled {
             message: format!(
                 "nothing reconciles TFJob {ns}/{name}: it has no status {old}s after its creation ({}); the job stays {}",
-                operator_words(operator),
+                operator,
                 model::STATE_NOT_RECONCILED
             ),
             hint: format!("{} {wait_longer}", crate::cluster::install_operator_hint()),
@@ -639,39 +639,13 @@ fn unreconciled(
     Some(Outcome::NotReconciled {
         message: format!(
             "nothing reconciles TFJob {ns}/{name}: {}; the job stays {}{waited}",
-            operator_words(operator),
+            operator,
             model::STATE_NOT_RECONCILED
         ),
         hint: format!(
             "See why: kubectl -n {namespace} describe deployment {deployment}; kubectl -n {namespace} logs deploy/{deployment}. {wait_longer}"
         ),
     })
-}
-
-/// The operator's state in the words `diagnose` uses.
-pub fn operator_words(state: &OperatorState) -> String {
-    match state {
-        OperatorState::Running { namespace, name } => {
-            format!("training-operator running ({namespace}/{name})")
-        }
-        OperatorState::NotReady {
-            namespace,
-            name,
-            ready,
-            desired,
-        } => format!(
-            "training-operator {namespace}/{name} is not ready ({ready}/{desired} replicas ready)"
-        ),
-        OperatorState::NotFound => format!(
-            "no training-operator Deployment found (none labelled {} in any namespace, no {}/{})",
-            crate::cluster::operator::operator_selector(),
-            crate::cluster::operator::OPERATOR_NAMESPACE,
-            crate::cluster::operator::OPERATOR_DEPLOYMENT
-        ),
-        OperatorState::Unknown(why) => {
-            format!("cannot tell whether the training-operator is running ({why})")
-        }
-    }
 }
 
 /// What the waiter is waiting for right now, in words that change only when the state does.
@@ -682,7 +656,7 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
             Some(op @ OperatorState::NotReady { .. }) => {
                 format!(
                     "waiting for an operator to reconcile the job: {}",
-                    operator_words(op)
+                    op
                 )
             }
             _ => "waiting for the training-operator to reconcile the job".into(),

@@ -250,7 +250,7 @@ impl Waiter<'_> {
                         "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
                         self.namespace,
                         self.name,
-                        conditions::operator_words(op)
+                        op
                     ))
                 }
                 // No evidence either way: the job's own status decides (said even when it
@@ -260,7 +260,7 @@ impl Waiter<'_> {
                 {
                     Some(format!(
                         "Warning: {}. An operator may still reconcile the job; it is given {}s from its creation to get a status.",
-                        conditions::operator_words(op),
+                        op,
                         self.limits
                             .pending_timeout
                             .unwrap_or(cluster::operator::RECONCILE_GRACE)
