@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
+use crate::cluster::pod::Pod;
+use crate::cluster::podtable::PodRow;
 use crate::model::{self, ReplicaType, TFJob};
-use crate::ops::podtable::PodRow;
-use crate::ops::wait::Pod;
 
 // ---------------------------------------------------------------------------------------------
 // Replicas

@@ -13,6 +13,8 @@ pub mod crd;
 pub mod exec_guard;
 pub mod kubeconfig;
 pub mod operator;
+pub mod pod;
+pub mod podtable;
 pub mod secret;
 
 use std::path::PathBuf;

@@ -105,7 +105,7 @@ pub async fn collect_within(
     // Unschedulable pods: ask the placement model whether they wait or can never run.
     // The same question `wait` asks (ops::preflight::unschedulable_verdict), read here because
     // diagnose sits below ops; a failed read only leaves the verdict out.
-    if placement::live::any_unschedulable(s.pods.iter().map(|p| p.status.as_ref())) {
+    if cluster::pod::any_unschedulable(&s.pods) {
         s.placement = cluster::retry(kube, || placement::collect(&kube.client, namespace, &job))
             .await
             .map_err(|e| tracing::debug!(error = %e, "pre-flight for an unschedulable pod failed"))

@@ -15,9 +15,9 @@ use kube::{Client, ResourceExt};
 
 use crate::cluster::{self, Kube};
 
+use crate::cluster::pod::Pod;
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
-use crate::ops::wait::Pod;
 
 /// `--cascade`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

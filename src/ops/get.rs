@@ -14,11 +14,11 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
+use crate::cluster::podtable;
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, GetView};
 use crate::model::{self, TFJob};
-use crate::ops::podtable;
 use crate::print::{self, Format, TableFlags};
 
 /// Which job and how.

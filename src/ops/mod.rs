@@ -10,7 +10,6 @@ pub mod get;
 pub mod list;
 pub mod logs;
 pub mod pod_dry_run;
-pub mod podtable;
 pub mod preflight;
 pub mod readiness;
 pub mod secret;

@@ -464,9 +464,9 @@ async fn delete_and_wait(
         await_deleted(jobs.clone(), &name, &uid).await;
         // The operator's pods carry the job-name label and the old job as controller owner:
         // one watch on the label, counting only the old job's pods.
-        let pods: Api<super::wait::Pod> = Api::namespaced(kube.client.clone(), &namespace);
+        let pods: Api<crate::cluster::pod::Pod> = Api::namespaced(kube.client.clone(), &namespace);
         let selector = format!("{}={name}", model::LABEL_JOB_NAME);
-        let owned_by_old = |p: &super::wait::Pod| {
+        let owned_by_old = |p: &crate::cluster::pod::Pod| {
             p.metadata
                 .owner_references
                 .iter()

@@ -131,7 +131,7 @@ pub fn build(
                 .map(|p| {
                     let (requests, limits, gpus) = declared(p);
                     ReplicaTop {
-                        replica: jobview::replica_label(&crate::ops::wait::Pod {
+                        replica: jobview::replica_label(&crate::cluster::pod::Pod {
                             metadata: p.metadata.clone(),
                             status: None,
                         }),

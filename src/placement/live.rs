@@ -6,8 +6,6 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::PodStatus;
-
 use super::{Report, Snapshot, Verdict, job_pods, place};
 use crate::model::TFJob;
 
@@ -45,17 +43,6 @@ pub fn unschedulable(
         }),
         Verdict::Fits | Verdict::Unknown => None,
     }
-}
-
-/// Whether any pod (given by its status) has been found Unschedulable (PodScheduled False).
-pub fn any_unschedulable<'a>(statuses: impl IntoIterator<Item = Option<&'a PodStatus>>) -> bool {
-    statuses.into_iter().flatten().any(|s| {
-        s.conditions.iter().flatten().any(|c| {
-            c.type_ == "PodScheduled"
-                && c.status == "False"
-                && c.reason.as_deref() == Some("Unschedulable")
-        })
-    })
 }
 
 /// When pods select nodes that do not exist, capacity is not the cure: name each nodeSelector

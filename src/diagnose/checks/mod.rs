@@ -3,6 +3,7 @@
 //! `scheduling`, `runtime` with its `secrets`); this file holds the driver, the shared pod/event helpers and the
 //! scrubbing of secret values, which the layers reach through `use super::*`.
 
+use crate::cluster::pod::PodFacts;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{
@@ -116,15 +117,13 @@ fn not_reached(out: &mut Vec<Finding>, layer: Layer, gate: &Gate) {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
+// Name and phase are the pod facts of crate::cluster::pod; owned here as Strings for findings.
 fn pod_name(pod: &Pod) -> String {
-    pod.metadata.name.clone().unwrap_or_default()
+    pod.pod_name().to_string()
 }
 
 fn pod_phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .unwrap_or("Pending")
+    pod.pod_phase()
 }
 
 fn replica_type(pod: &Pod) -> String {

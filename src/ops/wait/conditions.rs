@@ -18,10 +18,11 @@ use k8s_openapi::jiff::Timestamp;
 use kube::runtime::wait::Condition;
 use serde::Serialize;
 
+use super::WaitFor;
 use super::restarts::{Restarts, crash_loop, observe_restarts, permanent_failure};
-use super::{Pod, WaitFor};
 use crate::cluster::operator::OperatorState;
-use crate::model::{self, ReplicaType, TFJob, condition};
+use crate::cluster::pod::{self, Pod, PodFacts, canonical_replica_type};
+use crate::model::{self, TFJob, condition};
 
 // ---------------------------------------------------------------------------------------------
 // Job conditions
@@ -57,49 +58,6 @@ pub fn is_suspended() -> impl Condition<TFJob> {
 // ---------------------------------------------------------------------------------------------
 // Pods
 
-/// The replica type a pod belongs to, from the operator's label, in canonical case.
-pub(super) fn pod_replica_type(pod: &Pod) -> Option<String> {
-    let label = pod
-        .metadata
-        .labels
-        .as_ref()?
-        .get(model::LABEL_REPLICA_TYPE)?;
-    Some(canonical(label))
-}
-
-pub(super) fn canonical(rtype: &str) -> String {
-    ReplicaType::from_any_case(rtype)
-        .map(|t| t.as_str().to_string())
-        .unwrap_or_else(|| rtype.to_string())
-}
-
-pub(super) fn phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .unwrap_or("Pending")
-}
-
-pub(super) fn pod_name(pod: &Pod) -> &str {
-    pod.metadata.name.as_deref().unwrap_or_default()
-}
-
-/// Running, not being deleted, and every container started: a container that restarts is
-/// waiting or terminated for a while, and a pod with a deletionTimestamp counts as failed for
-/// the operator (`core/status.go`).
-pub fn pod_started(pod: &Pod) -> bool {
-    let Some(status) = pod.status.as_ref() else {
-        return false;
-    };
-    let containers = status.container_statuses.as_deref().unwrap_or_default();
-    pod.metadata.deletion_timestamp.is_none()
-        && phase(pod) == "Running"
-        && !containers.is_empty()
-        && containers.iter().all(|cs| {
-            cs.started != Some(false) && cs.state.as_ref().is_some_and(|s| s.running.is_some())
-        })
-}
-
 /// When the most recently (re)started container of `pod` started, as the kubelet reports it.
 fn last_start(pod: &Pod) -> Option<Timestamp> {
     let containers = pod.status.as_ref()?.container_statuses.as_deref()?;
@@ -120,11 +78,11 @@ fn last_start(pod: &Pod) -> Option<Timestamp> {
 /// Restarts per pod instance: a recreated pod (new uid) or a bumped restartCount changes it.
 fn restart_marks(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
     pods.iter()
-        .filter(|p| pod_replica_type(p).is_some())
+        .filter(|p| p.replica_type().is_some())
         .map(|p| {
             let key = format!(
                 "{}/{}",
-                pod_name(p),
+                p.pod_name(),
                 p.metadata.uid.as_deref().unwrap_or_default()
             );
             let restarts = p
@@ -143,7 +101,7 @@ fn restart_marks(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
 pub fn expected_replicas(job: &TFJob) -> BTreeMap<String, i32> {
     let mut out = BTreeMap::new();
     for (key, spec) in &job.spec.tf_replica_specs {
-        *out.entry(canonical(key)).or_insert(0) += spec.replicas.unwrap_or(1).max(0);
+        *out.entry(canonical_replica_type(key)).or_insert(0) += spec.replicas.unwrap_or(1).max(0);
     }
     out
 }
@@ -151,8 +109,8 @@ pub fn expected_replicas(job: &TFJob) -> BTreeMap<String, i32> {
 /// Started pods per canonical role name.
 fn started_per_role(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
     let mut started: BTreeMap<String, i32> = BTreeMap::new();
-    for pod in pods.iter().filter(|p| pod_started(p)) {
-        if let Some(rtype) = pod_replica_type(pod) {
+    for pod in pods.iter().filter(|p| p.started()) {
+        if let Some(rtype) = pod.replica_type() {
             *started.entry(rtype).or_default() += 1;
         }
     }
@@ -171,13 +129,7 @@ pub fn all_started(job: &TFJob, pods: &[Arc<Pod>]) -> bool {
 
 /// The scheduler's verdict on a pod that is not scheduled: `Unschedulable: 0/1 nodes …`.
 fn scheduler_says(pod: &Pod) -> Option<String> {
-    let cond = pod
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .flatten()
-        .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
+    let cond = pod.not_scheduled()?;
     Some(match (&cond.reason, &cond.message) {
         (Some(r), Some(m)) => format!("{r}: {m}"),
         (Some(r), None) => r.clone(),
@@ -192,20 +144,20 @@ pub fn not_running(job: &TFJob, pods: &[Arc<Pod>]) -> Vec<String> {
     let mut out = Vec::new();
     let mut have: BTreeMap<String, i32> = BTreeMap::new();
     let mut sorted: Vec<&Arc<Pod>> = pods.iter().collect();
-    sorted.sort_by(|a, b| pod_name(a).cmp(pod_name(b)));
+    sorted.sort_by(|a, b| a.pod_name().cmp(b.pod_name()));
     for pod in sorted {
-        let Some(rtype) = pod_replica_type(pod) else {
+        let Some(rtype) = pod.replica_type() else {
             continue;
         };
         *have.entry(rtype).or_default() += 1;
-        if pod_started(pod) {
+        if pod.started() {
             continue;
         }
         let why = scheduler_says(pod)
             .or_else(|| pod_reason(pod))
             .map(|r| format!(": {r}"))
             .unwrap_or_default();
-        out.push(format!("{} ({}{why})", pod_name(pod), phase(pod)));
+        out.push(format!("{} ({}{why})", pod.pod_name(), pod.pod_phase()));
     }
     for (rtype, n) in expected_replicas(job) {
         let missing = n - have.get(&rtype).copied().unwrap_or(0);
@@ -239,12 +191,7 @@ fn pod_reason(pod: &Pod) -> Option<String> {
             );
         }
     }
-    status
-        .conditions
-        .iter()
-        .flatten()
-        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-        .and_then(|c| c.reason.clone())
+    pod::not_scheduled(status).and_then(|c| c.reason.clone())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,11 +257,11 @@ pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
         .collect();
     let mut reason = None;
     for pod in pods {
-        let Some(rtype) = pod_replica_type(pod) else {
+        let Some(rtype) = pod.replica_type() else {
             continue;
         };
         let c = replicas.entry(rtype).or_default();
-        match phase(pod) {
+        match pod.pod_phase() {
             "Running" if pod.metadata.deletion_timestamp.is_none() => c.running += 1,
             "Running" | "Failed" => c.failed += 1,
             "Succeeded" => c.succeeded += 1,
@@ -573,7 +520,7 @@ fn settled(view: View<'_>, tracker: &mut Tracker, settle: Duration, now: Now) ->
     };
     view.pods
         .iter()
-        .filter(|p| pod_started(p))
+        .filter(|p| p.started())
         .all(|p| last_start(p).is_some_and(|t| t <= cutoff))
 }
 
@@ -654,10 +601,7 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
     if !is_reconciled().matches_object(Some(job)) {
         return match view.operator {
             Some(op @ OperatorState::NotReady { .. }) => {
-                format!(
-                    "waiting for an operator to reconcile the job: {}",
-                    op
-                )
+                format!("waiting for an operator to reconcile the job: {}", op)
             }
             _ => "waiting for the training-operator to reconcile the job".into(),
         };
@@ -696,7 +640,7 @@ fn fatal_pod_problem(
     limits: Limits,
     now: Instant,
 ) -> Option<String> {
-    let name = pod_name(pod);
+    let name = pod.pod_name();
     let status = pod.status.as_ref()?;
     let mut pulling = false;
     let mut fatal = None;
@@ -739,11 +683,7 @@ fn fatal_pod_problem(
             pull_age.as_secs()
         ));
     }
-    let unschedulable = status.conditions.iter().flatten().find(|c| {
-        c.type_ == "PodScheduled"
-            && c.status == "False"
-            && c.reason.as_deref() == Some("Unschedulable")
-    });
+    let unschedulable = pod::unschedulable(status);
     let pending_age = tracker.age(name, "unschedulable", unschedulable.is_some(), now);
     if let (Some(cond), Some(limit)) = (unschedulable, limits.pending_timeout)
         && pending_age >= limit

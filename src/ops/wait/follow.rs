@@ -18,8 +18,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 
 use super::conditions::{self, Limits, Now, Outcome, Progress, Tracker, View, evaluate};
 use super::progress::Display;
-use super::{Pod, WaitFor, WaitOptions};
+use super::{WaitFor, WaitOptions};
 use crate::cluster::budget::{Budget, DECORATION};
+use crate::cluster::pod::{self, Pod};
 use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
@@ -248,9 +249,7 @@ impl Waiter<'_> {
                 {
                     Some(format!(
                         "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
-                        self.namespace,
-                        self.name,
-                        op
+                        self.namespace, self.name, op
                     ))
                 }
                 // No evidence either way: the job's own status decides (said even when it
@@ -446,7 +445,7 @@ impl Waiter<'_> {
             // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
             if !self.asked_model
                 && let Some((job, pods)) = &self.last
-                && crate::placement::live::any_unschedulable(pods.iter().map(|p| p.status.as_ref()))
+                && pod::any_unschedulable(pods.iter().map(|p| &**p))
             {
                 self.asked_model = true;
                 let job = job.clone();

@@ -11,10 +11,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::Pod;
-use super::conditions::{
-    Limits, Now, Tracker, View, canonical, jiff_span, phase, pod_name, pod_replica_type,
-};
+use super::conditions::{Limits, Now, Tracker, View, jiff_span};
+use crate::cluster::pod::{Pod, PodFacts, canonical_replica_type};
 use crate::model::{self, ReplicaType, TFJob};
 
 /// One container of one replica, across restarts in place and pods recreated under its name.
@@ -69,10 +67,10 @@ fn times(n: u32) -> String {
 /// uid under a name whose last instance failed), with a note for each.
 pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) {
     let since = *tracker.first_seen.get_or_insert(now.wall);
-    for pod in view.pods.iter().filter(|p| pod_replica_type(p).is_some()) {
-        let name = pod_name(pod);
+    for pod in view.pods.iter().filter(|p| p.replica_type().is_some()) {
+        let name = pod.pod_name();
         let uid = pod.metadata.uid.clone().unwrap_or_default();
-        let pod_failed = phase(pod) == "Failed";
+        let pod_failed = pod.pod_phase() == "Failed";
         // creationTimestamp has whole seconds: a pod stamped up to 2s before the first look
         // may have been created after it.
         let created_during_wait = pod
@@ -208,10 +206,10 @@ pub(super) fn crash_loop(job: &TFJob, tracker: &mut Tracker, limits: Limits) -> 
 /// under `ExitCode` with a code 1-127 (not IsRetryableExitCode) ReconcilePods fails it. Workers
 /// of a job with `enableDynamicWorker` do not decide it.
 pub(super) fn permanent_failure(job: &TFJob, pod: &Pod) -> Option<String> {
-    if phase(pod) != "Failed" {
+    if pod.pod_phase() != "Failed" {
         return None;
     }
-    let rtype = pod_replica_type(pod)?;
+    let rtype = pod.replica_type()?;
     if rtype == ReplicaType::Worker.as_str() && job.spec.enable_dynamic_worker == Some(true) {
         return None;
     }
@@ -219,7 +217,7 @@ pub(super) fn permanent_failure(job: &TFJob, pod: &Pod) -> Option<String> {
         .spec
         .tf_replica_specs
         .iter()
-        .find(|(k, _)| canonical(k) == rtype)
+        .find(|(k, _)| canonical_replica_type(k) == rtype)
         .and_then(|(_, s)| s.restart_policy.clone())
         .unwrap_or_else(|| "Never".into());
     let main = pod
@@ -246,7 +244,7 @@ pub(super) fn permanent_failure(job: &TFJob, pod: &Pod) -> Option<String> {
         .unwrap_or_default();
     Some(format!(
         "{} (pod {}) failed with exit code {code}{reason}; restartPolicy {policy} does not restart it, so the job fails",
-        replica_label(job, pod_name(pod)),
-        pod_name(pod)
+        replica_label(job, pod.pod_name()),
+        pod.pod_name()
     ))
 }
