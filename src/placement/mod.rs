@@ -62,10 +62,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota, Taint};
 use serde::{Deserialize, Serialize};
 
-pub use admission::{apply_limit_ranges, check_quotas, limit_range_violations};
+pub use admission::{check_quotas, limit_range_violations};
 pub use collect::collect;
 pub use filters::{Res, effective_requests, fit_error_message, node_reject_reason};
-pub use pods::{JobPod, job_pods};
+pub use pods::{JobPod, apply_limit_ranges, job_pods};
 pub use quantity::{format_quantity, parse_quantity};
 pub use refs::check_references;
 pub use verdict::place;

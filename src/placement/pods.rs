@@ -1,10 +1,14 @@
 //! Expanding a TFJob into the pods the operator will create, as admission will see them: the
 //! step both the placement verdict ([`super::verdict`]) and quota/LimitRange admission
-//! ([`super::admission`]) start from.
+//! ([`super::admission`]) start from. LimitRanger's Container defaults are applied here
+//! (`plugin/pkg/admission/limitranger/admission.go`, after `SetDefaults_Pod` and
+//! `SetDefaults_LimitRangeItem`), since admission sees the pods with them; its min/max checks
+//! stay in admission.
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ContainerPort, PodSpec};
+use k8s_openapi::api::core::v1::{ContainerPort, LimitRange, LimitRangeItem, PodSpec};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::filters::{Res, effective_requests};
 use crate::model::{self, TFJob};
@@ -61,7 +65,7 @@ pub fn job_pods(
                 });
             }
         }
-        super::admission::apply_limit_ranges(&mut spec, limit_ranges);
+        apply_limit_ranges(&mut spec, limit_ranges);
         let requests = effective_requests(&spec);
         let mut labels: BTreeMap<String, String> = rs
             .template
@@ -89,4 +93,61 @@ pub fn job_pods(
         }
     }
     out
+}
+
+type List = BTreeMap<String, Quantity>;
+
+/// `SetDefaults_LimitRangeItem` for Container items.
+fn defaulted(item: &LimitRangeItem) -> (List, List) {
+    let mut def = item.default.clone().unwrap_or_default();
+    let mut req = item.default_request.clone().unwrap_or_default();
+    for (k, v) in item.max.iter().flatten() {
+        def.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    for (k, v) in &def {
+        req.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    for (k, v) in item.min.iter().flatten() {
+        req.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    (def, req)
+}
+
+/// API defaulting then LimitRanger's Container defaults, in place.
+pub fn apply_limit_ranges(spec: &mut PodSpec, limit_ranges: &[LimitRange]) {
+    let items: Vec<&LimitRangeItem> = limit_ranges
+        .iter()
+        .filter_map(|l| l.spec.as_ref())
+        .flat_map(|s| s.limits.iter())
+        .filter(|i| i.type_ == "Container")
+        .collect();
+    let all = spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten());
+    for c in all {
+        let r = c.resources.get_or_insert_with(Default::default);
+        // SetDefaults_Pod: limits stand in for missing requests.
+        if let Some(lim) = r.limits.clone() {
+            let req = r.requests.get_or_insert_with(Default::default);
+            for (k, v) in lim {
+                req.entry(k).or_insert(v);
+            }
+        }
+        for item in &items {
+            let (def, defreq) = defaulted(item);
+            if !def.is_empty() {
+                let lim = r.limits.get_or_insert_with(Default::default);
+                for (k, v) in def {
+                    lim.entry(k).or_insert(v);
+                }
+            }
+            if !defreq.is_empty() {
+                let req = r.requests.get_or_insert_with(Default::default);
+                for (k, v) in defreq {
+                    req.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
 }
