@@ -16,8 +16,9 @@ use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::wait::Condition;
 use kube::runtime::{WatchStreamExt, watcher};
 
-use super::conditions::{self, Limits, Now, Outcome, Progress, Tracker, View, evaluate};
+use super::conditions::{self, Outcome, Progress, evaluate};
 use super::progress::Display;
+use super::state::{Limits, Now, Tracker, View};
 use super::{WaitFor, WaitOptions};
 use crate::cluster::budget::{Budget, DECORATION};
 use crate::cluster::pod::{self, Pod};

@@ -5,6 +5,8 @@
 //!   progress, and [`evaluate`], which says reached / failed / keep waiting given the clock.
 //! - [`restarts`]: pure. What a container restart means (shown, not a failure) and when
 //!   restarts are a crash loop or a pod has failed for good.
+//! - [`state`]: pure data. The clock, the view, the limits and the waiter's memory that both
+//!   of the above read and update (conditions calls restarts, never back).
 //! - `follow`: the I/O loop. kube-runtime `watcher`s feed reflector stores (streaming lists
 //!   where the server supports them, a paged list otherwise); periodic GETs take over when every
 //!   watch fails; the operator's health is checked while nothing reconciles the job.
@@ -16,13 +18,13 @@ pub mod conditions;
 mod follow;
 mod progress;
 pub mod restarts;
+pub mod state;
 
 use std::time::Duration;
 
-pub use conditions::{
-    Counts, Limits, Now, Outcome, Progress, Restarted, Tracker, View, evaluate, progress,
-};
+pub use conditions::{Counts, Outcome, Progress, evaluate, progress};
 pub use follow::{follow, run};
+pub use state::{Limits, Now, Restarted, Tracker, View};
 
 /// What `wait` waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,4 +1,5 @@
-//! Restarts, as the kubelet and the operator mean them (pure, like [`super::conditions`]).
+//! Restarts, as the kubelet and the operator mean them (pure, like [`super::conditions`], which
+//! calls it; both keep their memory in [`super::state`]).
 //!
 //! A container that exits under `OnFailure`/`Always` is restarted in place by the kubelet; a pod
 //! that fails under `OnFailure`/`Always`, or under `ExitCode` with a retryable code, is deleted
@@ -9,28 +10,11 @@
 //! the operator says so (Failed).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::conditions::{Limits, Now, Tracker, View, jiff_span};
+use super::state::{Limits, Now, Restarted, Restarts, Tracker, View, jiff_span};
 use crate::cluster::pod::{Pod, PodFacts, canonical_replica_type};
 use crate::model::{self, ReplicaType, TFJob};
-
-/// One container of one replica, across restarts in place and pods recreated under its name.
-#[derive(Debug)]
-pub(super) struct Restarts {
-    uid: String,
-    /// The last restartCount seen on that pod instance.
-    count: i32,
-    /// Restarts seen during this wait (a restart before the wait started does not count).
-    during_wait: u32,
-    first_at: Option<Instant>,
-    last_at: Option<Instant>,
-    /// Exit code and reason of the last terminated instance.
-    last_exit: Option<(i32, Option<String>)>,
-    /// The instance is terminated with a non-zero code in a Failed pod (the operator may
-    /// recreate it: `OnFailure`/`Always`/retryable `ExitCode`).
-    failed: bool,
-}
 
 /// The pod-level end of a followed job, besides the operator's Failed: a crash loop or a pod
 /// that fails for good, by the same rules as [`evaluate`](super::evaluate) (`logs -f` ends on them too). The
@@ -144,7 +128,7 @@ pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) 
                 "{replica}{container} restarted{code}, {}",
                 times(entry.during_wait)
             ));
-            tracker.restarted.push(super::conditions::Restarted {
+            tracker.restarted.push(Restarted {
                 replica: replica.to_string(),
                 container: (cs.name != model::DEFAULT_CONTAINER_NAME).then(|| cs.name.clone()),
                 exit: exit_code,
