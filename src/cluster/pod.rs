@@ -2,15 +2,22 @@
 //! labels), whether it has started, and whether the scheduler refused it (`PodScheduled=False`,
 //! reason `Unschedulable`). [`PodFacts`] answers them for the slim [`Pod`] every follower keeps
 //! and for the full `k8s_openapi` Pod `diagnose` and `top` read, so no command parses a pod's
-//! status on its own.
+//! status on its own. And the one way to wait until a set of pods is gone ([`pods_gone`]),
+//! which `delete --wait` and `submit --replace` share.
 //!
 //! Upstream: `PodScheduled`/`Unschedulable` are `v1.PodScheduled` and
 //! `v1.PodReasonUnschedulable` (kubernetes `staging/src/k8s.io/api/core/v1/types.go`), set by
 //! kube-scheduler's `handleSchedulingFailure`; the replica labels are the training-operator's
 //! (`training.kubeflow.org/replica-type`, `…/replica-index`).
 
+use std::collections::HashSet;
+
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::{WatchStreamExt, watcher};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{self, ReplicaType};
@@ -150,6 +157,59 @@ pub fn unschedulable(status: &PodStatus) -> Option<&PodCondition> {
 /// Whether any of these pods has been found Unschedulable.
 pub fn any_unschedulable<'a, P: PodFacts + 'a>(pods: impl IntoIterator<Item = &'a P>) -> bool {
     pods.into_iter().any(|p| p.unschedulable().is_some())
+}
+
+/// Returns once no pod matching `selector` that `counts` accepts is left: one watch, whatever
+/// the number of pods. `progress` hears each new count once the first list is in. A failing
+/// watch is retried with backoff; the caller bounds the whole with its timeout.
+pub async fn pods_gone(
+    pods: Api<Pod>,
+    selector: &str,
+    counts: impl Fn(&Pod) -> bool,
+    mut progress: impl FnMut(usize) -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
+    let mut stream = watcher(pods, watcher::Config::default().labels(selector))
+        .default_backoff()
+        .boxed();
+    let mut present: HashSet<String> = HashSet::new();
+    let mut init: Option<HashSet<String>> = None;
+    let mut listed = false;
+    let mut last_said = usize::MAX;
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(watcher::Event::Init) => init = Some(HashSet::new()),
+            Ok(watcher::Event::InitApply(p)) => {
+                if let Some(s) = init.as_mut()
+                    && counts(&p)
+                {
+                    s.insert(p.name_any());
+                }
+            }
+            Ok(watcher::Event::InitDone) => {
+                present = init.take().unwrap_or_default();
+                listed = true;
+            }
+            Ok(watcher::Event::Apply(p)) => {
+                if counts(&p) {
+                    present.insert(p.name_any());
+                }
+            }
+            Ok(watcher::Event::Delete(p)) => {
+                present.remove(&p.name_any());
+            }
+            Err(e) => tracing::debug!("pod watch: {e}"),
+        }
+        if listed {
+            if present.is_empty() {
+                return Ok(());
+            }
+            if present.len() != last_said {
+                progress(present.len())?;
+                last_said = present.len();
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

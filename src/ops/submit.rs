@@ -473,7 +473,7 @@ async fn delete_and_wait(
                 .flatten()
                 .any(|o| o.uid == uid)
         };
-        super::delete::pods_gone(pods, &selector, owned_by_old, |_| Ok(())).await
+        crate::cluster::pod::pods_gone(pods, &selector, owned_by_old, |_| Ok(())).await
     };
     tokio::time::timeout(timeout, gone).await.map_err(|_| {
         Error::Timeout(format!(
