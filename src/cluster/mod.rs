@@ -11,6 +11,7 @@ pub mod budget;
 pub mod client;
 pub mod crd;
 pub mod exec_guard;
+pub mod forbidden;
 pub mod kubeconfig;
 pub mod operator;
 pub mod pod;
