@@ -10,16 +10,19 @@
 //! - [`manifest`]: reading YAML with file/line/column positions.
 //! - [`validate`]: schema, webhook rules and lint checks, all reported at once.
 //! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
-//!   retries), CRD, operator, gateway Secret, job-name forms, install hints.
+//!   retries), CRD, operator (and its one wording), gateway Secret, pod facts (`cluster::pod`:
+//!   the slim `Pod`, phase, replica, started, Unschedulable, waiting until pods are gone), the pod
+//!   table, 403 classification, job-name forms, install hints.
 //! - [`ops`]: the cluster-facing commands (`submit`, `check`, `wait` and its many-jobs layer,
 //!   `secret`, `list`, `get`, `logs`, `top`, `delete`, `suspend`/`resume`) over shared steps
-//!   (readiness, pod dry runs, missing objects, the pod table); [`diagnose`] beside its pure
-//!   checks.
+//!   (readiness, the pre-flight service `ops::preflight`, pod dry runs); [`diagnose`] below it,
+//!   with its pure checks and the missing-object lookup `wait` also uses; it never imports `ops`.
 //! - [`output`]: the stdout/stderr pair every command writes through; [`print`]: kubectl's
 //!   printers (json, yaml, name, jsonpath, custom-columns, go-template, tables, `top`'s units),
 //!   each taking a writer.
 //! - [`placement`]: will the job run here? kube-scheduler's filters, LimitRange and quota
-//!   admission, and stuck references, as a pure model over a collected snapshot.
+//!   admission, and stuck references, as a pure model over a collected snapshot; `placement::live`
+//!   asks it about a created job whose pods are Unschedulable.
 //! - [`error`]: typed errors and the one mapping to exit codes.
 //! - [`redact`]: the key (and its base64) replaced in every stream the process prints to.
 

@@ -2,7 +2,9 @@
 //! ([`ConnectionOptions`] → [`connect`]), whether the TFJob CRD is there and established
 //! ([`crd`]), whether a training-operator runs ([`operator`]), whether the gateway Secret holds its
 //! key ([`secret`]), how a job is named on the command line ([`parse_job_name`]), and the next step
-//! to suggest when one of those is missing ([`install_operator_hint`]).
+//! to suggest when one of those is missing ([`install_operator_hint`]). Pod facts have their one
+//! owner in [`pod`] (and the `kubectl get pods` Table in [`podtable`]); what a 403 means is told
+//! apart in [`forbidden`].
 //!
 //! `submit`, `wait`, `diagnose` and any new command read these facts from here and repeat none.
 

@@ -3,7 +3,9 @@
 //! [`collect`] reads everything once (a fixed number of requests, whatever the replica count)
 //! into a [`Snapshot`]; [`diagnose`] is a pure function from that snapshot to [`Finding`]s, in
 //! layer order (CRD → controller → objects → scheduling → runtime), each with its evidence and the
-//! next step. `wait` reuses both when a wait ends without reaching its target.
+//! next step. `wait` reuses both when a wait ends without reaching its target, and [`missing`]
+//! (the objects the pods mount that do not exist) while its pods stay Pending. Nothing here
+//! imports `ops`: `ops` calls down into diagnose, never the reverse.
 //!
 //! Secret values never reach the output: [`collect`] reads the referenced Secrets' values only to
 //! scrub them from the pod logs it fetches (held in buffers zeroed on drop), and keeps each Secret

@@ -1,6 +1,7 @@
 //! The cluster-facing commands, clap-free: each takes plain options and a client or
 //! [`crate::cluster::ConnectionOptions`], and writes through an [`crate::output::Output`] or the
-//! two streams it is given (stdout for data, stderr for progress). `diagnose` lives in
+//! two streams it is given (stdout for data, stderr for progress). `check`, `submit` and `wait`
+//! share the pre-flight service [`preflight`] and the readiness checks [`readiness`]. `diagnose` lives in
 //! [`crate::diagnose`] beside its pure checks. Pure views of the day-two commands are in
 //! [`crate::jobview`].
 
