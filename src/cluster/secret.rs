@@ -1,9 +1,10 @@
 //! Secrets as the cluster needs them: the model-gateway Secret (present, carrying a non-empty
-//! value under its key, and the command that fixes it when not) and which Secrets a pod spec
-//! cannot start without. The gateway Secret's names and key rules live in [`crate::gateway`]
-//! (their one owner) and are used from there.
+//! value under its key, and the command that fixes it when not). Which Secrets a pod spec
+//! cannot start without is `placement::refs::secret_references`, beside the pod's other
+//! references. The gateway Secret's names and key rules live in [`crate::gateway`] (their one
+//! owner) and are used from there.
 
-use k8s_openapi::api::core::v1::{PodSpec, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 
 use super::{Action, ConnectionOptions, Kube};
@@ -144,43 +145,4 @@ pub async fn require_secret(kube: &Kube, namespace: &str, name: &str) -> Result<
             ),
         )),
     }
-}
-
-/// A Secret a container cannot start without: a non-optional `secretKeyRef` (one key) or
-/// `envFrom.secretRef` (the whole Secret). The kubelet holds such a container in
-/// CreateContainerConfigError until the Secret (and key) exist.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct SecretRef {
-    pub secret: String,
-    /// `None` for envFrom (the whole Secret).
-    pub key: Option<String>,
-    pub env: String,
-    pub container: String,
-}
-
-/// Every Secret a pod spec's containers take as env (`secretKeyRef`, `envFrom`), init
-/// containers first: what `submit`'s readiness check requires and what `diagnose`
-/// cross-checks. Read from [`crate::placement::refs::pod_needs`], the one owner of a pod's
-/// references.
-pub fn references(spec: &PodSpec) -> Vec<SecretRef> {
-    use crate::placement::refs::{Via, pod_needs};
-    pod_needs(spec)
-        .into_iter()
-        .filter(|n| n.kind == "Secret")
-        .filter_map(|n| match n.via {
-            Via::Env { container, env } => Some(SecretRef {
-                secret: n.name,
-                key: n.keys.into_iter().next(),
-                env,
-                container,
-            }),
-            Via::EnvFrom { container, prefix } => Some(SecretRef {
-                secret: n.name,
-                key: None,
-                env: format!("envFrom (prefix {prefix:?})"),
-                container,
-            }),
-            Via::Volume { .. } => None,
-        })
-        .collect()
 }

@@ -122,7 +122,7 @@ pub(crate) fn missing_references(
         .tf_replica_specs
         .values()
         .filter_map(|s| s.template.spec.as_ref())
-        .flat_map(cluster::secret::references)
+        .flat_map(placement::refs::secret_references)
         .map(|r| r.secret)
         .collect();
     let flags = kube.hints.ns_flags(ns);

@@ -264,7 +264,7 @@ async fn check_secrets(
         .filter_map(|s| s.template.spec.as_ref())
     {
         refs.extend(
-            cluster::secret::references(pod)
+            crate::placement::refs::secret_references(pod)
                 .into_iter()
                 .map(|r| (r.secret, r.key)),
         );
