@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use crate::cluster::pod::Pod;
+use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::podtable::PodRow;
 use crate::model::{self, ReplicaType, TFJob};
 
@@ -16,12 +16,9 @@ use crate::model::{self, ReplicaType, TFJob};
 /// `worker-1` for the pod of replica 1 of type Worker, from the operator's labels; the pod name
 /// when the labels are missing.
 pub fn replica_label(pod: &Pod) -> String {
-    let labels = pod.metadata.labels.as_ref();
-    let rtype = labels.and_then(|l| l.get(model::LABEL_REPLICA_TYPE));
-    let index = labels.and_then(|l| l.get(model::LABEL_REPLICA_INDEX));
-    match (rtype, index) {
+    match (pod.replica_type(), pod.replica_index()) {
         (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
-        _ => pod.metadata.name.clone().unwrap_or_default(),
+        _ => pod.pod_name().to_string(),
     }
 }
 
