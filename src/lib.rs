@@ -33,6 +33,7 @@ pub mod jobview;
 pub mod logging;
 pub mod manifest;
 pub mod model;
+pub mod names;
 pub mod ops;
 pub mod output;
 pub mod placement;

@@ -171,7 +171,7 @@ fn run_policy(spec: &Map<String, Value>, out: &mut Vec<Finding>) {
                 format!("{p:?} is not All, Running or None; the operator then deletes all pods"),
             )
             .with_hint(
-                crate::values::closest(p, CLEAN_POD_POLICIES).map(|c| format!("did you mean {c}?")),
+                crate::names::closest(p, CLEAN_POD_POLICIES).map(|c| format!("did you mean {c}?")),
             ),
         );
     }
@@ -261,7 +261,7 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
             ),
             (None, None) => {
                 let all = ReplicaType::ALL.map(|t| t.as_str());
-                let hint = crate::values::closest(key, all)
+                let hint = crate::names::closest(key, all)
                     .map(|c| format!("did you mean {c}?"))
                     .unwrap_or_else(|| format!("use one of {}", all.join(", ")));
                 // The webhook does not check keys: the job is stored and its pods created.
@@ -379,7 +379,7 @@ fn replica_spec(
     if let Some(Value::String(p)) = rs.get("restartPolicy")
         && !RESTART_POLICIES.contains(&p.as_str())
     {
-        let hint = crate::values::closest(p, RESTART_POLICIES)
+        let hint = crate::names::closest(p, RESTART_POLICIES)
             .map(|c| format!("did you mean {c}?"))
             .unwrap_or_else(|| format!("use one of {}", RESTART_POLICIES.join(", ")));
         out.push(
