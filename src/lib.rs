@@ -38,6 +38,7 @@ pub mod ops;
 pub mod output;
 pub mod placement;
 pub mod print;
+pub mod quantity;
 pub mod probe;
 pub mod redact;
 pub mod render;

@@ -19,7 +19,7 @@ use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview;
 use crate::model;
-use crate::placement::quantity::parse_quantity;
+use crate::quantity::parse_quantity;
 use crate::print::{self, top as units};
 
 /// Which jobs and how.

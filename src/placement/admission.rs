@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{LimitRange, LimitRangeItem, PodSpec, ResourceQu
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::filters::{Res, effective_requests, is_extended};
-use super::quantity::{format_quantity, parse_quantity};
+use crate::quantity::{format_quantity, parse_quantity};
 use super::verdict::JobPod;
 use super::{QuotaFinding, Verdict};
 

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::filters::{Res, effective_requests};
-use super::quantity::parse_quantity;
+use crate::quantity::parse_quantity;
 use super::{BoundPod, NodeInfo, PvcInfo, Snapshot};
 use crate::model::TFJob;
 

@@ -47,7 +47,6 @@
 mod admission;
 mod collect;
 mod filters;
-pub(crate) mod quantity;
 pub mod refs;
 mod verdict;
 
@@ -62,7 +61,8 @@ use serde::{Deserialize, Serialize};
 pub use admission::{apply_limit_ranges, check_quotas, limit_range_violations};
 pub use collect::collect;
 pub use filters::{Res, effective_requests, fit_error_message, node_reject_reason};
-pub use quantity::{format_quantity, parse_quantity};
+// The one quantity parser is `crate::quantity`; re-exported for placement's callers.
+pub use crate::quantity::{format_quantity, parse_quantity};
 pub use refs::check_references;
 pub use verdict::{JobPod, job_pods, place};
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{ContainerPort, PodSpec};
 
 use super::filters::{Rejection, Res, effective_requests, fit_error_message, node_reject_reason};
-use super::quantity::format_quantity;
+use crate::quantity::format_quantity;
 use super::{NodeInfo, Placement, PodPlacement, Snapshot, Verdict};
 use crate::model::{self, TFJob};
 

@@ -8,7 +8,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{Context, Finding, Severity, credentials, names, quantity, webhook};
+use super::{Context, Finding, Severity, credentials, names, webhook};
+use crate::quantity;
 use crate::manifest::{join_index, join_key};
 use crate::model::{
     API_VERSION, CLEAN_POD_POLICIES, DEFAULT_CONTAINER_NAME, KIND, RESTART_POLICIES, ReplicaType,
@@ -610,7 +611,7 @@ fn env_checks(
 fn qty_value(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => quantity::parse(s).ok(),
+        Value::String(s) => quantity::parse_approx(s).ok(),
         _ => None,
     }
 }
@@ -624,7 +625,7 @@ fn qty_text(v: &Value) -> String {
 
 fn quantity_check(v: &Value, path: &str, out: &mut Vec<Finding>) {
     let parsed = match v {
-        Value::String(s) => quantity::parse(s),
+        Value::String(s) => quantity::parse_approx(s),
         Value::Number(n) if n.is_f64() => Err(format!(
             "{n} is a YAML float; the API server accepts only integers or strings here"
         )),

@@ -9,7 +9,6 @@ pub mod lint;
 pub mod names;
 pub mod pod;
 pub mod podrules;
-pub mod quantity;
 pub mod schema;
 pub mod webhook;
 
