@@ -26,6 +26,7 @@
 pub mod cluster;
 pub mod commands;
 pub mod diagnose;
+pub mod duration;
 pub mod error;
 pub mod gateway;
 pub mod input;

@@ -26,6 +26,7 @@ pub use crd::CrdState;
 pub use operator::OperatorState;
 pub use secret::SecretState;
 
+use crate::duration::go as go_duration;
 use crate::error::{Error, Result};
 use crate::model;
 
@@ -228,27 +229,6 @@ impl ConnectionOptions {
     }
 }
 
-/// A duration as Go's `time.Duration.String()` would print the common cases (`5s`, `1m30s`,
-/// `250ms`), which `--request-timeout` reads back.
-fn go_duration(d: Duration) -> String {
-    if d.is_zero() {
-        return "0".into();
-    }
-    if d.subsec_nanos() != 0 {
-        return format!("{}ms", d.as_millis().max(1));
-    }
-    let secs = d.as_secs();
-    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if h > 0 || m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    out.push_str(&format!("{s}s"));
-    out
-}
 
 /// One argument, single-quoted for a POSIX shell when it needs it.
 pub(crate) fn shell_quote(arg: &str) -> String {

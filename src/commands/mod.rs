@@ -33,6 +33,8 @@ use clap::builder::PossibleValue;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::{ConnFlag, ConnectionOptions};
+// Every duration flag reads Go's syntax through the one `duration` module.
+pub use crate::duration::{parse as parse_duration, parse_signed as parse_signed_duration};
 use crate::error::{EXIT_CODES_HELP, Error, Result};
 use crate::ops::DryRun;
 use crate::ops::suspend::SuspendAction;
@@ -597,64 +599,6 @@ value_enum!(WaitFor {
     WaitFor::Succeeded => "succeeded": "The Succeeded condition.",
     WaitFor::Finished => "finished": "Succeeded (exit 0) or Failed (exit 4).",
 });
-
-/// Parses a kubectl (Go `time.ParseDuration`) duration: "90s", "10m", "1h30m", "250ms", or a bare
-/// number of seconds as kubectl's `--request-timeout` accepts.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if s.is_empty() {
-        return Err("empty duration; use e.g. 30s, 10m or 1h".into());
-    }
-    if let Ok(secs) = s.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    let mut total = 0f64;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("invalid duration {s:?}: missing unit (ns, us, ms, s, m, h)"))?;
-        if num_len == 0 {
-            return Err(format!(
-                "invalid duration {s:?}: expected a number, e.g. 30s, 10m or 1h"
-            ));
-        }
-        let value: f64 = rest[..num_len]
-            .parse()
-            .map_err(|_| format!("invalid duration {s:?}"))?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            unit => {
-                return Err(format!(
-                    "invalid duration {s:?}: unknown unit {unit:?} (use ns, us, ms, s, m or h)"
-                ));
-            }
-        };
-        total += value * scale;
-        rest = &rest[unit_len..];
-    }
-    if !total.is_finite() || total > 1e12 {
-        return Err(format!("invalid duration {s:?}: too large"));
-    }
-    Ok(Duration::from_secs_f64(total))
-}
-
-/// Like [`parse_duration`], but a negative value means "a week", as in `kubectl wait --timeout=-1s`.
-pub fn parse_signed_duration(s: &str) -> Result<Duration, String> {
-    match s.trim().strip_prefix('-') {
-        Some(rest) => parse_duration(rest).map(|_| Duration::from_secs(7 * 24 * 3600)),
-        None => parse_duration(s),
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,7 @@ use kube::runtime::wait::{await_condition, conditions};
 use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
+use crate::duration::brief as humantime;
 use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
@@ -522,13 +523,6 @@ where
     }
 }
 
-fn humantime(d: Duration) -> String {
-    match d.as_secs() {
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s if s > 0 => format!("{s}s"),
-        _ => format!("{}ms", d.as_millis()),
-    }
-}
 
 fn submission_of(job: &TFJob) -> Option<&str> {
     job.metadata
