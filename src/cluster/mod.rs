@@ -229,7 +229,6 @@ impl ConnectionOptions {
     }
 }
 
-
 /// One argument, single-quoted for a POSIX shell when it needs it.
 pub(crate) fn shell_quote(arg: &str) -> String {
     if !arg.is_empty()

@@ -15,9 +15,9 @@ use kube::runtime::wait::{await_condition, conditions};
 use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
-use crate::duration::brief as humantime;
 use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::output::{Output, ReportFormat};
@@ -522,7 +522,6 @@ where
         }
     }
 }
-
 
 fn submission_of(job: &TFJob) -> Option<&str> {
     job.metadata

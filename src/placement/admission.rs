@@ -15,9 +15,9 @@ use k8s_openapi::api::core::v1::{LimitRange, LimitRangeItem, PodSpec, ResourceQu
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::filters::{Res, effective_requests, is_extended};
-use crate::quantity::{format_quantity, parse_quantity};
 use super::verdict::JobPod;
 use super::{QuotaFinding, Verdict};
+use crate::quantity::{format_quantity, parse_quantity};
 
 type List = BTreeMap<String, Quantity>;
 

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{ContainerPort, PodSpec};
 
 use super::filters::{Rejection, Res, effective_requests, fit_error_message, node_reject_reason};
-use crate::quantity::format_quantity;
 use super::{NodeInfo, Placement, PodPlacement, Snapshot, Verdict};
 use crate::model::{self, TFJob};
+use crate::quantity::format_quantity;
 
 /// One pod the operator will create, as it fills the template (`pkg/core/pod.go`,
 /// `tfjob_controller.go`): name `<job>-<type>-<i>`, the operator's labels, restartPolicy

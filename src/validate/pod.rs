@@ -242,7 +242,6 @@ fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
     }
 }
 
-
 /// validation.go `validateTolerations`: known effects and operators; `Exists` takes no value;
 /// an empty key needs `Exists`; `tolerationSeconds` only with NoExecute; an `Equal` value is a
 /// label value.
