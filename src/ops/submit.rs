@@ -227,19 +227,16 @@ pub async fn run(
     }
     if args.wait {
         // With -o, stdout carries the object alone: what `wait` prints goes to stderr.
-        let data_to_stderr = args.output.is_some();
-        out.set_data_to_stderr(data_to_stderr);
-        let followed = wait::follow(
+        let mut out = out.data_to_stderr(args.output.is_some());
+        wait::follow(
             &kube,
             &namespace,
             &name,
             &args.wait_opts,
             ReportFormat::Text,
-            out,
+            &mut out,
         )
-        .await;
-        out.set_data_to_stderr(false);
-        followed?;
+        .await?;
     }
     Ok(())
 }
