@@ -13,6 +13,9 @@ use crate::gateway::GatewayConfig;
 use crate::manifest::{self, Document};
 use crate::model::TFJob;
 use crate::output::Output;
+use crate::print;
+// The manifest printers live in `print`; re-exported for the callers that name them here.
+pub use crate::print::manifest::{to_json, to_yaml};
 use crate::templates::{self, DEFAULT_TEMPLATE};
 use crate::validate::{self, Context, Report};
 use crate::values;
@@ -366,21 +369,12 @@ fn render_template(
     }
 }
 
-/// The job as YAML, the way `kubectl get -o yaml` users expect to read it.
-pub fn to_yaml(job: &TFJob) -> String {
-    serde_saphyr::to_string(job).expect("a TFJob serializes to YAML")
-}
-
-/// The job as pretty JSON.
-pub fn to_json(job: &TFJob) -> String {
-    serde_json::to_string_pretty(job).expect("a TFJob serializes to JSON")
-}
-
 /// The cpu and memory each role got, and from where, on stderr (`render`, `submit`).
 pub fn print_resources(prepared: &Prepared, out: &mut Output) {
-    for l in &prepared.resources {
-        out.note_line(&format!("resources: {l}"));
-    }
+    let mut text = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = print::manifest::resources(&prepared.resources, &mut text);
+    out.note(&String::from_utf8_lossy(&text));
 }
 
 /// `kubectl tfjob render`: YAML on stdout only when the job is valid; findings on stderr.

@@ -266,18 +266,10 @@ fn print_job(
     output: Option<&Format>,
     default_line: &str,
 ) -> Result<()> {
-    match output {
-        None => out.data_line(default_line),
-        Some(Format::Yaml) => out.data(&render::to_yaml(job)),
-        Some(f) => {
-            // json as kubectl create -o json writes it (Go's indentation), and the rest of
-            // kubectl's printers, on the object as it was sent or answered.
-            let value = serde_json::to_value(job).expect("a TFJob serializes");
-            let mut buf = Vec::new();
-            print::print(f, &value, crate::ops::list::QUALIFIED_KIND, false, &mut buf)?;
-            out.data(&String::from_utf8_lossy(&buf))
-        }
-    }
+    let mut buf = Vec::new();
+    let kind = crate::ops::list::QUALIFIED_KIND;
+    print::manifest::job(job, output, kind, default_line, &mut buf)?;
+    out.data(&String::from_utf8_lossy(&buf))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 pub mod gofmt;
 pub mod gojson;
 pub mod jsonpath;
+pub mod manifest;
 pub mod top;
 
 use std::cmp::Ordering;
