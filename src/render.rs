@@ -377,19 +377,6 @@ pub fn print_resources(prepared: &Prepared, out: &mut Output) {
     out.note(&String::from_utf8_lossy(&text));
 }
 
-/// `kubectl tfjob render`: YAML on stdout only when the job is valid; findings on stderr.
-pub fn run_render(kube: &ConnectionOptions, args: &RenderOptions, out: &mut Output) -> Result<()> {
-    let prepared = prepare(kube, args)?;
-    let notes = prepared
-        .report
-        .render_text_with_origin(Some(&prepared.source));
-    if !notes.is_empty() {
-        out.note(&notes);
-    }
-    print_resources(&prepared, out);
-    out.data(&to_yaml(&prepared.job))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
