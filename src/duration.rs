@@ -1,7 +1,7 @@
 //! Durations, read and written in one place: the Go `time.ParseDuration` syntax every duration
 //! flag takes ([`parse`], [`parse_signed`]), Go's `Duration.String()` for flags repeated in hints
-//! ([`go`]), kubectl's AGE column (`duration.HumanDuration`, [`human`]), and the one-unit forms
-//! of messages ([`coarse`], [`brief`]).
+//! ([`go`]), kubectl's AGE column (k8s.io/apimachinery pkg/util/duration `HumanDuration`,
+//! [`human`]), and the one-unit forms of messages ([`coarse`], [`brief`]).
 
 use std::time::Duration;
 
