@@ -180,7 +180,7 @@ impl GatewayConfig {
                 masked_url(&self.base_url)
             ));
         }
-        if let Err(e) = crate::validate::names::dns1123_subdomain(&self.secret_name) {
+        if let Err(e) = crate::names::dns1123_subdomain(&self.secret_name) {
             problems.push(format!(
                 "--api-secret {:?}: a Secret name {e}",
                 self.secret_name

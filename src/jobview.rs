@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::podtable::PodRow;
@@ -143,58 +143,8 @@ impl Cursor {
 // ---------------------------------------------------------------------------------------------
 // Times
 
-/// kubectl's short age (`translateTimestampSince` → `duration.HumanDuration`): `45s`, `3m20s`,
-/// `5h`, `2d3h`, `40d`, `3y100d`.
-pub fn human_duration(d: SignedDuration) -> String {
-    let secs = d.as_secs().max(0);
-    if secs < 60 * 2 {
-        return format!("{secs}s");
-    }
-    let mins = secs / 60;
-    if mins < 10 {
-        let s = secs % 60;
-        return if s == 0 {
-            format!("{mins}m")
-        } else {
-            format!("{mins}m{s}s")
-        };
-    }
-    if mins < 60 * 3 {
-        return format!("{mins}m");
-    }
-    let hours = secs / 3600;
-    if hours < 8 {
-        let m = mins % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        return if dy == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{dy}d", hours / 24 / 365)
-        };
-    }
-    format!("{}y", hours / 24 / 365)
-}
+// The formatter itself lives in `duration`, with every other duration the plugin prints.
+pub use crate::duration::human as human_duration;
 
 /// Age of a timestamp as kubectl prints it, `<unknown>` when absent.
 pub fn age(ts: Option<Timestamp>, now: Timestamp) -> String {
@@ -710,6 +660,7 @@ pub fn render_get(v: &GetView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::jiff::SignedDuration;
 
     fn ts(s: &str) -> Timestamp {
         s.parse().unwrap()

@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use crate::model::TFJob;
 
-pub use collect::{collect, collect_within, run};
+pub use collect::{collect, collect_within, job_name, outcome};
 
 /// The CRD and operator facts come from [`crate::cluster`], which owns them for every command.
 pub use crate::cluster::{CrdState, OperatorState};

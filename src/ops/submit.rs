@@ -16,6 +16,7 @@ use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
 use crate::gateway::BASE_URL_KEY;
 use crate::model::{self, TFJob};
@@ -226,19 +227,16 @@ pub async fn run(
     }
     if args.wait {
         // With -o, stdout carries the object alone: what `wait` prints goes to stderr.
-        let data_to_stderr = args.output.is_some();
-        out.set_data_to_stderr(data_to_stderr);
-        let followed = wait::follow(
+        let mut out = out.data_to_stderr(args.output.is_some());
+        wait::follow(
             &kube,
             &namespace,
             &name,
             &args.wait_opts,
             ReportFormat::Text,
-            out,
+            &mut out,
         )
-        .await;
-        out.set_data_to_stderr(false);
-        followed?;
+        .await?;
     }
     Ok(())
 }
@@ -249,18 +247,10 @@ fn print_job(
     output: Option<&Format>,
     default_line: &str,
 ) -> Result<()> {
-    match output {
-        None => out.data_line(default_line),
-        Some(Format::Yaml) => out.data(&render::to_yaml(job)),
-        Some(f) => {
-            // json as kubectl create -o json writes it (Go's indentation), and the rest of
-            // kubectl's printers, on the object as it was sent or answered.
-            let value = serde_json::to_value(job).expect("a TFJob serializes");
-            let mut buf = Vec::new();
-            print::print(f, &value, crate::ops::list::QUALIFIED_KIND, false, &mut buf)?;
-            out.data(&String::from_utf8_lossy(&buf))
-        }
-    }
+    let mut buf = Vec::new();
+    let kind = crate::ops::list::QUALIFIED_KIND;
+    print::manifest::job(job, output, kind, default_line, &mut buf)?;
+    out.data(&String::from_utf8_lossy(&buf))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -500,14 +490,6 @@ where
                 pause = (pause * 2).min(Duration::from_secs(5));
             }
         }
-    }
-}
-
-fn humantime(d: Duration) -> String {
-    match d.as_secs() {
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s if s > 0 => format!("{s}s"),
-        _ => format!("{}ms", d.as_millis()),
     }
 }
 

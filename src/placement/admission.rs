@@ -17,8 +17,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use super::filters::{Res, effective_requests, is_extended};
 use super::pods::JobPod;
 // LimitRanger's defaulting is applied while the pods are built (pods.rs, the step before this one).
-use super::quantity::{format_quantity, parse_quantity};
 use super::{QuotaFinding, Verdict};
+use crate::quantity::{format_quantity, parse_quantity};
 
 type List = BTreeMap<String, Quantity>;
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use super::filters::{Rejection, Res, fit_error_message, node_reject_reason};
 use super::pods::JobPod;
-use super::quantity::format_quantity;
 use super::{NodeInfo, Placement, PodPlacement, Snapshot, Verdict};
+use crate::quantity::format_quantity;
 
 /// Per-node state during a simulated placement.
 #[derive(Clone, Default)]

@@ -292,15 +292,8 @@ pub(super) fn age_secs(now: k8s_openapi::jiff::Timestamp, t: Option<&Time>) -> O
     t.map(|t| (now.as_second() - t.0.as_second()).max(0))
 }
 
-/// 45s, 3m, 2h, 5d — as kubectl's AGE column.
-pub(super) fn human(secs: i64) -> String {
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 2 * 3600 => format!("{}m", s / 60),
-        s if s < 48 * 3600 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
-    }
-}
+// The formatter lives in `duration`, with every other duration the plugin prints.
+pub(super) use crate::duration::coarse as human;
 
 // ---------------------------------------------------------------------------------------------
 // Keeping secret values out of the output
