@@ -108,7 +108,7 @@ pub async fn run(conn: &ConnectionOptions, args: ExportOptions, out: &mut Output
     let Target::JobSet = args.target;
     if !args.server_dry_run {
         let (exported, prepared) = prepare(conn, &args.render, None)?;
-        crate::ops::submit::print_warnings(&prepared.report, out);
+        crate::ops::preflight::print_warnings(&prepared.report, out);
         render::print_resources(&prepared, out);
         print_notes(&exported.notes, out);
         return out.data(&to_text(&exported.jobset, args.format));
@@ -117,10 +117,10 @@ pub async fn run(conn: &ConnectionOptions, args: ExportOptions, out: &mut Output
     let kube = cluster::connect(conn).await?;
     let offline = render::prepare(conn, &args.render)?;
     let namespace =
-        crate::ops::submit::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
+        crate::ops::preflight::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
     let (mut exported, prepared) = prepare(conn, &args.render, Some(&namespace))?;
     exported.jobset.metadata.namespace = Some(namespace.clone());
-    crate::ops::submit::print_warnings(&prepared.report, out);
+    crate::ops::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
     print_notes(&exported.notes, out);
     let answered = server_dry_run(&kube, &namespace, &exported.jobset).await?;

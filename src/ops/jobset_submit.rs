@@ -84,7 +84,7 @@ pub async fn run(conn: &ConnectionOptions, args: SubmitOptions, out: &mut Output
     }
     if args.dry_run == DryRun::Client {
         let (exported, prepared) = super::export::prepare(conn, &args.render, None)?;
-        super::submit::print_warnings(&prepared.report, out);
+        super::preflight::print_warnings(&prepared.report, out);
         print_notes(&exported.notes, out);
         return out.data(&super::export::to_text(
             &exported.jobset,
@@ -94,9 +94,9 @@ pub async fn run(conn: &ConnectionOptions, args: SubmitOptions, out: &mut Output
     let kube = cluster::connect(conn).await?;
     let offline = crate::render::prepare(conn, &args.render)?;
     let namespace =
-        super::submit::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
+        super::preflight::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
     let (mut exported, prepared) = super::export::prepare(conn, &args.render, Some(&namespace))?;
-    super::submit::print_warnings(&prepared.report, out);
+    super::preflight::print_warnings(&prepared.report, out);
     print_notes(&exported.notes, out);
     exported.jobset.metadata.namespace = Some(namespace.clone());
     let mut job = prepared.job.clone();
@@ -121,12 +121,12 @@ pub async fn run(conn: &ConnectionOptions, args: SubmitOptions, out: &mut Output
         return Err(combine(failures));
     }
     // Placement: the JobSet's pods are the TFJob's pods.
-    let gate = super::check::GateOptions {
+    let gate = super::preflight::GateOptions {
         show_verdict: args.dry_run == DryRun::Server,
         capacity: !args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
-    super::check::gate(&kube, &namespace, &job, gate, out).await?;
+    super::preflight::gate(&kube, &namespace, &job, gate, out).await?;
     let answered = server_dry_run(&kube, &namespace, &exported.jobset).await?;
     let shown = answered
         .metadata
