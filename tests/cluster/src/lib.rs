@@ -109,6 +109,7 @@ fn seed(sh: &Shared) {
     }
     install_operator(sh, sc.operator);
     queueing::kueue::install(sh);
+    queueing::gang::install(sh);
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
     }
@@ -565,6 +566,7 @@ fn start_components(sh: &Arc<Shared>) {
     tokio::spawn(operator::run(sh.clone()));
     tokio::spawn(binding::run(sh.clone()));
     tokio::spawn(queueing::kueue::run(sh.clone()));
+    tokio::spawn(queueing::gang::run(sh.clone()));
 }
 
 impl Drop for TestCluster {
