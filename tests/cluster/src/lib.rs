@@ -8,8 +8,8 @@
 //! `table` and `openapi` (what kubectl asks for), `status` (Status errors), `resources`
 //! (discovery), `operator`, `kubelet` (scheduler + kubelet), `logs`, `scenario`, `state`
 //! (request log, faults, RBAC), `kubeconfig`, `tls` (HTTPS, generated CA, client
-//! certificates) and `auth` (client certificate / token table authentication). See
-//! README.md for the scenario format.
+//! certificates), `auth` (client certificate / token table authentication) and `queueing`
+//! (Kueue, Volcano and scheduler-plugins stand-ins). See README.md for the scenario format.
 //!
 //! ```no_run
 //! use tfjob_testcluster::{Scenario, TestCluster};

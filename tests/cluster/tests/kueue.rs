@@ -784,3 +784,26 @@ async fn cohort_borrowing_shows_in_status() {
         "couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor a100, 1 more needed"
     );
 }
+
+#[test]
+fn scenario_files_name_the_knobs() {
+    let sc = Scenario::from_yaml(
+        "kueue:\n  frameworks: [batch/job, kubeflow.org/tfjob]\n  unadmittedWorkloadsObservability: true\ngangScheduler: scheduler-plugins\n",
+    )
+    .unwrap();
+    let k = sc.kueue.unwrap();
+    assert!(
+        k.manages_tfjobs() && k.unadmitted_workloads_observability && k.controller && k.visibility
+    );
+    assert_eq!(
+        sc.gang_scheduler,
+        Some(tfjob_testcluster::GangScheduler::SchedulerPlugins)
+    );
+    // `kueue: {}` is Kueue's shipped default: batch/job only, TFJobs not managed.
+    let plain = Scenario::from_yaml("kueue: {}\ngangScheduler: volcano\n").unwrap();
+    assert!(!plain.kueue.unwrap().manages_tfjobs());
+    assert_eq!(
+        plain.gang_scheduler,
+        Some(tfjob_testcluster::GangScheduler::Volcano)
+    );
+}

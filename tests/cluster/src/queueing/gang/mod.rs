@@ -34,7 +34,8 @@ pub(crate) fn install(sh: &Shared) {
     }
     if g == GangScheduler::Volcano {
         for (name, parent) in [("root", None), ("default", Some("root"))] {
-            let mut spec = json!({"reclaimable": true, "weight": 1});
+            // With the CRD's defaults, as the API server stores them.
+            let mut spec = json!({"reclaimable": true, "weight": 1, "dequeueStrategy": "traverse"});
             if let Some(p) = parent {
                 spec["parent"] = json!(p);
             }
