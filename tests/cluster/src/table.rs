@@ -60,10 +60,10 @@ pub fn jsonpath(obj: &Value, path: &str) -> Vec<Value> {
                         // `?(@.field=='value')`: the elements whose field equals value.
                         if let Some((field, want)) = f.split_once("==") {
                             let want = want.trim().trim_matches(|c| c == '\'' || c == '"');
-                            next.extend(arr.into_iter().filter(|e| {
-                                e[field.trim()].as_str() == Some(want)
-                                    || e[field.trim()].to_string() == want
-                            }));
+                            next.extend(
+                                arr.into_iter()
+                                    .filter(|e| e[field.trim()].as_str() == Some(want)),
+                            );
                         }
                     } else if let Some((a, b)) = ix.split_once(':') {
                         let norm = |s: &str, d: i64| {
