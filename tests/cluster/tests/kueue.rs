@@ -807,3 +807,80 @@ fn scenario_files_name_the_knobs() {
         Some(tfjob_testcluster::GangScheduler::Volcano)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn default_local_queue_and_a_workload_deleted_by_hand() {
+    let c = kueue_cluster(vec![
+        flavor(),
+        cluster_queue("cq", 4, json!({})),
+        local_queue("default", "default", "cq"),
+    ]);
+    let jobs = tfjobs(&client(&c).await, "default");
+    // No label: the namespace's LocalQueue "default" is applied by the mutating webhook.
+    let created = jobs
+        .create(&PostParams::default(), &queued_job("j", "", 1, 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        created.metadata.labels.as_ref().unwrap()["kueue.x-k8s.io/queue-name"],
+        "default"
+    );
+    assert_eq!(created.data["spec"]["runPolicy"]["suspend"], json!(true));
+    let w = eventually("admitted", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    eventually("started", || (!suspended(&c, "j")).then_some(())).await;
+    // Removing the label is refused in a namespace with a default LocalQueue.
+    let err = api_err(
+        jobs.patch(
+            "j",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"kueue.x-k8s.io/queue-name": null}}})),
+        )
+        .await,
+    );
+    assert!(
+        err.message.contains("field is immutable") || err.message.contains("must not be empty"),
+        "{}",
+        err.message
+    );
+    // The Workload deleted by hand: the job is stopped, a new Workload queues it again.
+    let old_uid = w["metadata"]["uid"].clone();
+    c.delete(
+        "workloads",
+        Some("default"),
+        w["metadata"]["name"].as_str().unwrap(),
+    );
+    eventually("stopped", || {
+        events(&c, "j")
+            .contains(&("Stopped".into(), "Workload is deleted".into()))
+            .then_some(())
+    })
+    .await;
+    eventually("new workload admitted", || {
+        workload_of(&c, "j")
+            .filter(|w| w["metadata"]["uid"] != old_uid && cond_is(w, "Admitted", "True"))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn webhook_without_endpoints_fails_tfjob_creates() {
+    let cfg = KueueConfig {
+        webhook: false,
+        ..KueueConfig::with_tfjob()
+    };
+    let c = TestCluster::start(Scenario::default().with_kueue(cfg));
+    let jobs = tfjobs(&client(&c).await, "default");
+    let err = api_err(
+        jobs.create(&PostParams::default(), &queued_job("j", "q", 1, 1))
+            .await,
+    );
+    assert_eq!(err.code, 500);
+    assert_eq!(
+        err.message,
+        "Internal error occurred: failed calling webhook \"mtfjob.kb.io\": failed to call webhook: Post \"https://kueue-webhook-service.kueue-system.svc:443/mutate-kubeflow-org-v1-tfjob?timeout=10s\": no endpoints available for service \"kueue-webhook-service\""
+    );
+    assert!(c.list("tfjobs", Some("default")).is_empty());
+}

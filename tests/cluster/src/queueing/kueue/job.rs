@@ -260,14 +260,20 @@ fn reconcile_job(sh: &Shared, job: &Value, queue: &str, wl: Option<&Value>) {
     }
     let Some(wl) = wl else {
         if !suspended(job) {
+            // A job that carries admission's podset label lost its Workload by hand
+            // ("Workload is deleted"); otherwise it never had one.
+            let was_admitted = ORDERED_REPLICA_TYPES.iter().any(|rt| {
+                job["spec"]["tfReplicaSpecs"][rt]["template"]["metadata"]["labels"]
+                    ["kueue.x-k8s.io/podset"]
+                    .is_string()
+            });
+            let msg = if was_admitted {
+                "Workload is deleted"
+            } else {
+                "Missing Workload; unable to restore pod templates"
+            };
             if set_suspend(sh, job, true, None) {
-                event(
-                    sh,
-                    job,
-                    "TFJob",
-                    "Stopped",
-                    "Missing Workload; unable to restore pod templates",
-                );
+                event(sh, job, "TFJob", "Stopped", msg);
             }
             return;
         }
