@@ -496,3 +496,58 @@ fn scenario_files_name_the_knobs() {
         Some(tfjob_testcluster::GangScheduler::Volcano)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn visibility_api_discovery_rbac_and_absence() {
+    let c = TestCluster::start(
+        Scenario::default()
+            .with_kueue(KueueConfig::with_tfjob())
+            .with_deny("get", "clusterqueues/pendingworkloads", "*"),
+    );
+    let cl = client(&c).await;
+    let groups = api_get(&c, "/apis").await;
+    assert!(
+        groups["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["name"] == "visibility.kueue.x-k8s.io")
+    );
+    let rl = api_get(&c, "/apis/visibility.kueue.x-k8s.io/v1beta2").await;
+    assert!(
+        rl["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "localqueues/pendingworkloads")
+    );
+    // An empty queue answers an empty summary; the ClusterQueue endpoint is denied here.
+    let lq = api_get(
+        &c,
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/q/pendingworkloads",
+    )
+    .await;
+    assert_eq!(
+        lq,
+        json!({"kind": "PendingWorkloadsSummary", "apiVersion": "visibility.kueue.x-k8s.io/v1beta2", "metadata": {}, "items": []})
+    );
+    let req = http::Request::get(
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads",
+    )
+    .body(Vec::new())
+    .unwrap();
+    let err = api_err(cl.request::<serde_json::Value>(req).await);
+    assert_eq!(err.code, 403);
+    // Without the visibility API (VisibilityOnDemand off, or no APIService) it is a 404.
+    let off = TestCluster::start(Scenario::default().with_kueue(KueueConfig {
+        visibility: false,
+        ..KueueConfig::with_tfjob()
+    }));
+    let req = http::Request::get(
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads",
+    )
+    .body(Vec::new())
+    .unwrap();
+    let err = api_err(client(&off).await.request::<serde_json::Value>(req).await);
+    assert_eq!(err.code, 404);
+}
