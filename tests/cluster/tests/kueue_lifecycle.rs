@@ -278,3 +278,46 @@ async fn webhook_without_endpoints_fails_tfjob_creates() {
     );
     assert!(c.list("tfjobs", Some("default")).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hold_and_drain_evicts_and_a_restart_readmits() {
+    let c = kueue_cluster(vec![
+        flavor(),
+        cluster_queue("cq", 4, json!({})),
+        local_queue("default", "q", "cq"),
+    ]);
+    let jobs = tfjobs(&client(&c).await, "default");
+    jobs.create(&PostParams::default(), &queued_job("j", "q", 1, 1))
+        .await
+        .unwrap();
+    until("admitted", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    let mut lq = local_queue("default", "q", "cq");
+    lq["spec"]["stopPolicy"] = json!("HoldAndDrain");
+    c.insert(lq.clone());
+    let w = until("drained", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "QuotaReserved", "False") && suspended(&c, "j"))
+    })
+    .await;
+    let ev = cond(&w, "Evicted").unwrap();
+    assert_eq!(
+        (ev["reason"].as_str(), ev["message"].as_str()),
+        (Some("LocalQueueStopped"), Some("The LocalQueue is stopped"))
+    );
+    // Held: the stopped LocalQueue keeps it out until it runs again.
+    until("held", || {
+        workload_of(&c, "j").filter(|w| {
+            cond(w, "QuotaReserved").is_some_and(|q| q["message"] == "LocalQueue q is inactive")
+        })
+    })
+    .await;
+    lq["spec"]["stopPolicy"] = json!("None");
+    c.insert(lq);
+    until("readmitted", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    until("running again", || (!suspended(&c, "j")).then_some(())).await;
+}

@@ -374,6 +374,38 @@ pub(super) fn schedule(sh: &Shared) -> Queues {
             });
         }
         if reserved {
+            // stopPolicy HoldAndDrain evicts what the queue admitted (Hold only stops new
+            // admissions): `reconcileOnLocalQueueActiveState` / `...ClusterQueueActiveState`.
+            let lq = sh.store.get(
+                "localqueues",
+                meta(w, "namespace"),
+                w["spec"]["queueName"].as_str().unwrap_or(""),
+            );
+            let cq = w["status"]["admission"]["clusterQueue"]
+                .as_str()
+                .and_then(|n| cqs.get(n));
+            let drain =
+                |o: Option<&Value>| o.is_some_and(|o| o["spec"]["stopPolicy"] == "HoldAndDrain");
+            if !is_true(w, "Evicted") {
+                let (ns, name) = (meta(w, "namespace"), meta(w, "name"));
+                if drain(lq.as_ref()) {
+                    super::evict(
+                        sh,
+                        ns,
+                        name,
+                        "LocalQueueStopped",
+                        "The LocalQueue is stopped",
+                    );
+                } else if drain(cq) {
+                    super::evict(
+                        sh,
+                        ns,
+                        name,
+                        "ClusterQueueStopped",
+                        "The ClusterQueue is stopped",
+                    );
+                }
+            }
             continue;
         }
         let ns = meta(w, "namespace");
