@@ -551,3 +551,40 @@ async fn visibility_api_discovery_rbac_and_absence() {
     let err = api_err(client(&off).await.request::<serde_json::Value>(req).await);
     assert_eq!(err.code, 404);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn example_scenario_files_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+    let sc =
+        Scenario::from_yaml(&std::fs::read_to_string(format!("{dir}/kueue-gpu.yaml")).unwrap())
+            .unwrap();
+    let c = TestCluster::start(sc);
+    let jobs = tfjobs(&client(&c).await, "default");
+    jobs.create(&PostParams::default(), &queued_job("j", "team-a", 4, 1))
+        .await
+        .unwrap();
+    until("admitted", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    until("all four running", || {
+        let running = c
+            .list("pods", Some("default"))
+            .iter()
+            .filter(|p| p["status"]["phase"] == "Running")
+            .count();
+        (running == 4).then_some(())
+    })
+    .await;
+    let sc = Scenario::from_yaml(&std::fs::read_to_string(format!("{dir}/volcano.yaml")).unwrap())
+        .unwrap();
+    assert_eq!(
+        sc.gang_scheduler,
+        Some(tfjob_testcluster::GangScheduler::Volcano)
+    );
+    let v = TestCluster::start(sc);
+    assert_eq!(
+        v.get("queues", None, "small").unwrap()["spec"]["capability"]["nvidia.com/gpu"],
+        2
+    );
+}
