@@ -559,6 +559,10 @@ async fn example_scenario_files_run() {
         Scenario::from_yaml(&std::fs::read_to_string(format!("{dir}/kueue-gpu.yaml")).unwrap())
             .unwrap();
     let c = TestCluster::start(sc);
+    // Objects from a scenario get their CRD's defaults, as a client's create would.
+    let cq = c.get("clusterqueues", None, "gpu-cq").unwrap();
+    assert_eq!(cq["spec"]["queueingStrategy"], "BestEffortFIFO");
+    assert_eq!(cq["spec"]["preemption"]["withinClusterQueue"], "Never");
     let jobs = tfjobs(&client(&c).await, "default");
     jobs.create(&PostParams::default(), &queued_job("j", "team-a", 4, 1))
         .await
@@ -583,8 +587,7 @@ async fn example_scenario_files_run() {
         Some(tfjob_testcluster::GangScheduler::Volcano)
     );
     let v = TestCluster::start(sc);
-    assert_eq!(
-        v.get("queues", None, "small").unwrap()["spec"]["capability"]["nvidia.com/gpu"],
-        2
-    );
+    let q = v.get("queues", None, "small").unwrap();
+    assert_eq!(q["spec"]["capability"]["nvidia.com/gpu"], 2);
+    assert_eq!(q["spec"]["dequeueStrategy"], "traverse");
 }

@@ -35,6 +35,14 @@ pub struct KueueConfig {
     pub webhook: bool,
 }
 
+/// The API groups of the queueing kinds (Kueue, Volcano, scheduler-plugins).
+pub(crate) fn is_queueing_group(group: &str) -> bool {
+    matches!(
+        group,
+        crds::KUEUE_GROUP | crds::VOLCANO_GROUP | crds::COSCHED_GROUP
+    )
+}
+
 /// The framework name of the TFJob integration (`tfjob_controller.go` `FrameworkName`).
 pub const TFJOB_FRAMEWORK: &str = "kubeflow.org/tfjob";
 
