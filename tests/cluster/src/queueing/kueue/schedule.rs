@@ -61,7 +61,8 @@ fn missing_flavors(cq: &Value, flavors: &BTreeMap<String, Value>) -> Vec<String>
 }
 
 /// The ClusterQueue's Active condition (`inactiveReason` in `pkg/cache/scheduler/clusterqueue.go`;
-/// the missing-flavor list as the integration test `clusterqueue_controller_test.go` expects it).
+/// the missing-flavor list comma-joined, as the ClusterQueue controller integration test of
+/// package core expects: "references missing ResourceFlavor(s): on-demand,spot,model-a,model-b.").
 fn cq_active(cq: &Value, flavors: &BTreeMap<String, Value>) -> (bool, &'static str, String) {
     let mut reasons = Vec::new();
     let mut msgs = Vec::new();
