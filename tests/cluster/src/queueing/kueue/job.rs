@@ -469,7 +469,8 @@ pub(super) fn start_admitted(sh: &Shared) {
 /// Unsuspends the job, merging each admitted pod set's info into its replica template
 /// (`RunWithPodSetsInfo`, `podset.Merge`): podset and queue labels, the workload
 /// annotation, the flavors' nodeLabels into nodeSelector and their tolerations appended.
-/// A nodeSelector key already set to another value is a permanent conflict: the Workload is
+/// A nodeSelector key already set to another value is a permanent conflict (`podset.go`
+/// `BadPodSetsUpdateError` around `pkg/util/maps` `HaveConflict`'s text): the Workload is
 /// Finished with reason FailedToStart.
 fn start(sh: &Shared, job: &Value, wl: &Value) {
     let (ns, name) = (
@@ -534,7 +535,7 @@ fn start(sh: &Shared, job: &Value, wl: &Value) {
             match t["spec"]["nodeSelector"][k].as_str() {
                 Some(cur) if cur != v => {
                     conflict.get_or_insert(format!(
-                        "invalid podSet update: conflict for nodeSelector: conflict for key={k}, value1={cur}, value2={v}"
+                        "invalid admission check PodSetUpdate: conflict for nodeSelector: conflict for key={k}, value1={cur}, value2={v}"
                     ));
                 }
                 _ => t["spec"]["nodeSelector"][k] = json!(v),
