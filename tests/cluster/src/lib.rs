@@ -8,8 +8,8 @@
 //! `table` and `openapi` (what kubectl asks for), `status` (Status errors), `resources`
 //! (discovery), `operator`, `kubelet` (scheduler + kubelet), `logs`, `scenario`, `state`
 //! (request log, faults, RBAC), `kubeconfig`, `tls` (HTTPS, generated CA, client
-//! certificates) and `auth` (client certificate / token table authentication). See
-//! README.md for the scenario format.
+//! certificates), `auth` (client certificate / token table authentication) and `queueing`
+//! (Kueue, Volcano and scheduler-plugins stand-ins). See README.md for the scenario format.
 //!
 //! ```no_run
 //! use tfjob_testcluster::{Scenario, TestCluster};
@@ -38,6 +38,7 @@ mod operator;
 mod patch;
 mod podvalidation;
 mod proto;
+mod queueing;
 mod resources;
 mod scenario;
 mod scheduler;
@@ -59,6 +60,9 @@ use serde_json::{Value, json};
 
 pub use auth::{Credential, KubeconfigAuth, Security, StaticToken, User};
 pub use crd::builtin_tfjob_crd;
+pub use queueing::kueue::preempted_message as kueue_preempted_message;
+pub use queueing::kueue::{assign as kueue_assign, names as kueue_names, podsets as kueue_podsets};
+pub use queueing::{GangScheduler, KueueConfig};
 pub use scenario::{
     ContainerBehaviour, ContainerMatch, Fault, FaultMatch, NodeSpec, OperatorMode, Rbac, RbacRule,
     Scenario, Taint, Timing,
@@ -108,6 +112,8 @@ fn seed(sh: &Shared) {
     }
     install_operator(sh, sc.operator);
     jobset::install(sh, sc.jobset);
+    queueing::kueue::install(sh);
+    queueing::gang::install(sh);
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
     }
@@ -222,6 +228,16 @@ fn insert_object(sh: &Shared, mut obj: Value) {
             obj["data"][k] =
                 json!(base64::engine::general_purpose::STANDARD.encode(v.as_str().unwrap_or("")));
         }
+    }
+    if queueing::is_queueing_group(&info.group)
+        && let Some(schema) = info
+            .crd_version
+            .as_ref()
+            .map(|v| &v["schema"]["openAPIV3Schema"])
+    {
+        // Queue objects written by a scenario get their CRD's defaults (queueingStrategy,
+        // stopPolicy, a Volcano queue's weight), as any client's create would.
+        let _ = validation::check_schema(schema, &mut obj);
     }
     if sh.store.get(&info.plural, &ns, &name).is_some() {
         let _ = sh.store.update(&info.plural, &ns, &name, obj, None);
@@ -516,6 +532,22 @@ impl TestCluster {
         self.shared.logs.kill(namespace, pod, container, exit_code);
     }
 
+    /// Evicts a Kueue Workload now, as preemption (`reason` "Preempted") or another eviction
+    /// would: `Evicted=True` with the reason and message; Kueue then suspends the job, releases
+    /// the quota once the pods are gone and queues the Workload again. False when it is absent.
+    pub fn evict_workload(&self, namespace: &str, name: &str, reason: &str, message: &str) -> bool {
+        queueing::kueue::evict(&self.shared, namespace, name, reason, message)
+    }
+
+    /// The Workload name Kueue gives a TFJob (`tfjob-<name>-<hash of name and uid>`).
+    pub fn workload_name_for(&self, namespace: &str, job: &str) -> Option<String> {
+        let j = self.get("tfjobs", Some(namespace), job)?;
+        Some(queueing::kueue::names::tfjob_workload_name(
+            job,
+            j["metadata"]["uid"].as_str()?,
+        ))
+    }
+
     /// The current global resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.store.current_rv()
@@ -549,6 +581,8 @@ fn start_components(sh: &Arc<Shared>) {
     tokio::spawn(binding::run(sh.clone()));
     tokio::spawn(jobset::run(sh.clone()));
     tokio::spawn(jobcontroller::run(sh.clone()));
+    tokio::spawn(queueing::kueue::run(sh.clone()));
+    tokio::spawn(queueing::gang::run(sh.clone()));
 }
 
 impl Drop for TestCluster {

@@ -418,6 +418,14 @@ pub struct Scenario {
     /// JobSet v0.12 (CRD, webhooks, controller in jobset-system): `absent` (default),
     /// `installed` (CRD, controller not ready) or `running`.
     pub jobset: OperatorMode,
+    /// Kueue (CRDs, webhooks, controller); absent: not installed. See `KueueConfig`.
+    pub kueue: Option<crate::queueing::KueueConfig>,
+    /// The training-operator's `--gang-scheduler-name`: `volcano` or `scheduler-plugins`
+    /// (PodGroup CRD installed, the operator creates PodGroups, a stand-in schedules them).
+    pub gang_scheduler: Option<crate::queueing::GangScheduler>,
+    /// The gang scheduler (and scheduler-plugins' PodGroup controller) runs. False: the
+    /// PodGroups keep an empty status and their pods are never scheduled.
+    pub gang_scheduler_running: bool,
 }
 
 impl Default for Scenario {
@@ -448,6 +456,9 @@ impl Default for Scenario {
             security: crate::auth::Security::default(),
             metrics_api: true,
             jobset: OperatorMode::Absent,
+            kueue: None,
+            gang_scheduler: None,
+            gang_scheduler_running: true,
         }
     }
 }
@@ -559,6 +570,16 @@ impl Scenario {
     /// Set the timing.
     pub fn with_timing(mut self, t: Timing) -> Self {
         self.timing = t;
+        self
+    }
+    /// Install Kueue as `cfg` says (`KueueConfig::with_tfjob()` manages TFJobs).
+    pub fn with_kueue(mut self, cfg: crate::queueing::KueueConfig) -> Self {
+        self.kueue = Some(cfg);
+        self
+    }
+    /// Run the operator with `--gang-scheduler-name` for `g`.
+    pub fn with_gang_scheduler(mut self, g: crate::queueing::GangScheduler) -> Self {
+        self.gang_scheduler = Some(g);
         self
     }
     /// Set the watch history window.
