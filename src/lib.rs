@@ -15,10 +15,9 @@
 //!   flags (`global.rs`), the runtime and interrupt glue (`runtime.rs`), one file per subcommand
 //!   turning its flags into the core's plain option types, the dispatch.
 //! - [`ops`]: every command's core with one signature, `run(conn, opts, out)` (`submit`,
-//!   `check`, `render`, `validate`, `diagnose`; `wait` and the day-two commands `secret`, `list`,
-//!   `get`, `logs`, `top`, `delete`, `suspend`/`resume` are described in [`ops`]) over shared
-//!   steps (readiness, the pre-flight service `ops::preflight` that `check`, `submit` and `wait`
-//!   ask, pod dry runs).
+//!   `check`, `render`, `validate`, `diagnose`, `wait`, `secret`, and the day-two `list`, `get`,
+//!   `logs`, `top`, `delete`, `suspend`/`resume`) over shared steps (readiness, the pre-flight
+//!   service `ops::preflight` that `check`, `submit` and `wait` ask, pod dry runs).
 //! - [`diagnose`]: collecting a job's snapshot, the missing-object lookup `wait` also uses, and
 //!   the pure layer-by-layer checks over it.
 //! - [`placement`]: will the job run here? kube-scheduler's filters, LimitRange and quota

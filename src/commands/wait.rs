@@ -82,19 +82,16 @@ pub struct WaitArgs {
 }
 
 pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
-    let opts = WaitOptions::from(args.opts);
-    let targets = crate::ops::wait_many::Targets {
-        names: args.names,
-        selector: args.selector,
-        all: args.all,
+    let opts = crate::ops::wait_many::WaitManyOptions {
+        targets: crate::ops::wait_many::Targets {
+            names: args.names,
+            selector: args.selector,
+            all: args.all,
+        },
+        wait: WaitOptions::from(args.opts),
+        format: args.output,
     };
-    block_on(crate::ops::wait_many::run(
-        &global.connection(),
-        &targets,
-        &opts,
-        args.output,
-        out,
-    ))
+    block_on(crate::ops::wait_many::run(&global.connection(), opts, out))
 }
 
 pub(super) const WAIT_EXAMPLES: &str = "\
