@@ -691,13 +691,15 @@ impl From<&watcher::Error> for WatchProblem {
         let status = match err {
             watcher::Error::InitialListFailed(kube::Error::Api(s))
             | watcher::Error::WatchStartFailed(kube::Error::Api(s))
-            | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some((s.code, &s.message)),
-            watcher::Error::WatchError(s) => Some((s.code, &s.message)),
+            | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some(&**s),
+            watcher::Error::WatchError(s) => Some(&**s),
             _ => None,
         };
         match status {
-            Some((403, message)) => WatchProblem::Forbidden(message.clone()),
-            Some((code, message)) => WatchProblem::Other(format!("HTTP {code}: {message}")),
+            Some(s) => match cluster::forbidden::refused_status(s) {
+                Some(message) => WatchProblem::Forbidden(message.to_string()),
+                None => WatchProblem::Other(format!("HTTP {}: {}", s.code, s.message)),
+            },
             None => WatchProblem::Other(err.to_string()),
         }
     }
