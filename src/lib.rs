@@ -33,9 +33,10 @@
 //!   day-two commands' pure views.
 //! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
 //!   retries), CRD, operator (and its one wording, `Display for OperatorState`), gateway Secret,
-//!   pod facts (`cluster::pod`: the slim `Pod`, phase, replica, started, Unschedulable, waiting
-//!   until pods are gone), the pod table, 403 classification (`cluster::forbidden`), job-name
-//!   forms, install hints.
+//!   pod facts (`cluster::pod`: the slim `Pod`, phase, replica, started, restarts,
+//!   PodScheduled/Unschedulable, waiting until pods are gone), the pod table, 403
+//!   classification (`cluster::forbidden`: refused or not, by whom), job-name forms, install
+//!   hints.
 //! - [`gateway`]: model-gateway credentials (Secret-backed env vars), the istio opt-out, and the
 //!   gateway Secret's names and key-name rule every other module uses.
 //! - Bottom modules, importing nothing above them: [`model`] (the `kubeflow.org/v1` TFJob types
