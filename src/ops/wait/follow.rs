@@ -733,7 +733,7 @@ async fn report_diagnosis(
                 ReportFormat::Text => {
                     out.note_line("");
                     let color = out.err_color();
-                    out.note(&diagnosis.render_text(color));
+                    out.note(&crate::print::diagnosis::text(&diagnosis, color));
                 }
             }
             Ok(Some(snapshot))
