@@ -9,10 +9,11 @@
 //! get_flags.go) and client-go util/jsonpath (see [`jsonpath`]).
 //!
 //! Beside them, the project's own printers, each taking a writer: the manifests a command made
-//! ([`manifest`]), `top`'s units ([`top`]) and `diagnose`'s report ([`diagnosis`], over the
-//! plain `diagnose::Diagnosis`; `print` imports the data types below it, none of them imports
-//! `print`).
+//! ([`manifest`]), `top`'s units ([`top`]), `check`'s report ([`check`], over the plain
+//! `placement::Report`) and `diagnose`'s ([`diagnosis`], over the plain `diagnose::Diagnosis`):
+//! `print` imports the data types below it, none of them imports `print`.
 
+pub mod check;
 pub mod diagnosis;
 pub mod gofmt;
 pub mod gojson;
