@@ -15,10 +15,9 @@
 //!   flags (`global.rs`), the runtime and interrupt glue (`runtime.rs`), one file per subcommand
 //!   turning its flags into the core's plain option types, the dispatch.
 //! - [`ops`]: every command's core with one signature, `run(conn, opts, out)` (`submit`,
-//!   `check`, `render`, `validate`, `diagnose`; `wait` and the day-two commands `secret`, `list`,
-//!   `get`, `logs`, `top`, `delete`, `suspend`/`resume` are described in [`ops`]) over shared
-//!   steps (readiness, the pre-flight service `ops::preflight` that `check`, `submit` and `wait`
-//!   ask, pod dry runs).
+//!   `check`, `render`, `validate`, `diagnose`, `wait`, `secret`, and the day-two `list`, `get`,
+//!   `logs`, `top`, `delete`, `suspend`/`resume`) over shared steps (readiness, the pre-flight
+//!   service `ops::preflight` that `check`, `submit` and `wait` ask, pod dry runs).
 //! - [`diagnose`]: collecting a job's snapshot, the missing-object lookup `wait` also uses, and
 //!   the pure layer-by-layer checks over it.
 //! - [`jobset`]: the same job as a kubernetes-sigs JobSet (`export --to jobset`, `submit --to
@@ -32,13 +31,14 @@
 //!   YAML with file/line/column positions; [`validate`]: schema, webhook rules and lint checks,
 //!   all reported at once.
 //! - [`print`]: kubectl's printers (json, yaml, name, jsonpath, custom-columns, go-template,
-//!   tables, `top`'s units) and the manifest printers, each taking a writer; [`jobview`]: the
-//!   day-two commands' pure views.
+//!   tables, `top`'s units), the manifest printers and `check`'s and `diagnose`'s reports,
+//!   each taking a writer; [`jobview`]: the day-two commands' pure views.
 //! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
 //!   retries), CRD, operator (and its one wording, `Display for OperatorState`), gateway Secret,
-//!   pod facts (`cluster::pod`: the slim `Pod`, phase, replica, started, Unschedulable, waiting
-//!   until pods are gone), the pod table, 403 classification (`cluster::forbidden`), job-name
-//!   forms, install hints.
+//!   pod facts (`cluster::pod`: the slim `Pod`, phase, replica, started, restarts,
+//!   PodScheduled/Unschedulable, waiting until pods are gone), the pod table, 403
+//!   classification (`cluster::forbidden`: refused or not, by whom), job-name forms, install
+//!   hints.
 //! - [`gateway`]: model-gateway credentials (Secret-backed env vars), the istio opt-out, and the
 //!   gateway Secret's names and key-name rule every other module uses.
 //! - Bottom modules, importing nothing above them: [`model`] (the `kubeflow.org/v1` TFJob types

@@ -79,10 +79,29 @@ fn split_aggregate(body: &str) -> Vec<String> {
     out
 }
 
+/// The API server's message when it refused a request with 403 Forbidden, whoever refused it
+/// (the authorizer or an admission plugin; [`classify_forbidden`] and [`by_authorizer`] tell
+/// which). Every refusal is built by `NewForbidden` (k8s.io/apimachinery/pkg/api/errors/
+/// errors.go), which sets code 403 with reason `Forbidden`; the code is what is read here.
+pub fn refused(err: &kube::Error) -> Option<&str> {
+    match err {
+        kube::Error::Api(status) => refused_status(status),
+        _ => None,
+    }
+}
+
+/// [`refused`] for a Status already taken out of its error (a watch's error event).
+pub fn refused_status(status: &kube::core::Status) -> Option<&str> {
+    (status.code == 403).then_some(status.message.as_str())
+}
+
 /// Whether a 403's message is the authorizer's (RBAC) refusal: kube-apiserver words it
-/// `User "u" cannot VERB resource "R" in API group …`
-/// (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go `forbiddenMessage`);
-/// admission plugins (quota, LimitRanger, PodSecurity, webhooks) word theirs otherwise.
+/// `User "u" cannot VERB resource "R" in API group "G" in the namespace "N"` (or `… at the
+/// cluster scope`; `cannot VERB path "P"` for a non-resource URL), wrapped by `NewForbidden` as
+/// `R "NAME" is forbidden: …` (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/
+/// errors.go `forbiddenMessage`; older releases wrote `cannot VERB R.G in the namespace`, without
+/// "resource"). Admission plugins (quota, LimitRanger, PodSecurity, webhooks) word
+/// theirs otherwise.
 pub fn by_authorizer(message: &str, verb: &str) -> bool {
     message.contains(&format!("cannot {verb} resource"))
 }
@@ -139,6 +158,27 @@ mod tests {
         );
         assert_eq!(msg.matches("\n  - ").count(), 3, "{msg}");
         assert!(!msg.contains("Role"), "{msg}");
+    }
+
+    #[test]
+    fn a_refusal_is_a_403_whoever_refused() {
+        let api = |code: u16, message: &str| {
+            kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                message: message.into(),
+                ..Default::default()
+            }))
+        };
+        let rbac = "pods is forbidden: User \"bob\" cannot list resource \"pods\" in API group \"\" in the namespace \"a\"";
+        assert_eq!(refused(&api(403, rbac)), Some(rbac));
+        assert_eq!(
+            refused(&api(403, "exceeded quota: q")),
+            Some("exceeded quota: q")
+        );
+        for code in [401, 404, 409, 422, 500] {
+            assert_eq!(refused(&api(code, "x")), None, "{code}");
+        }
+        assert_eq!(refused(&kube::Error::LinesCodecMaxLineLengthExceeded), None);
     }
 
     #[test]

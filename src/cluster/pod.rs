@@ -1,13 +1,14 @@
 //! Pod facts, one owner each: a pod's name, phase, replica (type and index, from the operator's
-//! labels), whether it has started, and whether the scheduler refused it (`PodScheduled=False`,
+//! labels), whether it has started, its containers' restarts, and whether the scheduler refused it (`PodScheduled=False`,
 //! reason `Unschedulable`). [`PodFacts`] answers them for the slim [`Pod`] every follower keeps
 //! and for the full `k8s_openapi` Pod `diagnose` and `top` read, so no command parses a pod's
 //! status on its own. And the one way to wait until a set of pods is gone ([`pods_gone`]),
 //! which `delete --wait` and `submit --replace` share.
 //!
-//! Upstream: `PodScheduled`/`Unschedulable` are `v1.PodScheduled` and
-//! `v1.PodReasonUnschedulable` (kubernetes `staging/src/k8s.io/api/core/v1/types.go`), set by
-//! kube-scheduler's `handleSchedulingFailure`; the replica labels are the training-operator's
+//! Upstream: `PodScheduled`, `Unschedulable` and `SchedulingGated` are `v1.PodScheduled`,
+//! `v1.PodReasonUnschedulable` and `v1.PodReasonSchedulingGated` (kubernetes
+//! `staging/src/k8s.io/api/core/v1/types.go`); kube-scheduler writes the condition with
+//! `Status: False` in `handleSchedulingFailure` (`pkg/scheduler/schedule_one.go`); the replica labels are the training-operator's
 //! (`training.kubeflow.org/replica-type`, `…/replica-index`).
 
 use std::collections::HashSet;
@@ -104,6 +105,20 @@ pub trait PodFacts {
             })
     }
 
+    /// Restarts of the pod's containers, summed (init containers not counted).
+    fn restarts(&self) -> i32 {
+        self.pod_status()
+            .and_then(|s| s.container_statuses.as_ref())
+            .map(|c| c.iter().map(|cs| cs.restart_count).sum())
+            .unwrap_or(0)
+    }
+
+    /// The `PodScheduled` condition, whatever its status: none until the scheduler (or a
+    /// scheduling gate) has judged the pod.
+    fn pod_scheduled(&self) -> Option<&PodCondition> {
+        self.pod_status().and_then(pod_scheduled)
+    }
+
     /// The `PodScheduled=False` condition, whatever its reason (`Unschedulable`, a gate, …).
     fn not_scheduled(&self) -> Option<&PodCondition> {
         self.pod_status().and_then(not_scheduled)
@@ -138,6 +153,15 @@ pub fn canonical_replica_type(rtype: &str) -> String {
     ReplicaType::from_any_case(rtype)
         .map(|t| t.as_str().to_string())
         .unwrap_or_else(|| rtype.to_string())
+}
+
+/// The `PodScheduled` condition of a status, whatever its status.
+pub fn pod_scheduled(status: &PodStatus) -> Option<&PodCondition> {
+    status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "PodScheduled")
 }
 
 /// The `PodScheduled=False` condition of a status.
@@ -247,6 +271,31 @@ mod tests {
         assert!(gated.unschedulable().is_none());
         assert_eq!(gated.pod_phase(), "Pending");
         assert!(!any_unschedulable([&gated]));
+    }
+
+    #[test]
+    fn scheduled_and_restarts_read_the_status() {
+        // No PodScheduled yet: no scheduler (or gate) has judged the pod.
+        let fresh = pod(serde_json::json!({"metadata": {"name": "f"}}));
+        assert!(fresh.pod_scheduled().is_none());
+        assert_eq!(fresh.restarts(), 0);
+        let bound = pod(serde_json::json!({
+            "metadata": {"name": "b"},
+            "status": {"phase": "Running",
+                "conditions": [{"type": "Ready", "status": "False"},
+                               {"type": "PodScheduled", "status": "True"}],
+                "containerStatuses": [
+                    {"name": "tensorflow", "image": "i", "imageID": "", "ready": true,
+                     "restartCount": 2},
+                    {"name": "sidecar", "image": "i", "imageID": "", "ready": true,
+                     "restartCount": 1}]}
+        }));
+        assert_eq!(
+            bound.pod_scheduled().map(|c| c.status.as_str()),
+            Some("True")
+        );
+        assert!(bound.not_scheduled().is_none());
+        assert_eq!(bound.restarts(), 3);
     }
 
     #[test]

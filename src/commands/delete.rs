@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::{Global, block_on, parse_duration};
-use crate::cluster::{self, parse_job_name};
+use crate::cluster::parse_job_name;
 use crate::error::Result;
 use crate::ops::DryRun;
 use crate::ops::delete::{Cascade, DeleteOptions};
@@ -113,15 +113,7 @@ pub fn exec(global: &Global, args: DeleteArgs, out: &mut Output) -> Result<()> {
         dry_run: args.dry_run,
         ignore_not_found: args.ignore_not_found,
     };
-    let conn = global.connection();
-    let result = block_on(async {
-        let kube = cluster::connect(&conn).await?;
-        let (data, notes) = out.streams();
-        crate::ops::delete::delete(&kube, &kube.namespace, &opts, data, notes)
-            .await
-            .map(|_| ())
-    });
-    out.data_result(result)
+    block_on(crate::ops::delete::run(&global.connection(), opts, out))
 }
 
 pub(super) const DELETE_EXAMPLES: &str = "\

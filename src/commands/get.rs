@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::list::PrintArgs;
 use super::{Global, block_on};
-use crate::cluster::{self, parse_job_name};
+use crate::cluster::parse_job_name;
 use crate::error::Result;
 use crate::ops::get::GetOptions;
 use crate::output::Output;
@@ -32,13 +32,7 @@ pub fn exec(global: &Global, args: GetArgs, out: &mut Output) -> Result<()> {
     let mut opts = GetOptions::new(parse_job_name(&args.name, "get")?);
     opts.format = args.print.format()?;
     opts.table = args.print.table();
-    let conn = global.connection();
-    let result = block_on(async {
-        let kube = cluster::connect(&conn).await?;
-        let (data, notes) = out.streams();
-        crate::ops::get::get(&kube, &kube.namespace, &opts, data, notes).await
-    });
-    out.data_result(result)
+    block_on(crate::ops::get::run(&global.connection(), opts, out))
 }
 
 pub(super) const GET_EXAMPLES: &str = "\

@@ -3,7 +3,6 @@
 use clap::Args;
 
 use super::{Global, block_on};
-use crate::cluster;
 use crate::error::Result;
 use crate::ops::list::ListOptions;
 use crate::output::Output;
@@ -131,13 +130,7 @@ pub fn exec(global: &Global, args: ListArgs, out: &mut Output) -> Result<()> {
         sort_by: args.print.sort_by.clone(),
         watch: args.watch,
     };
-    let conn = global.connection();
-    let result = block_on(async {
-        let kube = cluster::connect(&conn).await?;
-        let (data, notes) = out.streams();
-        crate::ops::list::list(&kube, &kube.namespace, &opts, data, notes).await
-    });
-    out.data_result(result)
+    block_on(crate::ops::list::run(&global.connection(), opts, out))
 }
 
 pub(super) const LIST_EXAMPLES: &str = "\

@@ -7,7 +7,7 @@ use clap::Args;
 use k8s_openapi::jiff::Timestamp;
 
 use super::{Global, block_on, parse_duration};
-use crate::cluster::{self, parse_job_name};
+use crate::cluster::parse_job_name;
 use crate::error::{Error, Result};
 use crate::ops::logs::{DEFAULT_MAX_LOG_REQUESTS, LogsOptions};
 use crate::output::Output;
@@ -106,15 +106,7 @@ pub fn exec(global: &Global, args: LogsArgs, out: &mut Output) -> Result<()> {
         ));
     }
     let opts = args.options(out.out_color())?;
-    let conn = global.connection();
-    let result = block_on(async {
-        let kube = cluster::connect(&conn).await?;
-        let (data, notes) = out.streams();
-        crate::ops::logs::logs(&kube, &kube.namespace, &opts, data, notes)
-            .await
-            .map(|_| ())
-    });
-    out.data_result(result)
+    block_on(crate::ops::logs::run(&global.connection(), opts, out))
 }
 
 pub(super) const LOGS_EXAMPLES: &str = "\

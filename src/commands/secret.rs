@@ -8,7 +8,7 @@ use super::{Global, block_on};
 use crate::error::Result;
 use crate::gateway::{DEFAULT_SECRET_KEY, DEFAULT_SECRET_NAME};
 use crate::ops::DryRun;
-use crate::ops::secret::{SecretCheckOptions, SecretCreateOptions};
+use crate::ops::secret::{SecretCheckOptions, SecretCreateOptions, SecretOptions};
 use crate::output::{ManifestFormat, Output};
 
 const SECRET_CHECK_EXAMPLES: &str = "\
@@ -94,7 +94,7 @@ pub struct SecretCheckArgs {
 
 pub fn exec(global: &Global, args: SecretArgs, out: &mut Output) -> Result<()> {
     let conn = global.connection();
-    match args.action {
+    let opts = match args.action {
         SecretAction::Create(a) => {
             let options = SecretCreateOptions {
                 name: a.name,
@@ -111,16 +111,17 @@ pub fn exec(global: &Global, args: SecretArgs, out: &mut Output) -> Result<()> {
             };
             // The key is read (and --from-env's variable removed) before the runtime starts.
             let (options, key) = crate::ops::secret::prepare_create(options, out)?;
-            block_on(crate::ops::secret::create(&conn, options, key, out))
+            SecretOptions::Create(options, key)
         }
         SecretAction::Check(a) => {
             let options = SecretCheckOptions {
                 name: a.name,
                 key: a.key,
             };
-            block_on(crate::ops::secret::check(&conn, options, out))
+            SecretOptions::Check(options)
         }
-    }
+    };
+    block_on(crate::ops::secret::run(&conn, opts, out))
 }
 
 const SECRET_CREATE_EXAMPLES: &str = "\

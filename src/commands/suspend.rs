@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::{Global, block_on};
-use crate::cluster::{self, parse_job_name};
+use crate::cluster::parse_job_name;
 use crate::error::Result;
 use crate::ops::suspend::{SuspendAction, SuspendOptions};
 use crate::output::Output;
@@ -28,13 +28,7 @@ pub fn exec(
         name: parse_job_name(&args.name, command)?.to_string(),
         action,
     };
-    let conn = global.connection();
-    let result = block_on(async {
-        let kube = cluster::connect(&conn).await?;
-        let (data, notes) = out.streams();
-        crate::ops::suspend::set_suspend(&kube, &kube.namespace, &opts, data, notes).await
-    });
-    out.data_result(result)
+    block_on(crate::ops::suspend::run(&global.connection(), opts, out))
 }
 
 pub(super) const SUSPEND_EXAMPLES: &str = "\

@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 
 use super::{Global, block_on};
-use crate::cluster::{self, parse_job_name};
+use crate::cluster::parse_job_name;
 use crate::error::Result;
 use crate::ops::top::TopOptions;
 use crate::output::Output;
@@ -48,13 +48,7 @@ pub fn exec(global: &Global, args: TopArgs, out: &mut Output) -> Result<()> {
         json: matches!(args.output, Some(TopFormat::Json)),
         no_headers: args.no_headers,
     };
-    let conn = global.connection();
-    let result = block_on(async {
-        let kube = cluster::connect(&conn).await?;
-        let (data, notes) = out.streams();
-        crate::ops::top::top(&kube, &kube.namespace, &opts, data, notes).await
-    });
-    out.data_result(result)
+    block_on(crate::ops::top::run(&global.connection(), opts, out))
 }
 
 pub(super) const TOP_EXAMPLES: &str = "\

@@ -82,7 +82,7 @@ pub struct WaitArgs {
 }
 
 pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
-    let opts = WaitOptions::from(args.opts);
+    let wait = WaitOptions::from(args.opts);
     if let [one] = args.names.as_slice()
         && let Some(name) = crate::ops::jobset_day2::jobset_name(one)
     {
@@ -90,22 +90,20 @@ pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
         return block_on(crate::ops::jobset_day2::wait(
             &global.connection(),
             &name,
-            opts.timeout,
+            wait.timeout,
             out,
         ));
     }
-    let targets = crate::ops::wait_many::Targets {
-        names: args.names,
-        selector: args.selector,
-        all: args.all,
+    let opts = crate::ops::wait_many::WaitManyOptions {
+        targets: crate::ops::wait_many::Targets {
+            names: args.names,
+            selector: args.selector,
+            all: args.all,
+        },
+        wait,
+        format: args.output,
     };
-    block_on(crate::ops::wait_many::run(
-        &global.connection(),
-        &targets,
-        &opts,
-        args.output,
-        out,
-    ))
+    block_on(crate::ops::wait_many::run(&global.connection(), opts, out))
 }
 
 pub(super) const WAIT_EXAMPLES: &str = "\

@@ -13,6 +13,7 @@ use crate::cluster::budget::{Budget, DECORATION};
 pub(super) use crate::cluster::crd::crd_state;
 #[cfg(test)]
 pub(super) use crate::cluster::operator::operator_state;
+use crate::cluster::pod::PodFacts;
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::gateway::BASE_URL_KEY;
@@ -87,12 +88,7 @@ pub async fn collect_within(
         ),
     }
     // Pending pods: are they waiting for an object they mount that does not exist?
-    if s.pods.iter().any(|p| {
-        p.status
-            .as_ref()
-            .and_then(|st| st.phase.as_deref())
-            .is_none_or(|ph| ph == "Pending")
-    }) {
+    if s.pods.iter().any(|p| p.pod_phase() == "Pending") {
         s.missing_objects = super::missing::missing_objects(
             kube,
             namespace,

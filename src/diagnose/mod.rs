@@ -5,7 +5,8 @@
 //! layer order (CRD → controller → objects → scheduling → runtime), each with its evidence and the
 //! next step. `wait` reuses both when a wait ends without reaching its target, and [`missing`]
 //! (the objects the pods mount that do not exist) while its pods stay Pending. Nothing here
-//! imports `ops`: `ops` calls down into diagnose, never the reverse.
+//! imports `ops`: `ops` calls down into diagnose, never the reverse. The text report is
+//! printed by `print::diagnosis`, above this module: diagnose imports no printer.
 //!
 //! Secret values never reach the output: [`collect`] reads the referenced Secrets' values only to
 //! scrub them from the pod logs it fetches (held in buffers zeroed on drop), and keeps each Secret
@@ -18,7 +19,6 @@ mod collect;
 mod collect_tests;
 pub mod missing;
 pub mod refused;
-mod render;
 #[cfg(test)]
 mod tests;
 
@@ -228,11 +228,6 @@ impl Diagnosis {
     /// The first Fail, in layer order: the root cause to fix first.
     pub fn first_failure(&self) -> Option<&Finding> {
         self.findings.iter().find(|f| f.verdict == Verdict::Fail)
-    }
-
-    /// Human-readable report; `color` uses ANSI colours and ✔/✘ marks, otherwise plain ASCII.
-    pub fn render_text(&self, color: bool) -> String {
-        render::text(self, color)
     }
 }
 

@@ -12,9 +12,10 @@ use kube::runtime::{conditions, wait::await_condition};
 use kube::{Client, ResourceExt};
 
 use crate::cluster::pod::Pod;
-use crate::cluster::{self, Kube};
+use crate::cluster::{self, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
+use crate::output::Output;
 
 /// `--cascade`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,6 +76,21 @@ pub fn deleted_line(name: &str, dry_run: DryRun) -> String {
         DryRun::Server => " (server dry run)",
     };
     format!("tfjob.kubeflow.org \"{name}\" deleted{suffix}")
+}
+
+/// `kubectl tfjob delete`: connects with `conn` and deletes in its namespace.
+/// A failure after stdout was closed is reported as the closed pipe it is
+/// ([`Output::data_result`]).
+pub async fn run(conn: &ConnectionOptions, opts: DeleteOptions, out: &mut Output) -> Result<()> {
+    let result = async {
+        let kube = cluster::connect(conn).await?;
+        let (data, notes) = out.streams();
+        delete(&kube, &kube.namespace, &opts, data, notes)
+            .await
+            .map(|_| ())
+    }
+    .await;
+    out.data_result(result)
 }
 
 /// Deletes the jobs; `tfjob.kubeflow.org "NAME" deleted` per job on `out`, waiting progress on

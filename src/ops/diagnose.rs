@@ -44,7 +44,7 @@ pub async fn run(conn: &ConnectionOptions, opts: DiagnoseOptions, out: &mut Outp
     match opts.format {
         ReportFormat::Text => {
             let color = out.out_color();
-            out.data(&d.render_text(color))?
+            out.data(&crate::print::diagnosis::text(&d, color))?
         }
         ReportFormat::Json => out.data_line(
             &serde_json::to_string_pretty(&d)

@@ -15,10 +15,11 @@ use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
 use crate::cluster::podtable;
-use crate::cluster::{self, Kube};
+use crate::cluster::{self, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, GetView};
 use crate::model::{self, TFJob};
+use crate::output::Output;
 use crate::print::{self, Format, TableFlags};
 
 /// Which job and how.
@@ -43,6 +44,19 @@ impl GetOptions {
             events: 10,
         }
     }
+}
+
+/// `kubectl tfjob get NAME`: connects with `conn` and prints the job of its namespace.
+/// A failure after stdout was closed is reported as the closed pipe it is
+/// ([`Output::data_result`]).
+pub async fn run(conn: &ConnectionOptions, opts: GetOptions, out: &mut Output) -> Result<()> {
+    let result = async {
+        let kube = cluster::connect(conn).await?;
+        let (data, notes) = out.streams();
+        get(&kube, &kube.namespace, &opts, data, notes).await
+    }
+    .await;
+    out.data_result(result)
 }
 
 /// Prints the job to `out`.

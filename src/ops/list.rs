@@ -14,10 +14,11 @@ use kube::api::{Api, ListParams, WatchEvent, WatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
 use crate::cluster::podtable::{self, PodRow};
-use crate::cluster::{self, Kube};
+use crate::cluster::{self, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, JobRow};
 use crate::model::{self, TFJob};
+use crate::output::Output;
 use crate::print::{self, Format, TableFlags};
 
 /// What to list.
@@ -110,6 +111,19 @@ fn rows(jobs: &[TFJob], pods: &[PodRow], now: Timestamp) -> Vec<JobRow> {
             jobview::job_row(j, ps, now)
         })
         .collect()
+}
+
+/// `kubectl tfjob list`: connects with `conn` and lists its namespace (or all, `-A`).
+/// A failure after stdout was closed is reported as the closed pipe it is
+/// ([`Output::data_result`]).
+pub async fn run(conn: &ConnectionOptions, opts: ListOptions, out: &mut Output) -> Result<()> {
+    let result = async {
+        let kube = cluster::connect(conn).await?;
+        let (data, notes) = out.streams();
+        list(&kube, &kube.namespace, &opts, data, notes).await
+    }
+    .await;
+    out.data_result(result)
 }
 
 /// Prints the TFJobs of `namespace` (or all) to `out`; notes (`No resources found`) to `err`.

@@ -27,10 +27,11 @@ use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::cluster::client as kubeapi;
 use crate::cluster::pod::{Pod, PodFacts};
-use crate::cluster::{self, Kube};
+use crate::cluster::{self, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, Cursor};
 use crate::model::{self, TFJob};
+use crate::output::Output;
 
 /// kubectl's `--max-log-requests` default.
 pub const DEFAULT_MAX_LOG_REQUESTS: usize = 5;
@@ -424,6 +425,21 @@ impl PodTask {
             }
         }
     }
+}
+
+/// `kubectl tfjob logs NAME`: connects with `conn` and prints the replicas' logs.
+/// A failure after stdout was closed is reported as the closed pipe it is
+/// ([`Output::data_result`]).
+pub async fn run(conn: &ConnectionOptions, opts: LogsOptions, out: &mut Output) -> Result<()> {
+    let result = async {
+        let kube = cluster::connect(conn).await?;
+        let (data, notes) = out.streams();
+        logs(&kube, &kube.namespace, &opts, data, notes)
+            .await
+            .map(|_| ())
+    }
+    .await;
+    out.data_result(result)
 }
 
 /// Prints the logs of the job's replicas to `out`; progress and waiting reasons to `err`.

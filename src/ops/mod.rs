@@ -10,13 +10,16 @@
 //!
 //! `conn` is the connection flags (a cluster command connects with them; an offline one,
 //! `render` and `validate`, reads at most the namespace), `opts` the command's own flags as plain
-//! values, `out` the stdout/stderr pair (data on stdout, the rest on stderr). `submit`, `check`,
-//! `render`, `validate` and `diagnose` have it; `wait` and `wait_many` take their name or targets
-//! and format beside their options, and the day-two cores (`list`, `get`, `logs`, `top`,
-//! `delete`, `suspend`) take a connected [`crate::cluster::Kube`] and the two streams, to be
-//! brought to it. Shared steps sit beside the commands: the pre-flight service [`preflight`]
-//! (the gate `submit` runs, `check`'s report, what `wait` asks of Unschedulable pods), the
-//! readiness checks [`readiness`] and pod dry runs; the pure views of the day-two commands are in
+//! values, `out` the stdout/stderr pair (data on stdout, the rest on stderr). Every core has it:
+//! `submit`, `check`, `render`, `validate`, `diagnose`, `wait` (`wait_many::run`; the one-job
+//! `wait::run` beneath it), `secret` (`create` or `check`), and the day-two cores `list`, `get`,
+//! `logs`, `top`, `delete`, `suspend`. A day-two `run` connects and hands the client and the two
+//! streams to the step beside it (`list::list`, `get::get`, …), which the in-process tests call
+//! with a client of their own; `submit --wait` calls `wait::follow` the same way.
+//!
+//! Shared steps sit beside the commands: the pre-flight service [`preflight`] (the gate `submit`
+//! runs, `check`'s report, what `wait` asks of Unschedulable pods), the readiness checks
+//! [`readiness`] and pod dry runs; the pure views of the day-two commands are in
 //! [`crate::jobview`].
 
 pub mod check;

@@ -191,7 +191,7 @@ pub(crate) async fn check_namespace(kube: &Kube, namespace: &str) -> Result<Opti
             ),
         )),
         // Many users may not read namespaces; the create would tell anyway.
-        Err(e) if cluster::status_code(&e) == Some(403) => Ok(None),
+        Err(e) if cluster::forbidden::refused(&e).is_some() => Ok(None),
         Err(e) => Err(cluster::explain(
             e,
             &Action::new("get", "namespaces", None).named(namespace),

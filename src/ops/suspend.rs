@@ -12,9 +12,10 @@ use std::io::Write;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 
-use crate::cluster::{self, Kube};
+use crate::cluster::{self, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
+use crate::output::Output;
 
 /// Suspend or resume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +61,19 @@ pub fn crd_has_suspend(crd: &CustomResourceDefinition) -> bool {
                 .and_then(|rp| prop(&rp, "suspend"))
                 .is_some()
         })
+}
+
+/// `kubectl tfjob suspend|resume NAME`: connects with `conn` and patches the job.
+/// A failure after stdout was closed is reported as the closed pipe it is
+/// ([`Output::data_result`]).
+pub async fn run(conn: &ConnectionOptions, opts: SuspendOptions, out: &mut Output) -> Result<()> {
+    let result = async {
+        let kube = cluster::connect(conn).await?;
+        let (data, notes) = out.streams();
+        set_suspend(&kube, &kube.namespace, &opts, data, notes).await
+    }
+    .await;
+    out.data_result(result)
 }
 
 /// Patches `runPolicy.suspend`; prints `tfjob.kubeflow.org/NAME suspended|resumed` on `out`

@@ -15,10 +15,11 @@ use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::{Value, json};
 
-use crate::cluster::{self, Kube};
+use crate::cluster::{self, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::jobview;
 use crate::model;
+use crate::output::Output;
 use crate::print::{self, top as units};
 use crate::quantity::parse_quantity;
 
@@ -334,6 +335,19 @@ async fn read_metrics(
                 .unwrap_or_else(|| "no reply".into())
         )),
     }
+}
+
+/// `kubectl tfjob top [NAME]`: connects with `conn` and prints the jobs' usage.
+/// A failure after stdout was closed is reported as the closed pipe it is
+/// ([`Output::data_result`]).
+pub async fn run(conn: &ConnectionOptions, opts: TopOptions, out: &mut Output) -> Result<()> {
+    let result = async {
+        let kube = cluster::connect(conn).await?;
+        let (data, notes) = out.streams();
+        top(&kube, &kube.namespace, &opts, data, notes).await
+    }
+    .await;
+    out.data_result(result)
 }
 
 /// Prints the jobs' usage to `out`; notes to `err`.

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use crate::cluster::{self, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::model;
-use crate::ops::wait::{self, WaitOptions};
+use crate::ops::wait::{self, WaitJobOptions, WaitOptions};
 use crate::output::{Output, ReportFormat};
 
 /// Which jobs to wait for.
@@ -32,14 +32,23 @@ pub struct Targets {
     pub all: bool,
 }
 
+/// `kubectl tfjob wait`'s options: which jobs, how long and for what, and how to report.
+#[derive(Debug, Clone, Default)]
+pub struct WaitManyOptions {
+    pub targets: Targets,
+    pub wait: WaitOptions,
+    /// Text (live progress on a terminal, a line per change otherwise) or NDJSON.
+    pub format: ReportFormat,
+}
+
 /// `kubectl tfjob wait NAME… | -l SELECTOR | --all`.
-pub async fn run(
-    conn: &ConnectionOptions,
-    targets: &Targets,
-    opts: &WaitOptions,
-    format: ReportFormat,
-    out: &mut Output,
-) -> Result<()> {
+pub async fn run(conn: &ConnectionOptions, opts: WaitManyOptions, out: &mut Output) -> Result<()> {
+    let WaitManyOptions {
+        targets,
+        wait: opts,
+        format,
+    } = opts;
+    let opts = &opts;
     if !targets.names.is_empty() && (targets.selector.is_some() || targets.all) {
         return Err(Error::Usage(
             "name cannot be provided when a selector or --all is specified".into(),
@@ -57,7 +66,12 @@ pub async fn run(
     }
     // One job by name: the one-job wait as it always was (live progress on a terminal).
     if let [name] = targets.names.as_slice() {
-        return wait::run(conn, name, opts, format, out).await;
+        let one = WaitJobOptions {
+            name: name.clone(),
+            wait: opts.clone(),
+            format,
+        };
+        return wait::run(conn, one, out).await;
     }
     let mut names = Vec::new();
     for n in &targets.names {

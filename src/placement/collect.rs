@@ -16,6 +16,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::filters::{Res, effective_requests};
 use super::{BoundPod, NodeInfo, PvcInfo, Snapshot};
+use crate::cluster::forbidden;
 use crate::model::TFJob;
 use crate::quantity::parse_quantity;
 
@@ -185,7 +186,7 @@ async fn list_paged<T: DeserializeOwned>(
         // fails: that body may be a page of Secrets.
         let page: List<T> = match client.request_text(req).await {
             Ok(text) => serde_json::from_str(&text).map_err(kube::Error::SerdeError)?,
-            Err(kube::Error::Api(s)) if s.is_forbidden() => return Ok(Listed::Forbidden),
+            Err(e) if forbidden::refused(&e).is_some() => return Ok(Listed::Forbidden),
             // Optional APIs (e.g. storage classes on a minimal server) may be absent.
             Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Listed::Ok),
             Err(e) => return Err(e),
@@ -204,7 +205,8 @@ async fn exists(client: &Client, collection: &str, name: &str) -> Result<bool, k
         .map_err(kube::Error::BuildRequest)?;
     match client.request::<IgnoredAny>(req).await {
         Ok(_) => Ok(true),
-        Err(kube::Error::Api(s)) if s.is_not_found() || s.is_forbidden() => Ok(false),
+        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(false),
+        Err(e) if forbidden::refused(&e).is_some() => Ok(false),
         Err(e) => Err(e),
     }
 }

@@ -202,6 +202,17 @@ pub struct ReferenceFinding {
     pub message: String,
 }
 
+/// One readiness finding as `check` reports it (the `readiness` array of its JSON report, and
+/// its text report's first section); the caller turns its readiness checks into these.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadinessFinding {
+    /// `error` (submit would stop, exit 3) or `warning`.
+    pub severity: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
 /// The whole pre-flight report; `readiness` is the caller's (kept as free JSON values).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

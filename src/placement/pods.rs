@@ -1,7 +1,9 @@
 //! Expanding a TFJob into the pods the operator will create, as admission will see them: the
 //! step both the placement verdict ([`super::verdict`]) and quota/LimitRange admission
 //! ([`super::admission`]) start from. LimitRanger's Container defaults are applied here
-//! (`plugin/pkg/admission/limitranger/admission.go`, after `SetDefaults_Pod` and
+//! (`plugin/pkg/admission/limitranger/admission.go` `defaultContainerResourceRequirements`:
+//! limits from `default`, requests from `defaultRequest`, merged by
+//! `mergePodResourceRequirements` into what a container leaves out; after `SetDefaults_Pod` and
 //! `SetDefaults_LimitRangeItem`), since admission sees the pods with them; its min/max checks
 //! stay in admission.
 

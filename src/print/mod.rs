@@ -7,7 +7,14 @@
 //! Modelled on k8s.io/cli-runtime pkg/printers (json.go, yaml.go, name.go, jsonpath.go,
 //! template.go, tabwriter.go), kubectl's pkg/cmd/get (customcolumn.go, sorter.go,
 //! get_flags.go) and client-go util/jsonpath (see [`jsonpath`]).
+//!
+//! Beside them, the project's own printers, each taking a writer: the manifests a command made
+//! ([`manifest`]), `top`'s units ([`top`]), `check`'s report ([`check`], over the plain
+//! `placement::Report`) and `diagnose`'s ([`diagnosis`], over the plain `diagnose::Diagnosis`):
+//! `print` imports the data types below it, none of them imports `print`.
 
+pub mod check;
+pub mod diagnosis;
 pub mod gofmt;
 pub mod gojson;
 pub mod jsonpath;

@@ -146,22 +146,6 @@ fn spec_image(pod: &Pod, container: &str) -> Option<String> {
     container_of(pod, container).and_then(|c| c.image.clone())
 }
 
-/// (type, status, reason, message) of every pod condition.
-fn conditions(pod: &Pod) -> Vec<(String, String, String, String)> {
-    pod.status
-        .iter()
-        .flat_map(|s| s.conditions.iter().flatten())
-        .map(|c| {
-            (
-                c.type_.clone(),
-                c.status.clone(),
-                c.reason.clone().unwrap_or_default(),
-                c.message.clone().unwrap_or_default(),
-            )
-        })
-        .collect()
-}
-
 /// The largest request or limit of a resource over the pod's containers.
 fn resource_of(pod: &Pod, resource: &str) -> Option<String> {
     pod.spec.as_ref()?.containers.iter().find_map(|c| {

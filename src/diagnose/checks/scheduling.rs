@@ -120,9 +120,7 @@ pub(super) fn is_scheduled(pod: &Pod) -> bool {
         .as_ref()
         .and_then(|s| s.node_name.as_ref())
         .is_some()
-        || conditions(pod)
-            .iter()
-            .any(|(t, st, _, _)| t == "PodScheduled" && st == "True")
+        || pod.pod_scheduled().is_some_and(|c| c.status == "True")
         || pod_phase(pod) != "Pending"
 }
 
@@ -134,7 +132,7 @@ pub(super) fn unseen_by_scheduler(pod: &Pod, now: k8s_openapi::jiff::Timestamp) 
     if pod_phase(pod) != "Pending" || is_scheduled(pod) {
         return None;
     }
-    if conditions(pod).iter().any(|(t, ..)| t == "PodScheduled") {
+    if pod.pod_scheduled().is_some() {
         return None;
     }
     let age = age_secs(now, pod.metadata.creation_timestamp.as_ref())?;
@@ -151,21 +149,20 @@ pub(super) fn unschedulable(pod: &Pod, events: &[Event]) -> Option<String> {
     if pod_phase(pod) != "Pending" || is_scheduled(pod) {
         return None;
     }
-    for (t, st, reason, message) in conditions(pod) {
-        if t == "PodScheduled" && st == "False" {
-            if reason == "SchedulingGated" {
-                return Some(format!(
-                    "scheduling gated ({})",
-                    if message.is_empty() {
-                        "spec.schedulingGates"
-                    } else {
-                        &message
-                    }
-                ));
-            }
-            if !message.is_empty() {
-                return Some(message);
-            }
+    if let Some(c) = pod.not_scheduled() {
+        let message = c.message.clone().unwrap_or_default();
+        if c.reason.as_deref() == Some("SchedulingGated") {
+            return Some(format!(
+                "scheduling gated ({})",
+                if message.is_empty() {
+                    "spec.schedulingGates"
+                } else {
+                    &message
+                }
+            ));
+        }
+        if !message.is_empty() {
+            return Some(message);
         }
     }
     event_message(events, &pod_name(pod), "FailedScheduling")

@@ -245,7 +245,7 @@ fn stored_base_url_is_not_treated_as_secret() {
             ],
         )),
     );
-    let text = diagnose(&s).render_text(false);
+    let text = render_text(&diagnose(&s), false);
     assert!(
         text.contains("TAOTOKEN_BASE_URL=https://taotoken.net/api/v1 ends in /v1"),
         "{text}"

@@ -7,9 +7,9 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::collect::{crd_state, job_name, log_targets, operator_state, outcome, without_values};
-use super::render::compact;
 use super::*;
 use crate::error::Error;
+use crate::print::diagnosis::{compact, text as render_text};
 
 mod collect_helpers;
 mod runtime;
@@ -281,7 +281,7 @@ fn healthy_running_job() {
     ));
     assert_eq!(of(&d, Layer::Objects)[0].summary, "4/4 pods, 4/4 services");
     assert_eq!(of(&d, Layer::Scheduling)[0].summary, "4/4 pods scheduled");
-    let text = d.render_text(false);
+    let text = render_text(&d, false);
     assert!(
         text.starts_with("TFJob default/tf-dist-train: Running (pods: 4 Running)\n"),
         "{text}"
@@ -290,7 +290,7 @@ fn healthy_running_job() {
         text.contains("[ok]   CRD        tfjobs.kubeflow.org"),
         "{text}"
     );
-    assert!(d.render_text(true).contains("✔"));
+    assert!(render_text(&d, true).contains("✔"));
     assert!(outcome(&healthy(), &d).is_ok());
 }
 
@@ -363,7 +363,7 @@ fn crd_hidden_by_rbac_is_unknown_not_failed() {
     assert_eq!(d.worst(), Verdict::Unknown);
     // The other layers are still judged.
     assert_eq!(of(&d, Layer::Objects)[0].verdict, Verdict::Ok);
-    assert!(d.render_text(false).contains("[??]"));
+    assert!(render_text(&d, false).contains("[??]"));
 }
 
 #[test]
@@ -713,7 +713,7 @@ fn gpu_unschedulable_names_message_and_blocked_replicas() {
             .unwrap()
             .starts_with("request fewer GPUs")
     );
-    let text = d.render_text(false);
+    let text = render_text(&d, false);
     assert!(
         text.contains("blocks: tf-dist-train-worker-0, -1, -2"),
         "{text}"
@@ -779,14 +779,8 @@ fn nothing_scheduled_means_runtime_not_reached() {
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].verdict, Verdict::Info);
     assert_eq!(r[0].summary, "not reached (pods not scheduled)");
-    assert!(
-        d.render_text(true)
-            .contains("–\x1b[0m Runtime    not reached")
-    );
-    assert!(
-        d.render_text(false)
-            .contains("[info] Runtime    not reached (pods not scheduled)")
-    );
+    assert!(render_text(&d, true).contains("–\x1b[0m Runtime    not reached"));
+    assert!(render_text(&d, false).contains("[info] Runtime    not reached (pods not scheduled)"));
 }
 
 #[test]

@@ -213,7 +213,7 @@ fn crash_loop_with_log_tail() {
             .unwrap()
             .contains("kubectl logs tf-dist-train-worker-0 -c tensorflow -n default --previous")
     );
-    let text = d.render_text(false);
+    let text = render_text(&d, false);
     assert!(text.contains("  | ValueError: bad shape\n"), "{text}");
 }
 
@@ -453,9 +453,9 @@ fn secret_values_never_appear_in_text_or_json() {
     assert_eq!(parsed["job"], "tf-dist-train");
     assert_eq!(parsed["findings"][0]["layer"], "crd");
     assert_eq!(parsed["findings"][0]["verdict"], "ok");
-    for out in [json, d.render_text(false), d.render_text(true)] {
+    for out in [json, render_text(&d, false), render_text(&d, true)] {
         assert!(!out.contains(FAKE_KEY), "leaked:\n{out}");
         assert!(!out.contains("DO-NOT-LEAK"), "leaked:\n{out}");
     }
-    assert!(d.render_text(false).contains("<redacted>"));
+    assert!(render_text(&d, false).contains("<redacted>"));
 }

@@ -237,6 +237,22 @@ fn print_object(
 // ---------------------------------------------------------------------------------------------
 // The commands
 
+/// `kubectl tfjob secret create|check`: which action, with its options. A create carries the
+/// key [`prepare_create`] read before the runtime started.
+#[derive(Debug)]
+pub enum SecretOptions {
+    Create(SecretCreateOptions, SecretString),
+    Check(SecretCheckOptions),
+}
+
+/// `kubectl tfjob secret`: the core of both actions.
+pub async fn run(conn: &ConnectionOptions, opts: SecretOptions, out: &mut Output) -> Result<()> {
+    match opts {
+        SecretOptions::Create(options, key) => create(conn, options, key, out).await,
+        SecretOptions::Check(options) => check(conn, options, out).await,
+    }
+}
+
 /// `secret create`, first half, synchronous: checks the flags and reads the key. Called before
 /// the async runtime starts (see [`read_key`]), and before connecting, so a prompt is never
 /// interrupted by a slow API server. Returns the options to pass to [`create`].

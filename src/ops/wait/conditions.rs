@@ -86,12 +86,7 @@ fn restart_marks(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
                 p.pod_name(),
                 p.metadata.uid.as_deref().unwrap_or_default()
             );
-            let restarts = p
-                .status
-                .as_ref()
-                .and_then(|s| s.container_statuses.as_ref())
-                .map(|c| c.iter().map(|cs| cs.restart_count).sum())
-                .unwrap_or(0);
+            let restarts = p.restarts();
             (key, restarts)
         })
         .collect()

@@ -19,7 +19,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use super::conditions::{self, Outcome, Progress, evaluate};
 use super::progress::Display;
 use super::state::{Limits, Now, Tracker, View};
-use super::{WaitFor, WaitOptions};
+use super::{WaitFor, WaitJobOptions, WaitOptions};
 use crate::cluster::budget::{Budget, DECORATION};
 use crate::cluster::pod::{self, Pod};
 use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
@@ -43,18 +43,13 @@ const READ_LIMIT: Duration = Duration::from_secs(30);
 /// Log lines of a crash-looping container quoted in the failure.
 const CRASH_LOG_LINES: usize = 5;
 
-/// `kubectl tfjob wait NAME`: `name` as given on the command line (`NAME`, `tfjob/NAME`, …).
-pub async fn run(
-    conn: &ConnectionOptions,
-    name: &str,
-    opts: &WaitOptions,
-    format: ReportFormat,
-    out: &mut Output,
-) -> Result<()> {
-    let name = cluster::parse_job_name(name, "wait")?.to_string();
+/// `kubectl tfjob wait NAME`: `opts.name` as given on the command line (`NAME`,
+/// `tfjob/NAME`, …).
+pub async fn run(conn: &ConnectionOptions, opts: WaitJobOptions, out: &mut Output) -> Result<()> {
+    let name = cluster::parse_job_name(&opts.name, "wait")?.to_string();
     let kube = cluster::connect(conn).await?;
     let namespace = kube.namespace.clone();
-    follow(&kube, &namespace, &name, opts, format, out).await
+    follow(&kube, &namespace, &name, &opts.wait, opts.format, out).await
 }
 
 /// Follows one job; shared with `submit --wait`.
@@ -696,13 +691,15 @@ impl From<&watcher::Error> for WatchProblem {
         let status = match err {
             watcher::Error::InitialListFailed(kube::Error::Api(s))
             | watcher::Error::WatchStartFailed(kube::Error::Api(s))
-            | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some((s.code, &s.message)),
-            watcher::Error::WatchError(s) => Some((s.code, &s.message)),
+            | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some(&**s),
+            watcher::Error::WatchError(s) => Some(&**s),
             _ => None,
         };
         match status {
-            Some((403, message)) => WatchProblem::Forbidden(message.clone()),
-            Some((code, message)) => WatchProblem::Other(format!("HTTP {code}: {message}")),
+            Some(s) => match cluster::forbidden::refused_status(s) {
+                Some(message) => WatchProblem::Forbidden(message.to_string()),
+                None => WatchProblem::Other(format!("HTTP {}: {}", s.code, s.message)),
+            },
             None => WatchProblem::Other(err.to_string()),
         }
     }
@@ -736,7 +733,7 @@ async fn report_diagnosis(
                 ReportFormat::Text => {
                     out.note_line("");
                     let color = out.err_color();
-                    out.note(&diagnosis.render_text(color));
+                    out.note(&crate::print::diagnosis::text(&diagnosis, color));
                 }
             }
             Ok(Some(snapshot))

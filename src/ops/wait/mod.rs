@@ -22,6 +22,8 @@ pub mod state;
 
 use std::time::Duration;
 
+use crate::output::ReportFormat;
+
 pub use conditions::{Counts, Outcome, Progress, evaluate, progress};
 pub use follow::{follow, run};
 pub use state::{Limits, Now, Restarted, Tracker, View};
@@ -88,6 +90,16 @@ impl Default for WaitOptions {
             max_restarts: DEFAULT_MAX_RESTARTS,
         }
     }
+}
+
+/// `kubectl tfjob wait NAME`'s options: the job, how long and for what, and how to report.
+#[derive(Debug, Clone, Default)]
+pub struct WaitJobOptions {
+    /// As given on the command line (`NAME`, `tfjob/NAME`, …).
+    pub name: String,
+    pub wait: WaitOptions,
+    /// Text (live progress on a terminal, a line per change otherwise) or NDJSON.
+    pub format: ReportFormat,
 }
 
 /// The default `--max-restarts`: one restart is routine (a worker that starts before its PS),

@@ -9,6 +9,7 @@ use kube::api::{Api, ListParams};
 use kube::runtime::wait::Condition;
 
 use super::{READ_LIMIT, Waiter};
+use crate::cluster::pod::PodFacts;
 use crate::diagnose::refused;
 use crate::error::Error;
 use crate::model;
@@ -117,12 +118,7 @@ impl Waiter<'_> {
     /// object the templates reference, at most every [`REFUSALS_EVERY`].
     pub(super) async fn waits_for_missing_objects(&mut self) -> Option<Error> {
         let (job, pods) = self.last.as_ref()?;
-        let pending = pods.iter().any(|p| {
-            p.status
-                .as_ref()
-                .and_then(|s| s.phase.as_deref())
-                .is_none_or(|ph| ph == "Pending")
-        });
+        let pending = pods.iter().any(|p| p.pod_phase() == "Pending");
         if !pending || job.is_finished() || !conditions::is_reconciled().matches_object(Some(job)) {
             self.pending_since = None;
             return None;

@@ -1,7 +1,10 @@
-//! Text output: one block per layer, kubectl-like, with ✔/✘ on a terminal and ASCII tags when
-//! piped.
+//! `diagnose`'s report as text (also printed after a failed `wait`): one block per layer,
+//! kubectl-like, with ✔/✘ on a terminal and ASCII tags when piped. It prints the plain
+//! [`Diagnosis`] the pure checks return, into the writer the command gives.
 
-use super::{Diagnosis, Finding, Layer, Verdict};
+use std::io::{self, Write};
+
+use crate::diagnose::{Diagnosis, Finding, Layer, Verdict};
 
 const LABEL_WIDTH: usize = 10;
 
@@ -27,7 +30,7 @@ fn mark(v: Verdict, color: bool) -> String {
 }
 
 /// `tf-worker-0, -1, -2` for names that differ only in their index.
-pub(super) fn compact(names: &[String]) -> String {
+pub fn compact(names: &[String]) -> String {
     let Some(first) = names.first() else {
         return String::new();
     };
@@ -47,21 +50,21 @@ pub(super) fn compact(names: &[String]) -> String {
     s
 }
 
-pub(super) fn text(d: &Diagnosis, color: bool) -> String {
-    let mut s = String::new();
+/// The whole report; `color` uses ANSI colours and ✔/✘ marks, otherwise plain ASCII.
+pub fn diagnosis(d: &Diagnosis, color: bool, s: &mut dyn Write) -> io::Result<()> {
     let title = format!("TFJob {}/{}", d.namespace, d.job);
     let title = if color {
         format!("\x1b[1m{title}\x1b[0m")
     } else {
         title
     };
-    s.push_str(&format!("{title}: {}", d.state));
+    write!(s, "{title}: {}", d.state)?;
     if !d.pods.is_empty() {
-        s.push_str(&format!(" (pods: {})", d.pods));
+        write!(s, " (pods: {})", d.pods)?;
     }
-    s.push('\n');
+    writeln!(s)?;
     for n in &d.notes {
-        s.push_str(&format!("note: {n}\n"));
+        writeln!(s, "note: {n}")?;
     }
     let pad = " ".repeat(if color { 3 } else { 8 } + LABEL_WIDTH);
     for layer in Layer::ALL {
@@ -69,24 +72,32 @@ pub(super) fn text(d: &Diagnosis, color: bool) -> String {
         for f in d.findings.iter().filter(|f| f.layer == layer) {
             let label = if first { layer.label() } else { "" };
             first = false;
-            block(&mut s, f, label, &pad, color);
+            block(s, f, label, &pad, color)?;
         }
     }
-    s
+    Ok(())
 }
 
-fn block(s: &mut String, f: &Finding, label: &str, pad: &str, color: bool) {
-    s.push_str(&format!(
-        "{} {label:<LABEL_WIDTH$} {}\n",
+/// [`diagnosis`] as a string, for the command to hand to its `Output` (which redacts it).
+pub fn text(d: &Diagnosis, color: bool) -> String {
+    let mut buf = Vec::new();
+    diagnosis(d, color, &mut buf).expect("writing to memory does not fail");
+    String::from_utf8(buf).expect("the report is UTF-8")
+}
+
+fn block(s: &mut dyn Write, f: &Finding, label: &str, pad: &str, color: bool) -> io::Result<()> {
+    writeln!(
+        s,
+        "{} {label:<LABEL_WIDTH$} {}",
         mark(f.verdict, color),
         f.summary
-    ));
+    )?;
     for e in &f.evidence {
-        s.push_str(&format!("{pad}{e}\n"));
+        writeln!(s, "{pad}{e}")?;
     }
     if !f.log.is_empty() {
         for line in &f.log {
-            s.push_str(&format!("{pad}  | {line}\n"));
+            writeln!(s, "{pad}  | {line}")?;
         }
     }
     if !f.replicas.is_empty() && f.verdict != Verdict::Ok {
@@ -95,7 +106,7 @@ fn block(s: &mut String, f: &Finding, label: &str, pad: &str, color: bool) {
             Layer::Objects => "missing",
             _ => "pods",
         };
-        s.push_str(&format!("{pad}{verb}: {}\n", compact(&f.replicas)));
+        writeln!(s, "{pad}{verb}: {}", compact(&f.replicas))?;
     }
     if let Some(next) = &f.next_step {
         let next_label = if color {
@@ -103,6 +114,7 @@ fn block(s: &mut String, f: &Finding, label: &str, pad: &str, color: bool) {
         } else {
             "next:"
         };
-        s.push_str(&format!("{pad}{next_label} {next}\n"));
+        writeln!(s, "{pad}{next_label} {next}")?;
     }
+    Ok(())
 }

@@ -1,0 +1,142 @@
+//! `check`'s report as text: one section per layer (readiness, placement, quota and admission,
+//! references) and the verdict. It prints the plain pre-flight [`Report`] of `placement` and
+//! the readiness findings the command turned its checks into, into the writer it is given.
+
+use std::io::{self, Write};
+
+use crate::placement::{ReadinessFinding, Report, Severity, Verdict};
+
+/// The human report, one section per layer.
+pub fn report(
+    report: &Report,
+    readiness: &[ReadinessFinding],
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    w.write_all(text(report, readiness).as_bytes())
+}
+
+/// [`report`] as a string, for the command to hand to its `Output` (which redacts it).
+pub fn text(report: &Report, readiness: &[ReadinessFinding]) -> String {
+    let mut s = String::new();
+    s.push_str("Readiness\n");
+    if readiness.is_empty() {
+        s.push_str(
+            "  [OK]   CRD served, operator running, namespace, access and Secrets in place\n",
+        );
+    }
+    for f in readiness {
+        let tag = if f.severity == "error" {
+            "[FAIL]"
+        } else {
+            "[WARN]"
+        };
+        s.push_str(&format!("  {tag} {}\n", f.message));
+        if let Some(h) = &f.hint {
+            s.push_str(&format!("         → {h}\n"));
+        }
+    }
+    let p = &report.placement;
+    s.push_str(&format!(
+        "Placement: {} — {}\n",
+        p.verdict.as_str(),
+        p.reason
+    ));
+    let width = p.pods.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for pod in &p.pods {
+        let node = pod.node.as_deref().unwrap_or("-");
+        s.push_str(&format!(
+            "  {:<6} {:<width$}  {:<6} {node}",
+            pod.verdict.as_str(),
+            pod.name,
+            pod.replica_type,
+        ));
+        // A reason that only repeats the job's (shown above) is left out.
+        if pod.verdict != Verdict::Fits
+            && !pod.reason.is_empty()
+            && !pod.reason.ends_with(&p.reason)
+        {
+            s.push_str(&format!("  ({})", pod.reason));
+        }
+        s.push('\n');
+    }
+    s.push_str("Quota and admission\n");
+    if report.quota.is_empty() {
+        s.push_str("  [OK]   no ResourceQuota or LimitRange would refuse the pods\n");
+    }
+    for q in &report.quota {
+        let tag = if q.verdict == Verdict::Never {
+            "[FAIL]"
+        } else {
+            "[WARN]"
+        };
+        s.push_str(&format!(
+            "  {tag} {} ({}): {}\n",
+            q.name, q.resource, q.message
+        ));
+    }
+    s.push_str("References\n");
+    if report.references.is_empty() {
+        s.push_str("  [OK]   every referenced object exists\n");
+    }
+    for r in &report.references {
+        let tag = match r.severity {
+            Severity::Error => "[FAIL]",
+            Severity::Warning => "[WARN]",
+        };
+        s.push_str(&format!("  {tag} {} {}: {}\n", r.kind, r.name, r.message));
+    }
+    s.push_str(&format!("Verdict: {}\n", report.verdict().as_str()));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::{Placement, PodPlacement, QuotaFinding, ReferenceFinding};
+
+    fn report(verdict: Verdict) -> Report {
+        Report {
+            placement: Placement {
+                verdict,
+                reason: "3 nvidia.com/gpu needed at once, 1 allocatable".into(),
+                pods: vec![PodPlacement {
+                    name: "tf-worker-0".into(),
+                    replica_type: "Worker".into(),
+                    index: 0,
+                    node: None,
+                    verdict,
+                    reason: "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.".into(),
+                }],
+            },
+            quota: vec![QuotaFinding {
+                name: "gpu-quota".into(),
+                resource: "requests.nvidia.com/gpu".into(),
+                verdict: Verdict::Never,
+                message: "exceeded quota: gpu-quota".into(),
+            }],
+            references: vec![ReferenceFinding {
+                kind: "Secret".into(),
+                name: "creds".into(),
+                severity: Severity::Warning,
+                message: "not found".into(),
+            }],
+            readiness: vec![],
+        }
+    }
+
+    #[test]
+    fn text_report_has_a_section_per_layer_and_each_pod_reason() {
+        let text = text(&report(Verdict::Never), &[]);
+        for want in [
+            "Readiness\n  [OK]",
+            "Placement: never — 3 nvidia.com/gpu needed at once",
+            "tf-worker-0",
+            "(0/1 nodes are available: 1 Insufficient nvidia.com/gpu.)",
+            "[FAIL] gpu-quota (requests.nvidia.com/gpu): exceeded quota: gpu-quota",
+            "[WARN] Secret creds: not found",
+            "Verdict: never",
+        ] {
+            assert!(text.contains(want), "missing {want:?} in:\n{text}");
+        }
+    }
+}
