@@ -13,6 +13,7 @@ pub mod crd;
 pub mod exec_guard;
 pub mod kubeconfig;
 pub mod operator;
+pub mod queue;
 pub mod secret;
 
 use std::path::PathBuf;
