@@ -10,6 +10,7 @@ pub mod names;
 pub mod pod;
 pub mod podrules;
 pub mod quantity;
+pub mod queue_lint;
 pub mod schema;
 pub mod webhook;
 
