@@ -6,12 +6,14 @@
 
 pub mod check;
 pub mod delete;
+pub mod gang;
 pub mod get;
 pub mod list;
 pub mod logs;
 pub mod missing;
 pub mod pod_dry_run;
 pub mod podtable;
+pub mod queue;
 pub mod readiness;
 pub mod secret;
 pub mod submit;

@@ -48,6 +48,7 @@ mod admission;
 mod collect;
 mod filters;
 pub(crate) mod quantity;
+pub mod gang;
 pub mod kueue;
 pub mod refs;
 mod verdict;
