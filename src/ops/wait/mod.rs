@@ -15,6 +15,7 @@
 pub mod conditions;
 mod follow;
 mod progress;
+pub mod queue;
 pub mod restarts;
 
 use std::time::Duration;
