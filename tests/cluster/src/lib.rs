@@ -35,6 +35,7 @@ mod operator;
 mod patch;
 mod podvalidation;
 mod proto;
+mod queueing;
 mod resources;
 mod scenario;
 mod scheduler;
@@ -56,6 +57,9 @@ use serde_json::{Value, json};
 
 pub use auth::{Credential, KubeconfigAuth, Security, StaticToken, User};
 pub use crd::builtin_tfjob_crd;
+pub use queueing::kueue::preempted_message as kueue_preempted_message;
+pub use queueing::kueue::{assign as kueue_assign, names as kueue_names, podsets as kueue_podsets};
+pub use queueing::{GangScheduler, KueueConfig};
 pub use scenario::{
     ContainerBehaviour, ContainerMatch, Fault, FaultMatch, NodeSpec, OperatorMode, Rbac, RbacRule,
     Scenario, Taint, Timing,
@@ -104,6 +108,7 @@ fn seed(sh: &Shared) {
         );
     }
     install_operator(sh, sc.operator);
+    queueing::kueue::install(sh);
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
     }
@@ -512,6 +517,22 @@ impl TestCluster {
         self.shared.logs.kill(namespace, pod, container, exit_code);
     }
 
+    /// Evicts a Kueue Workload now, as preemption (`reason` "Preempted") or another eviction
+    /// would: `Evicted=True` with the reason and message; Kueue then suspends the job, releases
+    /// the quota once the pods are gone and queues the Workload again. False when it is absent.
+    pub fn evict_workload(&self, namespace: &str, name: &str, reason: &str, message: &str) -> bool {
+        queueing::kueue::evict(&self.shared, namespace, name, reason, message)
+    }
+
+    /// The Workload name Kueue gives a TFJob (`tfjob-<name>-<hash of name and uid>`).
+    pub fn workload_name_for(&self, namespace: &str, job: &str) -> Option<String> {
+        let j = self.get("tfjobs", Some(namespace), job)?;
+        Some(queueing::kueue::names::tfjob_workload_name(
+            job,
+            j["metadata"]["uid"].as_str()?,
+        ))
+    }
+
     /// The current global resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.store.current_rv()
@@ -543,6 +564,7 @@ fn start_components(sh: &Arc<Shared>) {
     seed(sh);
     tokio::spawn(operator::run(sh.clone()));
     tokio::spawn(binding::run(sh.clone()));
+    tokio::spawn(queueing::kueue::run(sh.clone()));
 }
 
 impl Drop for TestCluster {

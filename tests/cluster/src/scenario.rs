@@ -415,6 +415,11 @@ pub struct Scenario {
     /// Serve `metrics.k8s.io/v1beta1` (PodMetrics of running pods, see metrics.rs), as a
     /// cluster with metrics-server does; `false` is a cluster without it.
     pub metrics_api: bool,
+    /// Kueue (CRDs, webhooks, controller); absent: not installed. See `KueueConfig`.
+    pub kueue: Option<crate::queueing::KueueConfig>,
+    /// The training-operator's `--gang-scheduler-name`: `volcano` or `scheduler-plugins`
+    /// (PodGroup CRD installed, the operator creates PodGroups, a stand-in schedules them).
+    pub gang_scheduler: Option<crate::queueing::GangScheduler>,
 }
 
 impl Default for Scenario {
@@ -444,6 +449,8 @@ impl Default for Scenario {
             token: "test-token".into(),
             security: crate::auth::Security::default(),
             metrics_api: true,
+            kueue: None,
+            gang_scheduler: None,
         }
     }
 }
@@ -550,6 +557,16 @@ impl Scenario {
     /// Set the timing.
     pub fn with_timing(mut self, t: Timing) -> Self {
         self.timing = t;
+        self
+    }
+    /// Install Kueue as `cfg` says (`KueueConfig::with_tfjob()` manages TFJobs).
+    pub fn with_kueue(mut self, cfg: crate::queueing::KueueConfig) -> Self {
+        self.kueue = Some(cfg);
+        self
+    }
+    /// Run the operator with `--gang-scheduler-name` for `g`.
+    pub fn with_gang_scheduler(mut self, g: crate::queueing::GangScheduler) -> Self {
+        self.gang_scheduler = Some(g);
         self
     }
     /// Set the watch history window.

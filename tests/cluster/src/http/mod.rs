@@ -12,6 +12,7 @@ use hyper::{Method, Response, body::Incoming};
 use serde_json::{Value, json};
 
 use crate::auth::User;
+use crate::queueing::kueue::visibility as kvis;
 use crate::resources::{self, ResourceInfo};
 use crate::scenario::OperatorMode;
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -413,6 +414,33 @@ async fn route(
             Err(e) => error_response(&e),
         };
     }
+    if t.group == kvis::GROUP && kueue_visibility(sh) {
+        // Kueue's aggregated visibility API (the manager behind an APIService).
+        let known = t.version == kvis::VERSION
+            && t.sub == "pendingworkloads"
+            && t.name.is_some()
+            && matches!(
+                (t.resource.as_str(), t.namespace.is_some()),
+                ("clusterqueues", false) | ("localqueues", true)
+            );
+        if !known {
+            return error_response(&status::unknown_resource());
+        }
+        if verb != "get" {
+            return error_response(&status::method_not_allowed());
+        }
+        let num = |k: &str, d: usize| ctx.q.get(k).and_then(|v| v.parse().ok()).unwrap_or(d);
+        return json_response(
+            200,
+            &kvis::pending_workloads(
+                sh,
+                t.namespace.as_deref(),
+                t.name.as_deref().unwrap_or(""),
+                num("limit", 1000),
+                num("offset", 0),
+            ),
+        );
+    }
     let Some(info) = resources::find(&sh.store, &t.group, &t.version, &t.resource) else {
         return error_response(&status::unknown_resource());
     };
@@ -450,6 +478,10 @@ async fn route(
         }
     };
     r.unwrap_or_else(|e| error_response(&e))
+}
+
+fn kueue_visibility(sh: &Shared) -> bool {
+    sh.scenario.kueue.as_ref().is_some_and(|k| k.visibility)
 }
 
 fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
@@ -497,6 +529,14 @@ fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
                     &[metrics::VERSION.to_string()],
                 ));
             }
+            if kueue_visibility(sh)
+                && let Some(gs) = groups["groups"].as_array_mut()
+            {
+                gs.push(resources::group_json(
+                    kvis::GROUP,
+                    &[kvis::VERSION.to_string()],
+                ));
+            }
             return json_response(200, &groups);
         }
         "/openapi/v2" => return openapi_v2(&ctx.accept, &sh.scenario.kubernetes_version),
@@ -518,6 +558,11 @@ fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {
         ["apis", metrics::GROUP, metrics::VERSION] if sh.scenario.metrics_api => {
             Some(metrics::resource_list())
         }
+        ["apis", kvis::GROUP] if kueue_visibility(sh) => Some(resources::group_json(
+            kvis::GROUP,
+            &[kvis::VERSION.to_string()],
+        )),
+        ["apis", kvis::GROUP, kvis::VERSION] if kueue_visibility(sh) => Some(kvis::resource_list()),
         ["api", v] => resources::resource_list(store, "", v),
         ["apis", g, v] => resources::resource_list(store, g, v),
         ["apis", g] => {

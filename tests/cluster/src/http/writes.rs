@@ -18,6 +18,15 @@ pub(super) fn admit(
     warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
     let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
+    let is_tfjob = info.plural == "tfjobs" && info.group == "kubeflow.org";
+    if is_tfjob && old.is_none() {
+        // Mutating admission runs before schema validation and the validating webhooks.
+        let ns = obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        crate::queueing::kueue::webhook::mutate_tfjob(&ctx.sh, &ns, obj);
+    }
     let mut errs = validation::check_metadata(obj, &info.kind, &info.api_version())
         .map_err(status::bad_request)?;
     if let Some(v) = &info.crd_version {
@@ -66,6 +75,19 @@ pub(super) fn admit(
         let mut e = status::injected(500, Some(&format!("Internal error occurred: {msg}")), None);
         e.body["details"] = json!({"causes": [{"message": msg}]});
         return Err(e);
+    }
+    if is_tfjob {
+        let ns = obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let errs = crate::queueing::kueue::webhook::validate_tfjob(&ctx.sh, &ns, old, obj);
+        if !errs.is_empty() {
+            return Err(status::webhook_denied(
+                crate::queueing::kueue::webhook::VALIDATING,
+                &errs,
+            ));
+        }
     }
     if info.plural == "tfjobs"
         && info.group == "kubeflow.org"
@@ -157,6 +179,10 @@ pub(super) fn create(
         obj["metadata"]["name"] = json!(format!("{base}{}", random_suffix()));
     }
     check_ns(ctx, info, &ns)?;
+    if info.namespaced {
+        // The apiserver fills the namespace from the request before admission.
+        obj["metadata"]["namespace"] = json!(ns);
+    }
     let mut warnings = Vec::new();
     admit(ctx, info, None, &mut obj, &mut warnings)?;
     crate::defaults::apply_defaults(&info.plural, &mut obj);
@@ -371,6 +397,9 @@ pub(super) fn patch_obj(
             let mut obj = p;
             obj["metadata"]["name"] = json!(name);
             check_ns(ctx, info, &ns)?;
+            if info.namespaced {
+                obj["metadata"]["namespace"] = json!(ns);
+            }
             let mut warnings = Vec::new();
             admit(ctx, info, None, &mut obj, &mut warnings)?;
             crate::defaults::apply_defaults(&info.plural, &mut obj);

@@ -1,0 +1,223 @@
+//! A Kueue v0.19.2 stand-in for TFJobs: the webhooks on TFJob (`webhook.rs`), the job
+//! reconciler that creates Workloads, starts and stops the job (`job.rs`), and the
+//! workload controller + scheduler that admit against ClusterQueue quota and keep the queues'
+//! status (`schedule.rs`), with the pure quota logic in `assign/` and `podsets.rs`. Every
+//! pass recomputes from the store, so usage frees as soon as a Workload finishes or goes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::state::Shared;
+use crate::util::now_rfc3339;
+
+pub mod assign;
+mod job;
+pub mod names;
+pub mod podsets;
+mod schedule;
+pub(crate) mod visibility;
+pub(crate) mod webhook;
+
+/// `kueue.x-k8s.io/queue-name` (`pkg/controller/constants/constants.go` `QueueLabel`).
+pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+/// `kueue.x-k8s.io/job-uid` on the Workload.
+pub const JOB_UID_LABEL: &str = "kueue.x-k8s.io/job-uid";
+/// The Workload finalizer.
+pub const FINALIZER: &str = "kueue.x-k8s.io/resource-in-use";
+/// Namespace of the Kueue installation (release manifests).
+pub const NAMESPACE: &str = "kueue-system";
+/// Reporting controller of the TFJob reconciler's events (setup.go: "<framework>-kueue-controller").
+pub const JOB_CONTROLLER: &str = "kubeflow.org/tfjob-kueue-controller";
+/// Reporting controller of the scheduler's events.
+pub const ADMISSION: &str = "kueue-admission";
+
+/// Creates the Kueue CRDs, the manager Deployment and its Configuration ConfigMap (so a client
+/// can read `integrations.frameworks`, as `kubectl get cm -n kueue-system kueue-manager-config`
+/// shows it on a real install).
+pub(crate) fn install(sh: &Shared) {
+    let Some(cfg) = &sh.scenario.kueue else {
+        return;
+    };
+    let store = &sh.store;
+    for crd in super::crds::kueue() {
+        let _ = store.create(
+            "customresourcedefinitions",
+            "",
+            crate::crd::with_established_status(crd),
+        );
+    }
+    let _ = store.create(
+        "namespaces",
+        "",
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": {"kubernetes.io/metadata.name": NAMESPACE}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
+    );
+    let frameworks: String = cfg
+        .frameworks
+        .iter()
+        .map(|f| format!("  - \"{f}\"\n"))
+        .collect();
+    let config = format!(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nhealth:\n  healthProbeBindAddress: :8081\nmetrics:\n  bindAddress: :8443\nwebhook:\n  port: 9443\nmanageJobsWithoutQueueName: false\nwaitForPodsReady:\n  timeout: 30m\nintegrations:\n  frameworks:\n{frameworks}"
+    );
+    let _ = store.create(
+        "configmaps",
+        NAMESPACE,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config", "namespace": NAMESPACE, "labels": {"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}}, "data": {"controller_manager_config.yaml": config}}),
+    );
+    let ready = if cfg.controller { 1 } else { 0 };
+    let labels = json!({"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"});
+    let _ = store.create(
+        "deployments",
+        NAMESPACE,
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "kueue-controller-manager", "namespace": NAMESPACE, "labels": labels},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "manager", "image": "registry.k8s.io/kueue/kueue:v0.19.2", "args": ["--config=/controller_manager_config.yaml"]}]}}},
+            "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": ready, "availableReplicas": ready}}),
+    );
+}
+
+/// Runs the stand-in until the cluster stops: a full pass after every burst of changes to
+/// the kinds Kueue watches.
+pub(crate) async fn run(sh: Arc<Shared>) {
+    let Some(cfg) = sh.scenario.kueue.clone() else {
+        return;
+    };
+    if !cfg.controller || !cfg.manages_tfjobs() {
+        return;
+    }
+    let mut rx = sh.store.subscribe();
+    let mut stop = sh.stop.subscribe();
+    let delay = Duration::from_millis(sh.scenario.timing.reconcile_ms);
+    pass(&sh);
+    loop {
+        tokio::select! {
+            r = rx.recv() => match r {
+                Ok(ev) if !watched(&ev.resource) => continue,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(_) => return,
+            },
+            _ = stop.changed() => return,
+        }
+        tokio::time::sleep(delay).await;
+        loop {
+            match rx.try_recv() {
+                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(broadcast::error::TryRecvError::Empty) => break,
+                Err(broadcast::error::TryRecvError::Closed) => return,
+            }
+        }
+        pass(&sh);
+    }
+}
+
+fn watched(resource: &str) -> bool {
+    matches!(
+        resource,
+        "tfjobs"
+            | "workloads"
+            | "localqueues"
+            | "clusterqueues"
+            | "resourceflavors"
+            | "namespaces"
+            | "priorityclasses"
+    )
+}
+
+/// One reconcile of everything; each step writes only what changed, so a pass after a pass
+/// with nothing new writes nothing (the loop settles).
+pub(crate) fn pass(sh: &Shared) {
+    job::reconcile_jobs(sh);
+    schedule::schedule(sh);
+    job::start_admitted(sh);
+}
+
+/// `meta.SetStatusCondition`: the transition time moves only when the status changes.
+/// Returns whether anything changed.
+pub(crate) fn set_condition(
+    status: &mut Value,
+    ctype: &str,
+    cstatus: &str,
+    reason: &str,
+    message: &str,
+    generation: &Value,
+) -> bool {
+    if !status.is_object() {
+        *status = json!({});
+    }
+    if !status["conditions"].is_array() {
+        status["conditions"] = json!([]);
+    }
+    let conds = status["conditions"].as_array_mut().unwrap();
+    let now = now_rfc3339();
+    if let Some(c) = conds.iter_mut().find(|c| c["type"] == ctype) {
+        if c["status"] == cstatus && c["reason"] == reason && c["message"] == message {
+            return false;
+        }
+        if c["status"] != cstatus {
+            c["lastTransitionTime"] = json!(now);
+        }
+        c["status"] = json!(cstatus);
+        c["reason"] = json!(reason);
+        c["message"] = json!(message);
+        c["observedGeneration"] = generation.clone();
+        return true;
+    }
+    conds.push(
+        json!({"type": ctype, "status": cstatus, "reason": reason, "message": message,
+        "lastTransitionTime": now, "observedGeneration": generation}),
+    );
+    true
+}
+
+/// The condition of `ctype` when its status is True.
+pub(crate) fn is_true(obj: &Value, ctype: &str) -> bool {
+    condition(obj, ctype).is_some_and(|c| c["status"] == "True")
+}
+
+/// The condition of `ctype`.
+pub(crate) fn condition<'a>(obj: &'a Value, ctype: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == ctype)
+}
+
+/// Evicts a Workload as Kueue's preemption or an admission check would
+/// (`pkg/workload/evict/evict.go`): `Evicted=True` with `reason` and `message`, and for
+/// `Preempted` also the `Preempted=True` condition (`InClusterQueue`). The job reconciler then
+/// suspends the job, and once its pods are gone the reservation is released and the Workload
+/// queues again. Returns false when there is no such Workload.
+pub fn evict(sh: &Shared, namespace: &str, name: &str, reason: &str, message: &str) -> bool {
+    let written = sh.store.modify("workloads", namespace, name, |w| {
+        let g = w["metadata"]["generation"].clone();
+        let mut st = w["status"].take();
+        set_condition(&mut st, "Evicted", "True", reason, message, &g);
+        if reason == "Preempted" {
+            set_condition(&mut st, "Preempted", "True", "InClusterQueue", message, &g);
+        }
+        w["status"] = st;
+        true
+    });
+    if let Some(w) = &written {
+        // preemption.go records "Preempted"; other evictions "EvictedDueTo<reason>"
+        // (workload_controller.go, e.g. EvictedDueToPodsReadyTimeout).
+        let ev = if reason == "Preempted" {
+            "Preempted".to_string()
+        } else {
+            format!("EvictedDueTo{reason}")
+        };
+        sh.record_event(w, "Workload", "Normal", &ev, message, ADMISSION);
+    }
+    written.is_some()
+}
+
+/// The Preempted message Kueue writes for a preemption within the ClusterQueue
+/// (`pkg/scheduler/preemption/preemption.go`).
+pub fn preempted_message(preemptor_uid: &str, preemptor_job_uid: &str, cq: &str) -> String {
+    format!(
+        "Preempted to accommodate a workload (UID: {preemptor_uid}, JobUID: {preemptor_job_uid}) due to prioritization in the ClusterQueue; preemptor path: /{cq}; preemptee path: /{cq}"
+    )
+}
