@@ -11,6 +11,7 @@ mod day2;
 mod help;
 mod hostile;
 mod printers;
+mod queue;
 mod redact;
 mod refused;
 mod resources;
