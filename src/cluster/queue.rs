@@ -422,16 +422,24 @@ async fn list<T: DeserializeOwned>(
     if let Some(s) = selector {
         lp = lp.labels(s);
     }
-    Ok(match read::<List<T>>(kube, path, Some(&lp), action).await? {
-        Fact::Known(l) => Fact::Known(l.map(|l| l.items).unwrap_or_default()),
-        Fact::Unknown(why) => Fact::Unknown(why),
-    })
+    Ok(
+        match read::<List<T>>(kube, path, Some(&lp), action).await? {
+            Fact::Known(l) => Fact::Known(l.map(|l| l.items).unwrap_or_default()),
+            Fact::Unknown(why) => Fact::Unknown(why),
+        },
+    )
 }
 
 /// Every ClusterQueue (for the cohort a queue borrows from).
 pub async fn cluster_queues(kube: &Kube) -> Result<Fact<Vec<ClusterQueue>>> {
     let path = format!("/apis/{KUEUE_GROUP}/{KUEUE_VERSION}/clusterqueues");
-    list(kube, &path, None, kueue_action("list", "clusterqueues", None)).await
+    list(
+        kube,
+        &path,
+        None,
+        kueue_action("list", "clusterqueues", None),
+    )
+    .await
 }
 
 pub async fn resource_flavors(kube: &Kube) -> Result<Fact<Vec<ResourceFlavor>>> {
@@ -447,11 +455,7 @@ pub async fn resource_flavors(kube: &Kube) -> Result<Fact<Vec<ResourceFlavor>>> 
 
 /// The job's Workload: by Kueue's `job-uid` label, else by a controller ownerReference to the
 /// job (Kueue `pkg/controller/jobframework/reconciler.go` finds it both ways). `None`: none yet.
-pub async fn workload_for(
-    kube: &Kube,
-    ns: &str,
-    job_uid: &str,
-) -> Result<Fact<Option<Workload>>> {
+pub async fn workload_for(kube: &Kube, ns: &str, job_uid: &str) -> Result<Fact<Option<Workload>>> {
     let path = format!("/apis/{KUEUE_GROUP}/{KUEUE_VERSION}/namespaces/{ns}/workloads");
     let action = kueue_action("list", "workloads", Some(ns));
     let by_label = list::<Workload>(

@@ -119,7 +119,8 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
         .collect();
     match opts.output {
         ReportFormat::Json => {
-            let mut value = serde_json::to_value(&report).map_err(|e| Error::Other(e.to_string()))?;
+            let mut value =
+                serde_json::to_value(&report).map_err(|e| Error::Other(e.to_string()))?;
             value["queue"] = serde_json::to_value(&queue.report).unwrap_or_default();
             out.data_line(
                 &serde_json::to_string_pretty(&value).map_err(|e| Error::Other(e.to_string()))?,

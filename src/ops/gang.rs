@@ -41,10 +41,7 @@ pub async fn assess(kube: &Kube, job: &TFJob) -> Result<Assessed> {
     let (verdict, reason, refusal) = match gang::judge(&g, queue.as_ref()) {
         GangVerdict::Fits => (
             QueueVerdict::Fits,
-            format!(
-                "gang of {} fits Volcano queue {}",
-                g.min_member, g.queue
-            ),
+            format!("gang of {} fits Volcano queue {}", g.min_member, g.queue),
             None,
         ),
         GangVerdict::Waits(res, need, free) => (

@@ -92,7 +92,9 @@ fn unknown(system: QueueSystem, lq: Option<&str>, reason: String) -> Assessed {
         reason: reason.clone(),
         ..QueueReport::none()
     });
-    a.warnings.push(format!("cannot tell whether the queue admits the job: {reason}"));
+    a.warnings.push(format!(
+        "cannot tell whether the queue admits the job: {reason}"
+    ));
     a
 }
 
@@ -133,7 +135,10 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
     };
     let Some(lq) = lq else {
         // The classic mistake: the label names the ClusterQueue instead of a LocalQueue.
-        let is_cq = matches!(q::cluster_queue(kube, &lq_name).await?, Fact::Known(Some(_)));
+        let is_cq = matches!(
+            q::cluster_queue(kube, &lq_name).await?,
+            Fact::Known(Some(_))
+        );
         let message = format!(
             "LocalQueue {ns}/{lq_name} doesn't exist (label {}): Kueue would keep the job suspended (QuotaReserved False, \"LocalQueue {lq_name} doesn't exist\"); nothing was created",
             q::QUEUE_LABEL
@@ -170,7 +175,11 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
         }
     };
     let all_cqs = match cq.as_ref().and_then(|c| c.spec.cohort_name.as_ref()) {
-        Some(_) => q::cluster_queues(kube).await?.known().cloned().unwrap_or_default(),
+        Some(_) => q::cluster_queues(kube)
+            .await?
+            .known()
+            .cloned()
+            .unwrap_or_default(),
         None => vec![],
     };
     let flavors = match q::resource_flavors(kube).await? {
@@ -223,7 +232,9 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
         );
         a.refusal = Some(Error::WontRun {
             message: format!("{}; nothing was created", a.report.reason),
-            hint: Some("Rename the replica keys to their canonical case (Worker, PS, Chief).".into()),
+            hint: Some(
+                "Rename the replica keys to their canonical case (Worker, PS, Chief).".into(),
+            ),
         });
         return Ok(a);
     }
@@ -268,10 +279,9 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
                     .collect();
             }
             if !report.held_by.is_empty() {
-                report.reason.push_str(&format!(
-                    "; quota held by {}",
-                    report.held_by.join(", ")
-                ));
+                report
+                    .reason
+                    .push_str(&format!("; quota held by {}", report.held_by.join(", ")));
             }
             if let Some(n) = report.pending_ahead {
                 report.reason.push_str(&format!(
@@ -280,7 +290,10 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
                 ));
             }
             a.report = report;
-            a.warnings.push(format!("{} (Kueue admits it once quota frees)", a.report.reason));
+            a.warnings.push(format!(
+                "{} (Kueue admits it once quota frees)",
+                a.report.reason
+            ));
         }
         _ => {}
     }
@@ -300,8 +313,7 @@ async fn namespace_labels(kube: &Kube, ns: &str) -> Option<BTreeMap<String, Stri
 }
 
 async fn limit_ranges(kube: &Kube, ns: &str) -> Vec<k8s_openapi::api::core::v1::LimitRange> {
-    let api: Api<k8s_openapi::api::core::v1::LimitRange> =
-        Api::namespaced(kube.client.clone(), ns);
+    let api: Api<k8s_openapi::api::core::v1::LimitRange> = Api::namespaced(kube.client.clone(), ns);
     let lp = kube::api::ListParams::default();
     cluster::retry(kube, || api.list(&lp))
         .await
@@ -332,7 +344,13 @@ pub fn note_unmanaged(created: &TFJob, out: &mut Output) {
 
 /// `submit`'s queue step, before any write: refusals stop it, the rest is said on stderr.
 /// `--skip-capacity-check` turns `never` into a warning, as it does for placement.
-pub async fn gate(kube: &Kube, ns: &str, job: &TFJob, capacity: bool, out: &mut Output) -> Result<Assessed> {
+pub async fn gate(
+    kube: &Kube,
+    ns: &str,
+    job: &TFJob,
+    capacity: bool,
+    out: &mut Output,
+) -> Result<Assessed> {
     let mut a = assess(kube, ns, job).await?;
     for w in &a.warnings {
         out.note_line(&format!("warning: {w}"));

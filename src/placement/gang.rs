@@ -162,8 +162,10 @@ mod tests {
     }
 
     fn queue(cap: serde_json::Value, allocated: serde_json::Value) -> VolcanoQueue {
-        serde_json::from_value(json!({"metadata": {"name": "default"}, "spec": {"capability": cap},
-            "status": {"state": "Open", "allocated": allocated}}))
+        serde_json::from_value(
+            json!({"metadata": {"name": "default"}, "spec": {"capability": cap},
+            "status": {"state": "Open", "allocated": allocated}}),
+        )
         .unwrap()
     }
 
@@ -175,7 +177,9 @@ mod tests {
         // Limits count only for a container without requests.
         assert_eq!(g.min_resources["nvidia.com/gpu"], 3000);
         assert_eq!(g.min_resources["cpu"], 2000);
-        let g = gang_of(&job(json!({"queue": "q1", "minAvailable": 2, "minResources": {"cpu": "1"}})));
+        let g = gang_of(&job(
+            json!({"queue": "q1", "minAvailable": 2, "minResources": {"cpu": "1"}}),
+        ));
         assert_eq!((g.min_member, g.queue.as_str()), (2, "q1"));
         assert_eq!(g.min_resources.len(), 1);
     }
@@ -188,10 +192,21 @@ mod tests {
             GangVerdict::Never("nvidia.com/gpu".into(), 3000, 2000)
         );
         assert_eq!(
-            judge(&g, Some(&queue(json!({"nvidia.com/gpu": "4"}), json!({"nvidia.com/gpu": "2"})))),
+            judge(
+                &g,
+                Some(&queue(
+                    json!({"nvidia.com/gpu": "4"}),
+                    json!({"nvidia.com/gpu": "2"})
+                ))
+            ),
             GangVerdict::Waits("nvidia.com/gpu".into(), 3000, 2000)
         );
-        assert_eq!(judge(&g, Some(&queue(json!({}), json!({})))), GangVerdict::Fits);
-        assert!(matches!(judge(&g, None), GangVerdict::Refused(m) if m == "unable to find queue: default"));
+        assert_eq!(
+            judge(&g, Some(&queue(json!({}), json!({})))),
+            GangVerdict::Fits
+        );
+        assert!(
+            matches!(judge(&g, None), GangVerdict::Refused(m) if m == "unable to find queue: default")
+        );
     }
 }

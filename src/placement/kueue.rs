@@ -324,7 +324,10 @@ fn flavor_rejects(spec: &PodSpec, flavor: &ResourceFlavor, name: &str) -> Option
         .iter()
         .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
     {
-        if !tolerations.iter().any(|tol| super::filters::tolerates(tol, t)) {
+        if !tolerations
+            .iter()
+            .any(|tol| super::filters::tolerates(tol, t))
+        {
             let value = t.value.as_deref().unwrap_or_default();
             return Some(format!(
                 "untolerated taint {{{} {value} {}}} in flavor {name}",
@@ -333,9 +336,11 @@ fn flavor_rejects(spec: &PodSpec, flavor: &ResourceFlavor, name: &str) -> Option
         }
     }
     let labels = &flavor.spec.node_labels;
-    let mismatch = spec.node_selector.iter().flatten().any(|(k, v)| {
-        labels.get(k).is_some_and(|have| have != v)
-    });
+    let mismatch = spec
+        .node_selector
+        .iter()
+        .flatten()
+        .any(|(k, v)| labels.get(k).is_some_and(|have| have != v));
     mismatch.then(|| format!("flavor {name} doesn't match node affinity"))
 }
 
@@ -512,7 +517,8 @@ pub fn admit(input: Input<'_>, pod_sets: &[PodSet]) -> Admission {
                 }
                 _ => {
                     ps_mode = Mode::NoFit;
-                    ps_severity = ps_severity.max(group_severity.or(Some(Severity::NoMatchingFlavor)));
+                    ps_severity =
+                        ps_severity.max(group_severity.or(Some(Severity::NoMatchingFlavor)));
                 }
             }
         }

@@ -67,7 +67,12 @@ fn flavor(name: &str, spec: Value) -> ResourceFlavor {
     serde_json::from_value(json!({"metadata": {"name": name}, "spec": spec})).unwrap()
 }
 
-fn run(job: &TFJob, cq: &ClusterQueue, all: &[ClusterQueue], flavors: &[ResourceFlavor]) -> Admission {
+fn run(
+    job: &TFJob,
+    cq: &ClusterQueue,
+    all: &[ClusterQueue],
+    flavors: &[ResourceFlavor],
+) -> Admission {
     let lq = lq();
     admit(
         Input {
@@ -104,8 +109,10 @@ fn pod_sets_follow_kueues_order_and_exact_keys() {
 
 #[test]
 fn a_limit_stands_in_for_a_missing_request() {
-    let j = job(json!({"Worker": {"replicas": 2, "template": {"spec": {"containers": [
-        {"name": "tensorflow", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}}));
+    let j = job(
+        json!({"Worker": {"replicas": 2, "template": {"spec": {"containers": [
+        {"name": "tensorflow", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}}),
+    );
     let ps = pod_sets(&j, &[]);
     assert_eq!(ps[0].per_pod.get("nvidia.com/gpu"), Some(&1000));
 }
@@ -242,7 +249,11 @@ fn borrowing_within_the_cohort_up_to_the_limit() {
     let seven = job(json!({"Worker": replica(7, json!({"nvidia.com/gpu": "1"}))}));
     let a = run(&seven, &me, &all, &flavors);
     assert_eq!(a.verdict, QueueVerdict::Never);
-    assert!(a.message.ends_with("> maximum capacity (6)"), "{}", a.message);
+    assert!(
+        a.message.ends_with("> maximum capacity (6)"),
+        "{}",
+        a.message
+    );
     // The lender uses 3 of its 4: only 1 can be borrowed now, so 6 waits.
     let busy = cq(
         "other",
@@ -353,7 +364,10 @@ fn pods_count_only_when_the_queue_covers_them() {
         "cq",
         None,
         &["cpu", "pods"],
-        &[("default-flavor", &[("cpu", "10", None), ("pods", "2", None)])],
+        &[(
+            "default-flavor",
+            &[("cpu", "10", None), ("pods", "2", None)],
+        )],
         &[],
     );
     let a = run(&j, &q, &[], &default_flavor());

@@ -47,9 +47,10 @@
 mod admission;
 mod collect;
 mod filters;
-pub(crate) mod quantity;
 pub mod gang;
 pub mod kueue;
+pub(crate) mod quantity;
+pub mod queue_state;
 pub mod refs;
 mod verdict;
 

@@ -64,9 +64,9 @@ pub fn check(root: &Map<String, Value>, replicas: &Map<String, Value>, out: &mut
         )
     };
     out.push(
-        Finding::new(Severity::Warning, "kueue-pod-sets", path, message).with_hint(Some(
-            format!("rename {names} to the canonical case (e.g. Worker, PS)"),
-        )),
+        Finding::new(Severity::Warning, "kueue-pod-sets", path, message).with_hint(Some(format!(
+            "rename {names} to the canonical case (e.g. Worker, PS)"
+        ))),
     );
 }
 
@@ -100,12 +100,26 @@ mod tests {
 
     #[test]
     fn lowercase_keys_under_a_queue_label_warn() {
-        let all_lower = run(json!({QUEUE_LABEL: "team-a"}), json!({"worker": {}, "ps": {}}));
+        let all_lower = run(
+            json!({QUEUE_LABEL: "team-a"}),
+            json!({"worker": {}, "ps": {}}),
+        );
         assert_eq!(all_lower.len(), 1);
         assert_eq!(all_lower[0].severity, Severity::Warning);
-        assert!(all_lower[0].message.contains("no pod sets"), "{:?}", all_lower);
-        let mixed = run(json!({QUEUE_LABEL: "team-a"}), json!({"Worker": {}, "ps": {}}));
-        assert!(mixed[0].message.contains("\"ps\" would be left out"), "{:?}", mixed);
+        assert!(
+            all_lower[0].message.contains("no pod sets"),
+            "{:?}",
+            all_lower
+        );
+        let mixed = run(
+            json!({QUEUE_LABEL: "team-a"}),
+            json!({"Worker": {}, "ps": {}}),
+        );
+        assert!(
+            mixed[0].message.contains("\"ps\" would be left out"),
+            "{:?}",
+            mixed
+        );
         assert!(run(json!({QUEUE_LABEL: "team-a"}), json!({"Worker": {}})).is_empty());
         // No label: Kueue ignores the job, nothing to say.
         assert!(run(json!({}), json!({"worker": {}})).is_empty());

@@ -54,7 +54,10 @@ fn tfjob_creates(c: &tfjob_testcluster::TestCluster) -> usize {
 fn check_says_fits_queued_or_never_against_the_cluster_queue() {
     // The article's job: 3 workers with a GPU each.
     let c = cluster(&kueue(8, ""));
-    let run = tfjob(&c, &article_args("check", &["--local-queue", "team-a", "-o", "json"]));
+    let run = tfjob(
+        &c,
+        &article_args("check", &["--local-queue", "team-a", "-o", "json"]),
+    );
     run.expect_code(0);
     let q = &json(&run.stdout)["queue"];
     assert_eq!(q["system"], "kueue", "{q}");
@@ -64,7 +67,10 @@ fn check_says_fits_queued_or_never_against_the_cluster_queue() {
 
     // Two GPUs of quota: more than gpu-cq can ever give.
     let c = cluster(&kueue(2, ""));
-    let run = tfjob(&c, &article_args("check", &["--local-queue", "team-a", "-o", "json"]));
+    let run = tfjob(
+        &c,
+        &article_args("check", &["--local-queue", "team-a", "-o", "json"]),
+    );
     run.expect_code(4);
     let q = &json(&run.stdout)["queue"];
     assert_eq!(q["verdict"], "never", "{q}");
@@ -75,21 +81,43 @@ fn check_says_fits_queued_or_never_against_the_cluster_queue() {
             .contains("insufficient quota for nvidia.com/gpu in flavor a100, previously considered podsets requests (0) + current podset request (3) > maximum capacity (2)"),
         "{q}"
     );
-    assert!(run.stderr.contains("can never be admitted by ClusterQueue gpu-cq"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("can never be admitted by ClusterQueue gpu-cq"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn check_names_the_shortfall_when_another_job_holds_the_quota() {
     let c = cluster(&kueue(4, ""));
     // A first job takes 3 of the 4 GPUs.
-    tfjob(&c, &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]))
-        .expect_code(0);
+    tfjob(
+        &c,
+        &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]),
+    )
+    .expect_code(0);
     let run = tfjob(
         &c,
         &[
-            "check", "--name", "second", "--image", "tensorflow/tensorflow:2.13.0-gpu",
-            "--ps", "1", "--workers", "3", "--gpus", "1", "--cpu", "4", "--memory", "8Gi",
-            "--local-queue", "team-a",
+            "check",
+            "--name",
+            "second",
+            "--image",
+            "tensorflow/tensorflow:2.13.0-gpu",
+            "--ps",
+            "1",
+            "--workers",
+            "3",
+            "--gpus",
+            "1",
+            "--cpu",
+            "4",
+            "--memory",
+            "8Gi",
+            "--local-queue",
+            "team-a",
         ],
     );
     run.expect_code(0);
@@ -107,13 +135,22 @@ fn a_missing_local_queue_is_refused_before_any_write() {
     let c = cluster(&kueue(8, ""));
     let run = tfjob(&c, &submit_args(&["--local-queue", "team-b"]));
     run.expect_code(3);
-    assert!(run.stderr.contains("LocalQueue default/team-b doesn't exist"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("LocalQueue default/team-b doesn't exist"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(tfjob_creates(&c), 0, "a create (even a dry run) was sent");
     assert!(c.writes().is_empty(), "{:?}", c.writes());
     // The label names the ClusterQueue: the classic mistake, said so.
     let run = tfjob(&c, &submit_args(&["--local-queue", "gpu-cq"]));
     run.expect_code(3);
-    assert!(run.stderr.contains("gpu-cq is a ClusterQueue"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("gpu-cq is a ClusterQueue"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -128,13 +165,33 @@ fn never_is_refused_before_any_write() {
 #[test]
 fn submit_wait_keeps_waiting_while_queued_and_succeeds_once_admitted() {
     let c = cluster(&kueue(4, ""));
-    tfjob(&c, &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]))
-        .expect_code(0);
+    tfjob(
+        &c,
+        &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]),
+    )
+    .expect_code(0);
     // The second waits for the first's quota; deleting the first frees it.
     let second = [
-        "submit", "--name", "second", "--image", "tensorflow/tensorflow:2.13.0-gpu",
-        "--ps", "1", "--workers", "3", "--gpus", "1", "--cpu", "4", "--memory", "8Gi",
-        "--local-queue", "team-a", "--wait", "--timeout", "2m",
+        "submit",
+        "--name",
+        "second",
+        "--image",
+        "tensorflow/tensorflow:2.13.0-gpu",
+        "--ps",
+        "1",
+        "--workers",
+        "3",
+        "--gpus",
+        "1",
+        "--cpu",
+        "4",
+        "--memory",
+        "8Gi",
+        "--local-queue",
+        "team-a",
+        "--wait",
+        "--timeout",
+        "2m",
     ];
     let c2 = &c;
     let waiter = std::thread::scope(|s| {
@@ -142,17 +199,14 @@ fn submit_wait_keeps_waiting_while_queued_and_succeeds_once_admitted() {
         // Once the second job's Workload says it waits for quota, the first one goes.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
-            let pending = c2
-                .list("workloads", Some("default"))
-                .into_iter()
-                .any(|w| {
-                    w["metadata"]["ownerReferences"][0]["name"] == "second"
-                        && w["status"]["conditions"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .any(|c| c["type"] == "QuotaReserved" && c["status"] == "False")
-                });
+            let pending = c2.list("workloads", Some("default")).into_iter().any(|w| {
+                w["metadata"]["ownerReferences"][0]["name"] == "second"
+                    && w["status"]["conditions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|c| c["type"] == "QuotaReserved" && c["status"] == "False")
+            });
             if pending {
                 break;
             }
@@ -168,7 +222,10 @@ fn submit_wait_keeps_waiting_while_queued_and_succeeds_once_admitted() {
         };
         let seen = reads(c2);
         while reads(c2) == seen {
-            assert!(std::time::Instant::now() < deadline, "the waiter never read the Workload");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the waiter never read the Workload"
+            );
             std::thread::yield_now();
         }
         tfjob(c2, &["delete", "tf-dist-train", "--timeout", "1m"]).expect_code(0);
@@ -176,12 +233,16 @@ fn submit_wait_keeps_waiting_while_queued_and_succeeds_once_admitted() {
     });
     waiter.expect_code(0);
     assert!(
-        waiter.stderr.contains("queued in ClusterQueue gpu-cq (LocalQueue team-a)"),
+        waiter
+            .stderr
+            .contains("queued in ClusterQueue gpu-cq (LocalQueue team-a)"),
         "{}",
         waiter.stderr
     );
     assert!(
-        waiter.stderr.contains("insufficient unused quota for nvidia.com/gpu in flavor a100"),
+        waiter
+            .stderr
+            .contains("insufficient unused quota for nvidia.com/gpu in flavor a100"),
         "{}",
         waiter.stderr
     );

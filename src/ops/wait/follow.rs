@@ -444,7 +444,13 @@ impl Waiter<'_> {
                 let (job, has_pods) = (job.clone(), !pods.is_empty());
                 let lines = self
                     .queue
-                    .observe(self.kube, self.namespace, &job, has_pods, self.limits.pending_timeout)
+                    .observe(
+                        self.kube,
+                        self.namespace,
+                        &job,
+                        has_pods,
+                        self.limits.pending_timeout,
+                    )
                     .await?;
                 for line in lines {
                     self.display.note(out, &line);
