@@ -8,8 +8,8 @@
 //! `table` and `openapi` (what kubectl asks for), `status` (Status errors), `resources`
 //! (discovery), `operator`, `kubelet` (scheduler + kubelet), `logs`, `scenario`, `state`
 //! (request log, faults, RBAC), `kubeconfig`, `tls` (HTTPS, generated CA, client
-//! certificates) and `auth` (client certificate / token table authentication). See
-//! README.md for the scenario format.
+//! certificates), `auth` (client certificate / token table authentication) and `queueing`
+//! (Kueue, Volcano and scheduler-plugins stand-ins). See README.md for the scenario format.
 //!
 //! ```no_run
 //! use tfjob_testcluster::{Scenario, TestCluster};
@@ -109,6 +109,7 @@ fn seed(sh: &Shared) {
     }
     install_operator(sh, sc.operator);
     queueing::kueue::install(sh);
+    queueing::gang::install(sh);
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
     }
@@ -565,6 +566,7 @@ fn start_components(sh: &Arc<Shared>) {
     tokio::spawn(operator::run(sh.clone()));
     tokio::spawn(binding::run(sh.clone()));
     tokio::spawn(queueing::kueue::run(sh.clone()));
+    tokio::spawn(queueing::gang::run(sh.clone()));
 }
 
 impl Drop for TestCluster {

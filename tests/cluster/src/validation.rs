@@ -162,6 +162,12 @@ fn walk(schema: &Value, v: &mut Value, path: &str, out: &mut SchemaOutcome) {
                         && let Some(d) = s.get("default")
                     {
                         map.insert(k.clone(), d.clone());
+                        // A defaulted object gets its own properties' defaults too
+                        // (structural defaulting walks the value it just set).
+                        if d.is_object() {
+                            let child = join(path, k);
+                            walk(s, map.get_mut(k).unwrap(), &child, out);
+                        }
                     }
                 }
             }

@@ -21,7 +21,10 @@ async fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
         if let Some(v) = f() {
             return v;
         }
-        assert!(Instant::now() < end, "never happened: {what}");
+        if Instant::now() >= end {
+            // Say what the store holds, so a failure shows Kueue's view.
+            panic!("never happened: {what}");
+        }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -346,4 +349,461 @@ fn workloads_api(cl: &kube::Client) -> Api<DynamicObject> {
 #[allow(dead_code)]
 fn patch_merge() -> (PatchParams, fn(Value) -> Patch<Value>) {
     (PatchParams::default(), Patch::Merge)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inadmissible_cases_say_what_kueue_says() {
+    let mut stopped = cluster_queue("stopped-cq", 4, json!({"stopPolicy": "Hold"}));
+    stopped["metadata"]["name"] = json!("stopped-cq");
+    let c = kueue_cluster(vec![
+        flavor(),
+        cluster_queue("small-cq", 2, json!({})),
+        stopped,
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "nosel-cq"},
+            "spec": {"resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": [{"name": "a100", "resources": [
+                {"name": "cpu", "nominalQuota": 64}, {"name": "memory", "nominalQuota": "256Gi"}, {"name": "nvidia.com/gpu", "nominalQuota": 8}]}]}]}}),
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "noflavor-cq"},
+            "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "h100", "resources": [
+                {"name": "nvidia.com/gpu", "nominalQuota": 8}]}]}]}}),
+        local_queue("default", "small", "small-cq"),
+        local_queue("default", "stopped", "stopped-cq"),
+        local_queue("default", "nosel", "nosel-cq"),
+        local_queue("default", "noflavor", "noflavor-cq"),
+        local_queue("default", "orphan", "missing-cq"),
+    ]);
+    let cl = client(&c).await;
+    let jobs = tfjobs(&cl, "default");
+    let cases = [
+        ("no-lq", "team-x", "Inadmissible", "LocalQueue team-x doesn't exist".to_string()),
+        ("no-cq", "orphan", "Inadmissible", "ClusterQueue missing-cq doesn't exist".to_string()),
+        ("stopped", "stopped", "Inadmissible", "ClusterQueue stopped-cq is inactive".to_string()),
+        ("noflavor", "noflavor", "Inadmissible", "ClusterQueue noflavor-cq is inactive".to_string()),
+        ("nosel", "nosel", "Pending", "workload namespace doesn't match ClusterQueue selector".to_string()),
+        ("too-big", "small", "Pending", "couldn't assign flavors to pod set worker: insufficient quota for nvidia.com/gpu in flavor a100, previously considered podsets requests (0) + current podset request (3) > maximum capacity (2)".to_string()),
+    ];
+    for (job, queue, _, _) in &cases {
+        // Nothing refuses the job: the webhook checks only the label's syntax.
+        jobs.create(&PostParams::default(), &queued_job(job, queue, 3, 1))
+            .await
+            .unwrap();
+    }
+    for (job, _, reason, message) in &cases {
+        let w = eventually(job, || {
+            workload_of(&c, job).filter(|w| cond_is(w, "QuotaReserved", "False"))
+        })
+        .await;
+        let qr = cond(&w, "QuotaReserved").unwrap();
+        assert_eq!(
+            (
+                qr["reason"].as_str().unwrap(),
+                qr["message"].as_str().unwrap()
+            ),
+            (*reason, message.as_str()),
+            "{job}"
+        );
+        assert!(cond(&w, "Admitted").is_none(), "{job}");
+        assert!(suspended(&c, job), "{job}");
+    }
+    let lq = eventually("orphan lq status", || {
+        c.get("localqueues", Some("default"), "orphan")
+            .filter(|l| cond(l, "Active").is_some())
+    })
+    .await;
+    let a = cond(&lq, "Active").unwrap();
+    assert_eq!(
+        (
+            a["status"].as_str(),
+            a["reason"].as_str(),
+            a["message"].as_str()
+        ),
+        (
+            Some("False"),
+            Some("ClusterQueueDoesNotExist"),
+            Some("Can't submit new workloads to clusterQueue")
+        )
+    );
+    let cq = c.get("clusterqueues", None, "noflavor-cq").unwrap();
+    let a = cond(&cq, "Active").unwrap();
+    assert_eq!(
+        (a["reason"].as_str(), a["message"].as_str()),
+        (
+            Some("FlavorNotFound"),
+            Some("Can't admit new workloads: references missing ResourceFlavor(s): h100.")
+        )
+    );
+    let cq = c.get("clusterqueues", None, "stopped-cq").unwrap();
+    assert_eq!(
+        cond(&cq, "Active").unwrap()["message"],
+        "Can't admit new workloads: is stopped."
+    );
+    // A queue-name label that is no DNS-1123 subdomain is refused by vtfjob.kb.io.
+    let err = api_err(
+        jobs.create(&PostParams::default(), &queued_job("bad", "Team_A", 1, 1))
+            .await,
+    );
+    assert_eq!(err.code, 403);
+    assert!(err.message.starts_with("admission webhook \"vtfjob.kb.io\" denied the request: metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Team_A\": a lowercase RFC 1123 subdomain"), "{}", err.message);
+    // Creating the missing LocalQueue later lets the job queue and run.
+    c.insert(local_queue("default", "team-x", "small-cq"));
+    let _ = jobs
+        .delete("too-big", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("no-lq admitted after its LocalQueue appears", || {
+        // 3 GPUs do not fit small-cq either: it now waits on quota like any other.
+        workload_of(&c, "no-lq")
+            .filter(|w| cond(w, "QuotaReserved").is_some_and(|q| q["reason"] == "Pending"))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn granular_reasons_behind_the_gate() {
+    let cfg = KueueConfig {
+        unadmitted_workloads_observability: true,
+        ..KueueConfig::with_tfjob()
+    };
+    let c = TestCluster::start(
+        Scenario::default()
+            .with_kueue(cfg)
+            .with_object(flavor())
+            .with_object(cluster_queue("cq", 2, json!({})))
+            .with_object(local_queue("default", "q", "cq")),
+    );
+    let jobs = tfjobs(&client(&c).await, "default");
+    for (job, queue, workers) in [
+        ("never", "q", 3),
+        ("missing", "nope", 1),
+        ("waits", "q", 2),
+        ("second", "q", 1),
+    ] {
+        jobs.create(&PostParams::default(), &queued_job(job, queue, workers, 1))
+            .await
+            .unwrap();
+    }
+    let reason = |job: &str| {
+        workload_of(&c, job).and_then(|w| {
+            cond(&w, "QuotaReserved").map(|q| q["reason"].as_str().unwrap_or("").to_string())
+        })
+    };
+    eventually("never", || {
+        (reason("never").as_deref() == Some("ExceedsMaxQuota")).then_some(())
+    })
+    .await;
+    eventually("missing", || {
+        (reason("missing").as_deref() == Some("Misconfigured")).then_some(())
+    })
+    .await;
+    eventually("waits admitted", || {
+        (reason("waits").as_deref() == Some("QuotaReserved")).then_some(())
+    })
+    .await;
+    eventually("second", || {
+        (reason("second").as_deref() == Some("WaitingForQuota")).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn strict_fifo_head_blocks_best_effort_does_not() {
+    for (strategy, small_admitted) in [("StrictFIFO", false), ("BestEffortFIFO", true)] {
+        let c = kueue_cluster(vec![
+            flavor(),
+            cluster_queue("cq", 4, json!({"queueingStrategy": strategy})),
+            local_queue("default", "q", "cq"),
+        ]);
+        let jobs = tfjobs(&client(&c).await, "default");
+        jobs.create(&PostParams::default(), &queued_job("first", "q", 3, 1))
+            .await
+            .unwrap();
+        eventually("first admitted", || {
+            workload_of(&c, "first").filter(|w| cond_is(w, "Admitted", "True"))
+        })
+        .await;
+        jobs.create(&PostParams::default(), &queued_job("big", "q", 2, 1))
+            .await
+            .unwrap();
+        eventually("big pending", || {
+            workload_of(&c, "big").filter(|w| cond_is(w, "QuotaReserved", "False"))
+        })
+        .await;
+        jobs.create(&PostParams::default(), &queued_job("small", "q", 1, 1))
+            .await
+            .unwrap();
+        let w = eventually("small evaluated or blocked", || {
+            let w = workload_of(&c, "small")?;
+            // StrictFIFO never evaluates what is behind a head that does not fit.
+            let cq = c.get("clusterqueues", None, "cq")?;
+            (cond_is(&w, "Admitted", "True") || cq["status"]["pendingWorkloads"] == 2).then_some(w)
+        })
+        .await;
+        assert_eq!(
+            cond_is(&w, "Admitted", "True"),
+            small_admitted,
+            "{strategy}"
+        );
+        if !small_admitted {
+            assert!(
+                cond(&w, "QuotaReserved").is_none(),
+                "{strategy}: behind the head, never evaluated"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn eviction_user_suspend_and_deactivation() {
+    let c = kueue_cluster(vec![
+        flavor(),
+        cluster_queue("cq", 4, json!({})),
+        local_queue("default", "q", "cq"),
+    ]);
+    let cl = client(&c).await;
+    let jobs = tfjobs(&cl, "default");
+    jobs.create(&PostParams::default(), &queued_job("j", "q", 2, 1))
+        .await
+        .unwrap();
+    let w = eventually("admitted", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    let wname = w["metadata"]["name"].as_str().unwrap().to_string();
+    eventually("running", || {
+        c.get("tfjobs", Some("default"), "j")
+            .filter(|j| condition_types(j).contains(&"Running".to_string()))
+    })
+    .await;
+    eventually("pods ready", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "PodsReady", "True"))
+    })
+    .await;
+
+    // The user suspends an admitted job: Kueue starts it again (reconciler.go step 8).
+    let pp = PatchParams::default();
+    jobs.patch(
+        "j",
+        &pp,
+        &Patch::Merge(json!({"spec": {"runPolicy": {"suspend": true}}})),
+    )
+    .await
+    .unwrap();
+    eventually("restarted by Kueue", || {
+        // Repeated events aggregate: the same Started event counts twice.
+        let n = c
+            .list("events", Some("default"))
+            .into_iter()
+            .find(|e| e["involvedObject"]["name"] == "j" && e["reason"] == "Started")
+            .and_then(|e| e["count"].as_i64())
+            .unwrap_or(0);
+        (n >= 2 && !suspended(&c, "j")).then_some(())
+    })
+    .await;
+
+    // Preempted: stopped (templates restored), the reservation released once the pods are
+    // gone, requeued; nothing else holds the quota, so it is admitted again at once, and
+    // Evicted flips to False with "Previously: ...".
+    let msg = tfjob_testcluster::kueue_preempted_message("u-1", "j-1", "cq");
+    assert!(c.evict_workload("default", &wname, "Preempted", &msg));
+    let w = eventually("requeued and readmitted", || {
+        workload_of(&c, "j")
+            .filter(|w| cond_is(w, "Requeued", "True") && cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    assert_eq!(cond(&w, "Requeued").unwrap()["reason"], "Preempted");
+    assert_eq!(cond(&w, "Preempted").unwrap()["reason"], "InClusterQueue");
+    assert_eq!(cond(&w, "Evicted").unwrap()["status"], "False");
+    assert_eq!(
+        cond(&w, "Evicted").unwrap()["message"],
+        json!(format!("Previously: {msg}"))
+    );
+    assert!(events(&c, "j").contains(&("Stopped".into(), msg.clone())));
+    assert!(events(&c, &wname).contains(&("Preempted".into(), msg.clone())));
+    // The operator saw the stop: the job was suspended in between.
+    eventually("resumed after the requeue", || {
+        c.get("tfjobs", Some("default"), "j").filter(|j| {
+            j["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Suspended" && c["reason"] == "TFJobResumed")
+        })
+    })
+    .await;
+
+    // spec.active=false is Kueue's way to pause: Deactivated, suspended, quota released.
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", "Workload"),
+        "workloads",
+    );
+    let wls: Api<DynamicObject> = Api::namespaced_with(cl.clone(), "default", &ar);
+    wls.patch(
+        &wname,
+        &pp,
+        &Patch::Merge(json!({"spec": {"active": false}})),
+    )
+    .await
+    .unwrap();
+    let w = eventually("deactivated", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "QuotaReserved", "False"))
+    })
+    .await;
+    let ev = cond(&w, "Evicted").unwrap();
+    assert_eq!(
+        (ev["reason"].as_str(), ev["message"].as_str()),
+        (Some("Deactivated"), Some("The workload is deactivated"))
+    );
+    assert!(suspended(&c, "j"));
+    let cq = eventually("quota released", || {
+        c.get("clusterqueues", None, "cq")
+            .filter(|q| q["status"]["reservingWorkloads"] == 0)
+    })
+    .await;
+    assert_eq!(
+        cq["status"]["pendingWorkloads"], 0,
+        "an inactive Workload is not pending"
+    );
+    wls.patch(
+        &wname,
+        &pp,
+        &Patch::Merge(json!({"spec": {"active": true}})),
+    )
+    .await
+    .unwrap();
+    let w = eventually("reactivated and admitted", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    assert_eq!(cond(&w, "Requeued").unwrap()["reason"], "Reactivated");
+    eventually("running again", || (!suspended(&c, "j")).then_some(())).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unsuspending_an_unadmitted_job_is_reverted() {
+    let c = kueue_cluster(vec![
+        flavor(),
+        cluster_queue("cq", 1, json!({})),
+        local_queue("default", "q", "cq"),
+    ]);
+    let jobs = tfjobs(&client(&c).await, "default");
+    jobs.create(&PostParams::default(), &queued_job("j", "q", 2, 1))
+        .await
+        .unwrap();
+    eventually("pending", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "QuotaReserved", "False"))
+    })
+    .await;
+    jobs.patch(
+        "j",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"runPolicy": {"suspend": false}}})),
+    )
+    .await
+    .unwrap();
+    eventually("suspended again", || {
+        (suspended(&c, "j")
+            && events(&c, "j")
+                .contains(&("Stopped".into(), "Not admitted by cluster queue".into())))
+        .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn integration_off_means_the_label_does_nothing() {
+    let c = TestCluster::start(
+        Scenario::default()
+            .with_kueue(KueueConfig::default())
+            .with_object(flavor())
+            .with_object(cluster_queue("cq", 4, json!({})))
+            .with_object(local_queue("default", "q", "cq")),
+    );
+    let jobs = tfjobs(&client(&c).await, "default");
+    let created = jobs
+        .create(&PostParams::default(), &queued_job("j", "q", 1, 1))
+        .await
+        .unwrap();
+    assert_ne!(created.data["spec"]["runPolicy"]["suspend"], json!(true));
+    eventually("runs unqueued", || {
+        c.get("tfjobs", Some("default"), "j")
+            .filter(|j| condition_types(j).contains(&"Running".to_string()))
+    })
+    .await;
+    assert!(c.list("workloads", Some("default")).is_empty());
+    // The Configuration a client can read says which frameworks are on.
+    let cm = c
+        .get("configmaps", Some("kueue-system"), "kueue-manager-config")
+        .unwrap();
+    let cfg = cm["data"]["controller_manager_config.yaml"]
+        .as_str()
+        .unwrap();
+    assert!(
+        cfg.contains("frameworks:\n  - \"batch/job\"\n") && !cfg.contains("kubeflow.org/tfjob"),
+        "{cfg}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cohort_borrowing_shows_in_status() {
+    let mut a = cluster_queue("cq-a", 2, json!({"cohortName": "pool"}));
+    a["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["borrowingLimit"] = json!(2);
+    let b = cluster_queue("cq-b", 4, json!({"cohortName": "pool"}));
+    let c = kueue_cluster(vec![flavor(), a, b, local_queue("default", "a", "cq-a")]);
+    let jobs = tfjobs(&client(&c).await, "default");
+    jobs.create(&PostParams::default(), &queued_job("borrows", "a", 4, 1))
+        .await
+        .unwrap();
+    eventually("admitted by borrowing", || {
+        workload_of(&c, "borrows").filter(|w| cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    let cq = eventually("borrowed", || {
+        c.get("clusterqueues", None, "cq-a")
+            .filter(|q| q["status"]["reservingWorkloads"] == 1)
+    })
+    .await;
+    let gpu = cq["status"]["flavorsReservation"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "nvidia.com/gpu")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        gpu,
+        json!({"name": "nvidia.com/gpu", "total": "4", "borrowed": "2"})
+    );
+    jobs.create(&PostParams::default(), &queued_job("beyond", "a", 1, 1))
+        .await
+        .unwrap();
+    let w = eventually("beyond limit", || {
+        workload_of(&c, "beyond").filter(|w| cond_is(w, "QuotaReserved", "False"))
+    })
+    .await;
+    assert_eq!(
+        cond(&w, "QuotaReserved").unwrap()["message"],
+        "couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor a100, 1 more needed"
+    );
+}
+
+#[test]
+fn scenario_files_name_the_knobs() {
+    let sc = Scenario::from_yaml(
+        "kueue:\n  frameworks: [batch/job, kubeflow.org/tfjob]\n  unadmittedWorkloadsObservability: true\ngangScheduler: scheduler-plugins\n",
+    )
+    .unwrap();
+    let k = sc.kueue.unwrap();
+    assert!(
+        k.manages_tfjobs() && k.unadmitted_workloads_observability && k.controller && k.visibility
+    );
+    assert_eq!(
+        sc.gang_scheduler,
+        Some(tfjob_testcluster::GangScheduler::SchedulerPlugins)
+    );
+    // `kueue: {}` is Kueue's shipped default: batch/job only, TFJobs not managed.
+    let plain = Scenario::from_yaml("kueue: {}\ngangScheduler: volcano\n").unwrap();
+    assert!(!plain.kueue.unwrap().manages_tfjobs());
+    assert_eq!(
+        plain.gang_scheduler,
+        Some(tfjob_testcluster::GangScheduler::Volcano)
+    );
 }

@@ -23,6 +23,7 @@ const L_TYPE: &str = "training.kubeflow.org/replica-type";
 const L_INDEX: &str = "training.kubeflow.org/replica-index";
 const L_ROLE: &str = "training.kubeflow.org/job-role";
 
+mod gang;
 mod objects;
 mod status;
 
@@ -127,7 +128,7 @@ fn note(ev: &StoreEvent, dirty: &mut BTreeSet<Key>, seen: &mut HashSet<String>) 
                 dirty.insert((ev.namespace.clone(), n.to_string()));
             }
         }
-        "pods" | "services" => {
+        "pods" | "services" | "podgroups" => {
             for o in ev.object["metadata"]["ownerReferences"]
                 .as_array()
                 .into_iter()
@@ -303,6 +304,7 @@ fn reconcile(
     let run_policy = &job["spec"]["runPolicy"];
 
     if finished {
+        gang::delete(sh, &job);
         clean_pods(sh, &job, ns, &pods);
         if has_cond(&status, "Succeeded")
             && let Some(rss) = status["replicaStatuses"].as_object_mut()
@@ -323,6 +325,7 @@ fn reconcile(
     }
 
     if run_policy["suspend"] == json!(true) {
+        gang::delete(sh, &job);
         for p in &pods {
             delete_pod_and_service(sh, &job, ns, &pname(p));
         }
@@ -422,6 +425,7 @@ fn reconcile(
             status["completionTime"] = json!(now_rfc3339());
         }
         set_condition(&mut status, "Failed", "True", "TFJobFailed", &msg);
+        gang::delete(sh, &job);
         clean_pods(sh, &job, ns, &pods);
         sh.record_event(&job, "TFJob", "Normal", "TFJobFailed", &msg, COMPONENT);
         write_status(sh, ns, name, &old_status, &status);
@@ -431,6 +435,10 @@ fn reconcile(
 
     if !status["replicaStatuses"].is_object() {
         status["replicaStatuses"] = json!({});
+    }
+    if gang::sync(sh, &job, &specs, &mut status) {
+        write_status(sh, ns, name, &old_status, &status);
+        return;
     }
     let cluster = cluster_json(name, ns, &specs);
     let mut refused = false;
@@ -486,6 +494,7 @@ fn reconcile_pods(
         let Some(pod) = by_index.get(&idx) else {
             if idx < want {
                 let mut pod = new_pod(sh, job, specs, cluster, rtype, idx);
+                gang::decorate(sh, job, rtype, &mut pod);
                 crate::defaults::apply_defaults("pods", &mut pod);
                 let pn = pname(&pod);
                 // pod_control.go: a refused create is a FailedCreatePod event, "Error creating: %v".

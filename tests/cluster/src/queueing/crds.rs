@@ -161,7 +161,6 @@ pub fn kueue() -> Vec<Value> {
 }
 
 /// Volcano's PodGroup and Queue (`scheduling.volcano.sh/v1beta1`).
-#[allow(dead_code)] // installed by the gang stand-ins
 pub fn volcano() -> Vec<Value> {
     vec![
         crd(
@@ -199,7 +198,6 @@ pub fn volcano() -> Vec<Value> {
 }
 
 /// scheduler-plugins' PodGroup (`scheduling.x-k8s.io/v1alpha1`).
-#[allow(dead_code)] // installed by the gang stand-ins
 pub fn coscheduling() -> Vec<Value> {
     vec![crd(
         COSCHED_GROUP,

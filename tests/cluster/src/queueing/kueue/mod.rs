@@ -91,12 +91,21 @@ pub(crate) async fn run(sh: Arc<Shared>) {
     let mut rx = sh.store.subscribe();
     let mut stop = sh.stop.subscribe();
     let delay = Duration::from_millis(sh.scenario.timing.reconcile_ms);
+    for j in sh.store.list("tfjobs", None).0 {
+        note_created(j["metadata"]["uid"].as_str().unwrap_or(""));
+    }
+    let note = |ev: &crate::store::StoreEvent| {
+        if ev.resource == "tfjobs" && ev.kind == crate::store::EventType::Added {
+            note_created(ev.object["metadata"]["uid"].as_str().unwrap_or(""));
+        }
+    };
     pass(&sh);
     loop {
         tokio::select! {
             r = rx.recv() => match r {
                 Ok(ev) if !watched(&ev.resource) => continue,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Ok(ev) => note(&ev),
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(_) => return,
             },
             _ = stop.changed() => return,
@@ -104,7 +113,8 @@ pub(crate) async fn run(sh: Arc<Shared>) {
         tokio::time::sleep(delay).await;
         loop {
             match rx.try_recv() {
-                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Ok(ev) => note(&ev),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
                 Err(broadcast::error::TryRecvError::Empty) => break,
                 Err(broadcast::error::TryRecvError::Closed) => return,
             }
@@ -132,6 +142,40 @@ pub(crate) fn pass(sh: &Shared) {
     job::reconcile_jobs(sh);
     schedule::schedule(sh);
     job::start_admitted(sh);
+}
+
+/// Creation order of TFJobs, by UID, as the store announced them: metav1.Time has whole
+/// seconds, so Kueue breaks same-second ties by UID (`baseCompareFunc`), which is random here;
+/// the stand-in breaks them by the job's creation order instead, so "submission order" holds.
+static CREATED: std::sync::Mutex<Option<std::collections::HashMap<String, u64>>> =
+    std::sync::Mutex::new(None);
+
+pub(crate) fn note_created(uid: &str) {
+    let mut g = CREATED.lock().unwrap();
+    let m = g.get_or_insert_with(Default::default);
+    let n = m.len() as u64;
+    m.entry(uid.to_string()).or_insert(n);
+}
+
+/// The queue order of a Workload: priority (higher first), creation second, creation order, UID.
+pub(crate) fn order_key(wl: &Value) -> (i64, i64, u64, String) {
+    let uid = wl["metadata"]["uid"].as_str().unwrap_or("").to_string();
+    let job_uid = wl["metadata"]["labels"][JOB_UID_LABEL]
+        .as_str()
+        .unwrap_or("");
+    let seq = CREATED
+        .lock()
+        .unwrap()
+        .as_ref()
+        .and_then(|m| m.get(job_uid).copied())
+        .unwrap_or(u64::MAX);
+    (
+        -wl["spec"]["priority"].as_i64().unwrap_or(0),
+        crate::util::parse_rfc3339(wl["metadata"]["creationTimestamp"].as_str().unwrap_or(""))
+            .unwrap_or(0),
+        seq,
+        uid,
+    )
 }
 
 /// `meta.SetStatusCondition`: the transition time moves only when the status changes.

@@ -32,7 +32,12 @@ pub fn pod_sets(job: &Value) -> Vec<Value> {
                 template = json!({});
             }
             for key in ["containers", "initContainers"] {
-                for c in template["spec"][key].as_array_mut().into_iter().flatten() {
+                // get_mut, not indexing: indexing would add `key: null` to the template.
+                let list = template
+                    .get_mut("spec")
+                    .and_then(|s| s.get_mut(key))
+                    .and_then(Value::as_array_mut);
+                for c in list.into_iter().flatten() {
                     dedupe_env(c);
                 }
             }

@@ -129,14 +129,6 @@ fn namespace_matches(sh: &Shared, cq: &Value, ns: &str) -> bool {
     ok_labels && ok_exprs
 }
 
-fn order_key(wl: &Value) -> (i64, i64, String) {
-    (
-        -wl["spec"]["priority"].as_i64().unwrap_or(0),
-        parse_rfc3339(meta(wl, "creationTimestamp")).unwrap_or(0),
-        meta(wl, "uid").to_string(),
-    )
-}
-
 /// The pending Workloads of each ClusterQueue in queue order, and why the others are blocked.
 pub(crate) struct Queues {
     /// ClusterQueue → pending Workloads (namespace, name, LocalQueue) in order.
@@ -441,7 +433,7 @@ pub(super) fn schedule(sh: &Shared) -> Queues {
         pending: BTreeMap::new(),
     };
     for (cq_name, mut ws) in queues {
-        ws.sort_by_key(|w| order_key(w));
+        ws.sort_by_key(|w| super::order_key(w));
         let cq_obj = &cqs[&cq_name];
         let cq = snap.queues[&cq_name].clone();
         let strict = cq_obj["spec"]["queueingStrategy"] == "StrictFIFO";

@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use super::is_true;
 use crate::state::Shared;
-use crate::util::parse_rfc3339;
 
 /// The group.
 pub const GROUP: &str = "visibility.kueue.x-k8s.io";
@@ -44,13 +43,7 @@ fn pending_by_cq(sh: &Shared) -> BTreeMap<String, Vec<Value>> {
         out.entry(cq).or_default().push(w);
     }
     for ws in out.values_mut() {
-        ws.sort_by_key(|w| {
-            (
-                -w["spec"]["priority"].as_i64().unwrap_or(0),
-                parse_rfc3339(meta(w, "creationTimestamp")).unwrap_or(0),
-                meta(w, "uid").to_string(),
-            )
-        });
+        ws.sort_by_key(super::order_key);
     }
     out
 }
