@@ -14,6 +14,7 @@ pub mod missing;
 pub mod pod_dry_run;
 pub mod podtable;
 pub mod queue;
+pub mod queue_suspend;
 pub mod readiness;
 pub mod secret;
 pub mod submit;

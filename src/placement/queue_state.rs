@@ -105,6 +105,19 @@ pub fn kueue_state(job: &TFJob, wl: Option<&Workload>) -> KueueState {
     }
 }
 
+/// The State `list` shows: `Queued` for a job Kueue holds suspended (its LocalQueue label set,
+/// suspended, not finished), read from the job alone so `list` costs no extra request.
+pub fn list_state(job: &TFJob) -> Option<String> {
+    let suspended = job
+        .spec
+        .run_policy
+        .as_ref()
+        .and_then(|p| p.suspend)
+        .unwrap_or(false);
+    (q::local_queue_name(job).is_some() && suspended && !job.is_finished())
+        .then(|| "Queued".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +190,12 @@ mod tests {
             kueue_state(&job(true), Some(&wl(json!({})))),
             KueueState::Queued { .. }
         ));
+    }
+
+    #[test]
+    fn list_shows_queued_for_a_job_kueue_holds() {
+        assert_eq!(list_state(&job(true)).as_deref(), Some("Queued"));
+        assert_eq!(list_state(&job(false)), None);
     }
 
     #[test]
