@@ -597,6 +597,30 @@ pub async fn volcano_queue(kube: &Kube, name: &str) -> Result<Fact<Option<Volcan
     read(kube, &path, None, action).await
 }
 
+/// The latest event message on the job's PodGroup (Volcano records why a group is not
+/// enqueued only there: `pkg/scheduler/cache/cache.go` `RecordJobStatusEvent`, the enqueue
+/// action's Normal `Unschedulable`). `None` when there is none or it is not readable.
+pub async fn pod_group_event(kube: &Kube, ns: &str, name: &str) -> Option<String> {
+    use k8s_openapi::api::core::v1::Event;
+    let api: kube::api::Api<Event> = kube::api::Api::namespaced(kube.client.clone(), ns);
+    let lp = ListParams::default()
+        .fields(&format!(
+            "involvedObject.kind=PodGroup,involvedObject.name={name}"
+        ))
+        .limit(PAGE);
+    let list = super::retry(kube, || api.list(&lp)).await.ok()?;
+    list.items
+        .into_iter()
+        .filter(|e| e.message.as_deref().is_some_and(|m| !m.is_empty()))
+        .max_by_key(|e| {
+            e.last_timestamp
+                .as_ref()
+                .map(|t| t.0)
+                .or(e.event_time.as_ref().map(|t| t.0))
+        })
+        .and_then(|e| e.message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -544,7 +544,11 @@ async fn queue_facts(
             .unwrap_or(false)
     {
         // Only a job without pods can be held by its gang (Volcano creates none until then).
-        facts.pod_group = Some(q::pod_group(kube, ns, name).await?);
+        let pg = q::pod_group(kube, ns, name).await?;
+        if matches!(pg, q::Fact::Known(Some(_))) {
+            facts.pod_group_event = q::pod_group_event(kube, ns, name).await;
+        }
+        facts.pod_group = Some(pg);
     }
     Ok(facts)
 }

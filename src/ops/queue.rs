@@ -357,7 +357,7 @@ pub async fn gate(
     }
     if let Some(e) = a.refusal.take() {
         let never = matches!(e, Error::WontRun { .. });
-        if !(never && !capacity) {
+        if !never || capacity {
             return Err(e);
         }
         out.note_line(&format!("warning: {e} (--skip-capacity-check)"));

@@ -305,6 +305,9 @@ enum Mode {
     Fit,
 }
 
+/// The best flavor of a group so far: its mode, name and the group's requests.
+type Best<'a> = (Mode, &'a str, Vec<(&'a String, i128)>);
+
 /// Severity of a no-fit reason (`reasonSeverity`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Severity {
@@ -441,7 +444,7 @@ pub fn admit(input: Input<'_>, pod_sets: &[PodSet]) -> Admission {
                 .map(|(r, v)| (r, *v))
                 .collect();
             // The best flavor of this group, and the least severe reason among those tried.
-            let mut best: Option<(Mode, &str, Vec<(&String, i128)>)> = None;
+            let mut best: Option<Best<'_>> = None;
             let mut group_severity = None::<Severity>;
             let mut group_short = None;
             for f in &group.flavors {

@@ -24,13 +24,16 @@ fn lq() -> LocalQueue {
     .unwrap()
 }
 
+/// (resource, nominalQuota, borrowingLimit) of one flavor.
+type Quotas<'a> = &'a [(&'a str, &'a str, Option<&'a str>)];
+
 /// A ClusterQueue with one resource group over `resources`, flavors as (name, [(res, nominal,
 /// borrowingLimit)]), and reservations as (flavor, res, total).
 fn cq(
     name: &str,
     cohort: Option<&str>,
     resources: &[&str],
-    flavors: &[(&str, &[(&str, &str, Option<&str>)])],
+    flavors: &[(&str, Quotas<'_>)],
     used: &[(&str, &str, &str)],
 ) -> ClusterQueue {
     let flavors: Vec<Value> = flavors

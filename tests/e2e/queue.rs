@@ -252,14 +252,31 @@ fn submit_wait_keeps_waiting_while_queued_and_succeeds_once_admitted() {
 /// until its Workload says so (polled from the store: no timing).
 fn one_running_one_queued() -> tfjob_testcluster::TestCluster {
     let c = cluster(&kueue(4, ""));
-    tfjob(&c, &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]))
-        .expect_code(0);
+    tfjob(
+        &c,
+        &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]),
+    )
+    .expect_code(0);
     tfjob(
         &c,
         &[
-            "submit", "--name", "second", "--image", "tensorflow/tensorflow:2.13.0-gpu",
-            "--ps", "1", "--workers", "3", "--gpus", "1", "--cpu", "4", "--memory", "8Gi",
-            "--local-queue", "team-a",
+            "submit",
+            "--name",
+            "second",
+            "--image",
+            "tensorflow/tensorflow:2.13.0-gpu",
+            "--ps",
+            "1",
+            "--workers",
+            "3",
+            "--gpus",
+            "1",
+            "--cpu",
+            "4",
+            "--memory",
+            "8Gi",
+            "--local-queue",
+            "team-a",
         ],
     )
     .expect_code(0);
@@ -283,11 +300,30 @@ fn wait_and_diagnose_name_the_cluster_queue_and_the_shortfall() {
     let c = one_running_one_queued();
     let shortfall = "insufficient unused quota for nvidia.com/gpu in flavor a100, 2 more needed";
     // Queued is no failure: --pending-timeout bounds it (exit 5), never exit 4.
-    let run = tfjob(&c, &["wait", "second", "--pending-timeout", "2s", "--timeout", "1m"]);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "second",
+            "--pending-timeout",
+            "2s",
+            "--timeout",
+            "1m",
+        ],
+    );
     run.expect_code(5);
-    assert!(run.stderr.contains("queued in ClusterQueue gpu-cq (LocalQueue team-a)"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("queued in ClusterQueue gpu-cq (LocalQueue team-a)"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains(shortfall), "{}", run.stderr);
-    assert!(!run.stderr.contains("will not run until resumed"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("will not run until resumed"),
+        "{}",
+        run.stderr
+    );
 
     let run = tfjob(&c, &["diagnose", "second"]);
     run.expect_code(0);
@@ -301,7 +337,11 @@ fn wait_and_diagnose_name_the_cluster_queue_and_the_shortfall() {
 
     let run = tfjob(&c, &["list"]);
     run.expect_code(0);
-    let row = run.stdout.lines().find(|l| l.starts_with("second")).unwrap();
+    let row = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("second"))
+        .unwrap();
     assert!(row.contains("Queued"), "{}", run.stdout);
 }
 
@@ -315,7 +355,10 @@ fn a_user_who_may_not_read_workloads_gets_unknown_not_a_refusal() {
         "rbac: {deny: [{verb: get, resource: localqueues}, {verb: list, resource: workloads}]}\nkueue:",
         1,
     ));
-    let run = tfjob(&c, &article_args("check", &["--local-queue", "team-a", "-o", "json"]));
+    let run = tfjob(
+        &c,
+        &article_args("check", &["--local-queue", "team-a", "-o", "json"]),
+    );
     run.expect_code(0);
     let q = &json(&run.stdout)["queue"];
     assert_eq!(q["verdict"], "unknown", "{q}");
@@ -323,10 +366,16 @@ fn a_user_who_may_not_read_workloads_gets_unknown_not_a_refusal() {
     // submit goes on (with a warning), and diagnose says the Workload is not readable.
     let run = tfjob(&c, &submit_args(&["--local-queue", "team-a"]));
     run.expect_code(0);
-    assert!(run.stderr.contains("cannot tell whether the queue admits the job"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("cannot tell whether the queue admits the job"),
+        "{}",
+        run.stderr
+    );
     let run = tfjob(&c, &["diagnose", "tf-dist-train"]);
     assert!(
-        run.stdout.contains("its Workload is not readable: forbidden to list workloads"),
+        run.stdout
+            .contains("its Workload is not readable: forbidden to list workloads"),
         "{}",
         run.stdout
     );
@@ -335,8 +384,11 @@ fn a_user_who_may_not_read_workloads_gets_unknown_not_a_refusal() {
 #[test]
 fn suspend_and_resume_of_a_kueue_job_go_through_its_workload() {
     let c = cluster(&kueue(8, ""));
-    tfjob(&c, &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]))
-        .expect_code(0);
+    tfjob(
+        &c,
+        &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]),
+    )
+    .expect_code(0);
     let active = |c: &tfjob_testcluster::TestCluster| {
         c.list("workloads", Some("default"))
             .into_iter()
@@ -345,12 +397,21 @@ fn suspend_and_resume_of_a_kueue_job_go_through_its_workload() {
     };
     let run = tfjob(&c, &["suspend", "tf-dist-train"]);
     run.expect_code(0);
-    assert_eq!(run.stdout.trim(), "tfjob.kubeflow.org/tf-dist-train suspended");
-    assert!(run.stderr.contains("Kueue manages tfjob tf-dist-train"), "{}", run.stderr);
+    assert_eq!(
+        run.stdout.trim(),
+        "tfjob.kubeflow.org/tf-dist-train suspended"
+    );
+    assert!(
+        run.stderr.contains("Kueue manages tfjob tf-dist-train"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(active(&c), Some(serde_json::json!(false)));
     // runPolicy.suspend was not patched by the plugin (Kueue owns it).
     assert!(
-        !c.writes().iter().any(|r| r.resource == "tfjobs" && r.verb == "patch"),
+        !c.writes()
+            .iter()
+            .any(|r| r.resource == "tfjobs" && r.verb == "patch"),
         "{:?}",
         c.writes()
     );
@@ -368,14 +429,53 @@ fn a_volcano_gang_without_pods_is_gang_waiting_not_a_stalled_operator() {
     tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
     // The operator has made the PodGroup; Volcano keeps it Pending (3 GPUs on a 1-GPU cluster).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while c.get("podgroups", Some("default"), "tf-dist-train").is_none() {
+    while c
+        .get("podgroups", Some("default"), "tf-dist-train")
+        .is_none()
+    {
         assert!(std::time::Instant::now() < deadline, "no PodGroup");
         std::thread::yield_now();
     }
-    let run = tfjob(&c, &["wait", "tf-dist-train", "--pending-timeout", "2s", "--timeout", "1m"]);
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--pending-timeout",
+            "2s",
+            "--timeout",
+            "1m",
+        ],
+    );
     run.expect_code(5);
-    assert!(run.stderr.contains("gang waiting: volcano PodGroup tf-dist-train in queue default"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("gang waiting: volcano PodGroup tf-dist-train in queue default"),
+        "{}",
+        run.stderr
+    );
     let run = tfjob(&c, &["diagnose", "tf-dist-train"]);
     assert!(run.stdout.contains("gang waiting"), "{}", run.stdout);
-    assert!(!run.stdout.to_lowercase().contains("stalled"), "{}", run.stdout);
+    assert!(
+        !run.stdout.to_lowercase().contains("stalled"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_queue_label_kueue_does_not_act_on_is_said_after_the_create() {
+    // Kueue installed with its shipped frameworks (no kubeflow.org/tfjob): the label does nothing.
+    let c = cluster(&kueue(8, "").replacen(
+        "kueue: {frameworks: [batch/job, kubeflow.org/tfjob]}",
+        "kueue: {frameworks: [batch/job]}",
+        1,
+    ));
+    let run = tfjob(&c, &submit_args(&["--local-queue", "team-a"]));
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains("Kueue's TFJob integration (kubeflow.org/tfjob in its Configuration's integrations.frameworks) looks not enabled"),
+        "{}",
+        run.stderr
+    );
 }

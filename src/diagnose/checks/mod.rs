@@ -103,7 +103,7 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
     let state = match &s.job {
         None => "NotFound".to_string(),
         // The same word `wait` shows for the same state.
-        Some(job) => job.state(),
+        Some(job) => crate::placement::queue_state::list_state(job).unwrap_or_else(|| job.state()),
     };
     Diagnosis {
         job: s.job_name.clone(),

@@ -19,6 +19,8 @@ pub struct QueueFacts {
     pub position: Option<i64>,
     /// The PodGroup the operator made for the job, if a gang scheduler is in use.
     pub pod_group: Option<Fact<Option<(QueueSystem, PodGroup)>>>,
+    /// The latest event message on that PodGroup.
+    pub pod_group_event: Option<String>,
 }
 
 /// Whether the job is held in a queue right now (missing queue objects and `never` included):
@@ -195,7 +197,8 @@ pub(super) fn queue(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         .iter()
         .rev()
         .find(|c| !c.message.is_empty())
-        .map(|c| c.message.clone());
+        .map(|c| c.message.clone())
+        .or(facts.pod_group_event.clone());
     if s.pods.is_empty() && matches!(phase.as_str(), "" | "Pending" | "Inqueue") {
         let summary = format!(
             "gang waiting: {} PodGroup {name}{} is {}{}",

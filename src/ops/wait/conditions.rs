@@ -325,7 +325,7 @@ pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
         }
     }
     Progress {
-        state: job.state(),
+        state: crate::placement::queue_state::list_state(job).unwrap_or_else(|| job.state()),
         replicas,
         reason,
     }

@@ -64,8 +64,12 @@ impl QueueWatch {
             && now.duration_since(since) >= limit
         {
             return Err(Error::Timeout(format!(
-                "TFJob {ns}/{name} is still {what} after --pending-timeout {}s",
-                limit.as_secs()
+                "TFJob {ns}/{name} is still {what} after --pending-timeout {}s{}",
+                limit.as_secs(),
+                self.last_said
+                    .as_deref()
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default()
             )));
         }
         Ok(lines)
@@ -198,6 +202,7 @@ impl QueueWatch {
         if !matches!(phase.as_str(), "" | "Pending" | "Inqueue") {
             return Ok(None);
         }
+        let event = q::pod_group_event(kube, ns, name).await;
         let words = pg
             .status
             .conditions
@@ -205,6 +210,7 @@ impl QueueWatch {
             .rev()
             .find(|c| !c.message.is_empty())
             .map(|c| c.message.clone())
+            .or(event)
             .unwrap_or_else(|| {
                 if phase.is_empty() {
                     "no gang scheduler has processed it yet (is it running?)".into()
