@@ -318,16 +318,6 @@ pub struct VolcanoQueueStatus {
     pub allocated: BTreeMap<String, serde_json::Value>,
 }
 
-/// A quantity as the API sends it (a string; a number from a hand-written object), in
-/// milli-units.
-pub fn qty(v: &serde_json::Value) -> Option<i128> {
-    match v {
-        serde_json::Value::String(s) => crate::placement::parse_quantity(s),
-        serde_json::Value::Number(n) => crate::placement::parse_quantity(&n.to_string()),
-        _ => None,
-    }
-}
-
 #[derive(Debug, Clone, Deserialize)]
 struct List<T> {
     #[serde(default = "Vec::new")]
@@ -465,11 +455,9 @@ pub async fn workload_for(kube: &Kube, ns: &str, job_uid: &str) -> Result<Fact<O
         action.clone(),
     )
     .await?;
-    let Fact::Known(found) = by_label else {
-        return Ok(Fact::Unknown(match by_label {
-            Fact::Unknown(w) => w,
-            Fact::Known(_) => unreachable!(),
-        }));
+    let found = match by_label {
+        Fact::Known(found) => found,
+        Fact::Unknown(why) => return Ok(Fact::Unknown(why)),
     };
     if let Some(w) = pick_workload(found) {
         return Ok(Fact::Known(Some(w)));
@@ -677,8 +665,8 @@ mod tests {
         }))
         .unwrap();
         let q = &cq.spec.resource_groups[0].flavors[0].resources[0];
-        assert_eq!(qty(&q.nominal_quota), Some(8000));
-        assert_eq!(q.borrowing_limit.as_ref().and_then(qty), Some(2000));
+        assert_eq!(q.nominal_quota, json!(8));
+        assert_eq!(q.borrowing_limit, Some(json!("2")));
         assert_eq!(cq.spec.cohort_name.as_deref(), Some("org"));
     }
 }

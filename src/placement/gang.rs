@@ -19,7 +19,8 @@
 use k8s_openapi::api::core::v1::ResourceRequirements;
 
 use super::Res;
-use crate::cluster::queue::{VolcanoQueue, qty};
+use super::kueue::qty;
+use crate::cluster::queue::VolcanoQueue;
 use crate::model::TFJob;
 
 /// The PodGroup the operator would make.

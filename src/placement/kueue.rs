@@ -36,8 +36,18 @@ use k8s_openapi::api::core::v1::{LimitRange, PodSpec};
 use serde::Serialize;
 
 use super::Res;
-use crate::cluster::queue::{ClusterQueue, LocalQueue, ResourceFlavor, qty};
+use crate::cluster::queue::{ClusterQueue, LocalQueue, ResourceFlavor};
 use crate::model::TFJob;
+
+/// A quantity as the API sends it (a string; a number from a hand-written object), in
+/// milli-units.
+pub fn qty(v: &serde_json::Value) -> Option<i128> {
+    match v {
+        serde_json::Value::String(s) => super::parse_quantity(s),
+        serde_json::Value::Number(n) => super::parse_quantity(&n.to_string()),
+        _ => None,
+    }
+}
 
 /// Kueue's order of replica types (`OrderedReplicaTypes`); keys are matched exactly.
 pub const POD_SET_ORDER: [&str; 5] = ["Chief", "Master", "PS", "Worker", "Evaluator"];
