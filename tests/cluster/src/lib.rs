@@ -225,6 +225,16 @@ fn insert_object(sh: &Shared, mut obj: Value) {
                 json!(base64::engine::general_purpose::STANDARD.encode(v.as_str().unwrap_or("")));
         }
     }
+    if queueing::is_queueing_group(&info.group)
+        && let Some(schema) = info
+            .crd_version
+            .as_ref()
+            .map(|v| &v["schema"]["openAPIV3Schema"])
+    {
+        // Queue objects written by a scenario get their CRD's defaults (queueingStrategy,
+        // stopPolicy, a Volcano queue's weight), as any client's create would.
+        let _ = validation::check_schema(schema, &mut obj);
+    }
     if sh.store.get(&info.plural, &ns, &name).is_some() {
         let _ = sh.store.update(&info.plural, &ns, &name, obj, None);
     } else {

@@ -420,6 +420,9 @@ pub struct Scenario {
     /// The training-operator's `--gang-scheduler-name`: `volcano` or `scheduler-plugins`
     /// (PodGroup CRD installed, the operator creates PodGroups, a stand-in schedules them).
     pub gang_scheduler: Option<crate::queueing::GangScheduler>,
+    /// The gang scheduler (and scheduler-plugins' PodGroup controller) runs. False: the
+    /// PodGroups keep an empty status and their pods are never scheduled.
+    pub gang_scheduler_running: bool,
 }
 
 impl Default for Scenario {
@@ -451,6 +454,7 @@ impl Default for Scenario {
             metrics_api: true,
             kueue: None,
             gang_scheduler: None,
+            gang_scheduler_running: true,
         }
     }
 }

@@ -23,11 +23,23 @@ fn age(obj: &Value) -> String {
 /// Minimal JSONPath for printer columns: `.a.b`, `[n]`, `[-1:]`, `[*]`.
 pub fn jsonpath(obj: &Value, path: &str) -> Vec<Value> {
     let mut cur = vec![obj.clone()];
-    for seg in path
-        .trim_start_matches('.')
-        .split('.')
-        .filter(|s| !s.is_empty())
-    {
+    // Split on dots outside brackets, so a filter such as
+    // `conditions[?(@.type=='Admitted')]` (Kueue's Workload columns) stays one segment.
+    let mut segs: Vec<String> = vec![String::new()];
+    let mut depth = 0;
+    for ch in path.trim_start_matches('.').chars() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            '.' if depth == 0 => {
+                segs.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        segs.last_mut().unwrap().push(ch);
+    }
+    for seg in segs.iter().map(String::as_str).filter(|s| !s.is_empty()) {
         let (key, idx) = match seg.find('[') {
             Some(i) => (&seg[..i], Some(seg[i + 1..].trim_end_matches(']'))),
             None => (seg, None),
@@ -42,6 +54,17 @@ pub fn jsonpath(obj: &Value, path: &str) -> Vec<Value> {
                     let n = arr.len() as i64;
                     if ix == "*" {
                         next.extend(arr);
+                    } else if let Some(f) =
+                        ix.strip_prefix("?(@.").and_then(|f| f.strip_suffix(')'))
+                    {
+                        // `?(@.field=='value')`: the elements whose field equals value.
+                        if let Some((field, want)) = f.split_once("==") {
+                            let want = want.trim().trim_matches(|c| c == '\'' || c == '"');
+                            next.extend(
+                                arr.into_iter()
+                                    .filter(|e| e[field.trim()].as_str() == Some(want)),
+                            );
+                        }
                     } else if let Some((a, b)) = ix.split_once(':') {
                         let norm = |s: &str, d: i64| {
                             s.parse::<i64>()
@@ -476,4 +499,28 @@ pub fn table(
         t["columnDefinitions"] = Value::Null;
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jsonpath;
+    use serde_json::json;
+
+    #[test]
+    fn filter_expressions_pick_matching_elements() {
+        // Kueue's Workload printer column `.status.conditions[?(@.type=='Admitted')].status`.
+        let wl = json!({"status": {"conditions": [
+            {"type": "QuotaReserved", "status": "True"},
+            {"type": "Admitted", "status": "False"}
+        ]}});
+        assert_eq!(
+            jsonpath(&wl, ".status.conditions[?(@.type=='Admitted')].status"),
+            vec![json!("False")]
+        );
+        assert!(jsonpath(&wl, ".status.conditions[?(@.type=='Finished')].status").is_empty());
+        assert_eq!(
+            jsonpath(&wl, ".status.conditions[-1:].type"),
+            vec![json!("Admitted")]
+        );
+    }
 }

@@ -400,3 +400,48 @@ async fn scheduler_plugins_pods_wait_together() {
     .await;
     assert_eq!(pg["status"]["running"], 3);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gang_scheduler_not_running() {
+    for g in [GangScheduler::Volcano, GangScheduler::SchedulerPlugins] {
+        let mut sc = Scenario::default().with_gang_scheduler(g);
+        sc.gang_scheduler_running = false;
+        let c = TestCluster::start(sc);
+        let jobs = tfjobs(&client(&c).await, "default");
+        jobs.create(&PostParams::default(), &gang_job("j", 2, 1, json!({})))
+            .await
+            .unwrap();
+        let pg = eventually("PodGroup created", || {
+            c.get("podgroups", Some("default"), "j")
+        })
+        .await;
+        assert!(
+            pg["status"].get("phase").is_none(),
+            "{g:?}: nothing processes the group"
+        );
+        match g {
+            // Volcano: the operator waits for a phase that never comes; no pods.
+            GangScheduler::Volcano => {
+                eventually("reconciled", || {
+                    c.get("tfjobs", Some("default"), "j")
+                        .filter(|j| j["status"]["lastReconcileTime"].is_string())
+                })
+                .await;
+                assert!(job_pods(&c, "j").is_empty());
+            }
+            // scheduler-plugins: pods exist, Pending, with no PodScheduled condition at all.
+            GangScheduler::SchedulerPlugins => {
+                let pods =
+                    eventually("pods", || Some(job_pods(&c, "j")).filter(|p| p.len() == 2)).await;
+                for p in pods {
+                    assert!(p["spec"]["nodeName"].is_null());
+                    assert!(
+                        p["status"]["conditions"]
+                            .as_array()
+                            .is_none_or(|cs| cs.iter().all(|c| c["type"] != "PodScheduled"))
+                    );
+                }
+            }
+        }
+    }
+}

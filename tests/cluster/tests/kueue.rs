@@ -1,117 +1,17 @@
 //! The Kueue stand-in over HTTP, with a stock kube-rs client: the webhook's suspend, the
 //! Workload Kueue's jobframework creates, admission against ClusterQueue quota with v0.19's
 //! conditions and messages, the flavor's node labels and tolerations injected, usage freed
-//! in submission order, the inadmissible cases, eviction, the user's suspend and
-//! `spec.active`, events and the visibility API. Every wait polls the store for a state,
-//! none waits for time to pass.
+//! in submission order, the inadmissible cases, the granular-reason gate, queueing
+//! strategies, cohort borrowing and the visibility API. Every wait polls the store for a
+//! state, none waits for time to pass. Lifecycle cases are in `kueue_lifecycle.rs`.
 
 mod common;
 
-use std::time::{Duration, Instant};
-
+use common::kueue::*;
 use common::*;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use serde_json::{Value, json};
-use tfjob_testcluster::{KueueConfig, NodeSpec, Scenario, TestCluster};
-
-async fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        if Instant::now() >= end {
-            // Say what the store holds, so a failure shows Kueue's view.
-            panic!("never happened: {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-fn gpu_node(name: &str) -> NodeSpec {
-    let mut n = NodeSpec::new(name, "32", "128Gi", 4);
-    n.labels.insert("gpu".into(), "a100".into());
-    n
-}
-
-fn flavor() -> Value {
-    json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "a100"},
-        "spec": {"nodeLabels": {"gpu": "a100"}, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}})
-}
-
-fn cluster_queue(name: &str, gpus: i64, extra: Value) -> Value {
-    let mut cq = json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
-        "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
-            "flavors": [{"name": "a100", "resources": [
-                {"name": "cpu", "nominalQuota": 64}, {"name": "memory", "nominalQuota": "256Gi"},
-                {"name": "nvidia.com/gpu", "nominalQuota": gpus}]}]}]}});
-    for (k, v) in extra.as_object().into_iter().flatten() {
-        cq["spec"][k] = v.clone();
-    }
-    cq
-}
-
-fn local_queue(ns: &str, name: &str, cq: &str) -> Value {
-    json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": name, "namespace": ns}, "spec": {"clusterQueue": cq}})
-}
-
-fn kueue_cluster(objects: Vec<Value>) -> TestCluster {
-    let mut sc = Scenario::default()
-        .with_kueue(KueueConfig::with_tfjob())
-        .with_nodes(vec![gpu_node("node-1"), gpu_node("node-2")]);
-    for o in objects {
-        sc = sc.with_object(o);
-    }
-    TestCluster::start(sc)
-}
-
-fn queued_job(name: &str, queue: &str, workers: i64, gpus: i64) -> DynamicObject {
-    let worker = json!({"replicas": workers, "restartPolicy": "Never", "template": {"spec": {"containers": [{
-        "name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0-gpu",
-        "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"nvidia.com/gpu": gpus}}}]}}});
-    let mut labels = json!({});
-    if !queue.is_empty() {
-        labels["kueue.x-k8s.io/queue-name"] = json!(queue);
-    }
-    from_json(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-        "metadata": {"name": name, "namespace": "default", "labels": labels},
-        "spec": {"tfReplicaSpecs": {"Worker": worker}}}))
-}
-
-fn workload_of(c: &TestCluster, job: &str) -> Option<Value> {
-    let name = c.workload_name_for("default", job)?;
-    c.get("workloads", Some("default"), &name)
-}
-
-fn cond<'a>(o: &'a Value, t: &str) -> Option<&'a Value> {
-    o["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == t)
-}
-
-fn cond_is(o: &Value, t: &str, status: &str) -> bool {
-    cond(o, t).is_some_and(|c| c["status"] == status)
-}
-
-fn events(c: &TestCluster, name: &str) -> Vec<(String, String)> {
-    c.list("events", Some("default"))
-        .into_iter()
-        .filter(|e| e["involvedObject"]["name"] == name)
-        .map(|e| {
-            (
-                e["reason"].as_str().unwrap_or("").to_string(),
-                e["message"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
-fn suspended(c: &TestCluster, job: &str) -> bool {
-    c.get("tfjobs", Some("default"), job)
-        .is_some_and(|j| j["spec"]["runPolicy"]["suspend"] == json!(true))
-}
+use kube::api::{DeleteParams, PostParams};
+use serde_json::json;
+use tfjob_testcluster::{KueueConfig, Scenario, TestCluster};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn admission_flavor_injection_and_quota_freed_in_order() {
@@ -129,7 +29,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
         .unwrap();
     assert_eq!(created.data["spec"]["runPolicy"]["suspend"], json!(true));
     let uid = created.metadata.uid.clone().unwrap();
-    let wl = eventually("j1 admitted", || {
+    let wl = until("j1 admitted", || {
         workload_of(&c, "j1").filter(|w| cond_is(w, "Admitted", "True"))
     })
     .await;
@@ -170,7 +70,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     );
     assert_eq!(psa["count"], 3);
     // Started: unsuspended, the flavor's node labels and tolerations in the template.
-    let job = eventually("j1 started", || {
+    let job = until("j1 started", || {
         c.get("tfjobs", Some("default"), "j1")
             .filter(|j| j["spec"]["runPolicy"]["suspend"] == false)
     })
@@ -187,7 +87,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
         t["metadata"]["labels"]["kueue.x-k8s.io/cluster-queue-name"],
         "gpu-cq"
     );
-    let pod = eventually("j1 pods", || c.get("pods", Some("default"), "j1-worker-0")).await;
+    let pod = until("j1 pods", || c.get("pods", Some("default"), "j1-worker-0")).await;
     assert_eq!(pod["spec"]["nodeSelector"]["gpu"], "a100");
     let ev = events(&c, "j1");
     assert!(
@@ -219,7 +119,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     jobs.create(&PostParams::default(), &queued_job("j2", "team-a", 2, 1))
         .await
         .unwrap();
-    let w2 = eventually("j2 pending", || {
+    let w2 = until("j2 pending", || {
         workload_of(&c, "j2").filter(|w| cond_is(w, "QuotaReserved", "False"))
     })
     .await;
@@ -244,11 +144,11 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     jobs.create(&PostParams::default(), &queued_job("j3", "team-a", 3, 1))
         .await
         .unwrap();
-    eventually("j3 pending", || {
+    until("j3 pending", || {
         workload_of(&c, "j3").filter(|w| cond_is(w, "QuotaReserved", "False"))
     })
     .await;
-    let cq = eventually("cq counts", || {
+    let cq = until("cq counts", || {
         c.get("clusterqueues", None, "gpu-cq")
             .filter(|q| q["status"]["pendingWorkloads"] == 2)
     })
@@ -275,7 +175,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     assert_eq!(cond(&lq, "Active").unwrap()["reason"], "Ready");
 
     // The visibility API gives the queue positions.
-    let vis = reqwest_get(&c, "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/team-a/pendingworkloads").await;
+    let vis = api_get(&c, "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/team-a/pendingworkloads").await;
     let order: Vec<(String, i64)> = vis["items"]
         .as_array()
         .unwrap()
@@ -297,7 +197,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
 
     // j1 goes: its quota frees and j2 (the older) is admitted, j3 still waits.
     jobs.delete("j1", &DeleteParams::default()).await.unwrap();
-    eventually("j2 admitted", || {
+    until("j2 admitted", || {
         workload_of(&c, "j2").filter(|w| cond_is(w, "Admitted", "True"))
     })
     .await;
@@ -312,7 +212,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
         "TFJobSucceeded",
         "TFJob default/j2 successfully completed.",
     );
-    let w2 = eventually("j2 finished", || {
+    let w2 = until("j2 finished", || {
         workload_of(&c, "j2").filter(|w| cond_is(w, "Finished", "True"))
     })
     .await;
@@ -325,30 +225,10 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
         "FinishedWorkload".into(),
         format!("Workload 'default/{w2name}' is declared finished")
     )));
-    eventually("j3 admitted", || {
+    until("j3 admitted", || {
         workload_of(&c, "j3").filter(|w| cond_is(w, "Admitted", "True"))
     })
     .await;
-}
-
-async fn reqwest_get(c: &TestCluster, path: &str) -> Value {
-    let cl = client(c).await;
-    let req = http::Request::get(path).body(Vec::new()).unwrap();
-    cl.request::<Value>(req).await.unwrap()
-}
-
-#[allow(dead_code)]
-fn workloads_api(cl: &kube::Client) -> Api<DynamicObject> {
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", "Workload"),
-        "workloads",
-    );
-    Api::namespaced_with(cl.clone(), "default", &ar)
-}
-
-#[allow(dead_code)]
-fn patch_merge() -> (PatchParams, fn(Value) -> Patch<Value>) {
-    (PatchParams::default(), Patch::Merge)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -388,7 +268,7 @@ async fn inadmissible_cases_say_what_kueue_says() {
             .unwrap();
     }
     for (job, _, reason, message) in &cases {
-        let w = eventually(job, || {
+        let w = until(job, || {
             workload_of(&c, job).filter(|w| cond_is(w, "QuotaReserved", "False"))
         })
         .await;
@@ -404,7 +284,7 @@ async fn inadmissible_cases_say_what_kueue_says() {
         assert!(cond(&w, "Admitted").is_none(), "{job}");
         assert!(suspended(&c, job), "{job}");
     }
-    let lq = eventually("orphan lq status", || {
+    let lq = until("orphan lq status", || {
         c.get("localqueues", Some("default"), "orphan")
             .filter(|l| cond(l, "Active").is_some())
     })
@@ -449,7 +329,7 @@ async fn inadmissible_cases_say_what_kueue_says() {
         .delete("too-big", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("no-lq admitted after its LocalQueue appears", || {
+    until("no-lq admitted after its LocalQueue appears", || {
         // 3 GPUs do not fit small-cq either: it now waits on quota like any other.
         workload_of(&c, "no-lq")
             .filter(|w| cond(w, "QuotaReserved").is_some_and(|q| q["reason"] == "Pending"))
@@ -486,19 +366,19 @@ async fn granular_reasons_behind_the_gate() {
             cond(&w, "QuotaReserved").map(|q| q["reason"].as_str().unwrap_or("").to_string())
         })
     };
-    eventually("never", || {
+    until("never", || {
         (reason("never").as_deref() == Some("ExceedsMaxQuota")).then_some(())
     })
     .await;
-    eventually("missing", || {
+    until("missing", || {
         (reason("missing").as_deref() == Some("Misconfigured")).then_some(())
     })
     .await;
-    eventually("waits admitted", || {
+    until("waits admitted", || {
         (reason("waits").as_deref() == Some("QuotaReserved")).then_some(())
     })
     .await;
-    eventually("second", || {
+    until("second", || {
         (reason("second").as_deref() == Some("WaitingForQuota")).then_some(())
     })
     .await;
@@ -516,21 +396,21 @@ async fn strict_fifo_head_blocks_best_effort_does_not() {
         jobs.create(&PostParams::default(), &queued_job("first", "q", 3, 1))
             .await
             .unwrap();
-        eventually("first admitted", || {
+        until("first admitted", || {
             workload_of(&c, "first").filter(|w| cond_is(w, "Admitted", "True"))
         })
         .await;
         jobs.create(&PostParams::default(), &queued_job("big", "q", 2, 1))
             .await
             .unwrap();
-        eventually("big pending", || {
+        until("big pending", || {
             workload_of(&c, "big").filter(|w| cond_is(w, "QuotaReserved", "False"))
         })
         .await;
         jobs.create(&PostParams::default(), &queued_job("small", "q", 1, 1))
             .await
             .unwrap();
-        let w = eventually("small evaluated or blocked", || {
+        let w = until("small evaluated or blocked", || {
             let w = workload_of(&c, "small")?;
             // StrictFIFO never evaluates what is behind a head that does not fit.
             let cq = c.get("clusterqueues", None, "cq")?;
@@ -552,197 +432,6 @@ async fn strict_fifo_head_blocks_best_effort_does_not() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn eviction_user_suspend_and_deactivation() {
-    let c = kueue_cluster(vec![
-        flavor(),
-        cluster_queue("cq", 4, json!({})),
-        local_queue("default", "q", "cq"),
-    ]);
-    let cl = client(&c).await;
-    let jobs = tfjobs(&cl, "default");
-    jobs.create(&PostParams::default(), &queued_job("j", "q", 2, 1))
-        .await
-        .unwrap();
-    let w = eventually("admitted", || {
-        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
-    })
-    .await;
-    let wname = w["metadata"]["name"].as_str().unwrap().to_string();
-    eventually("running", || {
-        c.get("tfjobs", Some("default"), "j")
-            .filter(|j| condition_types(j).contains(&"Running".to_string()))
-    })
-    .await;
-    eventually("pods ready", || {
-        workload_of(&c, "j").filter(|w| cond_is(w, "PodsReady", "True"))
-    })
-    .await;
-
-    // The user suspends an admitted job: Kueue starts it again (reconciler.go step 8).
-    let pp = PatchParams::default();
-    jobs.patch(
-        "j",
-        &pp,
-        &Patch::Merge(json!({"spec": {"runPolicy": {"suspend": true}}})),
-    )
-    .await
-    .unwrap();
-    eventually("restarted by Kueue", || {
-        // Repeated events aggregate: the same Started event counts twice.
-        let n = c
-            .list("events", Some("default"))
-            .into_iter()
-            .find(|e| e["involvedObject"]["name"] == "j" && e["reason"] == "Started")
-            .and_then(|e| e["count"].as_i64())
-            .unwrap_or(0);
-        (n >= 2 && !suspended(&c, "j")).then_some(())
-    })
-    .await;
-
-    // Preempted: stopped (templates restored), the reservation released once the pods are
-    // gone, requeued; nothing else holds the quota, so it is admitted again at once, and
-    // Evicted flips to False with "Previously: ...".
-    let msg = tfjob_testcluster::kueue_preempted_message("u-1", "j-1", "cq");
-    assert!(c.evict_workload("default", &wname, "Preempted", &msg));
-    let w = eventually("requeued and readmitted", || {
-        workload_of(&c, "j")
-            .filter(|w| cond_is(w, "Requeued", "True") && cond_is(w, "Admitted", "True"))
-    })
-    .await;
-    assert_eq!(cond(&w, "Requeued").unwrap()["reason"], "Preempted");
-    assert_eq!(cond(&w, "Preempted").unwrap()["reason"], "InClusterQueue");
-    assert_eq!(cond(&w, "Evicted").unwrap()["status"], "False");
-    assert_eq!(
-        cond(&w, "Evicted").unwrap()["message"],
-        json!(format!("Previously: {msg}"))
-    );
-    assert!(events(&c, "j").contains(&("Stopped".into(), msg.clone())));
-    assert!(events(&c, &wname).contains(&("Preempted".into(), msg.clone())));
-    // The operator saw the stop: the job was suspended in between.
-    eventually("resumed after the requeue", || {
-        c.get("tfjobs", Some("default"), "j").filter(|j| {
-            j["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == "Suspended" && c["reason"] == "TFJobResumed")
-        })
-    })
-    .await;
-
-    // spec.active=false is Kueue's way to pause: Deactivated, suspended, quota released.
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("kueue.x-k8s.io", "v1beta2", "Workload"),
-        "workloads",
-    );
-    let wls: Api<DynamicObject> = Api::namespaced_with(cl.clone(), "default", &ar);
-    wls.patch(
-        &wname,
-        &pp,
-        &Patch::Merge(json!({"spec": {"active": false}})),
-    )
-    .await
-    .unwrap();
-    let w = eventually("deactivated", || {
-        workload_of(&c, "j").filter(|w| cond_is(w, "QuotaReserved", "False"))
-    })
-    .await;
-    let ev = cond(&w, "Evicted").unwrap();
-    assert_eq!(
-        (ev["reason"].as_str(), ev["message"].as_str()),
-        (Some("Deactivated"), Some("The workload is deactivated"))
-    );
-    assert!(suspended(&c, "j"));
-    let cq = eventually("quota released", || {
-        c.get("clusterqueues", None, "cq")
-            .filter(|q| q["status"]["reservingWorkloads"] == 0)
-    })
-    .await;
-    assert_eq!(
-        cq["status"]["pendingWorkloads"], 0,
-        "an inactive Workload is not pending"
-    );
-    wls.patch(
-        &wname,
-        &pp,
-        &Patch::Merge(json!({"spec": {"active": true}})),
-    )
-    .await
-    .unwrap();
-    let w = eventually("reactivated and admitted", || {
-        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
-    })
-    .await;
-    assert_eq!(cond(&w, "Requeued").unwrap()["reason"], "Reactivated");
-    eventually("running again", || (!suspended(&c, "j")).then_some(())).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn unsuspending_an_unadmitted_job_is_reverted() {
-    let c = kueue_cluster(vec![
-        flavor(),
-        cluster_queue("cq", 1, json!({})),
-        local_queue("default", "q", "cq"),
-    ]);
-    let jobs = tfjobs(&client(&c).await, "default");
-    jobs.create(&PostParams::default(), &queued_job("j", "q", 2, 1))
-        .await
-        .unwrap();
-    eventually("pending", || {
-        workload_of(&c, "j").filter(|w| cond_is(w, "QuotaReserved", "False"))
-    })
-    .await;
-    jobs.patch(
-        "j",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"runPolicy": {"suspend": false}}})),
-    )
-    .await
-    .unwrap();
-    eventually("suspended again", || {
-        (suspended(&c, "j")
-            && events(&c, "j")
-                .contains(&("Stopped".into(), "Not admitted by cluster queue".into())))
-        .then_some(())
-    })
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn integration_off_means_the_label_does_nothing() {
-    let c = TestCluster::start(
-        Scenario::default()
-            .with_kueue(KueueConfig::default())
-            .with_object(flavor())
-            .with_object(cluster_queue("cq", 4, json!({})))
-            .with_object(local_queue("default", "q", "cq")),
-    );
-    let jobs = tfjobs(&client(&c).await, "default");
-    let created = jobs
-        .create(&PostParams::default(), &queued_job("j", "q", 1, 1))
-        .await
-        .unwrap();
-    assert_ne!(created.data["spec"]["runPolicy"]["suspend"], json!(true));
-    eventually("runs unqueued", || {
-        c.get("tfjobs", Some("default"), "j")
-            .filter(|j| condition_types(j).contains(&"Running".to_string()))
-    })
-    .await;
-    assert!(c.list("workloads", Some("default")).is_empty());
-    // The Configuration a client can read says which frameworks are on.
-    let cm = c
-        .get("configmaps", Some("kueue-system"), "kueue-manager-config")
-        .unwrap();
-    let cfg = cm["data"]["controller_manager_config.yaml"]
-        .as_str()
-        .unwrap();
-    assert!(
-        cfg.contains("frameworks:\n  - \"batch/job\"\n") && !cfg.contains("kubeflow.org/tfjob"),
-        "{cfg}"
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn cohort_borrowing_shows_in_status() {
     let mut a = cluster_queue("cq-a", 2, json!({"cohortName": "pool"}));
     a["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["borrowingLimit"] = json!(2);
@@ -752,11 +441,11 @@ async fn cohort_borrowing_shows_in_status() {
     jobs.create(&PostParams::default(), &queued_job("borrows", "a", 4, 1))
         .await
         .unwrap();
-    eventually("admitted by borrowing", || {
+    until("admitted by borrowing", || {
         workload_of(&c, "borrows").filter(|w| cond_is(w, "Admitted", "True"))
     })
     .await;
-    let cq = eventually("borrowed", || {
+    let cq = until("borrowed", || {
         c.get("clusterqueues", None, "cq-a")
             .filter(|q| q["status"]["reservingWorkloads"] == 1)
     })
@@ -775,7 +464,7 @@ async fn cohort_borrowing_shows_in_status() {
     jobs.create(&PostParams::default(), &queued_job("beyond", "a", 1, 1))
         .await
         .unwrap();
-    let w = eventually("beyond limit", || {
+    let w = until("beyond limit", || {
         workload_of(&c, "beyond").filter(|w| cond_is(w, "QuotaReserved", "False"))
     })
     .await;
@@ -806,4 +495,99 @@ fn scenario_files_name_the_knobs() {
         plain.gang_scheduler,
         Some(tfjob_testcluster::GangScheduler::Volcano)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn visibility_api_discovery_rbac_and_absence() {
+    let c = TestCluster::start(
+        Scenario::default()
+            .with_kueue(KueueConfig::with_tfjob())
+            .with_deny("get", "clusterqueues/pendingworkloads", "*"),
+    );
+    let cl = client(&c).await;
+    let groups = api_get(&c, "/apis").await;
+    assert!(
+        groups["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["name"] == "visibility.kueue.x-k8s.io")
+    );
+    let rl = api_get(&c, "/apis/visibility.kueue.x-k8s.io/v1beta2").await;
+    assert!(
+        rl["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "localqueues/pendingworkloads")
+    );
+    // An empty queue answers an empty summary; the ClusterQueue endpoint is denied here.
+    let lq = api_get(
+        &c,
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/q/pendingworkloads",
+    )
+    .await;
+    assert_eq!(
+        lq,
+        json!({"kind": "PendingWorkloadsSummary", "apiVersion": "visibility.kueue.x-k8s.io/v1beta2", "metadata": {}, "items": []})
+    );
+    let req = http::Request::get(
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads",
+    )
+    .body(Vec::new())
+    .unwrap();
+    let err = api_err(cl.request::<serde_json::Value>(req).await);
+    assert_eq!(err.code, 403);
+    // Without the visibility API (VisibilityOnDemand off, or no APIService) it is a 404.
+    let off = TestCluster::start(Scenario::default().with_kueue(KueueConfig {
+        visibility: false,
+        ..KueueConfig::with_tfjob()
+    }));
+    let req = http::Request::get(
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads",
+    )
+    .body(Vec::new())
+    .unwrap();
+    let err = api_err(client(&off).await.request::<serde_json::Value>(req).await);
+    assert_eq!(err.code, 404);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn example_scenario_files_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+    let sc =
+        Scenario::from_yaml(&std::fs::read_to_string(format!("{dir}/kueue-gpu.yaml")).unwrap())
+            .unwrap();
+    let c = TestCluster::start(sc);
+    // Objects from a scenario get their CRD's defaults, as a client's create would.
+    let cq = c.get("clusterqueues", None, "gpu-cq").unwrap();
+    assert_eq!(cq["spec"]["queueingStrategy"], "BestEffortFIFO");
+    assert_eq!(cq["spec"]["preemption"]["withinClusterQueue"], "Never");
+    let jobs = tfjobs(&client(&c).await, "default");
+    jobs.create(&PostParams::default(), &queued_job("j", "team-a", 4, 1))
+        .await
+        .unwrap();
+    until("admitted", || {
+        workload_of(&c, "j").filter(|w| cond_is(w, "Admitted", "True"))
+    })
+    .await;
+    until("all four running", || {
+        let running = c
+            .list("pods", Some("default"))
+            .iter()
+            .filter(|p| p["status"]["phase"] == "Running")
+            .count();
+        (running == 4).then_some(())
+    })
+    .await;
+    let sc = Scenario::from_yaml(&std::fs::read_to_string(format!("{dir}/volcano.yaml")).unwrap())
+        .unwrap();
+    assert_eq!(
+        sc.gang_scheduler,
+        Some(tfjob_testcluster::GangScheduler::Volcano)
+    );
+    let v = TestCluster::start(sc);
+    let q = v.get("queues", None, "small").unwrap();
+    assert_eq!(q["spec"]["capability"]["nvidia.com/gpu"], 2);
+    assert_eq!(q["spec"]["dequeueStrategy"], "traverse");
 }

@@ -429,6 +429,18 @@ async fn route(
         if verb != "get" {
             return error_response(&status::method_not_allowed());
         }
+        // RBAC on the subresource, as the ClusterRoles pending-workloads-{cq,lq}-viewer grant it.
+        let sub = format!("{}/pendingworkloads", t.resource);
+        if sh.denied(&ctx.user.name, verb, &sub, t.namespace.as_deref()) {
+            return error_response(&status::forbidden(
+                &ctx.user.name,
+                verb,
+                &sub,
+                kvis::GROUP,
+                t.namespace.as_deref(),
+                t.name.as_deref().unwrap_or(""),
+            ));
+        }
         let num = |k: &str, d: usize| ctx.q.get(k).and_then(|v| v.parse().ok()).unwrap_or(d);
         return json_response(
             200,

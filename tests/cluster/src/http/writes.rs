@@ -25,6 +25,13 @@ pub(super) fn admit(
             .as_str()
             .unwrap_or("")
             .to_string();
+        if let Some(msg) = crate::queueing::kueue::webhook::unavailable(&ctx.sh, &ns) {
+            // failurePolicy: Fail, and no ready manager pod behind the webhook Service.
+            let mut e =
+                status::injected(500, Some(&format!("Internal error occurred: {msg}")), None);
+            e.body["details"] = json!({"causes": [{"message": msg}]});
+            return Err(e);
+        }
         crate::queueing::kueue::webhook::mutate_tfjob(&ctx.sh, &ns, obj);
     }
     let mut errs = validation::check_metadata(obj, &info.kind, &info.api_version())

@@ -11,10 +11,8 @@ pub const KUEUE_GROUP: &str = "kueue.x-k8s.io";
 /// Kueue's storage version.
 pub const KUEUE_VERSION: &str = "v1beta2";
 /// `scheduling.volcano.sh`.
-#[allow(dead_code)] // used by the gang stand-ins
 pub const VOLCANO_GROUP: &str = "scheduling.volcano.sh";
 /// `scheduling.x-k8s.io` (scheduler-plugins' coscheduling).
-#[allow(dead_code)] // used by the gang stand-ins
 pub const COSCHED_GROUP: &str = "scheduling.x-k8s.io";
 
 fn col(name: &str, path: &str, ty: &str) -> Value {

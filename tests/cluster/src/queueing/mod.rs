@@ -28,6 +28,19 @@ pub struct KueueConfig {
     pub unadmitted_workloads_observability: bool,
     /// Serve the aggregated `visibility.kueue.x-k8s.io/v1beta2` API (pending positions).
     pub visibility: bool,
+    /// The webhook Service has endpoints. False: the manager pod is not ready, and with
+    /// `failurePolicy: Fail` every TFJob create in a managed namespace fails with 500
+    /// `failed calling webhook "mtfjob.kb.io" … no endpoints available for service
+    /// "kueue-webhook-service"` (only when TFJobs are managed).
+    pub webhook: bool,
+}
+
+/// The API groups of the queueing kinds (Kueue, Volcano, scheduler-plugins).
+pub(crate) fn is_queueing_group(group: &str) -> bool {
+    matches!(
+        group,
+        crds::KUEUE_GROUP | crds::VOLCANO_GROUP | crds::COSCHED_GROUP
+    )
 }
 
 /// The framework name of the TFJob integration (`tfjob_controller.go` `FrameworkName`).
@@ -40,6 +53,7 @@ impl Default for KueueConfig {
             controller: true,
             unadmitted_workloads_observability: false,
             visibility: true,
+            webhook: true,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Helpers shared by the kube-rs fidelity tests.
 #![allow(dead_code)]
 
+pub mod kueue;
+
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::{Api, Client, Config};

@@ -53,6 +53,9 @@ pub(crate) async fn run(sh: Arc<Shared>) {
     let Some(g) = sh.scenario.gang_scheduler else {
         return;
     };
+    if !sh.scenario.gang_scheduler_running {
+        return;
+    }
     let mut rx = sh.store.subscribe();
     let mut stop = sh.stop.subscribe();
     let delay = Duration::from_millis(sh.scenario.timing.schedule_ms);

@@ -260,14 +260,20 @@ fn reconcile_job(sh: &Shared, job: &Value, queue: &str, wl: Option<&Value>) {
     }
     let Some(wl) = wl else {
         if !suspended(job) {
+            // A job that carries admission's podset label lost its Workload by hand
+            // ("Workload is deleted"); otherwise it never had one.
+            let was_admitted = ORDERED_REPLICA_TYPES.iter().any(|rt| {
+                job["spec"]["tfReplicaSpecs"][rt]["template"]["metadata"]["labels"]
+                    ["kueue.x-k8s.io/podset"]
+                    .is_string()
+            });
+            let msg = if was_admitted {
+                "Workload is deleted"
+            } else {
+                "Missing Workload; unable to restore pod templates"
+            };
             if set_suspend(sh, job, true, None) {
-                event(
-                    sh,
-                    job,
-                    "TFJob",
-                    "Stopped",
-                    "Missing Workload; unable to restore pod templates",
-                );
+                event(sh, job, "TFJob", "Stopped", msg);
             }
             return;
         }
@@ -463,7 +469,8 @@ pub(super) fn start_admitted(sh: &Shared) {
 /// Unsuspends the job, merging each admitted pod set's info into its replica template
 /// (`RunWithPodSetsInfo`, `podset.Merge`): podset and queue labels, the workload
 /// annotation, the flavors' nodeLabels into nodeSelector and their tolerations appended.
-/// A nodeSelector key already set to another value is a permanent conflict: the Workload is
+/// A nodeSelector key already set to another value is a permanent conflict (`podset.go`
+/// `BadPodSetsUpdateError` around `pkg/util/maps` `HaveConflict`'s text): the Workload is
 /// Finished with reason FailedToStart.
 fn start(sh: &Shared, job: &Value, wl: &Value) {
     let (ns, name) = (
@@ -528,7 +535,7 @@ fn start(sh: &Shared, job: &Value, wl: &Value) {
             match t["spec"]["nodeSelector"][k].as_str() {
                 Some(cur) if cur != v => {
                     conflict.get_or_insert(format!(
-                        "invalid podSet update: conflict for nodeSelector: conflict for key={k}, value1={cur}, value2={v}"
+                        "invalid admission check PodSetUpdate: conflict for nodeSelector: conflict for key={k}, value1={cur}, value2={v}"
                     ));
                 }
                 _ => t["spec"]["nodeSelector"][k] = json!(v),

@@ -61,7 +61,8 @@ fn missing_flavors(cq: &Value, flavors: &BTreeMap<String, Value>) -> Vec<String>
 }
 
 /// The ClusterQueue's Active condition (`inactiveReason` in `pkg/cache/scheduler/clusterqueue.go`;
-/// the missing-flavor list as the integration test `clusterqueue_controller_test.go` expects it).
+/// the missing-flavor list comma-joined, as the ClusterQueue controller integration test of
+/// package core expects: "references missing ResourceFlavor(s): on-demand,spot,model-a,model-b.").
 fn cq_active(cq: &Value, flavors: &BTreeMap<String, Value>) -> (bool, &'static str, String) {
     let mut reasons = Vec::new();
     let mut msgs = Vec::new();
@@ -374,6 +375,38 @@ pub(super) fn schedule(sh: &Shared) -> Queues {
             });
         }
         if reserved {
+            // stopPolicy HoldAndDrain evicts what the queue admitted (Hold only stops new
+            // admissions): `reconcileOnLocalQueueActiveState` / `...ClusterQueueActiveState`.
+            let lq = sh.store.get(
+                "localqueues",
+                meta(w, "namespace"),
+                w["spec"]["queueName"].as_str().unwrap_or(""),
+            );
+            let cq = w["status"]["admission"]["clusterQueue"]
+                .as_str()
+                .and_then(|n| cqs.get(n));
+            let drain =
+                |o: Option<&Value>| o.is_some_and(|o| o["spec"]["stopPolicy"] == "HoldAndDrain");
+            if !is_true(w, "Evicted") {
+                let (ns, name) = (meta(w, "namespace"), meta(w, "name"));
+                if drain(lq.as_ref()) {
+                    super::evict(
+                        sh,
+                        ns,
+                        name,
+                        "LocalQueueStopped",
+                        "The LocalQueue is stopped",
+                    );
+                } else if drain(cq) {
+                    super::evict(
+                        sh,
+                        ns,
+                        name,
+                        "ClusterQueueStopped",
+                        "The ClusterQueue is stopped",
+                    );
+                }
+            }
             continue;
         }
         let ns = meta(w, "namespace");

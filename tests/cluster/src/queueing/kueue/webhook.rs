@@ -23,6 +23,16 @@ fn managed(sh: &Shared, ns: &str) -> bool {
         && ns != NAMESPACE
 }
 
+/// The API server's error when the webhook has no endpoints (scenario `kueue.webhook: false`).
+pub(crate) fn unavailable(sh: &Shared, ns: &str) -> Option<String> {
+    let k = sh.scenario.kueue.as_ref()?;
+    (!k.webhook && managed(sh, ns)).then(|| {
+        format!(
+            "failed calling webhook \"mtfjob.kb.io\": failed to call webhook: Post \"https://kueue-webhook-service.{NAMESPACE}.svc:443/mutate-kubeflow-org-v1-tfjob?timeout=10s\": no endpoints available for service \"kueue-webhook-service\""
+        )
+    })
+}
+
 /// `Default`: the namespace's `default` LocalQueue when the job names none
 /// (`ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector`), then `ApplyDefaultForSuspend`:
 /// a job with a queue-name label is stored with `runPolicy.suspend=true`.
