@@ -15,9 +15,9 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::filters::{Res, effective_requests};
-use super::quantity::parse_quantity;
 use super::{BoundPod, NodeInfo, PvcInfo, Snapshot};
 use crate::model::TFJob;
+use crate::quantity::parse_quantity;
 
 /// Items per page: big enough to keep the request count low, small enough to bound memory.
 const PAGE: u32 = 500;
