@@ -345,7 +345,7 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
     JobRow {
         namespace: job.metadata.namespace.clone().unwrap_or_default(),
         name: job.metadata.name.clone().unwrap_or_default(),
-        state: crate::placement::queue_state::list_state(job).unwrap_or_else(|| {
+        state: crate::cluster::queue::list_state(job).unwrap_or_else(|| {
             job.last_condition()
                 .map(|c| c.type_.clone())
                 .unwrap_or_default()

@@ -75,6 +75,23 @@ impl QueueSystem {
     }
 }
 
+/// Kueue's order of TFJob replica types, matched under their exact keys (Kueue
+/// `pkg/controller/jobs/kubeflow/jobs/tfjob/tfjob_controller.go` `OrderedReplicaTypes`).
+pub const POD_SET_ORDER: [&str; 5] = ["Chief", "Master", "PS", "Worker", "Evaluator"];
+
+/// The State `list` shows: `Queued` for a job Kueue holds suspended (its LocalQueue label set,
+/// suspended, not finished), read from the job alone so `list` costs no extra request.
+pub fn list_state(job: &TFJob) -> Option<String> {
+    let suspended = job
+        .spec
+        .run_policy
+        .as_ref()
+        .and_then(|p| p.suspend)
+        .unwrap_or(false);
+    (local_queue_name(job).is_some() && suspended && !job.is_finished())
+        .then(|| "Queued".to_string())
+}
+
 /// The LocalQueue the job names, if any (an empty label is no label, as Kueue reads it).
 pub fn local_queue_name(job: &TFJob) -> Option<&str> {
     job.metadata

@@ -49,8 +49,7 @@ pub fn qty(v: &serde_json::Value) -> Option<i128> {
     }
 }
 
-/// Kueue's order of replica types (`OrderedReplicaTypes`); keys are matched exactly.
-pub const POD_SET_ORDER: [&str; 5] = ["Chief", "Master", "PS", "Worker", "Evaluator"];
+pub use crate::cluster::queue::POD_SET_ORDER;
 
 /// Kueue's verdict for the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -105,18 +105,7 @@ pub fn kueue_state(job: &TFJob, wl: Option<&Workload>) -> KueueState {
     }
 }
 
-/// The State `list` shows: `Queued` for a job Kueue holds suspended (its LocalQueue label set,
-/// suspended, not finished), read from the job alone so `list` costs no extra request.
-pub fn list_state(job: &TFJob) -> Option<String> {
-    let suspended = job
-        .spec
-        .run_policy
-        .as_ref()
-        .and_then(|p| p.suspend)
-        .unwrap_or(false);
-    (q::local_queue_name(job).is_some() && suspended && !job.is_finished())
-        .then(|| "Queued".to_string())
-}
+pub use crate::cluster::queue::list_state;
 
 #[cfg(test)]
 mod tests {

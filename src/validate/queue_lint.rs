@@ -12,8 +12,7 @@
 use serde_json::{Map, Value};
 
 use super::{Finding, Severity};
-use crate::cluster::queue::QUEUE_LABEL;
-use crate::placement::kueue::POD_SET_ORDER;
+use crate::cluster::queue::{POD_SET_ORDER, QUEUE_LABEL};
 
 pub fn check(root: &Map<String, Value>, replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
     let Some(queue) = root
