@@ -60,8 +60,10 @@ pub(crate) async fn run(sh: Arc<Shared>) {
     let mut stop = sh.stop.subscribe();
     let delay = Duration::from_millis(sh.scenario.timing.schedule_ms);
     let watched = |r: &str| matches!(r, "podgroups" | "queues" | "pods" | "nodes");
+    pass(&sh, g);
     loop {
-        pass(&sh, g);
+        // An unwatched change (the events a session records among them) waits here; a pass
+        // at the top of the loop would make every recorded event start another session.
         tokio::select! {
             r = rx.recv() => match r {
                 Ok(ev) if !watched(&ev.resource) => continue,
@@ -78,6 +80,7 @@ pub(crate) async fn run(sh: Arc<Shared>) {
                 Err(broadcast::error::TryRecvError::Closed) => return,
             }
         }
+        pass(&sh, g);
     }
 }
 
