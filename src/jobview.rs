@@ -345,10 +345,11 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
     JobRow {
         namespace: job.metadata.namespace.clone().unwrap_or_default(),
         name: job.metadata.name.clone().unwrap_or_default(),
-        state: job
-            .last_condition()
-            .map(|c| c.type_.clone())
-            .unwrap_or_default(),
+        state: crate::cluster::queue::list_state(job).unwrap_or_else(|| {
+            job.last_condition()
+                .map(|c| c.type_.clone())
+                .unwrap_or_default()
+        }),
         age: age(time_of(job.metadata.creation_timestamp.as_ref()), now),
         duration: start.map_or_else(|| "-".into(), |s| human_duration(end.duration_since(s))),
         replicas: if job.is_finished() {

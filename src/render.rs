@@ -75,6 +75,20 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
         (value, Some(doc.positions.clone()), doc.file.clone())
     };
     let mut value = value;
+    // --local-queue: on the TFJob only (on pods Kueue's pod integration would gate them).
+    if let Some(lq) = &args.local_queue
+        && let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        let labels = meta
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert(
+                crate::cluster::queue::QUEUE_LABEL.into(),
+                Value::String(lq.clone()),
+            );
+        }
+    }
     let stripped = strip_server_fields(&mut value);
     // A manifest is sent as written, as `kubectl create -f` sends it; only templates (whose job
     // it is) and an explicit --inject-gateway-env add the gateway env and the istio opt-out.

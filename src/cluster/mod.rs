@@ -18,6 +18,7 @@ pub mod kubeconfig;
 pub mod operator;
 pub mod pod;
 pub mod podtable;
+pub mod queue;
 pub mod secret;
 
 use std::path::PathBuf;

@@ -151,6 +151,11 @@ pub struct RenderArgs {
     #[arg(long, value_name = "NAME")]
     pub priority_class: Option<String>,
 
+    /// Kueue's LocalQueue for the job: sets the kueue.x-k8s.io/queue-name label on the TFJob
+    /// (Kueue then holds it suspended until admitted). --queue is the gang scheduler's queue.
+    #[arg(long, value_name = "NAME")]
+    pub local_queue: Option<String>,
+
     #[command(flatten)]
     pub pod: PodArgs,
 
@@ -325,6 +330,7 @@ impl From<RenderArgs> for RenderOptions {
             success_policy: a.success_policy,
             queue: a.queue,
             priority_class: a.priority_class,
+            local_queue: a.local_queue,
             pod: {
                 let mut pod: PodOptions = a.pod.into();
                 for (role, key, v) in [

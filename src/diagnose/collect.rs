@@ -87,6 +87,7 @@ pub async fn collect_within(
             cluster::unknown_reason(e, &Action::new("list", "pods", Some(namespace)), kube)?,
         ),
     }
+    s.queue = queue_facts(kube, namespace, &job, s.pods.is_empty()).await?;
     // Pending pods: are they waiting for an object they mount that does not exist?
     if s.pods.iter().any(|p| p.pod_phase() == "Pending") {
         s.missing_objects = super::missing::missing_objects(
@@ -410,6 +411,13 @@ pub fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     }
     match d.first_failure() {
         None => Ok(()),
+        // A LocalQueue or ClusterQueue that does not exist: exit 3, as `wait` says.
+        Some(f) if f.layer == super::Layer::Queue && super::checks::is_missing_queue(s) => {
+            Err(Error::NotReady {
+                message: format!("{}: {}", f.layer.label(), f.summary),
+                hint: f.next_step.clone(),
+            })
+        }
         // Nothing reconciles the job: the cluster is not ready (exit 3), as `wait` says.
         Some(f) if f.layer == super::Layer::Controller && stalled(s) => Err(Error::NotReady {
             message: format!("{}: {}", f.layer.label(), f.summary),
@@ -458,4 +466,52 @@ fn stalled(s: &Snapshot) -> bool {
         .is_none_or(|st| st.conditions.is_empty());
     let operator_down = matches!(s.operator, crate::cluster::OperatorState::NotReady { .. });
     unreconciled || (operator_down && !job.is_finished())
+}
+
+/// The Queue layer's reads: the job's Workload (and position) when it names a LocalQueue, else
+/// its PodGroup when it has no pods yet. Bounded: at most five requests.
+async fn queue_facts(
+    kube: &Kube,
+    ns: &str,
+    job: &TFJob,
+    no_pods: bool,
+) -> Result<super::QueueFacts> {
+    use crate::cluster::queue as q;
+    let mut facts = super::QueueFacts::default();
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    if let Some(lq) = q::local_queue_name(job) {
+        facts.kueue_served = q::kueue_served(kube).await?.known().copied();
+        if facts.kueue_served == Some(false) {
+            return Ok(facts);
+        }
+        let uid = job.metadata.uid.as_deref().unwrap_or_default();
+        let wl = q::workload_for(kube, ns, uid).await?;
+        let wl_name = wl
+            .known()
+            .and_then(|w| w.as_ref())
+            .and_then(|w| w.metadata.name.clone());
+        facts.position = q::pending_position(kube, ns, lq, wl_name.as_deref())
+            .await
+            .and_then(|(p, _)| p);
+        facts.workload = Some(wl);
+        if let q::Fact::Known(Some(l)) = q::local_queue(kube, ns, lq).await? {
+            facts.cluster_queue = Some(l.spec.cluster_queue);
+        }
+    } else if no_pods
+        && !job.is_finished()
+        && !job
+            .spec
+            .run_policy
+            .as_ref()
+            .and_then(|p| p.suspend)
+            .unwrap_or(false)
+    {
+        // Only a job without pods can be held by its gang (Volcano creates none until then).
+        let pg = q::pod_group(kube, ns, name).await?;
+        if matches!(pg, q::Fact::Known(Some(_))) {
+            facts.pod_group_event = q::pod_group_event(kube, ns, name).await;
+        }
+        facts.pod_group = Some(pg);
+    }
+    Ok(facts)
 }

@@ -29,6 +29,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use crate::model::TFJob;
+pub use checks::QueueFacts;
 
 pub use collect::{collect, collect_within, job_name, outcome};
 
@@ -64,6 +65,8 @@ pub struct Snapshot {
     pub placement: Option<(crate::placement::Verdict, String)>,
     /// Objects the pods mount that do not exist (read only while a pod is Pending).
     pub missing_objects: Vec<missing::MissingObject>,
+    /// The job's Workload and queues, or its PodGroup (the Queue layer).
+    pub queue: QueueFacts,
 }
 
 impl Snapshot {
@@ -96,6 +99,7 @@ impl Snapshot {
             hints: Default::default(),
             placement: None,
             missing_objects: Vec::new(),
+            queue: QueueFacts::default(),
         }
     }
 }
@@ -106,15 +110,18 @@ impl Snapshot {
 pub enum Layer {
     Crd,
     Controller,
+    /// Kueue's Workload and queues, or a gang's PodGroup (issue 23).
+    Queue,
     Objects,
     Scheduling,
     Runtime,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 5] = [
+    pub const ALL: [Layer; 6] = [
         Layer::Crd,
         Layer::Controller,
+        Layer::Queue,
         Layer::Objects,
         Layer::Scheduling,
         Layer::Runtime,
@@ -124,6 +131,7 @@ impl Layer {
         match self {
             Layer::Crd => "CRD",
             Layer::Controller => "Controller",
+            Layer::Queue => "Queue",
             Layer::Objects => "Objects",
             Layer::Scheduling => "Scheduling",
             Layer::Runtime => "Runtime",

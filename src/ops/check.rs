@@ -60,10 +60,12 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
     let namespace = preflight::resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 
+    // The queue first: the placement model then sees the pods as Kueue admits them.
+    let queue = super::queue::assess(&kube, &namespace, &job).await?;
     // `replace: true`: an existing job is reported as a warning here, not a failure.
     let (readiness, pre) = tokio::join!(
         readiness::check_readiness(&kube, &namespace, &job, &prepared.gateway, true),
-        preflight::read(&kube, &namespace, &job),
+        preflight::read(&kube, &namespace, queue.placement_job(&job)),
     );
     let (snapshot, mut report) = pre?;
     let mut findings = readiness_findings(&readiness, &job);
@@ -93,10 +95,22 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
         .map(|f| serde_json::to_value(f).unwrap_or_default())
         .collect();
     match opts.output {
-        ReportFormat::Json => out.data_line(
-            &serde_json::to_string_pretty(&report).map_err(|e| Error::Other(e.to_string()))?,
-        )?,
-        ReportFormat::Text => out.data(&print::check::text(&report, &findings))?,
+        ReportFormat::Json => {
+            let mut value =
+                serde_json::to_value(&report).map_err(|e| Error::Other(e.to_string()))?;
+            value["queue"] = serde_json::to_value(&queue.report).unwrap_or_default();
+            out.data_line(
+                &serde_json::to_string_pretty(&value).map_err(|e| Error::Other(e.to_string()))?,
+            )?
+        }
+        ReportFormat::Text => out.data(&print::check::text(
+            &report,
+            &findings,
+            Some(&super::queue::render_text(&queue.report)),
+        ))?,
+    }
+    for w in &queue.warnings {
+        out.note_line(&format!("warning: {w}"));
     }
     let problems = readiness.failures.len()
         + if opts.allow_missing_refs {
@@ -113,6 +127,9 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
             ),
             hint: Some("Fix them, then run `kubectl tfjob check` again.".into()),
         });
+    }
+    if let Some(refused) = queue.refusal {
+        return Err(refused);
     }
     preflight::act_on_verdict(&report, &snapshot, &job, false, out)?;
     // In submit's order: readiness, references, the verdict, then the replica pods as server

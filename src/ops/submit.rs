@@ -156,7 +156,8 @@ pub async fn run(
         capacity: !args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
-    super::preflight::gate(&kube, &namespace, &job, gate, out).await?;
+    let queued = super::queue::gate(&kube, &namespace, &job, gate.capacity, out).await?;
+    super::preflight::gate(&kube, &namespace, queued.placement_job(&job), gate, out).await?;
     // 6. The pods the operator will create, as server dry runs: PodSecurity, policy engines
     //    and webhooks on pods answer only there.
     super::pod_dry_run::check(&kube, &namespace, &job, out).await?;
@@ -212,6 +213,7 @@ pub async fn run(
     let name = created.metadata.name.clone().unwrap_or(name);
     let line = format!("tfjob.kubeflow.org/{name} created");
     let printed = print_job(out, &created, args.output.as_ref(), &line);
+    super::queue::note_unmanaged(&created, out);
     // The job exists now: a closed stdout must not hide that.
     out.after_write(printed, &line)?;
     if args.output.is_none() && !args.wait {

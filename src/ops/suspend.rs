@@ -112,6 +112,12 @@ pub async fn set_suspend(
             Error::NotFound(format!("tfjobs.kubeflow.org \"{}\" not found", opts.name))
         })?;
     let want = opts.action == SuspendAction::Suspend;
+    // A Kueue-managed job is paused through its Workload, not runPolicy.suspend.
+    if !(want && job.is_finished())
+        && super::queue_suspend::set_active(kube, namespace, &job, want, out, err).await?
+    {
+        return Ok(());
+    }
     let io = |e: std::io::Error| Error::io("writing output", e);
     let verb = if want { "suspended" } else { "resumed" };
     let now = job

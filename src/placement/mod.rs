@@ -48,8 +48,11 @@
 mod admission;
 mod collect;
 mod filters;
+pub mod gang;
+pub mod kueue;
 pub mod live;
 mod pods;
+pub mod queue_state;
 pub mod refs;
 mod verdict;
 

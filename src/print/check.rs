@@ -6,17 +6,19 @@ use std::io::{self, Write};
 
 use crate::placement::{ReadinessFinding, Report, Severity, Verdict};
 
-/// The human report, one section per layer.
+/// The human report, one section per layer; `queue` is the queue layer's line (Kueue or a gang
+/// scheduler), already worded by the queue step, printed just before the verdict.
 pub fn report(
     report: &Report,
     readiness: &[ReadinessFinding],
+    queue: Option<&str>,
     w: &mut dyn Write,
 ) -> io::Result<()> {
-    w.write_all(text(report, readiness).as_bytes())
+    w.write_all(text(report, readiness, queue).as_bytes())
 }
 
 /// [`report`] as a string, for the command to hand to its `Output` (which redacts it).
-pub fn text(report: &Report, readiness: &[ReadinessFinding]) -> String {
+pub fn text(report: &Report, readiness: &[ReadinessFinding], queue: Option<&str>) -> String {
     let mut s = String::new();
     s.push_str("Readiness\n");
     if readiness.is_empty() {
@@ -85,6 +87,9 @@ pub fn text(report: &Report, readiness: &[ReadinessFinding]) -> String {
         };
         s.push_str(&format!("  {tag} {} {}: {}\n", r.kind, r.name, r.message));
     }
+    if let Some(line) = queue {
+        s.push_str(line);
+    }
     s.push_str(&format!("Verdict: {}\n", report.verdict().as_str()));
     s
 }
@@ -126,7 +131,7 @@ mod tests {
 
     #[test]
     fn text_report_has_a_section_per_layer_and_each_pod_reason() {
-        let text = text(&report(Verdict::Never), &[]);
+        let text = text(&report(Verdict::Never), &[], None);
         for want in [
             "Readiness\n  [OK]",
             "Placement: never — 3 nvidia.com/gpu needed at once",

@@ -65,6 +65,7 @@ pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
         return out; // schema reports the type
     };
     replica_keys(replicas, &mut out);
+    super::queue_lint::check(root, replicas, &mut out);
     let mut total_known: i64 = 0;
     let mut longest: Option<(String, String)> = None; // (pod name, path)
     for (key, rs) in replicas {

@@ -9,6 +9,7 @@ pub mod lint;
 pub mod names;
 pub mod pod;
 pub mod podrules;
+pub mod queue_lint;
 pub mod schema;
 pub mod webhook;
 

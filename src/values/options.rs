@@ -81,6 +81,9 @@ pub struct RenderOptions {
     /// runPolicy.schedulingPolicy.priorityClass (the gang PodGroup's priority).
     pub priority_class: Option<String>,
 
+    /// Kueue's LocalQueue: the `kueue.x-k8s.io/queue-name` label on the TFJob (not its pods).
+    pub local_queue: Option<String>,
+
     /// Pod settings for every role and the other `--set` forms.
     pub pod: PodOptions,
 

@@ -98,9 +98,14 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         .next("check that controller (e.g. Kueue's MultiKueue admission), or recreate the job without runPolicy.managedBy")
     } else if suspended {
         gate = Err("job suspended".into());
+        // Under Kueue the suspension is the queue's (the Queue layer says why).
         let f = Finding::new(
             Layer::Controller,
-            Verdict::Warning,
+            if kueue_queue.is_some() {
+                Verdict::Info
+            } else {
+                Verdict::Warning
+            },
             "job is suspended (runPolicy.suspend: true): the operator deletes its pods and creates none",
         );
         match kueue_queue {

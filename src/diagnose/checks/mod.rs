@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 mod controller;
 mod crd;
 mod objects;
+mod queue;
 mod runtime;
 mod scheduling;
 mod secrets;
@@ -21,6 +22,8 @@ mod secrets;
 use controller::*;
 use crd::*;
 use objects::*;
+pub use queue::QueueFacts;
+pub(crate) use queue::is_missing_queue;
 use runtime::*;
 use scheduling::*;
 pub(super) use secrets::referenced_secrets;
@@ -61,10 +64,18 @@ type Gate = Result<(), String>;
 pub fn diagnose(s: &Snapshot) -> Diagnosis {
     let mut out = Vec::new();
     let mut gate = crd(s, &mut out);
+    let controller_reached = gate.is_ok();
     if gate.is_ok() {
         gate = controller(s, &mut out);
     } else {
         not_reached(&mut out, Layer::Controller, &gate);
+    }
+    // Kueue or a gang may hold a job the controller has reconciled (and Kueue suspended).
+    if controller_reached && s.job.is_some() {
+        let held = queue::queue(s, &mut out);
+        if held.is_err() {
+            gate = held;
+        }
     }
     if gate.is_ok() {
         gate = objects(s, &mut out);
@@ -93,7 +104,7 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
     let state = match &s.job {
         None => "NotFound".to_string(),
         // The same word `wait` shows for the same state.
-        Some(job) => job.state(),
+        Some(job) => crate::placement::queue_state::list_state(job).unwrap_or_else(|| job.state()),
     };
     Diagnosis {
         job: s.job_name.clone(),

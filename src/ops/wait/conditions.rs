@@ -268,7 +268,7 @@ pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
         }
     }
     Progress {
-        state: job.state(),
+        state: crate::placement::queue_state::list_state(job).unwrap_or_else(|| job.state()),
         replicas,
         reason,
     }
@@ -325,7 +325,11 @@ pub fn evaluate(
             WaitFor::Succeeded | WaitFor::Finished => "Succeeded".into(),
         });
     }
-    if is_suspended().matches_object(Some(job)) {
+    // A job in a Kueue queue is suspended by Kueue until admitted: the queue layer
+    // (`wait::queue`) judges it, not this.
+    if is_suspended().matches_object(Some(job))
+        && crate::cluster::queue::local_queue_name(job).is_none()
+    {
         return Outcome::Fatal(format!(
             "TFJob {name} is suspended (runPolicy.suspend: true); it will not run until resumed"
         ));

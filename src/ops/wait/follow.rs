@@ -85,6 +85,7 @@ pub async fn follow(
         next_refusals: None,
         pending_since: None,
         next_lookup: None,
+        queue: Default::default(),
     };
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
     let first = w.get_job().await?;
@@ -126,6 +127,8 @@ struct Waiter<'a> {
     /// Since when a reconciled job has had a Pending pod (for the missing-object check).
     pending_since: Option<Instant>,
     next_lookup: Option<Instant>,
+    /// Kueue's hold on the job, or a gang's.
+    queue: super::queue::QueueWatch,
 }
 
 /// Which watch an event came from.
@@ -431,6 +434,22 @@ impl Waiter<'_> {
             }
             if let Some(decided) = self.judge(job, pods, out)? {
                 return decided;
+            }
+            if let Some((job, pods)) = &self.last {
+                let (job, has_pods) = (job.clone(), !pods.is_empty());
+                let lines = self
+                    .queue
+                    .observe(
+                        self.kube,
+                        self.namespace,
+                        &job,
+                        has_pods,
+                        self.limits.pending_timeout,
+                    )
+                    .await?;
+                for line in lines {
+                    self.display.note(out, &line);
+                }
             }
             if let Some(refused) = self.refused_create().await {
                 return Err(refused);

@@ -17,6 +17,7 @@
 pub mod conditions;
 mod follow;
 mod progress;
+pub mod queue;
 pub mod restarts;
 pub mod state;
 

@@ -1,0 +1,374 @@
+//! The queue step of `check` and `submit`: read the job's Kueue queue path (LocalQueue,
+//! ClusterQueue, its cohort, the flavors) through `cluster::queue`, ask the pure model
+//! (`placement::kueue`) and turn the answer into the report's `queue` object, warnings, and the
+//! refusals that come before any write: a missing LocalQueue or ClusterQueue (exit 3), a job
+//! the ClusterQueue can never admit (exit 4).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::Api;
+use serde::Serialize;
+
+use crate::cluster::queue::{self as q, Fact, QueueSystem};
+use crate::cluster::{self, Kube};
+use crate::error::{Error, Result};
+use crate::model::TFJob;
+use crate::output::Output;
+use crate::placement::kueue::{self, Missing, QueueVerdict};
+
+/// The report's `queue` object (`check -o json`). Fields are only ever added.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueReport {
+    pub system: Option<&'static str>,
+    pub verdict: QueueVerdict,
+    pub local_queue: Option<String>,
+    pub cluster_queue: Option<String>,
+    pub reason: String,
+    /// Kueue's own message, as it would write it on the Workload's QuotaReserved condition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Workloads pending in the LocalQueue now (the visibility API, when it answers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_ahead: Option<usize>,
+    /// Workloads holding the ClusterQueue's quota (`namespace/name`), when readable.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held_by: Vec<String>,
+    /// Pod set → resource → flavor, for fits and queued.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub flavors: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl QueueReport {
+    fn none() -> Self {
+        QueueReport {
+            system: None,
+            verdict: QueueVerdict::Fits,
+            local_queue: None,
+            cluster_queue: None,
+            reason: "no queue or gang scheduler holds this job".into(),
+            message: None,
+            pending_ahead: None,
+            held_by: vec![],
+            flavors: BTreeMap::new(),
+        }
+    }
+}
+
+/// What the queue step found.
+#[derive(Debug)]
+pub struct Assessed {
+    pub report: QueueReport,
+    /// The job as Kueue would admit it (the chosen flavors' node labels and tolerations), for
+    /// the placement model.
+    pub admitted: Option<TFJob>,
+    /// A refusal: missing queue objects (exit 3) or never (exit 4).
+    pub refusal: Option<Error>,
+    pub warnings: Vec<String>,
+}
+
+impl Assessed {
+    fn plain(report: QueueReport) -> Self {
+        Assessed {
+            report,
+            admitted: None,
+            refusal: None,
+            warnings: vec![],
+        }
+    }
+
+    /// The job the placement model should look at.
+    pub fn placement_job<'a>(&'a self, job: &'a TFJob) -> &'a TFJob {
+        self.admitted.as_ref().unwrap_or(job)
+    }
+}
+
+fn unknown(system: QueueSystem, lq: Option<&str>, reason: String) -> Assessed {
+    let mut a = Assessed::plain(QueueReport {
+        system: Some(system.as_str()),
+        verdict: QueueVerdict::Unknown,
+        local_queue: lq.map(str::to_string),
+        reason: reason.clone(),
+        ..QueueReport::none()
+    });
+    a.warnings.push(format!(
+        "cannot tell whether the queue admits the job: {reason}"
+    ));
+    a
+}
+
+/// Reads what the job's queue system needs and judges it. Only reads; a refused read is an
+/// `unknown` verdict, never an error.
+pub async fn assess(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
+    match q::system_of(job) {
+        Some(QueueSystem::Kueue) => assess_kueue(kube, ns, job).await,
+        Some(QueueSystem::Volcano) => super::gang::assess(kube, job).await,
+        _ => Ok(Assessed::plain(QueueReport::none())),
+    }
+}
+
+async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
+    let lq_name = q::local_queue_name(job).unwrap_or_default().to_string();
+    let flags = kube.hints.ns_flags(ns);
+    match q::kueue_served(kube).await? {
+        Fact::Known(false) => {
+            let mut a = Assessed::plain(QueueReport {
+                system: Some("kueue"),
+                verdict: QueueVerdict::Unknown,
+                local_queue: Some(lq_name.clone()),
+                reason: format!(
+                    "the job names LocalQueue {lq_name} ({}) but this cluster does not serve Kueue's API (kueue.x-k8s.io/v1beta2): nothing will queue it, it runs at once",
+                    q::QUEUE_LABEL
+                ),
+                ..QueueReport::none()
+            });
+            a.warnings.push(a.report.reason.clone());
+            return Ok(a);
+        }
+        Fact::Unknown(why) => return Ok(unknown(QueueSystem::Kueue, Some(&lq_name), why)),
+        Fact::Known(true) => {}
+    }
+    let lq = match q::local_queue(kube, ns, &lq_name).await? {
+        Fact::Known(lq) => lq,
+        Fact::Unknown(why) => return Ok(unknown(QueueSystem::Kueue, Some(&lq_name), why)),
+    };
+    let Some(lq) = lq else {
+        // The classic mistake: the label names the ClusterQueue instead of a LocalQueue.
+        let is_cq = matches!(
+            q::cluster_queue(kube, &lq_name).await?,
+            Fact::Known(Some(_))
+        );
+        let message = format!(
+            "LocalQueue {ns}/{lq_name} doesn't exist (label {}): Kueue would keep the job suspended (QuotaReserved False, \"LocalQueue {lq_name} doesn't exist\"); nothing was created",
+            q::QUEUE_LABEL
+        );
+        let hint = if is_cq {
+            format!(
+                "{lq_name} is a ClusterQueue: the label names a LocalQueue in the job's namespace that points at it. List them with `kubectl get localqueues {flags}`, or ask an admin to create one: spec.clusterQueue: {lq_name}."
+            )
+        } else {
+            format!(
+                "List the LocalQueues with `kubectl get localqueues {flags}` and pass one with --local-queue."
+            )
+        };
+        let mut a = Assessed::plain(QueueReport {
+            system: Some("kueue"),
+            verdict: QueueVerdict::Never,
+            local_queue: Some(lq_name.clone()),
+            reason: format!("LocalQueue {lq_name} doesn't exist"),
+            ..QueueReport::none()
+        });
+        a.refusal = Some(Error::NotReady {
+            message,
+            hint: Some(hint),
+        });
+        return Ok(a);
+    };
+    let cq_name = lq.spec.cluster_queue.clone();
+    let cq = match q::cluster_queue(kube, &cq_name).await? {
+        Fact::Known(cq) => cq,
+        Fact::Unknown(why) => {
+            let mut a = unknown(QueueSystem::Kueue, Some(&lq_name), why);
+            a.report.cluster_queue = Some(cq_name);
+            return Ok(a);
+        }
+    };
+    let all_cqs = match cq.as_ref().and_then(|c| c.spec.cohort_name.as_ref()) {
+        Some(_) => q::cluster_queues(kube)
+            .await?
+            .known()
+            .cloned()
+            .unwrap_or_default(),
+        None => vec![],
+    };
+    let flavors = match q::resource_flavors(kube).await? {
+        Fact::Known(f) => f,
+        // Unreadable flavors are taken as empty ones (match any node, add nothing).
+        Fact::Unknown(_) => cq
+            .iter()
+            .flat_map(|c| &c.spec.resource_groups)
+            .flat_map(|g| &g.flavors)
+            .map(|f| q::ResourceFlavor {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(f.name.clone()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .collect(),
+    };
+    let ns_labels = namespace_labels(kube, ns).await;
+    let limit_ranges = limit_ranges(kube, ns).await;
+    let pod_sets = kueue::pod_sets(job, &limit_ranges);
+    let admission = kueue::admit(
+        kueue::Input {
+            local_queue: &lq_name,
+            lq: Some(&lq),
+            cq: cq.as_ref(),
+            all_cqs: &all_cqs,
+            flavors: &flavors,
+            ns_labels: ns_labels.as_ref(),
+        },
+        &pod_sets,
+    );
+    let mut report = QueueReport {
+        system: Some("kueue"),
+        verdict: admission.verdict,
+        local_queue: Some(lq_name.clone()),
+        cluster_queue: Some(cq_name.clone()),
+        reason: kueue::sentence(&admission, &lq_name),
+        message: (!admission.message.is_empty()).then(|| admission.message.clone()),
+        pending_ahead: None,
+        held_by: vec![],
+        flavors: admission.flavors.clone(),
+    };
+    let mut a = Assessed::plain(report.clone());
+    if pod_sets.is_empty() {
+        a.report.verdict = QueueVerdict::Never;
+        a.report.reason = format!(
+            "Kueue reads none of this job's replica types ({}): its Workload would have no pod sets and the job would stay suspended",
+            kueue::POD_SET_ORDER.join(", ")
+        );
+        a.refusal = Some(Error::WontRun {
+            message: format!("{}; nothing was created", a.report.reason),
+            hint: Some(
+                "Rename the replica keys to their canonical case (Worker, PS, Chief).".into(),
+            ),
+        });
+        return Ok(a);
+    }
+    match (&admission.missing, admission.verdict) {
+        (Some(Missing::ClusterQueue(cq)), _) => {
+            a.refusal = Some(Error::NotReady {
+                message: format!(
+                    "LocalQueue {ns}/{lq_name} points at ClusterQueue {cq}, which doesn't exist: Kueue would keep the job suspended; nothing was created"
+                ),
+                hint: Some(format!(
+                    "Ask a cluster admin to create ClusterQueue {cq}, or use another LocalQueue (`kubectl get localqueues {flags}`)."
+                )),
+            });
+        }
+        (_, QueueVerdict::Never) => {
+            a.refusal = Some(Error::WontRun {
+                message: format!(
+                    "TFJob {ns}/{} can never be admitted by ClusterQueue {cq_name} (LocalQueue {lq_name}) as it is configured: {}; nothing was created",
+                    job.metadata.name.as_deref().unwrap_or_default(),
+                    admission.message
+                ),
+                hint: Some(format!(
+                    "Lower the replicas or their requests, or ask for more quota (`kubectl describe clusterqueue {cq_name}{}`).",
+                    kube.hints.hint_suffix()
+                )),
+            });
+        }
+        (_, QueueVerdict::Queued) => {
+            if let Some((_, pending)) = q::pending_position(kube, ns, &lq_name, None).await {
+                report.pending_ahead = Some(pending);
+            }
+            if let Fact::Known(holders) = q::holders(kube, &cq_name).await? {
+                report.held_by = holders
+                    .iter()
+                    .map(|w| {
+                        format!(
+                            "{}/{}",
+                            w.metadata.namespace.as_deref().unwrap_or_default(),
+                            w.metadata.name.as_deref().unwrap_or_default()
+                        )
+                    })
+                    .collect();
+            }
+            if !report.held_by.is_empty() {
+                report
+                    .reason
+                    .push_str(&format!("; quota held by {}", report.held_by.join(", ")));
+            }
+            if let Some(n) = report.pending_ahead {
+                report.reason.push_str(&format!(
+                    "; {n} workload{} pending ahead in LocalQueue {lq_name}",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            a.report = report;
+            a.warnings.push(format!(
+                "{} (Kueue admits it once quota frees)",
+                a.report.reason
+            ));
+        }
+        _ => {}
+    }
+    if matches!(a.report.verdict, QueueVerdict::Fits | QueueVerdict::Queued) {
+        let mut admitted = job.clone();
+        kueue::apply_flavors(&mut admitted, &admission, &flavors);
+        a.admitted = Some(admitted);
+    }
+    Ok(a)
+}
+
+/// The namespace's labels (for the ClusterQueue's namespaceSelector); `None` when unreadable.
+async fn namespace_labels(kube: &Kube, ns: &str) -> Option<BTreeMap<String, String>> {
+    let api: Api<Namespace> = Api::all(kube.client.clone());
+    let n = cluster::retry(kube, || api.get_opt(ns)).await.ok()??;
+    Some(n.metadata.labels.unwrap_or_default())
+}
+
+async fn limit_ranges(kube: &Kube, ns: &str) -> Vec<k8s_openapi::api::core::v1::LimitRange> {
+    let api: Api<k8s_openapi::api::core::v1::LimitRange> = Api::namespaced(kube.client.clone(), ns);
+    let lp = kube::api::ListParams::default();
+    cluster::retry(kube, || api.list(&lp))
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+}
+
+/// After the create: Kueue's mutating webhook suspends a labelled job on create
+/// (`pkg/controller/jobframework/base_webhook.go` `ApplyDefaultForSuspend`). A labelled job
+/// stored unsuspended means the `kubeflow.org/tfjob` integration is off (as in Kueue v0.19's
+/// shipped configuration): the label does nothing and the job runs unqueued.
+pub fn note_unmanaged(created: &TFJob, out: &mut Output) {
+    let Some(lq) = q::local_queue_name(created) else {
+        return;
+    };
+    let suspended = created
+        .spec
+        .run_policy
+        .as_ref()
+        .and_then(|p| p.suspend)
+        .unwrap_or(false);
+    if !suspended {
+        out.note_line(&format!(
+            "warning: the job names Kueue LocalQueue {lq} but was stored unsuspended: Kueue's TFJob integration (kubeflow.org/tfjob in its Configuration's integrations.frameworks) looks not enabled, so nothing queues the job; it runs at once"
+        ));
+    }
+}
+
+/// `submit`'s queue step, before any write: refusals stop it, the rest is said on stderr.
+/// `--skip-capacity-check` turns `never` into a warning, as it does for placement.
+pub async fn gate(
+    kube: &Kube,
+    ns: &str,
+    job: &TFJob,
+    capacity: bool,
+    out: &mut Output,
+) -> Result<Assessed> {
+    let mut a = assess(kube, ns, job).await?;
+    for w in &a.warnings {
+        out.note_line(&format!("warning: {w}"));
+    }
+    if let Some(e) = a.refusal.take() {
+        let never = matches!(e, Error::WontRun { .. });
+        if !never || capacity {
+            return Err(e);
+        }
+        out.note_line(&format!("warning: {e} (--skip-capacity-check)"));
+    }
+    Ok(a)
+}
+
+/// The text report's line.
+pub fn render_text(r: &QueueReport) -> String {
+    match r.system {
+        None => "Queue: none\n".into(),
+        Some(system) => format!("Queue ({system}): {} — {}\n", r.verdict.as_str(), r.reason),
+    }
+}

@@ -1,0 +1,643 @@
+//! Would Kueue admit this TFJob now, later, or never? A pure model of Kueue v0.19's admission of
+//! the job's Workload against its ClusterQueue, over objects read by `cluster::queue`.
+//!
+//! Upstream behaviour modelled (kubernetes-sigs/kueue v0.19):
+//! - pod sets: `pkg/controller/jobs/kubeflow/jobs/tfjob/tfjob_controller.go` (`OrderedReplicaTypes`:
+//!   Chief, Master, PS, Worker, Evaluator, looked up under their exact keys) and
+//!   `pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go` (`PodSets`: name = the
+//!   type lowercased, count = replicas or 1);
+//! - requests per pod: `pkg/workload/resources.go` (LimitRange defaults, then a limit stands in for
+//!   a missing request) over the pod requests helper (sum of containers, max with init
+//!   containers, plus overhead), × count; `pods` counts 1 per pod when the queue covers it;
+//! - queue checks before quota: `pkg/controller/core/workload_controller.go` (`getQueueBlocker`:
+//!   "LocalQueue X doesn't exist", "ClusterQueue X doesn't exist", "... is inactive") and
+//!   `pkg/scheduler/scheduler.go` (`nominate`: "workload namespace doesn't match ClusterQueue
+//!   selector"; a nil namespaceSelector selects nothing, `{}` everything);
+//! - flavor assignment: `pkg/scheduler/flavorassigner/flavorassigner.go` (`findFlavorForPodSets`:
+//!   flavors in order, untolerated taints and node affinity first; `fitsResourceQuota`: above the
+//!   most the queue could ever get is "insufficient quota for R in flavor F, previously considered
+//!   podsets requests (A) + current podset request (B) > maximum capacity (M)", ExceedsMaxQuota;
+//!   above what is unused is "insufficient unused quota for R in flavor F, N more needed";
+//!   "resource R unavailable in ClusterQueue", NoMatchingFlavor; `Assignment.Message`: one clause
+//!   per pod set, reasons sorted and joined by ", ", clauses by "; "; `resolveNoFitReason`: the
+//!   least severe reason among a group's flavors, the most severe across groups);
+//! - borrowing: `pkg/cache/scheduler/resource_node.go` (`available`, `potentialAvailable`: a
+//!   queue's nominal quota plus what its cohort can lend, capped by `borrowingLimit`; the part
+//!   above `lendingLimit` is guaranteed to the queue);
+//! - admission: `pkg/podset/podset.go` (`Merge`: the flavor's nodeLabels join the pods'
+//!   nodeSelector, its tolerations are appended), which [`apply_flavors`] applies for placement.
+//!
+//! Left out: preemption (policies `Never` are the default; a job that needs preemption is
+//! `queued`), fair sharing, TAS, admission checks, hierarchical cohorts, partial admission.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{LimitRange, PodSpec};
+use serde::Serialize;
+
+use super::Res;
+use crate::cluster::queue::{ClusterQueue, LocalQueue, ResourceFlavor};
+use crate::model::TFJob;
+
+/// A quantity as the API sends it (a string; a number from a hand-written object), in
+/// milli-units.
+pub fn qty(v: &serde_json::Value) -> Option<i128> {
+    match v {
+        serde_json::Value::String(s) => super::parse_quantity(s),
+        serde_json::Value::Number(n) => super::parse_quantity(&n.to_string()),
+        _ => None,
+    }
+}
+
+pub use crate::cluster::queue::POD_SET_ORDER;
+
+/// Kueue's verdict for the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueVerdict {
+    /// Admitted now: the quota is unused.
+    Fits,
+    /// Admitted once usage frees (or the queue is reactivated).
+    Queued,
+    /// More than the ClusterQueue can ever give, as configured.
+    Never,
+    Unknown,
+}
+
+impl QueueVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueVerdict::Fits => "fits",
+            QueueVerdict::Queued => "queued",
+            QueueVerdict::Never => "never",
+            QueueVerdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// An object the job's queue path needs that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Missing {
+    LocalQueue,
+    ClusterQueue(String),
+}
+
+/// The first resource that holds the job back: what it needs in all, and what is unused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shortfall {
+    pub resource: String,
+    pub flavor: String,
+    /// milli-units
+    pub need: i128,
+    pub unused: i128,
+}
+
+/// The model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admission {
+    pub verdict: QueueVerdict,
+    /// Kueue's own message (the Workload's QuotaReserved message it would write), or empty.
+    pub message: String,
+    pub missing: Option<Missing>,
+    pub cluster_queue: Option<String>,
+    /// Pod set name → resource → flavor (for fits and queued).
+    pub flavors: BTreeMap<String, BTreeMap<String, String>>,
+    pub shortfall: Option<Shortfall>,
+}
+
+/// One pod set as Kueue builds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodSet {
+    /// Lowercased replica type.
+    pub name: String,
+    /// The key in tfReplicaSpecs.
+    pub replica_type: String,
+    pub count: i64,
+    /// One pod's requests, milli-units.
+    pub per_pod: Res,
+    pub spec: PodSpec,
+}
+
+/// The Workload's pod sets. Lowercase keys give none (the operator accepts them; Kueue does not
+/// see them), so a job whose keys are all lowercase gets no Workload at all.
+pub fn pod_sets(job: &TFJob, limit_ranges: &[LimitRange]) -> Vec<PodSet> {
+    POD_SET_ORDER
+        .iter()
+        .filter_map(|key| {
+            let rs = job.spec.tf_replica_specs.get(*key)?;
+            let mut spec = rs.template.spec.clone().unwrap_or_default();
+            super::apply_limit_ranges(&mut spec, limit_ranges);
+            let mut per_pod = super::effective_requests(&spec);
+            per_pod.retain(|_, v| *v != 0);
+            Some(PodSet {
+                name: key.to_lowercase(),
+                replica_type: (*key).to_string(),
+                count: i64::from(rs.replicas.unwrap_or(1).max(0)),
+                per_pod,
+                spec,
+            })
+        })
+        .collect()
+}
+
+/// Replica keys Kueue would not see (not one of its exact-case types).
+pub fn unseen_replica_keys(job: &TFJob) -> Vec<String> {
+    job.spec
+        .tf_replica_specs
+        .keys()
+        .filter(|k| !POD_SET_ORDER.contains(&k.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// What the model reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    pub local_queue: &'a str,
+    /// `None`: the LocalQueue does not exist.
+    pub lq: Option<&'a LocalQueue>,
+    /// `None`: the ClusterQueue the LocalQueue names does not exist.
+    pub cq: Option<&'a ClusterQueue>,
+    /// Every ClusterQueue readable (the cohort is taken from here; may include `cq`).
+    pub all_cqs: &'a [ClusterQueue],
+    pub flavors: &'a [ResourceFlavor],
+    /// The namespace's labels, when read.
+    pub ns_labels: Option<&'a BTreeMap<String, String>>,
+}
+
+fn fail(verdict: QueueVerdict, message: String, cq: Option<String>) -> Admission {
+    Admission {
+        verdict,
+        message,
+        missing: None,
+        cluster_queue: cq,
+        flavors: BTreeMap::new(),
+        shortfall: None,
+    }
+}
+
+/// Whether a queue object is stopped or marked inactive (its `Active` condition False).
+fn inactive(stop: Option<&str>, conds: &[crate::cluster::queue::Cond]) -> bool {
+    matches!(stop, Some("Hold" | "HoldAndDrain"))
+        || crate::cluster::queue::find_cond(conds, "Active").is_some_and(|c| c.status == "False")
+}
+
+/// A label selector (matchLabels and matchExpressions In/NotIn/Exists/DoesNotExist) against
+/// labels; `None` selects nothing, as the ClusterQueue field's doc says.
+fn selects(selector: Option<&serde_json::Value>, labels: &BTreeMap<String, String>) -> bool {
+    let Some(sel) = selector else { return false };
+    let ml_ok = sel
+        .get("matchLabels")
+        .and_then(|m| m.as_object())
+        .is_none_or(|m| {
+            m.iter()
+                .all(|(k, v)| labels.get(k).map(String::as_str) == v.as_str())
+        });
+    let exprs = sel
+        .get("matchExpressions")
+        .and_then(|e| e.as_array())
+        .cloned()
+        .unwrap_or_default();
+    ml_ok
+        && exprs.iter().all(|e| {
+            let key = e.get("key").and_then(|k| k.as_str()).unwrap_or_default();
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(|v| v.as_array())
+                .map(|v| v.iter().filter_map(|s| s.as_str()).collect())
+                .unwrap_or_default();
+            let have = labels.get(key).map(String::as_str);
+            match e.get("operator").and_then(|o| o.as_str()).unwrap_or("") {
+                "In" => have.is_some_and(|h| values.contains(&h)),
+                "NotIn" => have.is_none_or(|h| !values.contains(&h)),
+                "Exists" => have.is_some(),
+                "DoesNotExist" => have.is_none(),
+                _ => false,
+            }
+        })
+}
+
+/// Quota facts for one (flavor, resource) of a ClusterQueue.
+#[derive(Debug, Clone, Copy, Default)]
+struct Quota {
+    nominal: i128,
+    borrowing_limit: Option<i128>,
+    lending_limit: Option<i128>,
+}
+
+fn quota_of(cq: &ClusterQueue, flavor: &str, resource: &str) -> Option<Quota> {
+    cq.spec
+        .resource_groups
+        .iter()
+        .flat_map(|g| &g.flavors)
+        .filter(|f| f.name == flavor)
+        .flat_map(|f| &f.resources)
+        .find(|r| r.name == resource)
+        .map(|r| Quota {
+            nominal: qty(&r.nominal_quota).unwrap_or(0),
+            borrowing_limit: r.borrowing_limit.as_ref().and_then(qty),
+            lending_limit: r.lending_limit.as_ref().and_then(qty),
+        })
+}
+
+/// Quota reserved now (`status.flavorsReservation`: what Kueue's cache counts).
+fn usage_of(cq: &ClusterQueue, flavor: &str, resource: &str) -> i128 {
+    cq.status
+        .flavors_reservation
+        .iter()
+        .filter(|f| f.name == flavor)
+        .flat_map(|f| &f.resources)
+        .find(|r| r.name == resource)
+        .and_then(|r| r.total.as_ref().and_then(qty))
+        .unwrap_or(0)
+}
+
+/// (available now, the most it could ever get) for `cq` on (flavor, resource), as
+/// `resource_node.go` computes them for a flat cohort.
+fn capacity(cq: &ClusterQueue, all: &[ClusterQueue], flavor: &str, resource: &str) -> (i128, i128) {
+    let Some(q) = quota_of(cq, flavor, resource) else {
+        return (0, 0);
+    };
+    let usage = usage_of(cq, flavor, resource);
+    let cohort = cq.spec.cohort_name.as_deref().filter(|c| !c.is_empty());
+    let Some(cohort) = cohort else {
+        return ((q.nominal - usage).max(0), q.nominal);
+    };
+    let name = cq.metadata.name.as_deref();
+    // Guaranteed = the part the queue does not lend; the rest is the cohort's pool.
+    let guaranteed = |q: &Quota| q.lending_limit.map_or(0, |l| (q.nominal - l).max(0));
+    let mut pool = q.nominal - guaranteed(&q);
+    let mut pool_used = (usage - guaranteed(&q)).max(0);
+    for other in all.iter().filter(|o| {
+        o.metadata.name.as_deref() != name && o.spec.cohort_name.as_deref() == Some(cohort)
+    }) {
+        if let Some(oq) = quota_of(other, flavor, resource) {
+            let g = guaranteed(&oq);
+            pool += oq.nominal - g;
+            pool_used += (usage_of(other, flavor, resource) - g).max(0);
+        }
+    }
+    let local_free = (guaranteed(&q) - usage).max(0);
+    let pool_free = (pool - pool_used).max(0);
+    let under_limit = q
+        .borrowing_limit
+        .map(|b| (q.nominal + b - usage - local_free).max(0));
+    let available = local_free + under_limit.map_or(pool_free, |u| u.min(pool_free));
+    let potential = {
+        let most = guaranteed(&q) + pool;
+        q.borrowing_limit.map_or(most, |b| most.min(q.nominal + b))
+    };
+    (available, potential)
+}
+
+/// Kueue's quantity strings in its messages (`pkg/resources/resource_formatter.go`).
+fn fmt_q(resource: &str, milli: i128) -> String {
+    if resource == "cpu" {
+        return super::format_quantity("cpu", milli);
+    }
+    // Other resources count whole units, rounded up.
+    let units = if milli % 1000 == 0 {
+        milli
+    } else {
+        (milli / 1000 + 1) * 1000
+    };
+    super::format_quantity(resource, units)
+}
+
+/// How a flavor answered one pod set's group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Mode {
+    /// Nothing can make it fit (as configured).
+    NoFit,
+    /// Fits what the queue could get, not what is unused now.
+    Wait,
+    Fit,
+}
+
+/// The best flavor of a group so far: its mode, name and the group's requests.
+type Best<'a> = (Mode, &'a str, Vec<(&'a String, i128)>);
+
+/// Severity of a no-fit reason (`reasonSeverity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Severity {
+    WaitingForQuota,
+    ExceedsMaxQuota,
+    NoMatchingFlavor,
+}
+
+/// The taint a flavor has that the pod set does not tolerate (NoSchedule/NoExecute), and
+/// whether the pod set's nodeSelector, on the flavor's own label keys, matches its labels.
+fn flavor_rejects(spec: &PodSpec, flavor: &ResourceFlavor, name: &str) -> Option<String> {
+    let mut tolerations = spec.tolerations.clone().unwrap_or_default();
+    tolerations.extend(flavor.spec.tolerations.iter().cloned());
+    for t in flavor
+        .spec
+        .node_taints
+        .iter()
+        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+    {
+        if !tolerations
+            .iter()
+            .any(|tol| super::filters::tolerates(tol, t))
+        {
+            let value = t.value.as_deref().unwrap_or_default();
+            return Some(format!(
+                "untolerated taint {{{} {value} {}}} in flavor {name}",
+                t.key, t.effect
+            ));
+        }
+    }
+    let labels = &flavor.spec.node_labels;
+    let mismatch = spec
+        .node_selector
+        .iter()
+        .flatten()
+        .any(|(k, v)| labels.get(k).is_some_and(|have| have != v));
+    mismatch.then(|| format!("flavor {name} doesn't match node affinity"))
+}
+
+/// The model. `job` must carry its namespace (for the selector's message only).
+pub fn admit(input: Input<'_>, pod_sets: &[PodSet]) -> Admission {
+    let Some(lq) = input.lq else {
+        let mut a = fail(
+            QueueVerdict::Never,
+            format!("LocalQueue {} doesn't exist", input.local_queue),
+            None,
+        );
+        a.missing = Some(Missing::LocalQueue);
+        return a;
+    };
+    let cq_name = lq.spec.cluster_queue.clone();
+    let Some(cq) = input.cq else {
+        let mut a = fail(
+            QueueVerdict::Never,
+            format!("ClusterQueue {cq_name} doesn't exist"),
+            Some(cq_name.clone()),
+        );
+        a.missing = Some(Missing::ClusterQueue(cq_name));
+        return a;
+    };
+    if inactive(lq.spec.stop_policy.as_deref(), &lq.status.conditions) {
+        return fail(
+            QueueVerdict::Queued,
+            format!("LocalQueue {} is inactive", input.local_queue),
+            Some(cq_name),
+        );
+    }
+    if inactive(cq.spec.stop_policy.as_deref(), &cq.status.conditions) {
+        return fail(
+            QueueVerdict::Queued,
+            format!("ClusterQueue {cq_name} is inactive"),
+            Some(cq_name),
+        );
+    }
+    // A nil selector selects no namespace; one we cannot evaluate (namespace unread) passes.
+    let selected = match (cq.spec.namespace_selector.as_ref(), input.ns_labels) {
+        (None, _) => false,
+        (Some(sel), Some(labels)) => selects(Some(sel), labels),
+        (Some(_), None) => true,
+    };
+    if !selected {
+        return fail(
+            QueueVerdict::Never,
+            "workload namespace doesn't match ClusterQueue selector".into(),
+            Some(cq_name),
+        );
+    }
+    let covers_pods = cq
+        .spec
+        .resource_groups
+        .iter()
+        .any(|g| g.covered_resources.iter().any(|r| r == "pods"));
+    let mut assumed: BTreeMap<(String, String), i128> = BTreeMap::new();
+    let mut clauses = Vec::new();
+    let mut worst = Mode::Fit;
+    let mut severity = None::<Severity>;
+    let mut flavors_out = BTreeMap::new();
+    let mut shortfall = None;
+    for ps in pod_sets {
+        let mut total: Res = ps
+            .per_pod
+            .iter()
+            .map(|(k, v)| (k.clone(), v * i128::from(ps.count)))
+            .collect();
+        if covers_pods {
+            total.insert("pods".into(), i128::from(ps.count) * 1000);
+        }
+        total.retain(|_, v| *v != 0);
+        let mut reasons: Vec<String> = Vec::new();
+        let mut ps_mode = Mode::Fit;
+        let mut ps_severity = None::<Severity>;
+        let mut chosen: BTreeMap<String, String> = BTreeMap::new();
+        let mut done: Vec<usize> = Vec::new();
+        for res in total.keys() {
+            let Some(gi) = cq
+                .spec
+                .resource_groups
+                .iter()
+                .position(|g| g.covered_resources.contains(res))
+            else {
+                reasons.push(format!("resource {res} unavailable in ClusterQueue"));
+                ps_mode = Mode::NoFit;
+                ps_severity = ps_severity.max(Some(Severity::NoMatchingFlavor));
+                continue;
+            };
+            if done.contains(&gi) {
+                continue;
+            }
+            done.push(gi);
+            let group = &cq.spec.resource_groups[gi];
+            let wanted: Vec<(&String, i128)> = total
+                .iter()
+                .filter(|(r, _)| group.covered_resources.contains(r))
+                .map(|(r, v)| (r, *v))
+                .collect();
+            // The best flavor of this group, and the least severe reason among those tried.
+            let mut best: Option<Best<'_>> = None;
+            let mut group_severity = None::<Severity>;
+            let mut group_short = None;
+            for f in &group.flavors {
+                let fname = f.name.as_str();
+                let Some(flavor) = input
+                    .flavors
+                    .iter()
+                    .find(|rf| rf.metadata.name.as_deref() == Some(fname))
+                else {
+                    reasons.push(format!("flavor {fname} not found"));
+                    group_severity = min_sev(group_severity, Severity::NoMatchingFlavor);
+                    continue;
+                };
+                if let Some(why) = flavor_rejects(&ps.spec, flavor, fname) {
+                    reasons.push(why);
+                    group_severity = min_sev(group_severity, Severity::NoMatchingFlavor);
+                    continue;
+                }
+                let mut mode = Mode::Fit;
+                let mut sev = None::<Severity>;
+                for (res, val) in &wanted {
+                    let key = (fname.to_string(), (*res).clone());
+                    let before = assumed.get(&key).copied().unwrap_or(0);
+                    let sum = before + val;
+                    let (available, potential) = capacity(cq, input.all_cqs, fname, res);
+                    if sum > potential {
+                        reasons.push(format!(
+                            "insufficient quota for {res} in flavor {fname}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
+                            fmt_q(res, before),
+                            fmt_q(res, *val),
+                            fmt_q(res, potential)
+                        ));
+                        mode = Mode::NoFit;
+                        sev = sev.max(Some(Severity::ExceedsMaxQuota));
+                    } else if sum > available {
+                        reasons.push(format!(
+                            "insufficient unused quota for {res} in flavor {fname}, {} more needed",
+                            fmt_q(res, sum - available)
+                        ));
+                        mode = mode.min(Mode::Wait);
+                        sev = sev.max(Some(Severity::WaitingForQuota));
+                        group_short.get_or_insert(Shortfall {
+                            resource: (*res).clone(),
+                            flavor: fname.to_string(),
+                            need: sum,
+                            unused: available,
+                        });
+                    }
+                }
+                if let Some(s) = sev {
+                    group_severity = min_sev(group_severity, s);
+                }
+                if best.as_ref().is_none_or(|(m, _, _)| mode > *m) {
+                    best = Some((mode, fname, wanted.clone()));
+                }
+                if mode == Mode::Fit {
+                    break;
+                }
+            }
+            match best {
+                Some((mode, fname, wanted)) if mode != Mode::NoFit => {
+                    for (res, val) in wanted {
+                        chosen.insert(res.clone(), fname.to_string());
+                        *assumed.entry((fname.to_string(), res.clone())).or_default() += val;
+                    }
+                    if mode == Mode::Wait {
+                        ps_mode = ps_mode.min(Mode::Wait);
+                        ps_severity = ps_severity.max(Some(Severity::WaitingForQuota));
+                        if shortfall.is_none() {
+                            shortfall = group_short;
+                        }
+                    }
+                }
+                _ => {
+                    ps_mode = Mode::NoFit;
+                    ps_severity =
+                        ps_severity.max(group_severity.or(Some(Severity::NoMatchingFlavor)));
+                }
+            }
+        }
+        if !reasons.is_empty() && ps_mode != Mode::Fit {
+            reasons.sort();
+            clauses.push(format!(
+                "couldn't assign flavors to pod set {}: {}",
+                ps.name,
+                reasons.join(", ")
+            ));
+        }
+        worst = worst.min(ps_mode);
+        if ps_mode != Mode::Fit {
+            severity = severity.max(ps_severity);
+        }
+        flavors_out.insert(ps.name.clone(), chosen);
+        // A pod set with no fit at all ends the assignment.
+        if ps_mode == Mode::NoFit {
+            break;
+        }
+    }
+    let verdict = match (worst, severity) {
+        (Mode::Fit, _) => QueueVerdict::Fits,
+        (_, Some(Severity::ExceedsMaxQuota | Severity::NoMatchingFlavor)) => QueueVerdict::Never,
+        _ => QueueVerdict::Queued,
+    };
+    Admission {
+        verdict,
+        message: clauses.join("; "),
+        missing: None,
+        cluster_queue: Some(cq_name),
+        flavors: flavors_out,
+        shortfall,
+    }
+}
+
+fn min_sev(have: Option<Severity>, new: Severity) -> Option<Severity> {
+    Some(have.map_or(new, |h| h.min(new)))
+}
+
+/// What Kueue does to the pods at admission (`podset.Merge`): each replica type's chosen
+/// flavors' nodeLabels join its nodeSelector and their tolerations are appended, so the
+/// placement model sees the pods as they will be created.
+pub fn apply_flavors(job: &mut TFJob, admission: &Admission, flavors: &[ResourceFlavor]) {
+    for (key, rs) in job.spec.tf_replica_specs.iter_mut() {
+        let Some(chosen) = admission.flavors.get(&key.to_lowercase()) else {
+            continue;
+        };
+        if !POD_SET_ORDER.contains(&key.as_str()) {
+            continue;
+        }
+        let mut names: Vec<&String> = chosen.values().collect();
+        names.sort();
+        names.dedup();
+        let spec = rs.template.spec.get_or_insert_with(Default::default);
+        for name in names {
+            let Some(f) = flavors
+                .iter()
+                .find(|f| f.metadata.name.as_deref() == Some(name.as_str()))
+            else {
+                continue;
+            };
+            if !f.spec.node_labels.is_empty() {
+                let sel = spec.node_selector.get_or_insert_with(Default::default);
+                for (k, v) in &f.spec.node_labels {
+                    sel.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            if !f.spec.tolerations.is_empty() {
+                spec.tolerations
+                    .get_or_insert_with(Vec::new)
+                    .extend(f.spec.tolerations.iter().cloned());
+            }
+        }
+    }
+}
+
+/// The one sentence: "queued in ClusterQueue gpu-cq (LocalQueue team-a): needs 8 nvidia.com/gpu,
+/// 3 unused in flavor a100".
+pub fn sentence(a: &Admission, local_queue: &str) -> String {
+    let cq = a.cluster_queue.as_deref().unwrap_or("?");
+    let short = a.shortfall.as_ref().map(|s| {
+        format!(
+            "needs {} {}, {} unused in flavor {}",
+            fmt_q(&s.resource, s.need),
+            s.resource,
+            fmt_q(&s.resource, s.unused),
+            s.flavor
+        )
+    });
+    match a.verdict {
+        QueueVerdict::Fits => {
+            format!("fits in ClusterQueue {cq} (LocalQueue {local_queue}): admitted now")
+        }
+        QueueVerdict::Queued => format!(
+            "queued in ClusterQueue {cq} (LocalQueue {local_queue}): {}",
+            short.unwrap_or_else(|| a.message.clone())
+        ),
+        QueueVerdict::Never if a.missing.is_some() => a.message.clone(),
+        QueueVerdict::Never => format!(
+            "never admitted by ClusterQueue {cq} (LocalQueue {local_queue}) as configured: {}",
+            a.message
+        ),
+        QueueVerdict::Unknown => a.message.clone(),
+    }
+}
+
+#[cfg(test)]
+#[path = "kueue_tests.rs"]
+mod tests;
