@@ -392,13 +392,16 @@ mod package {
     fn packing_the_same_binary_twice_gives_the_same_bytes() {
         let tmp = tempfile::tempdir().unwrap();
         let binary = stand_in_binary(&tmp.path().join("in"));
-        let first = package(&binary, &tmp.path().join("a"), None);
+        // One fixed epoch for both: without it the script stamps entries with the last commit's
+        // time, which moves if a commit lands between the two runs.
+        let epoch = Some(1_700_000_000);
+        let first = package(&binary, &tmp.path().join("a"), epoch);
         // Same content, different mtime and mode on disk: neither may reach the archive.
         let f = fs::File::options().write(true).open(&binary).unwrap();
         f.set_modified(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(86_400))
             .unwrap();
         fs::set_permissions(&binary, fs::Permissions::from_mode(0o700)).unwrap();
-        let second = package(&binary, &tmp.path().join("b"), None);
+        let second = package(&binary, &tmp.path().join("b"), epoch);
         assert_eq!(
             fs::read(&first.archive).unwrap(),
             fs::read(&second.archive).unwrap()

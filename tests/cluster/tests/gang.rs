@@ -22,6 +22,23 @@ async fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// The events of `name` once every reason in `reasons` is among them: the stand-ins record
+/// events after the status writes the tests wait for, so one read right after could miss them.
+async fn events_with(
+    c: &TestCluster,
+    name: &str,
+    reasons: &[&str],
+) -> Vec<(String, String, String)> {
+    eventually(&format!("events {reasons:?} on {name}"), || {
+        let ev = events(c, name);
+        reasons
+            .iter()
+            .all(|r| ev.iter().any(|(_, got, _)| got == r))
+            .then_some(ev)
+    })
+    .await
+}
+
 fn gang_job(name: &str, workers: i64, gpus: i64, policy: Value) -> kube::core::DynamicObject {
     from_json(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
         "metadata": {"name": name, "namespace": "default", "annotations": {"team": "nlp"}},
@@ -102,7 +119,7 @@ async fn volcano_holds_pods_until_the_queue_has_room() {
     );
     assert_eq!(pg["metadata"]["annotations"]["team"], "nlp");
     assert_eq!(pg["metadata"]["ownerReferences"][0]["kind"], "TFJob");
-    let ev = events(&c, "j");
+    let ev = events_with(&c, "j", &["Unschedulable"]).await;
     assert!(
         ev.contains(&(
             "Normal".into(),
@@ -157,7 +174,8 @@ async fn volcano_holds_pods_until_the_queue_has_room() {
     })
     .await;
     assert!(
-        events(&c, "j-worker-0")
+        events_with(&c, "j-worker-0", &["Scheduled"])
+            .await
             .iter()
             .any(|(_, r, m)| r == "Scheduled"
                 && m.starts_with("Successfully assigned default/j-worker-0 to "))
@@ -210,7 +228,8 @@ async fn volcano_gang_that_does_not_fit_binds_nothing() {
         (Some("False"), Some("Unschedulable"))
     );
     assert!(
-        events(&c, "j-worker-0")
+        events_with(&c, "j-worker-0", &["FailedScheduling"])
+            .await
             .iter()
             .any(|(t, r, _)| t == "Warning" && r == "FailedScheduling")
     );
@@ -299,7 +318,7 @@ async fn suspend_deletes_the_podgroup_and_resume_makes_it_again() {
             .then_some(())
     })
     .await;
-    let ev = events(&c, "j");
+    let ev = events_with(&c, "j", &["JobTerminated", "SuccessfulDeletePodGroup"]).await;
     assert!(ev.contains(&(
         "Normal".into(),
         "JobTerminated".into(),
@@ -374,6 +393,9 @@ async fn scheduler_plugins_pods_wait_together() {
             "j"
         );
         assert!(p["spec"]["nodeName"].is_null());
+    }
+    for pod in ["j-worker-0", "j-worker-2"] {
+        events_with(&c, pod, &["FailedScheduling"]).await;
     }
     let msg = |pod: &str| {
         events(&c, pod)

@@ -89,7 +89,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     );
     let pod = until("j1 pods", || c.get("pods", Some("default"), "j1-worker-0")).await;
     assert_eq!(pod["spec"]["nodeSelector"]["gpu"], "a100");
-    let ev = events(&c, "j1");
+    let ev = events_with(&c, "j1", &["CreatedWorkload", "Started"]).await;
     assert!(
         ev.contains(&(
             "CreatedWorkload".into(),
@@ -104,7 +104,12 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
         ev.contains(&("Started".into(), "Admitted by clusterQueue gpu-cq".into())),
         "{ev:?}"
     );
-    let wev = events(&c, wl["metadata"]["name"].as_str().unwrap());
+    let wev = events_with(
+        &c,
+        wl["metadata"]["name"].as_str().unwrap(),
+        &["QuotaReserved", "Admitted"],
+    )
+    .await;
     assert!(
         wev.iter().any(|(r, m)| r == "QuotaReserved"
             && m.starts_with("Quota reserved in ClusterQueue gpu-cq, wait time since queued was ")),
@@ -137,7 +142,8 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     assert!(suspended(&c, "j2"));
     let w2name = w2["metadata"]["name"].as_str().unwrap().to_string();
     assert!(
-        events(&c, &w2name)
+        events_with(&c, &w2name, &["Pending"])
+            .await
             .iter()
             .any(|(r, m)| r == "Pending" && m == qr["message"].as_str().unwrap())
     );
@@ -221,10 +227,14 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
         cond(&w2, "Finished").unwrap()["message"],
         "TFJob default/j2 successfully completed."
     );
-    assert!(events(&c, "j2").contains(&(
-        "FinishedWorkload".into(),
-        format!("Workload 'default/{w2name}' is declared finished")
-    )));
+    assert!(
+        events_with(&c, "j2", &["FinishedWorkload"])
+            .await
+            .contains(&(
+                "FinishedWorkload".into(),
+                format!("Workload 'default/{w2name}' is declared finished")
+            ))
+    );
     until("j3 admitted", || {
         workload_of(&c, "j3").filter(|w| cond_is(w, "Admitted", "True"))
     })

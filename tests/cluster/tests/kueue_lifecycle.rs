@@ -76,8 +76,16 @@ async fn eviction_user_suspend_and_deactivation() {
         cond(&w, "Evicted").unwrap()["message"],
         json!(format!("Previously: {msg}"))
     );
-    assert!(events(&c, "j").contains(&("Stopped".into(), msg.clone())));
-    assert!(events(&c, &wname).contains(&("Preempted".into(), msg.clone())));
+    assert!(
+        events_with(&c, "j", &["Stopped"])
+            .await
+            .contains(&("Stopped".into(), msg.clone()))
+    );
+    assert!(
+        events_with(&c, &wname, &["Preempted"])
+            .await
+            .contains(&("Preempted".into(), msg.clone()))
+    );
     // The operator saw the stop: the job was suspended in between.
     until("resumed after the requeue", || {
         c.get("tfjobs", Some("default"), "j").filter(|j| {

@@ -100,6 +100,19 @@ pub fn events(c: &TestCluster, name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The events of `name` once every reason in `reasons` is among them: a stand-in records its
+/// events after the status write a test waits for, so one read right after could miss them.
+pub async fn events_with(c: &TestCluster, name: &str, reasons: &[&str]) -> Vec<(String, String)> {
+    until(&format!("events {reasons:?} on {name}"), || {
+        let ev = events(c, name);
+        reasons
+            .iter()
+            .all(|r| ev.iter().any(|(got, _)| got == r))
+            .then_some(ev)
+    })
+    .await
+}
+
 pub fn suspended(c: &TestCluster, job: &str) -> bool {
     c.get("tfjobs", Some("default"), job)
         .is_some_and(|j| j["spec"]["runPolicy"]["suspend"] == json!(true))
