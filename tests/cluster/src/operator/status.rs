@@ -155,13 +155,37 @@ pub(super) fn write_status(sh: &Shared, ns: &str, name: &str, old: &Value, new: 
         return;
     }
     let new2 = new.clone();
-    let written = sh.store.modify("tfjobs", ns, name, move |j| {
+    let old2 = old.clone();
+    let mut applied = false;
+    let written = sh.store.modify("tfjobs", ns, name, |j| {
+        // Optimistic, as the real operator's status update with its resourceVersion: a status
+        // someone else changed since this reconcile read it is not overwritten (that write
+        // re-queues the job, and the next pass starts from it).
+        if !same_status(&j["status"], &old2) {
+            return false;
+        }
         j["status"] = new2.clone();
         true
     });
-    if written.is_some() {
+    if let Some(stored) = &written {
+        applied = same_status(&stored["status"], new);
+    }
+    if applied {
         log_new_conditions(sh, name, old, new);
     }
+}
+
+/// An absent status and an empty one are the same status.
+fn same_status(a: &Value, b: &Value) -> bool {
+    let empty = json!({});
+    let norm = |v: &Value| {
+        if v.is_null() {
+            empty.clone()
+        } else {
+            v.clone()
+        }
+    };
+    norm(a) == norm(b)
 }
 
 pub(super) fn log_new_conditions(sh: &Shared, name: &str, old: &Value, new: &Value) {
@@ -195,15 +219,18 @@ pub(crate) fn write_condition(
     reason: &str,
     message: &str,
 ) -> Option<Instant> {
-    let job = sh.store.get("tfjobs", ns, name)?;
-    let old = job.get("status").cloned().unwrap_or(json!({}));
-    let mut st = if old.is_object() {
-        old.clone()
-    } else {
-        json!({})
-    };
-    set_condition(&mut st, ctype, cstatus, reason, message);
+    // Read-modify-write in one step, so a reconcile in flight cannot erase it.
     let at = Instant::now();
-    write_status(sh, ns, name, &old, &st);
+    // The status the write started from (the last attempt's, when `modify` retried).
+    let before = std::cell::RefCell::new(json!({}));
+    let stored = sh.store.modify("tfjobs", ns, name, |j| {
+        let old = j.get("status").cloned().unwrap_or(json!({}));
+        *before.borrow_mut() = old.clone();
+        let mut st = if old.is_object() { old } else { json!({}) };
+        set_condition(&mut st, ctype, cstatus, reason, message);
+        j["status"] = st;
+        true
+    })?;
+    log_new_conditions(sh, name, &before.borrow(), &stored["status"]);
     Some(at)
 }
