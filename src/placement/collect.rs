@@ -686,3 +686,102 @@ pub async fn collect(
         missing_permissions,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::PodSpec;
+    use serde_json::json;
+
+    fn own(names: &[&str]) -> Own {
+        Own {
+            namespace: "default".into(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    /// Decodes `page`, recording each step: `meta:TOKEN` when the token is handed on, and the
+    /// pods counted so far at that moment.
+    fn decode(page: &serde_json::Value, own: Own) -> (BoundPods, Vec<String>) {
+        let text = page.to_string();
+        let mut state = (BoundPods::default(), own);
+        let mut told = vec![];
+        decode_pod_page(&text, &mut state, &mut |c| {
+            told.push(format!("meta:{}", c.unwrap_or_default()))
+        })
+        .unwrap();
+        (state.0, told)
+    }
+
+    fn pod(ns: &str, name: &str, node: &str, spec: serde_json::Value) -> serde_json::Value {
+        let mut spec = spec;
+        spec["nodeName"] = json!(node);
+        json!({"metadata": {"name": name, "namespace": ns}, "spec": spec, "status": {"phase": "Running"}})
+    }
+
+    #[test]
+    fn the_continue_token_is_handed_on_wherever_the_metadata_is() {
+        let items = json!([pod("a", "p", "n1", json!({"containers": []}))]);
+        for page in [
+            json!({"kind": "PodList", "metadata": {"continue": "tok"}, "items": items}),
+            json!({"kind": "PodList", "items": items, "metadata": {"continue": "tok"}}),
+        ] {
+            let (bound, told) = decode(&page, own(&[]));
+            assert_eq!(told, ["meta:tok"]);
+            assert_eq!(bound.by_node()["n1"].pods, 1);
+        }
+        // No metadata at all, or null items: the list ends, nothing is counted.
+        let (bound, told) = decode(&json!({"items": null}), own(&[]));
+        assert_eq!(told, ["meta:"]);
+        assert!(bound.by_node().is_empty());
+    }
+
+    /// The slim rows give each pod the same requests as the typed PodSpec does.
+    #[test]
+    fn slim_rows_sum_the_requests_the_typed_spec_gives() {
+        let specs = [
+            json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
+                                  {"name": "b", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "1"}}}]}),
+            json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}],
+                   "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3", "memory": "2Gi"}}},
+                                      {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}],
+                   "overhead": {"cpu": "100m"}}),
+            json!({"containers": [{"name": "a", "resources": null}], "initContainers": null, "overhead": null}),
+            json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "bogus", "memory": "1e3"}, "limits": {"memory": "2k"}}}]}),
+        ];
+        for spec in specs {
+            let typed: PodSpec = serde_json::from_value(spec.clone()).unwrap();
+            let want = super::super::effective_requests(&typed);
+            let page = json!({"metadata": {}, "items": [pod("x", "p", "n", spec.clone())]});
+            let (bound, _) = decode(&page, own(&[]));
+            assert_eq!(bound.by_node()["n"].requests, want, "{spec}");
+        }
+    }
+
+    #[test]
+    fn only_the_jobs_own_pods_are_kept_and_taking_them_out_restores_the_sums() {
+        let c = |cpu: &str| json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": cpu, "nvidia.com/gpu": "1"}}}]});
+        let page = json!({"metadata": {}, "items": [
+            pod("default", "job-worker-0", "n1", c("1")),
+            pod("other", "job-worker-0", "n1", c("2")),
+            pod("default", "unrelated", "n1", c("4")),
+            pod("default", "job-worker-1", "n2", c("8")),
+            pod("default", "pending", "", c("16")),
+        ]});
+        let (mut bound, _) = decode(&page, own(&["job-worker-0", "job-worker-1"]));
+        assert_eq!(bound.by_node()["n1"].requests["cpu"], 7000);
+        assert_eq!(bound.by_node()["n1"].held["nvidia.com/gpu"], (3000, 3));
+        assert!(
+            !bound.by_node().contains_key(""),
+            "a pod on no node is not counted"
+        );
+        bound.remove_kept(|p| p.namespace == "default");
+        let n1 = &bound.by_node()["n1"];
+        assert_eq!((n1.pods, n1.requests["cpu"]), (2, 6000));
+        assert_eq!(n1.held["nvidia.com/gpu"], (2000, 2));
+        assert!(
+            !bound.by_node().contains_key("n2"),
+            "its only pod was the job's"
+        );
+    }
+}
