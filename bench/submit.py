@@ -24,12 +24,17 @@ def timed(argv):
 
 
 ours, theirs = [], []
+
+def named(who, i):
+    """The manifest with its metadata.name replaced, written beside it."""
+    path = f"{manifest}.{who}-{i}.yaml"
+    open(path, "w").write(re.sub(r"(?m)^  name: .*$", f"  name: sub-{who}-{i}", text, count=1))
+    return path
+
+
 for i in range(int(runs)):
-    # The plugin names its job with --name; kubectl gets the manifest with the name replaced.
-    ours.append(timed([plugin, "--kubeconfig", kubeconfig, "submit", "-f", manifest, "--name", f"sub-ours-{i}"]))
-    path = f"{manifest}.kubectl-{i}.yaml"
-    open(path, "w").write(re.sub(r"(?m)^  name: .*$", f"  name: sub-kubectl-{i}", text, count=1))
-    theirs.append(timed([kubectl, "--kubeconfig", kubeconfig, "create", "-f", path]))
+    ours.append(timed([plugin, "--kubeconfig", kubeconfig, "submit", "-f", named("ours", i)]))
+    theirs.append(timed([kubectl, "--kubeconfig", kubeconfig, "create", "-f", named("kubectl", i)]))
 
 print(f"submit: job written, whole process ({runs} runs each, alternating)")
 for label, v in [("kubectl tfjob submit -f", ours), ("kubectl create -f", theirs)]:
