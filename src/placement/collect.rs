@@ -143,7 +143,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Pairs<'a>, A::Error> {
                 let mut out = Vec::new();
-                while let Some((k, v)) = m.next_entry::<Borrowed<'a>, Borrowed<'a>>()? {
+                while let Some((k, v)) = m.next_entry::<Borrowed<'a>, QuantityText<'a>>()? {
                     out.push((k.0, v.0));
                 }
                 Ok(Pairs(out))
@@ -172,6 +172,38 @@ impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
             }
         }
         d.deserialize_str(V(std::marker::PhantomData))
+    }
+}
+
+/// A quantity as written: a string, or a JSON number (some servers echo what a client sent),
+/// which reads as its decimal text as k8s-openapi's `Quantity` reads it.
+struct QuantityText<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for QuantityText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = QuantityText<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a quantity")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Owned(s.to_owned())))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
     }
 }
 
@@ -748,6 +780,8 @@ mod tests {
                    "overhead": {"cpu": "100m"}}),
             json!({"containers": [{"name": "a", "resources": null}], "initContainers": null, "overhead": null}),
             json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "bogus", "memory": "1e3"}, "limits": {"memory": "2k"}}}]}),
+            // Quantities as JSON numbers (a server echoing what a client sent).
+            json!({"containers": [{"name": "a", "resources": {"limits": {"cpu": 1, "memory": 2.5, "nvidia.com/gpu": 2}}}]}),
         ];
         for spec in specs {
             let typed: PodSpec = serde_json::from_value(spec.clone()).unwrap();
