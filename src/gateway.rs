@@ -7,16 +7,51 @@
 //! `base-url` key and no URL was given, a reference to that key ([`GatewayConfig::use_stored_base_url`]),
 //! so each namespace's Secret decides which gateway its key is sent to. `render` is offline and
 //! keeps the literal.
+//!
+//! Also the one owner of the gateway Secret's names (default name and key, [`BASE_URL_KEY`]) and
+//! of the Secret key-name rule ([`check_key_name`]); `cluster::secret` reads them from here.
 
 use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, SecretKeySelector};
 
-use crate::cluster::secret::BASE_URL_KEY;
 use crate::model::{DEFAULT_CONTAINER_NAME, TFJob};
 
 pub const DEFAULT_SECRET_NAME: &str = "taotoken-secret";
 pub const DEFAULT_SECRET_KEY: &str = "api-key";
 pub const DEFAULT_ENV_PREFIX: &str = "TAOTOKEN";
 pub const DEFAULT_BASE_URL: &str = "https://taotoken.net/api";
+
+/// Where `secret create --base-url` stores the gateway URL beside the key (not a secret).
+pub const BASE_URL_KEY: &str = "base-url";
+
+/// Checks a Secret key name as the API server does (apimachinery's `IsConfigMapKey`,
+/// staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go): at most 253 characters of
+/// letters, digits, `-`, `_` and `.`, and not `.`, `..` or anything starting with `..`.
+/// `flag` names where the key came from, for the message.
+pub fn check_key_name(key: &str, flag: &str) -> crate::error::Result<()> {
+    let problem = if key.is_empty() {
+        Some("it is empty".to_string())
+    } else if key.len() > 253 {
+        Some(format!(
+            "it has {} characters; at most 253 are allowed",
+            key.len()
+        ))
+    } else if let Some(c) = key
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        Some(format!("{c:?} is not allowed"))
+    } else if key == "." || key.starts_with("..") {
+        Some("it must not be '.' or start with '..'".to_string())
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(()),
+        Some(why) => Err(crate::error::Error::Usage(format!(
+            "{flag} {key:?} is not a valid Secret key ({why}): use letters, digits, '-', '_' and '.', e.g. {DEFAULT_SECRET_KEY}"
+        ))),
+    }
+}
 /// Istio's sidecar sits between the replicas and breaks their gRPC rendezvous.
 pub const ISTIO_INJECT_ANNOTATION: &str = "sidecar.istio.io/inject";
 
@@ -145,15 +180,14 @@ impl GatewayConfig {
                 masked_url(&self.base_url)
             ));
         }
-        if let Err(e) = crate::validate::names::dns1123_subdomain(&self.secret_name) {
+        if let Err(e) = crate::names::dns1123_subdomain(&self.secret_name) {
             problems.push(format!(
                 "--api-secret {:?}: a Secret name {e}",
                 self.secret_name
             ));
         }
         // Secret data keys: the API server's rule, owned by cluster::secret.
-        if let Err(e) = crate::cluster::secret::check_key_name(&self.secret_key, "--api-secret-key")
-        {
+        if let Err(e) = check_key_name(&self.secret_key, "--api-secret-key") {
             problems.push(e.to_string());
         }
         let p = &self.env_prefix;
@@ -414,6 +448,20 @@ fn set_env(c: &mut Container, vars: &[EnvVar]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_key_names_follow_the_api_server() {
+        for ok in ["api-key", "API_KEY", "key.txt", ".hidden", "a..b"] {
+            check_key_name(ok, "--key").unwrap();
+        }
+        for bad in ["", ".", "..", "../x", "..x", "a/b", "with space", "ключ"] {
+            let e = check_key_name(bad, "--api-secret-key").unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad:?}");
+            assert!(e.to_string().contains("--api-secret-key"), "{e}");
+        }
+        check_key_name(&"k".repeat(253), "--key").unwrap();
+        check_key_name(&"k".repeat(254), "--key").unwrap_err();
+    }
 
     #[test]
     fn userinfo_is_found_and_masked() {

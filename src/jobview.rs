@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 
+use crate::cluster::pod::{Pod, PodFacts};
+use crate::cluster::podtable::PodRow;
 use crate::model::{self, ReplicaType, TFJob};
-use crate::ops::podtable::PodRow;
-use crate::ops::wait::Pod;
 
 // ---------------------------------------------------------------------------------------------
 // Replicas
@@ -16,12 +16,9 @@ use crate::ops::wait::Pod;
 /// `worker-1` for the pod of replica 1 of type Worker, from the operator's labels; the pod name
 /// when the labels are missing.
 pub fn replica_label(pod: &Pod) -> String {
-    let labels = pod.metadata.labels.as_ref();
-    let rtype = labels.and_then(|l| l.get(model::LABEL_REPLICA_TYPE));
-    let index = labels.and_then(|l| l.get(model::LABEL_REPLICA_INDEX));
-    match (rtype, index) {
+    match (pod.replica_type(), pod.replica_index()) {
         (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
-        _ => pod.metadata.name.clone().unwrap_or_default(),
+        _ => pod.pod_name().to_string(),
     }
 }
 
@@ -146,58 +143,8 @@ impl Cursor {
 // ---------------------------------------------------------------------------------------------
 // Times
 
-/// kubectl's short age (`translateTimestampSince` → `duration.HumanDuration`): `45s`, `3m20s`,
-/// `5h`, `2d3h`, `40d`, `3y100d`.
-pub fn human_duration(d: SignedDuration) -> String {
-    let secs = d.as_secs().max(0);
-    if secs < 60 * 2 {
-        return format!("{secs}s");
-    }
-    let mins = secs / 60;
-    if mins < 10 {
-        let s = secs % 60;
-        return if s == 0 {
-            format!("{mins}m")
-        } else {
-            format!("{mins}m{s}s")
-        };
-    }
-    if mins < 60 * 3 {
-        return format!("{mins}m");
-    }
-    let hours = secs / 3600;
-    if hours < 8 {
-        let m = mins % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        return if dy == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{dy}d", hours / 24 / 365)
-        };
-    }
-    format!("{}y", hours / 24 / 365)
-}
+// The formatter itself lives in `duration`, with every other duration the plugin prints.
+pub use crate::duration::human as human_duration;
 
 /// Age of a timestamp as kubectl prints it, `<unknown>` when absent.
 pub fn age(ts: Option<Timestamp>, now: Timestamp) -> String {
@@ -713,6 +660,7 @@ pub fn render_get(v: &GetView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::jiff::SignedDuration;
 
     fn ts(s: &str) -> Timestamp {
         s.parse().unwrap()

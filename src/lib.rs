@@ -1,31 +1,55 @@
 //! kubectl-tfjob as a library: one module per concern, pure logic kept apart from I/O.
 //!
-//! - [`commands`]: the command line (clap lives here and nowhere else): global flags, one file
-//!   per subcommand turning its flags into the core's plain option types, the dispatch.
-//! - [`model`]: the `kubeflow.org/v1` TFJob types and their JSON Schema.
-//! - [`values`], [`templates`], [`render`]: values from flags/files/--set, built-in templates,
-//!   rendering into a typed TFJob.
-//! - [`gateway`]: model-gateway credentials (Secret-backed env vars), the istio opt-out, and the
-//!   default Secret name / key / base URL every other module uses.
-//! - [`manifest`]: reading YAML with file/line/column positions.
-//! - [`validate`]: schema, webhook rules and lint checks, all reported at once.
-//! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
-//!   retries), CRD, operator, gateway Secret, job-name forms, install hints.
-//! - [`ops`]: the cluster-facing commands (`submit`, `check`, `wait` and its many-jobs layer,
-//!   `secret`, `list`, `get`, `logs`, `top`, `delete`, `suspend`/`resume`) over shared steps
-//!   (readiness, pod dry runs, missing objects, the pod table); [`diagnose`] beside its pure
-//!   checks.
-//! - [`output`]: the stdout/stderr pair every command writes through; [`print`]: kubectl's
-//!   printers (json, yaml, name, jsonpath, custom-columns, go-template, tables, `top`'s units),
-//!   each taking a writer.
+//! Every import runs one way, down this line (issue 21):
+//!
+//! ```text
+//! main → commands → ops → {diagnose, placement, build, print} → {cluster, gateway}
+//!      → {model, names, quantity, duration, output, error}
+//! ```
+//!
+//! where "build" is the offline pipeline `render → templates → values`, with `validate` and
+//! `manifest` beside it. `diagnose`, `placement`, `cluster`, `gateway` and `model` never import
+//! `ops`; `cluster`, `gateway` and `model` never import `validate`, `values` or `render`.
+//!
+//! - [`commands`]: the command line (clap lives here and nowhere else): the clap tree, the global
+//!   flags (`global.rs`), the runtime and interrupt glue (`runtime.rs`), one file per subcommand
+//!   turning its flags into the core's plain option types, the dispatch.
+//! - [`ops`]: every command's core with one signature, `run(conn, opts, out)` (`submit`,
+//!   `check`, `render`, `validate`, `diagnose`; `wait` and the day-two commands `secret`, `list`,
+//!   `get`, `logs`, `top`, `delete`, `suspend`/`resume` are described in [`ops`]) over shared
+//!   steps (readiness, the pre-flight service `ops::preflight` that `check`, `submit` and `wait`
+//!   ask, pod dry runs).
+//! - [`diagnose`]: collecting a job's snapshot, the missing-object lookup `wait` also uses, and
+//!   the pure layer-by-layer checks over it.
 //! - [`placement`]: will the job run here? kube-scheduler's filters, LimitRange and quota
-//!   admission, and stuck references, as a pure model over a collected snapshot.
-//! - [`error`]: typed errors and the one mapping to exit codes.
-//! - [`redact`]: the key (and its base64) replaced in every stream the process prints to.
+//!   admission, and stuck references, as a pure model over a collected snapshot; expanding a job
+//!   into pods (`placement::pods`), and the question about a created job whose pods are
+//!   Unschedulable (`placement::live`).
+//! - [`render`], [`templates`], [`values`] (with the render/submit option types): values from
+//!   flags/files/--set, built-in templates, rendering into a typed TFJob; [`manifest`]: reading
+//!   YAML with file/line/column positions; [`validate`]: schema, webhook rules and lint checks,
+//!   all reported at once.
+//! - [`print`]: kubectl's printers (json, yaml, name, jsonpath, custom-columns, go-template,
+//!   tables, `top`'s units) and the manifest printers, each taking a writer; [`jobview`]: the
+//!   day-two commands' pure views.
+//! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
+//!   retries), CRD, operator (and its one wording, `Display for OperatorState`), gateway Secret,
+//!   pod facts (`cluster::pod`: the slim `Pod`, phase, replica, started, Unschedulable, waiting
+//!   until pods are gone), the pod table, 403 classification (`cluster::forbidden`), job-name
+//!   forms, install hints.
+//! - [`gateway`]: model-gateway credentials (Secret-backed env vars), the istio opt-out, and the
+//!   gateway Secret's names and key-name rule every other module uses.
+//! - Bottom modules, importing nothing above them: [`model`] (the `kubeflow.org/v1` TFJob types
+//!   and their JSON Schema), [`names`] (DNS-1123/1035 and other name rules, "did you mean"),
+//!   [`quantity`] (one exact resource-quantity parser), [`duration`] (the Go duration parser and
+//!   every duration formatter), [`output`] (the stdout/stderr pair every command writes
+//!   through), [`error`] (typed errors and the one mapping to exit codes), [`redact`] (the key,
+//!   and its base64, replaced in every stream the process prints to).
 
 pub mod cluster;
 pub mod commands;
 pub mod diagnose;
+pub mod duration;
 pub mod error;
 pub mod gateway;
 pub mod input;
@@ -33,11 +57,13 @@ pub mod jobview;
 pub mod logging;
 pub mod manifest;
 pub mod model;
+pub mod names;
 pub mod ops;
 pub mod output;
 pub mod placement;
 pub mod print;
 pub mod probe;
+pub mod quantity;
 pub mod redact;
 pub mod render;
 pub mod templates;

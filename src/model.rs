@@ -25,6 +25,10 @@ pub const VERSION: &str = "v1";
 pub const API_VERSION: &str = "kubeflow.org/v1";
 /// The kind.
 pub const KIND: &str = "TFJob";
+
+/// The effects a taint (and so a toleration) can have (k8s.io/kubernetes pkg/apis/core/validation
+/// validation.go `validateTolerations`): one list for the `--toleration` flag and pod validation.
+pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 /// The plural resource name (`kubectl get tfjobs`).
 pub const PLURAL: &str = "tfjobs";
 /// The CRD's name, for looking it up in the cluster.

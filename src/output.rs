@@ -32,7 +32,7 @@ pub struct Output {
     err: Box<dyn Write + Send>,
     out_tty: bool,
     err_tty: bool,
-    /// See [`Output::set_data_to_stderr`].
+    /// See [`Output::data_to_stderr`].
     data_to_err: bool,
 }
 
@@ -93,11 +93,14 @@ impl Output {
             .map_err(stdout_error)
     }
 
-    /// While set, what a command writes as data goes to stderr instead: `submit -o json --wait`
-    /// prints the object on stdout and lets `wait`'s report (its data when run alone) follow on
-    /// stderr, so stdout stays one parseable object.
-    pub fn set_data_to_stderr(&mut self, on: bool) {
-        self.data_to_err = on;
+    /// For as long as the returned guard lives, what a command writes as data through it goes to
+    /// stderr instead: `submit -o json --wait` prints the object on stdout and lets `wait`'s
+    /// report (its data when run alone) follow on stderr, so stdout stays one parseable object.
+    /// A guard rather than a toggle, so the switch cannot outlive its scope (an early `?` or a
+    /// panic included).
+    pub fn data_to_stderr(&mut self, on: bool) -> DataToStderr<'_> {
+        let before = std::mem::replace(&mut self.data_to_err, on);
+        DataToStderr { out: self, before }
     }
 
     /// [`Output::data`] plus a newline.
@@ -150,6 +153,31 @@ impl Output {
 struct DataStream {
     inner: Box<dyn Write + Send>,
     closed: bool,
+}
+
+/// An [`Output`] whose data goes to stderr until dropped ([`Output::data_to_stderr`]).
+pub struct DataToStderr<'a> {
+    out: &'a mut Output,
+    before: bool,
+}
+
+impl std::ops::Deref for DataToStderr<'_> {
+    type Target = Output;
+    fn deref(&self) -> &Output {
+        self.out
+    }
+}
+
+impl std::ops::DerefMut for DataToStderr<'_> {
+    fn deref_mut(&mut self) -> &mut Output {
+        self.out
+    }
+}
+
+impl Drop for DataToStderr<'_> {
+    fn drop(&mut self) {
+        self.out.data_to_err = self.before;
+    }
 }
 
 impl DataStream {
@@ -302,9 +330,10 @@ mod tests {
     fn data_can_be_sent_to_stderr_for_a_while() {
         let (mut o, out, err) = Output::buffers();
         o.data_line("{}").unwrap();
-        o.set_data_to_stderr(true);
-        o.data_line("condition met").unwrap();
-        o.set_data_to_stderr(false);
+        {
+            let mut scoped = o.data_to_stderr(true);
+            scoped.data_line("condition met").unwrap();
+        }
         o.data_line("[]").unwrap();
         assert_eq!(out.text(), "{}\n[]\n");
         assert_eq!(err.text(), "condition met\n");

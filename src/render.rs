@@ -13,129 +13,15 @@ use crate::gateway::GatewayConfig;
 use crate::manifest::{self, Document};
 use crate::model::TFJob;
 use crate::output::Output;
+use crate::print;
+// The manifest printers live in `print`; re-exported for the callers that name them here.
+pub use crate::print::manifest::{to_json, to_yaml};
 use crate::templates::{self, DEFAULT_TEMPLATE};
 use crate::validate::{self, Context, Report};
 use crate::values;
-
-/// Where a job comes from and everything that shapes it (the `render`/`submit` flags, clap-free).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RenderOptions {
-    /// Built-in template name (see `kubectl tfjob templates`) or path to a template file.
-    pub template: Option<String>,
-
-    /// A values file, or a complete TFJob manifest ("-" reads stdin). Repeatable; later values
-    /// files win. A file whose document has `apiVersion` and `kind` is taken as a manifest.
-    pub files: Vec<String>,
-
-    /// Set a value, e.g. --set worker.replicas=4 --set image=my/img:1 (repeatable; wins over files).
-    pub set: Vec<String>,
-
-    /// The TFJob name.
-    pub name: Option<String>,
-
-    /// metadata.generateName instead of a name: the API server appends 5 characters.
-    pub generate_name: Option<String>,
-
-    /// Render/submit even with a literal credential in the job (otherwise refused).
-    pub allow_literal_credentials: bool,
-
-    /// Container image for every replica (override per role with --set ps.image=…).
-    pub image: Option<String>,
-
-    /// Number of parameter servers.
-    pub ps: Option<i32>,
-
-    /// Number of workers.
-    pub workers: Option<i32>,
-
-    /// Number of chief replicas (0 or 1).
-    pub chief: Option<i32>,
-
-    /// Number of evaluator replicas.
-    pub evaluator: Option<i32>,
-
-    /// GPUs (nvidia.com/gpu) per worker (and chief); negative counts are refused by values.
-    pub gpus: Option<i64>,
-
-    /// CPU limit per worker (and chief), e.g. 4 or 500m.
-    pub cpu: Option<String>,
-
-    /// Memory limit per worker (and chief), e.g. 8Gi.
-    pub memory: Option<String>,
-
-    /// Label for the TFJob and its pods (repeatable).
-    pub labels: Vec<String>,
-
-    /// Annotation for the TFJob (repeatable).
-    pub annotations: Vec<String>,
-
-    /// Extra env var for the tensorflow containers (repeatable). Use a Secret for credentials.
-    pub env: Vec<String>,
-
-    /// Replica restartPolicy: Always, OnFailure, Never or ExitCode.
-    pub restart_policy: Option<String>,
-
-    /// runPolicy.cleanPodPolicy: All, Running or None.
-    pub clean_pod_policy: Option<String>,
-
-    /// runPolicy.backoffLimit.
-    pub backoff_limit: Option<i32>,
-
-    /// runPolicy.activeDeadlineSeconds.
-    pub active_deadline_seconds: Option<i64>,
-
-    /// runPolicy.ttlSecondsAfterFinished.
-    pub ttl_seconds_after_finished: Option<i32>,
-
-    /// successPolicy: "" (worker-0 decides) or AllWorkers.
-    pub success_policy: Option<String>,
-
-    /// runPolicy.schedulingPolicy.queue (gang scheduling).
-    pub queue: Option<String>,
-
-    /// runPolicy.schedulingPolicy.priorityClass (the gang PodGroup's priority).
-    pub priority_class: Option<String>,
-
-    /// Pod settings for every role and the other `--set` forms.
-    pub pod: PodOptions,
-
-    pub gateway: crate::gateway::GatewayOptions,
-
-    /// Command (and args) for the tensorflow containers, after `--`.
-    pub command: Vec<String>,
-}
-
-/// Values that describe real jobs, for every role's pods, and Helm's other `--set` forms. Each
-/// list holds the flag's arguments as typed (parsed by [`crate::values::flags_overlay`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PodOptions {
-    /// `--set-string KEY=VALUE`: values kept as text.
-    pub set_string: Vec<String>,
-    /// `--set-file KEY=PATH`: values read from files (bounded).
-    pub set_file: Vec<String>,
-    pub cpu_request: Option<String>,
-    pub memory_request: Option<String>,
-    /// `CLAIM:/mount/path[:ro]`.
-    pub pvc: Vec<String>,
-    /// `NAME:/mount/path`.
-    pub config_map: Vec<String>,
-    /// `NAME:/mount/path`.
-    pub secret_volume: Vec<String>,
-    /// `/mount/path[:SIZE]`.
-    pub empty_dir: Vec<String>,
-    pub image_pull_secret: Vec<String>,
-    pub service_account: Option<String>,
-    /// `KEY=VALUE`.
-    pub node_selector: Vec<String>,
-    /// `KEY[=VALUE]:EFFECT`.
-    pub toleration: Vec<String>,
-    /// The pods' priorityClassName.
-    pub pod_priority_class: Option<String>,
-    /// `NAME=SECRET/KEY`.
-    pub env_from_secret: Vec<String>,
-    /// `--ps-cpu`, `--worker-memory`, …: a role's own cpu/memory.
-    pub per_role: Vec<crate::values::RoleResource>,
-}
+// The option types belong to `values` (the pipeline's input), not to its top; re-exported here
+// because `render`/`submit` callers name them `render::RenderOptions`.
+pub use crate::values::{PodOptions, RenderOptions};
 
 /// A job ready to print or submit.
 #[derive(Debug, Clone)]
@@ -417,7 +303,7 @@ fn render_template(
     let spec = args.template.as_deref().unwrap_or(DEFAULT_TEMPLATE);
     let template = templates::load(spec)?;
     let source = template.label();
-    let mut flags = values::flags_overlay(kube, args)?;
+    let mut flags = values::flags_overlay(kube.namespace.as_deref(), args)?;
     // Helm's order: --set, then --set-string, then --set-file.
     let set: Vec<values::SetArg> = args
         .set
@@ -483,34 +369,12 @@ fn render_template(
     }
 }
 
-/// The job as YAML, the way `kubectl get -o yaml` users expect to read it.
-pub fn to_yaml(job: &TFJob) -> String {
-    serde_saphyr::to_string(job).expect("a TFJob serializes to YAML")
-}
-
-/// The job as pretty JSON.
-pub fn to_json(job: &TFJob) -> String {
-    serde_json::to_string_pretty(job).expect("a TFJob serializes to JSON")
-}
-
 /// The cpu and memory each role got, and from where, on stderr (`render`, `submit`).
 pub fn print_resources(prepared: &Prepared, out: &mut Output) {
-    for l in &prepared.resources {
-        out.note_line(&format!("resources: {l}"));
-    }
-}
-
-/// `kubectl tfjob render`: YAML on stdout only when the job is valid; findings on stderr.
-pub fn run_render(kube: &ConnectionOptions, args: &RenderOptions, out: &mut Output) -> Result<()> {
-    let prepared = prepare(kube, args)?;
-    let notes = prepared
-        .report
-        .render_text_with_origin(Some(&prepared.source));
-    if !notes.is_empty() {
-        out.note(&notes);
-    }
-    print_resources(&prepared, out);
-    out.data(&to_yaml(&prepared.job))
+    let mut text = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = print::manifest::resources(&prepared.resources, &mut text);
+    out.note(&String::from_utf8_lossy(&text));
 }
 
 #[cfg(test)]

@@ -352,8 +352,8 @@ pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
     match &err {
         kube::Error::Api(status)
             if status.code == 403
-                && let crate::error::Forbidden::AdmissionDenied { webhook, errors } =
-                    crate::error::classify_forbidden(&status.message) =>
+                && let super::forbidden::Forbidden::AdmissionDenied { webhook, errors } =
+                    super::forbidden::classify_forbidden(&status.message) =>
         {
             crate::error::admission_denied(&webhook, &errors)
         }

@@ -2,7 +2,9 @@
 //! ([`ConnectionOptions`] → [`connect`]), whether the TFJob CRD is there and established
 //! ([`crd`]), whether a training-operator runs ([`operator`]), whether the gateway Secret holds its
 //! key ([`secret`]), how a job is named on the command line ([`parse_job_name`]), and the next step
-//! to suggest when one of those is missing ([`install_operator_hint`]).
+//! to suggest when one of those is missing ([`install_operator_hint`]). Pod facts have their one
+//! owner in [`pod`] (and the `kubectl get pods` Table in [`podtable`]); what a 403 means is told
+//! apart in [`forbidden`].
 //!
 //! `submit`, `wait`, `diagnose` and any new command read these facts from here and repeat none.
 
@@ -11,8 +13,11 @@ pub mod budget;
 pub mod client;
 pub mod crd;
 pub mod exec_guard;
+pub mod forbidden;
 pub mod kubeconfig;
 pub mod operator;
+pub mod pod;
+pub mod podtable;
 pub mod secret;
 
 use std::path::PathBuf;
@@ -26,6 +31,7 @@ pub use crd::CrdState;
 pub use operator::OperatorState;
 pub use secret::SecretState;
 
+use crate::duration::go as go_duration;
 use crate::error::{Error, Result};
 use crate::model;
 
@@ -228,28 +234,6 @@ impl ConnectionOptions {
     }
 }
 
-/// A duration as Go's `time.Duration.String()` would print the common cases (`5s`, `1m30s`,
-/// `250ms`), which `--request-timeout` reads back.
-fn go_duration(d: Duration) -> String {
-    if d.is_zero() {
-        return "0".into();
-    }
-    if d.subsec_nanos() != 0 {
-        return format!("{}ms", d.as_millis().max(1));
-    }
-    let secs = d.as_secs();
-    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if h > 0 || m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    out.push_str(&format!("{s}s"));
-    out
-}
-
 /// One argument, single-quoted for a POSIX shell when it needs it.
 pub(crate) fn shell_quote(arg: &str) -> String {
     if !arg.is_empty()
@@ -324,7 +308,7 @@ pub fn parse_job_name<'a>(arg: &'a str, command: &str) -> Result<&'a str> {
 /// subdomain (apimachinery's `ValidateObjectMeta` with `NameIsDNSSubdomain`, which custom
 /// resources and Secrets both use), so refuse it offline, before any request (exit 2).
 pub fn check_name(kind: &str, name: &str) -> Result<()> {
-    crate::validate::names::dns1123_subdomain(name).map_err(|rule| {
+    crate::names::dns1123_subdomain(name).map_err(|rule| {
         Error::Usage(format!(
             "{kind} name {name:?} is not a valid name: a DNS-1123 subdomain {rule}"
         ))
@@ -335,7 +319,7 @@ pub fn check_name(kind: &str, name: &str) -> Result<()> {
 /// before any request so `-n 'Bad NS'` is invalid input (exit 2), not a server round trip.
 pub fn check_namespace(namespace: Option<&str>) -> Result<()> {
     let Some(ns) = namespace else { return Ok(()) };
-    crate::validate::names::dns1123_label(ns).map_err(|rule| {
+    crate::names::dns1123_label(ns).map_err(|rule| {
         Error::Usage(format!(
             "-n/--namespace {ns:?} is not a valid namespace name: a DNS-1123 label {rule}"
         ))

@@ -44,6 +44,44 @@ pub enum OperatorState {
     Unknown(String),
 }
 
+impl OperatorState {
+    /// The state without its detail: what `diagnose` puts as a finding's summary when the
+    /// detail goes in its evidence. [`Display`](std::fmt::Display) is this plus the detail.
+    pub fn headline(&self) -> String {
+        match self {
+            OperatorState::Running { .. } => "training-operator running".into(),
+            OperatorState::NotReady {
+                namespace, name, ..
+            } => format!("training-operator {namespace}/{name} is not ready"),
+            OperatorState::NotFound => "no training-operator Deployment found".into(),
+            OperatorState::Unknown(_) => {
+                "cannot tell whether the training-operator is running".into()
+            }
+        }
+    }
+}
+
+/// The one wording of the operator's state, used by `wait`, `diagnose` and `submit`'s readiness.
+impl std::fmt::Display for OperatorState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headline = self.headline();
+        match self {
+            OperatorState::Running { namespace, name } => {
+                write!(f, "{headline} ({namespace}/{name})")
+            }
+            OperatorState::NotReady { ready, desired, .. } => {
+                write!(f, "{headline} ({ready}/{desired} replicas ready)")
+            }
+            OperatorState::NotFound => write!(
+                f,
+                "{headline} (none labelled {} in any namespace, no {OPERATOR_NAMESPACE}/{OPERATOR_DEPLOYMENT})",
+                operator_selector()
+            ),
+            OperatorState::Unknown(why) => write!(f, "{headline} ({why})"),
+        }
+    }
+}
+
 /// Whether a Deployment runs the training-operator: the upstream label (on the Deployment or
 /// its pod template), else the upstream name, else an image called `training-operator` (forks
 /// and Helm charts that relabel it).
@@ -157,6 +195,46 @@ pub async fn current(kube: &super::Kube) -> crate::error::Result<OperatorState> 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn each_state_reads_as_one_sentence_with_its_detail() {
+        let running = OperatorState::Running {
+            namespace: "kubeflow".into(),
+            name: "training-operator".into(),
+        };
+        assert_eq!(
+            running.to_string(),
+            "training-operator running (kubeflow/training-operator)"
+        );
+        let not_ready = OperatorState::NotReady {
+            namespace: "ops".into(),
+            name: "tfo".into(),
+            ready: 0,
+            desired: 2,
+        };
+        assert_eq!(
+            not_ready.to_string(),
+            "training-operator ops/tfo is not ready (0/2 replicas ready)"
+        );
+        assert_eq!(
+            OperatorState::NotFound.to_string(),
+            "no training-operator Deployment found (none labelled \
+             control-plane=kubeflow-training-operator in any namespace, no kubeflow/training-operator)"
+        );
+        let unknown = OperatorState::Unknown("deployments.apps is forbidden".into());
+        assert_eq!(
+            unknown.to_string(),
+            "cannot tell whether the training-operator is running (deployments.apps is forbidden)"
+        );
+        // The headline is the sentence without its detail, as diagnose's summaries show it.
+        for state in [running, not_ready, OperatorState::NotFound, unknown] {
+            let text = state.to_string();
+            assert!(
+                text.starts_with(&format!("{} (", state.headline())),
+                "{text}"
+            );
+        }
+    }
 
     fn dep(v: serde_json::Value) -> Deployment {
         serde_json::from_value(v).unwrap()

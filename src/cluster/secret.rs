@@ -1,46 +1,15 @@
 //! Secrets as the cluster needs them: the model-gateway Secret (present, carrying a non-empty
-//! value under its key, and the command that fixes it when not) and which Secrets a pod spec
-//! cannot start without. The default names live in [`crate::gateway`] and are used from there.
+//! value under its key, and the command that fixes it when not). Which Secrets a pod spec
+//! cannot start without is `placement::refs::secret_references`, beside the pod's other
+//! references. The gateway Secret's names and key rules live in [`crate::gateway`] (their one
+//! owner) and are used from there.
 
-use k8s_openapi::api::core::v1::{PodSpec, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 
 use super::{Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
-use crate::gateway::DEFAULT_SECRET_KEY;
-
-/// Where `secret create --base-url` stores the gateway URL beside the key (not a secret).
-pub const BASE_URL_KEY: &str = "base-url";
-
-/// Checks a Secret key name as the API server does (apimachinery's `IsConfigMapKey`,
-/// staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go): at most 253 characters of
-/// letters, digits, `-`, `_` and `.`, and not `.`, `..` or anything starting with `..`.
-/// `flag` names where the key came from, for the message.
-pub fn check_key_name(key: &str, flag: &str) -> Result<()> {
-    let problem = if key.is_empty() {
-        Some("it is empty".to_string())
-    } else if key.len() > 253 {
-        Some(format!(
-            "it has {} characters; at most 253 are allowed",
-            key.len()
-        ))
-    } else if let Some(c) = key
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-    {
-        Some(format!("{c:?} is not allowed"))
-    } else if key == "." || key.starts_with("..") {
-        Some("it must not be '.' or start with '..'".to_string())
-    } else {
-        None
-    };
-    match problem {
-        None => Ok(()),
-        Some(why) => Err(Error::Usage(format!(
-            "{flag} {key:?} is not a valid Secret key ({why}): use letters, digits, '-', '_' and '.', e.g. {DEFAULT_SECRET_KEY}"
-        ))),
-    }
-}
+use crate::gateway::{BASE_URL_KEY, DEFAULT_SECRET_KEY};
 
 /// The readiness of a Secret for a job, as `secret check` and `submit` report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,63 +144,5 @@ pub async fn require_secret(kube: &Kube, namespace: &str, name: &str) -> Result<
                 kube.hints.ns_flags(namespace)
             ),
         )),
-    }
-}
-
-/// A Secret a container cannot start without: a non-optional `secretKeyRef` (one key) or
-/// `envFrom.secretRef` (the whole Secret). The kubelet holds such a container in
-/// CreateContainerConfigError until the Secret (and key) exist.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct SecretRef {
-    pub secret: String,
-    /// `None` for envFrom (the whole Secret).
-    pub key: Option<String>,
-    pub env: String,
-    pub container: String,
-}
-
-/// Every Secret a pod spec's containers take as env (`secretKeyRef`, `envFrom`), init
-/// containers first: what `submit`'s readiness check requires and what `diagnose`
-/// cross-checks. Read from [`crate::placement::refs::pod_needs`], the one owner of a pod's
-/// references.
-pub fn references(spec: &PodSpec) -> Vec<SecretRef> {
-    use crate::placement::refs::{Via, pod_needs};
-    pod_needs(spec)
-        .into_iter()
-        .filter(|n| n.kind == "Secret")
-        .filter_map(|n| match n.via {
-            Via::Env { container, env } => Some(SecretRef {
-                secret: n.name,
-                key: n.keys.into_iter().next(),
-                env,
-                container,
-            }),
-            Via::EnvFrom { container, prefix } => Some(SecretRef {
-                secret: n.name,
-                key: None,
-                env: format!("envFrom (prefix {prefix:?})"),
-                container,
-            }),
-            Via::Volume { .. } => None,
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secret_key_names_follow_the_api_server() {
-        for ok in ["api-key", "API_KEY", "key.txt", ".hidden", "a..b"] {
-            check_key_name(ok, "--key").unwrap();
-        }
-        for bad in ["", ".", "..", "../x", "..x", "a/b", "with space", "ключ"] {
-            let e = check_key_name(bad, "--api-secret-key").unwrap_err();
-            assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid, "{bad:?}");
-            assert!(e.to_string().contains("--api-secret-key"), "{e}");
-        }
-        check_key_name(&"k".repeat(253), "--key").unwrap();
-        check_key_name(&"k".repeat(254), "--key").unwrap_err();
     }
 }

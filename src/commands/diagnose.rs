@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::{Global, block_on, parse_duration};
 use crate::error::Result;
+use crate::ops::diagnose::DiagnoseOptions;
 use crate::output::{Output, ReportFormat};
 
 #[derive(Debug, Clone, Args)]
@@ -28,14 +29,13 @@ pub struct DiagnoseArgs {
 }
 
 pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
-    block_on(crate::diagnose::run(
-        &global.connection(),
-        &args.name,
-        args.output,
-        args.tail,
-        args.timeout,
-        out,
-    ))
+    let opts = DiagnoseOptions {
+        name: args.name,
+        format: args.output,
+        tail: args.tail,
+        timeout: args.timeout,
+    };
+    block_on(crate::ops::diagnose::run(&global.connection(), opts, out))
 }
 
 pub(super) const DIAGNOSE_EXAMPLES: &str = "\

@@ -1,6 +1,8 @@
-//! The command line, and the only place clap is used: the global flags ([`Cli`]), one file per
-//! subcommand with its clap `Args` and an `exec` that turns them into the core's plain option
-//! types, and the dispatch ([`exec`]). Everything below `commands/` is clap-free.
+//! The command line, and the only place clap is used: the clap tree ([`Cli`], [`Command`], the
+//! help), the global flags (`global.rs`: [`Global`], their typed order, `options`), the runtime
+//! and interrupt glue (`runtime.rs`: [`block_on`]), one file per subcommand with its clap `Args`
+//! and an `exec` that turns them into the core's plain option types, and the dispatch
+//! ([`exec`]). Everything below `commands/` is clap-free.
 //!
 //! Flags that kubectl users already know (`--kubeconfig`, `--context`, `-n`, `--request-timeout`,
 //! `-o`, `--dry-run`, `-f`) keep kubectl's names and meanings; values flags follow Helm's.
@@ -15,9 +17,11 @@ pub mod completion;
 pub mod delete;
 pub mod diagnose;
 pub mod get;
+mod global;
 pub mod list;
 pub mod logs;
 pub mod render;
+mod runtime;
 pub mod secret;
 pub mod submit;
 pub mod suspend;
@@ -26,18 +30,22 @@ pub mod top;
 pub mod validate;
 pub mod wait;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::PossibleValue;
-use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::cluster::{ConnFlag, ConnectionOptions};
-use crate::error::{EXIT_CODES_HELP, Error, Result};
+// Every duration flag reads Go's syntax through the one `duration` module.
+pub use crate::duration::{parse as parse_duration, parse_signed as parse_signed_duration};
+use crate::error::{EXIT_CODES_HELP, Result};
 use crate::ops::DryRun;
 use crate::ops::suspend::SuspendAction;
 use crate::ops::wait::WaitFor;
 use crate::output::{ManifestFormat, Output, ReportFormat};
+
+pub use global::{Global, options_text};
+use global::{connection_order, global_ids};
+pub use runtime::block_on;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -59,118 +67,11 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The flags every command takes: kubectl's connection flags (cli-runtime's ConfigFlags, same
-/// names and meanings) and -v.
-#[derive(Debug, Clone, Default, Args)]
-// kubectl keeps these out of each command's own flags (`kubectl options`); here they sit under
-// one heading after them.
-#[command(next_help_heading = "Connection and logging (kubectl's global flags)")]
-pub struct Global {
-    /// Path to the kubeconfig file to use (default: $KUBECONFIG, else ~/.kube/config).
-    #[arg(long, global = true, value_name = "PATH")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// The kubeconfig context to use.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub context: Option<String>,
-
-    /// The kubeconfig cluster to use.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub cluster: Option<String>,
-
-    /// The kubeconfig user to use.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub user: Option<String>,
-
-    /// The namespace (default: the context's namespace, else "default").
-    #[arg(short = 'n', long, global = true, value_name = "NAME")]
-    pub namespace: Option<String>,
-
-    /// Username to impersonate for the operation.
-    #[arg(long = "as", global = true, value_name = "USER")]
-    pub impersonate: Option<String>,
-
-    /// Group to impersonate (repeatable).
-    #[arg(long = "as-group", global = true, value_name = "GROUP")]
-    pub impersonate_groups: Vec<String>,
-
-    /// UID to impersonate.
-    #[arg(long = "as-uid", global = true, value_name = "UID")]
-    pub impersonate_uid: Option<String>,
-
-    /// Bearer token for authentication to the API server.
-    #[arg(long, global = true, value_name = "TOKEN")]
-    pub token: Option<String>,
-
-    /// The address and port of the Kubernetes API server.
-    #[arg(short = 's', long, global = true, value_name = "URL")]
-    pub server: Option<String>,
-
-    /// Path to a cert file for the certificate authority.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub certificate_authority: Option<PathBuf>,
-
-    /// Path to a client certificate file for TLS.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub client_certificate: Option<PathBuf>,
-
-    /// Path to a client key file for TLS.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub client_key: Option<PathBuf>,
-
-    /// Do not check the server's certificate (makes HTTPS connections insecure).
-    #[arg(long, global = true)]
-    pub insecure_skip_tls_verify: bool,
-
-    /// Server name to use for server certificate validation (default: the server's hostname).
-    #[arg(long, global = true, value_name = "NAME")]
-    pub tls_server_name: Option<String>,
-
-    /// How long to wait for a single API request before giving up (e.g. 30s, 1m). 0 = no limit.
-    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
-    pub request_timeout: Option<Duration>,
-
-    /// How long one API request may be retried in all (429, 5xx, dropped connections), e.g.
-    /// 10s. Hidden: for tests and unusual clusters; the default ends a persistent 429 in a minute.
-    #[arg(long, global = true, hide = true, value_name = "DURATION", value_parser = parse_duration,
-          env = "KUBECTL_TFJOB_RETRY_DEADLINE")]
-    pub retry_deadline: Option<Duration>,
-
-    /// Log more: -v for info, -vv for debug, -vvv for trace. Secrets are redacted at every level.
-    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
-
-    /// The order in which the connection flags appeared on the command line (filled by
-    /// [`Cli::from_matches`]), so hints repeat them as typed.
-    #[arg(skip)]
-    pub order: Vec<ConnFlag>,
-}
-
 const OPTIONS_EXAMPLES: &str = "\
 Examples:
   # Every command takes these, before or after its name
   kubectl tfjob options
   kubectl tfjob list -n team-a";
-
-/// Each connection flag's clap id (the field name in [`Global`]).
-const CONNECTION_IDS: [(&str, ConnFlag); 16] = [
-    ("kubeconfig", ConnFlag::Kubeconfig),
-    ("context", ConnFlag::Context),
-    ("cluster", ConnFlag::Cluster),
-    ("user", ConnFlag::User),
-    ("namespace", ConnFlag::Namespace),
-    ("impersonate", ConnFlag::As),
-    ("impersonate_groups", ConnFlag::AsGroup),
-    ("impersonate_uid", ConnFlag::AsUid),
-    ("token", ConnFlag::Token),
-    ("server", ConnFlag::Server),
-    ("certificate_authority", ConnFlag::CertificateAuthority),
-    ("client_certificate", ConnFlag::ClientCertificate),
-    ("client_key", ConnFlag::ClientKey),
-    ("insecure_skip_tls_verify", ConnFlag::InsecureSkipTlsVerify),
-    ("tls_server_name", ConnFlag::TlsServerName),
-    ("request_timeout", ConnFlag::RequestTimeout),
-];
 
 impl Cli {
     /// Parses the process's arguments (exits on error or `--help`, as `Cli::parse` does),
@@ -204,74 +105,9 @@ impl Cli {
     }
 }
 
-/// The connection flags clap saw on the command line, in the order of their first appearance.
-///
-/// clap numbers argument positions per subcommand level and copies global flags between the
-/// levels, so its indices cannot order flags typed before and after a subcommand. clap says
-/// which flags were given; their order comes from scanning argv for their spellings (up to
-/// `--`, after which everything is the container's command).
-fn connection_order(
-    command: &clap::Command,
-    matches: &ArgMatches,
-    argv: &[std::ffi::OsString],
-) -> Vec<ConnFlag> {
-    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
-    // (flag, --long, -short) for each connection flag given.
-    let spellings: Vec<(ConnFlag, String, Option<char>)> = CONNECTION_IDS
-        .iter()
-        .filter(|(id, _)| given(id))
-        .filter_map(|(id, flag)| {
-            let arg = command.get_arguments().find(|a| a.get_id() == *id)?;
-            Some((*flag, format!("--{}", arg.get_long()?), arg.get_short()))
-        })
-        .collect();
-    let mut order: Vec<ConnFlag> = Vec::new();
-    for word in argv.iter().skip(1).map(|w| w.to_string_lossy()) {
-        if word == "--" {
-            break;
-        }
-        let found = spellings.iter().find(|(_, long, short)| {
-            word == long.as_str()
-                || word
-                    .strip_prefix(long.as_str())
-                    .is_some_and(|r| r.starts_with('='))
-                || short.is_some_and(|c| short_cluster_has(&word, c))
-        });
-        if let Some((flag, _, _)) = found
-            && !order.contains(flag)
-        {
-            order.push(*flag);
-        }
-    }
-    // Anything clap saw but the scan missed keeps its place after the rest.
-    for (flag, _, _) in &spellings {
-        if !order.contains(flag) {
-            order.push(*flag);
-        }
-    }
-    order
-}
-
-/// `-n`, `-nteam`, `-n=team`, or `-vvn` (value-less `-v`s first): a short-flag word naming `c`.
-fn short_cluster_has(word: &str, c: char) -> bool {
-    let Some(rest) = word.strip_prefix('-') else {
-        return false;
-    };
-    if rest.starts_with('-') {
-        return false;
-    }
-    rest.chars().find(|&ch| ch != 'v') == Some(c)
-}
-
 /// kubectl's footer under every command's help (cobra's usage template in kubectl's
 /// pkg/cmd/cmd.go / templates): the global flags live in `kubectl options`.
 pub const OPTIONS_FOOTER: &str = "Use \"kubectl tfjob options\" for a list of global command-line options (applies to all commands).";
-
-/// The ids of [`Global`]'s flags (connection flags and -v), which help leaves to `options`.
-fn global_ids() -> Vec<clap::Id> {
-    let root = Global::augment_args(clap::Command::new("global"));
-    root.get_arguments().map(|a| a.get_id().clone()).collect()
-}
 
 /// The subcommand path `args` names (`submit`, `secret create`, or after `help`), and whether the
 /// long help was asked for (`--help` or `help`, as clap decides).
@@ -330,54 +166,6 @@ pub fn help_text(args: &[std::ffi::OsString]) -> Option<String> {
         help.to_string()
     };
     Some(format!("{}\n\n{OPTIONS_FOOTER}\n", text.trim_end()))
-}
-
-/// `kubectl tfjob options`: the global flags as `kubectl options` prints them (pflag's
-/// FlagUsages in kubectl's pkg/cmd/options): `    -n, --namespace='':` then the help on a tab.
-pub fn options_text() -> String {
-    let cmd = Global::augment_args(clap::Command::new("global"));
-    let mut args: Vec<&clap::Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set()).collect();
-    args.sort_by_key(|a| a.get_long().unwrap_or_default().to_string());
-    let mut out = String::from("The following options can be passed to any command:\n\n");
-    for a in args {
-        let Some(long) = a.get_long() else { continue };
-        let default = match a.get_action() {
-            clap::ArgAction::SetTrue => "false",
-            clap::ArgAction::Count => "0",
-            clap::ArgAction::Append => "[]",
-            _ => "''",
-        };
-        let short = a.get_short().map(|c| format!("-{c}, ")).unwrap_or_default();
-        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-        out.push_str(&format!("    {short}--{long}={default}:\n\t{help}\n\n"));
-    }
-    out
-}
-
-impl Global {
-    /// The connection flags as the core takes them.
-    pub fn connection(&self) -> ConnectionOptions {
-        ConnectionOptions {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            cluster: self.cluster.clone(),
-            user: self.user.clone(),
-            namespace: self.namespace.clone(),
-            impersonate: self.impersonate.clone(),
-            impersonate_groups: self.impersonate_groups.clone(),
-            impersonate_uid: self.impersonate_uid.clone(),
-            token: self.token.clone(),
-            server: self.server.clone(),
-            certificate_authority: self.certificate_authority.clone(),
-            client_certificate: self.client_certificate.clone(),
-            client_key: self.client_key.clone(),
-            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
-            tls_server_name: self.tls_server_name.clone(),
-            request_timeout: self.request_timeout,
-            order: self.order.clone(),
-            retry_deadline: self.retry_deadline,
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -500,62 +288,6 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
     }
 }
 
-/// Runs a cluster command's async core. Offline commands never start a runtime, which keeps
-/// `render`/`validate` fast.
-///
-/// Ctrl-C is caught from the first instant: tokio installs a signal handler only when a listener
-/// is first polled, so a command listening for it later would otherwise be killed by a Ctrl-C
-/// that comes before (no exit code, no message). This is the only listener: a command says what
-/// an interrupt means with [`crate::error::on_interrupt`] (`wait` says how to resume); otherwise
-/// the command ends with exit 130 and the generic message.
-pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::io("starting the async runtime", e))?;
-    runtime.block_on(async {
-        let interrupted = interrupt_listener()?;
-        tokio::select! {
-            biased;
-            result = future => result,
-            signal = interrupted => Err(crate::error::interrupted(&format!(
-                "interrupted ({signal}): writes reported above were made; a request in flight \
-                 may or may not have been applied",
-            ))),
-        }
-    })
-}
-
-/// A future that completes on SIGINT, SIGTERM or SIGHUP (a closed terminal, `kill`, a CI
-/// runner's cancel: each deserves the same account of what was done), with the handlers
-/// installed now (not at the first poll). It yields the signal's name for the message.
-fn interrupt_listener() -> Result<impl std::future::Future<Output = &'static str>> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let install =
-            |kind| signal(kind).map_err(|e| Error::io("installing the interrupt handlers", e));
-        let mut sigint = install(SignalKind::interrupt())?;
-        let mut sigterm = install(SignalKind::terminate())?;
-        let mut sighup = install(SignalKind::hangup())?;
-        Ok(async move {
-            tokio::select! {
-                _ = sigint.recv() => "Ctrl-C",
-                _ = sigterm.recv() => "SIGTERM",
-                _ = sighup.recv() => "SIGHUP",
-            }
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-            "Ctrl-C"
-        })
-    }
-}
-
 // The core's plain enums, offered to clap here so the core never sees clap. Each variant's help
 // is what `--help` shows next to the value.
 macro_rules! value_enum {
@@ -599,67 +331,10 @@ value_enum!(WaitFor {
     WaitFor::Finished => "finished": "Succeeded (exit 0) or Failed (exit 4).",
 });
 
-/// Parses a kubectl (Go `time.ParseDuration`) duration: "90s", "10m", "1h30m", "250ms", or a bare
-/// number of seconds as kubectl's `--request-timeout` accepts.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if s.is_empty() {
-        return Err("empty duration; use e.g. 30s, 10m or 1h".into());
-    }
-    if let Ok(secs) = s.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    let mut total = 0f64;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("invalid duration {s:?}: missing unit (ns, us, ms, s, m, h)"))?;
-        if num_len == 0 {
-            return Err(format!(
-                "invalid duration {s:?}: expected a number, e.g. 30s, 10m or 1h"
-            ));
-        }
-        let value: f64 = rest[..num_len]
-            .parse()
-            .map_err(|_| format!("invalid duration {s:?}"))?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            unit => {
-                return Err(format!(
-                    "invalid duration {s:?}: unknown unit {unit:?} (use ns, us, ms, s, m or h)"
-                ));
-            }
-        };
-        total += value * scale;
-        rest = &rest[unit_len..];
-    }
-    if !total.is_finite() || total > 1e12 {
-        return Err(format!("invalid duration {s:?}: too large"));
-    }
-    Ok(Duration::from_secs_f64(total))
-}
-
-/// Like [`parse_duration`], but a negative value means "a week", as in `kubectl wait --timeout=-1s`.
-pub fn parse_signed_duration(s: &str) -> Result<Duration, String> {
-    match s.trim().strip_prefix('-') {
-        Some(rest) => parse_duration(rest).map(|_| Duration::from_secs(7 * 24 * 3600)),
-        None => parse_duration(s),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::ConnFlag;
     use clap::CommandFactory;
 
     #[test]

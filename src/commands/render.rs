@@ -366,7 +366,7 @@ impl From<GatewayArgs> for GatewayOptions {
 }
 
 pub fn exec(global: &Global, args: RenderArgs, out: &mut Output) -> Result<()> {
-    crate::render::run_render(&global.connection(), &args.into(), out)
+    crate::ops::render::run(&global.connection(), args.into(), out)
 }
 
 pub(super) const RENDER_EXAMPLES: &str = "\

@@ -27,14 +27,14 @@ pub struct ValidateArgs {
     pub gateway: GatewayArgs,
 }
 
-pub fn exec(_global: &Global, args: ValidateArgs, out: &mut Output) -> Result<()> {
+pub fn exec(global: &Global, args: ValidateArgs, out: &mut Output) -> Result<()> {
     let options = ValidateOptions {
         files: args.files,
         output: args.output,
         strict: args.strict,
         gateway: args.gateway.into(),
     };
-    crate::validate::run_validate(&options, out)
+    crate::ops::validate::run(&global.connection(), options, out)
 }
 
 pub(super) const VALIDATE_EXAMPLES: &str = "\

@@ -8,16 +8,16 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ListParams, LogParams};
 
 use super::checks::{referenced_secrets, scrub};
-use super::{CrdState, Diagnosis, Snapshot, diagnose};
+use super::{CrdState, Diagnosis, Snapshot};
 use crate::cluster::budget::{Budget, DECORATION};
 pub(super) use crate::cluster::crd::crd_state;
 #[cfg(test)]
 pub(super) use crate::cluster::operator::operator_state;
-use crate::cluster::secret::BASE_URL_KEY;
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
+use crate::gateway::BASE_URL_KEY;
 use crate::model::{self, DEFAULT_CONTAINER_NAME, TFJob};
-use crate::output::{Output, ReportFormat};
+use crate::placement;
 use zeroize::{Zeroize, Zeroizing};
 
 /// At most this many pod logs are read, whatever the replica count.
@@ -93,7 +93,7 @@ pub async fn collect_within(
             .and_then(|st| st.phase.as_deref())
             .is_none_or(|ph| ph == "Pending")
     }) {
-        s.missing_objects = crate::ops::missing::missing_objects(
+        s.missing_objects = super::missing::missing_objects(
             kube,
             namespace,
             &job,
@@ -102,8 +102,15 @@ pub async fn collect_within(
         .await;
     }
     // Unschedulable pods: ask the placement model whether they wait or can never run.
-    if crate::ops::check::any_unschedulable(s.pods.iter().map(|p| p.status.as_ref())) {
-        s.placement = crate::ops::check::unschedulable_verdict(kube, namespace, &job).await;
+    // The same question `wait` asks (ops::preflight::unschedulable_verdict), read here because
+    // diagnose sits below ops; a failed read only leaves the verdict out.
+    if cluster::pod::any_unschedulable(&s.pods) {
+        s.placement = cluster::retry(kube, || placement::collect(&kube.client, namespace, &job))
+            .await
+            .map_err(|e| tracing::debug!(error = %e, "pre-flight for an unschedulable pod failed"))
+            .ok()
+            .and_then(|snapshot| placement::live::unschedulable(snapshot, namespace, &job))
+            .map(|u| (u.verdict, u.reason));
     }
     let services: Api<Service> = Api::namespaced(kube.client.clone(), namespace);
     match cluster::retry(kube, || services.list(&lp)).await {
@@ -387,12 +394,12 @@ pub(super) fn log_targets(pods: &[Pod]) -> Vec<(String, String, bool)> {
 }
 
 /// `tfjob/NAME`, `tfjobs.kubeflow.org/NAME` → `NAME` (the forms kubectl accepts).
-pub(super) fn job_name(arg: &str) -> Result<&str> {
+pub fn job_name(arg: &str) -> Result<&str> {
     crate::cluster::parse_job_name(arg, "diagnose")
 }
 
 /// The command's outcome from the findings: success unless something failed.
-pub(super) fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
+pub fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     if s.crd == CrdState::Missing {
         return Err(Error::not_ready(
             format!("the {} CRD is not installed", model::CRD_NAME),
@@ -455,44 +462,4 @@ fn stalled(s: &Snapshot) -> bool {
         .is_none_or(|st| st.conditions.is_empty());
     let operator_down = matches!(s.operator, crate::cluster::OperatorState::NotReady { .. });
     unreconciled || (operator_down && !job.is_finished())
-}
-
-/// `kubectl tfjob diagnose NAME`: prints the findings (text or JSON), then exits 0 when nothing
-/// failed, 4 when something did (3 when the CRD or the job is missing).
-pub async fn run(
-    conn: &ConnectionOptions,
-    name: &str,
-    format: ReportFormat,
-    tail: i64,
-    timeout: std::time::Duration,
-    out: &mut Output,
-) -> Result<()> {
-    let name = job_name(name)?.to_string();
-    let end = std::time::Instant::now() + timeout;
-    let kube = cluster::connect(conn).await?;
-    let namespace = kube.namespace.clone();
-    // The verdict's reads first; log excerpts (decoration) within 2 s of them and before the
-    // deadline. `--timeout` bounds the whole command.
-    let budget = Budget::until(end);
-    let left = end.saturating_duration_since(std::time::Instant::now());
-    let snapshot = tokio::time::timeout(left, collect_within(&kube, &namespace, &name, tail, budget))
-        .await
-        .map_err(|_| {
-            Error::Timeout(format!(
-                "timed out after {}s diagnosing TFJob {namespace}/{name}: the cluster did not answer every read in time (--timeout)",
-                timeout.as_secs()
-            ))
-        })??;
-    let d = diagnose(&snapshot);
-    match format {
-        ReportFormat::Text => {
-            let color = out.out_color();
-            out.data(&d.render_text(color))?
-        }
-        ReportFormat::Json => out.data_line(
-            &serde_json::to_string_pretty(&d)
-                .map_err(|e| Error::Other(format!("encoding the diagnosis: {e}")))?,
-        )?,
-    }
-    outcome(&snapshot, &d)
 }

@@ -3,7 +3,9 @@
 //! [`collect`] reads everything once (a fixed number of requests, whatever the replica count)
 //! into a [`Snapshot`]; [`diagnose`] is a pure function from that snapshot to [`Finding`]s, in
 //! layer order (CRD → controller → objects → scheduling → runtime), each with its evidence and the
-//! next step. `wait` reuses both when a wait ends without reaching its target.
+//! next step. `wait` reuses both when a wait ends without reaching its target, and [`missing`]
+//! (the objects the pods mount that do not exist) while its pods stay Pending. Nothing here
+//! imports `ops`: `ops` calls down into diagnose, never the reverse.
 //!
 //! Secret values never reach the output: [`collect`] reads the referenced Secrets' values only to
 //! scrub them from the pod logs it fetches (held in buffers zeroed on drop), and keeps each Secret
@@ -14,6 +16,7 @@ mod checks;
 mod collect;
 #[cfg(test)]
 mod collect_tests;
+pub mod missing;
 pub mod refused;
 mod render;
 #[cfg(test)]
@@ -27,7 +30,7 @@ use serde::Serialize;
 
 use crate::model::TFJob;
 
-pub use collect::{collect, collect_within, run};
+pub use collect::{collect, collect_within, job_name, outcome};
 
 /// The CRD and operator facts come from [`crate::cluster`], which owns them for every command.
 pub use crate::cluster::{CrdState, OperatorState};
@@ -60,7 +63,7 @@ pub struct Snapshot {
     /// reason); `None` when it was not asked or had nothing to add.
     pub placement: Option<(crate::placement::Verdict, String)>,
     /// Objects the pods mount that do not exist (read only while a pod is Pending).
-    pub missing_objects: Vec<crate::ops::missing::MissingObject>,
+    pub missing_objects: Vec<missing::MissingObject>,
 }
 
 impl Snapshot {

@@ -4,20 +4,17 @@
 //! (kube-runtime `await_condition` + `conditions::is_deleted`) and one pod watch by label until
 //! the job's pods are gone too (not with `orphan`, which leaves them).
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{Api, DeleteParams, ListParams, Preconditions, PropagationPolicy};
-use kube::runtime::{WatchStreamExt, conditions, wait::await_condition, watcher};
+use kube::runtime::{conditions, wait::await_condition};
 use kube::{Client, ResourceExt};
 
+use crate::cluster::pod::Pod;
 use crate::cluster::{self, Kube};
-
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
-use crate::ops::wait::Pod;
 
 /// `--cascade`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -365,64 +362,11 @@ async fn wait_gone(
     let names: Vec<&str> = jobs.iter().map(|(n, _)| n.as_str()).collect();
     let selector = format!("{} in ({})", model::LABEL_JOB_NAME, names.join(","));
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    pods_gone(
+    crate::cluster::pod::pods_gone(
         pods,
         &selector,
         |_| true,
         |n| writeln!(err, "waiting for {n} pod(s) to be deleted").map_err(io),
     )
     .await
-}
-
-/// Returns once no pod matching `selector` that `counts` accepts is left: one watch, whatever
-/// the number of pods. `progress` hears each new count once the first list is in. A failing
-/// watch is retried with backoff; the caller bounds the whole with its timeout.
-pub(crate) async fn pods_gone(
-    pods: Api<Pod>,
-    selector: &str,
-    counts: impl Fn(&Pod) -> bool,
-    mut progress: impl FnMut(usize) -> Result<()>,
-) -> Result<()> {
-    let mut stream = watcher(pods, watcher::Config::default().labels(selector))
-        .default_backoff()
-        .boxed();
-    let mut present: HashSet<String> = HashSet::new();
-    let mut init: Option<HashSet<String>> = None;
-    let mut listed = false;
-    let mut last_said = usize::MAX;
-    while let Some(ev) = stream.next().await {
-        match ev {
-            Ok(watcher::Event::Init) => init = Some(HashSet::new()),
-            Ok(watcher::Event::InitApply(p)) => {
-                if let Some(s) = init.as_mut()
-                    && counts(&p)
-                {
-                    s.insert(p.name_any());
-                }
-            }
-            Ok(watcher::Event::InitDone) => {
-                present = init.take().unwrap_or_default();
-                listed = true;
-            }
-            Ok(watcher::Event::Apply(p)) => {
-                if counts(&p) {
-                    present.insert(p.name_any());
-                }
-            }
-            Ok(watcher::Event::Delete(p)) => {
-                present.remove(&p.name_any());
-            }
-            Err(e) => tracing::debug!("pod watch: {e}"),
-        }
-        if listed {
-            if present.is_empty() {
-                return Ok(());
-            }
-            if present.len() != last_said {
-                progress(present.len())?;
-                last_said = present.len();
-            }
-        }
-    }
-    Ok(())
 }

@@ -3,7 +3,7 @@
 //! and the shape of TF_CONFIG's cluster; `-o json|yaml` prints the TFJob as the API returned it.
 //!
 //! Requests, constant in the number of replicas: the job, one Table list of its pods (no specs,
-//! see `podtable`), one list of its services, one list of the namespace's events about TFJobs
+//! see `cluster::podtable`), one list of its services, one list of the namespace's events about TFJobs
 //! and one about Pods (field selectors), filtered to this job here.
 
 use std::io::Write;
@@ -14,11 +14,11 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
+use crate::cluster::podtable;
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, GetView};
 use crate::model::{self, TFJob};
-use crate::ops::podtable;
 use crate::print::{self, Format, TableFlags};
 
 /// Which job and how.

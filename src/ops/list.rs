@@ -13,11 +13,11 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams, WatchEvent, WatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
+use crate::cluster::podtable::{self, PodRow};
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, JobRow};
 use crate::model::{self, TFJob};
-use crate::ops::podtable::{self, PodRow};
 use crate::print::{self, Format, TableFlags};
 
 /// What to list.

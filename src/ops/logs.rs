@@ -26,11 +26,11 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::cluster::client as kubeapi;
+use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, Cursor};
 use crate::model::{self, TFJob};
-use crate::ops::wait::Pod;
 
 /// kubectl's `--max-log-requests` default.
 pub const DEFAULT_MAX_LOG_REQUESTS: usize = 5;
@@ -203,10 +203,7 @@ fn instance(pod: &Pod, container: &str) -> Instance {
         .and_then(|s| s.container_statuses.as_ref())
         .and_then(|v| v.iter().find(|c| c.name == container));
     let Some(cs) = cs else {
-        let sched = status.and_then(|s| s.conditions.as_ref()).and_then(|c| {
-            c.iter()
-                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-        });
+        let sched = pod.not_scheduled();
         return Instance::NotStarted(match sched {
             Some(c) => format!(
                 "{}: {}",

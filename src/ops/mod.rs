@@ -1,22 +1,39 @@
-//! The cluster-facing commands, clap-free: each takes plain options and a client or
-//! [`crate::cluster::ConnectionOptions`], and writes through an [`crate::output::Output`] or the
-//! two streams it is given (stdout for data, stderr for progress). `diagnose` lives in
-//! [`crate::diagnose`] beside its pure checks. Pure views of the day-two commands are in
+//! The command cores, clap-free: one `run` per command, written below `commands/` (which turns
+//! flags into the plain option types) and above the layers it calls (`diagnose`, `placement`,
+//! `render`/`values`/`validate`, `print`, `cluster`).
+//!
+//! One signature, for every command whose core is here:
+//!
+//! ```text
+//! pub [async] fn run(conn: &ConnectionOptions, opts: <Cmd>Options, out: &mut Output) -> Result<()>
+//! ```
+//!
+//! `conn` is the connection flags (a cluster command connects with them; an offline one,
+//! `render` and `validate`, reads at most the namespace), `opts` the command's own flags as plain
+//! values, `out` the stdout/stderr pair (data on stdout, the rest on stderr). `submit`, `check`,
+//! `render`, `validate` and `diagnose` have it; `wait` and `wait_many` take their name or targets
+//! and format beside their options, and the day-two cores (`list`, `get`, `logs`, `top`,
+//! `delete`, `suspend`) take a connected [`crate::cluster::Kube`] and the two streams, to be
+//! brought to it. Shared steps sit beside the commands: the pre-flight service [`preflight`]
+//! (the gate `submit` runs, `check`'s report, what `wait` asks of Unschedulable pods), the
+//! readiness checks [`readiness`] and pod dry runs; the pure views of the day-two commands are in
 //! [`crate::jobview`].
 
 pub mod check;
 pub mod delete;
+pub mod diagnose;
 pub mod get;
 pub mod list;
 pub mod logs;
-pub mod missing;
 pub mod pod_dry_run;
-pub mod podtable;
+pub mod preflight;
 pub mod readiness;
+pub mod render;
 pub mod secret;
 pub mod submit;
 pub mod suspend;
 pub mod top;
+pub mod validate;
 pub mod wait;
 pub mod wait_many;
 

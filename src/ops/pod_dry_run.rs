@@ -83,7 +83,7 @@ pub async fn check(kube: &Kube, namespace: &str, job: &TFJob, out: &mut Output) 
             kube::Error::Api(s)
                 if s.code == 422
                     || s.code == 400
-                    || (s.code == 403 && !s.message.contains("cannot create resource")) =>
+                    || (s.code == 403 && !cluster::forbidden::by_authorizer(&s.message, "create")) =>
             {
                 let mut m = format!("{rtype} pod {name}: {}", s.message);
                 for cause in s.details.iter().flat_map(|d| d.causes.iter()) {

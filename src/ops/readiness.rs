@@ -148,13 +148,9 @@ async fn find_operator(kube: &Kube) -> OperatorCheck {
     let grace = cluster::operator::RECONCILE_GRACE.as_secs();
     match cluster::operator::current(kube).await {
         Ok(OperatorState::Running { .. }) => OperatorCheck::Ready,
-        Ok(OperatorState::NotFound) => OperatorCheck::Unknown(format!(
-            "no training-operator Deployment found (none labelled {} in any namespace, no {}/{}); \
-             going on, since an operator may run under another name: `wait` says so if the job \
-             has no status {grace}s after its creation",
-            cluster::operator::operator_selector(),
-            cluster::operator::OPERATOR_NAMESPACE,
-            cluster::operator::OPERATOR_DEPLOYMENT,
+        Ok(state @ OperatorState::NotFound) => OperatorCheck::Unknown(format!(
+            "{state}; going on, since an operator may run under another name: `wait` says so if \
+             the job has no status {grace}s after its creation"
         )),
         Ok(OperatorState::Unknown(why)) => OperatorCheck::Unknown(format!(
             "could not look for the training-operator Deployment ({why}); going on: `wait` says so \
@@ -268,7 +264,7 @@ async fn check_secrets(
         .filter_map(|s| s.template.spec.as_ref())
     {
         refs.extend(
-            cluster::secret::references(pod)
+            crate::placement::refs::secret_references(pod)
                 .into_iter()
                 .map(|r| (r.secret, r.key)),
         );

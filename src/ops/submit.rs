@@ -15,9 +15,10 @@ use kube::runtime::wait::{await_condition, conditions};
 use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
-use crate::cluster::secret::BASE_URL_KEY;
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
+use crate::gateway::BASE_URL_KEY;
 use crate::model::{self, TFJob};
 use crate::output::{Output, ReportFormat};
 use crate::print::{self, Format};
@@ -56,7 +57,7 @@ pub async fn run(
 ) -> Result<()> {
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(kube_args, &args.render)?;
-    print_warnings(&prepared.report, out);
+    super::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
     let mut job = prepared.job;
     // With generateName the API server picks the name; until then, show the prefix.
@@ -79,7 +80,7 @@ pub async fn run(
 
     // 2. The namespace, resolved as kubectl does (reading the kubeconfig sends nothing).
     let kube = cluster::connect(kube_args).await?;
-    let namespace = resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
+    let namespace = super::preflight::resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 
     // --replace may delete: ask before the first request, so an unanswerable question ends the
@@ -150,12 +151,12 @@ pub async fn run(
     }
     // 5. Will it run? Missing objects the pods need, and a `never`, refuse here, before
     //    anything is written.
-    let gate = super::check::GateOptions {
+    let gate = super::preflight::GateOptions {
         show_verdict: args.dry_run == DryRun::Server,
         capacity: !args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
-    super::check::gate(&kube, &namespace, &job, gate, out).await?;
+    super::preflight::gate(&kube, &namespace, &job, gate, out).await?;
     // 6. The pods the operator will create, as server dry runs: PodSecurity, policy engines
     //    and webhooks on pods answer only there.
     super::pod_dry_run::check(&kube, &namespace, &job, out).await?;
@@ -226,40 +227,18 @@ pub async fn run(
     }
     if args.wait {
         // With -o, stdout carries the object alone: what `wait` prints goes to stderr.
-        let data_to_stderr = args.output.is_some();
-        out.set_data_to_stderr(data_to_stderr);
-        let followed = wait::follow(
+        let mut out = out.data_to_stderr(args.output.is_some());
+        wait::follow(
             &kube,
             &namespace,
             &name,
             &args.wait_opts,
             ReportFormat::Text,
-            out,
+            &mut out,
         )
-        .await;
-        out.set_data_to_stderr(false);
-        followed?;
+        .await?;
     }
     Ok(())
-}
-
-pub(crate) fn print_warnings(report: &validate::Report, out: &mut Output) {
-    if !report.findings.is_empty() {
-        out.note(&report.render_text());
-    }
-}
-
-/// `-n` wins; a manifest naming another namespace is refused, as kubectl refuses it.
-pub(crate) fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
-    match from_job {
-        Some(ns) if kube.namespace_from_flag && ns != kube.namespace => Err(Error::Usage(format!(
-            "the namespace from the provided object {ns:?} does not match the namespace {:?}; \
-             pass --namespace={ns} or remove metadata.namespace",
-            kube.namespace
-        ))),
-        Some(ns) => Ok(ns.to_string()),
-        None => Ok(kube.namespace.clone()),
-    }
 }
 
 fn print_job(
@@ -268,18 +247,10 @@ fn print_job(
     output: Option<&Format>,
     default_line: &str,
 ) -> Result<()> {
-    match output {
-        None => out.data_line(default_line),
-        Some(Format::Yaml) => out.data(&render::to_yaml(job)),
-        Some(f) => {
-            // json as kubectl create -o json writes it (Go's indentation), and the rest of
-            // kubectl's printers, on the object as it was sent or answered.
-            let value = serde_json::to_value(job).expect("a TFJob serializes");
-            let mut buf = Vec::new();
-            print::print(f, &value, crate::ops::list::QUALIFIED_KIND, false, &mut buf)?;
-            out.data(&String::from_utf8_lossy(&buf))
-        }
-    }
+    let mut buf = Vec::new();
+    let kind = crate::ops::list::QUALIFIED_KIND;
+    print::manifest::job(job, output, kind, default_line, &mut buf)?;
+    out.data(&String::from_utf8_lossy(&buf))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -483,16 +454,16 @@ async fn delete_and_wait(
         await_deleted(jobs.clone(), &name, &uid).await;
         // The operator's pods carry the job-name label and the old job as controller owner:
         // one watch on the label, counting only the old job's pods.
-        let pods: Api<super::wait::Pod> = Api::namespaced(kube.client.clone(), &namespace);
+        let pods: Api<crate::cluster::pod::Pod> = Api::namespaced(kube.client.clone(), &namespace);
         let selector = format!("{}={name}", model::LABEL_JOB_NAME);
-        let owned_by_old = |p: &super::wait::Pod| {
+        let owned_by_old = |p: &crate::cluster::pod::Pod| {
             p.metadata
                 .owner_references
                 .iter()
                 .flatten()
                 .any(|o| o.uid == uid)
         };
-        super::delete::pods_gone(pods, &selector, owned_by_old, |_| Ok(())).await
+        crate::cluster::pod::pods_gone(pods, &selector, owned_by_old, |_| Ok(())).await
     };
     tokio::time::timeout(timeout, gone).await.map_err(|_| {
         Error::Timeout(format!(
@@ -519,14 +490,6 @@ where
                 pause = (pause * 2).min(Duration::from_secs(5));
             }
         }
-    }
-}
-
-fn humantime(d: Duration) -> String {
-    match d.as_secs() {
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s if s > 0 => format!("{s}s"),
-        _ => format!("{}ms", d.as_millis()),
     }
 }
 

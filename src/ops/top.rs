@@ -19,8 +19,8 @@ use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview;
 use crate::model;
-use crate::placement::quantity::parse_quantity;
 use crate::print::{self, top as units};
+use crate::quantity::parse_quantity;
 
 /// Which jobs and how.
 #[derive(Debug, Clone, Default)]
@@ -131,7 +131,7 @@ pub fn build(
                 .map(|p| {
                     let (requests, limits, gpus) = declared(p);
                     ReplicaTop {
-                        replica: jobview::replica_label(&crate::ops::wait::Pod {
+                        replica: jobview::replica_label(&crate::cluster::pod::Pod {
                             metadata: p.metadata.clone(),
                             status: None,
                         }),

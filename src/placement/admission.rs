@@ -11,70 +11,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{LimitRange, LimitRangeItem, PodSpec, ResourceQuota};
+use k8s_openapi::api::core::v1::{LimitRange, PodSpec, ResourceQuota};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::filters::{Res, effective_requests, is_extended};
-use super::quantity::{format_quantity, parse_quantity};
-use super::verdict::JobPod;
+use super::pods::JobPod;
+// LimitRanger's defaulting is applied while the pods are built (pods.rs, the step before this one).
 use super::{QuotaFinding, Verdict};
+use crate::quantity::{format_quantity, parse_quantity};
 
 type List = BTreeMap<String, Quantity>;
-
-/// `SetDefaults_LimitRangeItem` for Container items.
-fn defaulted(item: &LimitRangeItem) -> (List, List) {
-    let mut def = item.default.clone().unwrap_or_default();
-    let mut req = item.default_request.clone().unwrap_or_default();
-    for (k, v) in item.max.iter().flatten() {
-        def.entry(k.clone()).or_insert_with(|| v.clone());
-    }
-    for (k, v) in &def {
-        req.entry(k.clone()).or_insert_with(|| v.clone());
-    }
-    for (k, v) in item.min.iter().flatten() {
-        req.entry(k.clone()).or_insert_with(|| v.clone());
-    }
-    (def, req)
-}
-
-/// API defaulting then LimitRanger's Container defaults, in place.
-pub fn apply_limit_ranges(spec: &mut PodSpec, limit_ranges: &[LimitRange]) {
-    let items: Vec<&LimitRangeItem> = limit_ranges
-        .iter()
-        .filter_map(|l| l.spec.as_ref())
-        .flat_map(|s| s.limits.iter())
-        .filter(|i| i.type_ == "Container")
-        .collect();
-    let all = spec
-        .containers
-        .iter_mut()
-        .chain(spec.init_containers.iter_mut().flatten());
-    for c in all {
-        let r = c.resources.get_or_insert_with(Default::default);
-        // SetDefaults_Pod: limits stand in for missing requests.
-        if let Some(lim) = r.limits.clone() {
-            let req = r.requests.get_or_insert_with(Default::default);
-            for (k, v) in lim {
-                req.entry(k).or_insert(v);
-            }
-        }
-        for item in &items {
-            let (def, defreq) = defaulted(item);
-            if !def.is_empty() {
-                let lim = r.limits.get_or_insert_with(Default::default);
-                for (k, v) in def {
-                    lim.entry(k).or_insert(v);
-                }
-            }
-            if !defreq.is_empty() {
-                let req = r.requests.get_or_insert_with(Default::default);
-                for (k, v) in defreq {
-                    req.entry(k).or_insert(v);
-                }
-            }
-        }
-    }
-}
 
 fn q(l: Option<&List>, k: &str) -> Option<i128> {
     l.and_then(|l| l.get(k)).and_then(|v| parse_quantity(&v.0))

@@ -18,9 +18,9 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::filters::{ContainerResources, Res, pod_requests};
-use super::quantity::parse_quantity;
 use super::{BoundPod, BoundPods, NodeInfo, PvcInfo, Snapshot};
 use crate::model::TFJob;
+use crate::quantity::parse_quantity;
 
 /// Items per page: big enough to keep the request count low, small enough to bound memory.
 const PAGE: u32 = 500;

@@ -1,6 +1,7 @@
 //! Will it run? A pure model of kube-scheduler's filters and of the admission plugins that
 //! refuse pods (LimitRanger, ResourceQuota), applied to the pods the training-operator will
 //! create for a TFJob, over a [`Snapshot`] of the cluster. No I/O here except [`collect`].
+//! [`live`] asks the same model about a job whose pods already exist and are Unschedulable.
 //!
 //! Upstream behaviour modelled (kubernetes/kubernetes):
 //! - `pkg/scheduler/framework/plugins/noderesources/fit.go` (`fitsRequest`: pod count, then
@@ -47,7 +48,8 @@
 mod admission;
 mod collect;
 mod filters;
-pub(crate) mod quantity;
+pub mod live;
+mod pods;
 pub mod refs;
 mod verdict;
 
@@ -59,12 +61,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota, Taint};
 use serde::{Deserialize, Serialize};
 
-pub use admission::{apply_limit_ranges, check_quotas, limit_range_violations};
+pub use admission::{check_quotas, limit_range_violations};
 pub use collect::collect;
 pub use filters::{Res, effective_requests, fit_error_message, node_reject_reason};
-pub use quantity::{format_quantity, parse_quantity};
+pub use pods::{JobPod, apply_limit_ranges, job_pods};
+// The one quantity parser is `crate::quantity`; re-exported for placement's callers.
+pub use crate::quantity::{format_quantity, parse_quantity};
 pub use refs::check_references;
-pub use verdict::{JobPod, job_pods, place};
+pub use verdict::place;
 
 /// What the whole job (or one pod) can expect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -2,12 +2,14 @@
 //! refuses the pod), PVCs (the VolumeBinding filter waits), ConfigMaps/Secrets in volumes and
 //! env (kubelet: CreateContainerConfigError / FailedMount), imagePullSecrets, the
 //! ServiceAccount (admission refuses the pod), a non-default scheduler, gang scheduling CRDs.
+//! Also the Secrets a pod takes as env ([`secret_references`]), which `submit`'s readiness
+//! requires with their keys and `diagnose` cross-checks.
 
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::PodSpec;
 
-use super::verdict::JobPod;
+use super::pods::JobPod;
 use super::{ReferenceFinding, Severity, Snapshot};
 use crate::model::TFJob;
 
@@ -367,4 +369,41 @@ fn check_keys(
             }
         }
     }
+}
+
+/// A Secret a container cannot start without: a non-optional `secretKeyRef` (one key) or
+/// `envFrom.secretRef` (the whole Secret). The kubelet holds such a container in
+/// CreateContainerConfigError until the Secret (and key) exist.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SecretRef {
+    pub secret: String,
+    /// `None` for envFrom (the whole Secret).
+    pub key: Option<String>,
+    pub env: String,
+    pub container: String,
+}
+
+/// Every Secret a pod spec's containers take as env (`secretKeyRef`, `envFrom`), init
+/// containers first: what `submit`'s readiness check requires and what `diagnose`
+/// cross-checks. Read from [`pod_needs`], the one owner of a pod's references.
+pub fn secret_references(spec: &PodSpec) -> Vec<SecretRef> {
+    pod_needs(spec)
+        .into_iter()
+        .filter(|n| n.kind == "Secret")
+        .filter_map(|n| match n.via {
+            Via::Env { container, env } => Some(SecretRef {
+                secret: n.name,
+                key: n.keys.into_iter().next(),
+                env,
+                container,
+            }),
+            Via::EnvFrom { container, prefix } => Some(SecretRef {
+                secret: n.name,
+                key: None,
+                env: format!("envFrom (prefix {prefix:?})"),
+                container,
+            }),
+            Via::Volume { .. } => None,
+        })
+        .collect()
 }

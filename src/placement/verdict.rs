@@ -1,97 +1,13 @@
-//! The job verdict: build the pods the operator will create, then place them all together on a
+//! The job verdict: place the pods the operator will create ([`super::pods`]) all together on a
 //! copy of the cluster, most demanding first, each onto the least-allocated feasible node (the
 //! default profile's NodeResourcesFit LeastAllocated score over cpu and memory).
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ContainerPort, PodSpec};
-
-use super::filters::{Rejection, Res, effective_requests, fit_error_message, node_reject_reason};
-use super::quantity::format_quantity;
+use super::filters::{Rejection, Res, fit_error_message, node_reject_reason};
+use super::pods::JobPod;
 use super::{NodeInfo, Placement, PodPlacement, Snapshot, Verdict};
-use crate::model::{self, TFJob};
-
-/// One pod the operator will create, as it fills the template (`pkg/core/pod.go`,
-/// `tfjob_controller.go`): name `<job>-<type>-<i>`, the operator's labels, restartPolicy
-/// (ExitCode → Never), the default `tfjob-port` on the `tensorflow` container, and the
-/// namespace's LimitRange defaults applied (`limitranger` admission).
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobPod {
-    pub name: String,
-    pub replica_type: String,
-    pub index: i64,
-    pub labels: BTreeMap<String, String>,
-    pub spec: PodSpec,
-    /// Effective requests after defaulting.
-    pub requests: Res,
-}
-
-/// The pods of `job`, in the operator's replica-type order then index order.
-pub fn job_pods(
-    job: &TFJob,
-    limit_ranges: &[k8s_openapi::api::core::v1::LimitRange],
-) -> Vec<JobPod> {
-    let name = job.metadata.name.as_deref().unwrap_or("");
-    let mut out = vec![];
-    for (key, rs) in &job.spec.tf_replica_specs {
-        let rtype = model::ReplicaType::from_any_case(key)
-            .map(|t| t.as_str().to_string())
-            .unwrap_or_else(|| key.clone());
-        let mut spec = rs.template.spec.clone().unwrap_or_default();
-        spec.restart_policy = Some(
-            match rs.restart_policy.as_deref().unwrap_or("Never") {
-                "ExitCode" => "Never",
-                other => other,
-            }
-            .to_string(),
-        );
-        let idx = spec
-            .containers
-            .iter()
-            .position(|c| c.name == model::DEFAULT_CONTAINER_NAME)
-            .unwrap_or(0);
-        if let Some(c) = spec.containers.get_mut(idx) {
-            let ports = c.ports.get_or_insert_with(Vec::new);
-            if !ports
-                .iter()
-                .any(|p| p.name.as_deref() == Some(model::DEFAULT_PORT_NAME))
-            {
-                ports.push(ContainerPort {
-                    name: Some(model::DEFAULT_PORT_NAME.into()),
-                    container_port: model::DEFAULT_PORT,
-                    ..Default::default()
-                });
-            }
-        }
-        super::admission::apply_limit_ranges(&mut spec, limit_ranges);
-        let requests = effective_requests(&spec);
-        let mut labels: BTreeMap<String, String> = rs
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|m| m.labels.clone())
-            .unwrap_or_default();
-        labels.insert(model::LABEL_JOB_NAME.into(), name.replace('/', "-"));
-        labels.insert(
-            model::LABEL_OPERATOR_NAME.into(),
-            model::OPERATOR_NAME.into(),
-        );
-        labels.insert(model::LABEL_REPLICA_TYPE.into(), rtype.to_lowercase());
-        for i in 0..i64::from(rs.replicas.unwrap_or(1).max(0)) {
-            let mut l = labels.clone();
-            l.insert(model::LABEL_REPLICA_INDEX.into(), i.to_string());
-            out.push(JobPod {
-                name: model::pod_name(name, &rtype, i),
-                replica_type: rtype.clone(),
-                index: i,
-                labels: l,
-                spec: spec.clone(),
-                requests: requests.clone(),
-            });
-        }
-    }
-    out
-}
+use crate::quantity::format_quantity;
 
 /// Per-node state during a simulated placement.
 #[derive(Clone, Default)]

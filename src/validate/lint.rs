@@ -8,12 +8,13 @@
 
 use serde_json::{Map, Value};
 
-use super::{Context, Finding, Severity, credentials, names, quantity, webhook};
+use super::{Context, Finding, Severity, credentials, names, webhook};
 use crate::manifest::{join_index, join_key};
 use crate::model::{
     API_VERSION, CLEAN_POD_POLICIES, DEFAULT_CONTAINER_NAME, KIND, RESTART_POLICIES, ReplicaType,
     SUCCESS_POLICIES,
 };
+use crate::quantity;
 
 const GPU: &str = "nvidia.com/gpu";
 
@@ -171,7 +172,7 @@ fn run_policy(spec: &Map<String, Value>, out: &mut Vec<Finding>) {
                 format!("{p:?} is not All, Running or None; the operator then deletes all pods"),
             )
             .with_hint(
-                crate::values::closest(p, CLEAN_POD_POLICIES).map(|c| format!("did you mean {c}?")),
+                crate::names::closest(p, CLEAN_POD_POLICIES).map(|c| format!("did you mean {c}?")),
             ),
         );
     }
@@ -261,7 +262,7 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
             ),
             (None, None) => {
                 let all = ReplicaType::ALL.map(|t| t.as_str());
-                let hint = crate::values::closest(key, all)
+                let hint = crate::names::closest(key, all)
                     .map(|c| format!("did you mean {c}?"))
                     .unwrap_or_else(|| format!("use one of {}", all.join(", ")));
                 // The webhook does not check keys: the job is stored and its pods created.
@@ -379,7 +380,7 @@ fn replica_spec(
     if let Some(Value::String(p)) = rs.get("restartPolicy")
         && !RESTART_POLICIES.contains(&p.as_str())
     {
-        let hint = crate::values::closest(p, RESTART_POLICIES)
+        let hint = crate::names::closest(p, RESTART_POLICIES)
             .map(|c| format!("did you mean {c}?"))
             .unwrap_or_else(|| format!("use one of {}", RESTART_POLICIES.join(", ")));
         out.push(
@@ -610,7 +611,7 @@ fn env_checks(
 fn qty_value(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => quantity::parse(s).ok(),
+        Value::String(s) => quantity::parse_approx(s).ok(),
         _ => None,
     }
 }
@@ -624,7 +625,7 @@ fn qty_text(v: &Value) -> String {
 
 fn quantity_check(v: &Value, path: &str, out: &mut Vec<Finding>) {
     let parsed = match v {
-        Value::String(s) => quantity::parse(s),
+        Value::String(s) => quantity::parse_approx(s),
         Value::Number(n) if n.is_f64() => Err(format!(
             "{n} is a YAML float; the API server accepts only integers or strings here"
         )),

@@ -9,7 +9,6 @@ pub mod lint;
 pub mod names;
 pub mod pod;
 pub mod podrules;
-pub mod quantity;
 pub mod schema;
 pub mod webhook;
 
@@ -22,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::gateway::GatewayConfig;
 use crate::gateway::GatewayOptions;
 use crate::manifest::{self, Location, Positions};
-use crate::output::{Output, ReportFormat};
+use crate::output::ReportFormat;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -307,8 +306,19 @@ pub struct ValidateOptions {
     pub gateway: GatewayOptions,
 }
 
-/// `kubectl tfjob validate -f FILE|- [-f …] [-o json]`.
-pub fn run_validate(args: &ValidateOptions, out: &mut Output) -> Result<()> {
+/// What `validate` found in its files: every finding, a line per valid job, and how many
+/// documents were read. Pure apart from reading the files; `ops::validate` prints it.
+#[derive(Debug, Clone, Default)]
+pub struct Checked {
+    pub report: Report,
+    /// `FILE: tfjob/NAME is valid`, one per valid document.
+    pub valid: Vec<String>,
+    pub documents: usize,
+}
+
+/// Reads and checks every file of `validate -f FILE|- [-f …]`. A file that cannot be read or
+/// parsed is a finding, not an error, so every problem is reported at once.
+pub fn check_files(args: &ValidateOptions) -> Result<Checked> {
     let gateway = GatewayConfig::from_args(&args.gateway);
     gateway.check()?;
     let mut report = Report::default();
@@ -360,37 +370,11 @@ pub fn run_validate(args: &ValidateOptions, out: &mut Output) -> Result<()> {
     if args.strict {
         report.promote_warnings();
     }
-    match args.output {
-        ReportFormat::Json => {
-            out.data_line(&report.to_json())?;
-            if report.has_errors() {
-                return Err(Error::Invalid(format!(
-                    "validation failed: {}",
-                    report.summary()
-                )));
-            }
-        }
-        ReportFormat::Text => {
-            if report.has_errors() {
-                // A file that could not be read or parsed has no documents to count.
-                let counted = match documents {
-                    0 => String::new(),
-                    1 => " in 1 document".to_string(),
-                    n => format!(" in {n} documents"),
-                };
-                return Err(Error::Invalid(format!(
-                    "validation failed ({}{counted}):\n{}",
-                    report.summary(),
-                    report.render_text().trim_end()
-                )));
-            }
-            out.note(&report.render_text());
-            for v in valid_names {
-                out.data_line(&v)?;
-            }
-        }
-    }
-    Ok(())
+    Ok(Checked {
+        report,
+        valid: valid_names,
+        documents,
+    })
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@ use serde_json::Value;
 use super::names::{dns1123_label, env_var_name, qualified_name};
 use super::{Finding, Severity};
 use crate::manifest::{join_index, join_key};
+// The known effects live in `model` so `values` (the --toleration flag) reads them too.
+use crate::model::TAINT_EFFECTS;
 
 /// apimachinery's `TotalAnnotationSizeLimitB`: keys plus values of one object.
 pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
@@ -239,9 +241,6 @@ fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
         }
     }
 }
-
-/// The effects a taint (and so a toleration) can have (validation.go `validateTolerations`).
-pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 /// validation.go `validateTolerations`: known effects and operators; `Exists` takes no value;
 /// an empty key needs `Exists`; `tolerationSeconds` only with NoExecute; an `Equal` value is a

@@ -13,21 +13,21 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::cluster::ConnectionOptions;
 use crate::error::{Error, Result};
 use crate::manifest::{Document, join_index, join_key};
-use crate::render::RenderOptions;
 
+mod options;
 mod pod;
 pub mod resources;
 mod set;
 mod shape;
 
+pub use options::{PodOptions, RenderOptions};
 pub use pod::flags_overlay;
 pub use resources::RoleResource;
 use set::*;
 pub use set::{MAX_SET_DEPTH, MAX_SET_INDEX, SetArg, parse_set, parse_set_into};
-pub use shape::{Problem, builtin_keys, check_shape, closest};
+pub use shape::{Problem, builtin_keys, check_shape};
 use shape::{describe, scalar_text};
 
 /// Everything a built-in template can be shaped with. Every field is always present in the
@@ -633,7 +633,6 @@ mod tests {
         let doc = manifest::parse_one("worker:\n  replicas: 5\n", "v.yaml")
             .unwrap()
             .unwrap();
-        let kube = ConnectionOptions::default();
         let args = RenderOptions {
             ps: Some(0),
             gpus: Some(1),
@@ -643,7 +642,7 @@ mod tests {
             &defaults,
             &[doc],
             &[SetArg::Typed("worker.replicas=7".into())],
-            flags_overlay(&kube, &args).unwrap(),
+            flags_overlay(None, &args).unwrap(),
         )
         .unwrap();
         assert_eq!(v.worker.replicas, Some(7));

@@ -12,7 +12,7 @@ pub(super) fn kv(flag: &str, s: &str) -> Result<(String, String)> {
 }
 
 /// The dedicated flags as a values tree (the last and strongest source).
-pub fn flags_overlay(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Value> {
+pub fn flags_overlay(namespace: Option<&str>, args: &RenderOptions) -> Result<Value> {
     let mut v = serde_json::json!({});
     let o = v.as_object_mut().unwrap();
     let mut put = |path: &str, val: Value| {
@@ -22,8 +22,8 @@ pub fn flags_overlay(kube: &ConnectionOptions, args: &RenderOptions) -> Result<V
     if let Some(n) = &args.name {
         put("name", n.clone().into());
     }
-    if let Some(n) = &kube.namespace {
-        put("namespace", n.clone().into());
+    if let Some(n) = namespace {
+        put("namespace", n.into());
     }
     if let Some(i) = &args.image {
         put("image", i.clone().into());
@@ -160,7 +160,7 @@ pub(super) fn mount_path(flag: &str, arg: &str, path: &str, form: &str) -> Resul
 
 /// The list-valued pod flags as values entries: volumes, volumeMounts, tolerations,
 /// imagePullSecrets.
-pub(super) fn pod_flags(a: &crate::render::PodOptions) -> Result<Vec<(&'static str, Vec<Value>)>> {
+pub(super) fn pod_flags(a: &PodOptions) -> Result<Vec<(&'static str, Vec<Value>)>> {
     use serde_json::json;
     let mut volumes = Vec::new();
     let mut mounts = Vec::new();
@@ -252,7 +252,7 @@ pub(super) fn pod_flags(a: &crate::render::PodOptions) -> Result<Vec<(&'static s
             return Err(flag_error("--toleration", arg, form));
         };
         // validation.go validateTolerations: the effects a taint can have.
-        if !crate::validate::pod::TAINT_EFFECTS.contains(&effect) {
+        if !crate::model::TAINT_EFFECTS.contains(&effect) {
             return Err(Error::Usage(format!(
                 "--toleration {arg:?}: effect {effect:?} is not NoSchedule, PreferNoSchedule or NoExecute"
             )));

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::Values;
 use crate::manifest::{self, join_index, join_key};
+use crate::names::closest;
 
 /// The schema of [`Values`] as JSON, built once per process when first needed.
 fn values_schema() -> &'static Value {
@@ -245,15 +246,4 @@ fn unknown_key(parent: &str, key: &str, siblings: &[&str]) -> Problem {
         hint: suggestion.map(|s| format!("did you mean `{s}`?")),
         path,
     }
-}
-
-/// The candidate closest to `word`, if it is close enough to be a likely typo.
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let w = word.to_ascii_lowercase();
-    candidates
-        .into_iter()
-        .map(|c| (c, strsim::jaro_winkler(&w, &c.to_ascii_lowercase())))
-        .filter(|(_, score)| *score >= 0.8)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(c, _)| c)
 }

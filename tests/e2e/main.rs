@@ -62,6 +62,26 @@ impl Run {
         format!("{}\n{}", self.stdout, self.stderr)
     }
 
+    /// Asserts the exit code (the same check as [`Run::expect_code`], read as a spec line).
+    #[track_caller]
+    pub fn exit(&self, code: i32) -> &Self {
+        self.expect_code(code)
+    }
+
+    /// Asserts that stdout holds `text`, showing stdout when it does not.
+    #[track_caller]
+    pub fn stdout_has(&self, text: &str) -> &Self {
+        assert!(self.stdout.contains(text), "{}", self.stdout);
+        self
+    }
+
+    /// Asserts that stderr holds `text`, showing stderr when it does not.
+    #[track_caller]
+    pub fn stderr_has(&self, text: &str) -> &Self {
+        assert!(self.stderr.contains(text), "{}", self.stderr);
+        self
+    }
+
     #[track_caller]
     pub fn expect_code(&self, code: i32) -> &Self {
         assert_eq!(
@@ -168,6 +188,12 @@ pub fn stored(c: &TestCluster, edit: impl FnOnce(&mut serde_json::Value)) {
     job["metadata"]["namespace"] = "default".into();
     edit(&mut job);
     c.insert(job);
+}
+
+/// A command line as typed, split on whitespace: `args("wait tf-dist-train --for running")`.
+/// An argument that holds a space is written as a slice instead.
+pub fn args(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
 /// Shorthand: run the binary against a cluster.

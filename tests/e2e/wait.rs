@@ -1,7 +1,7 @@
 //! `wait` and `diagnose` end to end: each way a job gets stuck, found and explained.
 
 use crate::submit::{SECRET, submit_args};
-use crate::{cluster, tfjob};
+use crate::{args, cluster, tfjob};
 
 /// Submits the article's job on a cluster built from `scenario` (the Secret is added), past the
 /// capacity pre-flight: these tests are about a job already created that gets stuck.
@@ -14,45 +14,17 @@ fn submitted(scenario: &str) -> tfjob_testcluster::TestCluster {
 #[test]
 fn reaches_running_and_prints_plain_progress_without_a_tty() {
     let c = submitted("");
+    let run = tfjob(&c, &args("wait tf-dist-train --for running --timeout 30s"));
+    run.exit(0);
+    run.stdout_has("tfjob.kubeflow.org/tf-dist-train condition met (Running)");
+    run.stderr_has("tfjob/tf-dist-train: ");
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "running",
-            "--timeout",
-            "30s",
-        ],
+        &args("wait tfjob/tf-dist-train --for all-running --settle 0 --timeout 30s"),
     );
-    run.expect_code(0);
-    assert!(
-        run.stdout
-            .contains("tfjob.kubeflow.org/tf-dist-train condition met (Running)"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stderr.contains("tfjob/tf-dist-train: "),
-        "{}",
-        run.stderr
-    );
-    let run = tfjob(
-        &c,
-        &[
-            "wait",
-            "tfjob/tf-dist-train",
-            "--for",
-            "all-running",
-            "--settle",
-            "0",
-            "--timeout",
-            "30s",
-        ],
-    );
-    run.expect_code(0);
-    assert!(run.stderr.contains("PS 1/1 running"), "{}", run.stderr);
-    assert!(run.stderr.contains("Worker 3/3 running"), "{}", run.stderr);
+    run.exit(0);
+    run.stderr_has("PS 1/1 running");
+    run.stderr_has("Worker 3/3 running");
 }
 
 #[test]
@@ -60,18 +32,9 @@ fn json_output_is_one_object_per_line() {
     let c = submitted("");
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "-o",
-            "json",
-            "--settle",
-            "0",
-            "--timeout",
-            "30s",
-        ],
+        &args("wait tf-dist-train -o json --settle 0 --timeout 30s"),
     );
-    run.expect_code(0);
+    run.exit(0);
     let events: Vec<serde_json::Value> = run
         .stdout
         .lines()
@@ -84,13 +47,9 @@ fn json_output_is_one_object_per_line() {
 #[test]
 fn unknown_job_is_not_found() {
     let c = cluster("");
-    let run = tfjob(&c, &["wait", "nope", "--timeout", "5s"]);
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("TFJob default/nope not found"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("wait nope --timeout 5s"));
+    run.exit(3);
+    run.stderr_has("TFJob default/nope not found");
 }
 
 #[test]
@@ -100,16 +59,9 @@ fn stuck_on_gpus_fails_after_pending_timeout_and_says_why() {
     );
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--pending-timeout",
-            "1s",
-            "--timeout",
-            "30s",
-        ],
+        &args("wait tf-dist-train --pending-timeout 1s --timeout 30s"),
     );
-    run.expect_code(4);
+    run.exit(4);
     // The placement model answers first: no GPU anywhere can never be had.
     assert!(
         run.stderr.contains("unschedulable") || run.stderr.contains("can never be scheduled"),
@@ -128,36 +80,20 @@ fn missing_image_fails_after_the_grace_period() {
     let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--image-pull-grace",
-            "1s",
-            "--timeout",
-            "30s",
-        ],
+        &args("wait tf-dist-train --image-pull-grace 1s --timeout 30s"),
     );
-    run.expect_code(4);
-    assert!(
-        run.stderr
-            .contains("cannot pull image \"tensorflow/tensorflow:2.13.0-gpu\""),
-        "{}",
-        run.stderr
-    );
+    run.exit(4);
+    run.stderr_has("cannot pull image \"tensorflow/tensorflow:2.13.0-gpu\"");
 }
 
 #[test]
 fn a_secret_deleted_after_submit_fails_fast() {
     let c = submitted("timing: {scheduleMs: 300}");
     c.delete("secrets", Some("default"), "taotoken-secret");
-    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "30s"]);
-    run.expect_code(4);
-    assert!(
-        run.stderr.contains("CreateContainerConfigError"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("taotoken-secret"), "{}", run.stderr);
+    let run = tfjob(&c, &args("wait tf-dist-train --timeout 30s"));
+    run.exit(4);
+    run.stderr_has("CreateContainerConfigError");
+    run.stderr_has("taotoken-secret");
 }
 
 #[test]
@@ -168,17 +104,10 @@ fn crash_loop_fails_fast() {
     // All replicas run for a moment before the PS crashes, so wait for something further away.
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "succeeded",
-            "--timeout",
-            "30s",
-        ],
+        &args("wait tf-dist-train --for succeeded --timeout 30s"),
     );
-    run.expect_code(4);
-    assert!(run.stderr.contains("crash-looping"), "{}", run.stderr);
+    run.exit(4);
+    run.stderr_has("crash-looping");
 }
 
 #[test]
@@ -187,18 +116,8 @@ fn failed_job_ends_the_wait_with_the_operator_message() {
         "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 100\nobjects:{SECRET}"
     ));
     tfjob(&c, &submit_args(&["--restart-policy", "Never"])).expect_code(0);
-    let run = tfjob(
-        &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "finished",
-            "--timeout",
-            "30s",
-        ],
-    );
-    run.expect_code(4);
+    let run = tfjob(&c, &args("wait tf-dist-train --for finished --timeout 30s"));
+    run.exit(4);
     // Whichever is seen first: the operator's Failed condition, or the failed pod that makes
     // it (restartPolicy Never: nothing restarts it).
     assert!(
@@ -235,8 +154,8 @@ fn unreconciled_with(scenario: &str, created: Option<&str>) -> tfjob_testcluster
 fn an_operator_with_no_ready_replica_is_named_at_once() {
     let c = unreconciled();
     // A long --timeout: the answer must not wait for it.
-    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "10m"]);
-    run.expect_code(3);
+    let run = tfjob(&c, &args("wait tf-dist-train --timeout 10m"));
+    run.exit(3);
     assert!(
         run.stderr.contains(
             "nothing reconciles TFJob default/tf-dist-train: training-operator kubeflow/training-operator is not ready (0/1 replicas ready)"
@@ -244,11 +163,11 @@ fn an_operator_with_no_ready_replica_is_named_at_once() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("stays Pending"), "{}", run.stderr);
-    assert!(run.stderr.contains("--pending-timeout"), "{}", run.stderr);
+    run.stderr_has("stays Pending");
+    run.stderr_has("--pending-timeout");
     assert!(!run.stderr.contains("timed out"), "{}", run.stderr);
     // diagnose says the same, in the same words.
-    let diag = tfjob(&c, &["diagnose", "tf-dist-train"]);
+    let diag = tfjob(&c, &args("diagnose tf-dist-train"));
     assert!(
         diag.stdout.contains(
             "training-operator kubeflow/training-operator is not ready (0/1 replicas ready)"
@@ -257,31 +176,16 @@ fn an_operator_with_no_ready_replica_is_named_at_once() {
         diag.stdout
     );
     assert!(!diag.stdout.contains("picking it up"), "{}", diag.stdout);
-    diag.expect_code(3);
+    diag.exit(3);
 
     // Asked to wait for it: waits --pending-timeout, then says the same.
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--pending-timeout",
-            "1s",
-            "--timeout",
-            "10m",
-        ],
+        &args("wait tf-dist-train --pending-timeout 1s --timeout 10m"),
     );
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("Waiting up to --pending-timeout"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("nothing reconciles TFJob"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("Waiting up to --pending-timeout");
+    run.stderr_has("nothing reconciles TFJob");
 }
 
 #[test]
@@ -335,20 +239,11 @@ fn the_articles_job_never_succeeds_while_a_worker_cannot_run() {
             == 2
     }));
     // The placement model says the three GPUs can never be had at once: exit 4, not a timeout.
-    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "3m"]);
-    run.expect_code(4);
-    assert!(
-        run.stderr.contains("can never be scheduled"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("wait tf-dist-train --timeout 3m"));
+    run.exit(4);
+    run.stderr_has("can never be scheduled");
     assert!(!run.stdout.contains("condition met"), "{}", run.stdout);
-    assert!(
-        run.stderr
-            .contains("Worker 1/3 running, 2 pending  (Unschedulable)"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("Worker 1/3 running, 2 pending  (Unschedulable)");
     assert!(
         c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["status"]["conditions"]
             .as_array()
@@ -358,35 +253,18 @@ fn the_articles_job_never_succeeds_while_a_worker_cannot_run() {
         "the operator should consider the job Running"
     );
     // Checked once: not all running, so not met.
-    tfjob(&c, &["wait", "tf-dist-train", "--timeout", "0"]).expect_code(5);
+    tfjob(&c, &args("wait tf-dist-train --timeout 0")).expect_code(5);
     // With a pending limit: fails with the scheduler's reason.
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--pending-timeout",
-            "1s",
-            "--timeout",
-            "30s",
-        ],
+        &args("wait tf-dist-train --pending-timeout 1s --timeout 30s"),
     );
-    run.expect_code(4);
+    run.exit(4);
     // The placement model answers before the pending limit, naming the resource.
-    assert!(run.stderr.contains("nvidia.com/gpu"), "{}", run.stderr);
+    run.stderr_has("nvidia.com/gpu");
     // The operator's meaning, on request, with the replicas that do not run named.
-    let run = tfjob(
-        &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "running",
-            "--timeout",
-            "30s",
-        ],
-    );
-    run.expect_code(0);
+    let run = tfjob(&c, &args("wait tf-dist-train --for running --timeout 30s"));
+    run.exit(0);
     for worker in ["tf-dist-train-worker-1", "tf-dist-train-worker-2"] {
         assert!(
             run.stderr
@@ -395,11 +273,7 @@ fn the_articles_job_never_succeeds_while_a_worker_cannot_run() {
             run.stderr
         );
     }
-    assert!(
-        run.stderr.contains("Insufficient nvidia.com/gpu"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("Insufficient nvidia.com/gpu");
     assert!(
         !run.stdout.contains("Unschedulable: "),
         "notes go to stderr: {}",
@@ -414,12 +288,8 @@ fn the_articles_job_succeeds_only_once_all_four_replicas_run() {
         &c,
         &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
     );
-    run.expect_code(0);
-    assert!(
-        run.stdout.contains("condition met (all replicas Running)"),
-        "{}",
-        run.stdout
-    );
+    run.exit(0);
+    run.stdout_has("condition met (all replicas Running)");
     // The last progress line before success shows all four replicas running (progress is on
     // stderr: stdout holds only "condition met").
     let last = run
@@ -435,16 +305,9 @@ fn the_articles_job_succeeds_only_once_all_four_replicas_run() {
     assert_eq!(pods.len(), 4);
     assert!(pods.iter().all(|p| p["status"]["phase"] == "Running"));
     // kubectl's --timeout 0: the condition holds now, so exit 0.
-    let run = tfjob(
-        &c,
-        &["wait", "tf-dist-train", "--timeout", "0", "--settle", "0"],
-    );
-    run.expect_code(0);
-    assert!(
-        run.stdout.contains("condition met (all replicas Running)"),
-        "{}",
-        run.stdout
-    );
+    let run = tfjob(&c, &args("wait tf-dist-train --timeout 0 --settle 0"));
+    run.exit(0);
+    run.stdout_has("condition met (all replicas Running)");
 }
 
 #[test]
@@ -456,16 +319,9 @@ fn every_watch_failing_falls_back_to_reading_the_job() {
         tfjob(&c, &submit_args(&[])).expect_code(0);
         let run = tfjob(
             &c,
-            &[
-                "wait",
-                "tf-dist-train",
-                "--for",
-                "succeeded",
-                "--timeout",
-                "60s",
-            ],
+            &args("wait tf-dist-train --for succeeded --timeout 60s"),
         );
-        run.expect_code(0);
+        run.exit(0);
         assert!(
             run.stdout.contains("condition met (Succeeded)"),
             "{effect}: {}",
@@ -488,16 +344,9 @@ fn dropped_watches_and_410_gone_do_not_stop_the_wait() {
     tfjob(&c, &submit_args(&[])).expect_code(0);
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "all-running",
-            "--timeout",
-            "30s",
-        ],
+        &args("wait tf-dist-train --for all-running --timeout 30s"),
     );
-    run.expect_code(0);
+    run.exit(0);
     let watches = c.requests().iter().filter(|r| r.verb == "watch").count();
     assert!(watches > 2, "the watches were not dropped: {watches}");
     // After a 410 the pod watch starts over from resourceVersion 0.
@@ -523,23 +372,16 @@ fn api_requests_do_not_grow_with_replicas() {
         let c = cluster(&format!(
             "nodes:\n- {{name: big, cpu: '100000', memory: 100000Gi, gpu: 10000, pods: 5000}}\nobjects:{SECRET}"
         ));
-        let mut args = submit_args(&[]);
-        let i = args.iter().position(|a| *a == "--workers").unwrap();
-        args[i + 1] = workers;
-        tfjob(&c, &args).expect_code(0);
+        let mut submit = submit_args(&[]);
+        let i = submit.iter().position(|a| *a == "--workers").unwrap();
+        submit[i + 1] = workers;
+        tfjob(&c, &submit).expect_code(0);
         c.clear_requests();
         let run = tfjob(
             &c,
-            &[
-                "wait",
-                "tf-dist-train",
-                "--for",
-                "all-running",
-                "--timeout",
-                "120s",
-            ],
+            &args("wait tf-dist-train --for all-running --timeout 120s"),
         );
-        run.expect_code(0);
+        run.exit(0);
         counts.push(c.requests().len());
     }
     eprintln!("API requests of wait --for all-running at 10 / 1000 workers: {counts:?}");
@@ -591,24 +433,13 @@ fn diagnose_reports_healthy_and_broken_jobs_in_text_and_json() {
     let c = submitted("");
     tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "all-running",
-            "--timeout",
-            "30s",
-        ],
+        &args("wait tf-dist-train --for all-running --timeout 30s"),
     )
     .expect_code(0);
-    let run = tfjob(&c, &["diagnose", "tf-dist-train"]);
-    run.expect_code(0);
-    assert!(run.stdout.contains("[ok]   CRD"), "{}", run.stdout);
-    assert!(
-        run.stdout.contains("4/4 pods, 4/4 services"),
-        "{}",
-        run.stdout
-    );
+    let run = tfjob(&c, &args("diagnose tf-dist-train"));
+    run.exit(0);
+    run.stdout_has("[ok]   CRD");
+    run.stdout_has("4/4 pods, 4/4 services");
 
     let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
     assert!(c.wait_for(std::time::Duration::from_secs(10), |c| {
@@ -616,8 +447,8 @@ fn diagnose_reports_healthy_and_broken_jobs_in_text_and_json() {
             p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ImagePullBackOff"
         })
     }));
-    let run = tfjob(&c, &["diagnose", "tf-dist-train", "-o", "json"]);
-    run.expect_code(4);
+    let run = tfjob(&c, &args("diagnose tf-dist-train -o json"));
+    run.exit(4);
     let diagnosis: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let runtime = diagnosis["findings"]
         .as_array()
@@ -633,13 +464,9 @@ fn diagnose_reports_healthy_and_broken_jobs_in_text_and_json() {
         "{runtime}"
     );
 
-    let run = tfjob(&c, &["diagnose", "nope"]);
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("kubectl get tfjobs -n default"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("diagnose nope"));
+    run.exit(3);
+    run.stderr_has("kubectl get tfjobs -n default");
 }
 
 #[test]
@@ -660,8 +487,8 @@ fn replicas_that_each_crash_then_run_end_submit_wait_with_success() {
             "2m",
         ]),
     );
-    run.expect_code(0);
-    assert!(run.stdout.contains("condition met"), "{}", run.stdout);
+    run.exit(0);
+    run.stdout_has("condition met");
     // Each restart is shown (the count depends on which statuses the watch delivered apart).
     for replica in ["ps-0", "worker-0", "worker-1", "worker-2"] {
         assert!(
@@ -683,7 +510,7 @@ fn a_replica_that_fails_on_every_start_ends_submit_wait_with_4() {
         &c,
         &submit_args(&["--skip-capacity-check", "--wait", "--timeout", "2m"]),
     );
-    run.expect_code(4);
+    run.exit(4);
     for part in [
         "worker-1 (pod tf-dist-train-worker-1) is crash-looping: container tensorflow restarted ",
         "during the wait, last exit code 1 (Error) (--max-restarts 3)",
@@ -694,20 +521,11 @@ fn a_replica_that_fails_on_every_start_ends_submit_wait_with_4() {
     // --max-restarts sets the bound.
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "succeeded",
-            "--max-restarts",
-            "1",
-            "--timeout",
-            "2m",
-        ],
+        &args("wait tf-dist-train --for succeeded --max-restarts 1 --timeout 2m"),
     );
-    run.expect_code(4);
-    assert!(run.stderr.contains("is crash-looping"), "{}", run.stderr);
-    assert!(run.stderr.contains("(--max-restarts 1)"), "{}", run.stderr);
+    run.exit(4);
+    run.stderr_has("is crash-looping");
+    run.stderr_has("(--max-restarts 1)");
 }
 
 #[test]
@@ -768,7 +586,7 @@ fn an_operator_the_user_cannot_see_does_not_stop_submit_wait() {
         &c,
         &submit_args(&["--wait", "--settle", "0", "--timeout", "2m"]),
     );
-    run.expect_code(0);
+    run.exit(0);
     assert!(
         run.stderr.contains(
             "could not look for the training-operator Deployment (forbidden to list deployments"
@@ -776,21 +594,16 @@ fn an_operator_the_user_cannot_see_does_not_stop_submit_wait() {
         "{}",
         run.stderr
     );
-    assert!(run.stdout.contains("condition met"), "{}", run.stdout);
+    run.stdout_has("condition met");
 }
 
 #[test]
 fn a_job_without_status_long_after_its_creation_is_unreconciled_in_wait_and_diagnose() {
     // Nothing reconciles, and the operator cannot be seen: the job's own age decides.
     let c = unreconciled_with(NO_DEPLOYMENTS, Some("2026-01-01T00:00:00Z"));
-    let run = tfjob(&c, &["wait", "tf-dist-train", "--timeout", "10m"]);
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("nothing reconciles TFJob default/tf-dist-train: it has no status"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("wait tf-dist-train --timeout 10m"));
+    run.exit(3);
+    run.stderr_has("nothing reconciles TFJob default/tf-dist-train: it has no status");
     assert!(
         run.stderr.contains(
             "cannot tell whether the training-operator is running (forbidden to list deployments"
@@ -798,39 +611,18 @@ fn a_job_without_status_long_after_its_creation_is_unreconciled_in_wait_and_diag
         "{}",
         run.stderr
     );
-    let diag = tfjob(&c, &["diagnose", "tf-dist-train"]);
-    diag.expect_code(3);
-    assert!(
-        diag.stdout
-            .contains("the training-operator is not reconciling this job"),
-        "{}",
-        diag.stdout
-    );
+    let diag = tfjob(&c, &args("diagnose tf-dist-train"));
+    diag.exit(3);
+    diag.stdout_has("the training-operator is not reconciling this job");
     // A young job is given --pending-timeout (here 1s) from its creation, then the same answer.
     let c = unreconciled_with(NO_DEPLOYMENTS, None);
     let run = tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--pending-timeout",
-            "1s",
-            "--timeout",
-            "10m",
-        ],
+        &args("wait tf-dist-train --pending-timeout 1s --timeout 10m"),
     );
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("An operator may still reconcile the job"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("nothing reconciles TFJob"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("An operator may still reconcile the job");
+    run.stderr_has("nothing reconciles TFJob");
 }
 
 #[test]
@@ -842,12 +634,8 @@ fn no_command_lists_every_deployment_in_the_cluster() {
         &submit_args(&["--wait", "--settle", "0", "--timeout", "2m"]),
     )
     .expect_code(0);
-    tfjob(
-        &c,
-        &["wait", "tf-dist-train", "--settle", "0", "--timeout", "1m"],
-    )
-    .expect_code(0);
-    tfjob(&c, &["diagnose", "tf-dist-train"]).expect_code(0);
+    tfjob(&c, &args("wait tf-dist-train --settle 0 --timeout 1m")).expect_code(0);
+    tfjob(&c, &args("diagnose tf-dist-train")).expect_code(0);
     let deployments: Vec<_> = c
         .requests()
         .into_iter()
@@ -886,24 +674,9 @@ fn a_failed_job_is_reported_within_its_timeout_when_no_log_can_be_read() {
                     .any(|c| c["type"] == "Failed" && c["status"] == "True")
             })
     }));
-    let run = tfjob(
-        &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "succeeded",
-            "--timeout",
-            "5s",
-        ],
-    );
-    run.expect_code(4);
-    assert!(
-        run.stderr
-            .contains("TFJob tf-dist-train failed: TFJob default/tf-dist-train has failed because 1 Worker replica(s) failed"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 5s"));
+    run.exit(4);
+    run.stderr_has("TFJob tf-dist-train failed: TFJob default/tf-dist-train has failed because 1 Worker replica(s) failed");
     assert!(
         run.stderr.contains(
             "the kubelet could not serve the log of pod tf-dist-train-worker-1 (HTTP 500: no preferred addresses found; known addresses: [])"
@@ -926,30 +699,10 @@ fn a_crash_loop_is_reported_when_no_log_can_be_read() {
         "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\n{NO_KUBELET_LOGS}\nobjects:{SECRET}"
     ));
     tfjob(&c, &submit_args(&[])).expect_code(0);
-    let run = tfjob(
-        &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "succeeded",
-            "--timeout",
-            "2m",
-        ],
-    );
-    run.expect_code(4);
-    assert!(
-        run.stderr
-            .contains("worker-1 (pod tf-dist-train-worker-1) is crash-looping"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("the kubelet could not serve the log of pod tf-dist-train-worker-1"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 2m"));
+    run.exit(4);
+    run.stderr_has("worker-1 (pod tf-dist-train-worker-1) is crash-looping");
+    run.stderr_has("the kubelet could not serve the log of pod tf-dist-train-worker-1");
     assert!(!run.stderr.contains("its last log lines"), "{}", run.stderr);
     let log_reads = c
         .requests()
@@ -965,25 +718,10 @@ fn timeout_bounds_the_whole_wait_the_closing_diagnosis_included() {
     let c = submitted(
         "faults:\n- match: {verb: list, resource: events}\n  latencyMs: 60000\n  times: 0",
     );
-    let run = tfjob(
-        &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "--for",
-            "succeeded",
-            "--timeout",
-            "3s",
-        ],
-    );
-    run.expect_code(5);
-    assert!(run.stderr.contains("timed out after 3s"), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("(no diagnosis: --timeout ran out before it could be read)"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 3s"));
+    run.exit(5);
+    run.stderr_has("timed out after 3s");
+    run.stderr_has("(no diagnosis: --timeout ran out before it could be read)");
 }
 
 #[test]
@@ -993,20 +731,15 @@ fn logs_follow_ends_as_wait_does_a_restart_is_shown_a_crash_loop_is_4() {
         "containerBehaviour:\n- match: {{podName: 'tf-dist-train-*'}}\n  exitCode: 1\n  runMs: 50\nsucceedAfterMs: 1500\nobjects:{SECRET}"
     ));
     tfjob(&c, &submit_args(&[])).expect_code(0);
-    let run = tfjob(&c, &["logs", "tf-dist-train", "-f", "--timeout", "2m"]);
-    run.expect_code(0);
-    assert!(run.stdout.contains("[worker-0]"), "{}", run.stdout);
+    let run = tfjob(&c, &args("logs tf-dist-train -f --timeout 2m"));
+    run.exit(0);
+    run.stdout_has("[worker-0]");
     // A worker that fails on every start: a crash loop ends the follow with exit 4.
     let c = cluster(&format!(
         "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 50\n  crashLoop: true\nobjects:{SECRET}"
     ));
     tfjob(&c, &submit_args(&[])).expect_code(0);
-    let run = tfjob(&c, &["logs", "tf-dist-train", "-f", "--timeout", "2m"]);
-    run.expect_code(4);
-    assert!(
-        run.stderr
-            .contains("worker-1 (pod tf-dist-train-worker-1) is crash-looping"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("logs tf-dist-train -f --timeout 2m"));
+    run.exit(4);
+    run.stderr_has("worker-1 (pod tf-dist-train-worker-1) is crash-looping");
 }

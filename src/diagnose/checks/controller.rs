@@ -9,20 +9,17 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         .as_ref()
         .is_some_and(|j| j.condition(condition::CREATED).is_some());
     let operator = match &s.operator {
-        OperatorState::Running { namespace, name } => Finding::new(
+        OperatorState::Running { .. } => Finding::new(
             Layer::Controller,
             Verdict::Ok,
-            format!("training-operator running ({namespace}/{name})"),
+            s.operator.to_string(),
         ),
         OperatorState::NotReady {
-            namespace,
-            name,
-            ready,
-            desired,
+            namespace, name, ..
         } => Finding::new(
             Layer::Controller,
             Verdict::Fail,
-            format!("training-operator {namespace}/{name} is not ready ({ready}/{desired} replicas ready)"),
+            s.operator.to_string(),
         )
         .next(format!(
             "see why: kubectl describe deployment {name} {flags}; kubectl logs deploy/{name} {flags}",
@@ -38,7 +35,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         OperatorState::NotFound => Finding::new(
             Layer::Controller,
             Verdict::Warning,
-            "no training-operator Deployment found",
+            s.operator.headline(),
         )
         .evidence(format!(
             "looked for Deployments labelled {} in every namespace, and for {}/{}",
@@ -50,7 +47,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         OperatorState::Unknown(why) => Finding::new(
             Layer::Controller,
             Verdict::Unknown,
-            "cannot tell whether the training-operator is running",
+            s.operator.headline(),
         )
         .evidence(why.clone()),
     };

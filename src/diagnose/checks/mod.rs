@@ -3,6 +3,7 @@
 //! `scheduling`, `runtime` with its `secrets`); this file holds the driver, the shared pod/event helpers and the
 //! scrubbing of secret values, which the layers reach through `use super::*`.
 
+use crate::cluster::pod::PodFacts;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{
@@ -116,15 +117,13 @@ fn not_reached(out: &mut Vec<Finding>, layer: Layer, gate: &Gate) {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
+// Name and phase are the pod facts of crate::cluster::pod; owned here as Strings for findings.
 fn pod_name(pod: &Pod) -> String {
-    pod.metadata.name.clone().unwrap_or_default()
+    pod.pod_name().to_string()
 }
 
 fn pod_phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .unwrap_or("Pending")
+    pod.pod_phase()
 }
 
 fn replica_type(pod: &Pod) -> String {
@@ -293,15 +292,8 @@ pub(super) fn age_secs(now: k8s_openapi::jiff::Timestamp, t: Option<&Time>) -> O
     t.map(|t| (now.as_second() - t.0.as_second()).max(0))
 }
 
-/// 45s, 3m, 2h, 5d — as kubectl's AGE column.
-pub(super) fn human(secs: i64) -> String {
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 2 * 3600 => format!("{}m", s / 60),
-        s if s < 48 * 3600 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
-    }
-}
+// The formatter lives in `duration`, with every other duration the plugin prints.
+pub(super) use crate::duration::coarse as human;
 
 // ---------------------------------------------------------------------------------------------
 // Keeping secret values out of the output

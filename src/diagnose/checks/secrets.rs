@@ -4,7 +4,7 @@
 use super::*;
 
 // Which Secrets a pod spec needs is a cluster fact, owned by `cluster::secret`.
-pub(super) use crate::cluster::secret::{SecretRef, references as secret_refs};
+pub(super) use crate::placement::refs::{SecretRef, secret_references as secret_refs};
 
 /// Secret names referenced by the job's templates and pods (what `collect` must read).
 pub fn referenced_secrets(job: Option<&TFJob>, pods: &[Pod]) -> BTreeSet<String> {

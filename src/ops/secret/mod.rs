@@ -18,9 +18,10 @@ use secrecy::{ExposeSecret, SecretString};
 use zeroize::Zeroize;
 
 use super::DryRun;
-use crate::cluster::secret::{BASE_URL_KEY, check_secret, stored_base_url};
+use crate::cluster::secret::{check_secret, stored_base_url};
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
+use crate::gateway::BASE_URL_KEY;
 use crate::gateway::DEFAULT_BASE_URL;
 use crate::output::{ManifestFormat, Output};
 use crate::probe;
@@ -249,7 +250,7 @@ pub fn prepare_create(
         ));
     }
     cluster::check_name("Secret", &args.name)?;
-    crate::cluster::secret::check_key_name(&args.key, "--key")?;
+    crate::gateway::check_key_name(&args.key, "--key")?;
     if args.key == BASE_URL_KEY && args.base_url.is_some() {
         return Err(Error::Usage(format!(
             "--key {BASE_URL_KEY} collides with where --base-url is stored; pick another key"
@@ -544,7 +545,7 @@ pub async fn check(
     out: &mut Output,
 ) -> Result<()> {
     cluster::check_name("Secret", &args.name)?;
-    crate::cluster::secret::check_key_name(&args.key, "--key")?;
+    crate::gateway::check_key_name(&args.key, "--key")?;
     let kube = cluster::connect(kube_args).await?;
     let namespace = kube.namespace.clone();
     let secret = match check_secret(&kube, &namespace, &args.name, &args.key).await {

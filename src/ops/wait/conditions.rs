@@ -10,7 +10,7 @@
 //! 1 PS + 3 one-GPU workers on a one-GPU cluster is therefore `Running` while two workers are
 //! Unschedulable forever.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,10 +18,12 @@ use k8s_openapi::jiff::Timestamp;
 use kube::runtime::wait::Condition;
 use serde::Serialize;
 
-use super::restarts::{Restarts, crash_loop, observe_restarts, permanent_failure};
-use super::{Pod, WaitFor};
+use super::WaitFor;
+use super::restarts::{crash_loop, observe_restarts, permanent_failure};
+use super::state::{Limits, Now, Settle, Tracker, View, jiff_span};
 use crate::cluster::operator::OperatorState;
-use crate::model::{self, ReplicaType, TFJob, condition};
+use crate::cluster::pod::{self, Pod, PodFacts, canonical_replica_type};
+use crate::model::{self, TFJob, condition};
 
 // ---------------------------------------------------------------------------------------------
 // Job conditions
@@ -57,49 +59,6 @@ pub fn is_suspended() -> impl Condition<TFJob> {
 // ---------------------------------------------------------------------------------------------
 // Pods
 
-/// The replica type a pod belongs to, from the operator's label, in canonical case.
-pub(super) fn pod_replica_type(pod: &Pod) -> Option<String> {
-    let label = pod
-        .metadata
-        .labels
-        .as_ref()?
-        .get(model::LABEL_REPLICA_TYPE)?;
-    Some(canonical(label))
-}
-
-pub(super) fn canonical(rtype: &str) -> String {
-    ReplicaType::from_any_case(rtype)
-        .map(|t| t.as_str().to_string())
-        .unwrap_or_else(|| rtype.to_string())
-}
-
-pub(super) fn phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .unwrap_or("Pending")
-}
-
-pub(super) fn pod_name(pod: &Pod) -> &str {
-    pod.metadata.name.as_deref().unwrap_or_default()
-}
-
-/// Running, not being deleted, and every container started: a container that restarts is
-/// waiting or terminated for a while, and a pod with a deletionTimestamp counts as failed for
-/// the operator (`core/status.go`).
-pub fn pod_started(pod: &Pod) -> bool {
-    let Some(status) = pod.status.as_ref() else {
-        return false;
-    };
-    let containers = status.container_statuses.as_deref().unwrap_or_default();
-    pod.metadata.deletion_timestamp.is_none()
-        && phase(pod) == "Running"
-        && !containers.is_empty()
-        && containers.iter().all(|cs| {
-            cs.started != Some(false) && cs.state.as_ref().is_some_and(|s| s.running.is_some())
-        })
-}
-
 /// When the most recently (re)started container of `pod` started, as the kubelet reports it.
 fn last_start(pod: &Pod) -> Option<Timestamp> {
     let containers = pod.status.as_ref()?.container_statuses.as_deref()?;
@@ -120,11 +79,11 @@ fn last_start(pod: &Pod) -> Option<Timestamp> {
 /// Restarts per pod instance: a recreated pod (new uid) or a bumped restartCount changes it.
 fn restart_marks(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
     pods.iter()
-        .filter(|p| pod_replica_type(p).is_some())
+        .filter(|p| p.replica_type().is_some())
         .map(|p| {
             let key = format!(
                 "{}/{}",
-                pod_name(p),
+                p.pod_name(),
                 p.metadata.uid.as_deref().unwrap_or_default()
             );
             let restarts = p
@@ -143,7 +102,7 @@ fn restart_marks(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
 pub fn expected_replicas(job: &TFJob) -> BTreeMap<String, i32> {
     let mut out = BTreeMap::new();
     for (key, spec) in &job.spec.tf_replica_specs {
-        *out.entry(canonical(key)).or_insert(0) += spec.replicas.unwrap_or(1).max(0);
+        *out.entry(canonical_replica_type(key)).or_insert(0) += spec.replicas.unwrap_or(1).max(0);
     }
     out
 }
@@ -151,8 +110,8 @@ pub fn expected_replicas(job: &TFJob) -> BTreeMap<String, i32> {
 /// Started pods per canonical role name.
 fn started_per_role(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
     let mut started: BTreeMap<String, i32> = BTreeMap::new();
-    for pod in pods.iter().filter(|p| pod_started(p)) {
-        if let Some(rtype) = pod_replica_type(pod) {
+    for pod in pods.iter().filter(|p| p.started()) {
+        if let Some(rtype) = pod.replica_type() {
             *started.entry(rtype).or_default() += 1;
         }
     }
@@ -171,13 +130,7 @@ pub fn all_started(job: &TFJob, pods: &[Arc<Pod>]) -> bool {
 
 /// The scheduler's verdict on a pod that is not scheduled: `Unschedulable: 0/1 nodes …`.
 fn scheduler_says(pod: &Pod) -> Option<String> {
-    let cond = pod
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .flatten()
-        .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
+    let cond = pod.not_scheduled()?;
     Some(match (&cond.reason, &cond.message) {
         (Some(r), Some(m)) => format!("{r}: {m}"),
         (Some(r), None) => r.clone(),
@@ -192,20 +145,20 @@ pub fn not_running(job: &TFJob, pods: &[Arc<Pod>]) -> Vec<String> {
     let mut out = Vec::new();
     let mut have: BTreeMap<String, i32> = BTreeMap::new();
     let mut sorted: Vec<&Arc<Pod>> = pods.iter().collect();
-    sorted.sort_by(|a, b| pod_name(a).cmp(pod_name(b)));
+    sorted.sort_by(|a, b| a.pod_name().cmp(b.pod_name()));
     for pod in sorted {
-        let Some(rtype) = pod_replica_type(pod) else {
+        let Some(rtype) = pod.replica_type() else {
             continue;
         };
         *have.entry(rtype).or_default() += 1;
-        if pod_started(pod) {
+        if pod.started() {
             continue;
         }
         let why = scheduler_says(pod)
             .or_else(|| pod_reason(pod))
             .map(|r| format!(": {r}"))
             .unwrap_or_default();
-        out.push(format!("{} ({}{why})", pod_name(pod), phase(pod)));
+        out.push(format!("{} ({}{why})", pod.pod_name(), pod.pod_phase()));
     }
     for (rtype, n) in expected_replicas(job) {
         let missing = n - have.get(&rtype).copied().unwrap_or(0);
@@ -239,12 +192,7 @@ fn pod_reason(pod: &Pod) -> Option<String> {
             );
         }
     }
-    status
-        .conditions
-        .iter()
-        .flatten()
-        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-        .and_then(|c| c.reason.clone())
+    pod::not_scheduled(status).and_then(|c| c.reason.clone())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,11 +258,11 @@ pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
         .collect();
     let mut reason = None;
     for pod in pods {
-        let Some(rtype) = pod_replica_type(pod) else {
+        let Some(rtype) = pod.replica_type() else {
             continue;
         };
         let c = replicas.entry(rtype).or_default();
-        match phase(pod) {
+        match pod.pod_phase() {
             "Running" if pod.metadata.deletion_timestamp.is_none() => c.running += 1,
             "Running" | "Failed" => c.failed += 1,
             "Succeeded" => c.succeeded += 1,
@@ -334,44 +282,6 @@ pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
 // ---------------------------------------------------------------------------------------------
 // Evaluation
 
-/// The clock, injected: the monotonic instant for windows the waiter observes itself, the wall
-/// clock to compare with the kubelet's `startedAt`.
-#[derive(Debug, Clone, Copy)]
-pub struct Now {
-    pub instant: Instant,
-    pub wall: Timestamp,
-}
-
-impl Now {
-    pub fn current() -> Self {
-        Now {
-            instant: Instant::now(),
-            wall: Timestamp::now(),
-        }
-    }
-
-    /// `d` later on both clocks.
-    pub fn after(self, d: Duration) -> Self {
-        Now {
-            instant: self.instant + d,
-            wall: self.wall.checked_add(jiff_span(d)).unwrap_or(self.wall),
-        }
-    }
-}
-
-pub(super) fn jiff_span(d: Duration) -> k8s_openapi::jiff::SignedDuration {
-    k8s_openapi::jiff::SignedDuration::try_from(d).unwrap_or(k8s_openapi::jiff::SignedDuration::MAX)
-}
-
-/// What the waiter looks at.
-#[derive(Debug, Clone, Copy)]
-pub struct View<'a> {
-    pub job: &'a TFJob,
-    pub pods: &'a [Arc<Pod>],
-    /// Checked only while the job has no condition; `None` = not checked.
-    pub operator: Option<&'a OperatorState>,
-}
-
 /// What the waiter should do after looking at the current state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -384,109 +294,6 @@ pub enum Outcome {
         hint: String,
     },
     Waiting,
-}
-
-/// The limits that turn a slow job into a failed wait.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    pub image_pull_grace: Duration,
-    pub pending_timeout: Option<Duration>,
-    pub settle: Duration,
-    /// Restarts of one container during the wait that make a crash loop (`--max-restarts`);
-    /// the job's `runPolicy.backoffLimit` takes its place when set.
-    pub max_restarts: u32,
-}
-
-impl From<&super::WaitOptions> for Limits {
-    fn from(o: &super::WaitOptions) -> Self {
-        Limits {
-            image_pull_grace: o.image_pull_grace,
-            pending_timeout: o.pending_timeout,
-            settle: o.settle,
-            max_restarts: o.max_restarts,
-        }
-    }
-}
-
-/// Time-dependent memory of the waiter: since when each pod has shown a given problem, and
-/// since when every replica has been running without a restart.
-#[derive(Debug, Default)]
-pub struct Tracker {
-    since: HashMap<(String, &'static str), Instant>,
-    settle: Option<Settle>,
-    /// Per (pod name, container): the restarts this waiter has seen.
-    pub(super) restarts: BTreeMap<(String, String), Restarts>,
-    /// Lines to show once (a replica restarted), taken by the I/O loop.
-    pub(super) notes: Vec<String>,
-    /// The same restarts as facts, for `logs -f`'s marker between two instances' lines.
-    pub(super) restarted: Vec<Restarted>,
-    /// The container whose crash loop ended the wait: (pod, container), for its last log lines.
-    pub crashed: Option<(String, String)>,
-    /// The wall clock of the first evaluation: pods created since (e.g. by `submit --wait`)
-    /// count every restart they show.
-    pub(super) first_seen: Option<Timestamp>,
-}
-
-#[derive(Debug)]
-struct Settle {
-    since: Instant,
-    restarts: BTreeMap<String, i32>,
-}
-
-impl Tracker {
-    /// How long `pod` has had `problem` (zero on first sighting); forgets problems that are gone.
-    fn age(&mut self, pod: &str, problem: &'static str, present: bool, now: Instant) -> Duration {
-        let key = (pod.to_string(), problem);
-        if present {
-            now - *self.since.entry(key).or_insert(now)
-        } else {
-            self.since.remove(&key);
-            Duration::ZERO
-        }
-    }
-
-    /// How long every replica has been running without a restart, as seen by this waiter.
-    pub fn settling_for(&self, now: Instant) -> Option<Duration> {
-        self.settle.as_ref().map(|s| now - s.since)
-    }
-
-    /// The lines gathered since the last call ("worker-1 restarted (exit 1), 1×").
-    pub fn take_notes(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.notes)
-    }
-
-    /// The restarts seen since the last call (the notes say the same in words).
-    pub fn take_restarted(&mut self) -> Vec<Restarted> {
-        self.notes.clear();
-        std::mem::take(&mut self.restarted)
-    }
-}
-
-/// One restart (or recreation after a failure) of a replica's container.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Restarted {
-    /// `worker-1`.
-    pub replica: String,
-    /// The container, unless it is the default `tensorflow` one.
-    pub container: Option<String>,
-    /// The exit code of the instance that ended, when known.
-    pub exit: Option<i32>,
-}
-
-impl Restarted {
-    /// `--- worker-1 restarted (exit 1) ---`: where one instance's log ends and the next begins.
-    pub fn marker(&self) -> String {
-        let container = self
-            .container
-            .as_ref()
-            .map(|c| format!(" container {c}"))
-            .unwrap_or_default();
-        let exit = self
-            .exit
-            .map(|c| format!(" (exit {c})"))
-            .unwrap_or_default();
-        format!("--- {}{container} restarted{exit} ---", self.replica)
-    }
 }
 
 /// Has the job reached `target`, failed, or should we keep waiting?
@@ -573,7 +380,7 @@ fn settled(view: View<'_>, tracker: &mut Tracker, settle: Duration, now: Now) ->
     };
     view.pods
         .iter()
-        .filter(|p| pod_started(p))
+        .filter(|p| p.started())
         .all(|p| last_start(p).is_some_and(|t| t <= cutoff))
 }
 
@@ -614,7 +421,7 @@ fn unreconciled(
         return Some(Outcome::NotReconciled {
             message: format!(
                 "nothing reconciles TFJob {ns}/{name}: it has no status {old}s after its creation ({}); the job stays {}",
-                operator_words(operator),
+                operator,
                 model::STATE_NOT_RECONCILED
             ),
             hint: format!("{} {wait_longer}", crate::cluster::install_operator_hint()),
@@ -639,7 +446,7 @@ fn unreconciled(
     Some(Outcome::NotReconciled {
         message: format!(
             "nothing reconciles TFJob {ns}/{name}: {}; the job stays {}{waited}",
-            operator_words(operator),
+            operator,
             model::STATE_NOT_RECONCILED
         ),
         hint: format!(
@@ -648,42 +455,13 @@ fn unreconciled(
     })
 }
 
-/// The operator's state in the words `diagnose` uses.
-pub fn operator_words(state: &OperatorState) -> String {
-    match state {
-        OperatorState::Running { namespace, name } => {
-            format!("training-operator running ({namespace}/{name})")
-        }
-        OperatorState::NotReady {
-            namespace,
-            name,
-            ready,
-            desired,
-        } => format!(
-            "training-operator {namespace}/{name} is not ready ({ready}/{desired} replicas ready)"
-        ),
-        OperatorState::NotFound => format!(
-            "no training-operator Deployment found (none labelled {} in any namespace, no {}/{})",
-            crate::cluster::operator::operator_selector(),
-            crate::cluster::operator::OPERATOR_NAMESPACE,
-            crate::cluster::operator::OPERATOR_DEPLOYMENT
-        ),
-        OperatorState::Unknown(why) => {
-            format!("cannot tell whether the training-operator is running ({why})")
-        }
-    }
-}
-
 /// What the waiter is waiting for right now, in words that change only when the state does.
 pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
     let job = view.job;
     if !is_reconciled().matches_object(Some(job)) {
         return match view.operator {
             Some(op @ OperatorState::NotReady { .. }) => {
-                format!(
-                    "waiting for an operator to reconcile the job: {}",
-                    operator_words(op)
-                )
+                format!("waiting for an operator to reconcile the job: {}", op)
             }
             _ => "waiting for the training-operator to reconcile the job".into(),
         };
@@ -722,7 +500,7 @@ fn fatal_pod_problem(
     limits: Limits,
     now: Instant,
 ) -> Option<String> {
-    let name = pod_name(pod);
+    let name = pod.pod_name();
     let status = pod.status.as_ref()?;
     let mut pulling = false;
     let mut fatal = None;
@@ -765,11 +543,7 @@ fn fatal_pod_problem(
             pull_age.as_secs()
         ));
     }
-    let unschedulable = status.conditions.iter().flatten().find(|c| {
-        c.type_ == "PodScheduled"
-            && c.status == "False"
-            && c.reason.as_deref() == Some("Unschedulable")
-    });
+    let unschedulable = pod::unschedulable(status);
     let pending_age = tracker.age(name, "unschedulable", unschedulable.is_some(), now);
     if let (Some(cond), Some(limit)) = (unschedulable, limits.pending_timeout)
         && pending_age >= limit

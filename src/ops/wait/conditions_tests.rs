@@ -547,7 +547,9 @@ fn replicas_without_pods_are_not_running() {
     let restarting = json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i",
         "imageID": "", "ready": false, "started": false, "restartCount": 1,
         "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]});
-    assert!(!conditions::pod_started(&pod("worker", 0, restarting)));
+    assert!(!crate::cluster::pod::PodFacts::started(&*pod(
+        "worker", 0, restarting
+    )));
 }
 
 #[test]

@@ -16,10 +16,12 @@ use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::wait::Condition;
 use kube::runtime::{WatchStreamExt, watcher};
 
-use super::conditions::{self, Limits, Now, Outcome, Progress, Tracker, View, evaluate};
+use super::conditions::{self, Outcome, Progress, evaluate};
 use super::progress::Display;
-use super::{Pod, WaitFor, WaitOptions};
+use super::state::{Limits, Now, Tracker, View};
+use super::{WaitFor, WaitOptions};
 use crate::cluster::budget::{Budget, DECORATION};
+use crate::cluster::pod::{self, Pod};
 use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
@@ -248,9 +250,7 @@ impl Waiter<'_> {
                 {
                     Some(format!(
                         "Nothing reconciles TFJob {}/{}: {}. Waiting up to --pending-timeout for it.",
-                        self.namespace,
-                        self.name,
-                        conditions::operator_words(op)
+                        self.namespace, self.name, op
                     ))
                 }
                 // No evidence either way: the job's own status decides (said even when it
@@ -260,7 +260,7 @@ impl Waiter<'_> {
                 {
                     Some(format!(
                         "Warning: {}. An operator may still reconcile the job; it is given {}s from its creation to get a status.",
-                        conditions::operator_words(op),
+                        op,
                         self.limits
                             .pending_timeout
                             .unwrap_or(cluster::operator::RECONCILE_GRACE)
@@ -446,11 +446,12 @@ impl Waiter<'_> {
             // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
             if !self.asked_model
                 && let Some((job, pods)) = &self.last
-                && crate::ops::check::any_unschedulable(pods.iter().map(|p| p.status.as_ref()))
+                && pod::any_unschedulable(pods.iter().map(|p| &**p))
             {
                 self.asked_model = true;
                 let job = job.clone();
-                crate::ops::check::on_unschedulable(self.kube, self.namespace, &job, out).await?;
+                crate::ops::preflight::on_unschedulable(self.kube, self.namespace, &job, out)
+                    .await?;
             }
         }
     }

@@ -5,6 +5,8 @@
 //!   progress, and [`evaluate`], which says reached / failed / keep waiting given the clock.
 //! - [`restarts`]: pure. What a container restart means (shown, not a failure) and when
 //!   restarts are a crash loop or a pod has failed for good.
+//! - [`state`]: pure data. The clock, the view, the limits and the waiter's memory that both
+//!   of the above read and update (conditions calls restarts, never back).
 //! - `follow`: the I/O loop. kube-runtime `watcher`s feed reflector stores (streaming lists
 //!   where the server supports them, a paged list otherwise); periodic GETs take over when every
 //!   watch fails; the operator's health is checked while nothing reconciles the job.
@@ -16,17 +18,13 @@ pub mod conditions;
 mod follow;
 mod progress;
 pub mod restarts;
+pub mod state;
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::PodStatus;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::{Deserialize, Serialize};
-
-pub use conditions::{
-    Counts, Limits, Now, Outcome, Progress, Restarted, Tracker, View, evaluate, progress,
-};
+pub use conditions::{Counts, Outcome, Progress, evaluate, progress};
 pub use follow::{follow, run};
+pub use state::{Limits, Now, Restarted, Tracker, View};
 
 /// What `wait` waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -99,33 +97,3 @@ pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 /// The default `--settle`: long enough to see a container that dies right after it starts
 /// (bad flags, import errors), short enough not to slow a healthy submit down.
 pub const DEFAULT_SETTLE: Duration = Duration::from_secs(5);
-
-/// A pod as `wait` keeps it: metadata and status, without the spec. The operator puts the whole
-/// cluster's addresses into every pod's TF_CONFIG, so at 2,000 workers each spec is ~90 KB and
-/// keeping full pods would cost ~180 MB; the spec is skipped while deserializing, and
-/// managedFields are dropped before a pod is stored.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-pub struct Pod {
-    pub metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<PodStatus>,
-}
-
-impl k8s_openapi::Resource for Pod {
-    const API_VERSION: &'static str = "v1";
-    const GROUP: &'static str = "";
-    const KIND: &'static str = "Pod";
-    const VERSION: &'static str = "v1";
-    const URL_PATH_SEGMENT: &'static str = "pods";
-    type Scope = k8s_openapi::NamespaceResourceScope;
-}
-
-impl k8s_openapi::Metadata for Pod {
-    type Ty = ObjectMeta;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}

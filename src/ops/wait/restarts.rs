@@ -1,4 +1,5 @@
-//! Restarts, as the kubelet and the operator mean them (pure, like [`super::conditions`]).
+//! Restarts, as the kubelet and the operator mean them (pure, like [`super::conditions`], which
+//! calls it; both keep their memory in [`super::state`]).
 //!
 //! A container that exits under `OnFailure`/`Always` is restarted in place by the kubelet; a pod
 //! that fails under `OnFailure`/`Always`, or under `ExitCode` with a retryable code, is deleted
@@ -9,30 +10,11 @@
 //! the operator says so (Failed).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::Pod;
-use super::conditions::{
-    Limits, Now, Tracker, View, canonical, jiff_span, phase, pod_name, pod_replica_type,
-};
+use super::state::{Limits, Now, Restarted, Restarts, Tracker, View, jiff_span};
+use crate::cluster::pod::{Pod, PodFacts, canonical_replica_type};
 use crate::model::{self, ReplicaType, TFJob};
-
-/// One container of one replica, across restarts in place and pods recreated under its name.
-#[derive(Debug)]
-pub(super) struct Restarts {
-    uid: String,
-    /// The last restartCount seen on that pod instance.
-    count: i32,
-    /// Restarts seen during this wait (a restart before the wait started does not count).
-    during_wait: u32,
-    first_at: Option<Instant>,
-    last_at: Option<Instant>,
-    /// Exit code and reason of the last terminated instance.
-    last_exit: Option<(i32, Option<String>)>,
-    /// The instance is terminated with a non-zero code in a Failed pod (the operator may
-    /// recreate it: `OnFailure`/`Always`/retryable `ExitCode`).
-    failed: bool,
-}
 
 /// The pod-level end of a followed job, besides the operator's Failed: a crash loop or a pod
 /// that fails for good, by the same rules as [`evaluate`](super::evaluate) (`logs -f` ends on them too). The
@@ -69,10 +51,10 @@ fn times(n: u32) -> String {
 /// uid under a name whose last instance failed), with a note for each.
 pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) {
     let since = *tracker.first_seen.get_or_insert(now.wall);
-    for pod in view.pods.iter().filter(|p| pod_replica_type(p).is_some()) {
-        let name = pod_name(pod);
+    for pod in view.pods.iter().filter(|p| p.replica_type().is_some()) {
+        let name = pod.pod_name();
         let uid = pod.metadata.uid.clone().unwrap_or_default();
-        let pod_failed = phase(pod) == "Failed";
+        let pod_failed = pod.pod_phase() == "Failed";
         // creationTimestamp has whole seconds: a pod stamped up to 2s before the first look
         // may have been created after it.
         let created_during_wait = pod
@@ -146,7 +128,7 @@ pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) 
                 "{replica}{container} restarted{code}, {}",
                 times(entry.during_wait)
             ));
-            tracker.restarted.push(super::conditions::Restarted {
+            tracker.restarted.push(Restarted {
                 replica: replica.to_string(),
                 container: (cs.name != model::DEFAULT_CONTAINER_NAME).then(|| cs.name.clone()),
                 exit: exit_code,
@@ -208,10 +190,10 @@ pub(super) fn crash_loop(job: &TFJob, tracker: &mut Tracker, limits: Limits) -> 
 /// under `ExitCode` with a code 1-127 (not IsRetryableExitCode) ReconcilePods fails it. Workers
 /// of a job with `enableDynamicWorker` do not decide it.
 pub(super) fn permanent_failure(job: &TFJob, pod: &Pod) -> Option<String> {
-    if phase(pod) != "Failed" {
+    if pod.pod_phase() != "Failed" {
         return None;
     }
-    let rtype = pod_replica_type(pod)?;
+    let rtype = pod.replica_type()?;
     if rtype == ReplicaType::Worker.as_str() && job.spec.enable_dynamic_worker == Some(true) {
         return None;
     }
@@ -219,7 +201,7 @@ pub(super) fn permanent_failure(job: &TFJob, pod: &Pod) -> Option<String> {
         .spec
         .tf_replica_specs
         .iter()
-        .find(|(k, _)| canonical(k) == rtype)
+        .find(|(k, _)| canonical_replica_type(k) == rtype)
         .and_then(|(_, s)| s.restart_policy.clone())
         .unwrap_or_else(|| "Never".into());
     let main = pod
@@ -246,7 +228,7 @@ pub(super) fn permanent_failure(job: &TFJob, pod: &Pod) -> Option<String> {
         .unwrap_or_default();
     Some(format!(
         "{} (pod {}) failed with exit code {code}{reason}; restartPolicy {policy} does not restart it, so the job fails",
-        replica_label(job, pod_name(pod)),
-        pod_name(pod)
+        replica_label(job, pod.pod_name()),
+        pod.pod_name()
     ))
 }

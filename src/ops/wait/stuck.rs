@@ -136,7 +136,7 @@ impl Waiter<'_> {
         let job = job.clone();
         let limit = READ_LIMIT.min(self.end.saturating_duration_since(now) / 4);
         let missing =
-            crate::ops::missing::missing_objects(self.kube, self.namespace, &job, limit).await;
+            crate::diagnose::missing::missing_objects(self.kube, self.namespace, &job, limit).await;
         if missing.is_empty() {
             return None;
         }

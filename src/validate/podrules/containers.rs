@@ -3,10 +3,10 @@
 use serde_json::{Map, Value};
 
 use super::super::names::{dns1123_subdomain, env_var_name, qualified_name};
-use super::super::quantity;
 use super::super::{Finding, Severity};
 use super::{Out, err, ids, int, items, nonnegative, one_of, s, seccomp};
 use crate::manifest::{join_index, join_key};
+use crate::quantity;
 
 /// validateContainerCommon and validateInitContainers' extra rules.
 pub(super) fn container(c: &Value, path: &str, init: bool, out: &mut Out) {
@@ -387,7 +387,7 @@ fn resources(r: &Value, path: &str, out: &mut Out) {
         .unwrap_or(&empty);
     let value = |v: &Value| match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(x) => quantity::parse(x).ok(),
+        Value::String(x) => quantity::parse_approx(x).ok(),
         _ => None,
     };
     for (part, m) in [("limits", limits), ("requests", requests)] {

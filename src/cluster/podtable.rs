@@ -15,7 +15,7 @@ use kube::api::ListParams;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::cluster::{self, Kube};
+use super::{self as cluster, Kube};
 use crate::error::{Error, Result};
 
 #[derive(Deserialize)]

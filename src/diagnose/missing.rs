@@ -1,5 +1,5 @@
-//! The objects a job's pods cannot start without that do not exist now: `wait` (once pods are
-//! stuck) and `diagnose` name them first, with how to create them. Which objects a pod needs
+//! The objects a job's pods cannot start without that do not exist now: `diagnose` and `wait`
+//! (once pods are stuck; `ops` sits above this layer) name them first, with how to create them. Which objects a pod needs
 //! has one owner, [`placement::refs::pod_needs`]; this reads whether each exists.
 
 use std::time::Duration;

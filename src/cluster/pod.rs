@@ -1,0 +1,269 @@
+//! Pod facts, one owner each: a pod's name, phase, replica (type and index, from the operator's
+//! labels), whether it has started, and whether the scheduler refused it (`PodScheduled=False`,
+//! reason `Unschedulable`). [`PodFacts`] answers them for the slim [`Pod`] every follower keeps
+//! and for the full `k8s_openapi` Pod `diagnose` and `top` read, so no command parses a pod's
+//! status on its own. And the one way to wait until a set of pods is gone ([`pods_gone`]),
+//! which `delete --wait` and `submit --replace` share.
+//!
+//! Upstream: `PodScheduled`/`Unschedulable` are `v1.PodScheduled` and
+//! `v1.PodReasonUnschedulable` (kubernetes `staging/src/k8s.io/api/core/v1/types.go`), set by
+//! kube-scheduler's `handleSchedulingFailure`; the replica labels are the training-operator's
+//! (`training.kubeflow.org/replica-type`, `…/replica-index`).
+
+use std::collections::HashSet;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::{WatchStreamExt, watcher};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{self, ReplicaType};
+
+/// A pod as the followers (`wait`, `logs -f`, `delete`) keep it: metadata and status, without
+/// the spec. The operator puts the whole cluster's addresses into every pod's TF_CONFIG, so at
+/// 2,000 workers each spec is ~90 KB and keeping full pods would cost ~180 MB; the spec is
+/// skipped while deserializing, and managedFields are dropped before a pod is stored.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+pub struct Pod {
+    pub metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PodStatus>,
+}
+
+impl k8s_openapi::Resource for Pod {
+    const API_VERSION: &'static str = "v1";
+    const GROUP: &'static str = "";
+    const KIND: &'static str = "Pod";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "pods";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for Pod {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The facts of a pod, for either shape of it.
+pub trait PodFacts {
+    fn meta(&self) -> &ObjectMeta;
+    fn pod_status(&self) -> Option<&PodStatus>;
+
+    /// The pod's name (empty when unnamed).
+    fn pod_name(&self) -> &str {
+        self.meta().name.as_deref().unwrap_or_default()
+    }
+
+    /// The phase, `Pending` until the kubelet reports one.
+    fn pod_phase(&self) -> &str {
+        self.pod_status()
+            .and_then(|s| s.phase.as_deref())
+            .unwrap_or("Pending")
+    }
+
+    /// The replica type, from the operator's label, in canonical case (`Worker`).
+    fn replica_type(&self) -> Option<String> {
+        let label = self
+            .meta()
+            .labels
+            .as_ref()?
+            .get(model::LABEL_REPLICA_TYPE)?;
+        Some(canonical_replica_type(label))
+    }
+
+    /// The replica index, from the operator's label, as written.
+    fn replica_index(&self) -> Option<&str> {
+        self.meta()
+            .labels
+            .as_ref()?
+            .get(model::LABEL_REPLICA_INDEX)
+            .map(String::as_str)
+    }
+
+    /// Running, not being deleted, and every container started: a container that restarts is
+    /// waiting or terminated for a while, and a pod with a deletionTimestamp counts as failed for
+    /// the operator (training-operator `pkg/core/status.go`).
+    fn started(&self) -> bool {
+        let Some(status) = self.pod_status() else {
+            return false;
+        };
+        let containers = status.container_statuses.as_deref().unwrap_or_default();
+        self.meta().deletion_timestamp.is_none()
+            && self.pod_phase() == "Running"
+            && !containers.is_empty()
+            && containers.iter().all(|cs| {
+                cs.started != Some(false) && cs.state.as_ref().is_some_and(|s| s.running.is_some())
+            })
+    }
+
+    /// The `PodScheduled=False` condition, whatever its reason (`Unschedulable`, a gate, …).
+    fn not_scheduled(&self) -> Option<&PodCondition> {
+        self.pod_status().and_then(not_scheduled)
+    }
+
+    /// The scheduler found no node for it (`PodScheduled=False`, reason `Unschedulable`).
+    fn unschedulable(&self) -> Option<&PodCondition> {
+        self.pod_status().and_then(unschedulable)
+    }
+}
+
+impl PodFacts for Pod {
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn pod_status(&self) -> Option<&PodStatus> {
+        self.status.as_ref()
+    }
+}
+
+impl PodFacts for k8s_openapi::api::core::v1::Pod {
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn pod_status(&self) -> Option<&PodStatus> {
+        self.status.as_ref()
+    }
+}
+
+/// A replica type as the operator names it (`ps` → `PS`); unknown types as given.
+pub fn canonical_replica_type(rtype: &str) -> String {
+    ReplicaType::from_any_case(rtype)
+        .map(|t| t.as_str().to_string())
+        .unwrap_or_else(|| rtype.to_string())
+}
+
+/// The `PodScheduled=False` condition of a status.
+pub fn not_scheduled(status: &PodStatus) -> Option<&PodCondition> {
+    status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+}
+
+/// The condition saying the scheduler found no node (`PodScheduled=False/Unschedulable`).
+pub fn unschedulable(status: &PodStatus) -> Option<&PodCondition> {
+    not_scheduled(status).filter(|c| c.reason.as_deref() == Some("Unschedulable"))
+}
+
+/// Whether any of these pods has been found Unschedulable.
+pub fn any_unschedulable<'a, P: PodFacts + 'a>(pods: impl IntoIterator<Item = &'a P>) -> bool {
+    pods.into_iter().any(|p| p.unschedulable().is_some())
+}
+
+/// Returns once no pod matching `selector` that `counts` accepts is left: one watch, whatever
+/// the number of pods. `progress` hears each new count once the first list is in. A failing
+/// watch is retried with backoff; the caller bounds the whole with its timeout.
+pub async fn pods_gone(
+    pods: Api<Pod>,
+    selector: &str,
+    counts: impl Fn(&Pod) -> bool,
+    mut progress: impl FnMut(usize) -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
+    let mut stream = watcher(pods, watcher::Config::default().labels(selector))
+        .default_backoff()
+        .boxed();
+    let mut present: HashSet<String> = HashSet::new();
+    let mut init: Option<HashSet<String>> = None;
+    let mut listed = false;
+    let mut last_said = usize::MAX;
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(watcher::Event::Init) => init = Some(HashSet::new()),
+            Ok(watcher::Event::InitApply(p)) => {
+                if let Some(s) = init.as_mut()
+                    && counts(&p)
+                {
+                    s.insert(p.name_any());
+                }
+            }
+            Ok(watcher::Event::InitDone) => {
+                present = init.take().unwrap_or_default();
+                listed = true;
+            }
+            Ok(watcher::Event::Apply(p)) => {
+                if counts(&p) {
+                    present.insert(p.name_any());
+                }
+            }
+            Ok(watcher::Event::Delete(p)) => {
+                present.remove(&p.name_any());
+            }
+            Err(e) => tracing::debug!("pod watch: {e}"),
+        }
+        if listed {
+            if present.is_empty() {
+                return Ok(());
+            }
+            if present.len() != last_said {
+                progress(present.len())?;
+                last_said = present.len();
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(v: serde_json::Value) -> Pod {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn only_the_schedulers_refusal_is_unschedulable() {
+        let refused = pod(serde_json::json!({
+            "metadata": {"name": "tf-worker-1", "labels": {
+                "training.kubeflow.org/replica-type": "worker",
+                "training.kubeflow.org/replica-index": "1"}},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled",
+                "status": "False", "reason": "Unschedulable",
+                "message": "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."}]}
+        }));
+        assert_eq!(refused.pod_name(), "tf-worker-1");
+        assert_eq!(refused.replica_type().as_deref(), Some("Worker"));
+        assert_eq!(refused.replica_index(), Some("1"));
+        assert!(refused.unschedulable().is_some());
+        assert!(!refused.started());
+        assert!(any_unschedulable([&refused]));
+
+        // Not scheduled for another reason (a scheduling gate): not the scheduler's refusal.
+        let gated = pod(serde_json::json!({
+            "metadata": {"name": "g"},
+            "status": {"conditions": [{"type": "PodScheduled", "status": "False",
+                "reason": "SchedulingGated"}]}
+        }));
+        assert!(gated.not_scheduled().is_some());
+        assert!(gated.unschedulable().is_none());
+        assert_eq!(gated.pod_phase(), "Pending");
+        assert!(!any_unschedulable([&gated]));
+    }
+
+    #[test]
+    fn started_needs_every_container_running_and_no_deletion() {
+        let running = serde_json::json!({
+            "metadata": {"name": "p"},
+            "status": {"phase": "Running", "containerStatuses": [
+                {"name": "tensorflow", "image": "i", "imageID": "", "ready": true,
+                 "restartCount": 0, "started": true, "state": {"running": {}}}]}
+        });
+        assert!(pod(running.clone()).started());
+        let mut deleting = running.clone();
+        deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z".into();
+        assert!(!pod(deleting).started());
+        let mut waiting = running;
+        waiting["status"]["containerStatuses"][0]["state"] =
+            serde_json::json!({"waiting": {"reason": "CrashLoopBackOff"}});
+        assert!(!pod(waiting).started());
+    }
+}

@@ -1,0 +1,60 @@
+//! The runtime and interrupt glue of the cluster commands: one tokio runtime per command, and
+//! the one Ctrl-C/SIGTERM/SIGHUP listener, installed before the first request.
+
+use crate::error::{Error, Result};
+
+/// Runs a cluster command's async core. Offline commands never start a runtime, which keeps
+/// `render`/`validate` fast.
+///
+/// Ctrl-C is caught from the first instant: tokio installs a signal handler only when a listener
+/// is first polled, so a command listening for it later would otherwise be killed by a Ctrl-C
+/// that comes before (no exit code, no message). This is the only listener: a command says what
+/// an interrupt means with [`crate::error::on_interrupt`] (`wait` says how to resume); otherwise
+/// the command ends with exit 130 and the generic message.
+pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting the async runtime", e))?;
+    runtime.block_on(async {
+        let interrupted = interrupt_listener()?;
+        tokio::select! {
+            biased;
+            result = future => result,
+            signal = interrupted => Err(crate::error::interrupted(&format!(
+                "interrupted ({signal}): writes reported above were made; a request in flight \
+                 may or may not have been applied",
+            ))),
+        }
+    })
+}
+
+/// A future that completes on SIGINT, SIGTERM or SIGHUP (a closed terminal, `kill`, a CI
+/// runner's cancel: each deserves the same account of what was done), with the handlers
+/// installed now (not at the first poll). It yields the signal's name for the message.
+fn interrupt_listener() -> Result<impl std::future::Future<Output = &'static str>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let install =
+            |kind| signal(kind).map_err(|e| Error::io("installing the interrupt handlers", e));
+        let mut sigint = install(SignalKind::interrupt())?;
+        let mut sigterm = install(SignalKind::terminate())?;
+        let mut sighup = install(SignalKind::hangup())?;
+        Ok(async move {
+            tokio::select! {
+                _ = sigint.recv() => "Ctrl-C",
+                _ = sigterm.recv() => "SIGTERM",
+                _ = sighup.recv() => "SIGHUP",
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        })
+    }
+}

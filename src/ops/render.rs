@@ -1,0 +1,20 @@
+//! `kubectl tfjob render`: the command core over [`crate::render::prepare`]. Offline: of the
+//! connection flags it reads only the namespace.
+
+use crate::cluster::ConnectionOptions;
+use crate::error::Result;
+use crate::output::Output;
+use crate::render::{self, RenderOptions};
+
+/// YAML on stdout only when the job is valid; findings and the resources notes on stderr.
+pub fn run(conn: &ConnectionOptions, opts: RenderOptions, out: &mut Output) -> Result<()> {
+    let prepared = render::prepare(conn, &opts)?;
+    let notes = prepared
+        .report
+        .render_text_with_origin(Some(&prepared.source));
+    if !notes.is_empty() {
+        out.note(&notes);
+    }
+    render::print_resources(&prepared, out);
+    out.data(&render::to_yaml(&prepared.job))
+}
