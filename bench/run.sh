@@ -3,7 +3,7 @@
 # release profile, each side by side with what users do today (kubectl 1.36 and Debian's
 # kubectl 1.20, Python jsonschema with the C YAML loader). Raw output goes to bench/results/.
 #
-#   bench/run.sh            # everything (section 5: check on 5,000 nodes x 30 pods)
+#   bench/run.sh            # everything (section 5: check on 5,000 nodes x 30 pods; 6: submit)
 #   BENCH_RUNS=50 bench/run.sh
 #   BENCH_SCALE=10,100 bench/run.sh
 #
@@ -88,7 +88,7 @@ print(f"median {r['median']*1000:.1f} ms  --help")
 PY
 echo
 
-echo "## 5. check at scale: 5,000 nodes with 30 bound pods each (targets: < 2 s, < 200 MB peak RSS)"
+echo "## 5. check at scale: 5,000 nodes with 30 bound pods each (targets: <= 0.5 s, <= 100 MB peak RSS)"
 # The cluster is generated as JSON (150,000 pods, ~40 MB) and served by the standalone test cluster;
 # check reads every node and bound pod through paged lists (limit=500).
 python3 - "$work/scale.json" <<'PY'
@@ -122,6 +122,35 @@ r = json.load(open(sys.argv[1]))["results"][0]
 print(f"median {r['median']:.2f} s, min {r['min']:.2f} s, max {r['max']:.2f} s over {len(r['times'])} runs  check")
 PY
 /usr/bin/time -f "peak RSS %M KB, %e s elapsed, %U s user" "$bin" --kubeconfig "$work/kubeconfig-scale" $check_job > /dev/null
+# The cost of just reading the same data: kubectl's own paged lists (chunks of 500), as JSON.
+read_all="$kc_new --kubeconfig $work/kubeconfig-scale get nodes -o json > /dev/null && $kc_new --kubeconfig $work/kubeconfig-scale get pods -A -o json > /dev/null"
+hyperfine --warmup 1 --runs "${BENCH_CHECK_RUNS:-10}" --export-json "$work/read.json" -n "kubectl 1.36 get nodes -o json + get pods -A -o json" "$read_all" | sed -n '1,3p'
+python3 - "$work/check.json" "$work/read.json" <<'PY'
+import json, sys
+check, read = (json.load(open(p))["results"][0] for p in sys.argv[1:3])
+print(f"median {read['median']:.2f} s over {len(read['times'])} runs  kubectl get nodes + pods -A -o json")
+print(f"ratio (check / reading the data with kubectl): {check['median'] / read['median']:.2f}")
+PY
 kill $cluster_pid; unset cluster_pid
+echo
+
+echo "## 6. submit the article's job end to end vs kubectl create -f (whole process, alternating)"
+if [ -f "$work/article.yaml" ]; then
+  # Room for every job the runs create (3 GPUs each), the operator running, the gateway Secret.
+  python3 - "$work/submit.json" <<'PY'
+import json, sys
+json.dump({"namespaces": ["default", "kubeflow"],
+           "nodes": [{"name": f"gpu-{n:02}", "cpu": "64", "memory": "256Gi", "gpu": 8, "pods": 110} for n in range(24)],
+           "objects": [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "taotoken-secret", "namespace": "default"},
+                        "stringData": {"api-key": "bench"}}]}, open(sys.argv[1], "w"))
+PY
+  "$root/target/release/tfjob-testcluster" --kubeconfig "$work/kubeconfig-submit" --scenario "$work/submit.json" > "$work/url-submit" 2>/dev/null &
+  cluster_pid=$!
+  for _ in $(seq 100); do [ -s "$work/url-submit" ] && break; sleep 0.1; done
+  python3 "$root/bench/submit.py" "$bin" "$kc_new" "$work/kubeconfig-submit" "$work/article.yaml" "${BENCH_RUNS:-20}"
+  kill $cluster_pid; unset cluster_pid
+else
+  echo "skipped: $ref/article-tfjob.yaml not present"
+fi
 } 2>&1 | tee "$log"
 echo "raw output: $log"

@@ -2,20 +2,23 @@
 //! depend on the job's size; every list is paged (`limit`/`continue`) and decoded into slim
 //! types that keep only what placement reads, so memory stays bounded on big clusters. A 403
 //! on a list is not an error: the field stays `None` and the permission is named.
+//!
+//! The lists go out together, and the pod list, the long one (every bound pod of the cluster),
+//! is decoded on a blocking thread straight from each page's text into per-node sums: the next
+//! page is requested as soon as the page's metadata (its continue token) is read, so the API
+//! server writes page N+1 while page N is decoded, and no pod object is ever built.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{
-    Container, LimitRange, PodSpec, ResourceQuota, ResourceRequirements, Taint,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota, Taint};
 use kube::Client;
 use kube::api::ListParams;
 use serde::Deserialize;
-use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::filters::{Res, effective_requests};
-use super::{BoundPod, NodeInfo, PvcInfo, Snapshot};
+use super::filters::{ContainerResources, Res, pod_requests};
+use super::{BoundPod, BoundPods, NodeInfo, PvcInfo, Snapshot};
 use crate::cluster::forbidden;
 use crate::model::TFJob;
 use crate::quantity::parse_quantity;
@@ -80,44 +83,274 @@ struct SlimNodeStatus {
     allocatable: BTreeMap<String, String>,
 }
 
-/// A pod with only what resource accounting needs (no env, volumes, status details).
+/// A pod row with only what resource accounting needs (no env, volumes, status), its strings
+/// borrowed from the page's text.
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct SlimPod {
-    metadata: Meta,
-    spec: SlimPodSpec,
+struct PodRow<'a> {
+    #[serde(borrow)]
+    metadata: RowMeta<'a>,
+    #[serde(borrow)]
+    spec: PodRowSpec<'a>,
+}
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RowMeta<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    namespace: Cow<'a, str>,
 }
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
-struct SlimPodSpec {
-    node_name: Option<String>,
-    #[serde(deserialize_with = "null_default")]
-    containers: Vec<SlimContainer>,
-    #[serde(deserialize_with = "null_default")]
-    init_containers: Vec<SlimContainer>,
-    overhead: Option<BTreeMap<String, Quantity>>,
+struct PodRowSpec<'a> {
+    #[serde(borrow)]
+    node_name: Option<Borrowed<'a>>,
+    #[serde(borrow, deserialize_with = "null_default")]
+    containers: Vec<RowContainer<'a>>,
+    #[serde(borrow, deserialize_with = "null_default")]
+    init_containers: Vec<RowContainer<'a>>,
+    #[serde(borrow, deserialize_with = "null_default")]
+    overhead: Pairs<'a>,
 }
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
-struct SlimContainer {
-    resources: Option<ResourceRequirements>,
-    restart_policy: Option<String>,
+struct RowContainer<'a> {
+    #[serde(borrow, deserialize_with = "null_default")]
+    resources: RowResources<'a>,
+    #[serde(borrow)]
+    restart_policy: Option<Borrowed<'a>>,
+}
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RowResources<'a> {
+    #[serde(borrow, deserialize_with = "null_default")]
+    limits: Pairs<'a>,
+    #[serde(borrow, deserialize_with = "null_default")]
+    requests: Pairs<'a>,
 }
 
-impl SlimPodSpec {
-    /// Just enough of a PodSpec for [`effective_requests`].
-    fn requests(self) -> Res {
-        let conv = |c: SlimContainer| Container {
-            resources: c.resources,
-            restart_policy: c.restart_policy,
-            ..Default::default()
-        };
-        effective_requests(&PodSpec {
-            containers: self.containers.into_iter().map(conv).collect(),
-            init_containers: Some(self.init_containers.into_iter().map(conv).collect()),
-            overhead: self.overhead,
-            ..Default::default()
-        })
+/// A `resource → quantity` map read as pairs in document order, without building a map.
+#[derive(Default)]
+struct Pairs<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Pairs<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of resource quantities")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Pairs<'a>, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<Borrowed<'a>, QuantityText<'a>>()? {
+                    out.push((k.0, v.0));
+                }
+                Ok(Pairs(out))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// A string borrowed from the text when it has no escapes (serde's `Cow` always copies).
+struct Borrowed<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Borrowed<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Borrowed<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Borrowed<'a>, E> {
+                Ok(Borrowed(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Borrowed<'a>, E> {
+                Ok(Borrowed(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V(std::marker::PhantomData))
+    }
+}
+
+/// A quantity as written: a string, or a JSON number (some servers echo what a client sent),
+/// which reads as its decimal text as k8s-openapi's `Quantity` reads it.
+struct QuantityText<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for QuantityText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = QuantityText<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a quantity")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Owned(s.to_owned())))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<QuantityText<'a>, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl ContainerResources for RowContainer<'_> {
+    fn each_limit(&self, f: &mut dyn FnMut(&str, &str)) {
+        self.resources.limits.0.iter().for_each(|(k, q)| f(k, q));
+    }
+    fn each_request(&self, f: &mut dyn FnMut(&str, &str)) {
+        self.resources.requests.0.iter().for_each(|(k, q)| f(k, q));
+    }
+    fn restart_policy(&self) -> Option<&str> {
+        self.restart_policy.as_ref().map(|r| r.0.as_ref())
+    }
+}
+
+/// Which bound pods are kept whole: the job's own, so a caller can leave them out.
+struct Own {
+    namespace: String,
+    names: BTreeSet<String>,
+}
+
+/// Decodes one page of bound pods into `bound`, calling `next` with the continue token as soon
+/// as the list's metadata has been read.
+fn decode_pod_page(
+    text: &str,
+    (bound, own): &mut (BoundPods, Own),
+    next: &mut dyn FnMut(Option<String>),
+) -> serde_json::Result<()> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    Page {
+        on_meta: next,
+        on_item: &mut |p: PodRow| {
+            let Some(node) = p
+                .spec
+                .node_name
+                .as_ref()
+                .map(|n| n.0.as_ref())
+                .filter(|n| !n.is_empty())
+            else {
+                return;
+            };
+            let requests = pod_requests(
+                &p.spec.containers,
+                &p.spec.init_containers,
+                p.spec
+                    .overhead
+                    .0
+                    .iter()
+                    .map(|(k, q)| (k.as_ref(), q.as_ref())),
+            );
+            let keep = p.metadata.namespace == own.namespace
+                && own.names.contains(p.metadata.name.as_ref());
+            if keep {
+                bound.add(
+                    BoundPod {
+                        namespace: p.metadata.namespace.into_owned(),
+                        name: p.metadata.name.into_owned(),
+                        node: node.to_string(),
+                        requests,
+                    },
+                    true,
+                );
+            } else {
+                bound.add_usage(node, &requests);
+            }
+        },
+        _item: std::marker::PhantomData,
+    }
+    .deserialize(&mut de)?;
+    de.end()
+}
+
+/// A list page read as a stream: `on_meta` gets `metadata.continue` when the metadata is read
+/// (at the start: the API server writes it before the items), `on_item` each item; nothing
+/// of the page is collected.
+struct Page<'f, T> {
+    on_meta: &'f mut dyn FnMut(Option<String>),
+    on_item: &'f mut dyn FnMut(T),
+    _item: std::marker::PhantomData<fn(T)>,
+}
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Page<'_, T> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Page<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+        #[derive(Deserialize)]
+        #[serde(field_identifier, rename_all = "lowercase")]
+        enum Key {
+            Metadata,
+            Items,
+            #[serde(other)]
+            Other,
+        }
+        let mut told = false;
+        while let Some(k) = m.next_key::<Key>()? {
+            match k {
+                Key::Metadata => {
+                    let meta: Option<ListMeta> = m.next_value()?;
+                    (self.on_meta)(meta.and_then(|m| m.continue_));
+                    told = true;
+                }
+                Key::Items => m.next_value_seed(Items(&mut *self.on_item))?,
+                Key::Other => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if !told {
+            (self.on_meta)(None);
+        }
+        Ok(())
+    }
+}
+
+/// The `items` array, each element handed on as it is read (`null` reads as empty).
+struct Items<'f, T>(&'f mut dyn FnMut(T));
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Items<'_, T> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Items<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of items")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
+        while let Some(item) = s.next_element::<T>()? {
+            (self.0)(item);
+        }
+        Ok(())
     }
 }
 
@@ -168,35 +401,105 @@ enum Listed {
     Forbidden,
 }
 
+/// One page's text, or how the list ended early (`Listed` for 403 and 404).
+async fn page_text(
+    client: &Client,
+    path: &str,
+    lp: &ListParams,
+) -> Result<Result<String, Listed>, kube::Error> {
+    let req = kube::core::Request::new(path)
+        .list(lp)
+        .map_err(kube::Error::BuildRequest)?;
+    // Decoded by the caller rather than by `Client::request`, which logs the whole body when
+    // decoding fails: that body may be a page of Secrets.
+    match client.request_text(req).await {
+        Ok(text) => Ok(Ok(text)),
+        Err(e) if forbidden::refused(&e).is_some() => Ok(Err(Listed::Forbidden)),
+        // Optional APIs (e.g. storage classes on a minimal server) may be absent.
+        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(Err(Listed::Ok)),
+        Err(e) => Err(e),
+    }
+}
+
+fn with_fields(fields: Option<&str>) -> ListParams {
+    let lp = ListParams::default().limit(PAGE);
+    match fields {
+        Some(f) => lp.fields(f),
+        None => lp,
+    }
+}
+
 async fn list_paged<T: DeserializeOwned>(
     client: &Client,
     path: &str,
     fields: Option<&str>,
     mut each: impl FnMut(T),
 ) -> Result<Listed, kube::Error> {
-    let mut lp = ListParams::default().limit(PAGE);
-    if let Some(f) = fields {
-        lp = lp.fields(f);
-    }
+    let mut lp = with_fields(fields);
     loop {
-        let req = kube::core::Request::new(path)
-            .list(&lp)
-            .map_err(kube::Error::BuildRequest)?;
-        // Decoded here rather than by `Client::request`, which logs the whole body when decoding
-        // fails: that body may be a page of Secrets.
-        let page: List<T> = match client.request_text(req).await {
-            Ok(text) => serde_json::from_str(&text).map_err(kube::Error::SerdeError)?,
-            Err(e) if forbidden::refused(&e).is_some() => return Ok(Listed::Forbidden),
-            // Optional APIs (e.g. storage classes on a minimal server) may be absent.
-            Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Listed::Ok),
-            Err(e) => return Err(e),
+        let text = match page_text(client, path, &lp).await? {
+            Ok(text) => text,
+            Err(end) => return Ok(end),
         };
+        let page: List<T> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
         page.items.into_iter().for_each(&mut each);
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(c) => lp.continue_token = Some(c),
             None => return Ok(Listed::Ok),
         }
     }
+}
+
+/// A page decoder for [`list_pipelined`]: reads `text` into the state, calling `next` with the
+/// continue token as soon as it is known.
+type Decode<S> = fn(&str, &mut S, &mut dyn FnMut(Option<String>)) -> serde_json::Result<()>;
+
+/// Lists `path` page by page with each page decoded on a blocking thread while the next one is
+/// fetched. At most one page waits for the decoder, so memory stays at about three pages.
+async fn list_pipelined<S: Send + 'static>(
+    client: &Client,
+    path: &str,
+    fields: Option<&str>,
+    state: S,
+    decode: Decode<S>,
+) -> Result<(Listed, S), kube::Error> {
+    let (page_tx, mut page_rx) = tokio::sync::mpsc::channel::<String>(1);
+    let (next_tx, mut next_rx) = tokio::sync::mpsc::unbounded_channel::<Option<String>>();
+    let decoder = tokio::task::spawn_blocking(move || {
+        let mut state = state;
+        while let Some(text) = page_rx.blocking_recv() {
+            // A failed page drops `next_tx` on return, which stops the fetching loop.
+            decode(&text, &mut state, &mut |c| {
+                let _ = next_tx.send(c);
+            })?;
+        }
+        Ok::<_, serde_json::Error>(state)
+    });
+    let mut lp = with_fields(fields);
+    let outcome = loop {
+        let text = match page_text(client, path, &lp).await {
+            Ok(Ok(text)) => text,
+            Ok(Err(end)) => break end,
+            Err(e) => {
+                drop(page_tx);
+                let _ = decoder.await;
+                return Err(e);
+            }
+        };
+        if page_tx.send(text).await.is_err() {
+            break Listed::Ok; // the decoder stopped on an error, read below
+        }
+        match next_rx.recv().await.flatten().filter(|c| !c.is_empty()) {
+            Some(c) => lp.continue_token = Some(c),
+            None => break Listed::Ok, // the last page, or a decoding error read below
+        }
+    };
+    drop(page_tx);
+    let state = decoder
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+        .map_err(kube::Error::SerdeError)?;
+    Ok((outcome, state))
 }
 
 async fn exists(client: &Client, collection: &str, name: &str) -> Result<bool, kube::Error> {
@@ -217,19 +520,10 @@ fn res_of(m: &BTreeMap<String, String>) -> Res {
         .collect()
 }
 
-/// Reads the snapshot for `job` in `namespace`.
-pub async fn collect(
-    client: &Client,
-    namespace: &str,
-    job: &TFJob,
-) -> Result<Snapshot, kube::Error> {
-    let _ = job; // The request set is the same for every job: constant in job size.
-    let mut snap = Snapshot {
-        namespace: namespace.to_string(),
-        ..Default::default()
-    };
+/// Every node, as the filters see it (`None`: not readable).
+async fn nodes(client: &Client) -> Result<Option<Vec<NodeInfo>>, kube::Error> {
     let mut nodes = vec![];
-    if let Listed::Ok = list_paged(client, "/api/v1/nodes", None, |n: SlimNode| {
+    let listed = list_paged(client, "/api/v1/nodes", None, |n: SlimNode| {
         nodes.push(NodeInfo {
             name: n.metadata.name,
             labels: n.metadata.labels,
@@ -238,104 +532,94 @@ pub async fn collect(
             allocatable: res_of(&n.status.allocatable),
         })
     })
-    .await?
-    {
-        snap.nodes = Some(nodes);
-    } else {
-        snap.missing_permissions
-            .push("list nodes (cluster-wide)".into());
-    }
-    let mut bound = vec![];
-    let fields = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
-    if let Listed::Ok = list_paged(client, "/api/v1/pods", Some(fields), |p: SlimPod| {
-        if let Some(node) = p.spec.node_name.clone().filter(|n| !n.is_empty()) {
-            bound.push(BoundPod {
-                requests: p.spec.requests(),
-                namespace: p.metadata.namespace,
-                name: p.metadata.name,
-                node,
-            })
-        }
-    })
-    .await?
-    {
-        snap.bound_pods = Some(bound);
-    } else {
-        snap.missing_permissions
-            .push("list pods (all namespaces)".into());
-    }
-    let ns_path = |r: &str| format!("/api/v1/namespaces/{namespace}/{r}");
-    let mut lrs = vec![];
-    list_paged(client, &ns_path("limitranges"), None, |l: LimitRange| {
-        lrs.push(l)
-    })
     .await?;
-    snap.limit_ranges = lrs;
-    let mut quotas = vec![];
-    list_paged(
-        client,
-        &ns_path("resourcequotas"),
-        None,
-        |q: ResourceQuota| quotas.push(q),
-    )
-    .await?;
-    snap.quotas = quotas;
+    Ok(matches!(listed, Listed::Ok).then_some(nodes))
+}
 
-    let mut pcs = BTreeSet::new();
-    if let Listed::Ok = list_paged(
+/// What the non-terminal pods bound to each node hold (`None`: not readable). Terminal pods and
+/// pods on no node are left out by the API server: pods' selectable fields include
+/// `spec.nodeName` and `status.phase` (kubernetes `pkg/registry/core/pod/strategy.go`,
+/// `ToSelectableFields`), and requirements joined by commas must all hold.
+async fn bound_pods(
+    client: &Client,
+    namespace: &str,
+    job: &TFJob,
+) -> Result<Option<BoundPods>, kube::Error> {
+    let own = Own {
+        namespace: namespace.to_string(),
+        names: super::job_pods(job, &[])
+            .into_iter()
+            .map(|p| p.name)
+            .collect(),
+    };
+    let fields = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+    let (listed, (bound, _)) = list_pipelined(
         client,
-        "/apis/scheduling.k8s.io/v1/priorityclasses",
-        None,
-        |p: Named| {
-            pcs.insert(p.metadata.name);
-        },
+        "/api/v1/pods",
+        Some(fields),
+        (BoundPods::default(), own),
+        decode_pod_page,
     )
-    .await?
-    {
-        snap.priority_classes = Some(pcs);
-    }
-    let mut wffc = BTreeSet::new();
-    list_paged(
-        client,
-        "/apis/storage.k8s.io/v1/storageclasses",
-        None,
-        |s: SlimStorageClass| {
+    .await?;
+    Ok(matches!(listed, Listed::Ok).then_some(bound))
+}
+
+/// Reads the snapshot for `job` in `namespace`. The reads are independent, so they go out at
+/// once; their number is the same for every job.
+pub async fn collect(
+    client: &Client,
+    namespace: &str,
+    job: &TFJob,
+) -> Result<Snapshot, kube::Error> {
+    let ns_path = |r: &str| format!("/api/v1/namespaces/{namespace}/{r}");
+    let (lr_path, quota_path, pvc_path) = (
+        ns_path("limitranges"),
+        ns_path("resourcequotas"),
+        ns_path("persistentvolumeclaims"),
+    );
+    let (cm_path, secret_path, sa_path) = (
+        ns_path("configmaps"),
+        ns_path("secrets"),
+        ns_path("serviceaccounts"),
+    );
+    let limit_ranges = async {
+        let mut lrs = vec![];
+        list_paged(client, &lr_path, None, |l: LimitRange| lrs.push(l)).await?;
+        Ok::<_, kube::Error>(lrs)
+    };
+    let quotas = async {
+        let mut qs = vec![];
+        list_paged(client, &quota_path, None, |q: ResourceQuota| qs.push(q)).await?;
+        Ok::<_, kube::Error>(qs)
+    };
+    let priority_classes = async {
+        let mut pcs = BTreeSet::new();
+        let path = "/apis/scheduling.k8s.io/v1/priorityclasses";
+        let listed = list_paged(client, path, None, |p: Named| {
+            pcs.insert(p.metadata.name);
+        })
+        .await?;
+        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(pcs))
+    };
+    let wffc_classes = async {
+        let mut wffc = BTreeSet::new();
+        let path = "/apis/storage.k8s.io/v1/storageclasses";
+        list_paged(client, path, None, |s: SlimStorageClass| {
             if s.volume_binding_mode.as_deref() == Some("WaitForFirstConsumer") {
                 wffc.insert(s.metadata.name);
             }
-        },
-    )
-    .await?;
-    let mut pvcs = BTreeMap::new();
-    if let Listed::Ok = list_paged(
-        client,
-        &ns_path("persistentvolumeclaims"),
-        None,
-        |p: SlimPvc| {
-            let wait = p
-                .spec
-                .storage_class_name
-                .as_ref()
-                .is_some_and(|c| wffc.contains(c));
-            pvcs.insert(
-                p.metadata.name,
-                PvcInfo {
-                    phase: p.status.phase,
-                    wait_for_first_consumer: wait,
-                },
-            );
-        },
-    )
-    .await?
-    {
-        snap.pvcs = Some(pvcs);
-    }
-    for (r, slot) in [
-        ("configmaps", &mut snap.config_maps),
-        ("secrets", &mut snap.secrets),
-    ] {
+        })
+        .await?;
+        Ok::<_, kube::Error>(wffc)
+    };
+    let pvcs = async {
+        let mut pvcs = vec![];
+        let listed = list_paged(client, &pvc_path, None, |p: SlimPvc| pvcs.push(p)).await?;
+        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(pvcs))
+    };
+    let keys_of = |path: String| async move {
         let mut m = BTreeMap::new();
-        if let Listed::Ok = list_paged(client, &ns_path(r), None, |o: KeysOnly| {
+        let listed = list_paged(client, &path, None, |o: KeysOnly| {
             let keys = o
                 .data
                 .into_keys()
@@ -343,38 +627,197 @@ pub async fn collect(
                 .collect();
             m.insert(o.metadata.name, keys);
         })
-        .await?
-        {
-            *slot = Some(m);
+        .await?;
+        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(m))
+    };
+    let service_accounts = async {
+        let mut sas = BTreeSet::new();
+        let listed = list_paged(client, &sa_path, None, |s: Named| {
+            sas.insert(s.metadata.name);
+        })
+        .await?;
+        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(sas))
+    };
+    let crds = async {
+        let mut found = BTreeSet::new();
+        for crd in [
+            "podgroups.scheduling.volcano.sh",
+            "podgroups.scheduling.x-k8s.io",
+        ] {
+            let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+            if exists(client, path, crd).await? {
+                found.insert(crd.to_string());
+            }
         }
-    }
-    let mut sas = BTreeSet::new();
-    if let Listed::Ok = list_paged(client, &ns_path("serviceaccounts"), None, |s: Named| {
-        sas.insert(s.metadata.name);
-    })
-    .await?
-    {
-        snap.service_accounts = Some(sas);
-    }
-    for crd in [
-        "podgroups.scheduling.volcano.sh",
-        "podgroups.scheduling.x-k8s.io",
-    ] {
-        if exists(
-            client,
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            crd,
-        )
-        .await?
-        {
-            snap.crds.insert(crd.to_string());
-        }
-    }
-    snap.autoscaler = exists(
+        Ok::<_, kube::Error>(found)
+    };
+    let autoscaler = exists(
         client,
         "/api/v1/namespaces/kube-system/configmaps",
         "cluster-autoscaler-status",
-    )
-    .await?;
-    Ok(snap)
+    );
+    let (
+        (nodes, bound_pods, limit_ranges, quotas, priority_classes),
+        (wffc, pvcs, config_maps, secrets, service_accounts),
+        (crds, autoscaler),
+    ) = futures::try_join!(
+        async {
+            futures::try_join!(
+                nodes(client),
+                bound_pods(client, namespace, job),
+                limit_ranges,
+                quotas,
+                priority_classes
+            )
+        },
+        async {
+            futures::try_join!(
+                wffc_classes,
+                pvcs,
+                keys_of(cm_path.clone()),
+                keys_of(secret_path.clone()),
+                service_accounts
+            )
+        },
+        async { futures::try_join!(crds, autoscaler) },
+    )?;
+    let mut missing_permissions = vec![];
+    if nodes.is_none() {
+        missing_permissions.push("list nodes (cluster-wide)".into());
+    }
+    if bound_pods.is_none() {
+        missing_permissions.push("list pods (all namespaces)".into());
+    }
+    let pvcs = pvcs.map(|list| {
+        list.into_iter()
+            .map(|p| {
+                let wait = p
+                    .spec
+                    .storage_class_name
+                    .as_ref()
+                    .is_some_and(|c| wffc.contains(c));
+                let info = PvcInfo {
+                    phase: p.status.phase,
+                    wait_for_first_consumer: wait,
+                };
+                (p.metadata.name, info)
+            })
+            .collect()
+    });
+    Ok(Snapshot {
+        namespace: namespace.to_string(),
+        nodes,
+        bound_pods,
+        limit_ranges,
+        quotas,
+        priority_classes,
+        pvcs,
+        config_maps,
+        secrets,
+        service_accounts,
+        crds,
+        autoscaler,
+        missing_permissions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::PodSpec;
+    use serde_json::json;
+
+    fn own(names: &[&str]) -> Own {
+        Own {
+            namespace: "default".into(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    /// Decodes `page`, recording each step: `meta:TOKEN` when the token is handed on, and the
+    /// pods counted so far at that moment.
+    fn decode(page: &serde_json::Value, own: Own) -> (BoundPods, Vec<String>) {
+        let text = page.to_string();
+        let mut state = (BoundPods::default(), own);
+        let mut told = vec![];
+        decode_pod_page(&text, &mut state, &mut |c| {
+            told.push(format!("meta:{}", c.unwrap_or_default()))
+        })
+        .unwrap();
+        (state.0, told)
+    }
+
+    fn pod(ns: &str, name: &str, node: &str, spec: serde_json::Value) -> serde_json::Value {
+        let mut spec = spec;
+        spec["nodeName"] = json!(node);
+        json!({"metadata": {"name": name, "namespace": ns}, "spec": spec, "status": {"phase": "Running"}})
+    }
+
+    #[test]
+    fn the_continue_token_is_handed_on_wherever_the_metadata_is() {
+        let items = json!([pod("a", "p", "n1", json!({"containers": []}))]);
+        for page in [
+            json!({"kind": "PodList", "metadata": {"continue": "tok"}, "items": items}),
+            json!({"kind": "PodList", "items": items, "metadata": {"continue": "tok"}}),
+        ] {
+            let (bound, told) = decode(&page, own(&[]));
+            assert_eq!(told, ["meta:tok"]);
+            assert_eq!(bound.by_node()["n1"].pods, 1);
+        }
+        // No metadata at all, or null items: the list ends, nothing is counted.
+        let (bound, told) = decode(&json!({"items": null}), own(&[]));
+        assert_eq!(told, ["meta:"]);
+        assert!(bound.by_node().is_empty());
+    }
+
+    /// The slim rows give each pod the same requests as the typed PodSpec does.
+    #[test]
+    fn slim_rows_sum_the_requests_the_typed_spec_gives() {
+        let specs = [
+            json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
+                                  {"name": "b", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "1"}}}]}),
+            json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}],
+                   "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3", "memory": "2Gi"}}},
+                                      {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}],
+                   "overhead": {"cpu": "100m"}}),
+            json!({"containers": [{"name": "a", "resources": null}], "initContainers": null, "overhead": null}),
+            json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "bogus", "memory": "1e3"}, "limits": {"memory": "2k"}}}]}),
+            // Quantities as JSON numbers (a server echoing what a client sent).
+            json!({"containers": [{"name": "a", "resources": {"limits": {"cpu": 1, "memory": 2.5, "nvidia.com/gpu": 2}}}]}),
+        ];
+        for spec in specs {
+            let typed: PodSpec = serde_json::from_value(spec.clone()).unwrap();
+            let want = super::super::effective_requests(&typed);
+            let page = json!({"metadata": {}, "items": [pod("x", "p", "n", spec.clone())]});
+            let (bound, _) = decode(&page, own(&[]));
+            assert_eq!(bound.by_node()["n"].requests, want, "{spec}");
+        }
+    }
+
+    #[test]
+    fn only_the_jobs_own_pods_are_kept_and_taking_them_out_restores_the_sums() {
+        let c = |cpu: &str| json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": cpu, "nvidia.com/gpu": "1"}}}]});
+        let page = json!({"metadata": {}, "items": [
+            pod("default", "job-worker-0", "n1", c("1")),
+            pod("other", "job-worker-0", "n1", c("2")),
+            pod("default", "unrelated", "n1", c("4")),
+            pod("default", "job-worker-1", "n2", c("8")),
+            pod("default", "pending", "", c("16")),
+        ]});
+        let (mut bound, _) = decode(&page, own(&["job-worker-0", "job-worker-1"]));
+        assert_eq!(bound.by_node()["n1"].requests["cpu"], 7000);
+        assert_eq!(bound.by_node()["n1"].held["nvidia.com/gpu"], (3000, 3));
+        assert!(
+            !bound.by_node().contains_key(""),
+            "a pod on no node is not counted"
+        );
+        bound.remove_kept(|p| p.namespace == "default");
+        let n1 = &bound.by_node()["n1"];
+        assert_eq!((n1.pods, n1.requests["cpu"]), (2, 6000));
+        assert_eq!(n1.held["nvidia.com/gpu"], (2000, 2));
+        assert!(
+            !bound.by_node().contains_key("n2"),
+            "its only pod was the job's"
+        );
+    }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    NodeSelectorRequirement, NodeSelectorTerm, PodSpec, ResourceRequirements, Taint, Toleration,
+    NodeSelectorRequirement, NodeSelectorTerm, PodSpec, Taint, Toleration,
 };
 
 use super::NodeInfo;
@@ -28,21 +28,42 @@ fn add(into: &mut Res, from: &Res) {
     }
 }
 
+/// What the scheduler reads of a container: its resource quantities and restartPolicy. Both
+/// the typed `Container` and the collector's slim pod rows implement it, so a pod's requests
+/// are computed by one function whichever way it was read.
+pub(crate) trait ContainerResources {
+    /// Calls `f` with each `(resource, quantity)` of `resources.limits`.
+    fn each_limit(&self, f: &mut dyn FnMut(&str, &str));
+    /// Calls `f` with each `(resource, quantity)` of `resources.requests`.
+    fn each_request(&self, f: &mut dyn FnMut(&str, &str));
+    fn restart_policy(&self) -> Option<&str>;
+}
+
+impl ContainerResources for k8s_openapi::api::core::v1::Container {
+    fn each_limit(&self, f: &mut dyn FnMut(&str, &str)) {
+        let r = self.resources.as_ref().and_then(|r| r.limits.as_ref());
+        r.into_iter().flatten().for_each(|(k, q)| f(k, &q.0));
+    }
+    fn each_request(&self, f: &mut dyn FnMut(&str, &str)) {
+        let r = self.resources.as_ref().and_then(|r| r.requests.as_ref());
+        r.into_iter().flatten().for_each(|(k, q)| f(k, &q.0));
+    }
+    fn restart_policy(&self) -> Option<&str> {
+        self.restart_policy.as_deref()
+    }
+}
+
 /// A container's requests after API defaulting (`SetDefaults_Pod`): each limit stands in for a
 /// missing request of the same resource.
-fn container_requests(r: Option<&ResourceRequirements>) -> Res {
+fn container_requests(c: &impl ContainerResources) -> Res {
     let mut out = Res::new();
-    let Some(r) = r else { return out };
-    for (k, q) in r.limits.iter().flatten() {
-        if let Some(v) = parse_quantity(&q.0) {
-            out.insert(k.clone(), v);
+    let mut put = |k: &str, q: &str| {
+        if let Some(v) = parse_quantity(q) {
+            out.insert(k.to_string(), v);
         }
-    }
-    for (k, q) in r.requests.iter().flatten() {
-        if let Some(v) = parse_quantity(&q.0) {
-            out.insert(k.clone(), v);
-        }
-    }
+    };
+    c.each_limit(&mut put);
+    c.each_request(&mut put);
     out
 }
 
@@ -50,15 +71,33 @@ fn container_requests(r: Option<&ResourceRequirements>) -> Res {
 /// sum over app containers (plus restartable init "sidecars"), max with each regular init
 /// container (which runs alone, with the sidecars started before it), plus `overhead`.
 pub fn effective_requests(spec: &PodSpec) -> Res {
+    let overhead = spec
+        .overhead
+        .iter()
+        .flatten()
+        .map(|(k, q)| (k.as_str(), q.0.as_str()));
+    pod_requests(
+        &spec.containers,
+        spec.init_containers.as_deref().unwrap_or(&[]),
+        overhead,
+    )
+}
+
+/// [`effective_requests`] over any container type.
+pub(crate) fn pod_requests<'a, C: ContainerResources>(
+    containers: &[C],
+    init_containers: &[C],
+    overhead: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Res {
     let mut sum = Res::new();
-    for c in &spec.containers {
-        add(&mut sum, &container_requests(c.resources.as_ref()));
+    for c in containers {
+        add(&mut sum, &container_requests(c));
     }
     let mut sidecars = Res::new();
     let mut init_max = Res::new();
-    for c in spec.init_containers.iter().flatten() {
-        let r = container_requests(c.resources.as_ref());
-        if c.restart_policy.as_deref() == Some("Always") {
+    for c in init_containers {
+        let r = container_requests(c);
+        if c.restart_policy() == Some("Always") {
             add(&mut sidecars, &r);
             add(&mut sum, &r);
             continue;
@@ -74,9 +113,9 @@ pub fn effective_requests(spec: &PodSpec) -> Res {
         let e = sum.entry(k).or_default();
         *e = (*e).max(v);
     }
-    for (k, q) in spec.overhead.iter().flatten() {
-        if let Some(v) = parse_quantity(&q.0) {
-            *sum.entry(k.clone()).or_default() += v;
+    for (k, q) in overhead {
+        if let Some(v) = parse_quantity(q) {
+            *sum.entry(k.to_string()).or_default() += v;
         }
     }
     sum

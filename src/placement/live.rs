@@ -30,7 +30,7 @@ pub fn unschedulable(
     let pods = job_pods(job, &snapshot.limit_ranges);
     let own: BTreeSet<&str> = pods.iter().map(|p| p.name.as_str()).collect();
     if let Some(bound) = &mut snapshot.bound_pods {
-        bound.retain(|p| !(p.namespace == namespace && own.contains(p.name.as_str())));
+        bound.remove_kept(|p| p.namespace == namespace && own.contains(p.name.as_str()));
     }
     // Quota usage already counts the job's created pods, so only placement is asked here.
     let placed = place(&snapshot, &pods);

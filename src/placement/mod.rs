@@ -117,6 +117,103 @@ pub struct BoundPod {
     pub requests: Res,
 }
 
+/// What the non-terminal pods bound to one node hold, summed: a cluster's 150,000 pods cost
+/// the model one entry per node, not one per pod.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeUsage {
+    /// Pods bound to the node.
+    pub pods: usize,
+    /// Their effective requests, summed (milli-units).
+    pub requests: Res,
+    /// Per resource: the sum of the positive requests and how many pods make it (what a
+    /// "2 nvidia.com/gpu held by 3 pods on node-a" reason says).
+    pub held: BTreeMap<String, (i128, usize)>,
+}
+
+impl NodeUsage {
+    /// Adds (`sign` 1) or takes out (`sign` -1) one pod's requests.
+    fn apply(&mut self, requests: &Res, sign: i128) {
+        self.pods = self.pods.saturating_add_signed(sign as isize);
+        for (k, v) in requests {
+            // Looked up before inserting: a cluster's pods name the same few resources.
+            match self.requests.get_mut(k) {
+                Some(sum) => *sum += sign * v,
+                None => {
+                    self.requests.insert(k.clone(), sign * v);
+                }
+            }
+            if *v > 0 {
+                let h = match self.held.get_mut(k) {
+                    Some(h) => h,
+                    None => self.held.entry(k.clone()).or_default(),
+                };
+                h.0 += sign * v;
+                h.1 = h.1.saturating_add_signed(sign as isize);
+            }
+        }
+    }
+}
+
+/// The bound pods as placement reads them: usage per node, plus the few pods kept whole so a
+/// caller can take them out again (the job's own pods, when the job already exists).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BoundPods {
+    by_node: BTreeMap<String, NodeUsage>,
+    kept: Vec<BoundPod>,
+}
+
+impl BoundPods {
+    /// Counts `pod` on its node; `keep` also remembers it for [`BoundPods::remove_kept`].
+    pub fn add(&mut self, pod: BoundPod, keep: bool) {
+        self.add_usage(&pod.node, &pod.requests);
+        if keep {
+            self.kept.push(pod);
+        }
+    }
+
+    /// Counts a pod that is not kept, by its node and effective requests.
+    pub fn add_usage(&mut self, node: &str, requests: &Res) {
+        match self.by_node.get_mut(node) {
+            Some(u) => u.apply(requests, 1),
+            None => self
+                .by_node
+                .entry(node.to_string())
+                .or_default()
+                .apply(requests, 1),
+        }
+    }
+
+    /// Takes the kept pods matching `drop` out of the counts. Only kept pods can be removed:
+    /// the others were summed as they were read.
+    pub fn remove_kept(&mut self, drop: impl Fn(&BoundPod) -> bool) {
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.kept)
+            .into_iter()
+            .partition(|p| drop(p));
+        self.kept = kept;
+        for p in gone {
+            if let Some(u) = self.by_node.get_mut(&p.node) {
+                u.apply(&p.requests, -1);
+                if u.pods == 0 {
+                    self.by_node.remove(&p.node);
+                }
+            }
+        }
+    }
+
+    /// Node name → what its pods hold.
+    pub fn by_node(&self) -> &BTreeMap<String, NodeUsage> {
+        &self.by_node
+    }
+}
+
+impl FromIterator<BoundPod> for BoundPods {
+    fn from_iter<I: IntoIterator<Item = BoundPod>>(pods: I) -> Self {
+        let mut b = BoundPods::default();
+        pods.into_iter().for_each(|p| b.add(p, true));
+        b
+    }
+}
+
 /// A PersistentVolumeClaim's state as far as binding goes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PvcInfo {
@@ -132,7 +229,7 @@ pub struct PvcInfo {
 pub struct Snapshot {
     pub namespace: String,
     pub nodes: Option<Vec<NodeInfo>>,
-    pub bound_pods: Option<Vec<BoundPod>>,
+    pub bound_pods: Option<BoundPods>,
     /// Pods in the job's namespace that count against quota (non-terminal), with their usage.
     pub limit_ranges: Vec<LimitRange>,
     pub quotas: Vec<ResourceQuota>,

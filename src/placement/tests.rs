@@ -54,7 +54,7 @@ fn snap(nodes: Vec<NodeInfo>, bound: Vec<BoundPod>) -> Snapshot {
     Snapshot {
         namespace: "default".into(),
         nodes: Some(nodes),
-        bound_pods: Some(bound),
+        bound_pods: Some(bound.into_iter().collect()),
         ..Default::default()
     }
 }

@@ -123,12 +123,12 @@ pub fn place(snap: &Snapshot, pods: &[JobPod]) -> Placement {
         .map(|(i, n)| (n.name.as_str(), i))
         .collect();
     let mut now = vec![NodeState::default(); nodes.len()];
-    for b in bound {
-        if let Some(&i) = index.get(b.node.as_str()) {
-            for (k, v) in &b.requests {
+    for (node, usage) in bound.by_node() {
+        if let Some(&i) = index.get(node.as_str()) {
+            for (k, v) in &usage.requests {
                 *now[i].used.entry(k.clone()).or_default() += v;
             }
-            now[i].pods += 1;
+            now[i].pods += usage.pods;
         }
     }
     let mut order: Vec<usize> = (0..pods.len()).collect();
@@ -282,7 +282,7 @@ fn never_alone_reason(p: &JobPod, nodes: &[NodeInfo], rej: &[Rejection]) -> Stri
 fn wait_reason(
     r: &Result<usize, Vec<Rejection>>,
     nodes: &[NodeInfo],
-    bound: &[super::BoundPod],
+    bound: &super::BoundPods,
     index: &BTreeMap<&str, usize>,
 ) -> String {
     let Err(rej) = r else { return String::new() };
@@ -290,19 +290,20 @@ fn wait_reason(
     let mut parts = vec![];
     for res in &short {
         let mut per_node: BTreeMap<usize, (i128, usize)> = BTreeMap::new();
-        for b in bound {
-            let v = if res == "pods" {
-                1000
+        for (node, usage) in bound.by_node() {
+            // Only pods holding some of `res` count (each pod holds 1 of "pods").
+            let held = if res == "pods" {
+                (1000 * usage.pods as i128, usage.pods)
             } else {
-                b.requests.get(res).copied().unwrap_or(0)
+                usage.held.get(res).copied().unwrap_or_default()
             };
-            if v <= 0 {
+            if held.1 == 0 {
                 continue;
             }
-            if let Some(&i) = index.get(b.node.as_str()) {
+            if let Some(&i) = index.get(node.as_str()) {
                 let e = per_node.entry(i).or_default();
-                e.0 += v;
-                e.1 += 1;
+                e.0 += held.0;
+                e.1 += held.1;
             }
         }
         let mut rows: Vec<(usize, (i128, usize))> = per_node.into_iter().collect();
