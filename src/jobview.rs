@@ -1,6 +1,7 @@
 //! Pure view logic of the day-two commands (`logs`, `list`, `get`, `delete`): replica labels,
-//! log de-duplication, table rows and the kubectl-style formatting. No I/O here, so every rule
-//! is unit-tested without a cluster.
+//! log de-duplication, table rows and the kubectl-style formatting of their cells. No I/O here,
+//! so every rule is unit-tested without a cluster; the tables themselves are printed by
+//! `print::tables`.
 
 use std::collections::BTreeMap;
 
@@ -156,39 +157,6 @@ pub fn age(ts: Option<Timestamp>, now: Timestamp) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Tables
-
-/// Left-aligned columns separated by three spaces, as kubectl's tabwriter prints them.
-pub fn table(headers: Option<&[&str]>, rows: &[Vec<String>]) -> String {
-    let ncols = headers
-        .map(|h| h.len())
-        .or_else(|| rows.first().map(Vec::len))
-        .unwrap_or(0);
-    let mut widths = vec![0usize; ncols];
-    let all = headers
-        .map(|h| h.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-        .into_iter()
-        .chain(rows.iter().cloned());
-    let all: Vec<Vec<String>> = all.collect();
-    for r in &all {
-        for (i, c) in r.iter().enumerate().take(ncols) {
-            widths[i] = widths[i].max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in &all {
-        let mut line = String::new();
-        for (i, c) in r.iter().enumerate().take(ncols) {
-            if i + 1 == ncols {
-                line.push_str(c);
-            } else {
-                line.push_str(&format!("{c:<w$}   ", w = widths[i]));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
 
 /// Requested `nvidia.com/gpu` of a job: replicas × the limit (else request) of each container.
 pub fn gpus(job: &TFJob) -> i64 {
@@ -371,47 +339,10 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
     }
 }
 
-/// The cells of a row, with NAMESPACE first for `-A` and NODES/REASON for wide.
-pub fn row_cells(r: &JobRow, all_namespaces: bool, wide: bool) -> Vec<String> {
-    let mut v = Vec::new();
-    if all_namespaces {
-        v.push(r.namespace.clone());
-    }
-    v.extend([
-        r.name.clone(),
-        r.state.clone(),
-        r.age.clone(),
-        r.duration.clone(),
-        r.replicas.clone(),
-        r.restarts.clone(),
-        r.gpus.to_string(),
-    ]);
-    if wide {
-        v.push(r.nodes.clone());
-        v.push(r.reason.clone());
-    }
-    v
-}
-
-/// The header matching [`row_cells`].
-pub fn list_headers(all_namespaces: bool, wide: bool) -> Vec<&'static str> {
-    let mut h = Vec::new();
-    if all_namespaces {
-        h.push("NAMESPACE");
-    }
-    h.extend([
-        "NAME", "STATE", "AGE", "DURATION", "REPLICAS", "RESTARTS", "GPUS",
-    ]);
-    if wide {
-        h.extend(["NODES", "REASON"]);
-    }
-    h
-}
-
 // ---------------------------------------------------------------------------------------------
 // get
 
-/// Everything `get` shows, fetched by `ops::get`.
+/// Everything `get` shows, fetched by `ops::get` and printed by `print::tables::get`.
 pub struct GetView<'a> {
     pub job: &'a TFJob,
     pub pods: &'a [PodRow],
@@ -422,7 +353,7 @@ pub struct GetView<'a> {
     pub now: Timestamp,
 }
 
-fn event_time(e: &k8s_openapi::api::core::v1::Event) -> Option<Timestamp> {
+pub fn event_time(e: &k8s_openapi::api::core::v1::Event) -> Option<Timestamp> {
     e.last_timestamp
         .as_ref()
         .map(|t| t.0)
@@ -498,166 +429,6 @@ pub fn tf_config_shape(job: &TFJob) -> String {
     format!("cluster {{ {} }}", parts.join("; "))
 }
 
-/// The text of `get`.
-pub fn render_get(v: &GetView) -> String {
-    let job = v.job;
-    let mut s = String::new();
-    let name = job.metadata.name.as_deref().unwrap_or_default();
-    let row = job_row(job, &v.pods.iter().collect::<Vec<_>>(), v.now);
-    s.push_str(&format!("Name:       {name}\n"));
-    s.push_str(&format!(
-        "Namespace:  {}\n",
-        job.metadata.namespace.as_deref().unwrap_or_default()
-    ));
-    s.push_str(&format!(
-        "State:      {}\n",
-        if row.state.is_empty() {
-            "<none>"
-        } else {
-            &row.state
-        }
-    ));
-    s.push_str(&format!("Age:        {}\n", row.age));
-    s.push_str(&format!("Duration:   {}\n", row.duration));
-    s.push_str(&format!("Replicas:   {}\n", row.replicas));
-    s.push_str(&format!("Restarts:   {}\n", row.restarts));
-    s.push_str(&format!("GPUs:       {}\n", row.gpus));
-
-    s.push_str("\nConditions:\n");
-    let conds = job
-        .status
-        .as_ref()
-        .map(|st| st.conditions.as_slice())
-        .unwrap_or(&[]);
-    if conds.is_empty() {
-        s.push_str("  <none> (the training-operator has not reconciled this job)\n");
-    } else {
-        let rows: Vec<Vec<String>> = conds
-            .iter()
-            .map(|c| {
-                vec![
-                    c.last_transition_time
-                        .as_ref()
-                        .map(|t| t.0.to_string())
-                        .unwrap_or_default(),
-                    c.type_.clone(),
-                    c.status.clone(),
-                    c.reason.clone().unwrap_or_default(),
-                    c.message.clone().unwrap_or_default(),
-                ]
-            })
-            .collect();
-        for l in table(
-            Some(&["TIME", "TYPE", "STATUS", "REASON", "MESSAGE"]),
-            &rows,
-        )
-        .lines()
-        {
-            s.push_str(&format!("  {l}\n"));
-        }
-    }
-
-    s.push_str("\nReplicas:\n");
-    if v.pods.is_empty() {
-        s.push_str("  <no pods>\n");
-    } else {
-        let mut pods: Vec<&PodRow> = v.pods.iter().collect();
-        pods.sort_by_key(|p| {
-            let l = format!(
-                "{}-{}",
-                p.labels
-                    .get(model::LABEL_REPLICA_TYPE)
-                    .cloned()
-                    .unwrap_or_default(),
-                p.labels
-                    .get(model::LABEL_REPLICA_INDEX)
-                    .cloned()
-                    .unwrap_or_default()
-            );
-            replica_order(&l)
-        });
-        let rows: Vec<Vec<String>> = pods
-            .iter()
-            .map(|p| {
-                vec![
-                    p.name.clone(),
-                    p.ready.clone(),
-                    p.status.clone(),
-                    p.restarts.clone(),
-                    p.age.clone(),
-                    p.node.clone(),
-                ]
-            })
-            .collect();
-        for l in table(
-            Some(&["POD", "READY", "STATUS", "RESTARTS", "AGE", "NODE"]),
-            &rows,
-        )
-        .lines()
-        {
-            s.push_str(&format!("  {l}\n"));
-        }
-    }
-
-    s.push_str("\nServices:\n");
-    if v.services.is_empty() {
-        s.push_str("  <none>\n");
-    } else {
-        let rows: Vec<Vec<String>> = v
-            .services
-            .iter()
-            .map(|(n, ip, p)| vec![n.clone(), ip.clone(), p.clone()])
-            .collect();
-        for l in table(Some(&["NAME", "CLUSTER-IP", "PORTS"]), &rows).lines() {
-            s.push_str(&format!("  {l}\n"));
-        }
-    }
-
-    s.push_str("\nGateway env (Secret references only):\n");
-    for (role, lines) in gateway_env(job) {
-        if lines.is_empty() {
-            s.push_str(&format!("  {role}: <none>\n"));
-        }
-        for l in lines {
-            s.push_str(&format!("  {role}/{l}\n"));
-        }
-    }
-    s.push_str(&format!("\nTF_CONFIG: {}\n", tf_config_shape(job)));
-
-    s.push_str("\nEvents:\n");
-    let mut evs: Vec<&k8s_openapi::api::core::v1::Event> = v.events.iter().collect();
-    evs.sort_by_key(|e| event_time(e));
-    let skip = evs.len().saturating_sub(v.max_events);
-    if evs.is_empty() {
-        s.push_str("  <none>\n");
-    } else {
-        let rows: Vec<Vec<String>> = evs[skip..]
-            .iter()
-            .map(|e| {
-                vec![
-                    age(event_time(e), v.now),
-                    e.type_.clone().unwrap_or_default(),
-                    e.reason.clone().unwrap_or_default(),
-                    format!(
-                        "{}/{}",
-                        e.involved_object
-                            .kind
-                            .as_deref()
-                            .unwrap_or("")
-                            .to_lowercase(),
-                        e.involved_object.name.as_deref().unwrap_or("")
-                    ),
-                    e.message.clone().unwrap_or_default().trim().to_string(),
-                ]
-            })
-            .collect();
-        for l in table(Some(&["AGE", "TYPE", "REASON", "OBJECT", "MESSAGE"]), &rows).lines() {
-            s.push_str(&format!("  {l}\n"));
-        }
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -709,14 +480,5 @@ mod tests {
         assert!(log_prefix("worker-1", 0, true).starts_with("\x1b[32m[worker-1]"));
         assert!(replica_order("ps-0") < replica_order("worker-0"));
         assert!(replica_order("worker-2") < replica_order("worker-10"));
-    }
-
-    #[test]
-    fn table_aligns_columns() {
-        let t = table(
-            Some(&["NAME", "STATE"]),
-            &[vec!["a-long-name".into(), "Running".into()]],
-        );
-        assert_eq!(t, "NAME          STATE\na-long-name   Running\n");
     }
 }

@@ -31,8 +31,9 @@
 //!   YAML with file/line/column positions; [`validate`]: schema, webhook rules and lint checks,
 //!   all reported at once.
 //! - [`print`]: kubectl's printers (json, yaml, name, jsonpath, custom-columns, go-template,
-//!   tables, `top`'s units), the manifest printers and `check`'s and `diagnose`'s reports,
-//!   each taking a writer; [`jobview`]: the day-two commands' pure views.
+//!   tables, `top`'s units), the manifest printers, `check`'s and `diagnose`'s reports, `wait`'s
+//!   progress lines and the day-two tables (`list`, `get`), each taking a writer;
+//!   [`jobview`]: the day-two commands' pure rows and views they print.
 //! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
 //!   retries), CRD, operator (and its one wording, `Display for OperatorState`), gateway Secret,
 //!   pod facts (`cluster::pod`: the slim `Pod`, phase, replica, started, restarts,

@@ -110,14 +110,14 @@ pub async fn get(
         let row = jobview::job_row(&job, &refs, Timestamp::now());
         let mut table = Vec::new();
         if !opts.table.no_headers {
-            let mut h: Vec<String> = jobview::list_headers(false, true)
+            let mut h: Vec<String> = print::tables::list_headers(false, true)
                 .into_iter()
                 .map(String::from)
                 .collect();
             h.extend(opts.table.extra_headers());
             table.push(h);
         }
-        let mut cells = jobview::row_cells(&row, false, true);
+        let mut cells = print::tables::row_cells(&row, false, true);
         cells.extend(opts.table.extra_cells(&print::labels_of(&value)));
         table.push(cells);
         return write!(out, "{}", print::tabwrite(&table)).map_err(io);
@@ -170,6 +170,6 @@ pub async fn get(
         max_events: opts.events,
         now: Timestamp::now(),
     };
-    write!(out, "{}", jobview::render_get(&view)).map_err(io)?;
+    print::tables::get(&view, out).map_err(io)?;
     Ok(())
 }

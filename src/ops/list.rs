@@ -185,7 +185,7 @@ pub async fn list(
             let rows = rows(&typed_jobs, &pods, Timestamp::now());
             let mut table: Vec<Vec<String>> = Vec::new();
             if !opts.table.no_headers {
-                let mut h: Vec<String> = jobview::list_headers(opts.all_namespaces, wide)
+                let mut h: Vec<String> = print::tables::list_headers(opts.all_namespaces, wide)
                     .into_iter()
                     .map(String::from)
                     .collect();
@@ -193,7 +193,7 @@ pub async fn list(
                 table.push(h);
             }
             for (r, j) in rows.iter().zip(&jobs) {
-                let mut cells = jobview::row_cells(r, opts.all_namespaces, wide);
+                let mut cells = print::tables::row_cells(r, opts.all_namespaces, wide);
                 cells.extend(opts.table.extra_cells(&labels(j)));
                 table.push(cells);
             }
@@ -345,7 +345,7 @@ async fn watch(
                     mark_unschedulable(kube, Some(&ns), &mut pods).await;
                     let refs: Vec<&PodRow> = pods.iter().collect();
                     let row = jobview::job_row(&typed(&job)?, &refs, Timestamp::now());
-                    let mut cells = jobview::row_cells(&row, opts.all_namespaces, wide);
+                    let mut cells = print::tables::row_cells(&row, opts.all_namespaces, wide);
                     cells.extend(opts.table.extra_cells(&labels(&job)));
                     // kubectl sizes each watch row on its own, so its rows drift from the
                     // header; these keep the widths printed so far (growing when a cell is

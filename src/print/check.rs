@@ -14,17 +14,12 @@ pub fn report(
     queue: Option<&str>,
     w: &mut dyn Write,
 ) -> io::Result<()> {
-    w.write_all(text(report, readiness, queue).as_bytes())
-}
-
-/// [`report`] as a string, for the command to hand to its `Output` (which redacts it).
-pub fn text(report: &Report, readiness: &[ReadinessFinding], queue: Option<&str>) -> String {
-    let mut s = String::new();
-    s.push_str("Readiness\n");
+    writeln!(w, "Readiness")?;
     if readiness.is_empty() {
-        s.push_str(
-            "  [OK]   CRD served, operator running, namespace, access and Secrets in place\n",
-        );
+        writeln!(
+            w,
+            "  [OK]   CRD served, operator running, namespace, access and Secrets in place"
+        )?;
     }
     for f in readiness {
         let tag = if f.severity == "error" {
@@ -32,38 +27,38 @@ pub fn text(report: &Report, readiness: &[ReadinessFinding], queue: Option<&str>
         } else {
             "[WARN]"
         };
-        s.push_str(&format!("  {tag} {}\n", f.message));
+        writeln!(w, "  {tag} {}", f.message)?;
         if let Some(h) = &f.hint {
-            s.push_str(&format!("         → {h}\n"));
+            writeln!(w, "         → {h}")?;
         }
     }
     let p = &report.placement;
-    s.push_str(&format!(
-        "Placement: {} — {}\n",
-        p.verdict.as_str(),
-        p.reason
-    ));
+    writeln!(w, "Placement: {} — {}", p.verdict.as_str(), p.reason)?;
     let width = p.pods.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for pod in &p.pods {
         let node = pod.node.as_deref().unwrap_or("-");
-        s.push_str(&format!(
+        write!(
+            w,
             "  {:<6} {:<width$}  {:<6} {node}",
             pod.verdict.as_str(),
             pod.name,
             pod.replica_type,
-        ));
+        )?;
         // A reason that only repeats the job's (shown above) is left out.
         if pod.verdict != Verdict::Fits
             && !pod.reason.is_empty()
             && !pod.reason.ends_with(&p.reason)
         {
-            s.push_str(&format!("  ({})", pod.reason));
+            write!(w, "  ({})", pod.reason)?;
         }
-        s.push('\n');
+        writeln!(w)?;
     }
-    s.push_str("Quota and admission\n");
+    writeln!(w, "Quota and admission")?;
     if report.quota.is_empty() {
-        s.push_str("  [OK]   no ResourceQuota or LimitRange would refuse the pods\n");
+        writeln!(
+            w,
+            "  [OK]   no ResourceQuota or LimitRange would refuse the pods"
+        )?;
     }
     for q in &report.quota {
         let tag = if q.verdict == Verdict::Never {
@@ -71,27 +66,31 @@ pub fn text(report: &Report, readiness: &[ReadinessFinding], queue: Option<&str>
         } else {
             "[WARN]"
         };
-        s.push_str(&format!(
-            "  {tag} {} ({}): {}\n",
-            q.name, q.resource, q.message
-        ));
+        writeln!(w, "  {tag} {} ({}): {}", q.name, q.resource, q.message)?;
     }
-    s.push_str("References\n");
+    writeln!(w, "References")?;
     if report.references.is_empty() {
-        s.push_str("  [OK]   every referenced object exists\n");
+        writeln!(w, "  [OK]   every referenced object exists")?;
     }
     for r in &report.references {
         let tag = match r.severity {
             Severity::Error => "[FAIL]",
             Severity::Warning => "[WARN]",
         };
-        s.push_str(&format!("  {tag} {} {}: {}\n", r.kind, r.name, r.message));
+        writeln!(w, "  {tag} {} {}: {}", r.kind, r.name, r.message)?;
     }
     if let Some(line) = queue {
-        s.push_str(line);
+        w.write_all(line.as_bytes())?;
     }
-    s.push_str(&format!("Verdict: {}\n", report.verdict().as_str()));
-    s
+    writeln!(w, "Verdict: {}", report.verdict().as_str())
+}
+
+/// [`report`] as a string, for the command to hand to its `Output` (which redacts it).
+pub fn text(report: &Report, readiness: &[ReadinessFinding], queue: Option<&str>) -> String {
+    let mut buf = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = self::report(report, readiness, queue, &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
 }
 
 #[cfg(test)]

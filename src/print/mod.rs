@@ -10,7 +10,9 @@
 //!
 //! Beside them, the project's own printers, each taking a writer: the manifests a command made
 //! ([`manifest`]), `top`'s units ([`top`]), `check`'s report ([`check`], over the plain
-//! `placement::Report`) and `diagnose`'s ([`diagnosis`], over the plain `diagnose::Diagnosis`):
+//! `placement::Report`), `diagnose`'s ([`diagnosis`], over the plain `diagnose::Diagnosis`) and
+//! `wait`'s progress lines ([`progress`], over its own plain `Progress`, which `ops::wait` counts),
+//! and the day-two tables ([`tables`]: `list`'s rows, `get`'s description, over `jobview`):
 //! `print` imports the data types below it, none of them imports `print`.
 
 pub mod check;
@@ -19,6 +21,8 @@ pub mod gofmt;
 pub mod gojson;
 pub mod jsonpath;
 pub mod manifest;
+pub mod progress;
+pub mod tables;
 pub mod top;
 
 use std::cmp::Ordering;

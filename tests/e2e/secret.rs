@@ -5,7 +5,7 @@ use std::net::TcpListener;
 
 use base64::Engine as _;
 
-use crate::{Cli, TEST_KEY, cluster, tfjob};
+use crate::{Cli, TEST_KEY, args, cluster, tfjob};
 
 fn stored_key(
     c: &tfjob_testcluster::TestCluster,
@@ -25,10 +25,10 @@ fn stored_key(
 #[test]
 fn create_from_stdin_stores_an_opaque_labelled_secret_and_is_idempotent() {
     let c = cluster("");
-    let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+    let run = Cli::new(Some(&c), &args("secret create --from-stdin"))
         .stdin(&format!("{TEST_KEY}\n"))
         .run();
-    run.expect_code(0);
+    run.exit(0);
     assert_eq!(run.stdout.trim(), "secret/taotoken-secret created");
     assert_eq!(
         stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
@@ -50,10 +50,10 @@ fn create_from_stdin_stores_an_opaque_labelled_secret_and_is_idempotent() {
 
     // Same content again: unchanged, and no write at all.
     c.clear_requests();
-    let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+    let run = Cli::new(Some(&c), &args("secret create --from-stdin"))
         .stdin(TEST_KEY)
         .run();
-    run.expect_code(0);
+    run.exit(0);
     assert_eq!(run.stdout.trim(), "secret/taotoken-secret unchanged");
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 }
@@ -61,35 +61,27 @@ fn create_from_stdin_stores_an_opaque_labelled_secret_and_is_idempotent() {
 #[test]
 fn different_content_needs_overwrite() {
     let c = cluster("");
-    Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+    Cli::new(Some(&c), &args("secret create --from-stdin"))
         .stdin("sk-old-value-1")
         .run()
-        .expect_code(0);
+        .exit(0);
     c.clear_requests();
-    let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+    let run = Cli::new(Some(&c), &args("secret create --from-stdin"))
         .stdin(TEST_KEY)
         .run();
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("already exists with different content under \"api-key\""),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("--overwrite"), "{}", run.stderr);
+    run.exit(3);
+    run.stderr_has("already exists with different content under \"api-key\"");
+    run.stderr_has("--overwrite");
     assert!(c.writes().is_empty());
     assert_eq!(
         stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
         b"sk-old-value-1"
     );
 
-    let run = Cli::new(
-        Some(&c),
-        &["secret", "create", "--from-stdin", "--overwrite"],
-    )
-    .stdin(TEST_KEY)
-    .run();
-    run.expect_code(0);
+    let run = Cli::new(Some(&c), &args("secret create --from-stdin --overwrite"))
+        .stdin(TEST_KEY)
+        .run();
+    run.exit(0);
     assert_eq!(run.stdout.trim(), "secret/taotoken-secret configured");
     assert_eq!(
         stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
@@ -102,23 +94,11 @@ fn key_sources_env_file_literal_and_base_url() {
     let c = cluster("namespaces: [default, ml]");
     Cli::new(
         Some(&c),
-        &[
-            "secret",
-            "create",
-            "gw",
-            "-n",
-            "ml",
-            "--key",
-            "token",
-            "--from-env",
-            "MY_GW_KEY",
-            "--base-url",
-            "https://gateway.example/api",
-        ],
+        &args("secret create gw -n ml --key token --from-env MY_GW_KEY --base-url https://gateway.example/api"),
     )
     .env("MY_GW_KEY", TEST_KEY)
     .run()
-    .expect_code(0);
+    .exit(0);
     assert_eq!(
         stored_key(&c, "ml", "gw", "token").unwrap(),
         TEST_KEY.as_bytes()
@@ -142,7 +122,7 @@ fn key_sources_env_file_literal_and_base_url() {
         ],
     )
     .run()
-    .expect_code(0);
+    .exit(0);
     assert_eq!(
         stored_key(&c, "default", "from-file", "api-key").unwrap(),
         TEST_KEY.as_bytes()
@@ -150,38 +130,28 @@ fn key_sources_env_file_literal_and_base_url() {
 
     // --from-literal works (parity with kubectl) but says why it should not be used. The key
     // is in argv here by the user's choice, so this run is not leak-checked for it.
-    let run = tfjob(
-        &c,
-        &["secret", "create", "lit", "--from-literal", "sk-literal-1"],
-    );
-    run.expect_code(0);
-    assert!(run.stderr.contains("shell history"), "{}", run.stderr);
+    let run = tfjob(&c, &args("secret create lit --from-literal sk-literal-1"));
+    run.exit(0);
+    run.stderr_has("shell history");
 }
 
 #[test]
 fn bad_keys_and_missing_sources_are_refused_before_any_request() {
     let c = cluster("");
     for input in ["", "   \n", "line-one\nline-two\n"] {
-        let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+        let run = Cli::new(Some(&c), &args("secret create --from-stdin"))
             .stdin(input)
             .run();
-        run.expect_code(2);
-        assert!(run.stderr.contains("nothing was stored"), "{}", run.stderr);
+        run.exit(2);
+        run.stderr_has("nothing was stored");
     }
     // No flag and no terminal: refuse rather than read a pipe silently.
-    let run = tfjob(&c, &["secret", "create"]);
-    run.expect_code(2);
-    assert!(run.stderr.contains("--from-stdin"), "{}", run.stderr);
-    let run = tfjob(
-        &c,
-        &["secret", "create", "--from-env", "NOT_SET_ANYWHERE_42"],
-    );
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("NOT_SET_ANYWHERE_42 is not set"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("secret create"));
+    run.exit(2);
+    run.stderr_has("--from-stdin");
+    let run = tfjob(&c, &args("secret create --from-env NOT_SET_ANYWHERE_42"));
+    run.exit(2);
+    run.stderr_has("NOT_SET_ANYWHERE_42 is not set");
     assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
 }
 
@@ -190,40 +160,22 @@ fn missing_namespace_and_rbac_denial_say_what_to_do() {
     let c = cluster(
         "rbac:\n  deny:\n  - {verb: create, resource: secrets, namespace: locked}\nnamespaces: [default, locked]",
     );
-    let run = Cli::new(
-        Some(&c),
-        &["secret", "create", "-n", "nope", "--from-stdin"],
-    )
-    .stdin(TEST_KEY)
-    .run();
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("namespace \"nope\" does not exist"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("kubectl create namespace nope"),
-        "{}",
-        run.stderr
-    );
+    let run = Cli::new(Some(&c), &args("secret create -n nope --from-stdin"))
+        .stdin(TEST_KEY)
+        .run();
+    run.exit(3);
+    run.stderr_has("namespace \"nope\" does not exist");
+    run.stderr_has("kubectl create namespace nope");
 
-    let run = Cli::new(
-        Some(&c),
-        &["secret", "create", "-n", "locked", "--from-stdin"],
-    )
-    .stdin(TEST_KEY)
-    .run();
-    run.expect_code(3);
-    assert!(run.stderr.contains("forbidden"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!(
-            "kubectl auth can-i create secrets --kubeconfig {} -n locked",
-            c.kubeconfig().display()
-        )),
-        "{}",
-        run.stderr
-    );
+    let run = Cli::new(Some(&c), &args("secret create -n locked --from-stdin"))
+        .stdin(TEST_KEY)
+        .run();
+    run.exit(3);
+    run.stderr_has("forbidden");
+    run.stderr_has(&format!(
+        "kubectl auth can-i create secrets --kubeconfig {} -n locked",
+        c.kubeconfig().display()
+    ));
     assert!(
         c.get("secrets", Some("locked"), "taotoken-secret")
             .is_none()
@@ -253,12 +205,8 @@ fn unreachable_api_server_is_reported() {
     )
     .env("KUBECTL_TFJOB_RETRY_DEADLINE", "1s")
     .run();
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("cannot reach the API server"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("cannot reach the API server");
 }
 
 #[test]
@@ -266,10 +214,10 @@ fn transient_429_and_500_are_retried_into_one_secret() {
     let c = cluster(
         "faults:\n- match: {verb: create, resource: secrets}\n  status: 429\n  retryAfterSeconds: 0\n  times: 2\n- match: {verb: get, resource: secrets}\n  status: 500\n  times: 1\n",
     );
-    let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+    let run = Cli::new(Some(&c), &args("secret create --from-stdin"))
         .stdin(TEST_KEY)
         .run();
-    run.expect_code(0);
+    run.exit(0);
     let creates: Vec<_> = c
         .requests()
         .into_iter()
@@ -284,37 +232,23 @@ fn dry_runs_print_masked_and_store_nothing() {
     let c = cluster("");
     let run = Cli::new(
         Some(&c),
-        &[
-            "secret",
-            "create",
-            "--from-stdin",
-            "--dry-run=client",
-            "-o",
-            "yaml",
-        ],
+        &args("secret create --from-stdin --dry-run=client -o yaml"),
     )
     .stdin(TEST_KEY)
     .run();
-    run.expect_code(0);
-    assert!(run.stdout.contains("redacted: 30 bytes"), "{}", run.stdout);
-    assert!(run.stdout.contains("kind: Secret"), "{}", run.stdout);
+    run.exit(0);
+    run.stdout_has("redacted: 30 bytes");
+    run.stdout_has("kind: Secret");
     assert!(c.writes().is_empty());
 
     let run = Cli::new(
         Some(&c),
-        &[
-            "secret",
-            "create",
-            "--from-stdin",
-            "--dry-run=server",
-            "-o",
-            "json",
-        ],
+        &args("secret create --from-stdin --dry-run=server -o json"),
     )
     .stdin(TEST_KEY)
     .run();
-    run.expect_code(0);
-    assert!(run.stdout.contains("redacted"), "{}", run.stdout);
+    run.exit(0);
+    run.stdout_has("redacted");
     assert!(
         c.get("secrets", Some("default"), "taotoken-secret")
             .is_none()
@@ -325,11 +259,11 @@ fn dry_runs_print_masked_and_store_nothing() {
 #[test]
 fn trace_logging_never_shows_the_key() {
     let c = cluster("");
-    let run = Cli::new(Some(&c), &["-vvv", "secret", "create", "--from-stdin"])
+    let run = Cli::new(Some(&c), &args("-vvv secret create --from-stdin"))
         .stdin(TEST_KEY)
         .env("RUST_LOG", "trace")
         .run();
-    run.expect_code(0);
+    run.exit(0);
     // The leak check in Run is the assertion; make sure trace output really was produced.
     assert!(
         run.stderr.contains("TRACE") || run.stderr.contains("DEBUG"),
@@ -341,42 +275,20 @@ fn trace_logging_never_shows_the_key() {
 #[test]
 fn check_reports_missing_secret_and_key_with_the_fix() {
     let c = cluster("");
-    let run = tfjob(&c, &["secret", "check"]);
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("Secret default/taotoken-secret does not exist"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("kubectl tfjob secret create taotoken-secret -n default"),
-        "{}",
-        run.stderr
-    );
-    Cli::new(
-        Some(&c),
-        &["secret", "create", "--from-stdin", "--key", "other"],
-    )
-    .stdin(TEST_KEY)
-    .run()
-    .expect_code(0);
-    let run = tfjob(&c, &["secret", "check"]);
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("has no key \"api-key\" (it has: other)"),
-        "{}",
-        run.stderr
-    );
-    let run = tfjob(&c, &["secret", "check", "--key", "other"]);
-    run.expect_code(0);
-    assert!(
-        run.stdout.contains("non-empty \"other\" key"),
-        "{}",
-        run.stdout
-    );
+    let run = tfjob(&c, &args("secret check"));
+    run.exit(3);
+    run.stderr_has("Secret default/taotoken-secret does not exist");
+    run.stderr_has("kubectl tfjob secret create taotoken-secret -n default");
+    Cli::new(Some(&c), &args("secret create --from-stdin --key other"))
+        .stdin(TEST_KEY)
+        .run()
+        .exit(0);
+    let run = tfjob(&c, &args("secret check"));
+    run.exit(3);
+    run.stderr_has("has no key \"api-key\" (it has: other)");
+    let run = tfjob(&c, &args("secret check --key other"));
+    run.exit(0);
+    run.stdout_has("non-empty \"other\" key");
 }
 
 /// A port we keep on 127.0.0.1 where every connection is closed without an answer. (A port
@@ -457,9 +369,9 @@ fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
     )
     .stdin(TEST_KEY)
     .run();
-    run.expect_code(0);
-    assert!(run.stderr.contains("accepted the key"), "{}", run.stderr);
-    assert!(run.stderr.contains("3 models"), "{}", run.stderr);
+    run.exit(0);
+    run.stderr_has("accepted the key");
+    run.stderr_has("3 models");
     assert!(stored_key(&c, "default", "taotoken-secret", "base-url").is_some());
 
     let run = Cli::new(
@@ -476,9 +388,9 @@ fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
     )
     .stdin("sk-wrong-key-1")
     .run();
-    run.expect_code(3);
-    assert!(run.stderr.contains("rejected the key"), "{}", run.stderr);
-    assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
+    run.exit(3);
+    run.stderr_has("rejected the key");
+    run.stderr_has("HTTP 401");
     assert!(c.get("secrets", Some("default"), "other").is_none());
 
     let doubled = format!("{base}/v1");
@@ -496,13 +408,9 @@ fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
     )
     .stdin(TEST_KEY)
     .run();
-    run.expect_code(3);
-    assert!(run.stderr.contains("already ends in /v1"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("--base-url {base}")),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("already ends in /v1");
+    run.stderr_has(&format!("--base-url {base}"));
     assert!(c.get("secrets", Some("default"), "third").is_none());
 
     // No answer: a network error, nothing stored.
@@ -521,12 +429,8 @@ fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
     )
     .stdin(TEST_KEY)
     .run();
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("cannot reach the gateway"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("cannot reach the gateway");
     assert!(c.get("secrets", Some("default"), "fourth").is_none());
 }
 
@@ -549,15 +453,12 @@ fn a_namespace_whose_secret_holds_a_base_url_gets_it_in_its_pods() {
         if ns == "team-gw" {
             args.extend(["--base-url", gateway]);
         }
-        Cli::new(Some(&c), &args)
-            .stdin(TEST_KEY)
-            .run()
-            .expect_code(0);
+        Cli::new(Some(&c), &args).stdin(TEST_KEY).run().exit(0);
     }
 
     // `secret check` says which gateway jobs in each namespace will use.
-    let run = tfjob(&c, &["secret", "check", "-n", "team-gw"]);
-    run.expect_code(0);
+    let run = tfjob(&c, &args("secret check -n team-gw"));
+    run.exit(0);
     assert!(
         run.stdout.contains(&format!(
             "jobs in namespace team-gw will use base URL {gateway} (from secret/taotoken-secret key \"base-url\""
@@ -565,13 +466,9 @@ fn a_namespace_whose_secret_holds_a_base_url_gets_it_in_its_pods() {
         "{}",
         run.stdout
     );
-    let run = tfjob(&c, &["secret", "check"]);
-    assert!(
-        run.stdout.contains(
-            "jobs in namespace default will use base URL https://taotoken.net/api (the default"
-        ),
-        "{}",
-        run.stdout
+    let run = tfjob(&c, &args("secret check"));
+    run.stdout_has(
+        "jobs in namespace default will use base URL https://taotoken.net/api (the default",
     );
 
     // --api-base-url wins over the stored one.
@@ -584,7 +481,7 @@ fn a_namespace_whose_secret_holds_a_base_url_gets_it_in_its_pods() {
         "json",
     ]));
     let run = tfjob(&c, &args);
-    run.expect_code(0);
+    run.exit(0);
     let job: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let spec = &job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"];
     assert_eq!(
@@ -592,29 +489,18 @@ fn a_namespace_whose_secret_holds_a_base_url_gets_it_in_its_pods() {
         "https://other.example/api"
     );
     // submit: the base URL comes from the Secret (a reference, not a copy).
-    let mut args = vec!["-n", "team-gw"];
-    args.extend(crate::submit::submit_args(&["--openai-env"]));
-    let run = tfjob(&c, &args);
-    run.expect_code(0);
-    assert!(
-        run.stderr.contains(&format!(
-            "gateway base URL: {gateway} (from Secret team-gw/taotoken-secret, key \"base-url\")"
-        )),
-        "{}",
-        run.stderr
-    );
+    let mut argv = vec!["-n", "team-gw"];
+    argv.extend(crate::submit::submit_args(&["--openai-env"]));
+    let run = tfjob(&c, &argv);
+    run.exit(0);
+    run.stderr_has(&format!(
+        "gateway base URL: {gateway} (from Secret team-gw/taotoken-secret, key \"base-url\")"
+    ));
     tfjob(
         &c,
-        &[
-            "wait",
-            "tf-dist-train",
-            "-n",
-            "team-gw",
-            "--for",
-            "all-running",
-        ],
+        &crate::args("wait tf-dist-train -n team-gw --for all-running"),
     )
-    .expect_code(0);
+    .exit(0);
     let pods = c.list("pods", Some("team-gw"));
     assert_eq!(pods.len(), 4, "1 PS + 3 workers");
     let from_secret =
@@ -637,7 +523,7 @@ fn a_namespace_whose_secret_holds_a_base_url_gets_it_in_its_pods() {
     }
 
     // The default namespace's Secret has no base-url: the literal default, as before.
-    tfjob(&c, &crate::submit::submit_args(&[])).expect_code(0);
+    tfjob(&c, &crate::submit::submit_args(&[])).exit(0);
     let job = c.get("tfjobs", Some("default"), "tf-dist-train").unwrap();
     let spec = &job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"];
     assert_eq!(
@@ -649,12 +535,8 @@ fn a_namespace_whose_secret_holds_a_base_url_gets_it_in_its_pods() {
     let mut args = vec!["-n", "team-gw", "render"];
     args.extend(crate::submit::ARTICLE);
     let run = tfjob(&c, &args);
-    run.expect_code(0);
-    assert!(
-        run.stdout.contains("https://taotoken.net/api"),
-        "{}",
-        run.stdout
-    );
+    run.exit(0);
+    run.stdout_has("https://taotoken.net/api");
 }
 
 #[test]
@@ -672,7 +554,7 @@ fn base_urls_must_be_absolute_http() {
         )
         .stdin(TEST_KEY)
         .run();
-        run.expect_code(2);
+        run.exit(2);
         assert!(
             run.stderr
                 .contains("e.g. --base-url https://gateway.example.com/api"),
@@ -683,18 +565,12 @@ fn base_urls_must_be_absolute_http() {
     assert!(c.writes().is_empty());
     let run = Cli::new(
         Some(&c),
-        &[
-            "secret",
-            "create",
-            "--from-stdin",
-            "--base-url",
-            "https://gw.example/api/v1/",
-        ],
+        &args("secret create --from-stdin --base-url https://gw.example/api/v1/"),
     )
     .stdin(TEST_KEY)
     .run();
-    run.expect_code(0);
-    assert!(run.stderr.contains("ends in /v1"), "{}", run.stderr);
+    run.exit(0);
+    run.stderr_has("ends in /v1");
 }
 
 /// Issue 14 item 8: keys over the limit or with bytes an HTTP header cannot carry are refused
@@ -703,68 +579,44 @@ fn base_urls_must_be_absolute_http() {
 fn long_and_malformed_keys_are_refused_whole() {
     let c = cluster("");
     let long = "k".repeat(70_000);
-    let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+    let run = Cli::new(Some(&c), &args("secret create --from-stdin"))
         .stdin(&long)
         .run();
-    run.expect_code(2);
-    assert!(
-        run.stderr
-            .contains("<stdin>: too large: over the 16 KiB limit for an API key"),
-        "{}",
-        run.stderr
-    );
-    let run = Cli::new(
-        Some(&c),
-        &["secret", "create", "--from-env", "E2E_LONG_KEY"],
-    )
-    .env("E2E_LONG_KEY", &long)
-    .run();
-    run.expect_code(2);
-    assert!(run.stderr.contains("is 70000 bytes"), "{}", run.stderr);
+    run.exit(2);
+    run.stderr_has("<stdin>: too large: over the 16 KiB limit for an API key");
+    let run = Cli::new(Some(&c), &args("secret create --from-env E2E_LONG_KEY"))
+        .env("E2E_LONG_KEY", &long)
+        .run();
+    run.exit(2);
+    run.stderr_has("is 70000 bytes");
     for (key, why) in [
         ("sk-abc\0def", "contains a NUL byte"),
         ("sk-abc\x07def", "contains a control character"),
         ("sk-abc def", "contains whitespace"),
         ("sk-abcdéf", "contains non-ASCII characters"),
     ] {
-        let run = Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+        let run = Cli::new(Some(&c), &args("secret create --from-stdin"))
             .stdin(key)
             .run();
-        run.expect_code(2);
+        run.exit(2);
         assert!(run.stderr.contains(why), "{key:?}: {}", run.stderr);
-        assert!(
-            run.stderr
-                .contains("an HTTP Authorization header cannot carry it"),
-            "{}",
-            run.stderr
-        );
+        run.stderr_has("an HTTP Authorization header cannot carry it");
         assert!(!run.stderr.contains("sk-abc"), "key echoed: {}", run.stderr);
     }
     // A device is read bounded, and a missing file is invalid input.
-    let run = tfjob(&c, &["secret", "create", "--from-file", "/dev/zero"]);
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("/dev/zero: too large"),
-        "{}",
-        run.stderr
-    );
-    let run = tfjob(
-        &c,
-        &["secret", "create", "--from-file", "/no/such/key-file"],
-    );
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("/no/such/key-file: cannot read"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("secret create --from-file /dev/zero"));
+    run.exit(2);
+    run.stderr_has("/dev/zero: too large");
+    let run = tfjob(&c, &args("secret create --from-file /no/such/key-file"));
+    run.exit(2);
+    run.stderr_has("/no/such/key-file: cannot read");
     assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
     // At the limit it is stored whole.
     let exact = "k".repeat(16 * 1024 - 1);
-    Cli::new(Some(&c), &["secret", "create", "--from-stdin"])
+    Cli::new(Some(&c), &args("secret create --from-stdin"))
         .stdin(&format!("{exact}\n"))
         .run()
-        .expect_code(0);
+        .exit(0);
     assert_eq!(
         stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
         exact.as_bytes()
@@ -805,7 +657,7 @@ fn an_exec_credential_plugin_does_not_inherit_the_from_env_variable() {
     )
     .env("E2E_GATEWAY_KEY", TEST_KEY)
     .run();
-    run.expect_code(0);
+    run.exit(0);
     assert_eq!(
         stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
         TEST_KEY.as_bytes()
@@ -822,17 +674,9 @@ fn an_exec_credential_plugin_does_not_inherit_the_from_env_variable() {
 #[test]
 fn secret_check_in_a_namespace_that_does_not_exist_says_so() {
     let c = cluster("");
-    let run = tfjob(&c, &["secret", "check", "-n", "nope"]);
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("namespace \"nope\" does not exist"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("kubectl create namespace nope"),
-        "{}",
-        run.stderr
-    );
+    let run = tfjob(&c, &args("secret check -n nope"));
+    run.exit(3);
+    run.stderr_has("namespace \"nope\" does not exist");
+    run.stderr_has("kubectl create namespace nope");
     assert!(!run.stderr.contains("secret create"), "{}", run.stderr);
 }

@@ -57,17 +57,12 @@ fn tfjob_creates(c: &tfjob_testcluster::TestCluster) -> usize {
 fn success_creates_exactly_one_job_with_secret_backed_credentials() {
     let c = cluster(&format!("objects:{SECRET}"));
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(0);
+    run.exit(0);
     assert_eq!(
         run.stdout.trim(),
         "tfjob.kubeflow.org/tf-dist-train created"
     );
-    assert!(
-        run.stderr
-            .contains("kubectl tfjob wait tf-dist-train -n default"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("kubectl tfjob wait tf-dist-train -n default");
     let writes = c.writes();
     assert_eq!(writes.len(), 1, "writes: {writes:?}");
     assert_eq!(tfjob_creates(&c), 1);
@@ -102,10 +97,10 @@ fn success_creates_exactly_one_job_with_secret_backed_credentials() {
 fn crd_missing_fails_before_any_write() {
     let c = cluster(&format!("operator: absent\nobjects:{SECRET}"));
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(3);
-    assert!(run.stderr.contains("CRD"), "{}", run.stderr);
-    assert!(run.stderr.contains("not installed"), "{}", run.stderr);
-    assert!(run.stderr.contains("ref=v1.9.4"), "{}", run.stderr);
+    run.exit(3);
+    run.stderr_has("CRD");
+    run.stderr_has("not installed");
+    run.stderr_has("ref=v1.9.4");
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 }
 
@@ -113,8 +108,8 @@ fn crd_missing_fails_before_any_write() {
 fn operator_installed_but_not_running_fails_before_any_write() {
     let c = cluster(&format!("operator: installed\nobjects:{SECRET}"));
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(3);
-    assert!(run.stderr.contains("no ready replicas"), "{}", run.stderr);
+    run.exit(3);
+    run.stderr_has("no ready replicas");
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 }
 
@@ -122,39 +117,22 @@ fn operator_installed_but_not_running_fails_before_any_write() {
 fn missing_namespace_secret_and_key_are_all_reported_with_fixes() {
     let c = cluster("");
     let run = tfjob(&c, &submit_args(&["-n", "team-a"]));
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("namespace \"team-a\" does not exist"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("kubectl create namespace team-a"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("namespace \"team-a\" does not exist");
+    run.stderr_has("kubectl create namespace team-a");
     assert!(c.writes().is_empty());
 
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("kubectl tfjob secret create taotoken-secret -n default"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("kubectl tfjob secret create taotoken-secret -n default");
     assert!(c.writes().is_empty());
 
     let c = cluster(
         "objects:\n  - apiVersion: v1\n    kind: Secret\n    metadata: {name: taotoken-secret, namespace: default}\n    stringData: {token: x}\n",
     );
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("has no key \"api-key\""),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("has no key \"api-key\"");
     assert!(c.writes().is_empty());
 }
 
@@ -164,54 +142,35 @@ fn rbac_denial_is_found_by_access_review_before_any_write() {
         "rbac:\n  deny:\n  - {{verb: create, resource: tfjobs}}\nobjects:{SECRET}"
     ));
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(3);
-    assert!(
-        run.stderr.contains("may not create tfjobs"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("kubectl auth can-i create tfjobs.kubeflow.org -n default"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("may not create tfjobs");
+    run.stderr_has("kubectl auth can-i create tfjobs.kubeflow.org -n default");
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 }
 
 #[test]
 fn existing_job_needs_replace_which_deletes_and_recreates() {
     let c = cluster(&format!("objects:{SECRET}"));
-    tfjob(&c, &submit_args(&[])).expect_code(0);
+    tfjob(&c, &submit_args(&[])).exit(0);
     let first_uid =
         c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["metadata"]["uid"].clone();
     c.clear_requests();
 
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(3);
-    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
-    assert!(run.stderr.contains("--replace"), "{}", run.stderr);
+    run.exit(3);
+    run.stderr_has("already exists");
+    run.stderr_has("--replace");
     assert!(c.writes().is_empty());
 
     // Without a terminal, --replace needs --yes.
     let run = tfjob(&c, &submit_args(&["--replace"]));
-    run.expect_code(2);
+    run.exit(2);
     assert!(c.writes().is_empty());
 
     let run = tfjob(&c, &submit_args(&["--replace", "--yes"]));
-    run.expect_code(0);
-    assert!(
-        run.stdout
-            .contains("tfjob.kubeflow.org/tf-dist-train deleted"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("tfjob.kubeflow.org/tf-dist-train created"),
-        "{}",
-        run.stdout
-    );
+    run.exit(0);
+    run.stdout_has("tfjob.kubeflow.org/tf-dist-train deleted");
+    run.stdout_has("tfjob.kubeflow.org/tf-dist-train created");
     let second_uid =
         c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["metadata"]["uid"].clone();
     assert_ne!(first_uid, second_uid);
@@ -225,9 +184,9 @@ fn invalid_input_makes_no_request_at_all() {
         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: Bad_Name\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers:\n          - name: main\n            image: tensorflow/tensorflow:2.13.0\n",
     );
     let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
-    run.expect_code(2);
-    assert!(run.stderr.contains("metadata.name"), "{}", run.stderr);
-    assert!(run.stderr.contains("tensorflow"), "{}", run.stderr);
+    run.exit(2);
+    run.stderr_has("metadata.name");
+    run.stderr_has("tensorflow");
     assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
 }
 
@@ -235,12 +194,8 @@ fn invalid_input_makes_no_request_at_all() {
 fn server_dry_run_runs_every_check_and_stores_nothing() {
     let c = cluster(&format!("objects:{SECRET}"));
     let run = tfjob(&c, &submit_args(&["--dry-run=server"]));
-    run.expect_code(0);
-    assert!(
-        run.stdout.contains("created (server dry run)"),
-        "{}",
-        run.stdout
-    );
+    run.exit(0);
+    run.stdout_has("created (server dry run)");
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
     assert!(
         c.requests()
@@ -253,9 +208,9 @@ fn server_dry_run_runs_every_check_and_stores_nothing() {
 #[test]
 fn client_dry_run_needs_no_cluster() {
     let run = Cli::new(None, &submit_args(&["--dry-run=client", "-o", "yaml"])).run();
-    run.expect_code(0);
-    assert!(run.stdout.contains("kind: TFJob"), "{}", run.stdout);
-    assert!(run.stdout.contains("secretKeyRef"), "{}", run.stdout);
+    run.exit(0);
+    run.stdout_has("kind: TFJob");
+    run.stdout_has("secretKeyRef");
 }
 
 #[test]
@@ -264,7 +219,7 @@ fn transient_faults_on_create_are_retried_into_one_job() {
         "faults:\n- match: {{verb: create, resource: tfjobs}}\n  status: 429\n  retryAfterSeconds: 0\n  skip: 1\n  times: 2\n- match: {{verb: create, resource: tfjobs}}\n  status: 500\n  skip: 3\n  times: 1\nobjects:{SECRET}"
     ));
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(0);
+    run.exit(0);
     assert_eq!(c.list("tfjobs", Some("default")).len(), 1);
     let attempts = c
         .requests()
@@ -281,18 +236,9 @@ fn wait_flag_follows_the_job_until_every_replica_runs() {
         &c,
         &submit_args(&["--wait", "--settle", "0", "--timeout", "30s"]),
     );
-    run.expect_code(0);
-    assert!(
-        run.stdout
-            .contains("tfjob.kubeflow.org/tf-dist-train created"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("condition met (all replicas Running)"),
-        "{}",
-        run.stdout
-    );
+    run.exit(0);
+    run.stdout_has("tfjob.kubeflow.org/tf-dist-train created");
+    run.stdout_has("condition met (all replicas Running)");
 }
 
 /// The article's manifest, exactly as users paste it (only when the reference copy is present).
@@ -306,17 +252,9 @@ fn article_manifest_is_reported_precisely_before_anything_is_sent() {
     }
     let c = cluster(&format!("objects:{SECRET}"));
     let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("sidecar.istio.io/inject"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("article-tfjob.yaml:14"),
-        "{}",
-        run.stderr
-    );
+    run.exit(2);
+    run.stderr_has("sidecar.istio.io/inject");
+    run.stderr_has("article-tfjob.yaml:14");
     assert!(c.requests().is_empty());
 }
 
@@ -326,7 +264,7 @@ fn a_reset_connection_on_create_is_retried_into_one_job() {
         "faults:\n- match: {{verb: create, resource: tfjobs}}\n  reset: true\n  skip: 1\n  times: 1\nobjects:{SECRET}"
     ));
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(0);
+    run.exit(0);
     assert_eq!(c.list("tfjobs", Some("default")).len(), 1);
 }
 
@@ -346,13 +284,8 @@ fn kubeconfig_from_several_files_and_the_context_namespace_are_honoured() {
     let mut args = vec!["--context", "ml"];
     args.extend(submit_args(&[]));
     let run = Cli::new(None, &args).env("KUBECONFIG", &kubeconfig).run();
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("Secret ml/taotoken-secret does not exist"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("Secret ml/taotoken-secret does not exist");
     assert!(c.writes().is_empty());
 }
 
@@ -372,7 +305,7 @@ fn upstream_crd_accepts_the_rendered_job() {
         .with_crd(crd);
     let c = tfjob_testcluster::TestCluster::start(scenario);
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(0);
+    run.exit(0);
     assert_eq!(c.list("tfjobs", Some("default")).len(), 1);
 }
 
@@ -396,14 +329,9 @@ fn version_skew_with_the_live_crd_is_caught_before_any_write() {
         }));
     let c = tfjob_testcluster::TestCluster::start(scenario);
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(2);
-    assert!(
-        run.stderr
-            .contains("does not match the CRD installed in the cluster"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("runPolicy"), "{}", run.stderr);
+    run.exit(2);
+    run.stderr_has("does not match the CRD installed in the cluster");
+    run.stderr_has("runPolicy");
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 }
 
@@ -415,26 +343,13 @@ fn a_webhook_denial_is_invalid_input_not_rbac() {
         "faults:\n- match: {{verb: create, resource: tfjobs}}\n  status: 403\n  times: 0\n  message: 'admission webhook \"validate.kyverno.svc-fail\" denied the request: [spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Invalid value: \"tensorflow/tensorflow:2.13.0-gpu\": images must come from registry.corp, metadata.labels[team]: Required value: every job needs a team label]'\nobjects:{SECRET}"
     ));
     let run = tfjob(&c, &submit_args(&[]));
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("\"validate.kyverno.svc-fail\""),
-        "{}",
-        run.stderr
+    run.exit(2);
+    run.stderr_has("\"validate.kyverno.svc-fail\"");
+    run.stderr_has(
+        "\n  - spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Invalid value",
     );
-    assert!(
-        run.stderr.contains(
-            "\n  - spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Invalid value"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("\n  - metadata.labels[team]: Required value: every job needs a team label"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("policy engine"), "{}", run.stderr);
+    run.stderr_has("\n  - metadata.labels[team]: Required value: every job needs a team label");
+    run.stderr_has("policy engine");
     assert!(!run.stderr.contains("Role"), "{}", run.stderr);
     assert!(!run.stderr.contains("can-i"), "{}", run.stderr);
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
@@ -451,17 +366,13 @@ fn submit_file_sends_what_kubectl_would_with_a_generated_name() {
     );
     let p = path.to_str().unwrap();
     let validate = tfjob(&c, &["validate", "-f", p]);
-    validate.expect_code(0);
-    assert!(
-        validate.stderr.contains("duplicate key \"replicas\""),
-        "{}",
-        validate.stderr
-    );
+    validate.exit(0);
+    validate.stderr_has("duplicate key \"replicas\"");
     let strict = tfjob(&c, &["validate", "--strict", "-f", p]);
-    strict.expect_code(2);
+    strict.exit(2);
 
     let run = tfjob(&c, &["submit", "-f", p]);
-    run.expect_code(0);
+    run.exit(0);
     let line = run.stdout.trim();
     let name = line
         .strip_prefix("tfjob.kubeflow.org/")
@@ -471,11 +382,7 @@ fn submit_file_sends_what_kubectl_would_with_a_generated_name() {
         name.starts_with("mnist-") && name.len() == "mnist-".len() + 5,
         "{name}"
     );
-    assert!(
-        run.stderr.contains(&format!("kubectl tfjob wait {name}")),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has(&format!("kubectl tfjob wait {name}"));
     let job = c
         .get("tfjobs", Some("default"), name)
         .expect("created under the generated name");
@@ -496,7 +403,7 @@ fn generate_name_flag_for_templates() {
     let mut args = vec!["submit", "--generate-name", "article-"];
     args.extend(ARTICLE.iter().skip(2));
     let run = tfjob(&c, &args);
-    run.expect_code(0);
+    run.exit(0);
     let name = run
         .stdout
         .trim()
@@ -510,7 +417,7 @@ fn generate_name_flag_for_templates() {
     // --name and --generate-name exclude each other.
     let mut both = vec!["submit", "--generate-name", "x-"];
     both.extend(ARTICLE);
-    tfjob(&c, &both).expect_code(2);
+    tfjob(&c, &both).exit(2);
 }
 
 #[test]
@@ -522,13 +429,9 @@ fn literal_credentials_are_refused_by_submit_unless_allowed() {
     let mut args = vec!["submit", "--env", env.as_str()];
     args.extend(ARTICLE);
     let run = tfjob(&c, &args);
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("--allow-literal-credentials"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("secret create"), "{}", run.stderr);
+    run.exit(2);
+    run.stderr_has("--allow-literal-credentials");
+    run.stderr_has("secret create");
     assert!(!run.all().contains(&key), "key echoed");
     assert!(c.requests().is_empty(), "requests: {:?}", c.requests());
     let mut args = vec![
@@ -538,7 +441,7 @@ fn literal_credentials_are_refused_by_submit_unless_allowed() {
         env.as_str(),
     ];
     args.extend(ARTICLE);
-    tfjob(&c, &args).expect_code(0);
+    tfjob(&c, &args).exit(0);
 }
 
 /// A container that takes a whole Secret with `envFrom` cannot start without it (the kubelet
@@ -552,20 +455,10 @@ fn envfrom_secrets_must_exist_before_the_create() {
     );
     let p = path.to_str().unwrap();
     let run = tfjob(&c, &["submit", "-f", p]);
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("Secret default/hf-token does not exist"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("envFrom"), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("kubectl create secret generic hf-token -n default"),
-        "{}",
-        run.stderr
-    );
+    run.exit(3);
+    run.stderr_has("Secret default/hf-token does not exist");
+    run.stderr_has("envFrom");
+    run.stderr_has("kubectl create secret generic hf-token -n default");
     assert!(!run.stderr.contains("maybe-later"), "{}", run.stderr);
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 
@@ -575,7 +468,7 @@ fn envfrom_secrets_must_exist_before_the_create() {
         "stringData": {"HF_TOKEN": "x"}
     }));
     let run = tfjob(&c, &["submit", "-f", p]);
-    run.expect_code(0);
+    run.exit(0);
     assert_eq!(tfjob_creates(&c), 1);
 }
 
@@ -622,12 +515,8 @@ fn stores_what_kubectl_stores(manifest: &str) {
     let (_dir, path) = manifest_file(manifest);
     let p = path.to_str().unwrap();
     let run = tfjob(&c, &["submit", "-f", p]);
-    run.expect_code(0);
-    assert!(
-        run.stdout.contains("tfjob.kubeflow.org/plain created"),
-        "{}",
-        run.stdout
-    );
+    run.exit(0);
+    run.stdout_has("tfjob.kubeflow.org/plain created");
     let ours = c.get("tfjobs", Some("default"), "plain").expect("stored");
     let text = ours.to_string();
     assert!(!text.contains("TAOTOKEN"), "env added: {text}");
@@ -691,18 +580,13 @@ fn inject_gateway_env_is_opt_in_for_manifests_and_announced() {
     let p = path.to_str().unwrap();
     // The announcement is information: shown at -v (issue 26: informational lines only at -v).
     let run = tfjob(&c, &["submit", "-f", p, "--inject-gateway-env"]);
-    run.expect_code(3);
-    assert!(
-        run.stderr
-            .contains("--inject-gateway-env added to every \"tensorflow\" container the env vars TAOTOKEN_API_KEY (Secret taotoken-secret key \"api-key\"), TAOTOKEN_BASE_URL"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("taotoken-secret"), "{}", run.stderr);
+    run.exit(3);
+    run.stderr_has("--inject-gateway-env added to every \"tensorflow\" container the env vars TAOTOKEN_API_KEY (Secret taotoken-secret key \"api-key\"), TAOTOKEN_BASE_URL");
+    run.stderr_has("taotoken-secret");
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
 
     let c = cluster(&format!("objects:{SECRET}"));
-    tfjob(&c, &["submit", "-f", p, "--inject-gateway-env"]).expect_code(0);
+    tfjob(&c, &["submit", "-f", p, "--inject-gateway-env"]).exit(0);
     let job = c.get("tfjobs", Some("default"), "plain").unwrap();
     let w = &job["spec"]["tfReplicaSpecs"]["Worker"]["template"];
     assert_eq!(
@@ -739,26 +623,21 @@ fn pods_the_api_server_refuses_stop_submit_and_check_before_any_write() {
     let (_dir, path) = manifest_file(PRIORITY_MISMATCH);
     let p = path.to_str().unwrap();
     let offline = tfjob(&c, &["validate", "-f", p]);
-    offline.expect_code(0);
+    offline.exit(0);
     for args in [
         vec!["submit", "-f", p],
         vec!["submit", "-f", p, "--dry-run=server"],
         vec!["check", "-f", p],
     ] {
         let run = tfjob(&c, &args);
-        run.expect_code(2);
+        run.exit(2);
         assert!(
             run.stderr.contains("Worker pod prio-worker-0")
                 && run.stderr.contains("Worker pod prio-worker-1"),
             "{args:?}: {}",
             run.stderr
         );
-        assert!(
-            run.stderr
-                .contains("the integer value of priority (5) must not be provided"),
-            "{}",
-            run.stderr
-        );
+        run.stderr_has("the integer value of priority (5) must not be provided");
     }
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
     let pod_dry_runs = c
@@ -778,13 +657,8 @@ fn without_permission_to_create_pods_the_pod_dry_run_is_skipped_with_a_note() {
     ));
     let (_dir, path) = manifest_file(PRIORITY_MISMATCH);
     let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
-    run.expect_code(0);
-    assert!(
-        run.stderr
-            .contains("you may not create pods in namespace \"default\""),
-        "{}",
-        run.stderr
-    );
+    run.exit(0);
+    run.stderr_has("you may not create pods in namespace \"default\"");
     assert!(
         !c.requests()
             .iter()
@@ -806,17 +680,9 @@ fn istio_lint_warns_only_where_the_namespace_injects_sidecars() {
     let (_dir, path) = manifest_file(PLAIN_TFJOB);
     let p = path.to_str().unwrap();
     let run = tfjob(&c, &["submit", "-f", p, "-n", "mesh"]);
-    run.expect_code(0);
-    assert!(
-        run.stderr.contains("warning: namespace mesh injects istio sidecars (istio-injection=enabled) and spec.tfReplicaSpecs.PS.template.metadata.annotations, spec.tfReplicaSpecs.Worker.template.metadata.annotations do not opt out"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("sidecar.istio.io/inject: \"false\""),
-        "{}",
-        run.stderr
-    );
+    run.exit(0);
+    run.stderr_has("warning: namespace mesh injects istio sidecars (istio-injection=enabled) and spec.tfReplicaSpecs.PS.template.metadata.annotations, spec.tfReplicaSpecs.Worker.template.metadata.annotations do not opt out");
+    run.stderr_has("sidecar.istio.io/inject: \"false\"");
     let run = tfjob(&c, &["check", "-f", p, "-n", "canary"]);
     assert!(
         run.all()
@@ -827,7 +693,7 @@ fn istio_lint_warns_only_where_the_namespace_injects_sidecars() {
     // No mesh there (or injection disabled): information, shown at -v only.
     for ns in ["default", "opted-out"] {
         let run = tfjob(&c, &["submit", "-f", p, "-n", ns]);
-        run.expect_code(0);
+        run.exit(0);
         assert!(!run.stderr.contains("istio"), "{ns}: {}", run.stderr);
     }
 }

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::wait::Condition;
-use serde::Serialize;
 
 use super::WaitFor;
 use super::restarts::{crash_loop, observe_restarts, permanent_failure};
@@ -193,49 +192,8 @@ fn pod_reason(pod: &Pod) -> Option<String> {
 // ---------------------------------------------------------------------------------------------
 // Progress
 
-/// Pod phases per replica type, as shown while waiting.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub expected: i32,
-    pub pending: i32,
-    pub running: i32,
-    pub succeeded: i32,
-    pub failed: i32,
-}
-
-/// What the job looks like right now.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Progress {
-    /// [`TFJob::state`]: the last condition type, or "Pending" before the first reconcile.
-    pub state: String,
-    pub replicas: BTreeMap<String, Counts>,
-    /// The most telling reason seen on a pod (Unschedulable, ImagePullBackOff, …), if any.
-    pub reason: Option<String>,
-}
-
-impl Progress {
-    /// One line, e.g. `Created  PS 1/1 running  Worker 1/3 running, 2 pending (Unschedulable)`.
-    pub fn line(&self) -> String {
-        let mut out = self.state.clone();
-        for (rtype, c) in &self.replicas {
-            let mut parts = vec![format!("{}/{} running", c.running, c.expected)];
-            for (n, what) in [
-                (c.pending, "pending"),
-                (c.succeeded, "succeeded"),
-                (c.failed, "failed"),
-            ] {
-                if n > 0 {
-                    parts.push(format!("{n} {what}"));
-                }
-            }
-            out.push_str(&format!("  {rtype} {}", parts.join(", ")));
-        }
-        if let Some(reason) = &self.reason {
-            out.push_str(&format!("  ({reason})"));
-        }
-        out
-    }
-}
+// The plain types live print-side, with the lines made of them.
+pub use crate::print::progress::{Counts, Progress};
 
 /// Counts pods per replica type against the spec.
 pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {

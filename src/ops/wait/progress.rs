@@ -1,11 +1,12 @@
 //! Where progress goes: a live line on a terminal (redrawn every second, so the clock moves while
-//! nothing changes), a plain line per change otherwise, or NDJSON.
+//! nothing changes), a plain line per change otherwise, or NDJSON. The lines themselves are made
+//! in `print::progress`.
 
 use std::time::Duration;
 
-use super::conditions::Progress;
 use crate::error::Result;
 use crate::output::{Output, ReportFormat};
+use crate::print::progress::{Progress, json_event, live_line, plain_line};
 
 pub(super) enum Display {
     Live(indicatif::ProgressBar),
@@ -41,20 +42,9 @@ impl Display {
         match self {
             Display::Live(bar) => bar.set_message(live_line(job, p, waiting_for, elapsed)),
             // Progress is not the result: stdout keeps only "condition met" (as kubectl wait).
-            Display::Lines if changed => {
-                out.note_line(&format!("tfjob/{job}: {}; {waiting_for}", p.line()))
-            }
+            Display::Lines if changed => out.note_line(&plain_line(job, p, waiting_for)),
             Display::Json if changed => {
-                let event = serde_json::json!({
-                    "event": "progress",
-                    "job": job,
-                    "elapsedSeconds": elapsed.as_secs_f64(),
-                    "state": p.state,
-                    "replicas": p.replicas,
-                    "reason": p.reason,
-                    "waitingFor": waiting_for,
-                });
-                out.data_line(&event.to_string())?;
+                out.data_line(&json_event(job, p, waiting_for, elapsed))?;
             }
             Display::Lines | Display::Json => {}
         }
@@ -76,41 +66,9 @@ impl Display {
     }
 }
 
-/// `tfjob/NAME [ 12s] Created  Worker 1/3 running, 2 pending (Unschedulable) — waiting for …`
-pub(super) fn live_line(job: &str, p: &Progress, waiting_for: &str, elapsed: Duration) -> String {
-    format!(
-        "tfjob/{job} [{:>3}s] {} — {waiting_for}",
-        elapsed.as_secs(),
-        p.line()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_live_line_carries_the_clock_and_what_it_waits_for() {
-        let p = Progress {
-            state: "Created".into(),
-            ..Progress::default()
-        };
-        let a = live_line(
-            "x",
-            &p,
-            "waiting for every replica to run",
-            Duration::from_secs(1),
-        );
-        let b = live_line(
-            "x",
-            &p,
-            "waiting for every replica to run",
-            Duration::from_secs(2),
-        );
-        assert_ne!(a, b, "the clock must move while nothing changes");
-        assert!(b.contains("[  2s]"), "{b}");
-        assert!(b.ends_with("— waiting for every replica to run"), "{b}");
-    }
 
     #[test]
     fn plain_output_prints_changes_only() {
