@@ -26,7 +26,6 @@ pub mod check;
 pub mod delete;
 pub mod diagnose;
 pub mod export;
-pub mod gang;
 pub mod get;
 pub mod jobset_day2;
 pub mod jobset_diagnose;

@@ -2,7 +2,8 @@
 //! ClusterQueue, its cohort, the flavors) through `cluster::queue`, ask the pure model
 //! (`placement::kueue`) and turn the answer into the report's `queue` object, warnings, and the
 //! refusals that come before any write: a missing LocalQueue or ClusterQueue (exit 3), a job
-//! the ClusterQueue can never admit (exit 4).
+//! the ClusterQueue can never admit (exit 4). A job that names Volcano gets the gang step instead:
+//! its PodGroup's minResources against the Volcano Queue (`placement::gang`).
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,8 @@ use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::model::TFJob;
 use crate::output::Output;
+use crate::placement::format_quantity;
+use crate::placement::gang::{self, GangVerdict};
 use crate::placement::kueue::{self, Missing, QueueVerdict};
 
 /// The report's `queue` object (`check -o json`). Fields are only ever added.
@@ -103,7 +106,7 @@ fn unknown(system: QueueSystem, lq: Option<&str>, reason: String) -> Assessed {
 pub async fn assess(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
     match q::system_of(job) {
         Some(QueueSystem::Kueue) => assess_kueue(kube, ns, job).await,
-        Some(QueueSystem::Volcano) => super::gang::assess(kube, job).await,
+        Some(QueueSystem::Volcano) => assess_gang(kube, job).await,
         _ => Ok(Assessed::plain(QueueReport::none())),
     }
 }
@@ -371,4 +374,91 @@ pub fn render_text(r: &QueueReport) -> String {
         None => "Queue: none\n".into(),
         Some(system) => format!("Queue ({system}): {} — {}\n", r.verdict.as_str(), r.reason),
     }
+}
+
+// The gang step for a job that names Volcano: its PodGroup's minResources against the Volcano
+// Queue (`placement::gang`), read through `cluster::queue`.
+async fn assess_gang(kube: &Kube, job: &TFJob) -> Result<Assessed> {
+    let g = gang::gang_of(job);
+    let base = QueueReport {
+        system: Some("volcano"),
+        verdict: QueueVerdict::Unknown,
+        local_queue: None,
+        cluster_queue: None,
+        reason: String::new(),
+        message: None,
+        pending_ahead: None,
+        held_by: vec![],
+        flavors: Default::default(),
+    };
+    let queue = match q::volcano_queue(kube, &g.queue).await? {
+        Fact::Known(queue) => queue,
+        Fact::Unknown(why) => {
+            return Ok(Assessed {
+                report: QueueReport {
+                    reason: format!("Volcano queue {}: {why}", g.queue),
+                    ..base
+                },
+                admitted: None,
+                refusal: None,
+                warnings: vec![format!("cannot read Volcano queue {}: {why}", g.queue)],
+            });
+        }
+    };
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let (verdict, reason, refusal) = match gang::judge(&g, queue.as_ref()) {
+        GangVerdict::Fits => (
+            QueueVerdict::Fits,
+            format!("gang of {} fits Volcano queue {}", g.min_member, g.queue),
+            None,
+        ),
+        GangVerdict::Waits(res, need, free) => (
+            QueueVerdict::Queued,
+            format!(
+                "gang waits in Volcano queue {}: needs {} {res}, {} free in the queue",
+                g.queue,
+                format_quantity(&res, need),
+                format_quantity(&res, free)
+            ),
+            None,
+        ),
+        GangVerdict::Never(res, need, cap) => {
+            let reason = format!(
+                "gang needs {} {res}, more than Volcano queue {}'s capability ({})",
+                format_quantity(&res, need),
+                g.queue,
+                format_quantity(&res, cap)
+            );
+            let e = Error::WontRun {
+                message: format!("TFJob {name} can never be enqueued: {reason}; nothing was created"),
+                hint: Some("Lower the replicas (or schedulingPolicy.minAvailable), or use a queue with more capability (--queue).".into()),
+            };
+            (QueueVerdict::Never, reason, Some(e))
+        }
+        GangVerdict::Refused(why) => {
+            let e = Error::NotReady {
+                message: format!(
+                    "Volcano would refuse the job's PodGroup ({why}), so the operator would create no pods; nothing was created"
+                ),
+                hint: Some(format!(
+                    "List the queues with `kubectl get queues.scheduling.volcano.sh{}` and pass one with --queue.",
+                    kube.hints.hint_suffix()
+                )),
+            };
+            (QueueVerdict::Never, why, Some(e))
+        }
+    };
+    Ok(Assessed {
+        warnings: (verdict == QueueVerdict::Queued)
+            .then(|| reason.clone())
+            .into_iter()
+            .collect(),
+        report: QueueReport {
+            verdict,
+            reason,
+            ..base
+        },
+        admitted: None,
+        refusal,
+    })
 }
