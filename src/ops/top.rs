@@ -13,14 +13,17 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::cluster::{self, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
 use crate::jobview;
 use crate::model;
 use crate::output::Output;
-use crate::print::{self, top as units};
+use crate::print;
+use crate::print::top::{self as units, Declared, JobTop, ReplicaTop, add};
+// The printers moved to print/top.rs with the rows they print; callers keep these paths.
+pub use crate::print::top::{table, to_json};
 use crate::quantity::parse_quantity;
 
 /// Which jobs and how.
@@ -34,42 +37,6 @@ pub struct TopOptions {
     /// `-o json` instead of the table.
     pub json: bool,
     pub no_headers: bool,
-}
-
-/// Summed over a pod's containers; `None` when no container declares it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Declared {
-    pub cpu_milli: Option<i128>,
-    pub memory_bytes: Option<i128>,
-}
-
-/// One replica's row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReplicaTop {
-    pub replica: String,
-    pub pod: String,
-    pub node: Option<String>,
-    pub phase: String,
-    pub gpus: i64,
-    pub requests: Declared,
-    pub limits: Declared,
-    /// (millicores, bytes) from PodMetrics; `None` without a sample.
-    pub usage: Option<(i128, i128)>,
-}
-
-/// One job and its replicas in the operator's order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobTop {
-    pub namespace: String,
-    pub name: String,
-    pub replicas: Vec<ReplicaTop>,
-}
-
-fn add(a: Option<i128>, b: Option<i128>) -> Option<i128> {
-    match (a, b) {
-        (None, None) => None,
-        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-    }
 }
 
 /// Requests and limits of the app containers, and GPUs (limit, else request, of
@@ -158,134 +125,6 @@ pub fn build(
             }
         })
         .collect()
-}
-
-fn sum_usage(rs: &[ReplicaTop]) -> Option<(i128, i128)> {
-    rs.iter()
-        .filter_map(|r| r.usage)
-        .reduce(|a, b| (a.0 + b.0, a.1 + b.1))
-}
-
-fn sum_declared(rs: &[ReplicaTop], f: impl Fn(&ReplicaTop) -> Declared) -> Declared {
-    rs.iter().map(f).fold(Declared::default(), |a, b| Declared {
-        cpu_milli: add(a.cpu_milli, b.cpu_milli),
-        memory_bytes: add(a.memory_bytes, b.memory_bytes),
-    })
-}
-
-/// The table: a job's first row (REPLICA `*`) sums its replicas, one row per replica follows.
-/// Every cell is tab-terminated in kubectl's printer (printValue), so the last column is padded
-/// too: an empty trailing cell reproduces that.
-pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String {
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    if !no_headers {
-        let mut h: Vec<String> = Vec::new();
-        if all_namespaces {
-            h.push("NAMESPACE".into());
-        }
-        for c in [
-            "NAME",
-            "REPLICA",
-            "NODE",
-            "GPUS",
-            "CPU(cores)",
-            "CPU REQUESTS",
-            "CPU LIMITS",
-            "MEMORY(bytes)",
-            "MEMORY REQUESTS",
-            "MEMORY LIMITS",
-            "",
-        ] {
-            h.push(c.into());
-        }
-        rows.push(h);
-    }
-    let line = |ns: &str,
-                name: &str,
-                replica: &str,
-                node: &str,
-                gpus: i64,
-                usage: Option<(i128, i128)>,
-                req: Declared,
-                lim: Declared| {
-        let mut r = Vec::new();
-        if all_namespaces {
-            r.push(ns.to_string());
-        }
-        r.extend([
-            name.to_string(),
-            replica.to_string(),
-            node.to_string(),
-            gpus.to_string(),
-            units::usage(usage.map(|u| u.0), units::cpu),
-            units::declared(req.cpu_milli, units::cpu),
-            units::declared(lim.cpu_milli, units::cpu),
-            units::usage(usage.map(|u| u.1), units::memory),
-            units::declared(req.memory_bytes, units::memory),
-            units::declared(lim.memory_bytes, units::memory),
-            String::new(),
-        ]);
-        r
-    };
-    for j in jobs {
-        rows.push(line(
-            &j.namespace,
-            &j.name,
-            "*",
-            "",
-            j.replicas.iter().map(|r| r.gpus).sum(),
-            sum_usage(&j.replicas),
-            sum_declared(&j.replicas, |r| r.requests),
-            sum_declared(&j.replicas, |r| r.limits),
-        ));
-        for r in &j.replicas {
-            rows.push(line(
-                &j.namespace,
-                &j.name,
-                &r.replica,
-                r.node.as_deref().unwrap_or("<none>"),
-                r.gpus,
-                r.usage,
-                r.requests,
-                r.limits,
-            ));
-        }
-    }
-    print::tabwrite(&rows)
-}
-
-fn declared_json(d: Declared) -> Value {
-    json!({"cpuMillicores": d.cpu_milli, "memoryBytes": d.memory_bytes})
-}
-
-fn usage_json(u: Option<(i128, i128)>) -> Value {
-    u.map_or(
-        Value::Null,
-        |(c, m)| json!({"cpuMillicores": c, "memoryBytes": m}),
-    )
-}
-
-/// `-o json`: numbers in millicores and bytes; `usage` null where there is no sample,
-/// `metricsAvailable` false when the metrics API could not be read.
-pub fn to_json(jobs: &[JobTop], metrics_available: bool) -> Value {
-    let items: Vec<Value> = jobs
-        .iter()
-        .map(|j| {
-            json!({
-                "namespace": j.namespace, "name": j.name,
-                "gpus": j.replicas.iter().map(|r| r.gpus).sum::<i64>(),
-                "requests": declared_json(sum_declared(&j.replicas, |r| r.requests)),
-                "limits": declared_json(sum_declared(&j.replicas, |r| r.limits)),
-                "usage": usage_json(sum_usage(&j.replicas)),
-                "replicas": j.replicas.iter().map(|r| json!({
-                    "replica": r.replica, "pod": r.pod, "node": r.node, "phase": r.phase,
-                    "gpus": r.gpus, "requests": declared_json(r.requests),
-                    "limits": declared_json(r.limits), "usage": usage_json(r.usage),
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    json!({"metricsAvailable": metrics_available, "items": items})
 }
 
 fn tfjob_resource() -> ApiResource {
