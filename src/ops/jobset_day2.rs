@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
-use kube::api::{DeleteParams, ListParams, LogParams, PropagationPolicy};
+use kube::api::{DeleteParams, ListParams, LogParams, Preconditions, PropagationPolicy};
 
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
@@ -43,7 +43,7 @@ async fn read(kube: &Kube, name: &str) -> Result<JobSet> {
     let action = Action::new("get", "jobsets", Some(&kube.namespace)).named(name);
     let jobsets = api(kube);
     match cluster::retry(kube, || jobsets.get_opt(name)).await {
-        Ok(Some(js)) => Ok(js),
+        Ok(Some(js)) => ours(js, &kube.namespace),
         Ok(None) => Err(Error::NotFound(format!(
             "jobsets.jobset.x-k8s.io {name:?} not found in namespace {:?}",
             kube.namespace
@@ -51,6 +51,28 @@ async fn read(kube: &Kube, name: &str) -> Result<JobSet> {
         Err(e) if cluster::status_code(&e) == Some(404) => Err(super::export::jobset_not_served()),
         Err(e) => Err(cluster::explain(e, &action, kube)),
     }
+}
+
+/// The JobSet if the plugin made it (`export`/`submit --to jobset` annotate it), else a
+/// Conflict (exit 3, as for any object that exists but is not the one asked for): the
+/// day-two commands read a JobSet by the shape the export gives it, so another one is left
+/// to kubectl.
+pub(crate) fn ours(js: JobSet, namespace: &str) -> Result<JobSet> {
+    if crate::jobset::made_by_plugin(&js) {
+        return Ok(js);
+    }
+    let name = js.metadata.name.clone().unwrap_or_default();
+    Err(Error::Conflict {
+        message: format!(
+            "JobSet {namespace}/{name} was not made by kubectl-tfjob (no annotation {}={}): the jobset/NAME commands act only on JobSets that `export --to jobset` or `submit --to jobset` made",
+            crate::jobset::MADE_BY_ANNOTATION,
+            crate::jobset::MADE_FROM
+        ),
+        hint: Some(format!(
+            "Use kubectl for it: kubectl get jobset {name} -n {namespace} -o yaml (or kubectl describe, kubectl delete jobset {name}, kubectl logs -l {})",
+            crate::jobset::pod_selector(&name)
+        )),
+    })
 }
 
 /// `wait jobset/NAME`: until every replicatedJob's pods are Ready (exit 0), it fails (4) or
@@ -183,8 +205,15 @@ pub async fn delete(
     out: &mut Output,
 ) -> Result<()> {
     let kube = cluster::connect(conn).await?;
+    let js = read(&kube, name).await?;
+    // The uid as precondition: a JobSet made again under the name since the read (maybe not
+    // the plugin's) is never the one deleted.
     let dp = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Foreground),
+        preconditions: js.metadata.uid.clone().map(|uid| Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
         ..Default::default()
     };
     let action = Action::new("delete", "jobsets", Some(&kube.namespace)).named(name);
@@ -273,5 +302,40 @@ mod tests {
         assert!(jobset_name("x").is_none());
         assert!(jobset_name("tfjob/x").is_none());
         assert!(jobset_name("jobset/Bad_Name").unwrap().is_err());
+    }
+
+    #[test]
+    fn only_a_jobset_with_the_export_annotation_is_the_plugins() {
+        let mut js: JobSet = serde_json::from_value(serde_json::json!({
+            "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": "x"}, "spec": {"replicatedJobs": []}
+        }))
+        .unwrap();
+        let err = ours(js.clone(), "ns").unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::ExitCode::NotReady);
+        assert!(
+            err.to_string()
+                .contains("JobSet ns/x was not made by kubectl-tfjob")
+        );
+        assert!(err.hint().unwrap().contains("kubectl get jobset x -n ns"));
+        js.metadata.annotations = Some(
+            [(
+                crate::jobset::MADE_BY_ANNOTATION.to_string(),
+                "other".to_string(),
+            )]
+            .into(),
+        );
+        assert!(
+            ours(js.clone(), "ns").is_err(),
+            "another value is not the mark"
+        );
+        js.metadata.annotations = Some(
+            [(
+                crate::jobset::MADE_BY_ANNOTATION.to_string(),
+                crate::jobset::MADE_FROM.to_string(),
+            )]
+            .into(),
+        );
+        assert!(ours(js, "ns").is_ok());
     }
 }

@@ -671,3 +671,51 @@ fn diagnose_jobset_names_the_pod_the_scheduler_cannot_place() {
         run.stdout
     );
 }
+
+#[test]
+fn the_jobset_commands_refuse_a_jobset_the_plugin_did_not_make_and_touch_nothing() {
+    let c = with_jobset();
+    // A JobSet made by someone else (kubectl, another tool): no export annotation.
+    c.insert(serde_json::json!({
+        "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+        "metadata": {"name": "theirs", "namespace": "default"},
+        "spec": {"replicatedJobs": []}
+    }));
+    c.clear_requests();
+    for args in [
+        &["wait", "jobset/theirs", "--timeout", "5s"][..],
+        &["get", "jobset/theirs"],
+        &["logs", "jobset/theirs"],
+        &["delete", "jobset/theirs"],
+        &["diagnose", "jobset/theirs"],
+    ] {
+        let run = tfjob(&c, args);
+        run.expect_code(3);
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+        assert!(
+            run.stderr
+                .contains("JobSet default/theirs was not made by kubectl-tfjob"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("kubectl get jobset theirs -n default"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+    assert!(c.get("jobsets", Some("default"), "theirs").is_some());
+
+    // What the plugin exports carries the mark.
+    let run = tfjob(
+        &c,
+        &article_args("export", &["--to", "jobset", "-o", "json"]),
+    );
+    run.expect_code(0);
+    let js: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        js["metadata"]["annotations"]["kubectl-tfjob.kubeflow.org/exported-from"],
+        "TFJob"
+    );
+}
