@@ -2,7 +2,10 @@
 //! JobSets, by what JobSet itself writes (jobset.md §4: `replicatedJobsStatus`, conditions,
 //! the `jobset.sigs.k8s.io/jobset-name` pod label). The TFJob paths are untouched.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::runtime::{WatchStreamExt, watcher};
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -84,16 +87,8 @@ pub async fn wait(
     out: &mut Output,
 ) -> Result<()> {
     let kube = cluster::connect(conn).await?;
-    read(&kube, name).await?;
-    super::jobset_submit::follow(
-        &kube,
-        &api(&kube),
-        &kube.namespace.clone(),
-        name,
-        timeout,
-        out,
-    )
-    .await
+    let first = read(&kube, name).await?;
+    super::jobset_submit::follow(&kube, &api(&kube), &first, timeout, out).await
 }
 
 async fn pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
@@ -228,26 +223,38 @@ pub async fn delete(
         }
         Err(e) => return Err(cluster::explain(e, &action, &kube)),
     }
-    let end = Instant::now() + timeout;
     if wait {
-        loop {
-            match cluster::retry(&kube, || jobsets.get_opt(name)).await {
-                Ok(None) => break,
-                Ok(Some(_)) if Instant::now() < end => {
-                    tokio::time::sleep(Duration::from_millis(250)).await
-                }
-                Ok(Some(_)) => {
-                    return Err(Error::Timeout(format!(
-                        "JobSet {}/{name} is still there after {}s",
-                        kube.namespace,
-                        timeout.as_secs()
-                    )));
-                }
-                Err(e) => return Err(cluster::explain(e, &action, &kube)),
-            }
-        }
+        gone(&kube, &jobsets, name, timeout).await?;
     }
     out.data_line(&format!("jobset.jobset.x-k8s.io \"{name}\" deleted"))
+}
+
+/// Until the JobSet is gone (its Jobs and pods first, foreground): a watch on it by name,
+/// re-watched after a drop and relisted after 410 Gone by kube-runtime's watcher, under one
+/// deadline. A relist that no longer finds it is gone too.
+async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str, timeout: Duration) -> Result<()> {
+    let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let watch = async {
+        let mut events = std::pin::pin!(watcher(jobsets.clone(), cfg).default_backoff());
+        let mut listed = false;
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(watcher::Event::Init) => listed = false,
+                Ok(watcher::Event::InitApply(_)) => listed = true,
+                Ok(watcher::Event::InitDone) if !listed => return,
+                Ok(watcher::Event::Delete(_)) => return,
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "jobset watch error (retried)"),
+            }
+        }
+    };
+    tokio::time::timeout(timeout, watch).await.map_err(|_| {
+        Error::Timeout(format!(
+            "JobSet {}/{name} is still there after {}s",
+            kube.namespace,
+            timeout.as_secs()
+        ))
+    })
 }
 
 /// `logs jobset/NAME`: each pod's `container` log, every line prefixed `[<rjob>-<index>]`.
