@@ -255,6 +255,11 @@ pub fn export(job: &TFJob, namespace: Option<&str>) -> Result<Exported, Vec<Refu
             "dropped: it records the TFJob as last applied, not the JobSet",
         );
     }
+    // Marks the JobSet as the plugin's, for the day-two commands (jobset/mod.rs).
+    annotations.insert(
+        super::MADE_BY_ANNOTATION.to_string(),
+        super::MADE_FROM.to_string(),
+    );
     let managed_by = match run.managed_by.as_deref() {
         Some(MULTIKUEUE) => Some(MULTIKUEUE.to_string()),
         Some(other) => {

@@ -44,6 +44,23 @@ pub const COMPLETION_INDEX_ANNOTATION: &str = "batch.kubernetes.io/job-completio
 /// `pkg/controller/constants/constants.go` `QueueLabel`).
 pub const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 
+/// The annotation every JobSet `export` and `submit --to jobset` write (value [`MADE_FROM`]):
+/// the day-two commands act only on JobSets that carry it, as the plugin knows their shape
+/// (one replicatedJob per TF replica type, TF_CONFIG by `$(VAR)`). An annotation, not the
+/// `app.kubernetes.io/managed-by` label, so a user's own label is never overwritten.
+pub const MADE_BY_ANNOTATION: &str = "kubectl-tfjob.kubeflow.org/exported-from";
+/// What the JobSet was made from.
+pub const MADE_FROM: &str = "TFJob";
+
+/// Whether the plugin made this JobSet (pure).
+pub fn made_by_plugin(js: &JobSet) -> bool {
+    js.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(MADE_BY_ANNOTATION))
+        .is_some_and(|v| v == MADE_FROM)
+}
+
 /// Job name the controller gives Job `job_index` of a replicatedJob
 /// (jobset `pkg/util/placement/placement.go` `GenJobName`: `"%s-%s-%d"`).
 pub fn job_name(jobset: &str, rjob: &str, job_index: i64) -> String {

@@ -2,11 +2,14 @@
 //! JobSets, by what JobSet itself writes (jobset.md §4: `replicatedJobsStatus`, conditions,
 //! the `jobset.sigs.k8s.io/jobset-name` pod label). The TFJob paths are untouched.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::runtime::{WatchStreamExt, watcher};
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
-use kube::api::{DeleteParams, ListParams, LogParams, PropagationPolicy};
+use kube::api::{DeleteParams, ListParams, LogParams, Preconditions, PropagationPolicy};
 
 use crate::cluster::{self, Action, ConnectionOptions, Kube};
 use crate::error::{Error, Result};
@@ -43,7 +46,7 @@ async fn read(kube: &Kube, name: &str) -> Result<JobSet> {
     let action = Action::new("get", "jobsets", Some(&kube.namespace)).named(name);
     let jobsets = api(kube);
     match cluster::retry(kube, || jobsets.get_opt(name)).await {
-        Ok(Some(js)) => Ok(js),
+        Ok(Some(js)) => ours(js, &kube.namespace),
         Ok(None) => Err(Error::NotFound(format!(
             "jobsets.jobset.x-k8s.io {name:?} not found in namespace {:?}",
             kube.namespace
@@ -51,6 +54,28 @@ async fn read(kube: &Kube, name: &str) -> Result<JobSet> {
         Err(e) if cluster::status_code(&e) == Some(404) => Err(super::export::jobset_not_served()),
         Err(e) => Err(cluster::explain(e, &action, kube)),
     }
+}
+
+/// The JobSet if the plugin made it (`export`/`submit --to jobset` annotate it), else a
+/// Conflict (exit 3, as for any object that exists but is not the one asked for): the
+/// day-two commands read a JobSet by the shape the export gives it, so another one is left
+/// to kubectl.
+pub(crate) fn ours(js: JobSet, namespace: &str) -> Result<JobSet> {
+    if crate::jobset::made_by_plugin(&js) {
+        return Ok(js);
+    }
+    let name = js.metadata.name.clone().unwrap_or_default();
+    Err(Error::Conflict {
+        message: format!(
+            "JobSet {namespace}/{name} was not made by kubectl-tfjob (no annotation {}={}): the jobset/NAME commands act only on JobSets that `export --to jobset` or `submit --to jobset` made",
+            crate::jobset::MADE_BY_ANNOTATION,
+            crate::jobset::MADE_FROM
+        ),
+        hint: Some(format!(
+            "Use kubectl for it: kubectl get jobset {name} -n {namespace} -o yaml (or kubectl describe, kubectl delete jobset {name}, kubectl logs -l {})",
+            crate::jobset::pod_selector(&name)
+        )),
+    })
 }
 
 /// `wait jobset/NAME`: until every replicatedJob's pods are Ready (exit 0), it fails (4) or
@@ -62,16 +87,8 @@ pub async fn wait(
     out: &mut Output,
 ) -> Result<()> {
     let kube = cluster::connect(conn).await?;
-    read(&kube, name).await?;
-    super::jobset_submit::follow(
-        &kube,
-        &api(&kube),
-        &kube.namespace.clone(),
-        name,
-        timeout,
-        out,
-    )
-    .await
+    let first = read(&kube, name).await?;
+    super::jobset_submit::follow(&kube, &api(&kube), &first, timeout, out).await
 }
 
 async fn pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
@@ -183,8 +200,15 @@ pub async fn delete(
     out: &mut Output,
 ) -> Result<()> {
     let kube = cluster::connect(conn).await?;
+    let js = read(&kube, name).await?;
+    // The uid as precondition: a JobSet made again under the name since the read (maybe not
+    // the plugin's) is never the one deleted.
     let dp = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Foreground),
+        preconditions: js.metadata.uid.clone().map(|uid| Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
         ..Default::default()
     };
     let action = Action::new("delete", "jobsets", Some(&kube.namespace)).named(name);
@@ -199,26 +223,38 @@ pub async fn delete(
         }
         Err(e) => return Err(cluster::explain(e, &action, &kube)),
     }
-    let end = Instant::now() + timeout;
     if wait {
-        loop {
-            match cluster::retry(&kube, || jobsets.get_opt(name)).await {
-                Ok(None) => break,
-                Ok(Some(_)) if Instant::now() < end => {
-                    tokio::time::sleep(Duration::from_millis(250)).await
-                }
-                Ok(Some(_)) => {
-                    return Err(Error::Timeout(format!(
-                        "JobSet {}/{name} is still there after {}s",
-                        kube.namespace,
-                        timeout.as_secs()
-                    )));
-                }
-                Err(e) => return Err(cluster::explain(e, &action, &kube)),
-            }
-        }
+        gone(&kube, &jobsets, name, timeout).await?;
     }
     out.data_line(&format!("jobset.jobset.x-k8s.io \"{name}\" deleted"))
+}
+
+/// Until the JobSet is gone (its Jobs and pods first, foreground): a watch on it by name,
+/// re-watched after a drop and relisted after 410 Gone by kube-runtime's watcher, under one
+/// deadline. A relist that no longer finds it is gone too.
+async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str, timeout: Duration) -> Result<()> {
+    let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let watch = async {
+        let mut events = std::pin::pin!(watcher(jobsets.clone(), cfg).default_backoff());
+        let mut listed = false;
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(watcher::Event::Init) => listed = false,
+                Ok(watcher::Event::InitApply(_)) => listed = true,
+                Ok(watcher::Event::InitDone) if !listed => return,
+                Ok(watcher::Event::Delete(_)) => return,
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "jobset watch error (retried)"),
+            }
+        }
+    };
+    tokio::time::timeout(timeout, watch).await.map_err(|_| {
+        Error::Timeout(format!(
+            "JobSet {}/{name} is still there after {}s",
+            kube.namespace,
+            timeout.as_secs()
+        ))
+    })
 }
 
 /// `logs jobset/NAME`: each pod's `container` log, every line prefixed `[<rjob>-<index>]`.
@@ -273,5 +309,40 @@ mod tests {
         assert!(jobset_name("x").is_none());
         assert!(jobset_name("tfjob/x").is_none());
         assert!(jobset_name("jobset/Bad_Name").unwrap().is_err());
+    }
+
+    #[test]
+    fn only_a_jobset_with_the_export_annotation_is_the_plugins() {
+        let mut js: JobSet = serde_json::from_value(serde_json::json!({
+            "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": "x"}, "spec": {"replicatedJobs": []}
+        }))
+        .unwrap();
+        let err = ours(js.clone(), "ns").unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::ExitCode::NotReady);
+        assert!(
+            err.to_string()
+                .contains("JobSet ns/x was not made by kubectl-tfjob")
+        );
+        assert!(err.hint().unwrap().contains("kubectl get jobset x -n ns"));
+        js.metadata.annotations = Some(
+            [(
+                crate::jobset::MADE_BY_ANNOTATION.to_string(),
+                "other".to_string(),
+            )]
+            .into(),
+        );
+        assert!(
+            ours(js.clone(), "ns").is_err(),
+            "another value is not the mark"
+        );
+        js.metadata.annotations = Some(
+            [(
+                crate::jobset::MADE_BY_ANNOTATION.to_string(),
+                crate::jobset::MADE_FROM.to_string(),
+            )]
+            .into(),
+        );
+        assert!(ours(js, "ns").is_ok());
     }
 }

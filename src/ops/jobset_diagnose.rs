@@ -130,7 +130,7 @@ pub async fn run(conn: &ConnectionOptions, name: &str, out: &mut Output) -> Resu
     }
     let js: Api<JobSet> = Api::namespaced(kube.client.clone(), &ns);
     let js = match cluster::retry(&kube, || js.get_opt(name)).await {
-        Ok(Some(js)) => js,
+        Ok(Some(js)) => super::jobset_day2::ours(js, &ns)?,
         Ok(None) => {
             return Err(Error::NotFound(format!(
                 "jobsets.jobset.x-k8s.io {name:?} not found in namespace {ns:?}"

@@ -6,7 +6,10 @@
 //! `status.replicatedJobsStatus` (kueue `pkg/controller/jobs/jobset/jobset_controller.go`;
 //! jobset `pkg/controllers/jobset_controller.go`), with Completed and Failed not True.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::runtime::{WatchStreamExt, watcher};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
@@ -24,8 +27,6 @@ use crate::output::Output;
 /// Where the upstream manifests install the controller (jobset `config/components/manager`).
 pub const CONTROLLER_NAMESPACE: &str = "jobset-system";
 pub const CONTROLLER_DEPLOYMENT: &str = "jobset-controller-manager";
-/// How often `--wait` reads the JobSet back.
-const POLL: Duration = Duration::from_millis(250);
 
 /// The JobSet API answers (a list of one) and its controller's Deployment has a ready replica.
 /// A Deployment not found or not readable is a warning: it may run under another name.
@@ -170,7 +171,7 @@ pub async fn run(conn: &ConnectionOptions, args: SubmitOptions, out: &mut Output
     let printed = out.data_line(&line);
     out.after_write(printed, &line)?;
     if args.wait {
-        follow(&kube, &api, &namespace, &name, args.wait_opts.timeout, out).await?;
+        follow(&kube, &api, &created, args.wait_opts.timeout, out).await?;
     }
     Ok(())
 }
@@ -224,58 +225,131 @@ pub fn progress(js: &JobSet) -> Progress {
     }
 }
 
-/// Reads the JobSet until every pod is Ready, it completes or fails, or `timeout` passes.
+/// Follows the JobSet until every pod is Ready, it completes or fails, or `timeout` passes:
+/// the state already read (`first`), then a watch on it (`metadata.name` field selector) through kube-runtime's
+/// watcher, which re-watches a dropped stream and relists after 410 Gone, as `wait`'s TFJob
+/// follower does (ops/wait/follow.rs). A state change is judged when the API reports it.
+/// Only the JobSet is watched: the verdict reads its `replicatedJobsStatus`, which the JobSet
+/// controller writes from its Jobs' ready counts, so a pod event alone never changes it.
 pub(crate) async fn follow(
     kube: &Kube,
     api: &Api<JobSet>,
-    namespace: &str,
-    name: &str,
+    first: &JobSet,
     timeout: Duration,
     out: &mut Output,
 ) -> Result<()> {
-    let end = Instant::now() + timeout;
+    let namespace = api_namespace(first, kube);
+    let name = first.metadata.name.as_deref().unwrap_or_default();
+    let end = tokio::time::Instant::now() + timeout;
     let mut last = String::new();
-    loop {
-        let js = cluster::retry(kube, || api.get(name)).await.map_err(|e| {
-            cluster::explain(
-                e,
-                &Action::new("get", "jobsets", Some(namespace)).named(name),
-                kube,
-            )
-        })?;
-        match progress(&js) {
-            Progress::AllReady => {
-                return out.data_line(&format!(
-                    "jobset.jobset.x-k8s.io/{name}: every replicatedJob's pods are ready"
-                ));
-            }
-            Progress::Completed => {
-                return out.data_line(&format!("jobset.jobset.x-k8s.io/{name} completed"));
-            }
-            Progress::Failed(why) => {
-                return Err(Error::JobFailed(format!(
-                    "JobSet {namespace}/{name} failed ({why})"
-                )));
-            }
-            Progress::Waiting(rows) => {
-                let line = rows
-                    .iter()
-                    .map(|(r, have, want)| format!("{r} {have}/{want} ready"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                if line != last {
-                    out.note_line(&line);
-                    last = line;
+    if let Some(done) = judge(first, namespace, name, &mut last, out) {
+        return done;
+    }
+    let watch = async {
+        let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let mut events = std::pin::pin!(watcher(api.clone(), cfg).default_backoff());
+        // Whether a relist (after 410 Gone or a dropped watch) has seen the JobSet yet.
+        let mut listed = false;
+        let mut refused = 0u32;
+        while let Some(event) = events.next().await {
+            let js = match event {
+                Ok(watcher::Event::Init) => {
+                    listed = false;
+                    continue;
                 }
+                Ok(watcher::Event::InitDone) if listed => continue,
+                Ok(watcher::Event::InitDone) | Ok(watcher::Event::Delete(_)) => {
+                    return Err(Error::JobFailed(format!(
+                        "JobSet {namespace}/{name} was deleted while waiting"
+                    )));
+                }
+                Ok(watcher::Event::InitApply(js)) => {
+                    listed = true;
+                    js
+                }
+                Ok(watcher::Event::Apply(js)) => js,
+                Err(e) => {
+                    // Retried by the backoff; a refusal that persists is said, not waited out.
+                    tracing::debug!(error = %e, "jobset watch error (retried)");
+                    if let Some(message) = refusal(&e) {
+                        refused += 1;
+                        if refused >= 3 {
+                            return Err(Error::NotReady {
+                                message: format!("forbidden to watch the JobSet: {message}"),
+                                hint: Some(format!(
+                                    "Confirm with `kubectl auth can-i watch jobsets.jobset.x-k8s.io {}`.",
+                                    kube.hints.ns_flags(namespace)
+                                )),
+                            });
+                        }
+                    }
+                    continue;
+                }
+            };
+            refused = 0;
+            if let Some(done) = judge(&js, namespace, name, &mut last, out) {
+                return done;
             }
         }
-        if Instant::now() >= end {
-            return Err(Error::Timeout(format!(
-                "timed out after {}s waiting for JobSet {namespace}/{name}'s pods to be ready ({last})",
-                timeout.as_secs()
-            )));
+        Err(Error::Other("the JobSet watch ended unexpectedly".into()))
+    };
+    match tokio::time::timeout_at(end, watch).await {
+        Ok(done) => done,
+        Err(_) => Err(Error::Timeout(format!(
+            "timed out after {}s waiting for JobSet {namespace}/{name}'s pods to be ready ({last})",
+            timeout.as_secs()
+        ))),
+    }
+}
+
+/// The JobSet's namespace, else the command's.
+fn api_namespace<'a>(js: &'a JobSet, kube: &'a Kube) -> &'a str {
+    js.metadata.namespace.as_deref().unwrap_or(&kube.namespace)
+}
+
+/// A watch error that is the API server refusing the request (403), with its message.
+fn refusal(e: &watcher::Error) -> Option<String> {
+    let status = match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => &**s,
+        watcher::Error::WatchError(s) => &**s,
+        _ => return None,
+    };
+    cluster::forbidden::refused_status(status).map(str::to_string)
+}
+
+/// The verdict on one state of the JobSet, or `None` while it waits (the progress line is
+/// printed on stderr when it changes).
+fn judge(
+    js: &JobSet,
+    namespace: &str,
+    name: &str,
+    last: &mut String,
+    out: &mut Output,
+) -> Option<Result<()>> {
+    match progress(js) {
+        Progress::AllReady => Some(out.data_line(&format!(
+            "jobset.jobset.x-k8s.io/{name}: every replicatedJob's pods are ready"
+        ))),
+        Progress::Completed => {
+            Some(out.data_line(&format!("jobset.jobset.x-k8s.io/{name} completed")))
         }
-        tokio::time::sleep(POLL.min(end.saturating_duration_since(Instant::now()))).await;
+        Progress::Failed(why) => Some(Err(Error::JobFailed(format!(
+            "JobSet {namespace}/{name} failed ({why})"
+        )))),
+        Progress::Waiting(rows) => {
+            let line = rows
+                .iter()
+                .map(|(r, have, want)| format!("{r} {have}/{want} ready"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if line != *last {
+                out.note_line(&line);
+                *last = line;
+            }
+            None
+        }
     }
 }
 

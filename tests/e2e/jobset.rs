@@ -671,3 +671,128 @@ fn diagnose_jobset_names_the_pod_the_scheduler_cannot_place() {
         run.stdout
     );
 }
+
+#[test]
+fn the_jobset_commands_refuse_a_jobset_the_plugin_did_not_make_and_touch_nothing() {
+    let c = with_jobset();
+    // A JobSet made by someone else (kubectl, another tool): no export annotation.
+    c.insert(serde_json::json!({
+        "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+        "metadata": {"name": "theirs", "namespace": "default"},
+        "spec": {"replicatedJobs": []}
+    }));
+    c.clear_requests();
+    for args in [
+        &["wait", "jobset/theirs", "--timeout", "5s"][..],
+        &["get", "jobset/theirs"],
+        &["logs", "jobset/theirs"],
+        &["delete", "jobset/theirs"],
+        &["diagnose", "jobset/theirs"],
+    ] {
+        let run = tfjob(&c, args);
+        run.expect_code(3);
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+        assert!(
+            run.stderr
+                .contains("JobSet default/theirs was not made by kubectl-tfjob"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("kubectl get jobset theirs -n default"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+    assert!(c.get("jobsets", Some("default"), "theirs").is_some());
+
+    // What the plugin exports carries the mark.
+    let run = tfjob(
+        &c,
+        &article_args("export", &["--to", "jobset", "-o", "json"]),
+    );
+    run.expect_code(0);
+    let js: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        js["metadata"]["annotations"]["kubectl-tfjob.kubeflow.org/exported-from"],
+        "TFJob"
+    );
+}
+
+#[test]
+fn wait_jobset_follows_a_watch_through_410_gone_and_a_dropped_stream_to_the_verdict() {
+    // Matching faults combine: the watcher's first two watches (each from a resourceVersion)
+    // get ERROR 410 and relist; the third (skip: 2) is closed after one event.
+    let c = cluster(&format!(
+        "jobset: running\nnodes: [{{name: node-1, cpu: \"16\", memory: 64Gi, gpu: 0}}]\nfaults:\n- match: {{verb: watch, resource: jobsets}}\n  goneOnRewatch: true\n  times: 2\n- match: {{verb: watch, resource: jobsets}}\n  closeAfterEvents: 1\n  skip: 2\n  times: 1\nobjects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--skip-capacity-check"]),
+    )
+    .expect_code(0);
+    // No GPU: the workers stay Pending, so the first read cannot decide.
+    assert!(c.wait_for(SETTLE, |c| {
+        jobset_pods(c, "tf-dist-train").iter().any(|p| {
+            p["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "PodScheduled" && c["reason"] == "Unschedulable")
+        })
+    }));
+    c.clear_requests();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(["wait", "jobset/tf-dist-train", "--timeout", "60s"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn kubectl-tfjob");
+    let watching = |c: &TestCluster| {
+        c.requests()
+            .iter()
+            .filter(|r| {
+                r.verb == "watch" && r.resource == "jobsets" && r.query.contains("metadata.name")
+            })
+            .count()
+    };
+    // Both 410s are met before anything changes; then the third watch is open.
+    assert!(
+        c.wait_for(SETTLE, |c| watching(c) >= 3),
+        "{:?}",
+        c.requests()
+    );
+    // A change that decides nothing is that stream's one event: it closes, and is watched again.
+    let mut js = c.get("jobsets", Some("default"), "tf-dist-train").unwrap();
+    js["metadata"]["annotations"]["touched"] = "yes".into();
+    c.insert(js);
+    assert!(
+        c.wait_for(SETTLE, |c| watching(c) >= 4),
+        "{:?}",
+        c.requests()
+    );
+    c.add_node(&tfjob_testcluster::NodeSpec::new("gpu-1", "16", "64Gi", 4));
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout,
+        "jobset.jobset.x-k8s.io/tf-dist-train: every replicatedJob's pods are ready\n"
+    );
+    let reqs = c.requests();
+    let count = |verb: &str| {
+        reqs.iter()
+            .filter(|r| r.verb == verb && r.resource == "jobsets")
+            .count()
+    };
+    // One read, then the watch: the initial list and a relist after each 410; no polling.
+    assert_eq!(count("get"), 1, "{reqs:?}");
+    assert!(count("list") >= 3, "{reqs:?}");
+}

@@ -306,7 +306,11 @@ fn run_policy_and_metadata_carry_over_and_the_rest_is_named() {
         js["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
         "team-q"
     );
-    assert_eq!(js["metadata"]["annotations"], json!({"note": "kept"}));
+    // The TFJob's annotations are kept, and the plugin's mark is added.
+    assert_eq!(
+        js["metadata"]["annotations"],
+        json!({"note": "kept", "kubectl-tfjob.kubeflow.org/exported-from": "TFJob"})
+    );
     assert_eq!(js["spec"]["ttlSecondsAfterFinished"], 60);
     assert_eq!(js["spec"]["suspend"], true);
     assert_eq!(js["spec"]["managedBy"], "kueue.x-k8s.io/multikueue");

@@ -276,11 +276,13 @@ fn reconcile(sh: &Shared, key: &Key) {
         );
         terminal = true;
     } else {
+        // kubernetes pkg/controller/job/success_policy.go matchSuccessPolicy: the first rule
+        // met, named by its index in the message.
         let policy_met = spec["successPolicy"]["rules"]
             .as_array()
             .into_iter()
             .flatten()
-            .any(|r| {
+            .position(|r| {
                 let by_index = r["succeededIndexes"]
                     .as_str()
                     .is_none_or(|ix| covers(ix, &succeeded));
@@ -290,17 +292,18 @@ fn reconcile(sh: &Shared, key: &Key) {
                 by_index && by_count
             });
         let all_done = (0..completions).all(|i| succeeded.contains(&i));
-        if policy_met || all_done {
-            let (reason, msg) = if policy_met && !all_done {
-                ("SuccessPolicy", "Matched rules at index 0")
-            } else {
-                (
+        if policy_met.is_some() || all_done {
+            let (reason, msg) = match policy_met {
+                Some(index) if !all_done => {
+                    ("SuccessPolicy", format!("Matched rules at index {index}"))
+                }
+                _ => (
                     "CompletionsReached",
-                    "Reached expected number of succeeded pods",
-                )
+                    "Reached expected number of succeeded pods".to_string(),
+                ),
             };
-            add("SuccessCriteriaMet", reason, msg);
-            add("Complete", reason, msg);
+            add("SuccessCriteriaMet", reason, &msg);
+            add("Complete", reason, &msg);
             status["completionTime"] = json!(now);
             terminal = true;
         }

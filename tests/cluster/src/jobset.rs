@@ -423,7 +423,9 @@ fn reconcile(sh: &Shared, key: &Key) {
             let _ = sh.store.delete("jobs", ns, str_of(&j["metadata"], "name"));
         }
     } else if let Some(failed) = children.iter().find(|j| condition_true(j, "Failed")) {
-        // No failurePolicy: the first failed Job fails the set (failure_policy.go).
+        // No failurePolicy: the first failed Job fails the set. Reason and message are
+        // jobset pkg/constants/constants.go FailedJobsReason/FailedJobsMessage, with
+        // pkg/controllers/failure_policy.go messageWithFirstFailedJob's suffix (checked upstream).
         let msg = format!(
             "jobset failed due to one or more job failures (first failed job: {})",
             str_of(&failed["metadata"], "name")
@@ -439,6 +441,8 @@ fn reconcile(sh: &Shared, key: &Key) {
             "jobset-controller",
         );
     } else if success_met(spec, &rjobs, &children) {
+        // AllJobsCompletedReason/Message (constants.go); the Suspended reasons below are
+        // JobSetSuspendedReason/Message and JobSetResumedReason/Message there.
         set_condition(
             &mut status,
             "Completed",
