@@ -297,6 +297,29 @@ pub struct PodGroup {
     pub status: PodGroupStatus,
 }
 
+impl PodGroup {
+    /// The phase as written (`""` before any gang scheduler has looked at it).
+    pub fn phase(&self) -> &str {
+        self.status.phase.as_deref().unwrap_or("")
+    }
+
+    /// Still held as a gang: not yet looked at, Pending or Inqueue (Volcano's phases before
+    /// Running; scheduler-plugins' PodGroup controller uses Pending too).
+    pub fn gang_waiting(&self) -> bool {
+        matches!(self.phase(), "" | "Pending" | "Inqueue")
+    }
+
+    /// The PodGroup's own words: the newest condition with a message.
+    pub fn latest_message(&self) -> Option<String> {
+        self.status
+            .conditions
+            .iter()
+            .rev()
+            .find(|c| !c.message.is_empty())
+            .map(|c| c.message.clone())
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodGroupSpec {

@@ -190,16 +190,9 @@ pub(super) fn queue(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         ));
         return Ok(());
     };
-    let phase = pg.status.phase.clone().unwrap_or_default();
-    let words = pg
-        .status
-        .conditions
-        .iter()
-        .rev()
-        .find(|c| !c.message.is_empty())
-        .map(|c| c.message.clone())
-        .or(facts.pod_group_event.clone());
-    if s.pods.is_empty() && matches!(phase.as_str(), "" | "Pending" | "Inqueue") {
+    let phase = pg.phase().to_string();
+    let words = pg.latest_message().or(facts.pod_group_event.clone());
+    if s.pods.is_empty() && pg.gang_waiting() {
         let summary = format!(
             "gang waiting: {} PodGroup {name}{} is {}{}",
             system.as_str(),

@@ -198,26 +198,18 @@ impl QueueWatch {
         let Fact::Known(Some((system, pg))) = q::pod_group(kube, ns, name).await? else {
             return Ok(None);
         };
-        let phase = pg.status.phase.clone().unwrap_or_default();
-        if !matches!(phase.as_str(), "" | "Pending" | "Inqueue") {
+        if !pg.gang_waiting() {
             return Ok(None);
         }
+        let phase = pg.phase().to_string();
         let event = q::pod_group_event(kube, ns, name).await;
-        let words = pg
-            .status
-            .conditions
-            .iter()
-            .rev()
-            .find(|c| !c.message.is_empty())
-            .map(|c| c.message.clone())
-            .or(event)
-            .unwrap_or_else(|| {
-                if phase.is_empty() {
-                    "no gang scheduler has processed it yet (is it running?)".into()
-                } else {
-                    format!("minMember {}", pg.spec.min_member.unwrap_or_default())
-                }
-            });
+        let words = pg.latest_message().or(event).unwrap_or_else(|| {
+            if phase.is_empty() {
+                "no gang scheduler has processed it yet (is it running?)".into()
+            } else {
+                format!("minMember {}", pg.spec.min_member.unwrap_or_default())
+            }
+        });
         let queue = pg
             .spec
             .queue
