@@ -294,18 +294,174 @@ pub fn embeddable_model_schema() -> Value {
     share_subschemas(with_root_identity(derived_model_schema()))
 }
 
-/// Our model's schema, compiled once per process, and only when something is validated.
-fn model_validator() -> &'static Validator {
-    static V: OnceLock<Validator> = OnceLock::new();
-    V.get_or_init(|| {
-        let schema: Value = serde_json::from_str(EMBEDDED_SCHEMA).expect("embedded schema is JSON");
-        compile_translated(&schema).expect("the embedded schema compiles")
-    })
+/// Our model's schema, parsed once per process, and only when something is validated.
+fn model_schema() -> &'static Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::from_str(EMBEDDED_SCHEMA).expect("embedded schema is JSON"))
 }
 
-/// Findings from our model's schema.
+/// Findings from our model's schema. Only the part of the schema that can apply to `obj` is
+/// compiled ([`prune_for`]): compiling all of it was the largest part of a `validate` run.
 pub fn check_model_schema(obj: &Value) -> Vec<Finding> {
-    check_with(model_validator(), obj)
+    let validator =
+        compile_translated(&prune_for(model_schema(), obj)).expect("the embedded schema compiles");
+    check_with(&validator, obj)
+}
+
+/// The part of a translated schema that can apply to `instance`, with the same verdict and the
+/// same errors at the same instance paths. A subschema under `properties` whose key the instance
+/// does not have can never be applied, so it becomes `true` (its name stays: `additionalProperties:
+/// false` still knows it); `items` becomes one subschema per element the instance has; a map's
+/// `additionalProperties` schema is applied to each key the instance has, as `properties`; `$ref`s
+/// into `definitions` are inlined. A node with any other keyword that holds subschemas is kept
+/// whole, and then `definitions` is kept for the references it may hold. The result grows with the
+/// instance, not with the schema (a Pod template's schema is thousands of nodes; a job uses tens).
+pub fn prune_for(schema: &Value, instance: &Value) -> Value {
+    let mut pruner = Pruner {
+        root: schema,
+        kept_whole: false,
+    };
+    let mut out = pruner.prune(schema, instance, 0);
+    if pruner.kept_whole
+        && let (Some(o), Some(defs)) = (out.as_object_mut(), schema.get("definitions"))
+    {
+        o.insert("definitions".into(), defs.clone());
+    }
+    out
+}
+
+struct Pruner<'a> {
+    root: &'a Value,
+    kept_whole: bool,
+}
+
+impl Pruner<'_> {
+    /// Past this depth (instance levels plus `$ref` hops) a node is kept whole: correct, only
+    /// not smaller, and no recursion without bound on a hostile document or schema.
+    const MAX_DEPTH: usize = 256;
+
+    fn whole(&mut self, s: &Value) -> Value {
+        self.kept_whole = true;
+        s.clone()
+    }
+
+    fn prune(&mut self, s: &Value, inst: &Value, depth: usize) -> Value {
+        let Some(o) = s.as_object() else {
+            return s.clone();
+        };
+        if depth > Self::MAX_DEPTH {
+            return self.whole(s);
+        }
+        // Draft-07: a `$ref` replaces its siblings (and the writer writes none).
+        if let Some(r) = o.get("$ref") {
+            let target = r
+                .as_str()
+                .and_then(|r| r.strip_prefix("#/definitions/"))
+                .and_then(|name| self.root.get("definitions")?.get(name));
+            return match target {
+                Some(t) => self.prune(t, inst, depth + 1),
+                None => self.whole(s),
+            };
+        }
+        const LEAVES: &[&str] = &[
+            "type",
+            "required",
+            "enum",
+            "const",
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "pattern",
+            "format",
+            "minLength",
+            "maxLength",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "minProperties",
+            "maxProperties",
+            "description",
+            "title",
+            "default",
+            "definitions",
+        ];
+        const BRANCHES: &[&str] = &[
+            "properties",
+            "additionalProperties",
+            "items",
+            "anyOf",
+            "allOf",
+            "oneOf",
+            "not",
+        ];
+        if o.keys()
+            .any(|k| !LEAVES.contains(&k.as_str()) && !BRANCHES.contains(&k.as_str()))
+        {
+            return self.whole(s);
+        }
+        let fields = inst.as_object();
+        let mut out = Map::new();
+        let mut extra = Map::new();
+        for (k, v) in o {
+            let pruned = match k.as_str() {
+                // Kept only at the root, and only if something kept whole may refer to it.
+                "definitions" => continue,
+                "properties" => Value::Object(
+                    v.as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(name, sub)| {
+                            let sub = match fields.and_then(|f| f.get(name)) {
+                                Some(iv) => self.prune(sub, iv, depth + 1),
+                                None => Value::Bool(true),
+                            };
+                            (name.clone(), sub)
+                        })
+                        .collect(),
+                ),
+                "additionalProperties" if v.is_object() => {
+                    let named = o.get("properties").and_then(Value::as_object);
+                    for (key, iv) in fields.into_iter().flatten() {
+                        if !named.is_some_and(|n| n.contains_key(key)) {
+                            extra.insert(key.clone(), self.prune(v, iv, depth + 1));
+                        }
+                    }
+                    // Every key it could apply to is now under `properties`.
+                    Value::Bool(true)
+                }
+                "items" => match (v, inst.as_array()) {
+                    // The meta-schema wants a tuple of at least one.
+                    (Value::Object(_), Some(elems)) if !elems.is_empty() => {
+                        Value::Array(elems.iter().map(|e| self.prune(v, e, depth + 1)).collect())
+                    }
+                    (Value::Object(_), _) => Value::Bool(true),
+                    // A tuple `items` (not written by `translate`) is kept as it is.
+                    _ => self.whole(v),
+                },
+                "anyOf" | "allOf" | "oneOf" => Value::Array(
+                    v.as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|b| self.prune(b, inst, depth + 1))
+                        .collect(),
+                ),
+                "not" => self.prune(v, inst, depth + 1),
+                _ => v.clone(),
+            };
+            out.insert(k.clone(), pruned);
+        }
+        if !extra.is_empty() {
+            let props = out
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(p) = props.as_object_mut() {
+                p.extend(extra);
+            }
+        }
+        out.into()
+    }
 }
 
 /// Findings from a compiled validator.
@@ -614,6 +770,141 @@ mod tests {
         let t = std::time::Instant::now();
         let n = check_with(&v, &job).len();
         eprintln!("validate: {:?} ({n})", t.elapsed());
+    }
+
+    /// Every value of `v` replaced by values of other types, and an unknown key added to every
+    /// mapping: documents that reach every part of the schema a job uses, wrongly.
+    fn mutations(v: &Value) -> Vec<Value> {
+        fn paths(v: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+            out.push(at.clone());
+            let children: Vec<(String, &Value)> = match v {
+                Value::Object(m) => m.iter().map(|(k, c)| (k.clone(), c)).collect(),
+                Value::Array(a) => a
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (i.to_string(), c))
+                    .collect(),
+                _ => return,
+            };
+            for (k, c) in children {
+                at.push(k);
+                paths(c, at, out);
+                at.pop();
+            }
+        }
+        let mut all = Vec::new();
+        paths(v, &mut Vec::new(), &mut all);
+        let mut out = Vec::new();
+        for p in all.iter().filter(|p| !p.is_empty()) {
+            let pointer: String = p
+                .iter()
+                .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
+                .collect();
+            let replacements = [
+                json!(7),
+                json!("seven"),
+                json!(-1.5),
+                json!(null),
+                json!(true),
+                json!([]),
+                json!({}),
+                json!([{"x": 1}]),
+                json!({"x": {"y": 2}}),
+            ];
+            for r in replacements {
+                let mut m = v.clone();
+                *m.pointer_mut(&pointer).unwrap() = r;
+                out.push(m);
+            }
+            let mut m = v.clone();
+            if let Some(o) = m.pointer_mut(&pointer).unwrap().as_object_mut() {
+                o.insert("notAField".into(), json!(1));
+                out.push(m);
+            }
+        }
+        out
+    }
+
+    fn rich_job() -> Value {
+        json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+            "metadata": {"name": "x", "namespace": "ns", "labels": {"a": "b"}},
+            "spec": {"runPolicy": {"cleanPodPolicy": "None", "backoffLimit": 3,
+                    "schedulingPolicy": {"queue": "q", "minAvailable": 2}},
+                "successPolicy": "", "enableDynamicWorker": false,
+                "tfReplicaSpecs": {
+                "PS": {"replicas": 1, "restartPolicy": "Never", "template": {"spec": {
+                    "containers": [{"name": "tensorflow", "image": "i", "ports": [{"containerPort": 2222, "name": "tfjob-port"}]}]}}},
+                "Worker": {"replicas": 3, "restartPolicy": "OnFailure", "template": {
+                    "metadata": {"annotations": {"sidecar.istio.io/inject": "false"}},
+                    "spec": {
+                    "nodeSelector": {"gpu": "yes"},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "c"}}, {"name": "e", "emptyDir": {}}],
+                    "initContainers": [{"name": "init", "image": "busybox", "command": ["sh"]}],
+                    "containers": [{"name": "tensorflow", "image": "i", "args": ["--a"],
+                        "env": [{"name": "K", "valueFrom": {"secretKeyRef": {"name": "s", "key": "api-key"}}},
+                                {"name": "U", "value": "https://taotoken.net/api"}],
+                        "resources": {"limits": {"nvidia.com/gpu": 1, "memory": "8Gi"}, "requests": {"cpu": "4"}},
+                        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                        "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 5}}]}}}}}})
+    }
+
+    /// The pruned schema gives the same errors at the same paths as the whole one, for the
+    /// valid job and for every wrong value anywhere in it (845 documents).
+    #[test]
+    fn pruned_schema_judges_like_the_whole_one() {
+        let whole = compile_translated(model_schema()).unwrap();
+        let job = rich_job();
+        let docs: Vec<Value> = std::iter::once(job.clone())
+            .chain(mutations(&job))
+            .collect();
+        assert!(docs.len() > 800, "{}", docs.len());
+        let mut with_errors = 0;
+        for doc in &docs {
+            let pruned = compile_translated(&prune_for(model_schema(), doc)).unwrap();
+            let a = check_with(&whole, doc);
+            let b = check_with(&pruned, doc);
+            let key = |f: &Finding| (f.path.clone(), f.message.clone());
+            assert_eq!(
+                a.iter().map(key).collect::<Vec<_>>(),
+                b.iter().map(key).collect::<Vec<_>>(),
+                "{doc}"
+            );
+            with_errors += usize::from(!a.is_empty());
+        }
+        // The mutations do reach the schema: most of them are errors.
+        assert!(
+            with_errors * 2 > docs.len(),
+            "{with_errors} of {}",
+            docs.len()
+        );
+    }
+
+    #[test]
+    fn pruning_keeps_what_it_does_not_understand() {
+        let s = json!({"definitions": {"d": {"type": "string"}}, "type": "object", "properties": {
+            "p": {"type": "object", "patternProperties": {"^a": {"$ref": "#/definitions/d"}}},
+            "q": {"$ref": "#/definitions/d"}, "unused": {"type": "object", "properties": {"z": {"type": "integer"}}}}});
+        let inst = json!({"p": {"ab": 1}, "q": "s"});
+        let pruned = prune_for(&s, &inst);
+        assert_eq!(pruned["properties"]["unused"], json!(true));
+        assert_eq!(pruned["properties"]["q"], json!({"type": "string"}));
+        assert_eq!(pruned["properties"]["p"], s["properties"]["p"]);
+        assert_eq!(pruned["definitions"], s["definitions"]);
+        let v = compile_translated(&pruned).unwrap();
+        assert_eq!(
+            check_with(&v, &inst).len(),
+            1,
+            "the pattern property's $ref still applies"
+        );
+    }
+
+    #[test]
+    fn pruned_schema_grows_with_the_instance() {
+        let job = rich_job();
+        let whole = model_schema().to_string().len();
+        let pruned = prune_for(model_schema(), &job).to_string().len();
+        assert!(pruned * 2 < whole, "pruned {pruned} bytes of {whole}");
     }
 
     fn validate_errors(s: &Value, v: &Value) -> Vec<Finding> {
