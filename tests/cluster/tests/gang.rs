@@ -119,7 +119,13 @@ async fn volcano_holds_pods_until_the_queue_has_room() {
     );
     assert_eq!(pg["metadata"]["annotations"]["team"], "nlp");
     assert_eq!(pg["metadata"]["ownerReferences"][0]["kind"], "TFJob");
-    let ev = events_with(&c, "j", &["Unschedulable"]).await;
+    // Both events have reason Unschedulable and are written one after the other: wait for the
+    // two of them, not for the reason (the first alone made this flaky).
+    let ev = eventually("both Unschedulable events on j", || {
+        let ev = events(&c, "j");
+        (ev.iter().filter(|(_, r, _)| r == "Unschedulable").count() >= 2).then_some(ev)
+    })
+    .await;
     assert!(
         ev.contains(&(
             "Normal".into(),
