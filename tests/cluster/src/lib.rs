@@ -25,6 +25,7 @@ mod binding;
 mod crd;
 mod defaults;
 pub mod demo;
+mod encoded;
 mod expansion;
 mod http;
 mod jobcontroller;

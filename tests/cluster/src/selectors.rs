@@ -86,6 +86,10 @@ impl LabelSelector {
 
     /// True when the labels of `obj` satisfy every requirement.
     pub fn matches(&self, obj: &Value) -> bool {
+        // Most lists carry no selector: every object matches, with no lookup.
+        if self.0.is_empty() {
+            return true;
+        }
         let labels = &obj["metadata"]["labels"];
         let get = |k: &str| labels.get(k).and_then(Value::as_str);
         self.0.iter().all(|r| match r {
@@ -165,21 +169,35 @@ impl FieldSelector {
         Ok(FieldSelector(terms))
     }
 
+    /// No terms: every object matches.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// True when every term holds for `obj`.
     pub fn matches(&self, obj: &Value) -> bool {
-        self.0.iter().all(|(k, neg, v)| {
-            let mut cur = obj;
-            for seg in k.split('.') {
-                cur = &cur[seg];
-            }
-            let actual = match cur {
-                Value::String(s) => s.clone(),
-                Value::Bool(b) => b.to_string(),
-                Value::Null => String::new(),
-                other => other.to_string(),
-            };
-            (actual == *v) != *neg
-        })
+        self.matches_by(|field, want| field_value(obj, field) == want)
+    }
+
+    /// [`FieldSelector::matches`] with each field's comparison made by `equals(field, value)`,
+    /// so a caller that keeps the objects' field values (encoded.rs) need not walk the object.
+    pub fn matches_by(&self, mut equals: impl FnMut(&str, &str) -> bool) -> bool {
+        self.0.iter().all(|(k, neg, v)| equals(k, v) != *neg)
+    }
+}
+
+/// The string a field selector compares for `field` (a dotted path) of `obj`: strings as they
+/// are, booleans as `true`/`false`, an absent field as empty (the apiserver's fields.Set).
+pub fn field_value(obj: &Value, field: &str) -> String {
+    let mut cur = obj;
+    for seg in field.split('.') {
+        cur = &cur[seg];
+    }
+    match cur {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => String::new(),
+        other => other.to_string(),
     }
 }
 
@@ -202,5 +220,28 @@ mod tests {
         ] {
             assert_eq!(LabelSelector::parse(s).unwrap().matches(&o), want, "{s}");
         }
+    }
+
+    #[test]
+    fn field_terms_compare_strings_bools_and_absent_fields() {
+        let pod = json!({"metadata": {"name": "p", "labels": {}},
+            "spec": {"nodeName": "n1", "hostNetwork": true}, "status": {"phase": "Running"}});
+        let unbound =
+            json!({"metadata": {"name": "q"}, "spec": {}, "status": {"phase": "Pending"}});
+        for (sel, bound_matches, unbound_matches) in [
+            ("spec.nodeName!=", true, false),
+            ("spec.nodeName=", false, true),
+            ("spec.nodeName=n1", true, false),
+            ("status.phase!=Succeeded,status.phase!=Failed", true, true),
+            ("spec.nodeName!=,status.phase!=Running", false, false),
+            ("spec.hostNetwork=true", true, false),
+            ("spec.hostNetwork!=true", false, true),
+            ("metadata.name=q", false, true),
+        ] {
+            let f = FieldSelector::parse("pods", "Pod", sel).unwrap();
+            assert_eq!(f.matches(&pod), bound_matches, "{sel}");
+            assert_eq!(f.matches(&unbound), unbound_matches, "{sel}");
+        }
+        assert!(LabelSelector::parse("").unwrap().matches(&unbound));
     }
 }

@@ -33,6 +33,9 @@ pub struct Request {
     pub query: String,
     /// Response status (0 when the connection was reset).
     pub status: u16,
+    /// Bytes in the response body when the body is whole (gets, lists, errors); `None` for
+    /// streams (watches, followed logs) and resets. How tests count what a command reads.
+    pub response_bytes: Option<u64>,
     /// `dryRun=All`.
     pub dry_run: bool,
     /// Request body parsed as JSON/YAML, when there was one.
@@ -89,6 +92,8 @@ pub(crate) struct FaultDecision {
 pub struct Shared {
     /// Object store.
     pub store: Store,
+    /// The JSON of stored objects, for lists (encoded.rs).
+    pub(crate) encoded: crate::encoded::Encoded,
     /// The scenario the cluster started from.
     pub scenario: Scenario,
     pub(crate) faults: Mutex<Vec<FaultState>>,
@@ -129,6 +134,7 @@ impl Shared {
             })
             .collect();
         Shared {
+            encoded: Default::default(),
             container_env: Mutex::new(HashMap::new()),
             store: Store::new(scenario.watch_history),
             rbac: Mutex::new(scenario.rbac.clone()),

@@ -181,7 +181,7 @@ impl Store {
         &self,
         resource: &str,
         namespace: Option<&str>,
-        keep: impl Fn(&Value) -> bool,
+        keep: impl Fn(&Arc<Value>) -> bool,
     ) -> (Vec<Arc<Value>>, u64) {
         let g = self.inner.lock().unwrap();
         let mut out = Vec::new();
@@ -214,7 +214,7 @@ impl Store {
         after: Option<(&str, &str)>,
         limit: usize,
         count_rest: bool,
-        keep: impl Fn(&Value) -> bool,
+        keep: impl Fn(&Arc<Value>) -> bool,
     ) -> (Vec<Arc<Value>>, u64, bool, usize) {
         use std::ops::Bound::{Excluded, Included, Unbounded};
         let g = self.inner.lock().unwrap();

@@ -228,6 +228,7 @@ pub async fn handle(
         path: path.clone(),
         query: query_str.clone(),
         status: 0,
+        response_bytes: None,
         dry_run: q.get("dryRun").is_some_and(|d| d == "All"),
         body: parsed_body,
         content_type: content_type.clone(),
@@ -297,6 +298,7 @@ pub async fn handle(
         route(&ctx, &method, &path, target, &verb, user.is_ok()).await
     };
     log.status = resp.status().as_u16();
+    log.response_bytes = hyper::body::Body::size_hint(resp.body()).exact();
     if drop_reply {
         // Committed, but the client never hears so (logged with status 0, like a reset).
         log.status = 0;
@@ -699,7 +701,14 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
     };
     // Shared handles: big lists (2,000 pods with ~90KB TF_CONFIG each) are serialized
     // straight from the store's objects instead of being deep-copied first.
-    let keep = |o: &Value| f.labels.matches(o) && f.fields.matches(o);
+    // Field values come from the encoded-object cache: read once per object, not per list.
+    let encoded = &ctx.sh.encoded;
+    let keep = |o: &Arc<Value>| {
+        f.labels.matches(o)
+            && (f.fields.is_empty()
+                || f.fields
+                    .matches_by(|field, want| encoded.field_is(o, field, want)))
+    };
     let limit = ctx
         .q
         .get("limit")
@@ -748,7 +757,9 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
         }
         return Ok(json_response(200, &tb));
     }
-    if info.group == "events.k8s.io" {
+    // Converted on the way out: new objects each time, not worth keeping encoded.
+    let converted = info.group == "events.k8s.io";
+    if converted {
         items = items
             .iter()
             .map(|o| Arc::new(resources::convert_out(info, o)))
@@ -765,11 +776,15 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
     let mut buf = serde_json::to_vec(&head).unwrap();
     buf.pop(); // the closing brace; items follow
     buf.extend_from_slice(b",\"items\":[");
-    for (i, it) in items.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
+    if converted {
+        for (i, it) in items.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            serde_json::to_writer(&mut buf, &**it).unwrap();
         }
-        serde_json::to_writer(&mut buf, &**it).unwrap();
+    } else {
+        ctx.sh.encoded.write_all(&items, &mut buf);
     }
     buf.extend_from_slice(b"]}");
     Ok(Response::builder()
