@@ -641,7 +641,8 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     assert!(text.contains("g-worker-1   None"), "services: {text}");
     assert!(text.contains("Created"), "{text}");
 
-    // Requests do not grow with replicas.
+    // Requests grow with the job's pods only (each pod's events, as `kubectl describe pod`
+    // reads them, at most cluster::events::MAX_PODS), never with the namespace.
     create(&cl, tfjob("g6", 1, 6, "OnFailure", None)).await;
     until("g6 pods", || running(&c, "g6-worker-5")).await;
     let before = c.requests().len();
@@ -655,8 +656,12 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     )
     .await
     .unwrap();
-    assert_eq!(c.requests().len() - before, n_small);
-    assert_eq!(n_small, 5, "job, pods, services, two event lists");
+    assert_eq!(
+        n_small,
+        4 + 3,
+        "job, pods, services, the job's events, 3 pods' events"
+    );
+    assert_eq!(c.requests().len() - before, 4 + 7, "7 pods' events");
 
     let (out, mut e) = (Buf::default(), Buf::default());
     let mut o = out.clone();

@@ -3,8 +3,8 @@
 //! ([`crd`]), whether a training-operator runs ([`operator`]), whether the gateway Secret holds its
 //! key ([`secret`]), how a job is named on the command line ([`parse_job_name`]), and the next step
 //! to suggest when one of those is missing ([`install_operator_hint`]). Pod facts have their one
-//! owner in [`pod`] (and the `kubectl get pods` Table in [`podtable`]); what a 403 means is told
-//! apart in [`forbidden`].
+//! owner in [`pod`] (and the `kubectl get pods` Table in [`podtable`]), a job's pod events in
+//! [`events`] (pod by pod, never the namespace's); what a 403 means is told apart in [`forbidden`].
 //!
 //! `submit`, `wait`, `diagnose` and any new command read these facts from here and repeat none.
 
@@ -12,6 +12,7 @@ pub mod bounded;
 pub mod budget;
 pub mod client;
 pub mod crd;
+pub mod events;
 pub mod exec_guard;
 pub mod forbidden;
 pub mod kubeconfig;

@@ -1,6 +1,6 @@
 //! The I/O half: read the snapshot with a fixed number of requests, and the command itself.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Event, Pod, Secret, Service};
@@ -155,32 +155,40 @@ pub async fn collect_within(
             ));
         }
     }
-    let mut pod_names: BTreeSet<String> = job.pod_names().into_iter().collect();
-    pod_names.extend(s.pods.iter().filter_map(|p| p.metadata.name.clone()));
-    let pod_uids: BTreeMap<String, Option<&String>> = s
-        .pods
-        .iter()
-        .filter_map(|p| Some((p.metadata.name.clone()?, p.metadata.uid.as_ref())))
-        .collect();
+    // Events pod by pod (cluster::events): the troubled pods first, then the expected pods that
+    // do not exist (an earlier one's events), then the rest, as many as the cap allows.
     if !s.pods.is_empty() {
-        let on_pods = ListParams::default().fields("involvedObject.kind=Pod");
-        match cluster::retry(kube, || events.list(&on_pods)).await {
-            Ok(list) => {
-                s.pod_events = sorted(
-                    list.items
-                        .into_iter()
-                        .filter(|e| {
-                            let Some(n) = e.involved_object.name.as_ref() else {
-                                return false;
-                            };
-                            // Events of an earlier pod with the same name do not count.
-                            match pod_uids.get(n) {
-                                Some(uid) => same_uid(e.involved_object.uid.as_ref(), *uid),
-                                None => pod_names.contains(n),
-                            }
-                        })
-                        .collect(),
-                )
+        let mut refs: Vec<(u8, cluster::events::PodRef)> = s
+            .pods
+            .iter()
+            .map(|p| {
+                let troubled = !p.started() || p.restarts() > 0;
+                let r = cluster::events::PodRef {
+                    name: p.pod_name().to_string(),
+                    uid: p.metadata.uid.clone(),
+                };
+                (if troubled { 0 } else { 2 }, r)
+            })
+            .collect();
+        let present: BTreeSet<String> = refs.iter().map(|(_, r)| r.name.clone()).collect();
+        refs.extend(
+            job.pod_names()
+                .into_iter()
+                .filter(|n| !present.contains(n))
+                .map(|name| (1, cluster::events::PodRef { name, uid: None })),
+        );
+        refs.sort_by_key(|(rank, _)| *rank);
+        let refs = refs.into_iter().map(|(_, r)| r).collect();
+        match cluster::events::of_pods(kube, namespace, refs).await {
+            Ok(read) => {
+                s.pod_events = sorted(read.events);
+                if read.unread > 0 {
+                    s.notes.push(format!(
+                        "events of {} more pods were not read (at most {} pods are, troubled ones first)",
+                        read.unread,
+                        cluster::events::MAX_PODS
+                    ));
+                }
             }
             Err(e) => note(
                 &mut s,

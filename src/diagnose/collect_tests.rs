@@ -252,9 +252,21 @@ async fn collect_reads_a_fixed_set_and_keeps_secret_values_out() {
         .filter_map(|e| e.reason.clone())
         .collect();
     assert_eq!(reasons, vec!["BackOff"]);
-    // CRD, deployments, job, pods, services, 2×events, 1 secret, 2 logs.
+    // CRD, deployments, job, pods, services, the job's events, each pod's events (by name and
+    // uid, as `kubectl describe pod` asks), 1 secret, 2 logs.
     let requests = log.lock().unwrap().clone();
-    assert_eq!(requests.len(), 10, "{requests:#?}");
+    assert_eq!(requests.len(), 11, "{requests:#?}");
+    for pod in [
+        "mnist-worker-0%2CinvolvedObject.uid%3Dpod-0",
+        "mnist-worker-1%2CinvolvedObject.uid%3Dpod-1",
+    ] {
+        assert!(
+            requests.iter().any(|r| r.ends_with(&format!(
+                "involvedObject.kind%3DPod%2CinvolvedObject.name%3D{pod}"
+            ))),
+            "{requests:#?}"
+        );
+    }
     // The Secret is kept by key name only, and its value is scrubbed from the log.
     let secret = s.secrets["taotoken-secret"].as_ref().unwrap();
     assert_eq!(secret.data.as_ref().unwrap()["api-key"].0, b"*");

@@ -14,8 +14,8 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
-use crate::cluster::podtable;
 use crate::cluster::{self, ConnectionOptions, Kube};
+use crate::cluster::{events, podtable};
 use crate::error::{Error, Result};
 use crate::jobview::{self, GetView};
 use crate::model::{self, TFJob};
@@ -129,23 +129,36 @@ pub async fn get(
         .map_err(|e| Error::kube("listing services", e))?
         .items;
     let events: Api<Event> = Api::namespaced(client.clone(), namespace);
-    let mut evs = Vec::new();
-    for fs in [
-        format!(
-            "involvedObject.kind=TFJob,involvedObject.name={}",
-            opts.name
-        ),
-        "involvedObject.kind=Pod".to_string(),
-    ] {
-        let lp = ListParams::default().fields(&fs);
-        let list = cluster::retry(kube, || events.list(&lp))
+    let on_job = ListParams::default().fields(&format!(
+        "involvedObject.kind=TFJob,involvedObject.name={}",
+        opts.name
+    ));
+    let mut evs: Vec<Event> = cluster::retry(kube, || events.list(&on_job))
+        .await
+        .map_err(|e| Error::kube("listing events", e))?
+        .items
+        .into_iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some(opts.name.as_str()))
+        .collect();
+    // The pods' events pod by pod, the ones not ready or restarted first (cluster::events).
+    let mut refs: Vec<&podtable::PodRow> = pods.iter().collect();
+    refs.sort_by_key(|p| {
+        let ready = p.ready.split_once('/').is_some_and(|(a, b)| a == b);
+        p.status == "Running" && ready && p.restarts.starts_with('0')
+    });
+    let refs = refs
+        .into_iter()
+        .map(|p| events::PodRef {
+            name: p.name.clone(),
+            uid: None,
+        })
+        .collect();
+    evs.extend(
+        events::of_pods(kube, namespace, refs)
             .await
-            .map_err(|e| Error::kube("listing events", e))?;
-        evs.extend(list.items.into_iter().filter(|e| {
-            let n = e.involved_object.name.as_deref().unwrap_or("");
-            n == opts.name || pods.iter().any(|p| p.name == n)
-        }));
-    }
+            .map_err(|e| Error::kube("listing events", e))?
+            .events,
+    );
     let view = GetView {
         job: &job,
         pods: &pods,
