@@ -8,8 +8,10 @@ use crate::ops::list::ListOptions;
 use crate::output::Output;
 use crate::print::{self, TableFlags};
 
-/// `-o`, `--sort-by`, `--show-labels`, `-L`, `--no-headers`: kubectl get's printing flags, shared by
-/// `list` and `get`.
+// (A plain comment, not a doc comment: a flattened struct's doc would become the `about` of
+// every subcommand that flattens it, once clap runs the deferred arguments; see commands::Command.)
+// `-o`, `--sort-by`, `--show-labels`, `-L`, `--no-headers`: kubectl get's printing flags, shared by
+// `list` and `get`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PrintArgs {
     /// Output format: json|yaml|name|wide|jsonpath=…|jsonpath-file=…|jsonpath-as-json=…|

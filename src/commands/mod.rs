@@ -169,14 +169,16 @@ pub fn help_text(args: &[std::ffi::OsString]) -> Option<String> {
     Some(format!("{}\n\n{OPTIONS_FOOTER}\n", text.trim_end()))
 }
 
+/// `defer`: a subcommand's arguments are built only when the command line reaches it (clap's
+/// `Command::defer`); building all eighteen for every run was most of clap's start-up cost.
+/// Walkers of the whole tree (help, completion) call `build()` first, which runs them. What acts
+/// on a subcommand's arguments (groups, `mut_args`) sits on its `Args` struct, which runs after
+/// them; on a variant here it would run before they exist.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Render a TFJob, validate it, check the cluster is ready, and create it.
-    #[command(
-        after_help = submit::SUBMIT_EXAMPLES,
-        group = clap::ArgGroup::new("wait_or_replace").args(["wait", "replace"]).multiple(true),
-        mut_args = submit::wait_flags_need_wait
-    )]
+    #[command(after_help = submit::SUBMIT_EXAMPLES)]
     Submit(submit::SubmitArgs),
 
     /// Will it run here? Readiness and a placement/quota pre-flight; writes nothing.
@@ -343,6 +345,44 @@ mod tests {
     use crate::cluster::ConnFlag;
     use clap::CommandFactory;
 
+    /// With `defer`, a subcommand's arguments are added after its variant's `about`: an `about`
+    /// from a flattened struct's doc comment would then replace it. Each help must keep its own.
+    #[test]
+    fn deferred_arguments_keep_every_subcommands_about() {
+        let declared = Cli::command();
+        let mut built = Cli::command();
+        built.build();
+        for sub in declared.get_subcommands() {
+            let after = built.find_subcommand(sub.get_name()).unwrap();
+            assert!(
+                after.get_arguments().count() > 0,
+                "{}: arguments not built",
+                sub.get_name()
+            );
+            let text = |s: Option<&clap::builder::StyledStr>| s.map(|s| s.to_string());
+            assert_eq!(
+                text(sub.get_about()),
+                text(after.get_about()),
+                "{}",
+                sub.get_name()
+            );
+            assert_eq!(
+                text(sub.get_long_about()),
+                text(after.get_long_about()),
+                "{}",
+                sub.get_name()
+            );
+            if sub.get_after_help().is_some() {
+                assert_eq!(
+                    text(sub.get_after_help()),
+                    text(after.get_after_help()),
+                    "{}",
+                    sub.get_name()
+                );
+            }
+        }
+    }
+
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
@@ -453,6 +493,8 @@ mod tests {
     #[test]
     fn shared_help_texts_fit_every_command_that_shows_them() {
         let mut cmd = Cli::command();
+        // As help_text does: the deferred subcommands are built first.
+        cmd.build();
         for path in [&["secret", "create"][..], &["submit"][..]] {
             let mut sub = &mut cmd;
             for name in path {

@@ -9,7 +9,9 @@ use crate::gateway::GatewayOptions;
 use crate::output::Output;
 use crate::render::{PodOptions, RenderOptions};
 
-/// Where a job comes from and everything that shapes it. Shared by `render` and `submit`.
+// (A plain comment, not a doc comment: a flattened struct's doc would become the `about` of
+// every subcommand that flattens it, once clap runs the deferred arguments; see commands::Command.)
+// Where a job comes from and everything that shapes it. Shared by `render` and `submit`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RenderArgs {
     /// Built-in template name (see `kubectl tfjob templates`) or path to a template file.
@@ -167,8 +169,8 @@ pub struct RenderArgs {
     pub command: Vec<String>,
 }
 
-/// Values that describe real jobs (issue 15), applied to every role's pods; per role with
-/// `--set worker.volumes=…` or a values file. Also `--set-string`/`--set-file`.
+// Values that describe real jobs (issue 15), applied to every role's pods; per role with
+// `--set worker.volumes=…` or a values file. Also `--set-string`/`--set-file`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PodArgs {
     /// Set a value as a string, never typed (e.g. --set-string labels.version=2). Repeatable.
@@ -262,7 +264,7 @@ fn parse_chief(s: &str) -> std::result::Result<i32, String> {
     }
 }
 
-/// How the model-gateway credentials reach the training containers.
+// How the model-gateway credentials reach the training containers.
 #[derive(Debug, Clone, Default, Args)]
 pub struct GatewayArgs {
     /// Secret holding the gateway API key [default: taotoken-secret].

@@ -11,6 +11,10 @@ use crate::ops::submit::SubmitOptions;
 use crate::output::Output;
 
 #[derive(Debug, Clone, Args)]
+#[command(
+    group = clap::ArgGroup::new("wait_or_replace").args(["wait", "replace"]).multiple(true),
+    mut_args = wait_flags_need_wait
+)]
 pub struct SubmitArgs {
     #[command(flatten)]
     pub render: RenderArgs,
@@ -57,7 +61,7 @@ pub struct SubmitArgs {
 
 /// The flags `submit` shares with `wait` do nothing without `--wait` (and `--timeout` also bounds
 /// the deletion of `--replace`): given alone they are a usage error (exit 2), not silently ignored.
-pub(super) fn wait_flags_need_wait(arg: Arg) -> Arg {
+fn wait_flags_need_wait(arg: Arg) -> Arg {
     match arg.get_long() {
         Some("timeout") => arg.requires("wait_or_replace"),
         Some("for" | "pending-timeout" | "settle" | "image-pull-grace") => arg.requires("wait"),
