@@ -6,6 +6,7 @@
 #   bench/run.sh            # everything (section 5: check on 5,000 nodes x 30 pods; 6: submit)
 #   BENCH_RUNS=50 bench/run.sh
 #   BENCH_SCALE=10,100 bench/run.sh
+#   BENCH_CHECK_RUNS=10 BENCH_READ_RUNS=3 bench/run.sh   # section 5: check's runs, kubectl's reads
 #
 # Sections are numbered "## N. what"; the README's Benchmarks table cites them. A new figure is
 # one more section here and one more row there.
@@ -124,7 +125,8 @@ PY
 /usr/bin/time -f "peak RSS %M KB, %e s elapsed, %U s user" "$bin" --kubeconfig "$work/kubeconfig-scale" $check_job > /dev/null
 # The cost of just reading the same data: kubectl's own paged lists (chunks of 500), as JSON.
 read_all="$kc_new --kubeconfig $work/kubeconfig-scale get nodes -o json > /dev/null && $kc_new --kubeconfig $work/kubeconfig-scale get pods -A -o json > /dev/null"
-hyperfine --warmup 1 --runs "${BENCH_CHECK_RUNS:-10}" --export-json "$work/read.json" -n "kubectl 1.36 get nodes -o json + get pods -A -o json" "$read_all" | sed -n '1,3p'
+# About a minute a run (kubectl decodes and prints 150,000 pods), so fewer runs than check's.
+hyperfine --runs "${BENCH_READ_RUNS:-3}" --export-json "$work/read.json" -n "kubectl 1.36 get nodes -o json + get pods -A -o json" "$read_all" | sed -n '1,3p'
 python3 - "$work/check.json" "$work/read.json" <<'PY'
 import json, sys
 check, read = (json.load(open(p))["results"][0] for p in sys.argv[1:3])

@@ -45,9 +45,17 @@ fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// One waiter's run: the time from the condition's write to its exit, and the requests it made
+/// after the write (the audit: nothing but what the user asked for once the answer is known).
+struct Waited {
+    latency: Duration,
+    after: Vec<String>,
+}
+
 /// Starts a waiter, waits until its watch on the job is open, writes Running, and returns the
-/// time from that write to the waiter's exit.
-fn one_latency(c: &TestCluster, name: &str, mut waiter: Command) -> Option<Duration> {
+/// time from that write to the waiter's exit with the requests that reached the API server after
+/// the write (the test cluster's own controllers make none over HTTP, so they are the waiter's).
+fn one_latency(c: &TestCluster, name: &str, mut waiter: Command) -> Option<Waited> {
     c.insert(job(name, 1));
     let before = c.requests().len();
     let mut child = waiter
@@ -79,13 +87,22 @@ fn one_latency(c: &TestCluster, name: &str, mut waiter: Command) -> Option<Durat
     let status = child.wait().expect("waiter exits");
     let written = written?;
     let elapsed = written.elapsed();
-    status.success().then_some(elapsed)
+    let after = c.requests()[before..]
+        .iter()
+        .filter(|r| r.at >= written)
+        .map(|r| format!("{} {}?{}", r.verb, r.path, r.query))
+        .collect();
+    status.success().then_some(Waited {
+        latency: elapsed,
+        after,
+    })
 }
 
 fn latency(runs: usize, kubectl: &str) {
     let c = TestCluster::start(Scenario::from_yaml("operator: installed").unwrap());
     let kubeconfig = c.kubeconfig().to_str().unwrap().to_string();
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours_after, mut theirs_after) = (Vec::new(), Vec::new());
     for i in 0..runs {
         let name = format!("lat-ours-{i}");
         let mut cmd = Command::new(bin());
@@ -103,8 +120,9 @@ fn latency(runs: usize, kubectl: &str) {
             "--timeout",
             "60s",
         ]);
-        if let Some(d) = one_latency(&c, &name, cmd) {
-            ours.push(d.as_secs_f64() * 1000.0);
+        if let Some(w) = one_latency(&c, &name, cmd) {
+            ours.push(w.latency.as_secs_f64() * 1000.0);
+            ours_after.extend(w.after);
         }
         let name = format!("lat-kubectl-{i}");
         let mut cmd = Command::new(kubectl);
@@ -116,8 +134,9 @@ fn latency(runs: usize, kubectl: &str) {
             &format!("tfjob/{name}"),
             "--timeout=60s",
         ]);
-        if let Some(d) = one_latency(&c, &name, cmd) {
-            theirs.push(d.as_secs_f64() * 1000.0);
+        if let Some(w) = one_latency(&c, &name, cmd) {
+            theirs.push(w.latency.as_secs_f64() * 1000.0);
+            theirs_after.extend(w.after);
         }
     }
     println!("latency: Running condition written → waiter exited ({runs} runs each, alternating)");
@@ -137,7 +156,32 @@ fn latency(runs: usize, kubectl: &str) {
     if !ours.is_empty() && !theirs.is_empty() {
         println!(
             "  ratio (kubectl tfjob wait / {kubectl}): {:.2}",
-            median(ours) / median(theirs)
+            median(ours.clone()) / median(theirs.clone())
+        );
+    }
+    // The audit: what each waiter asked of the API server once the condition was written.
+    for (label, n, after) in [
+        ("kubectl tfjob wait", ours.len(), &ours_after),
+        (kubectl, theirs.len(), &theirs_after),
+    ] {
+        let mut shown: Vec<&String> = after.iter().collect();
+        shown.sort();
+        shown.dedup();
+        println!(
+            "  audit {label:<22} requests after the condition was written: {} in {n} runs{}",
+            after.len(),
+            if shown.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({})",
+                    shown
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            }
         );
     }
 }
