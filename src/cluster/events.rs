@@ -67,7 +67,9 @@ pub async fn of_pods(
         .map(|pod| {
             let api = api.clone();
             async move {
-                let lp = ListParams::default().fields(&selector(&pod));
+                // From the watch cache (resourceVersion=0): events decorate a verdict, and one
+                // a moment old says the same.
+                let lp = ListParams::default().fields(&selector(&pod)).match_any();
                 let items = retry(kube, || api.list(&lp)).await?.items;
                 Ok::<_, kube::Error>(items.into_iter().filter(|e| about(&pod, e)).collect())
             }

@@ -118,10 +118,13 @@ pub async fn collect_within(
         ),
     }
     let events: Api<Event> = Api::namespaced(kube.client.clone(), namespace);
-    let on_job = ListParams::default().fields(&format!(
-        "involvedObject.name={name},involvedObject.kind={}",
-        model::KIND
-    ));
+    // From the watch cache, as the pods' events (cluster::events).
+    let on_job = ListParams::default()
+        .fields(&format!(
+            "involvedObject.name={name},involvedObject.kind={}",
+            model::KIND
+        ))
+        .match_any();
     match cluster::retry(kube, || events.list(&on_job)).await {
         // A job deleted and recreated under the same name keeps its predecessor's events.
         Ok(list) => {

@@ -261,8 +261,8 @@ async fn collect_reads_a_fixed_set_and_keeps_secret_values_out() {
         "mnist-worker-1%2CinvolvedObject.uid%3Dpod-1",
     ] {
         assert!(
-            requests.iter().any(|r| r.ends_with(&format!(
-                "involvedObject.kind%3DPod%2CinvolvedObject.name%3D{pod}"
+            requests.iter().any(|r| r.contains(&format!(
+                "involvedObject.kind%3DPod%2CinvolvedObject.name%3D{pod}&resourceVersion=0"
             ))),
             "{requests:#?}"
         );

@@ -129,10 +129,13 @@ pub async fn get(
         .map_err(|e| Error::kube("listing services", e))?
         .items;
     let events: Api<Event> = Api::namespaced(client.clone(), namespace);
-    let on_job = ListParams::default().fields(&format!(
-        "involvedObject.kind=TFJob,involvedObject.name={}",
-        opts.name
-    ));
+    // From the watch cache, as the pods' events (cluster::events).
+    let on_job = ListParams::default()
+        .fields(&format!(
+            "involvedObject.kind=TFJob,involvedObject.name={}",
+            opts.name
+        ))
+        .match_any();
     let mut evs: Vec<Event> = cluster::retry(kube, || events.list(&on_job))
         .await
         .map_err(|e| Error::kube("listing events", e))?
