@@ -48,10 +48,16 @@ pub fn about(pod: &PodRef, event: &Event) -> bool {
     let io = &event.involved_object;
     io.name.as_deref() == Some(pod.name.as_str())
         && io.kind.as_deref().is_none_or(|k| k == "Pod")
-        && match (&pod.uid, &io.uid) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
-        }
+        && same_uid(io.uid.as_ref(), pod.uid.as_ref())
+}
+
+/// Whether an event's involvedObject uid names `object`: unknown on either side counts as the
+/// same object (a job or pod recreated under its name keeps its predecessor's events).
+pub fn same_uid(event: Option<&String>, object: Option<&String>) -> bool {
+    match (event, object) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
 }
 
 /// Reads the events of the first [`MAX_PODS`] of `pods` (in their order), [`CONCURRENCY`] at a

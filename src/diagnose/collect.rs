@@ -132,7 +132,9 @@ pub async fn collect_within(
             s.job_events = sorted(
                 list.items
                     .into_iter()
-                    .filter(|e| same_uid(e.involved_object.uid.as_ref(), uid.as_ref()))
+                    .filter(|e| {
+                        cluster::events::same_uid(e.involved_object.uid.as_ref(), uid.as_ref())
+                    })
                     .collect(),
             )
         }
@@ -285,14 +287,6 @@ fn kube_message(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(status) => format!("HTTP {}: {}", status.code, status.message),
         other => other.to_string(),
-    }
-}
-
-/// Unknown on either side counts as the same object.
-fn same_uid(event: Option<&String>, object: Option<&String>) -> bool {
-    match (event, object) {
-        (Some(a), Some(b)) => a == b,
-        _ => true,
     }
 }
 

@@ -169,11 +169,6 @@ impl FieldSelector {
         Ok(FieldSelector(terms))
     }
 
-    /// No terms: every object matches.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// True when every term holds for `obj`.
     pub fn matches(&self, obj: &Value) -> bool {
         self.matches_by(|field, want| field_value(obj, field) == want)

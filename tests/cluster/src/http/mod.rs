@@ -705,9 +705,8 @@ fn list(ctx: &Ctx, info: &ResourceInfo, t: &Target) -> Result<Response<Body>, Ap
     let encoded = &ctx.sh.encoded;
     let keep = |o: &Arc<Value>| {
         f.labels.matches(o)
-            && (f.fields.is_empty()
-                || f.fields
-                    .matches_by(|field, want| encoded.field_is(o, field, want)))
+            && f.fields
+                .matches_by(|field, want| encoded.field_is(o, field, want))
     };
     let limit = ctx
         .q
