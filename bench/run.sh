@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks (not in CI): every figure README.md states, regenerated in one run on the shipped
+# Benchmarks (not in CI): every figure bench/README.md states, regenerated in one run on the shipped
 # release profile, each side by side with what users do today (kubectl 1.36 and Debian's
 # kubectl 1.20, Python jsonschema with the C YAML loader). Raw output goes to bench/results/.
 #
@@ -8,7 +8,7 @@
 #   BENCH_SCALE=10,100 bench/run.sh
 #   BENCH_CHECK_RUNS=10 BENCH_READ_RUNS=3 bench/run.sh   # section 5: check's runs, kubectl's reads
 #
-# Sections are numbered "## N. what"; the README's Benchmarks table cites them. A new figure is
+# Sections are numbered "## N. what"; bench/README.md's table cites them. A new figure is
 # one more section here and one more row there.
 # Needs ../shared/reference (the upstream CRD and the article's job) for section 1.
 set -euo pipefail
