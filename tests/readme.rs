@@ -1,14 +1,17 @@
-//! The README is tested: every shell block in README.md carries a marker on the line right
-//! before its opening fence, and this test runs each block marked runnable against the
-//! project's simulated cluster with the built binary.
+//! The documents are tested: every shell block in README.md, ARCHITECTURE.md, bench/README.md
+//! and every Markdown file under docs/ carries a marker on the line right before its opening
+//! fence, and this test runs each block marked runnable against the project's simulated cluster
+//! with the built binary.
 //!
 //! Markers (HTML comments, invisible on GitHub):
-//! - `<!-- runnable -->`: the block runs here, in document order, all blocks in one shell
-//!   environment each (`bash -euo pipefail`), against one simulated cluster (so a block may use
-//!   what an earlier one created). `kubectl tfjob …` reaches the built binary through a PATH
-//!   shim (a `kubectl` stand-in that forwards `tfjob …` and refuses anything else), and
-//!   `kubectl-tfjob` is on PATH too. `KUBECONFIG` points at the simulated cluster, `HOME` and
-//!   the working directory are temporary, `TAOTOKEN_API_KEY` holds a test key.
+//! - `<!-- runnable -->`: the block runs here, in document order, all blocks of one file in one
+//!   shell environment each (`bash -euo pipefail`), against one simulated cluster per file (so a
+//!   block may use what an earlier block of the same file created; each file starts from a
+//!   fresh cluster, home and working directory, so a page stands on its own). `kubectl tfjob …`
+//!   reaches the built binary through a PATH shim (a `kubectl` stand-in that forwards
+//!   `tfjob …` and refuses anything else), and `kubectl-tfjob` is on PATH too. `KUBECONFIG`
+//!   points at the simulated cluster, `HOME` and the working directory are temporary,
+//!   `TAOTOKEN_API_KEY` holds a test key.
 //!   Lines `# => TEXT` inside the block are expected output: the block's combined stdout and
 //!   stderr must contain TEXT. A command expected to fail is written `cmd || echo "exit $?"`
 //!   with `# => exit N` after it. The block fails on any other non-zero exit.
@@ -16,6 +19,7 @@
 //!   installs into the user's machine, or cargo itself).
 //!
 //! A shell block with no marker fails the test, so every block is either run or says why not.
+//! The files run in parallel, one thread and one cluster each.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -41,8 +45,9 @@ struct Block {
     text: String,
 }
 
-/// The shell blocks of a Markdown text with their markers; an unmarked one is an error.
-fn blocks(markdown: &str) -> Result<Vec<Block>, String> {
+/// The shell blocks of a Markdown text with their markers; an unmarked one is an error, named
+/// by `file` and line.
+fn blocks(file: &str, markdown: &str) -> Result<Vec<Block>, String> {
     let lines: Vec<&str> = markdown.lines().collect();
     let mut out = vec![];
     let mut i = 0;
@@ -75,7 +80,7 @@ fn blocks(markdown: &str) -> Result<Vec<Block>, String> {
             Mark::Skip(reason.trim_end_matches("-->").trim().to_string())
         } else {
             return Err(format!(
-                "README.md:{}: shell block without a marker; put `{RUNNABLE}` or \
+                "{file}:{}: shell block without a marker; put `{RUNNABLE}` or \
                  `{NOT_RUNNABLE} REASON -->` on the line before it",
                 start + 1
             ));
@@ -179,11 +184,46 @@ fn run_block(env: &Env, block: &Block, n: usize) -> Result<String, String> {
     Ok(output)
 }
 
-#[test]
-fn every_runnable_readme_block_runs_against_the_simulated_cluster() {
-    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let text = std::fs::read_to_string(&readme).unwrap();
-    let blocks = blocks(&text).unwrap_or_else(|e| panic!("{e}"));
+/// Every tested document, relative to the repository root: README.md, ARCHITECTURE.md,
+/// bench/README.md (those that exist) and every `*.md` under docs/, in a stable order.
+fn documents(root: &Path) -> Vec<String> {
+    let mut docs: Vec<String> = ["README.md", "ARCHITECTURE.md", "bench/README.md"]
+        .into_iter()
+        .filter(|f| root.join(f).is_file())
+        .map(str::to_string)
+        .collect();
+    let mut pages = vec![];
+    let mut dirs = vec![root.join("docs")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                let rel = path.strip_prefix(root).unwrap();
+                pages.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    pages.sort();
+    docs.extend(pages);
+    docs
+}
+
+/// Runs one document's runnable blocks in a fresh cluster and directory; returns how many ran,
+/// or the first failure.
+fn run_document(file: &str, blocks: &[Block]) -> Result<usize, String> {
+    if !blocks.iter().any(|b| matches!(b.mark, Mark::Runnable)) {
+        for block in blocks {
+            if let Mark::Skip(reason) = &block.mark {
+                println!("{file}:{}: skipped: {reason}", block.line);
+            }
+        }
+        return Ok(0);
+    }
     let tmp = tempfile::tempdir().unwrap();
     let env = Env {
         // The default scenario: training-operator running, three 4-GPU nodes.
@@ -199,27 +239,83 @@ fn every_runnable_readme_block_runs_against_the_simulated_cluster() {
     let mut ran = 0;
     for (n, block) in blocks.iter().enumerate() {
         match &block.mark {
-            Mark::Skip(reason) => {
-                println!("README.md:{}: skipped: {reason}", block.line);
-            }
+            Mark::Skip(reason) => println!("{file}:{}: skipped: {reason}", block.line),
             Mark::Runnable => {
-                if let Err(e) = run_block(&env, block, n) {
-                    panic!(
-                        "README.md:{}: the documented block no longer holds: {e}\nblock:\n{}",
+                run_block(&env, block, n).map_err(|e| {
+                    format!(
+                        "{file}:{}: the documented block no longer holds: {e}\nblock:\n{}",
                         block.line, block.text
-                    );
-                }
-                println!("README.md:{}: ran", block.line);
+                    )
+                })?;
+                println!("{file}:{}: ran", block.line);
                 ran += 1;
             }
         }
     }
-    let runnable = blocks
+    Ok(ran)
+}
+
+#[test]
+fn every_runnable_block_of_every_document_runs_against_the_simulated_cluster() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = documents(root);
+    assert!(
+        files.iter().any(|f| f.starts_with("docs/")),
+        "no page under docs/: {files:?}"
+    );
+    // Every file is parsed before anything runs, so an unmarked block fails at once.
+    let parsed: Vec<(String, Vec<Block>)> = files
         .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(root.join(f)).unwrap();
+            (f.clone(), blocks(f, &text).unwrap_or_else(|e| panic!("{e}")))
+        })
+        .collect();
+    let readme_runnable = parsed
+        .iter()
+        .filter(|(f, _)| f == "README.md")
+        .flat_map(|(_, b)| b)
         .filter(|b| matches!(b.mark, Mark::Runnable))
         .count();
-    assert!(runnable > 0, "README.md has no runnable block");
-    assert_eq!(ran, runnable, "every runnable block was exercised");
+    assert!(readme_runnable > 0, "README.md has no runnable block");
+    let results: Vec<(&str, Result<usize, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = parsed
+            .iter()
+            .map(|(f, b)| (f.as_str(), s.spawn(move || run_document(f, b))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|(f, h)| {
+                let r = h
+                    .join()
+                    .unwrap_or_else(|_| Err(format!("{f}: the runner panicked")));
+                (f, r)
+            })
+            .collect()
+    });
+    let failures: Vec<&String> = results.iter().filter_map(|(_, r)| r.as_ref().err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} document(s) failed:\n\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .map(|e| e.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
+    for (file, blocks) in &parsed {
+        let runnable = blocks
+            .iter()
+            .filter(|b| matches!(b.mark, Mark::Runnable))
+            .count();
+        let ran = results
+            .iter()
+            .find(|(f, _)| f == file)
+            .and_then(|(_, r)| r.as_ref().ok())
+            .copied();
+        assert_eq!(ran, Some(runnable), "{file}: every runnable block was exercised");
+    }
 }
 
 #[test]
@@ -227,11 +323,11 @@ fn markers_are_required_and_parsed() {
     let md = "x\n<!-- runnable -->\n```sh\necho hi\n# => hi\n```\n\n\
               <!-- not-runnable: needs a real cluster -->\n```sh\nkubectl apply\n```\n\
               ```yaml\na: 1\n```\n";
-    let b = blocks(md).unwrap();
+    let b = blocks("x.md", md).unwrap();
     assert_eq!(b.len(), 2);
     assert!(matches!(b[0].mark, Mark::Runnable));
     assert_eq!(expected_lines(&b[0].text), vec!["hi"]);
     assert!(matches!(&b[1].mark, Mark::Skip(r) if r == "needs a real cluster"));
-    let err = blocks("text\n```sh\necho unmarked\n```\n").unwrap_err();
-    assert!(err.contains("README.md:2"), "{err}");
+    let err = blocks("docs/x.md", "text\n```sh\necho unmarked\n```\n").unwrap_err();
+    assert!(err.contains("docs/x.md:2"), "{err}");
 }
