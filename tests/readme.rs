@@ -318,6 +318,93 @@ fn every_runnable_block_of_every_document_runs_against_the_simulated_cluster() {
     }
 }
 
+/// The anchor GitHub gives a heading: lowercased, spaces to hyphens, other punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown text's headings and its relative links `](target)` with their
+/// lines, both outside fenced blocks.
+fn anchors_and_links(markdown: &str) -> (Vec<String>, Vec<(usize, String)>) {
+    let (mut anchors, mut links) = (vec![], vec![]);
+    let mut fenced = false;
+    for (n, line) in markdown.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        if let Some(h) = line.strip_prefix('#') {
+            anchors.push(anchor(h.trim_start_matches('#')));
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            let target = &after[..end];
+            if !target.contains("://") && !target.starts_with("mailto:") {
+                links.push((n + 1, target.to_string()));
+            }
+            rest = &after[end..];
+        }
+    }
+    (anchors, links)
+}
+
+#[test]
+fn every_relative_link_of_every_document_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = vec![];
+    for file in documents(root) {
+        let text = std::fs::read_to_string(root.join(&file)).unwrap();
+        let dir = root.join(&file).parent().unwrap().to_path_buf();
+        for (line, target) in anchors_and_links(&text).1 {
+            let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
+            let linked = if path.is_empty() {
+                root.join(&file)
+            } else {
+                dir.join(path)
+            };
+            if !linked.exists() {
+                broken.push(format!("{file}:{line}: {target}: no such file"));
+                continue;
+            }
+            if !fragment.is_empty() && linked.extension().is_some_and(|e| e == "md") {
+                let linked_text = std::fs::read_to_string(&linked).unwrap();
+                if !anchors_and_links(&linked_text).0.iter().any(|a| a == fragment) {
+                    broken.push(format!("{file}:{line}: {target}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn anchors_are_githubs() {
+    assert_eq!(
+        anchor(" `diagnose`: which layer is at fault"),
+        "diagnose-which-layer-is-at-fault"
+    );
+    assert_eq!(anchor(" get (alias status)"), "get-alias-status");
+    let (anchors, links) = anchors_and_links(
+        "# A b\n```sh\n# not a heading [x](nowhere.md)\n```\nsee [c](docs/c.md#a-b) and [d](https://x.y)\n",
+    );
+    assert_eq!(anchors, vec!["a-b"]);
+    assert_eq!(links, vec![(5, "docs/c.md#a-b".to_string())]);
+}
+
 #[test]
 fn markers_are_required_and_parsed() {
     let md = "x\n<!-- runnable -->\n```sh\necho hi\n# => hi\n```\n\n\
