@@ -268,7 +268,10 @@ fn every_runnable_block_of_every_document_runs_against_the_simulated_cluster() {
         .iter()
         .map(|f| {
             let text = std::fs::read_to_string(root.join(f)).unwrap();
-            (f.clone(), blocks(f, &text).unwrap_or_else(|e| panic!("{e}")))
+            (
+                f.clone(),
+                blocks(f, &text).unwrap_or_else(|e| panic!("{e}")),
+            )
         })
         .collect();
     let readme_runnable = parsed
@@ -293,7 +296,10 @@ fn every_runnable_block_of_every_document_runs_against_the_simulated_cluster() {
             })
             .collect()
     });
-    let failures: Vec<&String> = results.iter().filter_map(|(_, r)| r.as_ref().err()).collect();
+    let failures: Vec<&String> = results
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().err())
+        .collect();
     assert!(
         failures.is_empty(),
         "{} document(s) failed:\n\n{}",
@@ -314,7 +320,11 @@ fn every_runnable_block_of_every_document_runs_against_the_simulated_cluster() {
             .find(|(f, _)| f == file)
             .and_then(|(_, r)| r.as_ref().ok())
             .copied();
-        assert_eq!(ran, Some(runnable), "{file}: every runnable block was exercised");
+        assert_eq!(
+            ran,
+            Some(runnable),
+            "{file}: every runnable block was exercised"
+        );
     }
 }
 
@@ -382,7 +392,11 @@ fn every_relative_link_of_every_document_resolves() {
             }
             if !fragment.is_empty() && linked.extension().is_some_and(|e| e == "md") {
                 let linked_text = std::fs::read_to_string(&linked).unwrap();
-                if !anchors_and_links(&linked_text).0.iter().any(|a| a == fragment) {
+                if !anchors_and_links(&linked_text)
+                    .0
+                    .iter()
+                    .any(|a| a == fragment)
+                {
                     broken.push(format!("{file}:{line}: {target}: no such heading"));
                 }
             }
