@@ -87,23 +87,21 @@ impl Controller for Loop {
         }
         !self.dirty.is_empty()
     }
-    fn wake(&mut self) -> impl std::future::Future<Output = bool> + Send {
-        async move {
-            tokio::select! {
-                Some(k) = self.requeued.recv() => {
-                    self.dirty.insert(k);
+    async fn wake(&mut self) -> bool {
+        tokio::select! {
+            Some(k) = self.requeued.recv() => {
+                self.dirty.insert(k);
+            }
+            r = self.mode.changed() => {
+                if r.is_err() {
+                    return false;
                 }
-                r = self.mode.changed() => {
-                    if r.is_err() {
-                        return false;
-                    }
-                    if self.running() {
-                        self.dirty.extend(all_jobs(&self.sh));
-                    }
+                if self.running() {
+                    self.dirty.extend(all_jobs(&self.sh));
                 }
             }
-            true
         }
+        true
     }
     fn reconcile(&mut self) {
         while let Ok(k) = self.requeued.try_recv() {
