@@ -230,13 +230,25 @@ fn the_articles_job_never_succeeds_while_a_worker_cannot_run() {
     // 1 PS + 3 one-GPU workers on a cluster with one GPU: the operator says Running (worker-0
     // runs), two workers are Unschedulable.
     let c = submitted("nodes:\n- {name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}");
-    // Settled first (PS and worker-0 running), so the progress line below is deterministic.
+    // Settled first (PS and worker-0 running, the other two marked Unschedulable by the
+    // scheduler, a write of its own), so the progress line below is deterministic.
     assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
-        c.list("pods", Some("default"))
+        let pods = c.list("pods", Some("default"));
+        let unschedulable = pods
             .iter()
+            .filter(|p| {
+                p["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "PodScheduled" && c["reason"] == "Unschedulable")
+            })
+            .count();
+        pods.iter()
             .filter(|p| p["status"]["phase"] == "Running")
             .count()
             == 2
+            && unschedulable == 2
     }));
     // The placement model says the three GPUs can never be had at once: exit 4, not a timeout.
     let run = tfjob(&c, &args("wait tf-dist-train --timeout 3m"));

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
 
+use crate::controller::{Changes, Controller};
 use crate::kubelet::{set_pod_condition, start_pod};
 use crate::state::Shared;
-use crate::store::EventType;
+use crate::store::{EventType, StoreEvent};
 use crate::util::now_rfc3339;
 
 type Key = (String, String);
@@ -90,8 +90,7 @@ impl Scheduler {
 
 /// Runs scheduler + kubelet until the cluster stops.
 pub(crate) async fn run(sh: Arc<Shared>) {
-    let mut rx = sh.store.subscribe();
-    let mut stop = sh.stop.subscribe();
+    let changes = Changes::subscribe(&sh);
     let mut s = Scheduler {
         usage: HashMap::new(),
         bound: HashMap::new(),
@@ -102,30 +101,28 @@ pub(crate) async fn run(sh: Arc<Shared>) {
         note_pod(&sh, &mut s, EventType::Added, &p);
     }
     let delay = Duration::from_millis(sh.scenario.timing.schedule_ms);
-    loop {
-        if s.pending.is_empty() {
-            tokio::select! {
-                r = rx.recv() => match r {
-                    Ok(ev) => note(&sh, &mut s, &ev),
-                    Err(broadcast::error::RecvError::Lagged(_)) => resync(&sh, &mut s),
-                    Err(_) => return,
-                },
-                _ = stop.changed() => return,
-            }
-            if s.pending.is_empty() {
-                continue;
-            }
-        }
-        tokio::time::sleep(delay).await;
-        loop {
-            match rx.try_recv() {
-                Ok(ev) => note(&sh, &mut s, &ev),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => resync(&sh, &mut s),
-                Err(broadcast::error::TryRecvError::Empty) => break,
-                Err(_) => return,
-            }
-        }
-        schedule_pending(&sh, &mut s);
+    changes.run(delay, Loop { sh, s }).await;
+}
+
+/// The scheduler in the shared controller loop: a pass is due while pods wait unbound, so an
+/// unschedulable pod is retried every `schedule_ms`.
+struct Loop {
+    sh: Arc<Shared>,
+    s: Scheduler,
+}
+
+impl Controller for Loop {
+    fn note(&mut self, ev: &StoreEvent) {
+        note(&self.sh, &mut self.s, ev);
+    }
+    fn lagged(&mut self) {
+        resync(&self.sh, &mut self.s);
+    }
+    fn due(&mut self) -> bool {
+        !self.s.pending.is_empty()
+    }
+    fn reconcile(&mut self) {
+        schedule_pending(&self.sh, &mut self.s);
     }
 }
 
@@ -155,7 +152,7 @@ fn key_of(p: &Value) -> Key {
     )
 }
 
-fn note(sh: &Arc<Shared>, s: &mut Scheduler, ev: &crate::store::StoreEvent) {
+fn note(sh: &Arc<Shared>, s: &mut Scheduler, ev: &StoreEvent) {
     match ev.resource.as_str() {
         "pods" => {
             // The quota controller's job: keep status.used in step with the pods.

@@ -13,9 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
 
+use crate::controller::{Changes, Controller};
 use crate::state::Shared;
+use crate::store::StoreEvent;
 use crate::util::{now_rfc3339, random_suffix};
 
 const INDEX_KEY: &str = "batch.kubernetes.io/job-completion-index";
@@ -25,33 +26,37 @@ type Key = (String, String);
 
 /// Runs the controller until the cluster stops (kube-controller-manager always runs it).
 pub(crate) async fn run(sh: Arc<Shared>) {
-    let mut rx = sh.store.subscribe();
-    let mut stop = sh.stop.subscribe();
     let delay = Duration::from_millis(sh.scenario.timing.reconcile_ms);
-    let mut dirty: BTreeSet<Key> = BTreeSet::new();
-    loop {
-        tokio::select! {
-            r = rx.recv() => match r {
-                Ok(ev) => note(&ev, &mut dirty),
-                Err(broadcast::error::RecvError::Lagged(_)) => dirty.extend(all(&sh)),
-                Err(_) => return,
+    Changes::subscribe(&sh)
+        .run(
+            delay,
+            Loop {
+                sh,
+                dirty: BTreeSet::new(),
             },
-            _ = stop.changed() => return,
-        }
-        if dirty.is_empty() {
-            continue;
-        }
-        tokio::time::sleep(delay).await;
-        loop {
-            match rx.try_recv() {
-                Ok(ev) => note(&ev, &mut dirty),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => dirty.extend(all(&sh)),
-                Err(broadcast::error::TryRecvError::Empty) => break,
-                Err(broadcast::error::TryRecvError::Closed) => return,
-            }
-        }
-        for key in std::mem::take(&mut dirty) {
-            reconcile(&sh, &key);
+        )
+        .await;
+}
+
+/// The Job controller in the shared controller loop: the Jobs a change touched are due.
+struct Loop {
+    sh: Arc<Shared>,
+    dirty: BTreeSet<Key>,
+}
+
+impl Controller for Loop {
+    fn note(&mut self, ev: &StoreEvent) {
+        note(ev, &mut self.dirty);
+    }
+    fn lagged(&mut self) {
+        self.dirty.extend(all(&self.sh));
+    }
+    fn due(&mut self) -> bool {
+        !self.dirty.is_empty()
+    }
+    fn reconcile(&mut self) {
+        for key in std::mem::take(&mut self.dirty) {
+            reconcile(&self.sh, &key);
         }
     }
 }
@@ -74,7 +79,7 @@ fn all(sh: &Shared) -> BTreeSet<Key> {
         .collect()
 }
 
-fn note(ev: &crate::store::StoreEvent, dirty: &mut BTreeSet<Key>) {
+fn note(ev: &StoreEvent, dirty: &mut BTreeSet<Key>) {
     match ev.resource.as_str() {
         "jobs" if ev.kind != crate::store::EventType::Deleted => {
             dirty.insert((

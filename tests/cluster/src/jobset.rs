@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::broadcast;
 
+use crate::controller::{Changes, Controller};
 use crate::scenario::OperatorMode;
 use crate::state::Shared;
 use crate::status::ApiError;
@@ -269,38 +269,42 @@ type Key = (String, String);
 
 /// Runs the controller until the cluster stops.
 pub(crate) async fn run(sh: Arc<Shared>) {
-    let mut rx = sh.store.subscribe();
-    let mut stop = sh.stop.subscribe();
     let delay = Duration::from_millis(sh.scenario.timing.reconcile_ms);
-    let mut dirty: BTreeSet<Key> = BTreeSet::new();
-    loop {
-        tokio::select! {
-            r = rx.recv() => match r {
-                Ok(ev) => note(&ev, &mut dirty),
-                Err(broadcast::error::RecvError::Lagged(_)) => dirty.extend(all(&sh)),
-                Err(_) => return,
+    Changes::subscribe(&sh)
+        .run(
+            delay,
+            Loop {
+                sh,
+                dirty: BTreeSet::new(),
             },
-            _ = stop.changed() => return,
-        }
-        if dirty.is_empty() {
-            continue;
-        }
-        tokio::time::sleep(delay).await;
-        loop {
-            match rx.try_recv() {
-                Ok(ev) => note(&ev, &mut dirty),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => dirty.extend(all(&sh)),
-                Err(broadcast::error::TryRecvError::Empty) => break,
-                Err(broadcast::error::TryRecvError::Closed) => return,
-            }
-        }
-        if !running(&sh) {
+        )
+        .await;
+}
+
+/// The JobSet controller in the shared controller loop: the JobSets a change touched are due.
+struct Loop {
+    sh: Arc<Shared>,
+    dirty: BTreeSet<Key>,
+}
+
+impl Controller for Loop {
+    fn note(&mut self, ev: &crate::store::StoreEvent) {
+        note(ev, &mut self.dirty);
+    }
+    fn lagged(&mut self) {
+        self.dirty.extend(all(&self.sh));
+    }
+    fn due(&mut self) -> bool {
+        !self.dirty.is_empty()
+    }
+    fn reconcile(&mut self) {
+        if !running(&self.sh) {
             // Nothing reconciles; a controller that becomes ready lists every JobSet.
-            dirty.clear();
-            continue;
+            self.dirty.clear();
+            return;
         }
-        for key in std::mem::take(&mut dirty) {
-            reconcile(&sh, &key);
+        for key in std::mem::take(&mut self.dirty) {
+            reconcile(&self.sh, &key);
         }
     }
 }

@@ -22,6 +22,7 @@
 mod admission;
 mod auth;
 mod binding;
+mod controller;
 mod crd;
 mod defaults;
 pub mod demo;

@@ -263,20 +263,22 @@ async fn events_in_both_api_versions() {
         .unwrap();
     let core: Api<CoreEvent> = Api::default_namespaced(cl.clone());
     let lp = ListParams::default().fields("involvedObject.name=ev,involvedObject.kind=TFJob");
-    let evs = eventually_async(|| async {
-        let l = core.list(&lp).await.unwrap().items;
-        (l.len() >= 4).then_some(l)
+    let new: Api<Event> = Api::default_namespaced(cl.clone());
+    // The operator may record another event between the two lists: read both until they
+    // were taken over the same events (the same count), then compare.
+    let (evs, l) = until_async("both event lists taken over the same events", || async {
+        let evs = core.list(&lp).await.unwrap().items;
+        let l = new
+            .list(&ListParams::default().fields("regarding.name=ev"))
+            .await
+            .unwrap()
+            .items;
+        (evs.len() >= 4 && l.len() == evs.len()).then_some((evs, l))
     })
     .await;
     assert!(evs.iter().all(
         |e| e.source.as_ref().and_then(|s| s.component.as_deref()) == Some("tfjob-controller")
     ));
-    let new: Api<Event> = Api::default_namespaced(cl.clone());
-    let l = new
-        .list(&ListParams::default().fields("regarding.name=ev"))
-        .await
-        .unwrap()
-        .items;
     assert_eq!(l.len(), evs.len());
     assert!(
         l.iter()
@@ -287,19 +289,6 @@ async fn events_in_both_api_versions() {
         l[0].reporting_controller.as_deref(),
         Some("tfjob-controller")
     );
-}
-
-async fn eventually_async<T, F: std::future::Future<Output = Option<T>>>(
-    mut f: impl FnMut() -> F,
-) -> T {
-    let end = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < end, "timed out");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]

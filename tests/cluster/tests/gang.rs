@@ -4,40 +4,10 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::*;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tfjob_testcluster::{GangScheduler, NodeSpec, Scenario, TestCluster};
-
-async fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < end, "never happened: {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// The events of `name` once every reason in `reasons` is among them: the stand-ins record
-/// events after the status writes the tests wait for, so one read right after could miss them.
-async fn events_with(
-    c: &TestCluster,
-    name: &str,
-    reasons: &[&str],
-) -> Vec<(String, String, String)> {
-    eventually(&format!("events {reasons:?} on {name}"), || {
-        let ev = events(c, name);
-        reasons
-            .iter()
-            .all(|r| ev.iter().any(|(_, got, _)| got == r))
-            .then_some(ev)
-    })
-    .await
-}
 
 fn gang_job(name: &str, workers: i64, gpus: i64, policy: Value) -> kube::core::DynamicObject {
     from_json(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
@@ -53,20 +23,6 @@ fn cluster(g: GangScheduler, nodes: Vec<NodeSpec>, objects: Vec<Value>) -> TestC
         sc = sc.with_object(o);
     }
     TestCluster::start(sc)
-}
-
-fn events(c: &TestCluster, name: &str) -> Vec<(String, String, String)> {
-    c.list("events", Some("default"))
-        .into_iter()
-        .filter(|e| e["involvedObject"]["name"] == name)
-        .map(|e| {
-            (
-                e["type"].as_str().unwrap_or("").to_string(),
-                e["reason"].as_str().unwrap_or("").to_string(),
-                e["message"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
 }
 
 fn job_pods(c: &TestCluster, job: &str) -> Vec<Value> {
@@ -104,7 +60,7 @@ async fn volcano_holds_pods_until_the_queue_has_room() {
     )
     .await
     .unwrap();
-    let pg = eventually("pending PodGroup", || {
+    let pg = until("pending PodGroup", || {
         c.get("podgroups", Some("default"), "j")
             .filter(|p| p["status"]["phase"] == "Pending")
     })
@@ -121,29 +77,37 @@ async fn volcano_holds_pods_until_the_queue_has_room() {
     assert_eq!(pg["metadata"]["ownerReferences"][0]["kind"], "TFJob");
     // Both events have reason Unschedulable and are written one after the other: wait for the
     // two of them, not for the reason (the first alone made this flaky).
-    let ev = eventually("both Unschedulable events on j", || {
-        let ev = events(&c, "j");
-        (ev.iter().filter(|(_, r, _)| r == "Unschedulable").count() >= 2).then_some(ev)
-    })
+    let ev = read_until(
+        "both Unschedulable events on j",
+        || events(&c, "j"),
+        |ev| ev.iter().filter(|e| e.reason == "Unschedulable").count() >= 2,
+    )
     .await;
     assert!(
-        ev.contains(&(
-            "Normal".into(),
-            "Unschedulable".into(),
-            "queue resource quota insufficient: insufficient nvidia.com/gpu".into()
-        )),
+        ev.iter().any(|e| e.trm()
+            == (
+                "Normal",
+                "Unschedulable",
+                "queue resource quota insufficient: insufficient nvidia.com/gpu"
+            )),
         "{ev:?}"
     );
     assert!(
-        ev.contains(&(
-            "Warning".into(),
-            "Unschedulable".into(),
-            "0/0 tasks in gang unschedulable: pod group is not ready, 3 minAvailable".into()
-        )),
+        ev.iter().any(|e| e.trm()
+            == (
+                "Warning",
+                "Unschedulable",
+                "0/0 tasks in gang unschedulable: pod group is not ready, 3 minAvailable"
+            )),
         "{ev:?}"
     );
-    // Held by the gang: no pods at all, the job only Created, lastReconcileTime set.
-    let job = c.get("tfjobs", Some("default"), "j").unwrap();
+    // Held by the gang: no pods at all, the job only Created, lastReconcileTime set. The job's
+    // status is the operator's write, apart from Volcano's PodGroup status and events above.
+    let job = until("j's status reconciled", || {
+        c.get("tfjobs", Some("default"), "j")
+            .filter(|j| j["status"]["lastReconcileTime"].is_string())
+    })
+    .await;
     assert!(job_pods(&c, "j").is_empty());
     assert_eq!(condition_types(&job), vec!["Created".to_string()]);
     assert!(job["status"]["lastReconcileTime"].is_string());
@@ -152,7 +116,7 @@ async fn volcano_holds_pods_until_the_queue_has_room() {
     let mut bigger = queue;
     bigger["spec"]["capability"]["nvidia.com/gpu"] = json!(4);
     c.insert(bigger);
-    let pg = eventually("running PodGroup", || {
+    let pg = until("running PodGroup", || {
         c.get("podgroups", Some("default"), "j")
             .filter(|p| p["status"]["phase"] == "Running")
     })
@@ -174,7 +138,7 @@ async fn volcano_holds_pods_until_the_queue_has_room() {
             "worker"
         );
     }
-    eventually("job running", || {
+    until("job running", || {
         c.get("tfjobs", Some("default"), "j")
             .filter(|j| condition_types(j).contains(&"Running".to_string()))
     })
@@ -183,8 +147,9 @@ async fn volcano_holds_pods_until_the_queue_has_room() {
         events_with(&c, "j-worker-0", &["Scheduled"])
             .await
             .iter()
-            .any(|(_, r, m)| r == "Scheduled"
-                && m.starts_with("Successfully assigned default/j-worker-0 to "))
+            .any(|e| e.reason == "Scheduled"
+                && e.message
+                    .starts_with("Successfully assigned default/j-worker-0 to "))
     );
 }
 
@@ -203,7 +168,7 @@ async fn volcano_gang_that_does_not_fit_binds_nothing() {
     jobs.create(&PostParams::default(), &gang_job("j", 3, 2, json!({})))
         .await
         .unwrap();
-    let pg = eventually("unschedulable gang", || {
+    let pg = until("unschedulable gang", || {
         c.get("podgroups", Some("default"), "j")
             .filter(|p| pg_cond(p, "Unschedulable").is_some())
     })
@@ -237,11 +202,11 @@ async fn volcano_gang_that_does_not_fit_binds_nothing() {
         events_with(&c, "j-worker-0", &["FailedScheduling"])
             .await
             .iter()
-            .any(|(t, r, _)| t == "Warning" && r == "FailedScheduling")
+            .any(|e| e.kind == "Warning" && e.reason == "FailedScheduling")
     );
     // A node joins: the whole gang is bound.
     c.add_node(&NodeSpec::new("node-3", "16", "64Gi", 4));
-    eventually("gang running", || {
+    until("gang running", || {
         c.get("podgroups", Some("default"), "j")
             .filter(|p| p["status"]["phase"] == "Running")
     })
@@ -270,7 +235,7 @@ async fn volcano_refuses_a_missing_queue_and_overcommit_denies() {
     jobs.create(&PostParams::default(), &gang_job("big", 3, 1, json!({})))
         .await
         .unwrap();
-    let job = eventually("noq reconciled", || {
+    let job = until("noq reconciled", || {
         c.get("tfjobs", Some("default"), "noq")
             .filter(|j| j["status"]["lastReconcileTime"].is_string())
     })
@@ -280,11 +245,14 @@ async fn volcano_refuses_a_missing_queue_and_overcommit_denies() {
     assert!(c.get("podgroups", Some("default"), "noq").is_none());
     assert!(job_pods(&c, "noq").is_empty());
     // 3 GPUs against 2 × 1.2 idle: the overcommit plugin keeps it Pending.
-    eventually("overused", || {
-        events(&c, "big").into_iter().find(|(t, r, m)| {
-            t == "Normal"
-                && r == "Unschedulable"
-                && m == "resource in cluster is overused: overused nvidia.com/gpu"
+    until("overused", || {
+        events(&c, "big").into_iter().find(|e| {
+            e.trm()
+                == (
+                    "Normal",
+                    "Unschedulable",
+                    "resource in cluster is overused: overused nvidia.com/gpu",
+                )
         })
     })
     .await;
@@ -305,7 +273,7 @@ async fn suspend_deletes_the_podgroup_and_resume_makes_it_again() {
     jobs.create(&PostParams::default(), &gang_job("j", 2, 1, json!({})))
         .await
         .unwrap();
-    eventually("running", || {
+    until("running", || {
         c.get("podgroups", Some("default"), "j")
             .filter(|p| p["status"]["phase"] == "Running")
     })
@@ -318,23 +286,23 @@ async fn suspend_deletes_the_podgroup_and_resume_makes_it_again() {
     )
     .await
     .unwrap();
-    eventually("PodGroup deleted", || {
+    until("PodGroup deleted", || {
         c.get("podgroups", Some("default"), "j")
             .is_none()
             .then_some(())
     })
     .await;
     let ev = events_with(&c, "j", &["JobTerminated", "SuccessfulDeletePodGroup"]).await;
-    assert!(ev.contains(&(
-        "Normal".into(),
-        "JobTerminated".into(),
-        "Job has been terminated. Deleting PodGroup".into()
-    )));
-    assert!(ev.contains(&(
-        "Normal".into(),
-        "SuccessfulDeletePodGroup".into(),
-        "Deleted PodGroup: j".into()
-    )));
+    assert!(ev.iter().any(|e| e.trm()
+        == (
+            "Normal",
+            "JobTerminated",
+            "Job has been terminated. Deleting PodGroup"
+        )));
+    assert!(
+        ev.iter()
+            .any(|e| e.trm() == ("Normal", "SuccessfulDeletePodGroup", "Deleted PodGroup: j"))
+    );
     jobs.patch(
         "j",
         &pp,
@@ -342,7 +310,7 @@ async fn suspend_deletes_the_podgroup_and_resume_makes_it_again() {
     )
     .await
     .unwrap();
-    eventually("again", || {
+    until("again", || {
         c.get("podgroups", Some("default"), "j")
             .filter(|p| p["status"]["phase"] == "Running")
     })
@@ -370,7 +338,7 @@ async fn scheduler_plugins_pods_wait_together() {
         .remove("nvidia.com/gpu");
     jobs.create(&PostParams::default(), &job).await.unwrap();
     // Pods are created at once (no delay for scheduler-plugins), and wait as a gang.
-    let pods = eventually("pods rejected", || {
+    let pods = until("pods rejected", || {
         let ps = job_pods(&c, "j");
         (ps.len() == 3
             && ps.iter().all(|p| {
@@ -400,28 +368,27 @@ async fn scheduler_plugins_pods_wait_together() {
         );
         assert!(p["spec"]["nodeName"].is_null());
     }
-    for pod in ["j-worker-0", "j-worker-2"] {
-        events_with(&c, pod, &["FailedScheduling"]).await;
-    }
-    let msg = |pod: &str| {
-        events(&c, pod)
+    let msg = async |pod: &str| {
+        events_with(&c, pod, &["FailedScheduling"])
+            .await
             .into_iter()
-            .find(|(_, r, _)| r == "FailedScheduling")
-            .map(|(_, _, m)| m)
+            .find(|e| e.reason == "FailedScheduling")
+            .map(|e| e.message)
     };
     assert_eq!(
-        msg("j-worker-0").as_deref(),
+        msg("j-worker-0").await.as_deref(),
         Some(
             "PodGroup default/j gets rejected due to Pod j-worker-2 is unschedulable even after PostFilter"
         )
     );
     assert!(
         msg("j-worker-2")
+            .await
             .unwrap()
             .starts_with("0/2 nodes are available: 2 Insufficient nvidia.com/gpu.")
     );
     c.add_node(&NodeSpec::new("node-3", "16", "64Gi", 4));
-    let pg = eventually("running", || {
+    let pg = until("running", || {
         c.get("podgroups", Some("default"), "j")
             .filter(|p| p["status"]["phase"] == "Running")
     })
@@ -439,7 +406,7 @@ async fn gang_scheduler_not_running() {
         jobs.create(&PostParams::default(), &gang_job("j", 2, 1, json!({})))
             .await
             .unwrap();
-        let pg = eventually("PodGroup created", || {
+        let pg = until("PodGroup created", || {
             c.get("podgroups", Some("default"), "j")
         })
         .await;
@@ -450,7 +417,7 @@ async fn gang_scheduler_not_running() {
         match g {
             // Volcano: the operator waits for a phase that never comes; no pods.
             GangScheduler::Volcano => {
-                eventually("reconciled", || {
+                until("reconciled", || {
                     c.get("tfjobs", Some("default"), "j")
                         .filter(|j| j["status"]["lastReconcileTime"].is_string())
                 })
@@ -459,8 +426,7 @@ async fn gang_scheduler_not_running() {
             }
             // scheduler-plugins: pods exist, Pending, with no PodScheduled condition at all.
             GangScheduler::SchedulerPlugins => {
-                let pods =
-                    eventually("pods", || Some(job_pods(&c, "j")).filter(|p| p.len() == 2)).await;
+                let pods = until("pods", || Some(job_pods(&c, "j")).filter(|p| p.len() == 2)).await;
                 for p in pods {
                     assert!(p["spec"]["nodeName"].is_null());
                     assert!(

@@ -90,18 +90,18 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     let pod = until("j1 pods", || c.get("pods", Some("default"), "j1-worker-0")).await;
     assert_eq!(pod["spec"]["nodeSelector"]["gpu"], "a100");
     let ev = events_with(&c, "j1", &["CreatedWorkload", "Started"]).await;
+    let created = format!(
+        "Created Workload: default/{}",
+        wl["metadata"]["name"].as_str().unwrap()
+    );
     assert!(
-        ev.contains(&(
-            "CreatedWorkload".into(),
-            format!(
-                "Created Workload: default/{}",
-                wl["metadata"]["name"].as_str().unwrap()
-            )
-        )),
+        ev.iter()
+            .any(|e| e.rm() == ("CreatedWorkload", created.as_str())),
         "{ev:?}"
     );
     assert!(
-        ev.contains(&("Started".into(), "Admitted by clusterQueue gpu-cq".into())),
+        ev.iter()
+            .any(|e| e.rm() == ("Started", "Admitted by clusterQueue gpu-cq")),
         "{ev:?}"
     );
     let wev = events_with(
@@ -111,14 +111,16 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     )
     .await;
     assert!(
-        wev.iter().any(|(r, m)| r == "QuotaReserved"
-            && m.starts_with("Quota reserved in ClusterQueue gpu-cq, wait time since queued was ")),
+        wev.iter().any(|e| e.reason == "QuotaReserved"
+            && e.message
+                .starts_with("Quota reserved in ClusterQueue gpu-cq, wait time since queued was ")),
         "{wev:?}"
     );
-    assert!(wev.contains(&(
-        "Admitted".into(),
-        "Admitted by ClusterQueue gpu-cq, wait time since reservation was 0s".into()
-    )));
+    assert!(wev.iter().any(|e| e.rm()
+        == (
+            "Admitted",
+            "Admitted by ClusterQueue gpu-cq, wait time since reservation was 0s"
+        )));
 
     // Two more, needing 2 and 3 GPUs with 1 unused: both wait, in submission order.
     jobs.create(&PostParams::default(), &queued_job("j2", "team-a", 2, 1))
@@ -145,7 +147,7 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
         events_with(&c, &w2name, &["Pending"])
             .await
             .iter()
-            .any(|(r, m)| r == "Pending" && m == qr["message"].as_str().unwrap())
+            .any(|e| e.rm() == ("Pending", qr["message"].as_str().unwrap()))
     );
     jobs.create(&PostParams::default(), &queued_job("j3", "team-a", 3, 1))
         .await
@@ -176,7 +178,13 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
         cond(&cq, "Active").unwrap()["message"],
         "Can admit new workloads"
     );
-    let lq = c.get("localqueues", Some("default"), "team-a").unwrap();
+    // The LocalQueue's status is a write of its own, after the ClusterQueue's.
+    let lq = read_until(
+        "team-a's status counts both pending Workloads",
+        || c.get("localqueues", Some("default"), "team-a").unwrap(),
+        |lq| lq["status"]["pendingWorkloads"] == 2 && cond(lq, "Active").is_some(),
+    )
+    .await;
     assert_eq!(lq["status"]["pendingWorkloads"], 2);
     assert_eq!(cond(&lq, "Active").unwrap()["reason"], "Ready");
 
@@ -230,10 +238,12 @@ async fn admission_flavor_injection_and_quota_freed_in_order() {
     assert!(
         events_with(&c, "j2", &["FinishedWorkload"])
             .await
-            .contains(&(
-                "FinishedWorkload".into(),
-                format!("Workload 'default/{w2name}' is declared finished")
-            ))
+            .iter()
+            .any(|e| e.rm()
+                == (
+                    "FinishedWorkload",
+                    format!("Workload 'default/{w2name}' is declared finished").as_str()
+                ))
     );
     until("j3 admitted", || {
         workload_of(&c, "j3").filter(|w| cond_is(w, "Admitted", "True"))
@@ -312,7 +322,16 @@ async fn inadmissible_cases_say_what_kueue_says() {
             Some("Can't submit new workloads to clusterQueue")
         )
     );
-    let cq = c.get("clusterqueues", None, "noflavor-cq").unwrap();
+    // Each ClusterQueue's status is a write of its own, apart from the Workloads' and the
+    // LocalQueue's waited for above.
+    let cq_status = |name: &'static str| {
+        let c = &c;
+        move || {
+            c.get("clusterqueues", None, name)
+                .filter(|q| cond(q, "Active").is_some())
+        }
+    };
+    let cq = until("noflavor-cq's Active condition", cq_status("noflavor-cq")).await;
     let a = cond(&cq, "Active").unwrap();
     assert_eq!(
         (a["reason"].as_str(), a["message"].as_str()),
@@ -321,7 +340,7 @@ async fn inadmissible_cases_say_what_kueue_says() {
             Some("Can't admit new workloads: references missing ResourceFlavor(s): h100.")
         )
     );
-    let cq = c.get("clusterqueues", None, "stopped-cq").unwrap();
+    let cq = until("stopped-cq's Active condition", cq_status("stopped-cq")).await;
     assert_eq!(
         cond(&cq, "Active").unwrap()["message"],
         "Can't admit new workloads: is stopped."

@@ -11,20 +11,6 @@ use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use tfjob_testcluster::{ContainerBehaviour, ContainerMatch, NodeSpec, Scenario, TestCluster};
 
-fn events_for(c: &TestCluster, name: &str) -> Vec<(String, String, String)> {
-    c.list("events", Some("default"))
-        .into_iter()
-        .filter(|e| e["involvedObject"]["name"] == name)
-        .map(|e| {
-            (
-                e["type"].as_str().unwrap().into(),
-                e["reason"].as_str().unwrap().into(),
-                e["message"].as_str().unwrap().into(),
-            )
-        })
-        .collect()
-}
-
 fn pod_env(pod: &Value, name: &str) -> Option<String> {
     pod["spec"]["containers"][0]["env"]
         .as_array()?
@@ -164,7 +150,17 @@ async fn job_runs_to_success_with_exact_names_labels_and_tf_config() {
         "TFJob default/tf-dist-train successfully completed."
     );
     assert!(job["status"]["completionTime"].is_string());
-    let ev = events_for(&c, "tf-dist-train");
+    // The operator records its events after the status write waited for above.
+    let ev = events_with(
+        &c,
+        "tf-dist-train",
+        &[
+            "SuccessfulCreatePod",
+            "SuccessfulCreateService",
+            "TFJobSucceeded",
+        ],
+    )
+    .await;
     for (t, r, m) in [
         (
             "Normal",
@@ -183,13 +179,16 @@ async fn job_runs_to_success_with_exact_names_labels_and_tf_config() {
         ),
     ] {
         assert!(
-            ev.contains(&(t.into(), r.into(), m.into())),
+            ev.iter().any(|e| e.trm() == (t, r, m)),
             "missing {r}: {ev:?}"
         );
     }
-    let pod_ev = events_for(&c, "tf-dist-train-worker-0");
-    assert!(pod_ev.iter().any(|(_, r, m)| r == "Scheduled"
-        && m.starts_with("Successfully assigned default/tf-dist-train-worker-0 to node-")));
+    let pod_ev = events_with(&c, "tf-dist-train-worker-0", &["Scheduled"]).await;
+    assert!(pod_ev.iter().any(|e| {
+        e.reason == "Scheduled"
+            && e.message
+                .starts_with("Successfully assigned default/tf-dist-train-worker-0 to node-")
+    }));
     // cleanPodPolicy defaults to None: pods stay.
     assert_eq!(c.list("pods", Some("default")).len(), 4);
     assert!(
@@ -238,11 +237,13 @@ async fn gpu_request_that_fits_no_node_is_unschedulable() {
     let msg = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
     assert_eq!(cond["message"], msg);
     assert_eq!(pod["status"]["phase"], "Pending");
-    assert!(events_for(&c, "gpu-worker-0").contains(&(
-        "Warning".into(),
-        "FailedScheduling".into(),
-        msg.into()
-    )));
+    // The scheduler records the event after the condition waited for above.
+    let ev = events_with(&c, "gpu-worker-0", &["FailedScheduling"]).await;
+    assert!(
+        ev.iter()
+            .any(|e| e.trm() == ("Warning", "FailedScheduling", msg)),
+        "{ev:?}"
+    );
     // Adding a GPU node lets the scheduler retry.
     c.insert(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1"}, "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "4"}}}));
     eventually(5, || {
@@ -292,12 +293,14 @@ async fn missing_image_and_missing_secret_key() {
             .next(),
         Some("Back-off pulling image \"example.com/nope")
     );
+    // The kubelet records the event after the container status waited for above.
+    let ev = events_with(&c, "img-worker-0", &["Failed"]).await;
     assert!(
-        events_for(&c, "img-worker-0")
-            .iter()
-            .any(|(t, r, m)| t == "Warning"
-                && r == "Failed"
-                && m.starts_with("Failed to pull image \"example.com/nope:1\""))
+        ev.iter().any(|e| e.kind == "Warning"
+            && e.reason == "Failed"
+            && e.message
+                .starts_with("Failed to pull image \"example.com/nope:1\"")),
+        "{ev:?}"
     );
     let p = eventually(5, waiting("key-worker-0", "CreateContainerConfigError")).await;
     assert_eq!(
@@ -306,7 +309,7 @@ async fn missing_image_and_missing_secret_key() {
     );
     // RecordAbnormalPods mirrors it onto the TFJob.
     eventually(5, || {
-        events_for(&c, "key").into_iter().find(|(t, r, m)| t == "Warning" && r == "CreateContainerConfigError" && m == "Error pod key-worker-0 container tensorflow waiting message: couldn't find key api-key in Secret default/taotoken-secret")
+        events(&c, "key").into_iter().find(|e| e.trm() == ("Warning", "CreateContainerConfigError", "Error pod key-worker-0 container tensorflow waiting message: couldn't find key api-key in Secret default/taotoken-secret"))
     })
     .await;
     // Fixing the secret lets the kubelet start the container.
@@ -319,9 +322,9 @@ async fn missing_image_and_missing_secret_key() {
 
     // The kubelet keeps retrying the pull (ErrImagePull again, BackOff count grows) ...
     eventually(5, || {
-        events_for_counts(&c, "img-worker-0")
+        events(&c, "img-worker-0")
             .into_iter()
-            .find(|(r, n)| r == "BackOff" && *n >= 2)
+            .find(|e| e.reason == "BackOff" && e.count >= 2)
     })
     .await;
     // ... and starts the container once the image exists.
@@ -331,19 +334,6 @@ async fn missing_image_and_missing_secret_key() {
             .filter(|p| p["status"]["phase"] == "Running")
     })
     .await;
-}
-
-fn events_for_counts(c: &TestCluster, name: &str) -> Vec<(String, i64)> {
-    c.list("events", Some("default"))
-        .into_iter()
-        .filter(|e| e["involvedObject"]["name"] == name)
-        .map(|e| {
-            (
-                e["reason"].as_str().unwrap_or("").to_string(),
-                e["count"].as_i64().unwrap_or(0),
-            )
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -407,10 +397,12 @@ async fn crash_loop_and_logs() {
         .await
         .unwrap();
     assert_eq!(log, "ValueError: bad\n");
+    // The kubelet records BackOff after the CrashLoopBackOff status waited for above.
+    let ev = events_with(&c, "crash-worker-1", &["BackOff"]).await;
     assert!(
-        events_for(&c, "crash-worker-1")
-            .iter()
-            .any(|(t, r, _)| t == "Warning" && r == "BackOff")
+        ev.iter()
+            .any(|e| e.kind == "Warning" && e.reason == "BackOff"),
+        "{ev:?}"
     );
 }
 
@@ -452,11 +444,15 @@ async fn never_restart_failure_fails_the_job() {
         job["status"]["replicaStatuses"]["Worker"],
         json!({"failed": 1})
     );
+    // The operator records its events after the Failed status waited for above.
+    let ev = events_with(&c, "fail", &["ExitedWithCode"]).await;
     assert!(
-        events_for(&c, "fail")
-            .iter()
-            .any(|(_, r, m)| r == "ExitedWithCode"
-                && m == "Pod: default.fail-worker-0 exited with code 1")
+        ev.iter().any(|e| e.rm()
+            == (
+                "ExitedWithCode",
+                "Pod: default.fail-worker-0 exited with code 1"
+            )),
+        "{ev:?}"
     );
     // Single worker → not distributed → no TF_CONFIG.
     let pod = c.get("pods", Some("default"), "fail-worker-0").unwrap();
@@ -481,10 +477,13 @@ async fn exit_code_policy_restarts_on_retryable_codes() {
         .await
         .unwrap();
     eventually(10, || {
-        events_for(&c, "ec").into_iter().find(|(t, r, m)| {
-            t == "Warning"
-                && r == "TFJobRestarting"
-                && m == "job ec is restarting because Worker replica(s) failed."
+        events(&c, "ec").into_iter().find(|e| {
+            e.trm()
+                == (
+                    "Warning",
+                    "TFJobRestarting",
+                    "job ec is restarting because Worker replica(s) failed.",
+                )
         })
     })
     .await;
@@ -591,10 +590,12 @@ async fn ttl_after_finished_deletes_the_job() {
             .then_some(())
     })
     .await;
+    // The operator records the event after the deletion waited for above.
+    let ev = events_with(&c, "ttl", &["SuccessfulDeleteJob"]).await;
     assert!(
-        events_for(&c, "ttl")
-            .iter()
-            .any(|(_, r, m)| r == "SuccessfulDeleteJob" && m == "Deleted job: ttl")
+        ev.iter()
+            .any(|e| e.rm() == ("SuccessfulDeleteJob", "Deleted job: ttl")),
+        "{ev:?}"
     );
 }
 
@@ -751,10 +752,11 @@ async fn untolerated_taint_message() {
     );
     // RecordAbnormalPods: no container statuses, latest condition not True.
     eventually(5, || {
-        events_for(&c, "t").into_iter().find(|(t, r, m)| {
-            t == "Warning"
-                && r == "Unschedulable"
-                && m.starts_with("Error pod t-worker-0 condition message: 0/2 nodes are available")
+        events(&c, "t").into_iter().find(|e| {
+            e.kind == "Warning"
+                && e.reason == "Unschedulable"
+                && e.message
+                    .starts_with("Error pod t-worker-0 condition message: 0/2 nodes are available")
         })
     })
     .await;
@@ -959,10 +961,12 @@ async fn exit_code_policy_fails_on_permanent_codes_and_managed_by_is_skipped() {
         last["message"],
         "job \"perm\" is failing because \"Worker\" replica(s) failed."
     );
+    // The operator records its events after the Failed status waited for above.
+    let ev = events_with(&c, "perm", &["TFJobFailed"]).await;
     assert!(
-        events_for(&c, "perm")
-            .iter()
-            .any(|(t, r, _)| t == "Warning" && r == "TFJobFailed")
+        ev.iter()
+            .any(|e| e.kind == "Warning" && e.reason == "TFJobFailed"),
+        "{ev:?}"
     );
 
     let mut other = tfjob("kueue", 0, 1, "Never");

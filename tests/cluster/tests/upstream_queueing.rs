@@ -8,7 +8,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use common::*;
 use kube::api::{Api, PostParams};
@@ -41,17 +40,6 @@ fn crd(d: &std::path::Path, file: &str) -> Value {
         std::fs::read_to_string(d.join(file)).unwrap()
     };
     serde_saphyr::from_str(&text).unwrap()
-}
-
-async fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < end, "never happened: {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 fn api(
@@ -149,11 +137,11 @@ async fn kueue_objects_fit_the_upstream_crds() {
             &c.workload_name_for("default", job).unwrap(),
         )
     };
-    let admitted = eventually("fits admitted", || {
+    let admitted = until("fits admitted", || {
         wl("fits").filter(|w| w["status"]["admission"].is_object())
     })
     .await;
-    let pending = eventually("waits pending", || {
+    let pending = until("waits pending", || {
         wl("waits").filter(|w| w["status"]["resourceRequests"].is_array())
     })
     .await;
@@ -161,13 +149,18 @@ async fn kueue_objects_fit_the_upstream_crds() {
     round_trip(&wls, &pending, true).await;
     let spec_only = json!({"apiVersion": admitted["apiVersion"], "kind": "Workload", "metadata": admitted["metadata"], "spec": admitted["spec"], "status": admitted["status"]});
     round_trip(&wls, &spec_only, false).await;
-    let cq = eventually("cq status", || {
+    let cq = until("cq status", || {
         c.get("clusterqueues", None, "cq")
             .filter(|q| q["status"]["pendingWorkloads"] == 1)
     })
     .await;
     round_trip(&cqs, &cq, true).await;
-    let lq = c.get("localqueues", Some("default"), "q").unwrap();
+    // The LocalQueue's status is a write of its own, after the ClusterQueue's.
+    let lq = until("lq status", || {
+        c.get("localqueues", Some("default"), "q")
+            .filter(|q| q["status"]["pendingWorkloads"] == 1)
+    })
+    .await;
     round_trip(&lqs, &lq, true).await;
 }
 
@@ -203,7 +196,7 @@ async fn podgroups_fit_the_upstream_crds() {
         jobs.create(&PostParams::default(), &tfjob("j", 0, 2, "Never"))
             .await
             .unwrap();
-        let pg = eventually("running group", || {
+        let pg = until("running group", || {
             c.get("podgroups", Some("default"), "j")
                 .filter(|p| p["status"]["phase"] == "Running")
         })

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
+use crate::controller::{Changes, Controller};
 use crate::scenario::OperatorMode;
 use crate::state::Shared;
 use crate::store::{EventType, StoreEvent};
@@ -35,65 +36,83 @@ type Key = (String, String);
 
 /// Runs the controller until the cluster stops.
 pub(crate) async fn run(sh: Arc<Shared>) {
-    let mut rx = sh.store.subscribe();
-    let mut stop = sh.stop.subscribe();
+    let changes = Changes::subscribe(&sh);
     // Only a Running operator reconciles; becoming Running re-queues every job.
-    let mut mode = sh.mode.subscribe();
-    let running =
-        |m: &tokio::sync::watch::Receiver<OperatorMode>| *m.borrow() == OperatorMode::Running;
-    let (req_tx, mut req_rx) = mpsc::unbounded_channel::<Key>();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut dirty: BTreeSet<Key> = if *sh.mode.borrow() == OperatorMode::Running {
+    let mode = sh.mode.subscribe();
+    let (requeue, requeued) = mpsc::unbounded_channel::<Key>();
+    let dirty: BTreeSet<Key> = if *sh.mode.borrow() == OperatorMode::Running {
         all_jobs(&sh)
     } else {
         BTreeSet::new()
     };
     let delay = Duration::from_millis(sh.scenario.timing.reconcile_ms);
-    loop {
-        if dirty.is_empty() {
-            tokio::select! {
-                r = rx.recv() => match r {
-                    Ok(ev) => note(&ev, &mut dirty, &mut seen),
-                    Err(broadcast::error::RecvError::Lagged(_)) => dirty.extend(all_jobs(&sh)),
-                    Err(_) => return,
-                },
-                Some(k) = req_rx.recv() => { dirty.insert(k); }
-                r = mode.changed() => {
-                    if r.is_err() {
-                        return;
-                    }
-                    if running(&mode) {
-                        dirty.extend(all_jobs(&sh));
-                    }
+    let op = Loop {
+        sh,
+        mode,
+        requeue,
+        requeued,
+        seen: HashSet::new(),
+        dirty,
+    };
+    changes.run(delay, op).await;
+}
+
+/// The operator in the shared controller loop: the jobs a change touched are due, and those
+/// a reconcile asked to see again (controller-runtime's requeue-after).
+struct Loop {
+    sh: Arc<Shared>,
+    mode: tokio::sync::watch::Receiver<OperatorMode>,
+    requeue: mpsc::UnboundedSender<Key>,
+    requeued: mpsc::UnboundedReceiver<Key>,
+    seen: HashSet<String>,
+    dirty: BTreeSet<Key>,
+}
+
+impl Loop {
+    fn running(&self) -> bool {
+        *self.mode.borrow() == OperatorMode::Running
+    }
+}
+
+impl Controller for Loop {
+    fn note(&mut self, ev: &StoreEvent) {
+        note(ev, &mut self.dirty, &mut self.seen);
+    }
+    fn lagged(&mut self) {
+        self.dirty.extend(all_jobs(&self.sh));
+    }
+    fn due(&mut self) -> bool {
+        if !self.running() {
+            self.dirty.clear();
+        }
+        !self.dirty.is_empty()
+    }
+    async fn wake(&mut self) -> bool {
+        tokio::select! {
+            Some(k) = self.requeued.recv() => {
+                self.dirty.insert(k);
+            }
+            r = self.mode.changed() => {
+                if r.is_err() {
+                    return false;
                 }
-                _ = stop.changed() => return,
-            }
-            if !running(&mode) {
-                dirty.clear();
-            }
-            if dirty.is_empty() {
-                continue;
+                if self.running() {
+                    self.dirty.extend(all_jobs(&self.sh));
+                }
             }
         }
-        // Debounce: collect everything that happens within reconcileMs into one pass.
-        tokio::time::sleep(delay).await;
-        loop {
-            match rx.try_recv() {
-                Ok(ev) => note(&ev, &mut dirty, &mut seen),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => dirty.extend(all_jobs(&sh)),
-                Err(broadcast::error::TryRecvError::Empty) => break,
-                Err(broadcast::error::TryRecvError::Closed) => return,
-            }
+        true
+    }
+    fn reconcile(&mut self) {
+        while let Ok(k) = self.requeued.try_recv() {
+            self.dirty.insert(k);
         }
-        while let Ok(k) = req_rx.try_recv() {
-            dirty.insert(k);
+        if !self.running() {
+            self.dirty.clear();
+            return;
         }
-        if !running(&mode) {
-            dirty.clear();
-            continue;
-        }
-        for key in std::mem::take(&mut dirty) {
-            reconcile(&sh, &key, &mut seen, &req_tx);
+        for key in std::mem::take(&mut self.dirty) {
+            reconcile(&self.sh, &key, &mut self.seen, &self.requeue);
         }
     }
 }

@@ -1,25 +1,11 @@
 //! Shared by the Kueue suites: a cluster with Kueue managing TFJobs, its queue objects,
-//! a queued job, and readers for Workloads, conditions and events.
-
-use std::time::{Duration, Instant};
+//! a queued job, and readers for Workloads and conditions (events and waits are in `common`).
 
 use kube::core::DynamicObject;
 use serde_json::{Value, json};
 use tfjob_testcluster::{KueueConfig, NodeSpec, Scenario, TestCluster};
 
 use super::{client, from_json};
-
-/// Polls until `f` holds; the 20 s limit is a net against a hang, never the verdict.
-pub async fn until<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < end, "never happened: {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
 
 pub fn gpu_node(name: &str) -> NodeSpec {
     let mut n = NodeSpec::new(name, "32", "128Gi", 4);
@@ -85,32 +71,6 @@ pub fn cond<'a>(o: &'a Value, t: &str) -> Option<&'a Value> {
 
 pub fn cond_is(o: &Value, t: &str, status: &str) -> bool {
     cond(o, t).is_some_and(|c| c["status"] == status)
-}
-
-pub fn events(c: &TestCluster, name: &str) -> Vec<(String, String)> {
-    c.list("events", Some("default"))
-        .into_iter()
-        .filter(|e| e["involvedObject"]["name"] == name)
-        .map(|e| {
-            (
-                e["reason"].as_str().unwrap_or("").to_string(),
-                e["message"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
-/// The events of `name` once every reason in `reasons` is among them: a stand-in records its
-/// events after the status write a test waits for, so one read right after could miss them.
-pub async fn events_with(c: &TestCluster, name: &str, reasons: &[&str]) -> Vec<(String, String)> {
-    until(&format!("events {reasons:?} on {name}"), || {
-        let ev = events(c, name);
-        reasons
-            .iter()
-            .all(|r| ev.iter().any(|(got, _)| got == r))
-            .then_some(ev)
-    })
-    .await
 }
 
 pub fn suspended(c: &TestCluster, job: &str) -> bool {

@@ -80,23 +80,117 @@ pub fn condition_types(job: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Waits (async) until `f` returns Some.
-pub async fn eventually<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
-    // `secs` is how long the condition normally takes at most; the limit is only a safety net
-    // against a hang, never the verdict. On a loaded 2-core CI machine a 5 s bound failed a
-    // correct test, so the net is at least SAFETY_NET_SECS.
-    let limit = secs.max(SAFETY_NET_SECS);
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(limit);
+/// Waits (async) until `f` returns Some; `secs` is how long the state normally takes at most.
+pub async fn eventually<T>(secs: u64, f: impl FnMut() -> Option<T>) -> T {
+    until(&format!("a state expected within {secs}s"), f).await
+}
+
+/// Polls `f` until it returns Some, and returns that. The bound is only a safety net against a
+/// hang, never the verdict: on a loaded 2-core CI machine a 5 s bound failed a correct test, so
+/// the net is SAFETY_NET_SECS for every wait.
+pub async fn until<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(SAFETY_NET_SECS);
     loop {
         if let Some(v) = f() {
             return v;
         }
-        if std::time::Instant::now() > end {
-            panic!("condition not reached within {limit}s (expected within {secs}s)");
-        }
+        assert!(
+            std::time::Instant::now() < end,
+            "never happened within {SAFETY_NET_SECS}s: {what}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
 
-/// The least time `eventually` waits before calling a condition unreachable.
+/// `until` for a state read with async calls (through a client).
+pub async fn until_async<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    mut f: impl FnMut() -> F,
+) -> T {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(SAFETY_NET_SECS);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "never happened within {SAFETY_NET_SECS}s: {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Reads `read` until `ready` holds on what it read, and returns that reading; on the safety
+/// net's end it panics with the last reading. This is how a test reads state a stand-in
+/// controller writes *after* the state the test waited for (an event recorded after a status
+/// write, a second object's status after the first's): one read right after the wait can come
+/// between the two writes under load, so the read itself must be a bounded poll.
+pub async fn read_until<T: std::fmt::Debug>(
+    what: &str,
+    mut read: impl FnMut() -> T,
+    ready: impl Fn(&T) -> bool,
+) -> T {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(SAFETY_NET_SECS);
+    loop {
+        let v = read();
+        if ready(&v) {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "never happened within {SAFETY_NET_SECS}s: {what}; last read: {v:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// The least time a wait polls before calling a state unreachable.
 const SAFETY_NET_SECS: u64 = 120;
+
+/// One Event of the default namespace, as the tests compare it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterEvent {
+    /// `type`: Normal or Warning.
+    pub kind: String,
+    pub reason: String,
+    pub message: String,
+    pub count: i64,
+}
+
+impl ClusterEvent {
+    /// (type, reason, message).
+    pub fn trm(&self) -> (&str, &str, &str) {
+        (&self.kind, &self.reason, &self.message)
+    }
+
+    /// (reason, message).
+    pub fn rm(&self) -> (&str, &str) {
+        (&self.reason, &self.message)
+    }
+}
+
+/// The Events whose involvedObject is `name` in the default namespace, as stored now.
+pub fn events(c: &TestCluster, name: &str) -> Vec<ClusterEvent> {
+    c.list("events", Some("default"))
+        .into_iter()
+        .filter(|e| e["involvedObject"]["name"] == name)
+        .map(|e| ClusterEvent {
+            kind: e["type"].as_str().unwrap_or("").to_string(),
+            reason: e["reason"].as_str().unwrap_or("").to_string(),
+            message: e["message"].as_str().unwrap_or("").to_string(),
+            count: e["count"].as_i64().unwrap_or(0),
+        })
+        .collect()
+}
+
+/// The events of `name` once every reason in `reasons` is among them: the stand-ins record
+/// their events after the status writes the tests wait for (as client-go's recorder does,
+/// asynchronously, after the controller's update), so a single read could miss them.
+pub async fn events_with(c: &TestCluster, name: &str, reasons: &[&str]) -> Vec<ClusterEvent> {
+    read_until(
+        &format!("events {reasons:?} on {name}"),
+        || events(c, name),
+        |ev| reasons.iter().all(|r| ev.iter().any(|e| e.reason == *r)),
+    )
+    .await
+}

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
 
 use super::GangScheduler;
+use crate::controller::{Changes, Controller};
 use crate::state::Shared;
 
 mod coscheduling;
@@ -56,31 +56,40 @@ pub(crate) async fn run(sh: Arc<Shared>) {
     if !sh.scenario.gang_scheduler_running {
         return;
     }
-    let mut rx = sh.store.subscribe();
-    let mut stop = sh.stop.subscribe();
+    let changes = Changes::subscribe(&sh);
     let delay = Duration::from_millis(sh.scenario.timing.schedule_ms);
-    let watched = |r: &str| matches!(r, "podgroups" | "queues" | "pods" | "nodes");
     pass(&sh, g);
-    loop {
-        // An unwatched change (the events a session records among them) waits here; a pass
-        // at the top of the loop would make every recorded event start another session.
-        tokio::select! {
-            r = rx.recv() => match r {
-                Ok(ev) if !watched(&ev.resource) => continue,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(_) => return,
-            },
-            _ = stop.changed() => return,
+    changes.run(delay, Loop { sh, g, due: false }).await;
+}
+
+/// The gang scheduler in the shared controller loop: a change to a kind it watches makes one
+/// whole pass (a Volcano session, a coscheduling cycle) due.
+struct Loop {
+    sh: Arc<Shared>,
+    g: GangScheduler,
+    due: bool,
+}
+
+impl Controller for Loop {
+    fn note(&mut self, ev: &crate::store::StoreEvent) {
+        // An unwatched change (the events a session records among them) makes nothing due: a
+        // pass on every change would make every recorded event start another session.
+        if matches!(
+            ev.resource.as_str(),
+            "podgroups" | "queues" | "pods" | "nodes"
+        ) {
+            self.due = true;
         }
-        tokio::time::sleep(delay).await;
-        loop {
-            match rx.try_recv() {
-                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                Err(broadcast::error::TryRecvError::Empty) => break,
-                Err(broadcast::error::TryRecvError::Closed) => return,
-            }
-        }
-        pass(&sh, g);
+    }
+    fn lagged(&mut self) {
+        self.due = true;
+    }
+    fn due(&mut self) -> bool {
+        self.due
+    }
+    fn reconcile(&mut self) {
+        self.due = false;
+        pass(&self.sh, self.g);
     }
 }
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
 
+use crate::controller::{Changes, Controller};
 use crate::state::Shared;
 use crate::util::now_rfc3339;
 
@@ -88,38 +88,39 @@ pub(crate) async fn run(sh: Arc<Shared>) {
     if !cfg.controller || !cfg.manages_tfjobs() {
         return;
     }
-    let mut rx = sh.store.subscribe();
-    let mut stop = sh.stop.subscribe();
+    let changes = Changes::subscribe(&sh);
     let delay = Duration::from_millis(sh.scenario.timing.reconcile_ms);
     for j in sh.store.list("tfjobs", None).0 {
         note_created(j["metadata"]["uid"].as_str().unwrap_or(""));
     }
-    let note = |ev: &crate::store::StoreEvent| {
+    pass(&sh);
+    changes.run(delay, Loop { sh, due: false }).await;
+}
+
+/// Kueue in the shared controller loop: a change to a kind it watches makes one full pass due.
+struct Loop {
+    sh: Arc<Shared>,
+    due: bool,
+}
+
+impl Controller for Loop {
+    fn note(&mut self, ev: &crate::store::StoreEvent) {
         if ev.resource == "tfjobs" && ev.kind == crate::store::EventType::Added {
             note_created(ev.object["metadata"]["uid"].as_str().unwrap_or(""));
         }
-    };
-    pass(&sh);
-    loop {
-        tokio::select! {
-            r = rx.recv() => match r {
-                Ok(ev) if !watched(&ev.resource) => continue,
-                Ok(ev) => note(&ev),
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(_) => return,
-            },
-            _ = stop.changed() => return,
+        if watched(&ev.resource) {
+            self.due = true;
         }
-        tokio::time::sleep(delay).await;
-        loop {
-            match rx.try_recv() {
-                Ok(ev) => note(&ev),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                Err(broadcast::error::TryRecvError::Empty) => break,
-                Err(broadcast::error::TryRecvError::Closed) => return,
-            }
-        }
-        pass(&sh);
+    }
+    fn lagged(&mut self) {
+        self.due = true;
+    }
+    fn due(&mut self) -> bool {
+        self.due
+    }
+    fn reconcile(&mut self) {
+        self.due = false;
+        pass(&self.sh);
     }
 }
 
