@@ -95,12 +95,12 @@ pub fn text(r: &ProbeReport) -> String {
         }
         let _ = writeln!(out);
         for rep in &probed {
-            let _ = write!(out, "  {:<width$}", clean(&rep.replica));
+            let mut row = format!("  {:<width$}", clean(&rep.replica));
             for (i, c) in cols.iter().enumerate() {
                 let cell = rep.peers.get(i).map_or("-", |p| mark(p.check.status));
-                let _ = write!(out, "  {cell:<w$}", w = c.len());
+                row += &format!("  {cell:<w$}", w = c.len());
             }
-            let _ = writeln!(out);
+            let _ = writeln!(out, "{}", row.trim_end());
         }
     }
     out
