@@ -18,6 +18,7 @@ pub mod forbidden;
 pub mod kubeconfig;
 pub mod operator;
 pub mod pod;
+pub mod podexec;
 pub mod podtable;
 pub mod queue;
 pub mod secret;

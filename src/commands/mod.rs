@@ -21,6 +21,7 @@ pub mod get;
 mod global;
 pub mod list;
 pub mod logs;
+pub mod probe;
 pub mod render;
 mod runtime;
 pub mod secret;
@@ -208,6 +209,10 @@ pub enum Command {
     #[command(after_help = diagnose::DIAGNOSE_EXAMPLES)]
     Diagnose(diagnose::DiagnoseArgs),
 
+    /// Look inside the running pods: TF_CONFIG, the peers and the gateway as the training process sees them.
+    #[command(after_help = probe::PROBE_EXAMPLES)]
+    Probe(probe::ProbeArgs),
+
     /// Print the logs of every replica, each line prefixed with its replica.
     #[command(after_help = logs::LOGS_EXAMPLES)]
     Logs(logs::LogsArgs),
@@ -277,6 +282,7 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Templates(args) => templates::exec(&global, args, out),
         Command::Wait(args) => wait::exec(&global, args, out),
         Command::Diagnose(args) => diagnose::exec(&global, args, out),
+        Command::Probe(args) => probe::exec(&global, args, out),
         Command::Logs(args) => logs::exec(&global, args, out),
         Command::List(args) => list::exec(&global, args, out),
         Command::Get(args) => get::exec(&global, args, out),

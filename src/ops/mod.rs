@@ -34,6 +34,7 @@ pub mod list;
 pub mod logs;
 pub mod pod_dry_run;
 pub mod preflight;
+pub mod probe;
 pub mod queue;
 pub mod queue_suspend;
 pub mod readiness;

@@ -21,6 +21,7 @@ pub mod gofmt;
 pub mod gojson;
 pub mod jsonpath;
 pub mod manifest;
+pub mod probe;
 pub mod progress;
 pub mod tables;
 pub mod top;

@@ -12,6 +12,7 @@ mod help;
 mod hostile;
 mod jobset;
 mod printers;
+mod probe;
 mod queue;
 mod redact;
 mod refused;

@@ -15,7 +15,7 @@ use tfjob_testcluster::TestCluster;
 use crate::{cluster, tfjob};
 
 /// kubectl 1.36: `$KUBECTL_1_36` (must then exist), else the installer's cache.
-fn kubectl_1_36() -> Option<PathBuf> {
+pub(crate) fn kubectl_1_36() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("KUBECTL_1_36") {
         let p = PathBuf::from(p);
         assert!(p.is_file(), "KUBECTL_1_36={} does not exist", p.display());

@@ -27,6 +27,7 @@ mod crd;
 mod defaults;
 pub mod demo;
 mod encoded;
+mod exec;
 mod expansion;
 mod http;
 mod jobcontroller;
@@ -66,8 +67,8 @@ pub use queueing::kueue::preempted_message as kueue_preempted_message;
 pub use queueing::kueue::{assign as kueue_assign, names as kueue_names, podsets as kueue_podsets};
 pub use queueing::{GangScheduler, KueueConfig};
 pub use scenario::{
-    ContainerBehaviour, ContainerMatch, Fault, FaultMatch, NodeSpec, OperatorMode, Rbac, RbacRule,
-    Scenario, Taint, Timing,
+    ContainerBehaviour, ContainerMatch, DEFAULT_TOOLS, Fault, FaultMatch, ImageTools, NodeSpec,
+    OperatorMode, Rbac, RbacRule, Scenario, Taint, Timing,
 };
 pub use state::Request;
 pub use store::EventType;

@@ -116,7 +116,7 @@ fn builtin_list() -> Vec<ResourceInfo> {
             true,
             &["po"],
             ALL,
-            &["status", "log"],
+            &["status", "log", "exec"],
         ),
         builtin(
             "",

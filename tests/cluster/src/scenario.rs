@@ -426,6 +426,28 @@ pub struct Scenario {
     /// The gang scheduler (and scheduler-plugins' PodGroup controller) runs. False: the
     /// PodGroups keep an empty status and their pods are never scheduled.
     pub gang_scheduler_running: bool,
+    /// The model gateway that every base URL the pods name reaches, as `pods/exec` sees it
+    /// (exec.rs): `GET …/v1/models` answers 200 for this key, 401 for any other, and 404 for a
+    /// path with `/v1/v1`. None: no gateway answers (the name does not resolve, as in a
+    /// sandbox without internet).
+    pub gateway_key: Option<String>,
+    /// Which programs each image has for `pods/exec` (exec.rs). The first entry whose `image`
+    /// is a substring of the container's image wins; other images have [`DEFAULT_TOOLS`].
+    pub image_tools: Vec<ImageTools>,
+}
+
+/// The programs `pods/exec` finds in a training image unless [`Scenario::image_tools`] says
+/// otherwise: what the TensorFlow images ship (python3, a POSIX shell, coreutils).
+pub const DEFAULT_TOOLS: &[&str] = &["sh", "python3", "env", "printenv", "cat"];
+
+/// The programs an image has (`tools: []` is a distroless image: no shell, nothing to run).
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ImageTools {
+    /// A substring of the container's image.
+    pub image: String,
+    /// Program names found on the image's PATH.
+    pub tools: Vec<String>,
 }
 
 impl Default for Scenario {
@@ -459,6 +481,8 @@ impl Default for Scenario {
             kueue: None,
             gang_scheduler: None,
             gang_scheduler_running: true,
+            gateway_key: None,
+            image_tools: vec![],
         }
     }
 }
@@ -580,6 +604,19 @@ impl Scenario {
     /// Run the operator with `--gang-scheduler-name` for `g`.
     pub fn with_gang_scheduler(mut self, g: crate::queueing::GangScheduler) -> Self {
         self.gang_scheduler = Some(g);
+        self
+    }
+    /// See [`Scenario::gateway_key`].
+    pub fn with_gateway_key(mut self, key: &str) -> Self {
+        self.gateway_key = Some(key.into());
+        self
+    }
+    /// See [`Scenario::image_tools`].
+    pub fn with_image_tools(mut self, image: &str, tools: &[&str]) -> Self {
+        self.image_tools.push(ImageTools {
+            image: image.into(),
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+        });
         self
     }
     /// Set the watch history window.

@@ -31,7 +31,7 @@ pub type Body = BoxBody<Bytes, Infallible>;
 /// Parsed query string (last value wins).
 pub type Query = HashMap<String, String>;
 
-fn pct_decode(s: &str) -> String {
+pub(crate) fn pct_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -53,7 +53,7 @@ fn pct_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn parse_query(q: &str) -> Query {
+pub(crate) fn parse_query(q: &str) -> Query {
     q.split('&')
         .filter(|p| !p.is_empty())
         .map(|p| match p.split_once('=') {
@@ -149,6 +149,9 @@ fn parse_target(path: &str) -> Option<Target> {
 fn verb_for(method: &Method, t: &Target, q: &Query) -> &'static str {
     let watch = t.legacy_watch || q.get("watch").is_some_and(|w| w == "1" || w == "true");
     match *method {
+        // A WebSocket exec is a GET that needs `create` on pods/exec since 1.31
+        // (AuthorizePodWebsocketUpgradeCreatePermission).
+        Method::GET if t.sub == "exec" => "create",
         Method::GET if watch => "watch",
         Method::GET if t.name.is_some() => "get",
         Method::GET => "list",
@@ -165,9 +168,11 @@ fn verb_for(method: &Method, t: &Target, q: &Query) -> &'static str {
 pub async fn handle(
     sh: Arc<Shared>,
     peer: Option<Arc<User>>,
-    req: hyper::Request<Incoming>,
+    mut req: hyper::Request<Incoming>,
 ) -> Result<Response<Body>, std::io::Error> {
     let at = Instant::now();
+    // Taken before the body is read: hyper hands over the upgraded connection through it.
+    let upgrade = req.extensions_mut().remove::<hyper::upgrade::OnUpgrade>();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let query_str = req.uri().query().unwrap_or("").to_string();
@@ -294,6 +299,9 @@ pub async fn handle(
             body,
             decision,
             user: user.clone().unwrap_or_default(),
+            query: query_str.clone(),
+            headers: headers.clone(),
+            upgrade: std::sync::Mutex::new(upgrade),
         };
         route(&ctx, &method, &path, target, &verb, user.is_ok()).await
     };
@@ -372,6 +380,11 @@ pub(crate) struct Ctx {
     pub decision: crate::state::FaultDecision,
     /// Who is asking (default when unauthenticated; such requests end at 401).
     pub user: User,
+    /// The raw query (exec's `command=` repeats).
+    pub query: String,
+    pub headers: hyper::HeaderMap,
+    /// The connection upgrade a WebSocket request (`pods/exec`) takes over.
+    pub upgrade: std::sync::Mutex<Option<hyper::upgrade::OnUpgrade>>,
 }
 
 fn is_public(path: &str) -> bool {
@@ -478,6 +491,13 @@ async fn route(
     }
     let r = match (verb, t.sub.as_str()) {
         ("get", "log") => crate::logs::pod_log(ctx, &t),
+        ("create", "exec") if *method == Method::GET => crate::exec::serve(
+            &ctx.sh,
+            &t,
+            &ctx.query,
+            &ctx.headers,
+            ctx.upgrade.lock().unwrap().take(),
+        ),
         ("get", _) => get(ctx, &info, &t),
         ("list", _) => list(ctx, &info, &t),
         ("watch", _) => return watch::watch(ctx, &info, &t),
@@ -839,5 +859,6 @@ where
     let _ = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+        .with_upgrades()
         .await;
 }

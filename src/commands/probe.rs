@@ -1,0 +1,81 @@
+//! `kubectl tfjob probe NAME`.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::{Global, block_on, parse_duration};
+use crate::error::{Error, Result};
+use crate::ops::probe::{ProbeFormat, ProbeOptions};
+use crate::output::Output;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ProbeOutput {
+    Text,
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// TFJob name (or tfjob/NAME).
+    pub name: String,
+
+    /// The container to probe [default: tensorflow].
+    #[arg(short = 'c', long, value_name = "NAME")]
+    pub container: Option<String>,
+
+    /// Prefix of the gateway env vars: PREFIX_API_KEY and PREFIX_BASE_URL.
+    #[arg(long, value_name = "PREFIX", default_value = crate::gateway::DEFAULT_ENV_PREFIX)]
+    pub api_env_prefix: String,
+
+    /// Output: the verdict line and a block per replica, or the whole result.
+    #[arg(short = 'o', long, value_enum, default_value = "text")]
+    pub output: ProbeOutput,
+
+    /// Bound on the whole command (kubectl duration syntax: 30s, 2m).
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+pub fn exec(global: &Global, args: ProbeArgs, out: &mut Output) -> Result<()> {
+    let job = match args.name.split_once('/') {
+        None => args.name,
+        Some(("tfjob" | "tfjobs" | "tfjobs.kubeflow.org", n)) => n.to_string(),
+        Some(_) => {
+            return Err(Error::Usage(format!(
+                "probe takes a TFJob name or tfjob/NAME, not {:?}",
+                args.name
+            )));
+        }
+    };
+    let opts = ProbeOptions {
+        job,
+        container: args.container,
+        env_prefix: args.api_env_prefix,
+        timeout: args.timeout,
+        format: match args.output {
+            ProbeOutput::Text => ProbeFormat::Text,
+            ProbeOutput::Json => ProbeFormat::Json,
+            ProbeOutput::Yaml => ProbeFormat::Yaml,
+        },
+    };
+    block_on(crate::ops::probe::run(&global.connection(), opts, out))
+}
+
+pub(super) const PROBE_EXAMPLES: &str = "\
+What it checks, in every running replica (read-only, through pods/exec):
+  TF_CONFIG     as the training process sees it (its environment, not the pod spec), against
+                what the operator gives that replica
+  peers         every host:port of its cluster spec: the name resolves, a TCP connection opens
+  gateway       GET <base>/v1/models with the process's own key (401: is the pod's key the
+                Secret's? 404 with a base ending in /v1: the doubled /v1)
+  containers    an injected istio-proxy beside the training container
+The key never leaves the pod: only the first 8 hex digits of its SHA-256 come back.
+Exit 0 when every check passes, 4 when one fails, 3 when one could not run (no shell in the
+image, pods/exec forbidden).
+
+Examples:
+  kubectl tfjob probe tf-dist-train
+  kubectl tfjob probe tf-dist-train -o json
+  kubectl tfjob probe tf-dist-train --api-env-prefix OPENAI";

@@ -1,0 +1,491 @@
+//! The in-pod layer (`probe`, `diagnose --probe`): what the training process sees, judged
+//! against what the operator gives it. Pure: the ops layer runs the checks inside the pods and
+//! reads the cluster; this module parses what the checks printed and says which replica is at
+//! fault and why (the article's §4.5–§5.6: TF_CONFIG, peers, the gateway key, the doubled `/v1`,
+//! the istio sidecar).
+//!
+//! The checks print lines of `key=value` words (the scripts in `ops/probe/`), never a secret:
+//! the gateway key comes back as the first 8 hex digits of its SHA-256 only.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One check's outcome. `NotChecked` is "unknown": never a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Status {
+    Pass,
+    Fail,
+    NotChecked,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Check {
+    pub status: Status,
+    /// What was seen (a failure's cause, or why it was not checked).
+    pub detail: String,
+}
+
+impl Check {
+    pub fn pass(detail: impl Into<String>) -> Self {
+        Check {
+            status: Status::Pass,
+            detail: detail.into(),
+        }
+    }
+    pub fn fail(detail: impl Into<String>) -> Self {
+        Check {
+            status: Status::Fail,
+            detail: detail.into(),
+        }
+    }
+    pub fn not_checked(detail: impl Into<String>) -> Self {
+        Check {
+            status: Status::NotChecked,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The environment check's answer: `value=NAME:VALUE`, `fp=NAME:HEX8`, `absent=NAME`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EnvAnswer {
+    pub values: Vec<(String, String)>,
+    pub fingerprints: Vec<(String, String)>,
+    pub absent: Vec<String>,
+    /// `error=…`: the environment could not be read.
+    pub error: Option<String>,
+}
+
+impl EnvAnswer {
+    pub fn parse(out: &str) -> Self {
+        let mut a = EnvAnswer::default();
+        for line in out.lines() {
+            if let Some(rest) = line.strip_prefix("value=") {
+                if let Some((k, v)) = rest.split_once(':') {
+                    a.values.push((k.into(), v.into()));
+                }
+            } else if let Some(rest) = line.strip_prefix("fp=") {
+                if let Some((k, v)) = rest.split_once(':') {
+                    a.fingerprints.push((k.into(), v.into()));
+                }
+            } else if let Some(k) = line.strip_prefix("absent=") {
+                a.absent.push(k.into());
+            } else if let Some(e) = line.strip_prefix("error=") {
+                a.error = Some(e.into());
+            }
+        }
+        a
+    }
+
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn fingerprint(&self, name: &str) -> Option<&str> {
+        self.fingerprints
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// TF_CONFIG as the process sees it (`seen`, from its environment) against the one the operator
+/// gives this replica (`expected`, from the model of the operator's pods). Names the first
+/// field that differs.
+pub fn judge_tf_config(seen: Option<&str>, expected: &Value) -> Check {
+    let Some(seen) = seen else {
+        return Check::fail(
+            "TF_CONFIG is not in the training process's environment (the operator sets it for \
+             distributed jobs: was the pod created by the training-operator?)",
+        );
+    };
+    let seen: Value = match serde_json::from_str(seen) {
+        Ok(v) => v,
+        Err(e) => return Check::fail(format!("TF_CONFIG is not JSON: {e}")),
+    };
+    for field in ["type", "index"] {
+        if seen["task"][field] != expected["task"][field] {
+            return Check::fail(format!(
+                "task.{field} is {}, the operator gives this replica {}",
+                seen["task"][field], expected["task"][field]
+            ));
+        }
+    }
+    let (Some(have), Some(want)) = (seen["cluster"].as_object(), expected["cluster"].as_object())
+    else {
+        return Check::fail("TF_CONFIG has no cluster spec");
+    };
+    for (role, hosts) in want {
+        let want_hosts = hosts.as_array().cloned().unwrap_or_default();
+        let Some(have_hosts) = have.get(role).and_then(Value::as_array) else {
+            return Check::fail(format!("cluster.{role} is missing"));
+        };
+        if have_hosts.len() != want_hosts.len() {
+            return Check::fail(format!(
+                "cluster.{role} lists {} hosts, the job has {} (replica counts changed after the pod started?)",
+                have_hosts.len(),
+                want_hosts.len()
+            ));
+        }
+        for (i, (h, w)) in have_hosts.iter().zip(&want_hosts).enumerate() {
+            if h != w {
+                return Check::fail(format!("cluster.{role}[{i}] is {h}, expected {w}"));
+            }
+        }
+    }
+    if let Some(extra) = have.keys().find(|k| !want.contains_key(*k)) {
+        return Check::fail(format!("cluster.{extra} is not a role of the job"));
+    }
+    Check::pass(format!(
+        "task {}:{}, {} roles as the operator gives them",
+        expected["task"]["type"].as_str().unwrap_or(""),
+        expected["task"]["index"],
+        want.len()
+    ))
+}
+
+/// Every `host:port` of a TF_CONFIG's cluster spec, in role order.
+pub fn cluster_hosts(tf_config: &Value) -> Vec<String> {
+    tf_config["cluster"]
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .flat_map(|hosts| hosts.as_array().into_iter().flatten())
+        .filter_map(|h| h.as_str().map(str::to_string))
+        .collect()
+}
+
+/// What the cluster says about one peer address, for naming a cause.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerFacts {
+    /// The Service the host name is (`<svc>` of `<svc>.<ns>.svc`).
+    pub service: String,
+    /// Whether that Service exists (None: could not read Services).
+    pub service_exists: Option<bool>,
+    /// The pod behind it, when the operator's naming gives one, and whether it is Ready.
+    pub pod_ready: Option<bool>,
+    /// The ports the pod's containers declare (None: no such pod or unreadable).
+    pub declared_ports: Option<Vec<i32>>,
+    /// NetworkPolicies that select the pod (names).
+    pub policies: Vec<String>,
+}
+
+/// One row of the peer matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Peer {
+    pub to: String,
+    pub resolve: String,
+    pub connect: String,
+    #[serde(flatten)]
+    pub check: Check,
+}
+
+/// The peers check's lines (`peer=HOST:PORT resolve=… connect=…`) judged with the cluster's
+/// facts about each peer.
+pub fn judge_peers(out: &str, facts: &dyn Fn(&str) -> PeerFacts) -> Vec<Peer> {
+    let mut peers = Vec::new();
+    for line in out.lines() {
+        let mut to = "";
+        let mut resolve = "";
+        let mut connect = "";
+        for word in line.split_whitespace() {
+            match word.split_once('=') {
+                Some(("peer", v)) => to = v,
+                Some(("resolve", v)) => resolve = v,
+                Some(("connect", v)) => connect = v,
+                _ => {}
+            }
+        }
+        if to.is_empty() {
+            continue;
+        }
+        let port: Option<i32> = to.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
+        let f = facts(to);
+        let check = match (resolve, connect) {
+            ("ok", "ok") => Check::pass("reachable"),
+            ("nxdomain", _) => Check::fail(match (f.service_exists, f.pod_ready) {
+                (Some(false), _) => format!(
+                    "name not found: the headless Service {} is missing (the operator creates one per replica)",
+                    f.service
+                ),
+                (_, Some(false)) => format!(
+                    "name not found: the pod behind Service {} is not Ready (a headless Service resolves to Ready pods only)",
+                    f.service
+                ),
+                _ => "name not found".to_string(),
+            }),
+            ("ok", "refused") => Check::fail(match (&f.declared_ports, port) {
+                (Some(ports), Some(p)) if !ports.contains(&p) => format!(
+                    "connection refused: TF_CONFIG says port {p}, the pod declares {ports:?} (the Service's targetPort and the container's port differ)"
+                ),
+                _ => "connection refused: nothing listens there (the training process has not started its server?)".to_string(),
+            }),
+            ("ok", "timeout") => Check::fail(if f.policies.is_empty() {
+                "timed out: a NetworkPolicy or a sidecar drops the traffic".to_string()
+            } else {
+                format!(
+                    "timed out: NetworkPolicy {} selects the pod",
+                    f.policies.join(", ")
+                )
+            }),
+            (r, c) => Check::fail(format!("resolve {r}, connect {c}")),
+        };
+        peers.push(Peer {
+            to: to.into(),
+            resolve: resolve.into(),
+            connect: connect.into(),
+            check,
+        });
+    }
+    peers
+}
+
+/// The gateway check's line (`gateway url=URL status=CODE models=yes|no` or `… error=KIND`),
+/// with the key's fingerprint in the pod and in the Secret now (None: not readable).
+pub fn judge_gateway(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
+    let line = out.lines().find(|l| l.starts_with("gateway")).unwrap_or("");
+    let word = |k: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k).and_then(|r| r.strip_prefix('=')))
+    };
+    let url = word("url").unwrap_or("the gateway");
+    if let Some(err) = word("error") {
+        return Check::fail(match err {
+            "dns" => format!("{url}: the gateway's host name does not resolve from the pod"),
+            "tls" => {
+                format!("{url}: TLS failed (a proxy intercepting HTTPS, or a CA the image lacks)")
+            }
+            "timeout" => format!("{url}: timed out (egress blocked? a proxy needed?)"),
+            "refused" => format!("{url}: connection refused"),
+            "proxy" => format!("{url}: the HTTP proxy refused the connection"),
+            "no-base-url" => "the base URL variable is not set in the pod".to_string(),
+            other => format!("{url}: {other}"),
+        });
+    }
+    let status: u16 = word("status").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let base = url.strip_suffix("/v1/models").unwrap_or(url);
+    match status {
+        200 if word("models") == Some("yes") => Check::pass(format!("{url}: 200, a model list")),
+        200 => Check::fail(format!(
+            "{url}: 200 but the body is not an OpenAI model list (a login page or proxy?)"
+        )),
+        401 | 403 => Check::fail(match (pod_fp, secret_fp) {
+            (Some(p), Some(s)) if p == s => format!(
+                "{url}: {status}: the gateway rejects this key (the pod's key is the Secret's: \
+                 fingerprint {p}); rotate it: kubectl tfjob secret create"
+            ),
+            (Some(p), Some(s)) => format!(
+                "{url}: {status}: the pod's key (fingerprint {p}) is not the Secret's now ({s}): \
+                 the pod started before the Secret changed; restart the job"
+            ),
+            _ => format!(
+                "{url}: {status}: the gateway rejects the pod's key (whether the Secret changed since is unknown)"
+            ),
+        }),
+        404 if base.ends_with("/v1") => Check::fail(format!(
+            "{url}: 404: the base URL ends in /v1 and the client adds another; set the base URL without /v1"
+        )),
+        s => Check::fail(format!("{url}: HTTP {s}")),
+    }
+}
+
+/// A container other than the training one, injected or declared (§5.4).
+pub fn judge_sidecar(container: &str, training: &str) -> Option<Check> {
+    if container == training {
+        return None;
+    }
+    Some(if container == "istio-proxy" {
+        Check::fail(format!(
+            "istio sidecar {container} injected: it breaks the replicas' rendezvous; keep it out \
+             with the template annotation {}: \"false\"",
+            crate::gateway::ISTIO_INJECT_ANNOTATION
+        ))
+    } else {
+        Check::pass(format!("extra container {container}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn expected() -> Value {
+        json!({"cluster": {"ps": ["j-ps-0.ns.svc:2222"], "worker": ["j-worker-0.ns.svc:2222", "j-worker-1.ns.svc:2222"]},
+               "task": {"type": "worker", "index": 1}, "environment": "cloud"})
+    }
+
+    #[test]
+    fn tf_config_as_given_passes_and_each_difference_is_named() {
+        let e = expected();
+        assert_eq!(
+            judge_tf_config(Some(&e.to_string()), &e).status,
+            Status::Pass
+        );
+        assert!(
+            judge_tf_config(None, &e)
+                .detail
+                .contains("not in the training process")
+        );
+        assert!(judge_tf_config(Some("{"), &e).detail.contains("not JSON"));
+        let mut wrong = e.clone();
+        wrong["task"]["index"] = json!(0);
+        assert!(
+            judge_tf_config(Some(&wrong.to_string()), &e)
+                .detail
+                .contains("task.index is 0")
+        );
+        let mut wrong = e.clone();
+        wrong["cluster"]["worker"] = json!(["j-worker-0.ns.svc:2222"]);
+        assert!(
+            judge_tf_config(Some(&wrong.to_string()), &e)
+                .detail
+                .contains("lists 1 hosts, the job has 2")
+        );
+        let mut wrong = e.clone();
+        wrong["cluster"]["worker"][1] = json!("j-worker-1.ns.svc:2223");
+        assert!(
+            judge_tf_config(Some(&wrong.to_string()), &e)
+                .detail
+                .contains("cluster.worker[1]")
+        );
+        let mut wrong = e.clone();
+        wrong["cluster"]["evaluator"] = json!(["x:1"]);
+        assert!(
+            judge_tf_config(Some(&wrong.to_string()), &e)
+                .detail
+                .contains("cluster.evaluator")
+        );
+        assert_eq!(cluster_hosts(&e).len(), 3);
+    }
+
+    #[test]
+    fn peers_name_the_cause() {
+        let out = "peer=a:2222 resolve=ok connect=ok\n\
+                   peer=b:2222 resolve=nxdomain connect=skipped\n\
+                   peer=c:2222 resolve=ok connect=refused\n\
+                   peer=d:2222 resolve=ok connect=timeout\n";
+        let facts = |to: &str| match to {
+            "b:2222" => PeerFacts {
+                service: "b".into(),
+                service_exists: Some(false),
+                ..Default::default()
+            },
+            "c:2222" => PeerFacts {
+                declared_ports: Some(vec![2223]),
+                ..Default::default()
+            },
+            "d:2222" => PeerFacts {
+                policies: vec!["deny-all".into()],
+                ..Default::default()
+            },
+            _ => PeerFacts::default(),
+        };
+        let p = judge_peers(out, &facts);
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0].check.status, Status::Pass);
+        assert!(
+            p[1].check.detail.contains("headless Service b is missing"),
+            "{:?}",
+            p[1]
+        );
+        assert!(
+            p[2].check.detail.contains("the pod declares [2223]"),
+            "{:?}",
+            p[2]
+        );
+        assert!(
+            p[3].check.detail.contains("NetworkPolicy deny-all"),
+            "{:?}",
+            p[3]
+        );
+        let not_ready = |_: &str| PeerFacts {
+            service: "b".into(),
+            service_exists: Some(true),
+            pod_ready: Some(false),
+            ..Default::default()
+        };
+        assert!(
+            judge_peers("peer=b:1 resolve=nxdomain connect=skipped", &not_ready)[0]
+                .check
+                .detail
+                .contains("not Ready")
+        );
+    }
+
+    #[test]
+    fn gateway_answers_are_classified() {
+        let ok = "gateway url=https://g/api/v1/models status=200 models=yes";
+        assert_eq!(judge_gateway(ok, None, None).status, Status::Pass);
+        let unauth = "gateway url=https://g/api/v1/models status=401 models=no";
+        assert!(
+            judge_gateway(unauth, Some("aa"), Some("aa"))
+                .detail
+                .contains("rejects this key")
+        );
+        assert!(
+            judge_gateway(unauth, Some("aa"), Some("bb"))
+                .detail
+                .contains("restart the job")
+        );
+        assert!(
+            judge_gateway(unauth, Some("aa"), None)
+                .detail
+                .contains("unknown")
+        );
+        let doubled = "gateway url=https://g/api/v1/v1/models status=404 models=no";
+        assert!(
+            judge_gateway(doubled, None, None)
+                .detail
+                .contains("ends in /v1")
+        );
+        let plain404 = "gateway url=https://g/api/v1/models status=404 models=no";
+        assert!(
+            !judge_gateway(plain404, None, None)
+                .detail
+                .contains("ends in /v1")
+        );
+        assert!(
+            judge_gateway("gateway url=https://g/v1/models error=dns", None, None)
+                .detail
+                .contains("does not resolve")
+        );
+        assert_eq!(
+            judge_gateway("gateway url=u status=200 models=no", None, None).status,
+            Status::Fail
+        );
+    }
+
+    #[test]
+    fn env_answer_parses_every_kind_of_line() {
+        let a = EnvAnswer::parse("value=TF_CONFIG:{\"a\":1}\nfp=K:0123abcd\nabsent=B\n");
+        assert_eq!(a.value("TF_CONFIG"), Some("{\"a\":1}"));
+        assert_eq!(a.fingerprint("K"), Some("0123abcd"));
+        assert_eq!(a.absent, ["B"]);
+        assert_eq!(
+            EnvAnswer::parse("error=environ:PermissionError")
+                .error
+                .as_deref(),
+            Some("environ:PermissionError")
+        );
+    }
+
+    #[test]
+    fn only_istio_is_a_failure_among_extra_containers() {
+        assert!(judge_sidecar("tensorflow", "tensorflow").is_none());
+        assert_eq!(
+            judge_sidecar("istio-proxy", "tensorflow").unwrap().status,
+            Status::Fail
+        );
+        assert_eq!(
+            judge_sidecar("log-shipper", "tensorflow").unwrap().status,
+            Status::Pass
+        );
+    }
+}

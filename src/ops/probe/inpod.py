@@ -1,0 +1,127 @@
+# kubectl-tfjob probe: read-only checks run inside a training container as
+#   python3 -c "$(this file)" MODE ARGS...
+# It writes nothing, starts nothing that outlives it, and never prints a secret: a secret
+# variable comes back as the first 8 hex digits of its SHA-256. Every answer is a line of
+# key=value words (the plugin's diagnose/inpod.rs parses them).
+#   env ENVIRON SECRET_VAR... -- PLAIN_VAR...   the main process's environment (ENVIRON is
+#                                               /proc/1/environ: the process, not the pod spec)
+#   peers TIMEOUT HOST:PORT...                  resolve each host, open a TCP connection
+#   gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT    GET BASE/v1/models with the process's own key
+import hashlib
+import json
+import socket
+import ssl
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def environ(path):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(1 << 20)
+    except OSError as e:
+        print("error=environ:%s" % type(e).__name__)
+        sys.exit(0)
+    env = {}
+    for item in raw.split(b"\0"):
+        k, sep, v = item.partition(b"=")
+        if sep:
+            # getenv returns the first match; so does this.
+            env.setdefault(k.decode("utf-8", "replace"), v.decode("utf-8", "replace"))
+    return env
+
+
+def mode_env(args):
+    env = environ(args[0])
+    plain = False
+    for name in args[1:]:
+        if name == "--":
+            plain = True
+            continue
+        if name not in env:
+            print("absent=%s" % name)
+        elif plain:
+            print("value=%s:%s" % (name, env[name].replace("\n", " ")))
+        else:
+            print("fp=%s:%s" % (name, hashlib.sha256(env[name].encode()).hexdigest()[:8]))
+
+
+def mode_peers(args):
+    timeout = float(args[0])
+    for peer in args[1:]:
+        host, _, port = peer.rpartition(":")
+        try:
+            port = int(port)
+            socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as e:
+            kind = "nxdomain" if e.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", -5)) else "error:%s" % e.errno
+            print("peer=%s resolve=%s connect=skipped" % (peer, kind))
+            continue
+        except ValueError:
+            print("peer=%s resolve=error:bad-address connect=skipped" % peer)
+            continue
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            connect = "ok"
+        except ConnectionRefusedError:
+            connect = "refused"
+        except (socket.timeout, TimeoutError):
+            connect = "timeout"
+        except OSError as e:
+            connect = "error:%s" % (e.errno or type(e).__name__)
+        print("peer=%s resolve=ok connect=%s" % (peer, connect))
+
+
+def shown(url):
+    # Never echo credentials a URL may carry (user:password@host).
+    p = urllib.parse.urlsplit(url)
+    netloc = p.hostname or ""
+    if p.port:
+        netloc += ":%d" % p.port
+    return urllib.parse.urlunsplit((p.scheme, netloc, p.path, "", "")).replace(" ", "%20")
+
+
+def mode_gateway(args):
+    env = environ(args[0])
+    base = env.get(args[1], "")
+    if not base:
+        print("gateway error=no-base-url")
+        return
+    url = base.rstrip("/") + "/v1/models"
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + env.get(args[2], "")})
+    models = "no"
+    try:
+        with urllib.request.urlopen(req, timeout=float(args[3])) as r:
+            status = r.status
+            try:
+                body = json.loads(r.read(1 << 20))
+                models = "yes" if isinstance(body, dict) and isinstance(body.get("data"), list) else "no"
+            except ValueError:
+                pass
+    except urllib.error.HTTPError as e:
+        status = e.code
+    except urllib.error.URLError as e:
+        r = e.reason
+        if isinstance(r, socket.gaierror):
+            kind = "dns"
+        elif isinstance(r, ssl.SSLError):
+            kind = "tls"
+        elif isinstance(r, (socket.timeout, TimeoutError)):
+            kind = "timeout"
+        elif isinstance(r, ConnectionRefusedError):
+            kind = "refused"
+        elif "Tunnel connection failed" in str(r):
+            kind = "proxy"
+        else:
+            kind = "other:%s" % type(r).__name__
+        print("gateway url=%s error=%s" % (shown(url), kind))
+        return
+    except (socket.timeout, TimeoutError):
+        print("gateway url=%s error=timeout" % shown(url))
+        return
+    print("gateway url=%s status=%d models=%s" % (shown(url), status, models))
+
+
+{"env": mode_env, "peers": mode_peers, "gateway": mode_gateway}[sys.argv[1]](sys.argv[2:])

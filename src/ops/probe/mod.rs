@@ -1,0 +1,753 @@
+//! `probe`: inside the running pods. For every running replica of a job, read-only checks run
+//! in its training container (`pods/exec`) and report what the training process sees:
+//! TF_CONFIG from the main process's environment against what the operator gives the replica,
+//! its peers (name resolution and a TCP connection to each host:port of its cluster spec), and
+//! the model gateway (`GET <base>/v1/models` with the process's own key), plus the containers
+//! injected beside it. The judgement is pure (`diagnose::inpod`); this module runs the checks
+//! and reads the cluster facts that name a cause (Services, pod readiness, declared ports,
+//! NetworkPolicies, the gateway Secret's fingerprint).
+//!
+//! The key never leaves the pod: the scripts (`inpod.py`, and `inpod.sh` for images without
+//! python3) read it from the process's environment and print only the first 8 hex digits of its
+//! SHA-256; the Secret's value is hashed here and dropped. Nothing is written in the pod; each
+//! exec has a time and output bound; `--timeout` bounds the whole command.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use futures::stream::{self, StreamExt};
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::{Api, ListParams};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cluster::podexec::{self, Ended};
+use crate::cluster::{self, ConnectionOptions, Kube};
+use crate::diagnose::inpod::{self, Check, EnvAnswer, Peer, PeerFacts, Status};
+use crate::error::{Error, Result};
+use crate::model::{self, TFJob};
+use crate::output::Output;
+
+const PY: &str = include_str!("inpod.py");
+const SH: &str = include_str!("inpod.sh");
+/// The main process's environment: what the training process sees, not what the spec says.
+const ENVIRON: &str = "/proc/1/environ";
+/// Output kept from one check (the answers are a few lines per peer).
+const OUTPUT_LIMIT: usize = 64 * 1024;
+/// One TCP connect or gateway request inside the pod.
+const CONNECT_TIMEOUT_SECS: u64 = 3;
+/// Pods probed at once.
+const CONCURRENCY: usize = 8;
+
+/// What to probe. Plain data: the CLI layer fills it from flags.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    pub job: String,
+    /// The container to probe (default `tensorflow`).
+    pub container: Option<String>,
+    /// Prefix of the gateway env vars: PREFIX_API_KEY and PREFIX_BASE_URL.
+    pub env_prefix: String,
+    pub timeout: Duration,
+    pub format: ProbeFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeFormat {
+    Text,
+    Json,
+    Yaml,
+}
+
+/// The whole result (`-o json|yaml`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeReport {
+    pub job: String,
+    pub namespace: String,
+    /// One line: the first failure, naming its replica; else what could not be checked; else ok.
+    pub verdict: String,
+    pub ok: bool,
+    pub replicas: Vec<ReplicaProbe>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaProbe {
+    /// `worker-1`.
+    pub replica: String,
+    pub pod: String,
+    /// `Running`, or why it was not probed (`Pending`, `Succeeded`, a waiting reason…).
+    pub state: String,
+    pub probed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tf_config: Option<Check>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<Peer>,
+    /// Set when the peers could not be checked at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peers_check: Option<Check>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<Check>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<Check>,
+}
+
+impl ReplicaProbe {
+    /// Every check of this replica, in the order the verdict reads them.
+    pub fn checks(&self) -> impl Iterator<Item = &Check> {
+        self.tf_config
+            .iter()
+            .chain(self.peers.iter().map(|p| &p.check))
+            .chain(self.peers_check.iter())
+            .chain(self.gateway.iter())
+            .chain(self.containers.iter())
+    }
+}
+
+pub async fn run(conn: &ConnectionOptions, opts: ProbeOptions, out: &mut Output) -> Result<()> {
+    let end = Instant::now() + opts.timeout;
+    let kube = cluster::connect(conn).await?;
+    let ns = kube.namespace.clone();
+    let report = tokio::time::timeout(opts.timeout, probe(&kube, &ns, &opts, end))
+        .await
+        .map_err(|_| {
+            Error::Timeout(format!(
+                "timed out after {}s probing TFJob {ns}/{} (--timeout)",
+                opts.timeout.as_secs(),
+                opts.job
+            ))
+        })??;
+    match opts.format {
+        ProbeFormat::Text => out.data(&crate::print::probe::text(&report))?,
+        ProbeFormat::Json => out.data_line(
+            &serde_json::to_string_pretty(&report)
+                .map_err(|e| Error::Other(format!("encoding the probe: {e}")))?,
+        )?,
+        ProbeFormat::Yaml => out.data(
+            &serde_saphyr::to_string(&report)
+                .map_err(|e| Error::Other(format!("encoding the probe: {e}")))?,
+        )?,
+    }
+    if report.ok {
+        Ok(())
+    } else if report
+        .replicas
+        .iter()
+        .flat_map(|r| r.checks())
+        .any(|c| c.status == Status::Fail)
+    {
+        Err(Error::JobFailed(report.verdict))
+    } else {
+        // Nothing failed, but not everything could be seen: unknown, not a pass.
+        Err(Error::NotReady {
+            message: report.verdict,
+            hint: None,
+        })
+    }
+}
+
+/// Reads the job, its pods and the facts that name causes, then probes every running replica.
+pub async fn probe(
+    kube: &Kube,
+    ns: &str,
+    opts: &ProbeOptions,
+    end: Instant,
+) -> Result<ProbeReport> {
+    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
+    let job = cluster::retry(kube, || jobs.get_opt(&opts.job))
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "tfjobs.kubeflow.org \"{}\" not found in namespace {ns}",
+                opts.job
+            ))
+        })?;
+    let by_job = ListParams::default().labels(&format!("{}={}", model::LABEL_JOB_NAME, opts.job));
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
+    let pods = cluster::retry(kube, || pods_api.list(&by_job))
+        .await
+        .map_err(|e| Error::kube(format!("listing the pods of tfjob {}", opts.job), e))?
+        .items;
+    // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
+    let services: Option<Vec<Service>> = {
+        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
+        cluster::retry(kube, || api.list(&by_job))
+            .await
+            .ok()
+            .map(|l| l.items)
+    };
+    let policies: Vec<NetworkPolicy> = {
+        let api: Api<NetworkPolicy> = Api::namespaced(kube.client.clone(), ns);
+        let all = ListParams::default();
+        cluster::retry(kube, || api.list(&all))
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default()
+    };
+    let expected = expected_tf_configs(&job, ns);
+    let container = opts
+        .container
+        .clone()
+        .unwrap_or_else(|| model::DEFAULT_CONTAINER_NAME.to_string());
+    let key_var = format!("{}_API_KEY", opts.env_prefix);
+    let base_var = format!("{}_BASE_URL", opts.env_prefix);
+    let secret_fp = secret_fingerprint(kube, ns, &pods, &container, &key_var).await;
+    let facts = |to: &str| peer_facts(to, ns, &pods, services.as_deref(), &policies);
+    let env = Vars {
+        container: &container,
+        key_var: &key_var,
+        base_var: &base_var,
+    };
+    let mut replicas: Vec<ReplicaProbe> = stream::iter(pods.iter())
+        .map(|pod| {
+            probe_pod(
+                kube,
+                ns,
+                pod,
+                &env,
+                &expected,
+                secret_fp.as_deref(),
+                &facts,
+                end,
+            )
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    replicas.sort_by_key(|r| order(&r.replica));
+    let verdict = verdict(&opts.job, &job, &replicas);
+    let ok = replicas.iter().all(|r| r.probed)
+        && !replicas.is_empty()
+        && replicas
+            .iter()
+            .flat_map(|r| r.checks())
+            .all(|c| c.status == Status::Pass);
+    Ok(ProbeReport {
+        job: opts.job.clone(),
+        namespace: ns.to_string(),
+        verdict,
+        ok,
+        replicas,
+    })
+}
+
+struct Vars<'a> {
+    container: &'a str,
+    key_var: &'a str,
+    base_var: &'a str,
+}
+
+/// `worker-10` after `worker-9`, roles in the operator's order.
+fn order(replica: &str) -> (String, u64) {
+    let (role, index) = replica.rsplit_once('-').unwrap_or((replica, "0"));
+    (role.to_string(), index.parse().unwrap_or(0))
+}
+
+/// The verdict line: the first failing check, naming its replica; else the replicas not running
+/// or not checked; else what passed.
+fn verdict(name: &str, job: &TFJob, replicas: &[ReplicaProbe]) -> String {
+    if replicas.is_empty() {
+        return format!("TFJob {name} has no pods to probe yet");
+    }
+    for r in replicas {
+        if let Some(c) = r.checks().find(|c| c.status == Status::Fail) {
+            return format!("{}: {}", r.replica, c.detail);
+        }
+    }
+    if let Some(r) = replicas.iter().find(|r| !r.probed) {
+        return format!("{}: not probed: {}", r.replica, r.state);
+    }
+    for r in replicas {
+        if let Some(c) = r.checks().find(|c| c.status == Status::NotChecked) {
+            return format!("{}: not checked: {}", r.replica, c.detail);
+        }
+    }
+    let n = replicas.len();
+    let total: i32 = job.replica_types().iter().map(|t| job.replicas(*t)).sum();
+    format!(
+        "ok: {n}/{total} replicas see their TF_CONFIG and reach their peers{}",
+        if replicas.iter().any(|r| r.gateway.is_some()) {
+            " and the gateway"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The TF_CONFIG the operator gives each replica (`worker-1` → JSON), from the one model of the
+/// operator's pods; one entry per pod, built for every index (the model sends the first and
+/// last of a large replica set, which share the cluster spec).
+fn expected_tf_configs(job: &TFJob, ns: &str) -> BTreeMap<String, Value> {
+    let pods = crate::ops::pod_dry_run::operator_pods(job, ns);
+    let cluster = pods
+        .iter()
+        .flat_map(|(_, p)| p.spec.iter().flat_map(|s| s.containers.iter()))
+        .flat_map(|c| c.env.iter().flatten())
+        .find(|e| e.name == "TF_CONFIG")
+        .and_then(|e| e.value.as_deref())
+        .and_then(|v| serde_json::from_str::<Value>(v).ok())
+        .map(|v| v["cluster"].clone());
+    let mut out = BTreeMap::new();
+    let Some(cluster) = cluster else {
+        return out;
+    };
+    for t in job.replica_types() {
+        for i in 0..job.replicas(t).max(0) {
+            out.insert(
+                format!("{}-{i}", t.lower()),
+                serde_json::json!({"cluster": cluster, "task": {"type": t.lower(), "index": i}, "environment": "cloud"}),
+            );
+        }
+    }
+    out
+}
+
+fn replica_of(pod: &Pod) -> String {
+    let labels = pod.metadata.labels.clone().unwrap_or_default();
+    match (
+        labels.get(model::LABEL_REPLICA_TYPE),
+        labels.get(model::LABEL_REPLICA_INDEX),
+    ) {
+        (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
+        _ => pod.metadata.name.clone().unwrap_or_default(),
+    }
+}
+
+/// Why a pod is not probed, or None when its training container runs.
+fn not_running(pod: &Pod, container: &str) -> Option<String> {
+    let status = pod.status.as_ref();
+    let phase = status
+        .and_then(|s| s.phase.clone())
+        .unwrap_or_else(|| "Pending".into());
+    let cs = status
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.name == container));
+    match cs.and_then(|c| c.state.as_ref()) {
+        Some(s) if s.running.is_some() && phase == "Running" => None,
+        Some(s) => Some(match (&s.waiting, &s.terminated) {
+            (Some(w), _) => format!("{phase} ({})", w.reason.clone().unwrap_or_default()),
+            (_, Some(t)) => format!(
+                "{phase} (terminated: {}, exit {})",
+                t.reason.clone().unwrap_or_default(),
+                t.exit_code
+            ),
+            _ => phase,
+        }),
+        None => Some(phase),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn probe_pod(
+    kube: &Kube,
+    ns: &str,
+    pod: &Pod,
+    vars: &Vars<'_>,
+    expected: &BTreeMap<String, Value>,
+    secret_fp: Option<&str>,
+    facts: &dyn Fn(&str) -> PeerFacts,
+    end: Instant,
+) -> ReplicaProbe {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let replica = replica_of(pod);
+    let containers: Vec<Check> = pod
+        .spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .filter_map(|c| inpod::judge_sidecar(&c.name, vars.container))
+        .collect();
+    let mut r = ReplicaProbe {
+        replica: replica.clone(),
+        pod: name.clone(),
+        state: "Running".into(),
+        probed: false,
+        tf_config: None,
+        peers: vec![],
+        peers_check: None,
+        gateway: None,
+        containers,
+    };
+    if let Some(state) = not_running(pod, vars.container) {
+        r.state = state;
+        return r;
+    }
+    r.probed = true;
+    let left = || end.saturating_duration_since(Instant::now());
+    let exec = |argv: Vec<String>, within: Duration| {
+        let name = name.clone();
+        async move {
+            podexec::run(
+                kube,
+                ns,
+                &name,
+                vars.container,
+                &argv,
+                OUTPUT_LIMIT,
+                within.min(left()),
+            )
+            .await
+        }
+    };
+    let words = |program: &str, script: &str, mode: &str, args: &[&str]| -> Vec<String> {
+        [program, "-c", script, mode]
+            .iter()
+            .chain(args)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    // 1. The environment, python3 first, then sh.
+    let env_args = [ENVIRON, vars.key_var, "--", "TF_CONFIG", vars.base_var];
+    let mut env_run = exec(
+        words("python3", PY, "env", &env_args),
+        Duration::from_secs(10),
+    )
+    .await;
+    let has_python = env_run.ended != Ended::NoProgram;
+    if !has_python {
+        env_run = exec(words("sh", SH, "env", &env_args), Duration::from_secs(10)).await;
+    }
+    let env = match &env_run.ended {
+        Ended::Exited(0) => EnvAnswer::parse(&env_run.stdout),
+        other => {
+            let why = exec_problem(other, &env_run.stderr);
+            r.tf_config = Some(Check::not_checked(why.clone()));
+            r.peers_check = Some(Check::not_checked(why));
+            return r;
+        }
+    };
+    if let Some(e) = &env.error {
+        r.tf_config = Some(Check::not_checked(format!(
+            "the main process's environment could not be read ({e})"
+        )));
+    } else {
+        r.tf_config = Some(match expected.get(&replica) {
+            Some(want) => inpod::judge_tf_config(env.value("TF_CONFIG"), want),
+            None => Check::not_checked(
+                "the operator gives this replica no TF_CONFIG (not a distributed job?)",
+            ),
+        });
+    }
+    // 2. Peers: every host of the cluster spec the process sees (else the operator's).
+    let seen: Option<Value> = env
+        .value("TF_CONFIG")
+        .and_then(|v| serde_json::from_str(v).ok());
+    let hosts = seen
+        .as_ref()
+        .or(expected.get(&replica))
+        .map(inpod::cluster_hosts)
+        .unwrap_or_default();
+    if !hosts.is_empty() {
+        if !has_python {
+            r.peers_check = Some(Check::not_checked(
+                "the image has no python3: peers were not checked",
+            ));
+        } else {
+            let timeout = CONNECT_TIMEOUT_SECS.to_string();
+            let mut args: Vec<&str> = vec![&timeout];
+            args.extend(hosts.iter().map(String::as_str));
+            let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS * hosts.len() as u64);
+            let run = exec(words("python3", PY, "peers", &args), within).await;
+            match &run.ended {
+                Ended::Exited(0) => r.peers = inpod::judge_peers(&run.stdout, facts),
+                other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
+            }
+        }
+    }
+    // 3. The gateway, where the process has its base URL.
+    if env.value(vars.base_var).is_some() {
+        r.gateway = Some(if !has_python {
+            Check::not_checked("the image has no python3: the gateway was not checked")
+        } else {
+            let timeout = CONNECT_TIMEOUT_SECS.to_string();
+            let args = [ENVIRON, vars.base_var, vars.key_var, timeout.as_str()];
+            let run = exec(
+                words("python3", PY, "gateway", &args),
+                Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS),
+            )
+            .await;
+            match &run.ended {
+                Ended::Exited(0) => {
+                    inpod::judge_gateway(&run.stdout, env.fingerprint(vars.key_var), secret_fp)
+                }
+                other => Check::not_checked(exec_problem(other, &run.stderr)),
+            }
+        });
+    }
+    r
+}
+
+/// Why a check could not run, in one line.
+fn exec_problem(ended: &Ended, stderr: &str) -> String {
+    match ended {
+        Ended::NoProgram => {
+            "the image has no shell and no python3: nothing to run the checks with".into()
+        }
+        Ended::Forbidden(m) => format!("exec refused: you may not create pods/exec ({m})"),
+        Ended::TimedOut => "the check did not finish in time".into(),
+        Ended::Failed(m) => format!("exec failed: {m}"),
+        Ended::Exited(code) => format!(
+            "the check exited {code}: {}",
+            stderr.lines().last().unwrap_or("").trim()
+        ),
+    }
+}
+
+/// What the cluster says about a peer `<pod>.<ns>.svc:<port>`: its Service, its pod's
+/// readiness and declared ports, the NetworkPolicies that select it.
+fn peer_facts(
+    to: &str,
+    ns: &str,
+    pods: &[Pod],
+    services: Option<&[Service]>,
+    policies: &[NetworkPolicy],
+) -> PeerFacts {
+    let host = to.rsplit_once(':').map(|(h, _)| h).unwrap_or(to);
+    let service = host.split('.').next().unwrap_or(host).to_string();
+    let service_exists = services.map(|s| {
+        s.iter()
+            .any(|s| s.metadata.name.as_deref() == Some(service.as_str()))
+    });
+    // The operator names each replica's Service after its pod.
+    let pod = pods
+        .iter()
+        .find(|p| p.metadata.name.as_deref() == Some(service.as_str()));
+    let pod_ready = pod.map(|p| {
+        p.status
+            .iter()
+            .flat_map(|s| s.conditions.iter().flatten())
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    });
+    let declared_ports = pod.map(|p| {
+        p.spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .flat_map(|c| c.ports.iter().flatten())
+            .map(|p| p.container_port)
+            .collect()
+    });
+    let labels = pod
+        .and_then(|p| p.metadata.labels.clone())
+        .unwrap_or_default();
+    let policies = policies
+        .iter()
+        .filter(|np| np.metadata.namespace.as_deref().unwrap_or(ns) == ns)
+        .filter(|np| {
+            // An empty podSelector selects every pod of the namespace.
+            np.spec.as_ref().is_some_and(|s| match &s.pod_selector {
+                None => true,
+                Some(sel) => {
+                    sel.match_labels
+                        .iter()
+                        .flatten()
+                        .all(|(k, v)| labels.get(k) == Some(v))
+                        && sel.match_expressions.as_ref().is_none_or(Vec::is_empty)
+                }
+            })
+        })
+        .filter_map(|np| np.metadata.name.clone())
+        .collect();
+    PeerFacts {
+        service,
+        service_exists,
+        pod_ready,
+        declared_ports,
+        policies,
+    }
+}
+
+/// The first 8 hex digits of the SHA-256 of the key the pods' key variable comes from (the
+/// Secret's value now), or None when it cannot be read. The value itself is dropped here.
+async fn secret_fingerprint(
+    kube: &Kube,
+    ns: &str,
+    pods: &[Pod],
+    container: &str,
+    key_var: &str,
+) -> Option<String> {
+    let (secret, key) = pods
+        .iter()
+        .flat_map(|p| p.spec.iter().flat_map(|s| s.containers.iter()))
+        .filter(|c| c.name == container)
+        .flat_map(|c| c.env.iter().flatten())
+        .filter(|e| e.name == key_var)
+        .find_map(|e| {
+            let r = e.value_from.as_ref()?.secret_key_ref.as_ref()?;
+            Some((r.name.clone(), r.key.clone()))
+        })?;
+    let api: Api<Secret> = Api::namespaced(kube.client.clone(), ns);
+    let s = cluster::retry(kube, || api.get_opt(&secret)).await.ok()??;
+    let value = s.data.as_ref()?.get(&key)?;
+    Some(fingerprint(&value.0))
+}
+
+/// SHA-256's first 8 hex digits, as the in-pod scripts print it.
+pub fn fingerprint(value: &[u8]) -> String {
+    let d = ring::digest::digest(&ring::digest::SHA256, value);
+    d.as_ref()[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::process::Command;
+
+    /// The scripts as a real pod runs them: a real python3 and sh on this machine, an environ
+    /// file written here, a listening socket and a refused port on 127.0.0.1, a local gateway.
+    fn run(program: &str, script: &str, args: &[&str]) -> String {
+        let out = Command::new(program)
+            .arg("-c")
+            .arg(script)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("these tests run the scripts with {program}: {e}"));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn environ(vars: &[(&str, &str)]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        for (k, v) in vars {
+            write!(f, "{k}={v}\0").unwrap();
+        }
+        f
+    }
+
+    #[test]
+    fn both_scripts_read_the_environment_alike_and_never_print_the_key() {
+        let key = "sk-test-not-a-real-key-0123456789";
+        let f = environ(&[
+            ("TF_CONFIG", "{\"task\":{}}"),
+            ("K", key),
+            ("B", "https://g/api"),
+        ]);
+        let path = f.path().to_str().unwrap();
+        let args = ["env", path, "K", "--", "TF_CONFIG", "B", "NOPE"];
+        let py = run("python3", PY, &args);
+        let sh = run("sh", SH, &args);
+        assert_eq!(py, sh);
+        assert!(!py.contains(key));
+        let a = EnvAnswer::parse(&py);
+        assert_eq!(
+            a.fingerprint("K"),
+            Some(fingerprint(key.as_bytes()).as_str())
+        );
+        assert_eq!(a.value("TF_CONFIG"), Some("{\"task\":{}}"));
+        assert_eq!(a.value("B"), Some("https://g/api"));
+        assert_eq!(a.absent, ["NOPE"]);
+    }
+
+    #[test]
+    fn peers_script_tells_reachable_refused_and_unknown_names_apart() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = listener.local_addr().unwrap().port();
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let a = format!("127.0.0.1:{open}");
+        let b = format!("127.0.0.1:{closed}");
+        let out = run(
+            "python3",
+            PY,
+            &["peers", "2", &a, &b, "no-such-host.invalid:2222"],
+        );
+        let peers = inpod::judge_peers(&out, &|_| PeerFacts::default());
+        assert_eq!(peers.len(), 3, "{out}");
+        assert_eq!(
+            (peers[0].resolve.as_str(), peers[0].connect.as_str()),
+            ("ok", "ok")
+        );
+        assert_eq!(peers[1].connect, "refused");
+        assert_eq!(peers[2].resolve, "nxdomain");
+    }
+
+    #[test]
+    fn gateway_script_sends_the_processs_key_and_prints_only_the_status() {
+        use std::io::{BufRead, BufReader};
+        let key = "sk-test-gateway-key-9876543210";
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        let serve = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for _ in 0..2 {
+                let (mut s, _) = server.accept().unwrap();
+                let mut lines = Vec::new();
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                loop {
+                    let mut l = String::new();
+                    r.read_line(&mut l).unwrap();
+                    if l == "\r\n" || l.is_empty() {
+                        break;
+                    }
+                    lines.push(l);
+                }
+                let auth_ok = lines
+                    .iter()
+                    .any(|l| l.trim_end() == format!("Authorization: Bearer {key}"));
+                let body = "{\"object\":\"list\",\"data\":[]}";
+                let (code, body) = if lines[0].contains("/v1/v1/") {
+                    ("404 Not Found", "{}")
+                } else if auth_ok {
+                    ("200 OK", body)
+                } else {
+                    ("401 Unauthorized", "{}")
+                };
+                write!(
+                    s,
+                    "HTTP/1.1 {code}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+                seen.push(lines[0].clone());
+            }
+            seen
+        });
+        let good = environ(&[("K", key), ("B", &format!("http://127.0.0.1:{port}/api"))]);
+        let doubled = environ(&[
+            ("K", key),
+            ("B", &format!("http://127.0.0.1:{port}/api/v1")),
+        ]);
+        let args = |f: &tempfile::NamedTempFile| {
+            vec![
+                "gateway".to_string(),
+                f.path().to_str().unwrap().into(),
+                "B".into(),
+                "K".into(),
+                "3".into(),
+            ]
+        };
+        let a1 = args(&good);
+        let ok = run(
+            "python3",
+            PY,
+            &a1.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        let a2 = args(&doubled);
+        let v1 = run(
+            "python3",
+            PY,
+            &a2.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        assert!(!ok.contains(key) && !v1.contains(key));
+        assert_eq!(
+            inpod::judge_gateway(&ok, None, None).status,
+            Status::Pass,
+            "{ok}"
+        );
+        assert!(
+            inpod::judge_gateway(&v1, None, None)
+                .detail
+                .contains("ends in /v1"),
+            "{v1}"
+        );
+        let seen = serve.join().unwrap();
+        assert!(seen[0].starts_with("GET /api/v1/models "), "{seen:?}");
+    }
+}

@@ -1,0 +1,107 @@
+//! `probe`'s report as text: the verdict line first, then one block per replica (its state,
+//! TF_CONFIG, the gateway, extra containers) and the peer matrix, from → to.
+
+use std::fmt::Write;
+
+use crate::diagnose::inpod::{Check, Status};
+use crate::ops::probe::ProbeReport;
+
+fn mark(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "ok",
+        Status::Fail => "FAIL",
+        Status::NotChecked => "??",
+    }
+}
+
+/// What came from the pods or the cluster, with control characters shown as escapes, so that
+/// nothing they print can drive the terminal.
+fn clean(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+fn line(out: &mut String, label: &str, c: &Check) {
+    let _ = writeln!(
+        out,
+        "  {label:<10} {:<4} {}",
+        mark(c.status),
+        clean(&c.detail)
+    );
+}
+
+pub fn text(r: &ProbeReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", clean(&r.verdict));
+    for rep in &r.replicas {
+        let _ = writeln!(
+            out,
+            "\n{} (pod {}): {}",
+            clean(&rep.replica),
+            clean(&rep.pod),
+            clean(&rep.state)
+        );
+        if !rep.probed {
+            let _ = writeln!(out, "  not probed: only running replicas are");
+            continue;
+        }
+        if let Some(c) = &rep.tf_config {
+            line(&mut out, "TF_CONFIG", c);
+        }
+        if let Some(c) = &rep.peers_check {
+            line(&mut out, "peers", c);
+        }
+        for p in &rep.peers {
+            line(
+                &mut out,
+                "→ peer",
+                &Check {
+                    status: p.check.status,
+                    detail: format!("{}: {}", p.to, p.check.detail),
+                },
+            );
+        }
+        if let Some(c) = &rep.gateway {
+            line(&mut out, "gateway", c);
+        }
+        for c in &rep.containers {
+            line(&mut out, "container", c);
+        }
+    }
+    let probed: Vec<_> = r.replicas.iter().filter(|r| !r.peers.is_empty()).collect();
+    if let Some(first) = probed.first() {
+        let _ = writeln!(out, "\nPeers (from ↓, to →):");
+        let cols: Vec<String> = first
+            .peers
+            .iter()
+            .map(|p| p.to.split('.').next().unwrap_or(&p.to).to_string())
+            .collect();
+        let width = r
+            .replicas
+            .iter()
+            .map(|r| r.replica.len())
+            .max()
+            .unwrap_or(4);
+        let _ = write!(out, "  {:<width$}", "");
+        for c in &cols {
+            let _ = write!(out, "  {}", clean(c));
+        }
+        let _ = writeln!(out);
+        for rep in &probed {
+            let mut row = format!("  {:<width$}", clean(&rep.replica));
+            for (i, c) in cols.iter().enumerate() {
+                let cell = rep.peers.get(i).map_or("-", |p| mark(p.check.status));
+                row += &format!("  {cell:<w$}", w = c.len());
+            }
+            let _ = writeln!(out, "{}", row.trim_end());
+        }
+    }
+    out
+}

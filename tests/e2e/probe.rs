@@ -1,0 +1,302 @@
+//! `probe`: the article's job (1 PS + 3 workers) on the test cluster, probed from inside its
+//! pods over `pods/exec` (WebSocket), then one in-pod failure at a time. The key must appear in
+//! no output and in no exec command the test cluster logged.
+
+use serde_json::Value;
+use tfjob_testcluster::TestCluster;
+
+use crate::submit::{SECRET, submit_args};
+use crate::{TEST_KEY, args, cluster, test_key_b64, tfjob};
+
+const OTHER_KEY: &str = "sk-e2e-rotated-key-ffff-eeee-dddd";
+
+/// A cluster whose gateway accepts `gateway_key`, with the article's job running (every
+/// replica Running and Ready).
+fn running_job(gateway_key: &str, extra: &str) -> TestCluster {
+    let c = cluster(&format!(
+        "gatewayKey: {gateway_key}\n{extra}objects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
+    )
+    .exit(0);
+    c
+}
+
+/// Waits until every replica pod of the job is Running and Ready (after an insert).
+fn all_ready(c: &TestCluster, n: usize) {
+    let ready = c.wait_for(std::time::Duration::from_secs(30), |c| {
+        c.list("pods", Some("default"))
+            .iter()
+            .filter(|p| {
+                p["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+            .count()
+            == n
+    });
+    assert!(ready, "the job's {n} pods did not become Ready");
+}
+
+fn no_key_in_exec_commands(c: &TestCluster) {
+    let execs: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.subresource == "exec")
+        .collect();
+    assert!(!execs.is_empty(), "probe ran no exec");
+    for r in &execs {
+        assert!(
+            !r.query.contains(TEST_KEY) && !r.query.contains(OTHER_KEY),
+            "{}",
+            r.query
+        );
+        assert!(!r.query.contains(&test_key_b64()), "{}", r.query);
+    }
+}
+
+fn probe_json(c: &TestCluster) -> (i32, Value, String) {
+    let run = tfjob(c, &args("probe tf-dist-train -o json"));
+    let v: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("-o json is JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    assert!(!run.all().contains(OTHER_KEY));
+    (run.code, v, run.stderr)
+}
+
+#[test]
+fn the_articles_job_passes_every_check_from_every_replica() {
+    let c = running_job(TEST_KEY, "");
+    let (code, v, stderr) = probe_json(&c);
+    assert_eq!(code, 0, "{v:#}\n{stderr}");
+    assert_eq!(v["ok"], true);
+    let replicas = v["replicas"].as_array().unwrap();
+    let names: Vec<&str> = replicas
+        .iter()
+        .map(|r| r["replica"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ps-0", "worker-0", "worker-1", "worker-2"]);
+    for r in replicas {
+        assert_eq!(r["probed"], true, "{r:#}");
+        assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
+        let peers = r["peers"].as_array().unwrap();
+        assert_eq!(peers.len(), 4, "{r:#}");
+        assert!(peers.iter().all(|p| p["status"] == "pass"), "{r:#}");
+        assert_eq!(r["gateway"]["status"], "pass", "{r:#}");
+    }
+    assert!(
+        v["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("ok: 4/4 replicas"),
+        "{v:#}"
+    );
+    // The text report: the verdict first, then the matrix.
+    let text = tfjob(&c, &args("probe tf-dist-train"));
+    text.exit(0);
+    assert!(
+        text.stdout.starts_with("ok: 4/4 replicas"),
+        "{}",
+        text.stdout
+    );
+    text.stdout_has("Peers (from ↓, to →)");
+    no_key_in_exec_commands(&c);
+}
+
+#[test]
+fn a_key_rotated_after_the_pods_started_says_restart_the_job() {
+    // The gateway takes only the new key; the pods started with the old one, then the Secret
+    // was updated.
+    let c = running_job(OTHER_KEY, "");
+    let mut secret = c
+        .get("secrets", Some("default"), "taotoken-secret")
+        .unwrap();
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(OTHER_KEY);
+    secret["data"] = serde_json::json!({"api-key": b64});
+    secret.as_object_mut().unwrap().remove("stringData");
+    c.insert(secret);
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 4, "{v:#}");
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(verdict.starts_with("ps-0: "), "{verdict}");
+    assert!(
+        verdict.contains("401") && verdict.contains("restart the job"),
+        "{verdict}"
+    );
+    no_key_in_exec_commands(&c);
+}
+
+#[test]
+fn a_base_url_ending_in_v1_is_the_doubled_v1() {
+    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
+    crate::stored(&c, |job| {
+        for role in ["PS", "Worker"] {
+            let env =
+                job["spec"]["tfReplicaSpecs"][role]["template"]["spec"]["containers"][0]["env"]
+                    .as_array_mut()
+                    .unwrap();
+            for e in env.iter_mut() {
+                if e["name"] == "TAOTOKEN_BASE_URL" {
+                    e["value"] = "https://taotoken.net/api/v1".into();
+                }
+            }
+        }
+    });
+    all_ready(&c, 4);
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 4, "{v:#}");
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("404") && verdict.contains("ends in /v1"),
+        "{verdict}"
+    );
+}
+
+#[test]
+fn a_deleted_headless_service_is_named_from_every_replica() {
+    let c = running_job(TEST_KEY, "");
+    // Nothing recreates it: the operator stops reconciling first.
+    c.set_operator_mode(tfjob_testcluster::OperatorMode::Installed);
+    c.delete("services", Some("default"), "tf-dist-train-worker-1");
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 4, "{v:#}");
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(
+        verdict.starts_with("ps-0: ")
+            && verdict.contains("headless Service tf-dist-train-worker-1 is missing"),
+        "{verdict}"
+    );
+    for r in v["replicas"].as_array().unwrap() {
+        let to_w1 = r["peers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| {
+                p["to"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("tf-dist-train-worker-1.")
+            })
+            .unwrap();
+        assert_eq!(to_w1["resolve"], "nxdomain", "{r:#}");
+    }
+}
+
+#[test]
+fn a_process_on_another_port_than_tf_config_says_is_refused_and_named() {
+    let c = running_job(TEST_KEY, "");
+    c.set_operator_mode(tfjob_testcluster::OperatorMode::Installed);
+    // worker-2's container now listens on 2223 only (its declared port), while TF_CONFIG and
+    // the Service still say 2222.
+    let mut pod = c
+        .get("pods", Some("default"), "tf-dist-train-worker-2")
+        .unwrap();
+    pod["spec"]["containers"][0]["ports"] =
+        serde_json::json!([{"name": "tfjob-port", "containerPort": 2223}]);
+    c.insert(pod);
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 4, "{v:#}");
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("connection refused")
+            && verdict.contains("port 2222")
+            && verdict.contains("2223"),
+        "{verdict}"
+    );
+}
+
+#[test]
+fn an_istio_sidecar_is_named_with_the_annotation_that_keeps_it_out() {
+    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
+    crate::stored(&c, |job| {
+        let spec = &mut job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"];
+        spec["containers"].as_array_mut().unwrap().push(
+            serde_json::json!({"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.22.0"}),
+        );
+    });
+    all_ready(&c, 4);
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 4, "{v:#}");
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(
+        verdict.starts_with("worker-0: ")
+            && verdict.contains("istio")
+            && verdict.contains("sidecar.istio.io/inject"),
+        "{verdict}"
+    );
+}
+
+#[test]
+fn an_image_without_shell_or_python_is_not_checked_never_passed() {
+    let c = running_job(TEST_KEY, "imageTools: [{image: tensorflow, tools: []}]\n");
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 3, "{v:#}");
+    assert_eq!(v["ok"], false);
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("not checked") && verdict.contains("no shell"),
+        "{verdict}"
+    );
+}
+
+#[test]
+fn exec_forbidden_is_one_line_naming_the_verb() {
+    let c = running_job(TEST_KEY, "rbac: {deny: [{verb: create, resource: pods}]}\n");
+    let run = tfjob(&c, &args("probe tf-dist-train"));
+    run.exit(3);
+    run.stdout_has("create pods/exec");
+}
+
+#[test]
+fn real_kubectl_exec_works_against_the_test_cluster() {
+    let Some(kubectl) = crate::printers::kubectl_1_36() else {
+        eprintln!("skipped: no kubectl 1.36 (tests/cluster/install-kubectl-1.36.sh)");
+        return;
+    };
+    let c = running_job(TEST_KEY, "");
+    let out = std::process::Command::new(kubectl)
+        .args(["--kubeconfig"])
+        .arg(c.kubeconfig())
+        .args([
+            "exec",
+            "tf-dist-train-worker-1",
+            "-c",
+            "tensorflow",
+            "--",
+            "printenv",
+            "TF_CONFIG",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tf: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tf["task"]["type"], "worker");
+    assert_eq!(tf["task"]["index"], 1);
+    // A command that fails says its exit code, as kubectl prints it.
+    let out = std::process::Command::new(crate::printers::kubectl_1_36().unwrap())
+        .args(["--kubeconfig"])
+        .arg(c.kubeconfig())
+        .args([
+            "exec",
+            "tf-dist-train-worker-1",
+            "--",
+            "printenv",
+            "NO_SUCH_VAR",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
