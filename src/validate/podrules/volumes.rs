@@ -45,7 +45,12 @@ const VOLUME_SOURCES: [&str; 30] = [
 
 fn required(v: &Value, key: &str, path: &str, out: &mut Out) {
     if s(v, key).is_none_or(str::is_empty) {
-        err(out, format!("{path}.{key}"), format!("{key} is required"));
+        let owner = path.rsplit('.').next().unwrap_or(path);
+        err(
+            out,
+            format!("{path}.{key}"),
+            format!("{owner}.{key} is required"),
+        );
     }
 }
 
