@@ -601,6 +601,16 @@ pub async fn collect(
         .await?;
         Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(pcs))
     };
+    // The RuntimeClass admission plugin refuses a pod whose class does not exist.
+    let runtime_classes = async {
+        let mut rcs = BTreeSet::new();
+        let path = "/apis/node.k8s.io/v1/runtimeclasses";
+        let listed = list_paged(client, path, None, |p: Named| {
+            rcs.insert(p.metadata.name);
+        })
+        .await?;
+        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(rcs))
+    };
     let wffc_classes = async {
         let mut wffc = BTreeSet::new();
         let path = "/apis/storage.k8s.io/v1/storageclasses";
@@ -659,7 +669,7 @@ pub async fn collect(
     let (
         (nodes, bound_pods, limit_ranges, quotas, priority_classes),
         (wffc, pvcs, config_maps, secrets, service_accounts),
-        (crds, autoscaler),
+        (crds, autoscaler, runtime_classes),
     ) = futures::try_join!(
         async {
             futures::try_join!(
@@ -679,7 +689,7 @@ pub async fn collect(
                 service_accounts
             )
         },
-        async { futures::try_join!(crds, autoscaler) },
+        async { futures::try_join!(crds, autoscaler, runtime_classes) },
     )?;
     let mut missing_permissions = vec![];
     if nodes.is_none() {
@@ -711,6 +721,7 @@ pub async fn collect(
         limit_ranges,
         quotas,
         priority_classes,
+        runtime_classes,
         pvcs,
         config_maps,
         secrets,

@@ -235,6 +235,8 @@ pub struct Snapshot {
     pub quotas: Vec<ResourceQuota>,
     /// PriorityClass names (None: not readable).
     pub priority_classes: Option<BTreeSet<String>>,
+    /// RuntimeClass names (None: not readable).
+    pub runtime_classes: Option<BTreeSet<String>>,
     pub pvcs: Option<BTreeMap<String, PvcInfo>>,
     /// ConfigMap name → keys (None: not readable).
     pub config_maps: Option<BTreeMap<String, BTreeSet<String>>>,

@@ -151,7 +151,12 @@ pub fn create_hint(kind: &str, name: &str, flags: &str, suffix: &str) -> String 
         ),
         "ConfigMap" => format!("kubectl create configmap {name} {flags} --from-file=PATH"),
         "Secret" => format!("kubectl create secret generic {name} {flags} --from-file=KEY=PATH"),
-        "PriorityClass" => format!("kubectl create priorityclass {name} --value=1000{suffix}"),
+        "PriorityClass" => format!(
+            "kubectl get priorityclass{suffix} lists the classes; kubectl create priorityclass {name} --value=1000{suffix}, or fix priorityClassName"
+        ),
+        "RuntimeClass" => format!(
+            "kubectl get runtimeclass{suffix} lists the classes; fix runtimeClassName, or ask the cluster's admin for a RuntimeClass {name} (node.k8s.io/v1, with the runtime's handler)"
+        ),
         _ => format!("create {kind} {name}"),
     }
 }
@@ -200,6 +205,50 @@ pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<Re
                     Severity::Error,
                     format!(
                         "no PriorityClass with name {pc} was found: the API server refuses {who} (create it or drop priorityClassName)"
+                    ),
+                ),
+                &mut out,
+            );
+        }
+        // plugin/pkg/admission/runtimeclass: a pod naming a RuntimeClass that does not exist
+        // is forbidden ("pod rejected: RuntimeClass … not found").
+        if let Some(rc) = s.runtime_class_name.as_deref().filter(|n| !n.is_empty()) {
+            match &snap.runtime_classes {
+                Some(known) if !known.contains(rc) => push(
+                    finding(
+                        "RuntimeClass",
+                        rc,
+                        Severity::Error,
+                        format!(
+                            "pod rejected: RuntimeClass {rc:?} not found: the API server refuses {who} (kubectl get runtimeclass lists the classes)"
+                        ),
+                    ),
+                    &mut out,
+                ),
+                Some(_) => {}
+                None => push(
+                    finding(
+                        "RuntimeClass",
+                        rc,
+                        Severity::Warning,
+                        format!(
+                            "unknown whether RuntimeClass {rc:?} exists (runtimeclasses cannot be listed): if it does not, the API server refuses {who}"
+                        ),
+                    ),
+                    &mut out,
+                ),
+            }
+        }
+        if let (Some(pc), None) = (s.priority_class_name.as_deref(), &snap.priority_classes)
+            && !pc.is_empty()
+        {
+            push(
+                finding(
+                    "PriorityClass",
+                    pc,
+                    Severity::Warning,
+                    format!(
+                        "unknown whether PriorityClass {pc:?} exists (priorityclasses cannot be listed): if it does not, the API server refuses {who}"
                     ),
                 ),
                 &mut out,

@@ -599,3 +599,50 @@ fn report_json_has_the_documented_shape() {
     assert!(pod["node"].is_null());
     assert!(v["quota"].is_array() && v["references"].is_array() && v["readiness"].is_array());
 }
+
+#[test]
+fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
+    let j: TFJob = serde_json::from_value(json!({
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "mnist"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": {
+            "runtimeClassName": "gvisor", "priorityClassName": "high",
+            "containers": [{"name": "tensorflow", "image": "tf"}]
+        }}}}}
+    }))
+    .unwrap();
+    let base = snap(vec![node("a", "8", "8Gi", "0")], vec![]);
+    let found = |s: &Snapshot, kind: &str| -> Vec<(Severity, String)> {
+        check(s, &j)
+            .references
+            .into_iter()
+            .filter(|f| f.kind == kind)
+            .map(|f| (f.severity, f.message))
+            .collect()
+    };
+    let missing = Snapshot {
+        runtime_classes: Some(BTreeSet::new()),
+        priority_classes: Some(BTreeSet::from(["high".to_string()])),
+        ..base.clone()
+    };
+    let f = found(&missing, "RuntimeClass");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].0, Severity::Error);
+    assert!(f[0].1.contains("RuntimeClass \"gvisor\" not found"), "{f:?}");
+    assert!(found(&missing, "PriorityClass").is_empty());
+    let present = Snapshot {
+        runtime_classes: Some(BTreeSet::from(["gvisor".to_string()])),
+        ..missing.clone()
+    };
+    assert!(found(&present, "RuntimeClass").is_empty());
+    let unreadable = Snapshot {
+        runtime_classes: None,
+        priority_classes: None,
+        ..base
+    };
+    for kind in ["RuntimeClass", "PriorityClass"] {
+        let f = found(&unreadable, kind);
+        assert_eq!(f.len(), 1, "{kind}: {f:?}");
+        assert_eq!(f[0].0, Severity::Warning, "{kind}");
+        assert!(f[0].1.starts_with("unknown whether"), "{f:?}");
+    }
+}

@@ -143,7 +143,9 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
             ));
         }
     }
-    for key in ["serviceAccountName", "priorityClassName"] {
+    // ValidatePodSpec: these name objects (ValidateServiceAccountName, ValidatePriorityClassName,
+    // ValidateRuntimeClassName), DNS-1123 subdomains.
+    for key in ["serviceAccountName", "priorityClassName", "runtimeClassName"] {
         if let Some(n) = ps.get(key).and_then(Value::as_str)
             && let Err(e) = super::names::dns1123_subdomain(n)
         {

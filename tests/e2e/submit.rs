@@ -697,3 +697,65 @@ fn istio_lint_warns_only_where_the_namespace_injects_sidecars() {
         assert!(!run.stderr.contains("istio"), "{ns}: {}", run.stderr);
     }
 }
+
+const RUNTIME_CLASS_JOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: rc\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        spec:\n          runtimeClassName: gvisor\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n";
+
+const PRIORITY_CLASS_JOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: pc\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        spec:\n          priorityClassName: urgent\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n";
+
+/// Issue 38 item 4: a runtimeClassName or priorityClassName naming no class on the cluster
+/// makes admission refuse every pod; `check` and submit's pre-flight refuse before any write
+/// (exit 3, a missing object), naming the class and how to list the classes.
+#[test]
+fn a_missing_runtime_or_priority_class_is_refused_before_any_write() {
+    let c = cluster("");
+    for (body, kind, name, hint) in [
+        (RUNTIME_CLASS_JOB, "RuntimeClass", "gvisor", "kubectl get runtimeclass"),
+        (PRIORITY_CLASS_JOB, "PriorityClass", "urgent", "kubectl get priorityclass"),
+    ] {
+        let (_dir, path) = manifest_file(body);
+        let p = path.to_str().unwrap();
+        // Offline the class cannot be known: validate passes.
+        tfjob(&c, &["validate", "-f", p]).exit(0);
+        for args in [vec!["check", "-f", p], vec!["submit", "-f", p]] {
+            let run = tfjob(&c, &args);
+            run.exit(3);
+            assert!(
+                run.all().contains(&format!("{kind} default/{name}")) && run.all().contains(hint),
+                "{args:?}: {}",
+                run.all()
+            );
+        }
+    }
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+}
+
+/// With the class present, the same job goes through; where the classes cannot be listed
+/// (403) the answer is "unknown", a warning, not a refusal.
+#[test]
+fn an_existing_class_passes_and_an_unreadable_one_is_unknown() {
+    let c = cluster(
+        "objects:\n- {apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata: {name: gvisor}, handler: runsc}\n",
+    );
+    let (_dir, path) = manifest_file(RUNTIME_CLASS_JOB);
+    let p = path.to_str().unwrap();
+    tfjob(&c, &["check", "-f", p]).exit(0);
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+    let denied = cluster(
+        "rbac: {deny: [{verb: list, resource: runtimeclasses}, {verb: list, resource: priorityclasses}]}\n",
+    );
+    for (body, kind) in [(RUNTIME_CLASS_JOB, "RuntimeClass"), (PRIORITY_CLASS_JOB, "PriorityClass")] {
+        let (_dir, path) = manifest_file(body);
+        let run = tfjob(&denied, &["check", "-f", path.to_str().unwrap(), "-o", "json"]);
+        assert!(
+            run.all().contains(&format!("unknown whether {kind}")),
+            "{}",
+            run.all()
+        );
+        assert!(
+            !run.all().contains(&format!("{kind} default/")),
+            "no refusal when the classes cannot be read: {}",
+            run.all()
+        );
+    }
+    assert!(denied.writes().is_empty(), "writes: {:?}", denied.writes());
+}

@@ -4,12 +4,34 @@ use serde_json::{Map, Value};
 
 use super::super::names::{dns1123_subdomain, env_var_name, qualified_name};
 use super::super::{Finding, Severity};
-use super::{Out, err, ids, int, items, nonnegative, one_of, s, seccomp};
+use super::{Out, err, int, items, local_descending_path, nonnegative, one_of, s};
 use crate::manifest::{join_index, join_key};
 use crate::quantity;
 
+/// What a container's rules need to know of its pod.
+pub(super) struct Ctx<'a> {
+    /// `hostUsers` (default true): procMount Unmasked needs false.
+    pub host_users: bool,
+    /// The pod's resource claim names (gatherPodResourceClaimNames).
+    pub claims: &'a [&'a str],
+    /// terminationGracePeriodSeconds (default 30), the bound of a sleep hook.
+    pub grace: i64,
+    /// The pod's volumes, for volumeMounts and volumeDevices.
+    pub volumes: &'a [Value],
+}
+
+impl Ctx<'_> {
+    fn volume(&self, name: &str) -> Option<&Value> {
+        self.volumes.iter().find(|v| s(v, "name") == Some(name))
+    }
+}
+
 /// validateContainerCommon and validateInitContainers' extra rules.
-pub(super) fn container(c: &Value, path: &str, init: bool, out: &mut Out) {
+pub(super) fn container(c: &Value, path: &str, init: bool, ctx: &Ctx, out: &mut Out) {
+    // validateContainerCommon: an image is required.
+    if s(c, "image").is_none_or(str::is_empty) {
+        err(out, format!("{path}.image"), "a container needs an image".into());
+    }
     // validatePullPolicy, validateContainerCommon's terminationMessagePolicy.
     one_of(
         c,
@@ -31,8 +53,18 @@ pub(super) fn container(c: &Value, path: &str, init: bool, out: &mut Out) {
     env(c, path, out);
     if let Some(r) = c.get("resources") {
         resources(r, &format!("{path}.resources"), out);
+        super::scheduling::validate_resource_claim_names(
+            r,
+            ctx.claims,
+            &format!("{path}.resources"),
+            out,
+        );
     }
-    mounts(c, path, out);
+    mounts(c, path, ctx, out);
+    validate_volume_devices(c, path, ctx, out);
+    if !init {
+        validate_resize_policy(c, path, out);
+    }
     let sidecar = init && s(c, "restartPolicy") == Some("Always");
     if init {
         // validateInitContainers: only restartable (sidecar) init containers take probes and
@@ -64,18 +96,155 @@ pub(super) fn container(c: &Value, path: &str, init: bool, out: &mut Out) {
         ("startupProbe", true),
     ] {
         if let Some(p) = c.get(k).filter(|p| !p.is_null()) {
-            probe(p, &format!("{path}.{k}"), liveness_like, out);
+            probe(p, &format!("{path}.{k}"), liveness_like, ctx, out);
+            // validateReadinessProbe: no terminationGracePeriodSeconds.
+            if k == "readinessProbe" && p.get("terminationGracePeriodSeconds").is_some_and(|v| !v.is_null()) {
+                err(
+                    out,
+                    format!("{path}.{k}.terminationGracePeriodSeconds"),
+                    "must not be set for readinessProbes".into(),
+                );
+            }
         }
     }
     if let Some(l) = c.get("lifecycle") {
         for k in ["postStart", "preStop"] {
             if let Some(h) = l.get(k) {
-                handler(h, &format!("{path}.lifecycle.{k}"), true, out);
+                handler(h, &format!("{path}.lifecycle.{k}"), true, ctx, out);
             }
         }
     }
     if let Some(sc) = c.get("securityContext") {
-        container_security_context(sc, &format!("{path}.securityContext"), out);
+        super::security::validate_security_context(
+            sc,
+            &format!("{path}.securityContext"),
+            ctx.host_users,
+            out,
+        );
+    }
+}
+
+/// validateResizePolicy: cpu or memory, once each, NotRequired or RestartContainer. (With
+/// restartPolicy Never only NotRequired passes; the operator sets the pod's restartPolicy, so
+/// that one is left to the server.) Init containers' resizePolicy is left to the server too.
+fn validate_resize_policy(c: &Value, path: &str, out: &mut Out) {
+    let rp = format!("{path}.resizePolicy");
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, p) in items(c, "resizePolicy") {
+        let n = s(p, "resourceName").unwrap_or("");
+        if seen.contains(&n) {
+            err(out, join_index(&rp, i), format!("Duplicate value: {n:?}"));
+        }
+        seen.push(n);
+        if !["cpu", "memory"].contains(&n) {
+            err(
+                out,
+                rp.clone(),
+                format!("resize resource {n:?} is not supported: use one of cpu, memory"),
+            );
+        }
+        let r = s(p, "restartPolicy").unwrap_or("");
+        if !["NotRequired", "RestartContainer"].contains(&r) {
+            err(
+                out,
+                rp.clone(),
+                format!(
+                    "resize restartPolicy {r:?} is not supported: use one of NotRequired, RestartContainer"
+                ),
+            );
+        }
+    }
+}
+
+/// checkHostPortConflicts: no protocol/hostIP/hostPort twice among the regular containers,
+/// nor within one init container.
+pub(super) fn check_host_port_conflicts(ps: &Value, key: &str, path: &str, out: &mut Out) {
+    let mut seen: Vec<String> = Vec::new();
+    for (i, c) in items(ps, key) {
+        if key == "initContainers" {
+            seen.clear();
+        }
+        for (j, p) in items(c, "ports") {
+            let Some(h) = int(p, "hostPort").filter(|h| *h != 0) else {
+                continue;
+            };
+            let k = format!(
+                "{}/{}/{h}",
+                s(p, "protocol").unwrap_or("TCP"),
+                s(p, "hostIP").unwrap_or("")
+            );
+            if seen.contains(&k) {
+                err(
+                    out,
+                    format!(
+                        "{}.hostPort",
+                        join_index(&format!("{}.ports", join_index(&format!("{path}.{key}"), i)), j)
+                    ),
+                    format!("Duplicate value: {k:?}"),
+                );
+            }
+            seen.push(k);
+        }
+    }
+}
+
+/// ValidateVolumeDevices: named, unique, on a PVC or ephemeral volume, a unique device path
+/// without '..', and not also mounted.
+fn validate_volume_devices(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
+    let mounts: Vec<(&str, &str)> = items(c, "volumeMounts")
+        .map(|(_, m)| (s(m, "name").unwrap_or(""), s(m, "mountPath").unwrap_or("")))
+        .collect();
+    let (mut names, mut paths): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    for (i, d) in items(c, "volumeDevices") {
+        let dp = join_index(&format!("{path}.volumeDevices"), i);
+        let (n, p) = (s(d, "name").unwrap_or(""), s(d, "devicePath").unwrap_or(""));
+        if n.is_empty() {
+            err(out, format!("{dp}.name"), "a volume device needs a name".into());
+        }
+        if names.contains(&n) {
+            err(out, format!("{dp}.name"), format!("{n:?} must be unique"));
+        }
+        match ctx.volume(n) {
+            None => err(
+                out,
+                format!("{dp}.name"),
+                format!("volume {n:?} not found in the pod's volumes"),
+            ),
+            Some(v) if !["persistentVolumeClaim", "ephemeral"].iter().any(|k| v.get(*k).is_some_and(|x| !x.is_null())) => err(
+                out,
+                format!("{dp}.name"),
+                "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode".into(),
+            ),
+            _ => {}
+        }
+        if p.is_empty() {
+            err(out, format!("{dp}.devicePath"), "devicePath is required".into());
+        }
+        if paths.contains(&p) {
+            err(out, format!("{dp}.devicePath"), format!("{p:?} must be unique"));
+        }
+        if p.split('/').any(|x| x == "..") {
+            err(
+                out,
+                format!("{dp}.devicePath"),
+                "can not contain backsteps ('..')".into(),
+            );
+        } else {
+            paths.push(p);
+        }
+        if mounts.iter().any(|m| m.0 == n) {
+            err(out, format!("{dp}.name"), "must not already exist in volumeMounts".into());
+        }
+        if mounts.iter().any(|m| m.1 == p) {
+            err(
+                out,
+                format!("{dp}.devicePath"),
+                "must not already exist as a path in volumeMounts".into(),
+            );
+        }
+        if !n.is_empty() {
+            names.push(n);
+        }
     }
 }
 
@@ -285,6 +454,29 @@ fn env(c: &Value, path: &str, out: &mut Out) {
                 },
             );
         }
+        // validateConfigMapEnvSource / validateSecretEnvSource: a name that is a DNS
+        // subdomain (checked as a prefix: a trailing '-' passes).
+        for k in ["configMapRef", "secretRef"] {
+            let Some(r) = e.get(k).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            match s(r, "name") {
+                None | Some("") => err(
+                    out,
+                    format!("{epath}.{k}.name"),
+                    format!("{k}.name is required"),
+                ),
+                Some(n) => {
+                    let masked = match n.strip_suffix('-') {
+                        Some(head) if !head.is_empty() => format!("{head}a"),
+                        _ => n.to_string(),
+                    };
+                    if let Err(m) = dns1123_subdomain(&masked) {
+                        err(out, format!("{epath}.{k}.name"), format!("name {n:?} {m}"));
+                    }
+                }
+            }
+        }
         if let Some(p) = s(e, "prefix")
             && !p.is_empty()
             && let Err(m) = env_var_name(p)
@@ -367,6 +559,11 @@ fn standard_container_resource(name: &str) -> bool {
     ["cpu", "memory", "ephemeral-storage"].contains(&name) || name.starts_with("hugepages-")
 }
 
+/// helper.IsExtendedResourceName: domain-qualified, not native, not `requests.`-prefixed.
+fn extended_resource(name: &str) -> bool {
+    name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.")
+}
+
 /// Resources the scheduler may overcommit: native ones that are not hugepages
 /// (helper.IsOvercommitAllowed, IsNativeResource).
 fn overcommit_allowed(name: &str) -> bool {
@@ -378,7 +575,7 @@ fn overcommit_allowed(name: &str) -> bool {
 /// standard names without a domain, non-negative values, requests ≤ limits, and for
 /// resources that cannot be overcommitted (GPUs and other extended resources, hugepages) a
 /// limit equal to the request.
-fn resources(r: &Value, path: &str, out: &mut Out) {
+pub(super) fn resources(r: &Value, path: &str, out: &mut Out) {
     let empty = Map::new();
     let limits = r.get("limits").and_then(Value::as_object).unwrap_or(&empty);
     let requests = r
@@ -403,7 +600,35 @@ fn resources(r: &Value, path: &str, out: &mut Out) {
             }
         }
     }
-    // Values themselves (valid, not negative) are checked by lint::quantity_check.
+    // Values themselves (valid, not negative) are checked by lint::quantity_check; here
+    // ValidateResourceQuantityValue's integer rule for extended resources and
+    // validateResourceQuantityHugePageValue's divisibility.
+    for (part, m) in [("limits", limits), ("requests", requests)] {
+        for (k, v) in m {
+            let kp = join_key(&format!("{path}.{part}"), k);
+            let milli = match v {
+                Value::String(x) => quantity::parse_quantity(x),
+                Value::Number(n) => n.as_f64().map(|f| (f * 1000.0).round() as i128),
+                _ => None,
+            };
+            let Some(milli) = milli else { continue };
+            if extended_resource(k) && milli % 1000 != 0 {
+                err(out, kp.clone(), format!("{k} {} must be an integer", text(v)));
+            }
+            if let Some(page) = k
+                .strip_prefix("hugepages-")
+                .and_then(quantity::parse_quantity)
+                .filter(|p| *p > 0)
+                && milli % page != 0
+            {
+                err(
+                    out,
+                    kp,
+                    format!("{} is not positive integer multiple of {k}", text(v)),
+                );
+            }
+        }
+    }
     for (k, req) in requests {
         let rpath = join_key(&format!("{path}.requests"), k);
         let Some(rv) = value(req) else { continue };
@@ -475,7 +700,7 @@ fn text(v: &Value) -> String {
 
 /// validateVolumeMounts: unique mountPaths, subPath relative without `..`
 /// (validateLocalDescendingPath), known mountPropagation.
-fn mounts(c: &Value, path: &str, out: &mut Out) {
+fn mounts(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
     let mut paths: Vec<&str> = Vec::new();
     for (i, m) in items(c, "volumeMounts") {
         let mpath = join_index(&format!("{path}.volumeMounts"), i);
@@ -506,13 +731,107 @@ fn mounts(c: &Value, path: &str, out: &mut Out) {
             "mountPropagation",
             out,
         );
+        // validateMountPropagation: Bidirectional only in privileged containers.
+        if s(m, "mountPropagation") == Some("Bidirectional")
+            && c.pointer("/securityContext/privileged").and_then(Value::as_bool) != Some(true)
+        {
+            err(
+                out,
+                format!("{path}.volumeMounts.mountPropagation"),
+                "Bidirectional mount propagation is available only to privileged containers"
+                    .into(),
+            );
+        }
+        // ValidateVolumeMounts: subPathExpr excludes subPath and is a local path.
+        if let Some(x) = s(m, "subPathExpr").filter(|x| !x.is_empty()) {
+            if s(m, "subPath").is_some_and(|p| !p.is_empty()) {
+                err(
+                    out,
+                    format!("{mpath}.subPathExpr"),
+                    "subPathExpr and subPath are mutually exclusive".into(),
+                );
+            }
+            if let Some(e) = local_descending_path(x) {
+                err(
+                    out,
+                    format!("{path}.volumeMounts.subPathExpr"),
+                    format!("subPathExpr {x:?} {e}"),
+                );
+            }
+        }
+        // No subPath into an image volume.
+        if let Some(v) = s(m, "name").and_then(|n| ctx.volume(n))
+            && v.get("image").is_some_and(|x| !x.is_null())
+        {
+            for k in ["subPath", "subPathExpr"] {
+                if s(m, k).is_some_and(|x| !x.is_empty()) {
+                    err(
+                        out,
+                        format!("{mpath}.{k}"),
+                        "not allowed in image volume sources".into(),
+                    );
+                }
+            }
+        }
+        // validateMountRecursiveReadOnly.
+        match s(m, "recursiveReadOnly") {
+            None | Some("Disabled") => {}
+            Some("Enabled" | "IfPossible") => {
+                let rp = format!("{path}.volumeMounts.recursiveReadOnly");
+                if m.get("readOnly").and_then(Value::as_bool) != Some(true) {
+                    err(out, rp.clone(), "may only be specified when readOnly is true".into());
+                }
+                if s(m, "mountPropagation").is_some_and(|p| p != "None") {
+                    err(
+                        out,
+                        rp,
+                        "may only be specified when mountPropagation is None or not specified"
+                            .into(),
+                    );
+                }
+            }
+            Some(x) => err(
+                out,
+                format!("{path}.volumeMounts.recursiveReadOnly"),
+                format!("recursiveReadOnly {x:?} is not supported: use one of Disabled, Enabled, IfPossible"),
+            ),
+        }
+        // Names and paths shared with volumeDevices.
+        if let Some(n) = s(m, "name")
+            && items(c, "volumeDevices").any(|(_, d)| s(d, "name") == Some(n))
+        {
+            err(
+                out,
+                format!("{mpath}.name"),
+                "must not already exist in volumeDevices".into(),
+            );
+        }
+        if let Some(p) = s(m, "mountPath")
+            && items(c, "volumeDevices").any(|(_, d)| s(d, "devicePath") == Some(p))
+        {
+            err(
+                out,
+                format!("{mpath}.mountPath"),
+                "must not already exist as a path in volumeDevices".into(),
+            );
+        }
     }
 }
 
 /// validateProbe: exactly one handler, non-negative numbers, and for liveness and startup
 /// probes successThreshold 1 (validateLivenessProbe, validateStartupProbe).
-fn probe(p: &Value, path: &str, liveness_like: bool, out: &mut Out) {
-    handler(p, path, false, out);
+fn probe(p: &Value, path: &str, liveness_like: bool, ctx: &Ctx, out: &mut Out) {
+    handler(p, path, false, ctx, out);
+    // validateProbe: a probe's terminationGracePeriodSeconds is positive.
+    if let Some(g) = int(p, "terminationGracePeriodSeconds")
+        && g <= 0
+    {
+        err(
+            out,
+            format!("{path}.terminationGracePeriodSeconds"),
+            format!("must be greater than 0, is {g}"),
+        );
+    }
     nonnegative(
         p,
         &[
@@ -540,7 +859,7 @@ fn probe(p: &Value, path: &str, liveness_like: bool, out: &mut Out) {
 
 /// validateHandler / validateLifecycleHandler: exactly one of exec, httpGet, tcpSocket, grpc
 /// (probes) or sleep (lifecycle hooks); ports are numbers in range or IANA names.
-fn handler(h: &Value, path: &str, lifecycle: bool, out: &mut Out) {
+fn handler(h: &Value, path: &str, lifecycle: bool, ctx: &Ctx, out: &mut Out) {
     let kinds: &[&str] = if lifecycle {
         &["exec", "httpGet", "tcpSocket", "sleep"]
     } else {
@@ -594,7 +913,39 @@ fn handler(h: &Value, path: &str, lifecycle: bool, out: &mut Out) {
             ),
         }
     }
+    // validateExecAction: a command.
+    if let Some(e) = h.get("exec").filter(|v| !v.is_null())
+        && items(e, "command").next().is_none()
+    {
+        err(out, format!("{path}.exec.command"), "command is required".into());
+    }
+    // validateSleepAction: 0 (PodLifecycleSleepActionAllowZero, on in 1.36) up to the grace
+    // period.
+    if let Some(sl) = h.get("sleep").filter(|v| !v.is_null()) {
+        let n = int(sl, "seconds").unwrap_or(0);
+        if n < 0 || n > ctx.grace {
+            err(
+                out,
+                format!("{path}.sleep"),
+                format!(
+                    "sleep seconds {n} must be non-negative and less than terminationGracePeriodSeconds ({})",
+                    ctx.grace
+                ),
+            );
+        }
+    }
     if let Some(g) = h.get("httpGet") {
+        // validateHTTPGetAction: header names are HTTP tokens (IsHTTPHeaderName).
+        for (_, hd) in items(g, "httpHeaders") {
+            let n = s(hd, "name").unwrap_or("");
+            if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                err(
+                    out,
+                    format!("{path}.httpGet.httpHeaders"),
+                    format!("header name {n:?} must be letters, digits and '-'"),
+                );
+            }
+        }
         one_of(
             g,
             "scheme",
@@ -604,28 +955,4 @@ fn handler(h: &Value, path: &str, lifecycle: bool, out: &mut Out) {
             out,
         );
     }
-}
-
-/// ValidateSecurityContext: ids in range, privileged with allowPrivilegeEscalation false,
-/// procMount, seccomp.
-fn container_security_context(sc: &Value, path: &str, out: &mut Out) {
-    ids(sc, &["runAsUser", "runAsGroup"], path, out);
-    if sc.get("privileged").and_then(Value::as_bool) == Some(true)
-        && sc.get("allowPrivilegeEscalation").and_then(Value::as_bool) == Some(false)
-    {
-        err(
-            out,
-            path.to_string(),
-            "cannot set `allowPrivilegeEscalation` to false and `privileged` to true".into(),
-        );
-    }
-    one_of(
-        sc,
-        "procMount",
-        &["Default", "Unmasked"],
-        path,
-        "procMount",
-        out,
-    );
-    seccomp(sc, path, out);
 }

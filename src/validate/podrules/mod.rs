@@ -13,8 +13,15 @@ use super::{Finding, Severity};
 use crate::manifest::{join_index, join_key};
 
 mod containers;
+mod scheduling;
+mod security;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod upstream_tests;
+mod volumes;
+
+pub use security::is_valid_sysctl_name;
 
 use containers::container;
 pub use containers::port_name;
@@ -97,7 +104,7 @@ fn nonnegative(v: &Value, keys: &[&str], path: &str, out: &mut Out) {
 
 /// The pod-level rules of `ValidatePodSpec` not covered in pod.rs.
 pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
-    // validateDNSPolicy, validatePodDNSConfig.
+    // validateDNSPolicy.
     one_of(
         ps,
         "dnsPolicy",
@@ -106,42 +113,7 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
         "dnsPolicy",
         out,
     );
-    if s(ps, "dnsPolicy") == Some("None")
-        && ps
-            .pointer("/dnsConfig/nameservers")
-            .and_then(Value::as_array)
-            .is_none_or(Vec::is_empty)
-    {
-        err(
-            out,
-            format!("{path}.dnsConfig.nameservers"),
-            "must provide at least one DNS nameserver when dnsPolicy is None".into(),
-        );
-    }
-    if let Some(ns) = ps
-        .pointer("/dnsConfig/nameservers")
-        .and_then(Value::as_array)
-    {
-        if ns.len() > 3 {
-            err(
-                out,
-                format!("{path}.dnsConfig.nameservers"),
-                format!("must not have more than 3 nameservers, has {}", ns.len()),
-            );
-        }
-        for (i, n) in ns.iter().enumerate() {
-            if n.as_str()
-                .and_then(|x| x.parse::<std::net::IpAddr>().ok())
-                .is_none()
-            {
-                err(
-                    out,
-                    join_index(&format!("{path}.dnsConfig.nameservers"), i),
-                    format!("{n} must be a valid IP address"),
-                );
-            }
-        }
-    }
+    scheduling::validate_pod_dns_config(ps, path, out);
     // ValidatePodSpec: hostname and subdomain are DNS-1123 labels.
     for k in ["hostname", "subdomain"] {
         if let Some(h) = s(ps, k)
@@ -186,15 +158,48 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
             }
         }
     }
-    if let Some(sc) = ps.get("securityContext") {
-        pod_security_context(sc, &format!("{path}.securityContext"), out);
+    // ValidatePodCreate: ephemeral containers come only through their subresource.
+    if items(ps, "ephemeralContainers").next().is_some() {
+        err(
+            out,
+            format!("{path}.ephemeralContainers"),
+            "ephemeralContainers cannot be set on create".into(),
+        );
+    }
+    security::validate_pod_spec_security_context(ps, path, out);
+    security::validate_host_users(ps, path, out);
+    security::validate_windows_host_process_pod(ps, path, out);
+    security::validate_os(ps, path, out);
+    scheduling::validate_topology_spread_constraints(ps, path, out);
+    scheduling::validate_host_aliases(ps, path, out);
+    scheduling::validate_readiness_gates(ps, path, out);
+    scheduling::validate_scheduling_gates(ps, path, out);
+    let claims = scheduling::validate_pod_resource_claims(ps, path, out);
+    // validateOverhead: ValidateContainerResourceRequirements on limits only.
+    if let Some(o) = ps.get("overhead").filter(|v| v.is_object()) {
+        containers::resources(
+            &serde_json::json!({ "limits": o }),
+            &format!("{path}.overhead"),
+            out,
+        );
     }
     if let Some(a) = ps.get("affinity") {
         affinity(a, &format!("{path}.affinity"), out);
     }
     for (i, v) in items(ps, "volumes") {
-        volume_source(v, &join_index(&format!("{path}.volumes"), i), out);
+        volumes::validate_volume_source(
+            v,
+            s(v, "name").unwrap_or(""),
+            &join_index(&format!("{path}.volumes"), i),
+            out,
+        );
     }
+    let ctx = containers::Ctx {
+        host_users: security::host_users(ps),
+        claims: &claims,
+        grace: security::grace_period(ps),
+        volumes: ps.get("volumes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]),
+    };
     // validateInitContainers / validateContainers: names unique across both lists.
     let mut seen: Vec<&str> = Vec::new();
     for key in ["initContainers", "containers"] {
@@ -215,8 +220,10 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
                 ),
                 Some(n) => seen.push(n),
             }
-            container(c, &cpath, key == "initContainers", out);
+            container(c, &cpath, key == "initContainers", &ctx, out);
         }
+        // checkHostPortConflicts: across containers; init containers one by one.
+        containers::check_host_port_conflicts(ps, key, path, out);
     }
     host_network_ports(ps, path, out);
     priority(ps, path, out);
@@ -282,31 +289,6 @@ fn priority(ps: &Value, path: &str, out: &mut Out) {
     }
 }
 
-/// validatePodSecurityContext: ids in range (IsValidUserID / IsValidGroupID), fsGroupChangePolicy.
-fn pod_security_context(sc: &Value, path: &str, out: &mut Out) {
-    ids(sc, &["runAsUser", "runAsGroup", "fsGroup"], path, out);
-    for (i, g) in items(sc, "supplementalGroups") {
-        if let Some(n) = g.as_i64()
-            && !(0..=i64::from(i32::MAX)).contains(&n)
-        {
-            err(
-                out,
-                join_index(&format!("{path}.supplementalGroups"), i),
-                format!("must be between 0 and 2147483647, inclusive, is {n}"),
-            );
-        }
-    }
-    one_of(
-        sc,
-        "fsGroupChangePolicy",
-        &["OnRootMismatch", "Always"],
-        path,
-        "fsGroupChangePolicy",
-        out,
-    );
-    seccomp(sc, path, out);
-}
-
 /// apimachinery validation.go `IsValidUserID` / `IsValidGroupID`: 0 to 2^31-1.
 fn ids(sc: &Value, keys: &[&str], path: &str, out: &mut Out) {
     for k in keys {
@@ -319,29 +301,6 @@ fn ids(sc: &Value, keys: &[&str], path: &str, out: &mut Out) {
                 format!("{k} must be between 0 and 2147483647, inclusive, is {n}"),
             );
         }
-    }
-}
-
-/// validateSeccompProfileField.
-fn seccomp(sc: &Value, path: &str, out: &mut Out) {
-    let Some(p) = sc.get("seccompProfile") else {
-        return;
-    };
-    let ppath = format!("{path}.seccompProfile");
-    one_of(
-        p,
-        "type",
-        &["Localhost", "RuntimeDefault", "Unconfined"],
-        &ppath,
-        "seccomp profile type",
-        out,
-    );
-    if s(p, "type") == Some("Localhost") && s(p, "localhostProfile").is_none_or(str::is_empty) {
-        err(
-            out,
-            format!("{ppath}.localhostProfile"),
-            "localhostProfile must be set when seccomp profile type is Localhost".into(),
-        );
     }
 }
 
@@ -563,125 +522,40 @@ fn label_selector(ls: &Value, path: &str, out: &mut Out) {
     }
 }
 
+
 // ---------------------------------------------------------------------------------------------
-// Volumes
+// Shared formats
 
-/// The volume sources a volume may name (`validateVolumeSource` counts them).
-const VOLUME_SOURCES: [&str; 30] = [
-    "hostPath",
-    "emptyDir",
-    "gcePersistentDisk",
-    "awsElasticBlockStore",
-    "gitRepo",
-    "secret",
-    "nfs",
-    "iscsi",
-    "glusterfs",
-    "persistentVolumeClaim",
-    "rbd",
-    "flexVolume",
-    "cinder",
-    "cephfs",
-    "flocker",
-    "downwardAPI",
-    "fc",
-    "azureFile",
-    "configMap",
-    "vsphereVolume",
-    "quobyte",
-    "azureDisk",
-    "photonPersistentDisk",
-    "portworxVolume",
-    "scaleIO",
-    "projected",
-    "storageos",
-    "csi",
-    "ephemeral",
-    "image",
-];
+/// validation.IsValidIP as a create sees it: netutils.ParseIPSloppy, which also takes IPv4
+/// octets with leading zeros (a doubt must not become a refusal).
+fn ip_sloppy(ip: &str) -> bool {
+    if ip.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    let parts: Vec<&str> = ip.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.len() <= 3
+                && p.chars().all(|c| c.is_ascii_digit())
+                && p.parse::<u16>().is_ok_and(|n| n <= 255)
+        })
+}
 
-/// validateVolumeSource: exactly one source; the required fields of the common ones
-/// (validatePersistentClaimVolumeSource, validateSecretVolumeSource,
-/// validateConfigMapVolumeSource, validateHostPathVolumeSource, validateNFSVolumeSource,
-/// validateEmptyDirVolumeSource's sizeLimit).
-fn volume_source(v: &Value, path: &str, out: &mut Out) {
-    let Some(m) = v.as_object() else { return };
-    let sources: Vec<&str> = VOLUME_SOURCES
-        .iter()
-        .copied()
-        .filter(|k| m.get(*k).is_some_and(|x| !x.is_null()))
-        .collect();
-    match sources.len() {
-        0 => err(out, path.to_string(), "must specify a volume type".into()),
-        1 => {}
-        _ => err(
-            out,
-            format!("{path}.{}", sources[1]),
-            format!(
-                "may not specify more than 1 volume type: this volume has {}",
-                sources.join(" and ")
-            ),
-        ),
+/// validateLocalDescendingPath (with validatePathNoBacksteps): relative, no '..' element.
+fn local_descending_path(p: &str) -> Option<String> {
+    if p.starts_with('/') {
+        return Some("must be a relative path".into());
     }
-    let required = |src: &str, key: &str, out: &mut Out| {
-        if let Some(x) = m.get(src)
-            && s(x, key).is_none_or(str::is_empty)
-        {
-            err(
-                out,
-                format!("{path}.{src}.{key}"),
-                format!("{src}.{key} is required"),
-            );
-        }
-    };
-    required("persistentVolumeClaim", "claimName", out);
-    required("secret", "secretName", out);
-    required("configMap", "name", out);
-    required("hostPath", "path", out);
-    required("nfs", "server", out);
-    required("nfs", "path", out);
-    for src in ["secret", "configMap"] {
-        if let Some(x) = m.get(src)
-            && let Some(mode) = int(x, "defaultMode")
-            && !(0..=0o777).contains(&mode)
-        {
-            err(
-                out,
-                format!("{path}.{src}.defaultMode"),
-                format!("must be a number between 0 and 0777 (octal), both inclusive, is {mode}"),
-            );
-        }
+    if p.replace('\\', "/").split('/').any(|x| x == "..") {
+        return Some("must not contain '..'".into());
     }
-    if let Some(ed) = m.get("emptyDir") {
-        // validateEmptyDirVolumeSource: also HugePages-<size> (HugePageStorageMediumSize).
-        if !s(ed, "medium").is_some_and(|m| m.starts_with("HugePages-")) {
-            one_of(
-                ed,
-                "medium",
-                &["", "Memory", "HugePages"],
-                &format!("{path}.emptyDir"),
-                "medium",
-                out,
-            );
-        }
-    }
-    if let Some(hp) = m.get("hostPath") {
-        one_of(
-            hp,
-            "type",
-            &[
-                "",
-                "DirectoryOrCreate",
-                "Directory",
-                "FileOrCreate",
-                "File",
-                "Socket",
-                "CharDevice",
-                "BlockDevice",
-            ],
-            &format!("{path}.hostPath"),
-            "hostPath type",
-            out,
-        );
-    }
+    None
+}
+
+/// ValidateLocalNonReservedPath: a local descending path that does not start with '..'.
+fn local_non_reserved_path(p: &str) -> Option<String> {
+    local_descending_path(p).or_else(|| {
+        (p.starts_with("..") && !p.starts_with("../")).then(|| "must not start with '..'".into())
+    })
 }

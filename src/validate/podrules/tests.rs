@@ -53,9 +53,9 @@ fn the_rules_upstream_applies_and_their_paths() {
          vec![format!("{c}.env[0].valueFrom")]),
         (ctr(json!({"volumeMounts": [{"name": "v", "mountPath": "/a"}, {"name": "v", "mountPath": "/a", "subPath": "../x"}]})),
          vec![format!("{c}.volumeMounts[1].mountPath"), format!("{c}.volumeMounts[1].subPath")]),
-        (json!({"hostNetwork": true, "containers": [{"name": "t", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}),
+        (json!({"hostNetwork": true, "containers": [{"name": "t", "image": "i:1", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}),
          vec![format!("{c}.ports[0].hostPort")]),
-        (json!({"initContainers": [{"name": "i", "livenessProbe": {"exec": {}}}], "containers": []}),
+        (json!({"initContainers": [{"name": "i", "image": "i:1", "livenessProbe": {"exec": {"command": ["x"]}}}], "containers": []}),
          vec!["p.initContainers[0].livenessProbe".to_string()]),
         (json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}],
@@ -68,7 +68,7 @@ fn the_rules_upstream_applies_and_their_paths() {
             "p.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey".to_string(),
          ]),
         (json!({"dnsPolicy": "None", "priority": 5, "priorityClassName": "high"}),
-         vec!["p.dnsConfig.nameservers".to_string(), "p.priority".to_string()]),
+         vec!["p.dnsConfig".to_string(), "p.priority".to_string()]),
         (json!({"volumes": [{"name": "v"}]}), vec!["p.volumes[0]".to_string()]),
     ] {
         assert_eq!(paths(pod.clone()), want, "{pod}");

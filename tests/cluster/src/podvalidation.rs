@@ -516,10 +516,20 @@ fn affinity(v: &mut V, a: &Value) {
 /// global default class, else 0, and a pod that states another value is forbidden.
 pub fn admit_priority(classes: &[Value], pod: &Value) -> Result<(), String> {
     let spec = &pod["spec"];
+    let class = text(&spec["priorityClassName"]);
+    // A named class must exist whether or not the pod states a priority (the two
+    // system classes are built in).
+    if !class.is_empty()
+        && !["system-cluster-critical", "system-node-critical"].contains(&class)
+        && !classes
+            .iter()
+            .any(|c| text(&c["metadata"]["name"]) == class)
+    {
+        return Err(format!("no PriorityClass with name {class} was found"));
+    }
     let Some(given) = spec["priority"].as_i64() else {
         return Ok(());
     };
-    let class = text(&spec["priorityClassName"]);
     let computed = if class.is_empty() {
         classes
             .iter()
@@ -544,12 +554,28 @@ pub fn admit_priority(classes: &[Value], pod: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Both pod-create paths (the API and the simulated operator) run this: Priority admission,
-/// then validation. `Err` is the apiserver's error for the create.
+/// plugin/pkg/admission/runtimeclass/admission.go `Admit`: a pod naming a RuntimeClass that
+/// does not exist is forbidden (the plugin reads the class to set the pod's overhead).
+pub fn admit_runtime_class(classes: &[Value], pod: &Value) -> Result<(), String> {
+    let class = text(&pod["spec"]["runtimeClassName"]);
+    if class.is_empty()
+        || classes
+            .iter()
+            .any(|c| text(&c["metadata"]["name"]) == class)
+    {
+        return Ok(());
+    }
+    Err(format!("pod rejected: RuntimeClass {class:?} not found"))
+}
+
+/// Both pod-create paths (the API and the simulated operator) run this: Priority and
+/// RuntimeClass admission, then validation. `Err` is the apiserver's error for the create.
 pub fn check_create(sh: &crate::state::Shared, pod: &Value) -> Result<(), crate::status::ApiError> {
     let name = text(&pod["metadata"]["name"]).to_string();
     let (classes, _) = sh.store.list("priorityclasses", None);
     admit_priority(&classes, pod).map_err(|m| crate::admission::forbidden(&name, &m))?;
+    let (runtimes, _) = sh.store.list("runtimeclasses", None);
+    admit_runtime_class(&runtimes, pod).map_err(|m| crate::admission::forbidden(&name, &m))?;
     let errs = validate_pod(pod);
     if errs.is_empty() {
         Ok(())

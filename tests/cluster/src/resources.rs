@@ -173,6 +173,16 @@ fn builtin_list() -> Vec<ResourceInfo> {
             &[],
         ),
         builtin(
+            "node.k8s.io",
+            "v1",
+            "runtimeclasses",
+            "RuntimeClass",
+            false,
+            &[],
+            ALL,
+            &[],
+        ),
+        builtin(
             "storage.k8s.io",
             "v1",
             "storageclasses",
