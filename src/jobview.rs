@@ -10,6 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::podtable::PodRow;
 use crate::model::{self, ReplicaType, TFJob};
+use crate::operator_pods;
 
 // ---------------------------------------------------------------------------------------------
 // Replicas
@@ -51,16 +52,13 @@ pub fn selected(pod: &Pod, replica_type: Option<&str>, index: Option<u32>) -> bo
 /// How many pods `--replica-type`/`--index` select out of the job's spec.
 pub fn expected_replicas(job: &TFJob, replica_type: Option<&str>, index: Option<u32>) -> usize {
     let mut n = 0usize;
-    for (key, spec) in &job.spec.tf_replica_specs {
-        if replica_type.is_some_and(|t| !t.eq_ignore_ascii_case(key)) {
+    for r in &operator_pods::expand(job).replicas {
+        if replica_type.is_some_and(|t| !t.eq_ignore_ascii_case(r.key)) {
             continue;
         }
-        let count = spec
-            .replicas
-            .unwrap_or(1)
-            .clamp(0, model::MAX_LISTED_PODS_PER_TYPE);
+        let count = r.count.min(model::MAX_LISTED_PODS_PER_TYPE);
         n += match index {
-            Some(i) => usize::from((i as i64) < i64::from(count)),
+            Some(i) => usize::from(i64::from(i) < i64::from(count)),
             None => count as usize,
         };
     }
@@ -402,27 +400,23 @@ pub fn gateway_env(job: &TFJob) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// TF_CONFIG's `cluster` as the operator builds it (`tensorflow.go` genTFConfigJSONStr): one
-/// `<job>-<role>-<i>.<namespace>.svc:<port>` per replica of each known role; only set when the
-/// job is distributed.
+/// TF_CONFIG's `cluster` in short, from the operator's pods ([`operator_pods`]): per replica
+/// type, its count and first address; only set when the job is distributed.
 pub fn tf_config_shape(job: &TFJob) -> String {
-    if !job.is_distributed() {
+    let model = operator_pods::expand(job);
+    if !model.distributed {
         return "not set (a single replica; the operator sets TF_CONFIG only for distributed jobs)"
             .into();
     }
-    let name = job.metadata.name.as_deref().unwrap_or_default();
-    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
+    let mut replicas: Vec<_> = model.replicas.iter().collect();
+    replicas.sort_by_key(|r| replica_order(&format!("{}-0", r.key)));
     let mut parts = Vec::new();
-    for t in job.replica_types() {
-        let n = job.replicas(t);
-        let first = format!(
-            "{}.{ns}.svc:{}",
-            model::pod_name(name, t.lower(), 0),
-            model::DEFAULT_PORT
-        );
+    for r in replicas {
+        let n = r.count;
         parts.push(format!(
-            "{}: {n} ({first}{})",
-            t.lower(),
+            "{}: {n} ({}{})",
+            r.lower,
+            model.address(r, 0),
             if n > 1 { ", …" } else { "" }
         ));
     }
