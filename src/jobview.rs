@@ -159,8 +159,9 @@ pub fn age(ts: Option<Timestamp>, now: Timestamp) -> String {
 /// Requested `nvidia.com/gpu` of a job: replicas × the limit (else request) of each container.
 pub fn gpus(job: &TFJob) -> i64 {
     let mut total = 0i64;
-    for spec in job.spec.tf_replica_specs.values() {
-        let per_pod: i64 = spec
+    for r in &operator_pods::expand(job).replicas {
+        let per_pod: i64 = r
+            .spec
             .template
             .spec
             .iter()
@@ -175,26 +176,26 @@ pub fn gpus(job: &TFJob) -> i64 {
                 q.0.parse::<i64>().ok()
             })
             .sum();
-        total += per_pod * i64::from(spec.replicas.unwrap_or(1).max(0));
+        total += per_pod * i64::from(r.count);
     }
     total
+}
+
+/// The job's replicas in the operator's role order ([`replica_order`]).
+fn in_role_order<'a>(pods: &'a operator_pods::OperatorJob) -> Vec<&'a operator_pods::Replica<'a>> {
+    let mut replicas: Vec<_> = pods.replicas.iter().collect();
+    replicas.sort_by_key(|r| replica_order(&format!("{}-0", r.key)));
+    replicas
 }
 
 /// `PS 1/1 Worker 2/3`: running (as `kubectl get pods` shows Running) over desired, per role in
 /// the operator's order.
 pub fn role_counts(job: &TFJob, running: &BTreeMap<String, i32>) -> String {
+    let pods = operator_pods::expand(job);
     let mut parts = Vec::new();
-    let mut keys: Vec<(&String, i32)> = job
-        .spec
-        .tf_replica_specs
-        .iter()
-        .map(|(k, s)| (k, s.replicas.unwrap_or(1).max(0)))
-        .collect();
-    keys.sort_by_key(|(k, _)| replica_order(&format!("{k}-0")));
-    for (k, desired) in keys {
-        let name = ReplicaType::from_any_case(k).map_or_else(|| k.clone(), |t| t.as_str().into());
-        let r = running.get(&k.to_lowercase()).copied().unwrap_or(0);
-        parts.push(format!("{name} {r}/{desired}"));
+    for r in in_role_order(&pods) {
+        let n = running.get(&r.lower).copied().unwrap_or(0);
+        parts.push(format!("{} {n}/{}", r.type_name, r.count));
     }
     parts.join(" ")
 }
@@ -205,18 +206,12 @@ pub fn role_counts(job: &TFJob, running: &BTreeMap<String, i32>) -> String {
 /// the operator stopped when the workers finished) is `PS stopped`.
 pub fn role_outcomes(job: &TFJob) -> String {
     let statuses = job.status.as_ref().map(|s| &s.replica_statuses);
-    let mut keys: Vec<(&String, i32)> = job
-        .spec
-        .tf_replica_specs
-        .iter()
-        .map(|(k, s)| (k, s.replicas.unwrap_or(1).max(0)))
-        .collect();
-    keys.sort_by_key(|(k, _)| replica_order(&format!("{k}-0")));
+    let pods = operator_pods::expand(job);
     let mut parts = Vec::new();
-    for (k, desired) in keys {
-        let name = ReplicaType::from_any_case(k).map_or_else(|| k.clone(), |t| t.as_str().into());
+    for r in in_role_order(&pods) {
+        let (k, name, desired) = (r.key, &r.type_name, r.count);
         let st = statuses.and_then(|m| {
-            m.get(k.as_str()).or_else(|| {
+            m.get(k).or_else(|| {
                 m.iter()
                     .find(|(n, _)| n.eq_ignore_ascii_case(k))
                     .map(|(_, v)| v)
@@ -408,10 +403,8 @@ pub fn tf_config_shape(job: &TFJob) -> String {
         return "not set (a single replica; the operator sets TF_CONFIG only for distributed jobs)"
             .into();
     }
-    let mut replicas: Vec<_> = model.replicas.iter().collect();
-    replicas.sort_by_key(|r| replica_order(&format!("{}-0", r.key)));
     let mut parts = Vec::new();
-    for r in replicas {
+    for r in in_role_order(&model) {
         let n = r.count;
         parts.push(format!(
             "{}: {n} ({}{})",

@@ -439,11 +439,6 @@ impl TFJob {
             .unwrap_or(0)
     }
 
-    /// Whether the job has a Chief or Master (then only that role decides Running/Succeeded).
-    pub fn has_chief(&self) -> bool {
-        self.replica_types().iter().any(|t| t.is_chief_like())
-    }
-
     /// The operator sets TF_CONFIG only when the replica sum over known types is not 1.
     pub fn is_distributed(&self) -> bool {
         let total: i64 = self
