@@ -426,6 +426,40 @@ mod tests {
         assert!(!wrapped.contains("ApiError"), "{wrapped}");
     }
 
+    #[derive(Debug)]
+    struct Inner;
+    impl fmt::Display for Inner {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("inner cause")
+        }
+    }
+    impl std::error::Error for Inner {}
+
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+    impl fmt::Display for Outer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("outer")
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn the_chain_walk_reaches_what_an_io_error_wraps() {
+        // io::Error's own source() skips the error it wraps; the walk does not.
+        let e = Outer(std::io::Error::other(Inner));
+        assert_eq!(causes(&e).count(), 3);
+        assert!(find_cause::<Inner>(&e).is_some());
+        assert!(find_cause::<std::fmt::Error>(&e).is_none());
+        assert_eq!(chain(&e), "outer: inner cause");
+        let refused = Outer(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert_eq!(unreachable(&refused), Some(Unreachable::Refused));
+    }
+
     #[test]
     fn kubectl_names_the_server_by_host_and_port() {
         assert_eq!(host_port("http://127.0.0.1:1"), "127.0.0.1:1");
