@@ -247,8 +247,7 @@ pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
         return text;
     }
     let mut out = err.to_string();
-    let mut next = cause(err);
-    while let Some(e) = next {
+    for e in causes(err).skip(1) {
         if let Some(text) = words(e) {
             out.push_str(": ");
             out.push_str(&text);
@@ -259,21 +258,29 @@ pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
             out.push_str(": ");
             out.push_str(&text);
         }
-        next = cause(e);
     }
     out
 }
 
-/// The next cause: `source()`, or the error an `io::Error` wraps (whose `source()` skips it).
-fn cause<'a>(
-    e: &'a (dyn std::error::Error + 'static),
-) -> Option<&'a (dyn std::error::Error + 'static)> {
-    match e.downcast_ref::<std::io::Error>() {
+/// The one walk down an error's chain: the error, then each cause, where the next cause is
+/// `source()`, or the error an `io::Error` wraps (whose `source()` skips it; hyper-rustls nests
+/// io::Errors around a rustls::Error, kube's body limit sits inside one).
+pub fn causes<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(err), |e| match e.downcast_ref::<std::io::Error>() {
         Some(io) => io
             .get_ref()
             .map(|inner| inner as &(dyn std::error::Error + 'static)),
         None => e.source(),
-    }
+    })
+}
+
+/// The first error of type `T` in `err`'s chain ([`causes`]).
+pub fn find_cause<'a, T: std::error::Error + 'static>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
+    causes(err).find_map(|e| e.downcast_ref::<T>())
 }
 
 /// Why a connection could not even be opened, when kubectl gives up at once for it: refused
@@ -286,20 +293,17 @@ pub enum Unreachable {
 
 /// The [`Unreachable`] behind an error, if any of its causes is one.
 pub fn unreachable(err: &(dyn std::error::Error + 'static)) -> Option<Unreachable> {
-    let mut next = Some(err);
-    while let Some(e) = next {
+    causes(err).find_map(|e| {
         if let Some(io) = e.downcast_ref::<std::io::Error>()
             && io.kind() == std::io::ErrorKind::ConnectionRefused
         {
             return Some(Unreachable::Refused);
         }
         // hyper-util's HttpConnector names a failed lookup "dns error" (its ConnectError).
-        if e.to_string().starts_with("dns error") {
-            return Some(Unreachable::Dns);
-        }
-        next = cause(e);
-    }
-    None
+        e.to_string()
+            .starts_with("dns error")
+            .then_some(Unreachable::Dns)
+    })
 }
 
 /// The API server's URL, set once the client is configured, for the refused-connection line.
@@ -420,6 +424,40 @@ mod tests {
         let wrapped = Error::kube("listing tfjobs", e).to_string();
         assert!(!wrapped.contains("Status {"), "{wrapped}");
         assert!(!wrapped.contains("ApiError"), "{wrapped}");
+    }
+
+    #[derive(Debug)]
+    struct Inner;
+    impl fmt::Display for Inner {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("inner cause")
+        }
+    }
+    impl std::error::Error for Inner {}
+
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+    impl fmt::Display for Outer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("outer")
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn the_chain_walk_reaches_what_an_io_error_wraps() {
+        // io::Error's own source() skips the error it wraps; the walk does not.
+        let e = Outer(std::io::Error::other(Inner));
+        assert_eq!(causes(&e).count(), 3);
+        assert!(find_cause::<Inner>(&e).is_some());
+        assert!(find_cause::<std::fmt::Error>(&e).is_none());
+        assert_eq!(chain(&e), "outer: inner cause");
+        let refused = Outer(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert_eq!(unreachable(&refused), Some(Unreachable::Refused));
     }
 
     #[test]

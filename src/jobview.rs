@@ -10,6 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::podtable::PodRow;
 use crate::model::{self, ReplicaType, TFJob};
+use crate::operator_pods;
 
 // ---------------------------------------------------------------------------------------------
 // Replicas
@@ -51,16 +52,13 @@ pub fn selected(pod: &Pod, replica_type: Option<&str>, index: Option<u32>) -> bo
 /// How many pods `--replica-type`/`--index` select out of the job's spec.
 pub fn expected_replicas(job: &TFJob, replica_type: Option<&str>, index: Option<u32>) -> usize {
     let mut n = 0usize;
-    for (key, spec) in &job.spec.tf_replica_specs {
-        if replica_type.is_some_and(|t| !t.eq_ignore_ascii_case(key)) {
+    for r in &operator_pods::expand(job).replicas {
+        if replica_type.is_some_and(|t| !t.eq_ignore_ascii_case(r.key)) {
             continue;
         }
-        let count = spec
-            .replicas
-            .unwrap_or(1)
-            .clamp(0, model::MAX_LISTED_PODS_PER_TYPE);
+        let count = r.count.min(model::MAX_LISTED_PODS_PER_TYPE);
         n += match index {
-            Some(i) => usize::from((i as i64) < i64::from(count)),
+            Some(i) => usize::from(i64::from(i) < i64::from(count)),
             None => count as usize,
         };
     }
@@ -161,8 +159,9 @@ pub fn age(ts: Option<Timestamp>, now: Timestamp) -> String {
 /// Requested `nvidia.com/gpu` of a job: replicas × the limit (else request) of each container.
 pub fn gpus(job: &TFJob) -> i64 {
     let mut total = 0i64;
-    for spec in job.spec.tf_replica_specs.values() {
-        let per_pod: i64 = spec
+    for r in &operator_pods::expand(job).replicas {
+        let per_pod: i64 = r
+            .spec
             .template
             .spec
             .iter()
@@ -177,26 +176,26 @@ pub fn gpus(job: &TFJob) -> i64 {
                 q.0.parse::<i64>().ok()
             })
             .sum();
-        total += per_pod * i64::from(spec.replicas.unwrap_or(1).max(0));
+        total += per_pod * i64::from(r.count);
     }
     total
+}
+
+/// The job's replicas in the operator's role order ([`replica_order`]).
+fn in_role_order<'a>(pods: &'a operator_pods::OperatorJob) -> Vec<&'a operator_pods::Replica<'a>> {
+    let mut replicas: Vec<_> = pods.replicas.iter().collect();
+    replicas.sort_by_key(|r| replica_order(&format!("{}-0", r.key)));
+    replicas
 }
 
 /// `PS 1/1 Worker 2/3`: running (as `kubectl get pods` shows Running) over desired, per role in
 /// the operator's order.
 pub fn role_counts(job: &TFJob, running: &BTreeMap<String, i32>) -> String {
+    let pods = operator_pods::expand(job);
     let mut parts = Vec::new();
-    let mut keys: Vec<(&String, i32)> = job
-        .spec
-        .tf_replica_specs
-        .iter()
-        .map(|(k, s)| (k, s.replicas.unwrap_or(1).max(0)))
-        .collect();
-    keys.sort_by_key(|(k, _)| replica_order(&format!("{k}-0")));
-    for (k, desired) in keys {
-        let name = ReplicaType::from_any_case(k).map_or_else(|| k.clone(), |t| t.as_str().into());
-        let r = running.get(&k.to_lowercase()).copied().unwrap_or(0);
-        parts.push(format!("{name} {r}/{desired}"));
+    for r in in_role_order(&pods) {
+        let n = running.get(&r.lower).copied().unwrap_or(0);
+        parts.push(format!("{} {n}/{}", r.type_name, r.count));
     }
     parts.join(" ")
 }
@@ -207,18 +206,12 @@ pub fn role_counts(job: &TFJob, running: &BTreeMap<String, i32>) -> String {
 /// the operator stopped when the workers finished) is `PS stopped`.
 pub fn role_outcomes(job: &TFJob) -> String {
     let statuses = job.status.as_ref().map(|s| &s.replica_statuses);
-    let mut keys: Vec<(&String, i32)> = job
-        .spec
-        .tf_replica_specs
-        .iter()
-        .map(|(k, s)| (k, s.replicas.unwrap_or(1).max(0)))
-        .collect();
-    keys.sort_by_key(|(k, _)| replica_order(&format!("{k}-0")));
+    let pods = operator_pods::expand(job);
     let mut parts = Vec::new();
-    for (k, desired) in keys {
-        let name = ReplicaType::from_any_case(k).map_or_else(|| k.clone(), |t| t.as_str().into());
+    for r in in_role_order(&pods) {
+        let (k, name, desired) = (r.key, &r.type_name, r.count);
         let st = statuses.and_then(|m| {
-            m.get(k.as_str()).or_else(|| {
+            m.get(k).or_else(|| {
                 m.iter()
                     .find(|(n, _)| n.eq_ignore_ascii_case(k))
                     .map(|(_, v)| v)
@@ -402,27 +395,21 @@ pub fn gateway_env(job: &TFJob) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// TF_CONFIG's `cluster` as the operator builds it (`tensorflow.go` genTFConfigJSONStr): one
-/// `<job>-<role>-<i>.<namespace>.svc:<port>` per replica of each known role; only set when the
-/// job is distributed.
+/// TF_CONFIG's `cluster` in short, from the operator's pods ([`operator_pods`]): per replica
+/// type, its count and first address; only set when the job is distributed.
 pub fn tf_config_shape(job: &TFJob) -> String {
-    if !job.is_distributed() {
+    let model = operator_pods::expand(job);
+    if !model.distributed {
         return "not set (a single replica; the operator sets TF_CONFIG only for distributed jobs)"
             .into();
     }
-    let name = job.metadata.name.as_deref().unwrap_or_default();
-    let ns = job.metadata.namespace.as_deref().unwrap_or("default");
     let mut parts = Vec::new();
-    for t in job.replica_types() {
-        let n = job.replicas(t);
-        let first = format!(
-            "{}.{ns}.svc:{}",
-            model::pod_name(name, t.lower(), 0),
-            model::DEFAULT_PORT
-        );
+    for r in in_role_order(&model) {
+        let n = r.count;
         parts.push(format!(
-            "{}: {n} ({first}{})",
-            t.lower(),
+            "{}: {n} ({}{})",
+            r.lower,
+            model.address(r, 0),
             if n > 1 { ", …" } else { "" }
         ));
     }

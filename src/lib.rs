@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! main → commands → ops → {diagnose, placement, build, print} → {cluster, gateway}
-//!      → {model, names, quantity, duration, output, error}
+//!      → operator_pods → {model, names, quantity, duration, output, error}
 //! ```
 //!
 //! where "build" is the offline pipeline `render → templates → values`, with `validate` and
@@ -42,6 +42,10 @@
 //!   hints.
 //! - [`gateway`]: model-gateway credentials (Secret-backed env vars), the istio opt-out, and the
 //!   gateway Secret's names and key-name rule every other module uses.
+//! - [`operator_pods`]: the one model of the pods the training-operator makes of a job
+//!   (`operator_pods::expand`: replicas, pod names, labels, ports, restart policy, TF_CONFIG,
+//!   headless Services), pure, over [`model`] alone; the pod dry run, placement, the JobSet
+//!   export, `wait`, `get` and `diagnose` all take the operator's pods from it.
 //! - Bottom modules, importing nothing above them: [`model`] (the `kubeflow.org/v1` TFJob types
 //!   and their JSON Schema), [`names`] (DNS-1123/1035 and other name rules, "did you mean"),
 //!   [`quantity`] (one exact resource-quantity parser), [`duration`] (the Go duration parser and
@@ -62,6 +66,7 @@ pub mod logging;
 pub mod manifest;
 pub mod model;
 pub mod names;
+pub mod operator_pods;
 pub mod ops;
 pub mod output;
 pub mod placement;

@@ -403,6 +403,12 @@ impl TFJob {
         self.has_condition(condition::FAILED)
     }
 
+    /// `runPolicy.suspend: true` in the spec (what the user or Kueue asked; the `Suspended`
+    /// condition is the operator's answer): the operator deletes the pods and creates none.
+    pub fn is_suspended(&self) -> bool {
+        self.spec.run_policy.as_ref().and_then(|p| p.suspend) == Some(true)
+    }
+
     /// The replica types present, canonicalized (case-insensitive) as the operator does;
     /// unknown keys are skipped.
     pub fn replica_types(&self) -> Vec<ReplicaType> {
@@ -431,29 +437,6 @@ impl TFJob {
         self.replica_spec(rtype)
             .map(|s| s.replicas.unwrap_or(1))
             .unwrap_or(0)
-    }
-
-    /// Every pod name the operator will create, in key order then index order.
-    /// Unknown keys get pods too (the operator creates them), so they are included.
-    /// At most [`MAX_LISTED_PODS_PER_TYPE`] per type, so a hostile `replicas` cannot exhaust memory.
-    pub fn pod_names(&self) -> Vec<String> {
-        let name = self.metadata.name.as_deref().unwrap_or_default();
-        let mut out = Vec::new();
-        for (key, spec) in &self.spec.tf_replica_specs {
-            let n = spec
-                .replicas
-                .unwrap_or(1)
-                .clamp(0, MAX_LISTED_PODS_PER_TYPE);
-            for i in 0..n {
-                out.push(pod_name(name, key, i64::from(i)));
-            }
-        }
-        out
-    }
-
-    /// Whether the job has a Chief or Master (then only that role decides Running/Succeeded).
-    pub fn has_chief(&self) -> bool {
-        self.replica_types().iter().any(|t| t.is_chief_like())
     }
 
     /// The operator sets TF_CONFIG only when the replica sum over known types is not 1.
@@ -575,6 +558,5 @@ mod tests {
         assert_eq!(job.replicas(ReplicaType::Worker), 1);
         assert_eq!(job.replicas(ReplicaType::Chief), 0);
         assert!(job.is_distributed());
-        assert_eq!(job.pod_names().len(), 3);
     }
 }

@@ -113,16 +113,11 @@ async fn fetch(url: &str, key: &SecretString) -> Result<(u16, Bytes), String> {
         )
         .body(Empty::new())
         .map_err(|e| e.to_string())?;
-    let response = client.request(request).await.map_err(|e| {
-        // The legacy client's Display is terse ("client error (Connect)"); the source says why.
-        let mut msg = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            msg = format!("{msg}: {s}");
-            source = s.source();
-        }
-        msg
-    })?;
+    // The legacy client's Display is terse ("client error (Connect)"); the causes say why.
+    let response = client
+        .request(request)
+        .await
+        .map_err(|e| crate::error::chain(&e))?;
     let status = response.status().as_u16();
     // Only the model list is read, and it is bounded: a hostile gateway can't exhaust memory.
     let limited = http_body_util::Limited::new(response.into_body(), 4 * 1024 * 1024);

@@ -694,55 +694,49 @@ pub fn render_measured(t: &Template, values: &Values) -> Result<(String, u64)> {
 /// names the macro file).
 fn template_error(t: &Template, e: &minijinja::Error) -> Error {
     // The limits first, as one clear line naming the template and the limit.
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(me) = err.downcast_ref::<minijinja::Error>() {
-            let at = me
-                .line()
-                .map(|l| format!("{}:{l}", me.name().unwrap_or(&t.file)))
-                .unwrap_or_else(|| t.file.clone());
-            let detail = me.detail().unwrap_or_default();
-            if me.kind() == minijinja::ErrorKind::OutOfFuel {
-                return Error::Invalid(format!(
-                    "{at}: {} stopped: it used up its work budget of {FUEL} fuel (one per step, one per ~64 bytes of text it builds: about {}k steps or {} of text); look for a loop that does not end or text that keeps growing",
-                    t.label(),
-                    FUEL / 1000,
-                    crate::input::human((FUEL as usize).saturating_mul(64))
-                ));
-            }
-            if detail.contains(OUTPUT_LIMIT_MARK) {
-                return Error::Invalid(format!("{at}: {}: {detail}", t.label()));
-            }
-            if detail.contains("recursion limit exceeded") {
-                return Error::Invalid(format!(
-                    "{at}: {} stopped: macros, loops and includes nest deeper than the limit of {RECURSION_LIMIT} levels; look for a macro that calls itself without end",
-                    t.label()
-                ));
-            }
+    let minijinja_errors =
+        || crate::error::causes(e).filter_map(|c| c.downcast_ref::<minijinja::Error>());
+    for me in minijinja_errors() {
+        let at = me
+            .line()
+            .map(|l| format!("{}:{l}", me.name().unwrap_or(&t.file)))
+            .unwrap_or_else(|| t.file.clone());
+        let detail = me.detail().unwrap_or_default();
+        if me.kind() == minijinja::ErrorKind::OutOfFuel {
+            return Error::Invalid(format!(
+                "{at}: {} stopped: it used up its work budget of {FUEL} fuel (one per step, one per ~64 bytes of text it builds: about {}k steps or {} of text); look for a loop that does not end or text that keeps growing",
+                t.label(),
+                FUEL / 1000,
+                crate::input::human((FUEL as usize).saturating_mul(64))
+            ));
         }
-        cur = err.source();
+        if detail.contains(OUTPUT_LIMIT_MARK) {
+            return Error::Invalid(format!("{at}: {}: {detail}", t.label()));
+        }
+        if detail.contains("recursion limit exceeded") {
+            return Error::Invalid(format!(
+                "{at}: {} stopped: macros, loops and includes nest deeper than the limit of {RECURSION_LIMIT} levels; look for a macro that calls itself without end",
+                t.label()
+            ));
+        }
     }
     let mut msg = String::new();
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     let mut first = true;
-    while let Some(err) = cur {
-        if let Some(me) = err.downcast_ref::<minijinja::Error>() {
-            if !first {
-                msg.push_str("\n  caused by: ");
-            }
-            let loc = match (me.name(), me.line()) {
-                (Some(n), Some(l)) => format!("{n}:{l}: "),
-                (Some(n), None) => format!("{n}: "),
-                _ => String::new(),
-            };
-            msg.push_str(&format!(
-                "{loc}template error: {}{}",
-                me.kind(),
-                me.detail().map(|d| format!(": {d}")).unwrap_or_default()
-            ));
-            first = false;
+    for me in minijinja_errors() {
+        if !first {
+            msg.push_str("\n  caused by: ");
         }
-        cur = err.source();
+        let loc = match (me.name(), me.line()) {
+            (Some(n), Some(l)) => format!("{n}:{l}: "),
+            (Some(n), None) => format!("{n}: "),
+            _ => String::new(),
+        };
+        msg.push_str(&format!(
+            "{loc}template error: {}{}",
+            me.kind(),
+            me.detail().map(|d| format!(": {d}")).unwrap_or_default()
+        ));
+        first = false;
     }
     Error::Invalid(msg)
 }

@@ -205,19 +205,7 @@ where
 
 /// The [`TooLarge`] behind a kube error, if that is what ended it.
 pub fn too_large(err: &kube::Error) -> Option<&TooLarge> {
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = next {
-        if let Some(t) = e.downcast_ref::<TooLarge>() {
-            return Some(t);
-        }
-        next = match e.downcast_ref::<std::io::Error>() {
-            Some(io) => io
-                .get_ref()
-                .map(|inner| inner as &(dyn std::error::Error + 'static)),
-            None => e.source(),
-        };
-    }
-    None
+    crate::error::find_cause(err)
 }
 
 #[cfg(test)]

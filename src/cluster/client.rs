@@ -439,23 +439,9 @@ pub fn is_transport(err: &kube::Error) -> bool {
 }
 
 /// The TLS failure behind a transport error (untrusted CA, wrong host name, expired
-/// certificate). rustls errors reach us wrapped in `std::io::Error`s, whose `source()` skips
-/// the wrapped error itself, hence `get_ref` for those.
+/// certificate), found inside the `std::io::Error`s that wrap it ([`crate::error::causes`]).
 pub(crate) fn certificate_failure(err: &kube::Error) -> Option<&rustls::Error> {
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = next {
-        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
-            return Some(tls);
-        }
-        next = match e.downcast_ref::<std::io::Error>() {
-            // hyper-rustls nests io::Errors (Other around InvalidData around rustls::Error).
-            Some(io) => io
-                .get_ref()
-                .map(|inner| inner as &(dyn std::error::Error + 'static)),
-            None => e.source(),
-        };
-    }
-    None
+    crate::error::find_cause(err)
 }
 
 fn unreachable(err: &kube::Error) -> Option<crate::error::Unreachable> {

@@ -82,13 +82,7 @@ pub const POD_SET_ORDER: [&str; 5] = ["Chief", "Master", "PS", "Worker", "Evalua
 /// The State `list` shows: `Queued` for a job Kueue holds suspended (its LocalQueue label set,
 /// suspended, not finished), read from the job alone so `list` costs no extra request.
 pub fn list_state(job: &TFJob) -> Option<String> {
-    let suspended = job
-        .spec
-        .run_policy
-        .as_ref()
-        .and_then(|p| p.suspend)
-        .unwrap_or(false);
-    (local_queue_name(job).is_some() && suspended && !job.is_finished())
+    (local_queue_name(job).is_some() && job.is_suspended() && !job.is_finished())
         .then(|| "Queued".to_string())
 }
 

@@ -177,7 +177,8 @@ pub async fn collect_within(
             .collect();
         let present: BTreeSet<String> = refs.iter().map(|(_, r)| r.name.clone()).collect();
         refs.extend(
-            job.pod_names()
+            crate::operator_pods::expand(&job)
+                .pod_names()
                 .into_iter()
                 .filter(|n| !present.contains(n))
                 .map(|name| (1, cluster::events::PodRef { name, uid: None })),
@@ -502,15 +503,7 @@ async fn queue_facts(
         if let q::Fact::Known(Some(l)) = q::local_queue(kube, ns, lq).await? {
             facts.cluster_queue = Some(l.spec.cluster_queue);
         }
-    } else if no_pods
-        && !job.is_finished()
-        && !job
-            .spec
-            .run_policy
-            .as_ref()
-            .and_then(|p| p.suspend)
-            .unwrap_or(false)
-    {
+    } else if no_pods && !job.is_finished() && !job.is_suspended() {
         // Only a job without pods can be held by its gang (Volcano creates none until then).
         let pg = q::pod_group(kube, ns, name).await?;
         if matches!(pg, q::Fact::Known(Some(_))) {

@@ -17,14 +17,15 @@ use k8s_openapi::api::batch::v1::{
     PodFailurePolicyRule, SuccessPolicy as JobSuccessPolicy, SuccessPolicyRule,
 };
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, EnvVar, EnvVarSource, ObjectFieldSelector, PodTemplateSpec,
+    Container, EnvVar, EnvVarSource, ObjectFieldSelector, PodTemplateSpec,
 };
 use kube::api::ObjectMeta;
 
 use super::model::{JobSet, JobSetSpec, Network, ReplicatedJob, SuccessPolicy};
 use super::tfconfig::{self, Addressing, INDEX_VAR, NAME_VAR, NAMESPACE_VAR, Replica, Source};
 use super::{COMPLETION_INDEX_ANNOTATION, LABEL_JOBSET_NAME};
-use crate::model::{DEFAULT_CONTAINER_NAME, DEFAULT_PORT, DEFAULT_PORT_NAME, ReplicaType, TFJob};
+use crate::model::{DEFAULT_CONTAINER_NAME, ReplicaType, TFJob};
+use crate::operator_pods;
 
 /// `managedBy` values that mean something to a JobSet: MultiKueue's (jobset
 /// `pkg/webhooks/jobset_webhook.go` accepts any domain-prefixed path; the operator's own value
@@ -86,25 +87,6 @@ fn ordered_keys(job: &TFJob) -> Vec<(String, Option<ReplicaType>)> {
     keys
 }
 
-/// `GetPortFromTFJob`: the `tfjob-port` of the `tensorflow` container, else 2222.
-fn tf_port(template: &PodTemplateSpec) -> i64 {
-    template
-        .spec
-        .as_ref()
-        .and_then(|s| {
-            s.containers
-                .iter()
-                .find(|c| c.name == DEFAULT_CONTAINER_NAME)
-        })
-        .and_then(|c| c.ports.as_ref())
-        .and_then(|ps| {
-            ps.iter()
-                .find(|p| p.name.as_deref() == Some(DEFAULT_PORT_NAME))
-        })
-        .map(|p| i64::from(p.container_port))
-        .unwrap_or(i64::from(DEFAULT_PORT))
-}
-
 /// Exports `job`. `namespace` is where it will be created when the job names none (`-n`);
 /// without either, addresses read the pod's namespace at run time.
 pub fn export(job: &TFJob, namespace: Option<&str>) -> Result<Exported, Vec<Refusal>> {
@@ -123,16 +105,25 @@ pub fn export(job: &TFJob, namespace: Option<&str>) -> Result<Exported, Vec<Refu
         },
     };
     let keys = ordered_keys(job);
-    let replicas_of = |k: &str| i64::from(job.spec.tf_replica_specs[k].replicas.unwrap_or(1));
+    // The operator's pods ([`operator_pods`]): counts, ports, pod specs with the default port.
+    let model = operator_pods::expand(job);
+    let replica = |k: &str| {
+        model
+            .replicas
+            .iter()
+            .find(|r| r.key == k)
+            .expect("one replica per key")
+    };
+    let replicas_of = |k: &str| i64::from(replica(k).count);
     let types: Vec<Replica> = keys
         .iter()
         .map(|(k, _)| Replica {
-            lower: k.to_lowercase().replace('/', "-"),
+            lower: replica(k).lower.replace('/', "-"),
             replicas: replicas_of(k),
-            port: tf_port(&job.spec.tf_replica_specs[k].template),
+            port: i64::from(replica(k).port),
         })
         .collect();
-    let distributed = job.is_distributed();
+    let distributed = model.distributed;
     let dynamic = job.spec.enable_dynamic_worker == Some(true);
     let run = job.spec.run_policy.clone().unwrap_or_default();
 
@@ -162,32 +153,11 @@ pub fn export(job: &TFJob, namespace: Option<&str>) -> Result<Exported, Vec<Refu
         }
         let replicas = i32::try_from(r.replicas).unwrap_or(i32::MAX);
         let policy = spec.restart_policy.as_deref().unwrap_or("Never");
-        let mut template = spec.template.clone();
         let (pod_policy, backoff, failure_policy) =
             restart_mapping(policy, run.backoff_limit, &path, &mut notes);
-        let pod = template.spec.get_or_insert_with(Default::default);
+        // The operator's pod spec (with its default tfjob-port), under the Job's restartPolicy.
+        let mut pod = model.pod_spec(replica(key));
         pod.restart_policy = Some(pod_policy.into());
-        // The operator's defaulting adds tfjob-port to the tensorflow container (else the
-        // first one: getDefaultContainerIndex); the pods keep that port.
-        let main = pod
-            .containers
-            .iter()
-            .position(|c| c.name == DEFAULT_CONTAINER_NAME)
-            .or((!pod.containers.is_empty()).then_some(0));
-        if let Some(i) = main {
-            let c = &mut pod.containers[i];
-            let ports = c.ports.get_or_insert_with(Vec::new);
-            if !ports
-                .iter()
-                .any(|p| p.name.as_deref() == Some(DEFAULT_PORT_NAME))
-            {
-                ports.push(ContainerPort {
-                    name: Some(DEFAULT_PORT_NAME.into()),
-                    container_port: DEFAULT_PORT,
-                    ..Default::default()
-                });
-            }
-        }
         if distributed
             && let Some(c) = pod
                 .containers
@@ -202,6 +172,10 @@ pub fn export(job: &TFJob, namespace: Option<&str>) -> Result<Exported, Vec<Refu
             let cpath = format!("{path}.template.spec.containers[{DEFAULT_CONTAINER_NAME}]");
             set_tf_config(c, &addressing, value, &cpath, &mut notes, &mut refusals);
         }
+        let template = PodTemplateSpec {
+            metadata: spec.template.metadata.clone(),
+            spec: Some(pod),
+        };
         let job_success =
             (worker0_decides && Some(key) == worker.map(|(k, _)| k)).then(|| JobSuccessPolicy {
                 rules: vec![SuccessPolicyRule {

@@ -43,6 +43,13 @@ pub struct JobSetSpec {
     pub ttl_seconds_after_finished: Option<i32>,
 }
 
+impl JobSet {
+    /// `spec.suspend: true`: the JobSet controller keeps its Jobs suspended, so no pod runs.
+    pub fn is_suspended(&self) -> bool {
+        self.spec.suspend == Some(true)
+    }
+}
+
 /// `replicas` Jobs stamped from one Job template.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

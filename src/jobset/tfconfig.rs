@@ -1,6 +1,5 @@
-//! The TF_CONFIG training-operator v1.9.4 gives each pod (kubeflow/trainer
-//! `pkg/controller.v1/tensorflow/tensorflow.go` `genTFConfigJSONStr`, `genClusterSpec`,
-//! `convertClusterSpecToSparseClusterSpec`), written once per replicatedJob with `$(VAR)`
+//! The TF_CONFIG training-operator v1.9.4 gives each pod (its layout is
+//! [`crate::operator_pods`]'s, shared with the pod dry run), written once per replicatedJob with `$(VAR)`
 //! references that the kubelet expands per pod: the task index is `$(JOB_COMPLETION_INDEX)`,
 //! declared above TF_CONFIG as a fieldRef to the completion-index annotation, because the Job
 //! controller appends its own JOB_COMPLETION_INDEX after the user's env, too late for an
@@ -13,7 +12,7 @@
 //! `tensorflow` container, else 2222). The operator's `CUSTOM_CLUSTER_DOMAIN` is a setting of
 //! its own process, which no JobSet has: addresses end at `.svc`, as with the variable unset.
 
-use std::collections::BTreeMap;
+use crate::operator_pods;
 
 /// The index variable the Job controller would add (and does not, once it is declared).
 pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
@@ -47,14 +46,8 @@ pub struct Addressing {
     pub namespace: Source,
 }
 
-/// One replica type as TF_CONFIG lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replica {
-    /// Lowercase type: the cluster key, the task type and the replicatedJob name.
-    pub lower: String,
-    pub replicas: i64,
-    pub port: i64,
-}
+/// One replica type as TF_CONFIG lists it (lowercase type, replicas, port).
+pub use crate::operator_pods::ClusterMember as Replica;
 
 /// Pod `index` (a number, or `$(JOB_COMPLETION_INDEX)`) of `rjob`, as TF_CONFIG addresses it.
 pub fn address(a: &Addressing, rjob: &str, index: &str, port: i64) -> String {
@@ -65,69 +58,22 @@ pub fn address(a: &Addressing, rjob: &str, index: &str, port: i64) -> String {
     )
 }
 
-/// The `"cluster"` object: one lowercase key per type, sorted (Go's encoding/json sorts map
-/// keys), each listing indexes 0..replicas-1; compact, as `json.Marshal` writes it.
+/// The `"cluster"` object, in the operator's layout, with JobSet addresses.
 pub fn cluster_json(a: &Addressing, types: &[Replica]) -> String {
-    let cluster: BTreeMap<&str, Vec<String>> = types
-        .iter()
-        .map(|r| {
-            (
-                r.lower.as_str(),
-                (0..r.replicas)
-                    .map(|i| address(a, &r.lower, &i.to_string(), r.port))
-                    .collect(),
-            )
-        })
-        .collect();
-    serde_json::to_string(&cluster).expect("strings serialize")
+    operator_pods::cluster_json(types, |rjob, i, port| address(a, rjob, i, port))
 }
 
-/// The normal form for a pod of type `own`: cluster, task, environment, in the Go struct's
-/// field order; the index is left to the kubelet.
+/// The normal form for a pod of type `own`; the index is left to the kubelet.
 pub fn tf_config(a: &Addressing, types: &[Replica], own: &str) -> String {
-    format!(
-        "{{\"cluster\":{},\"task\":{{\"type\":{},\"index\":$({INDEX_VAR})}},\"environment\":\"cloud\"}}",
-        cluster_json(a, types),
-        quoted(own)
-    )
+    operator_pods::dense_tf_config(&cluster_json(a, types), own, &format!("$({INDEX_VAR})"))
 }
 
-/// The sparse form of `enableDynamicWorker` (`SparseTFConfig`: no environment, fields
-/// `worker` then `ps`): a worker lists itself under its index and every PS; a PS lists only
-/// itself; other types get empty ones. A job without PS has `"ps":null` for its workers (a nil
-/// slice).
+/// The sparse form of `enableDynamicWorker` ([`operator_pods::sparse_tf_config`]), the
+/// index left to the kubelet.
 pub fn sparse_tf_config(a: &Addressing, types: &[Replica], own: &str) -> String {
-    let idx = format!("$({INDEX_VAR})");
-    let port_of = |t: &str| types.iter().find(|r| r.lower == t).map(|r| r.port);
-    let ps = types.iter().find(|r| r.lower == "ps");
-    let (worker, ps_list) = match own {
-        "worker" => {
-            let me = address(a, "worker", &idx, port_of("worker").unwrap_or(2222));
-            let all_ps = match ps {
-                Some(r) => serde_json::to_string(
-                    &(0..r.replicas)
-                        .map(|i| address(a, "ps", &i.to_string(), r.port))
-                        .collect::<Vec<_>>(),
-                )
-                .expect("strings serialize"),
-                None => "null".into(),
-            };
-            (format!("{{{}:{}}}", quoted(&idx), quoted(&me)), all_ps)
-        }
-        "ps" => {
-            let me = address(a, "ps", &idx, port_of("ps").unwrap_or(2222));
-            ("{}".into(), format!("[{}]", quoted(&me)))
-        }
-        _ => ("{}".into(), "[]".into()),
-    };
-    format!(
-        "{{\"cluster\":{{\"worker\":{worker},\"ps\":{ps_list}}},\"task\":{{\"type\":{},\"index\":{idx}}}}}",
-        quoted(own)
-    )
-}
-
-fn quoted(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialize")
+    operator_pods::sparse_tf_config(types, own, &format!("$({INDEX_VAR})"), |rjob, i, port| {
+        address(a, rjob, i, port)
+    })
 }
 
 /// What the kubelet does to an env value (kubernetes `third_party/forked/golang/expansion`

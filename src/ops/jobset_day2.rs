@@ -135,7 +135,7 @@ pub fn describe(js: &JobSet, pods: &[Pod]) -> String {
             super::jobset_submit::Progress::AllReady => "Running (every pod ready)".to_string(),
             super::jobset_submit::Progress::Completed => "Completed".to_string(),
             super::jobset_submit::Progress::Failed(why) => format!("Failed ({why})"),
-            super::jobset_submit::Progress::Waiting(_) if js.spec.suspend == Some(true) =>
+            super::jobset_submit::Progress::Waiting(_) if js.is_suspended() =>
                 "Suspended".to_string(),
             super::jobset_submit::Progress::Waiting(_) => "Pending".to_string(),
         }

@@ -51,7 +51,7 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Ver
                 .map(|(r, have, want)| format!("{r} {have}/{want} Jobs ready"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            if js.spec.suspend == Some(true) {
+            if js.is_suspended() {
                 " (suspended)"
             } else {
                 ""

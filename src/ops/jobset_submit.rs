@@ -217,7 +217,7 @@ pub fn progress(js: &JobSet) -> Progress {
             (r.name.clone(), have, i64::from(r.replicas.unwrap_or(1)))
         })
         .collect();
-    let suspended = js.spec.suspend == Some(true);
+    let suspended = js.is_suspended();
     if !suspended && rows.iter().all(|(_, have, want)| have >= want) {
         Progress::AllReady
     } else {

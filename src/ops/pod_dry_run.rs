@@ -2,25 +2,20 @@
 //! written: only the API server knows what PodSecurity admission, policy engines and webhooks
 //! that act on pods (and PriorityClass values) make of them. Stores nothing.
 //!
-//! Each pod is built as training-operator v1.9 builds it (pkg/controller.v1/tensorflow
-//! tfjob_controller.go and kubeflow/common job_controller.go: name `<job>-<type>-<i>`
-//! (GenGeneralName), the GenLabels labels over the template's, the replica's restartPolicy
-//! with ExitCode as Never, the default `tfjob-port`, TF_CONFIG as the last env var of the
-//! first `tensorflow` container for distributed jobs (tensorflow.go genTFConfigJSONStr)). The
-//! ownerReference is left out: the job has no uid yet.
-
-use std::collections::BTreeMap;
+//! Each pod is the operator's as [`crate::operator_pods`] models it (name, labels, restart
+//! policy, default port, TF_CONFIG). The ownerReference is left out: the job has no uid yet.
 
 use futures::stream::{self, StreamExt};
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
-use k8s_openapi::api::core::v1::{ContainerPort, EnvVar, Pod};
-use kube::api::{Api, ObjectMeta, PostParams};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, PostParams};
 
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
-use crate::model::{self, ReplicaType, TFJob};
+use crate::model::TFJob;
+use crate::operator_pods;
 use crate::output::Output;
 
 /// Pods sent at once (each is one small request; the API server answers them in parallel).
@@ -130,138 +125,26 @@ async fn may_create_pods(kube: &Kube, namespace: &str) -> Option<bool> {
     }
 }
 
-/// `{"cluster":…,"task":…,"environment":"cloud"}` in Go's field order.
-#[derive(serde::Serialize)]
-struct TfConfig<'a> {
-    cluster: &'a BTreeMap<&'static str, Vec<String>>,
-    task: Task,
-    environment: &'static str,
-}
-
-#[derive(serde::Serialize)]
-struct Task {
-    #[serde(rename = "type")]
-    type_: &'static str,
-    index: i32,
-}
-
-/// The pods to dry-run, with their replica type, as the operator would create them.
+/// The pods to dry-run, with their replica type, as the operator would create them
+/// ([`operator_pods::expand`]); a job named by `generateName` under the longest name the API
+/// server could give it.
 pub fn operator_pods(job: &TFJob, namespace: &str) -> Vec<(String, Pod)> {
-    let job_name = match (&job.metadata.name, &job.metadata.generate_name) {
-        (Some(n), _) => n.clone(),
-        (None, Some(prefix)) => crate::validate::names::generated_name(prefix),
-        (None, None) => String::new(),
-    };
-    let port_of = |t: ReplicaType| {
-        job.replica_spec(t)
-            .and_then(|s| s.template.spec.as_ref())
-            .and_then(|p| {
-                p.containers
-                    .iter()
-                    .find(|c| c.name == model::DEFAULT_CONTAINER_NAME)
-            })
-            .and_then(|c| {
-                c.ports
-                    .iter()
-                    .flatten()
-                    .find(|p| p.name.as_deref() == Some(model::DEFAULT_PORT_NAME))
-            })
-            .map_or(model::DEFAULT_PORT, |p| p.container_port)
-    };
-    let mut cluster: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
-    let distributed = job.is_distributed();
-    if distributed {
-        for t in job.replica_types() {
-            let n = job.replicas(t).max(0);
-            let addrs = (0..n)
-                .map(|i| {
-                    format!(
-                        "{}.{namespace}.svc:{}",
-                        model::pod_name(&job_name, t.lower(), i64::from(i)),
-                        port_of(t)
-                    )
-                })
-                .collect();
-            cluster.insert(t.lower(), addrs);
-        }
+    let mut model = operator_pods::expand(job).in_namespace(namespace);
+    if job.metadata.name.is_none()
+        && let Some(prefix) = &job.metadata.generate_name
+    {
+        model = model.named(crate::validate::names::generated_name(prefix));
     }
-    let has_chief = job.has_chief();
     let mut out = Vec::new();
-    for t in job.replica_types() {
-        let Some(rs) = job.replica_spec(t) else {
-            continue;
-        };
-        let n = job.replicas(t).max(0);
+    for r in &model.replicas {
+        let n = r.count;
         let indexes: Vec<i32> = if n <= ALL_INDEXES_UP_TO {
             (0..n).collect()
         } else {
             vec![0, n - 1]
         };
         for i in indexes {
-            let mut meta = rs.template.metadata.clone().unwrap_or_default();
-            let name = model::pod_name(&job_name, t.lower(), i64::from(i));
-            let labels = meta.labels.get_or_insert_with(Default::default);
-            labels.insert(model::LABEL_JOB_NAME.into(), job_name.replace('/', "-"));
-            labels.insert(
-                model::LABEL_OPERATOR_NAME.into(),
-                model::OPERATOR_NAME.into(),
-            );
-            labels.insert(model::LABEL_REPLICA_TYPE.into(), t.lower().into());
-            labels.insert(model::LABEL_REPLICA_INDEX.into(), i.to_string());
-            // IsMasterRole: every Chief/Master pod, else Worker 0 when there is no chief.
-            if t.is_chief_like() || (!has_chief && t == ReplicaType::Worker && i == 0) {
-                labels.insert(model::LABEL_JOB_ROLE.into(), "master".into());
-            }
-            let mut spec = rs.template.spec.clone().unwrap_or_default();
-            spec.restart_policy = Some(
-                match rs.restart_policy.as_deref().unwrap_or("Never") {
-                    "ExitCode" => "Never",
-                    other => other,
-                }
-                .to_string(),
-            );
-            if let Some(c) = spec
-                .containers
-                .iter_mut()
-                .find(|c| c.name == model::DEFAULT_CONTAINER_NAME)
-            {
-                // setDefaultPort: the operator's defaulting adds tfjob-port when missing.
-                let ports = c.ports.get_or_insert_with(Vec::new);
-                if !ports
-                    .iter()
-                    .any(|p| p.name.as_deref() == Some(model::DEFAULT_PORT_NAME))
-                {
-                    ports.push(ContainerPort {
-                        name: Some(model::DEFAULT_PORT_NAME.into()),
-                        container_port: model::DEFAULT_PORT,
-                        ..Default::default()
-                    });
-                }
-                if distributed {
-                    let tf = TfConfig {
-                        cluster: &cluster,
-                        task: Task {
-                            type_: t.lower(),
-                            index: i,
-                        },
-                        environment: "cloud",
-                    };
-                    c.env.get_or_insert_with(Vec::new).push(EnvVar {
-                        name: "TF_CONFIG".into(),
-                        value: serde_json::to_string(&tf).ok(),
-                        value_from: None,
-                    });
-                }
-            }
-            meta.name = Some(name);
-            meta.generate_name = None;
-            meta.namespace = Some(namespace.into());
-            let pod = Pod {
-                metadata: ObjectMeta { ..meta },
-                spec: Some(spec),
-                status: None,
-            };
-            out.push((t.as_str().to_string(), pod));
+            out.push((r.type_name.clone(), model.pod(r, i)));
         }
     }
     out
@@ -270,6 +153,7 @@ pub fn operator_pods(job: &TFJob, namespace: &str) -> Vec<(String, Pod)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model;
 
     #[test]
     fn pods_are_built_as_the_operator_builds_them() {

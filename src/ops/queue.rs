@@ -332,13 +332,7 @@ pub fn note_unmanaged(created: &TFJob, out: &mut Output) {
     let Some(lq) = q::local_queue_name(created) else {
         return;
     };
-    let suspended = created
-        .spec
-        .run_policy
-        .as_ref()
-        .and_then(|p| p.suspend)
-        .unwrap_or(false);
-    if !suspended {
+    if !created.is_suspended() {
         out.note_line(&format!(
             "warning: the job names Kueue LocalQueue {lq} but was stored unsuspended: Kueue's TFJob integration (kubeflow.org/tfjob in its Configuration's integrations.frameworks) looks not enabled, so nothing queues the job; it runs at once"
         ));

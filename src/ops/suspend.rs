@@ -120,12 +120,7 @@ pub async fn set_suspend(
     }
     let io = |e: std::io::Error| Error::io("writing output", e);
     let verb = if want { "suspended" } else { "resumed" };
-    let now = job
-        .spec
-        .run_policy
-        .as_ref()
-        .and_then(|r| r.suspend)
-        .unwrap_or(false);
+    let now = job.is_suspended();
     if now == want {
         writeln!(
             out,

@@ -53,12 +53,8 @@ pub fn gang_of(job: &TFJob) -> Gang {
         .run_policy
         .as_ref()
         .and_then(|p| p.scheduling_policy.as_ref());
-    let total: i64 = job
-        .spec
-        .tf_replica_specs
-        .values()
-        .map(|r| i64::from(r.replicas.unwrap_or(1).max(0)))
-        .sum();
+    let pods = crate::operator_pods::expand(job);
+    let total: i64 = pods.replicas.iter().map(|r| i64::from(r.count)).sum();
     let min_member = policy
         .and_then(|p| p.min_available)
         .map(i64::from)
@@ -77,8 +73,9 @@ pub fn gang_of(job: &TFJob) -> Gang {
             // order does not change the sum unless minMember cuts a type short.
             let mut sum = Res::new();
             let mut left = min_member;
-            for rs in job.spec.tf_replica_specs.values() {
-                let per_pod: Res = rs
+            for r in &pods.replicas {
+                let per_pod: Res = r
+                    .spec
                     .template
                     .spec
                     .iter()
@@ -90,7 +87,7 @@ pub fn gang_of(job: &TFJob) -> Gang {
                         }
                         acc
                     });
-                let n = i64::from(rs.replicas.unwrap_or(1).max(0)).min(left);
+                let n = i64::from(r.count).min(left);
                 left -= n;
                 for (k, v) in per_pod {
                     *sum.entry(k).or_default() += v * i128::from(n);

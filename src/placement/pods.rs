@@ -9,16 +9,16 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ContainerPort, LimitRange, LimitRangeItem, PodSpec};
+use k8s_openapi::api::core::v1::{LimitRange, LimitRangeItem, PodSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::filters::{Res, effective_requests};
-use crate::model::{self, TFJob};
+use crate::model::TFJob;
+use crate::operator_pods;
 
-/// One pod the operator will create, as it fills the template (`pkg/core/pod.go`,
-/// `tfjob_controller.go`): name `<job>-<type>-<i>`, the operator's labels, restartPolicy
-/// (ExitCode → Never), the default `tfjob-port` on the `tensorflow` container, and the
-/// namespace's LimitRange defaults applied (`limitranger` admission).
+/// One pod the operator will create ([`crate::operator_pods`]: name `<job>-<type>-<i>`, the
+/// operator's labels, restartPolicy, the default `tfjob-port`), with the namespace's
+/// LimitRange defaults applied (`limitranger` admission).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobPod {
     pub name: String,
@@ -31,64 +31,20 @@ pub struct JobPod {
 }
 
 /// The pods of `job`, in the operator's replica-type order then index order.
-pub fn job_pods(
-    job: &TFJob,
-    limit_ranges: &[k8s_openapi::api::core::v1::LimitRange],
-) -> Vec<JobPod> {
-    let name = job.metadata.name.as_deref().unwrap_or("");
+pub fn job_pods(job: &TFJob, limit_ranges: &[LimitRange]) -> Vec<JobPod> {
+    let model = operator_pods::expand(job);
     let mut out = vec![];
-    for (key, rs) in &job.spec.tf_replica_specs {
-        let rtype = model::ReplicaType::from_any_case(key)
-            .map(|t| t.as_str().to_string())
-            .unwrap_or_else(|| key.clone());
-        let mut spec = rs.template.spec.clone().unwrap_or_default();
-        spec.restart_policy = Some(
-            match rs.restart_policy.as_deref().unwrap_or("Never") {
-                "ExitCode" => "Never",
-                other => other,
-            }
-            .to_string(),
-        );
-        let idx = spec
-            .containers
-            .iter()
-            .position(|c| c.name == model::DEFAULT_CONTAINER_NAME)
-            .unwrap_or(0);
-        if let Some(c) = spec.containers.get_mut(idx) {
-            let ports = c.ports.get_or_insert_with(Vec::new);
-            if !ports
-                .iter()
-                .any(|p| p.name.as_deref() == Some(model::DEFAULT_PORT_NAME))
-            {
-                ports.push(ContainerPort {
-                    name: Some(model::DEFAULT_PORT_NAME.into()),
-                    container_port: model::DEFAULT_PORT,
-                    ..Default::default()
-                });
-            }
-        }
+    for r in &model.replicas {
+        // TF_CONFIG is left out: admission and the scheduler do not read env.
+        let mut spec = model.pod_spec(r);
         apply_limit_ranges(&mut spec, limit_ranges);
         let requests = effective_requests(&spec);
-        let mut labels: BTreeMap<String, String> = rs
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|m| m.labels.clone())
-            .unwrap_or_default();
-        labels.insert(model::LABEL_JOB_NAME.into(), name.replace('/', "-"));
-        labels.insert(
-            model::LABEL_OPERATOR_NAME.into(),
-            model::OPERATOR_NAME.into(),
-        );
-        labels.insert(model::LABEL_REPLICA_TYPE.into(), rtype.to_lowercase());
-        for i in 0..i64::from(rs.replicas.unwrap_or(1).max(0)) {
-            let mut l = labels.clone();
-            l.insert(model::LABEL_REPLICA_INDEX.into(), i.to_string());
+        for i in 0..r.count {
             out.push(JobPod {
-                name: model::pod_name(name, &rtype, i),
-                replica_type: rtype.clone(),
-                index: i,
-                labels: l,
+                name: model.pod_name(r, i),
+                replica_type: r.type_name.clone(),
+                index: i64::from(i),
+                labels: model.pod_labels(r, i),
                 spec: spec.clone(),
                 requests: requests.clone(),
             });

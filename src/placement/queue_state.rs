@@ -32,12 +32,7 @@ pub fn kueue_state(job: &TFJob, wl: Option<&Workload>) -> KueueState {
     if q::local_queue_name(job).is_none() {
         return KueueState::NotHeld;
     }
-    let suspended = job
-        .spec
-        .run_policy
-        .as_ref()
-        .and_then(|p| p.suspend)
-        .unwrap_or(false);
+    let suspended = job.is_suspended();
     let Some(wl) = wl else {
         return if suspended {
             KueueState::NoWorkload

@@ -72,7 +72,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     let run_policy = job.spec.run_policy.as_ref();
     let managed_by = run_policy.and_then(|p| p.managed_by.as_deref());
     // The spec is what the operator acts on; the condition may lag a resume.
-    let suspended = run_policy.and_then(|p| p.suspend).unwrap_or(false);
+    let suspended = job.is_suspended();
     let kueue_queue = job
         .metadata
         .labels
@@ -206,7 +206,10 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                     .iter()
                     .find(|p| pod_phase(p) == "Failed")
                     .map(pod_name)
-                    .or_else(|| job.pod_names().first().cloned())
+                    .or_else(|| crate::operator_pods::expand(job)
+                        .pod_names()
+                        .first()
+                        .cloned())
                     .unwrap_or_else(|| "POD".into()),
                 ns_flags(s, ns),
                 s.delete_command()
@@ -304,7 +307,8 @@ pub(super) fn names<K: kube::Resource>(items: &[K]) -> BTreeSet<&str> {
 /// Expected pod and service names that do not exist.
 pub(super) fn missing_objects(s: &Snapshot, job: &TFJob) -> Vec<String> {
     let (pods, svcs) = (names(&s.pods), names(&s.services));
-    job.pod_names()
+    crate::operator_pods::expand(job)
+        .pod_names()
         .into_iter()
         .filter(|n| !pods.contains(n.as_str()) || !svcs.contains(n.as_str()))
         .collect()

@@ -6,7 +6,7 @@ pub(super) fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     let Some(job) = &s.job else {
         return Err("TFJob not found".into());
     };
-    let expected = job.pod_names();
+    let expected = crate::operator_pods::expand(job).pod_names();
     let (pods, svcs) = (names(&s.pods), names(&s.services));
     let missing_pods: Vec<String> = expected
         .iter()

@@ -21,7 +21,7 @@ use super::WaitFor;
 use super::restarts::{crash_loop, observe_restarts, permanent_failure};
 use super::state::{Limits, Now, Settle, Tracker, View, jiff_span};
 use crate::cluster::operator::OperatorState;
-use crate::cluster::pod::{self, Pod, PodFacts, canonical_replica_type};
+use crate::cluster::pod::{self, Pod, PodFacts};
 use crate::model::{self, TFJob, condition};
 
 // ---------------------------------------------------------------------------------------------
@@ -48,11 +48,7 @@ pub fn operator_says_running() -> impl Condition<TFJob> {
 
 /// `runPolicy.suspend: true`: the operator deletes the pods and creates none.
 pub fn is_suspended() -> impl Condition<TFJob> {
-    |job: Option<&TFJob>| {
-        job.and_then(|j| j.spec.run_policy.as_ref())
-            .and_then(|r| r.suspend)
-            == Some(true)
-    }
+    |job: Option<&TFJob>| job.is_some_and(TFJob::is_suspended)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -91,14 +87,10 @@ fn restart_marks(pods: &[Arc<Pod>]) -> BTreeMap<String, i32> {
         .collect()
 }
 
-/// The replica count of every role, from the spec with the operator's default of 1
-/// (`tensorflow_defaults.go`), keyed by canonical role name.
+/// The replica count of every role, keyed by canonical role name: the operator's pods
+/// ([`crate::operator_pods`]).
 pub fn expected_replicas(job: &TFJob) -> BTreeMap<String, i32> {
-    let mut out = BTreeMap::new();
-    for (key, spec) in &job.spec.tf_replica_specs {
-        *out.entry(canonical_replica_type(key)).or_insert(0) += spec.replicas.unwrap_or(1).max(0);
-    }
-    out
+    crate::operator_pods::expand(job).expected()
 }
 
 /// Started pods per canonical role name.

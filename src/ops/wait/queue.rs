@@ -49,7 +49,7 @@ impl QueueWatch {
         let mut lines = vec![];
         let held = if let Some(lq) = q::local_queue_name(job) {
             self.kueue(kube, ns, job, lq, &mut lines).await?
-        } else if !has_pods && !job.is_finished() && !suspended(job) {
+        } else if !has_pods && !job.is_finished() && !job.is_suspended() {
             self.gang(kube, ns, name, &mut lines).await?
         } else {
             None
@@ -92,7 +92,7 @@ impl QueueWatch {
         lines: &mut Vec<String>,
     ) -> Result<Option<String>> {
         let name = job.metadata.name.as_deref().unwrap_or_default();
-        if !suspended(job) {
+        if !job.is_suspended() {
             return Ok(None);
         }
         if self.kueue_served.is_none() {
@@ -230,12 +230,4 @@ impl QueueWatch {
         );
         Ok(Some("gang waiting".into()))
     }
-}
-
-fn suspended(job: &TFJob) -> bool {
-    job.spec
-        .run_policy
-        .as_ref()
-        .and_then(|p| p.suspend)
-        .unwrap_or(false)
 }

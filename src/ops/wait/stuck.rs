@@ -34,7 +34,7 @@ impl Waiter<'_> {
             .iter()
             .filter_map(|p| p.metadata.name.as_deref())
             .collect();
-        let missing: Vec<String> = job
+        let missing: Vec<String> = crate::operator_pods::expand(job)
             .pod_names()
             .into_iter()
             .filter(|n| !present.contains(n.as_str()))
