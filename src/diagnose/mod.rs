@@ -17,6 +17,7 @@ mod checks;
 mod collect;
 #[cfg(test)]
 mod collect_tests;
+pub mod failure;
 pub mod missing;
 pub mod refused;
 #[cfg(test)]
