@@ -453,11 +453,18 @@ pub fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
                 hint: f.next_step.clone(),
             })
         }
-        Some(f) => Err(Error::JobFailed(format!(
-            "{}: {}",
-            f.layer.label(),
-            f.summary
-        ))),
+        // The most specific finding last (issue 37): the first replica to fail and why, when
+        // the failure is the job's own (not a layer above its pods).
+        Some(f) => Err(Error::JobFailed(
+            match d
+                .failures
+                .first()
+                .filter(|_| matches!(f.layer, super::Layer::Runtime | super::Layer::Controller))
+            {
+                Some(first) => first.line.clone(),
+                None => format!("{}: {}", f.layer.label(), f.summary),
+            },
+        )),
     }
 }
 
