@@ -819,6 +819,25 @@ async fn report_diagnosis(
                 .map(|p| p.metadata.name.clone().unwrap_or_default())
                 .collect();
             let vanished = classes_of_vanished(&seen, &present, name);
+            // The operator deletes the pods of a finished job under cleanPodPolicy All, and the
+            // running ones under Running (training-operator `pkg/controller.v1/common/job.go`
+            // DeletePodsAndServices): said whether or not it has done so yet.
+            let policy = snapshot
+                .job
+                .as_ref()
+                .and_then(|j| j.spec.run_policy.as_ref())
+                .and_then(|r| r.clean_pod_policy.clone());
+            let finished = snapshot.job.as_ref().is_some_and(|j| {
+                j.has_condition(crate::model::condition::FAILED)
+                    || j.has_condition(crate::model::condition::SUCCEEDED)
+            });
+            let cleaned = finished && matches!(policy.as_deref(), Some("All" | "Running"));
+            if cleaned && vanished.is_empty() && !snapshot.pods.is_empty() {
+                diagnosis.notes.push(format!(
+                    "runPolicy.cleanPodPolicy {} deletes the job's pods now that it has ended: their logs are gone with them; `--save DIR` keeps them next time",
+                    policy.as_deref().unwrap_or_default()
+                ));
+            }
             if !vanished.is_empty() || (snapshot.pods.is_empty() && !seen.pods.is_empty()) {
                 // What the watch saw wins over the operator's events for the same pod.
                 let mut merged = vanished;
