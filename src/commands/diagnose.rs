@@ -26,6 +26,11 @@ pub struct DiagnoseArgs {
     /// within 2 seconds of it, once each; what is not read by then is said as not read.
     #[arg(long, default_value = "1m", value_parser = parse_duration)]
     pub timeout: Duration,
+
+    /// Restarts of one container that make a crash loop: a failure even while the container
+    /// runs between two back-offs (the verdict does not change with the back-off timer).
+    #[arg(long, default_value_t = crate::diagnose::DEFAULT_MAX_RESTARTS)]
+    pub max_restarts: u32,
 }
 
 pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
@@ -42,6 +47,7 @@ pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()>
         format: args.output,
         tail: args.tail,
         timeout: args.timeout,
+        max_restarts: args.max_restarts,
     };
     block_on(crate::ops::diagnose::run(&global.connection(), opts, out))
 }

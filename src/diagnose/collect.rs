@@ -1,6 +1,6 @@
 //! The I/O half: read the snapshot with a fixed number of requests, and the command itself.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Event, Pod, Secret, Service};
@@ -87,6 +87,7 @@ pub async fn collect_within(
             cluster::unknown_reason(e, &Action::new("list", "pods", Some(namespace)), kube)?,
         ),
     }
+    s.nodes_not_ready = nodes_not_ready(kube, &s.pods).await;
     s.queue = queue_facts(kube, namespace, &job, s.pods.is_empty()).await?;
     // Pending pods: are they waiting for an object they mount that does not exist?
     if s.pods.iter().any(|p| p.pod_phase() == "Pending") {
@@ -402,6 +403,63 @@ pub fn job_name(arg: &str) -> Result<&str> {
 }
 
 /// The command's outcome from the findings: success unless something failed.
+/// At most this many nodes are read to tell a lost node (issue 37).
+const MAX_NODES_READ: usize = 5;
+
+/// The nodes of pods that look cut off (Ready=False while Running, or marked for deletion by
+/// the taint manager) that are not Ready or are gone: one GET per such node, a few at most. A
+/// node that cannot be read (no cluster-scope rights) is left out.
+async fn nodes_not_ready(kube: &Kube, pods: &[Pod]) -> BTreeMap<String, String> {
+    let suspect = |p: &Pod| {
+        let conds = p.status.as_ref().and_then(|s| s.conditions.as_ref());
+        let cut_off = conds.into_iter().flatten().any(|c| {
+            (c.type_ == "Ready" && c.status != "True" && p.pod_phase() == "Running")
+                || (c.type_ == "DisruptionTarget"
+                    && c.reason.as_deref() == Some("DeletionByTaintManager"))
+        });
+        cut_off
+    };
+    let names: BTreeSet<String> = pods
+        .iter()
+        .filter(|p| suspect(p))
+        .filter_map(|p| p.spec.as_ref()?.node_name.clone())
+        .take(MAX_NODES_READ)
+        .collect();
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(kube.client.clone());
+    let mut out = BTreeMap::new();
+    for name in names {
+        match nodes.get_opt(&name).await {
+            Ok(None) => {
+                out.insert(name, "the node no longer exists".to_string());
+            }
+            Ok(Some(n)) => {
+                let ready = n
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
+                if let Some(c) = ready.filter(|c| c.status != "True") {
+                    out.insert(
+                        name,
+                        format!(
+                            "{}: {}",
+                            c.status,
+                            c.message
+                                .as_deref()
+                                .or(c.reason.as_deref())
+                                .unwrap_or("not Ready")
+                        ),
+                    );
+                }
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, node = %name, "reading the node of a cut-off pod")
+            }
+        }
+    }
+    out
+}
+
 pub fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     if s.crd == CrdState::Missing {
         return Err(Error::not_ready(
@@ -454,11 +512,18 @@ pub fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
                 hint: f.next_step.clone(),
             })
         }
-        Some(f) => Err(Error::JobFailed(format!(
-            "{}: {}",
-            f.layer.label(),
-            f.summary
-        ))),
+        // The most specific finding last (issue 37): the first replica to fail and why, when
+        // the failure is the job's own (not a layer above its pods).
+        Some(f) => Err(Error::JobFailed(
+            match d
+                .failures
+                .first()
+                .filter(|_| matches!(f.layer, super::Layer::Runtime | super::Layer::Controller))
+            {
+                Some(first) => first.line.clone(),
+                None => format!("{}: {}", f.layer.label(), f.summary),
+            },
+        )),
     }
 }
 

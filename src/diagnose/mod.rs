@@ -17,6 +17,7 @@ mod checks;
 mod collect;
 #[cfg(test)]
 mod collect_tests;
+pub mod failure;
 pub mod inpod;
 pub mod missing;
 pub mod refused;
@@ -68,6 +69,10 @@ pub struct Snapshot {
     pub missing_objects: Vec<missing::MissingObject>,
     /// The job's Workload and queues, or its PodGroup (the Queue layer).
     pub queue: QueueFacts,
+    /// Restarts of one container that make a crash loop (`--max-restarts`, default 3).
+    pub max_restarts: u32,
+    /// Nodes of the job's pods that are not Ready (or gone), with why (issue 37).
+    pub nodes_not_ready: BTreeMap<String, String>,
 }
 
 impl Snapshot {
@@ -101,8 +106,87 @@ impl Snapshot {
             placement: None,
             missing_objects: Vec::new(),
             queue: QueueFacts::default(),
+            max_restarts: DEFAULT_MAX_RESTARTS,
+            nodes_not_ready: BTreeMap::new(),
         }
     }
+}
+
+/// The default `--max-restarts` of `diagnose` (the same as `wait`'s): one restart is routine,
+/// three is a loop.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+
+/// Each replica's failure class from a snapshot, the first to fail first (issue 37): the pods
+/// it holds, with their logs and nodes, then the operator's `ExitedWithCode` events for
+/// replicas whose pods are gone. Pure.
+pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
+    use crate::cluster::pod::PodFacts;
+    let mut out: Vec<failure::ReplicaFailure> = s
+        .pods
+        .iter()
+        .filter_map(|p| {
+            let limit = p
+                .spec
+                .as_ref()
+                .and_then(|sp| {
+                    sp.containers
+                        .iter()
+                        .find(|c| c.name == crate::model::DEFAULT_CONTAINER_NAME)
+                        .or_else(|| sp.containers.first())
+                })
+                .and_then(|c| c.resources.as_ref()?.limits.as_ref()?.get("memory"))
+                .map(|q| q.0.as_str());
+            let node = p.spec.as_ref().and_then(|sp| sp.node_name.as_deref());
+            let node_not_ready =
+                node.and_then(|n| s.nodes_not_ready.get(n).map(|why| (n, why.as_str())));
+            failure::classify(
+                failure::PodEvidence {
+                    meta: &p.metadata,
+                    status: p.status.as_ref(),
+                    memory_limit: limit,
+                    log: s.logs.get(p.pod_name()).map(String::as_str),
+                    node_not_ready,
+                    max_restarts: s.max_restarts,
+                },
+                Some(&s.job_name),
+            )
+        })
+        .collect();
+    failure::merge(
+        &mut out,
+        failure::from_operator_events(&s.job_events, &s.namespace, &s.job_name),
+    );
+    failure::order(&mut out);
+    out
+}
+
+/// Every pod's restart ledger, oldest first per replica (issue 37), with the kubelet's BackOff
+/// events for the restarts whose details the kubelet no longer keeps.
+pub fn restart_ledger(s: &Snapshot) -> Vec<String> {
+    use crate::cluster::pod::PodFacts;
+    s.pods
+        .iter()
+        .flat_map(|p| {
+            let backoffs: Vec<(Option<Timestamp>, i32)> = s
+                .pod_events
+                .iter()
+                .filter(|e| {
+                    e.reason.as_deref() == Some("BackOff")
+                        && e.involved_object.name.as_deref() == Some(p.pod_name())
+                        && e.message
+                            .as_deref()
+                            .is_some_and(|m| m.contains("restarting failed container"))
+                })
+                .map(|e| {
+                    (
+                        e.first_timestamp.as_ref().map(|t| t.0),
+                        e.count.unwrap_or(1),
+                    )
+                })
+                .collect();
+            failure::ledger(&p.metadata, p.status.as_ref(), Some(&s.job_name), &backoffs)
+        })
+        .collect()
 }
 
 /// The layers, checked in this order.
@@ -222,6 +306,12 @@ pub struct Diagnosis {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     pub findings: Vec<Finding>,
+    /// Each failed (or stalled) replica in one line, the first to fail first (issue 37).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<failure::ReplicaFailure>,
+    /// Each restart the cluster still shows, oldest first per replica.
+    #[serde(rename = "restartLedger", skip_serializing_if = "Vec::is_empty")]
+    pub restart_ledger: Vec<String>,
 }
 
 impl Diagnosis {

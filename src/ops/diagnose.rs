@@ -20,6 +20,8 @@ pub struct DiagnoseOptions {
     pub tail: i64,
     /// Bounds the whole command (exit 5).
     pub timeout: Duration,
+    /// Restarts of one container that make a crash loop (`--max-restarts`).
+    pub max_restarts: u32,
 }
 
 pub async fn run(conn: &ConnectionOptions, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
@@ -32,7 +34,7 @@ pub async fn run(conn: &ConnectionOptions, opts: DiagnoseOptions, out: &mut Outp
     // deadline. `--timeout` bounds the whole command.
     let budget = Budget::until(end);
     let left = end.saturating_duration_since(std::time::Instant::now());
-    let snapshot = tokio::time::timeout(left, diagnose::collect_within(&kube, &namespace, &name, opts.tail, budget))
+    let mut snapshot = tokio::time::timeout(left, diagnose::collect_within(&kube, &namespace, &name, opts.tail, budget))
         .await
         .map_err(|_| {
             Error::Timeout(format!(
@@ -40,6 +42,7 @@ pub async fn run(conn: &ConnectionOptions, opts: DiagnoseOptions, out: &mut Outp
                 timeout.as_secs()
             ))
         })??;
+    snapshot.max_restarts = opts.max_restarts;
     let d = diagnose::diagnose(&snapshot);
     match opts.format {
         ReportFormat::Text => {

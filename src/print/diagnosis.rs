@@ -75,6 +75,23 @@ pub fn diagnosis(d: &Diagnosis, color: bool, s: &mut dyn Write) -> io::Result<()
             block(s, f, label, &pad, color)?;
         }
     }
+    // Issue 37: why each replica died, one line each, the first to fail first; then the
+    // restarts the cluster still shows. The report ends on the most specific finding.
+    if !d.restart_ledger.is_empty() {
+        writeln!(s, "Restarts (oldest first):")?;
+        for line in &d.restart_ledger {
+            writeln!(s, "  {line}")?;
+        }
+    }
+    if !d.failures.is_empty() {
+        writeln!(s, "Failed replicas (the first to fail first):")?;
+        for f in &d.failures {
+            writeln!(s, "  {}", f.line)?;
+            if let Some(e) = &f.evidence {
+                writeln!(s, "  {pad}{e}")?;
+            }
+        }
+    }
     Ok(())
 }
 

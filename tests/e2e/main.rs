@@ -8,6 +8,7 @@ mod bounded;
 mod check;
 mod client;
 mod day2;
+mod evidence;
 mod help;
 mod hostile;
 mod jobset;

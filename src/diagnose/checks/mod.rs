@@ -113,6 +113,15 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
         pods: pod_phases(&s.pods),
         notes: s.notes.iter().map(|n| redact_bearer(n)).collect(),
         findings: out,
+        failures: super::failures(s)
+            .into_iter()
+            .map(|mut f| {
+                f.line = redact_bearer(&f.line);
+                f.evidence = f.evidence.map(|e| redact_bearer(&e));
+                f
+            })
+            .collect(),
+        restart_ledger: super::restart_ledger(s),
     }
 }
 

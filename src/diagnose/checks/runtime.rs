@@ -11,6 +11,7 @@ pub(super) fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
     image_problems(s, pods, out);
     secret_problems(s, pods, out);
     config_errors_without_secret_cause(s, pods, out, before);
+    disruptions(s, out);
     crashes(s, pods, out);
     gateway_unauthorized(s, pods, out);
     template_checks(s, out);
@@ -158,6 +159,60 @@ pub(super) fn failed_termination(cs: &ContainerStatus) -> Option<&ContainerState
     None
 }
 
+/// A pod the kubelet evicted, the scheduler preempted, a drain evicted, or whose node was lost
+/// has its own verdict (issue 37): said as such, not as a crash with "fix the error in the log".
+fn disrupted(pod: &Pod) -> bool {
+    let st = pod.status.as_ref();
+    st.and_then(|s| s.reason.as_deref())
+        .is_some_and(|r| r == "Evicted" || r == "NodeLost")
+        || st
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .any(|c| c.type_ == "DisruptionTarget" && c.status == "True")
+}
+
+/// Evictions, preemptions, lost nodes, and replicas that run but whose log shows they never
+/// reached their peers: one finding each, from the failure classifier.
+pub(super) fn disruptions(s: &Snapshot, out: &mut Vec<Finding>) {
+    let ns_flags = ns_flags(s, &s.namespace);
+    for f in crate::diagnose::failures(s) {
+        let disruption = matches!(
+            f.class.as_str(),
+            "Evicted"
+                | "NodeLost"
+                | "PreemptionByScheduler"
+                | "TerminationByKubelet"
+                | "EvictionByEvictionAPI"
+                | "DeletionByTaintManager"
+                | "DeletionByPodGC"
+        );
+        if !disruption && !f.running {
+            continue;
+        }
+        let next = match f.class.as_str() {
+            "Evicted" | "TerminationByKubelet" => format!(
+                "set requests equal to limits for memory and ephemeral-storage (a Guaranteed pod is evicted last), or give the node room; events: kubectl describe pod {} {ns_flags}",
+                f.pod
+            ),
+            "PreemptionByScheduler" => "give the job a PriorityClass at least as high as what preempted it, or run it where it is not preempted; then resubmit".to_string(),
+            "NodeLost" | "DeletionByTaintManager" | "DeletionByPodGC" => {
+                "the node is gone or NotReady: resubmit the job, or wait for the node (kubectl get nodes)".to_string()
+            }
+            "EvictionByEvictionAPI" => "a drain or an autoscaler evicted it: resubmit, or protect the job with a PodDisruptionBudget".to_string(),
+            _ => format!(
+                "a peer named in TF_CONFIG is not answering: check the other replicas (kubectl tfjob diagnose {} {ns_flags}) and that their Services resolve",
+                s.job_name
+            ),
+        };
+        let mut finding = Finding::new(Layer::Runtime, Verdict::Fail, f.line.clone()).next(next);
+        if let Some(e) = &f.evidence {
+            finding = finding.evidence(truncate(e, 300));
+        }
+        out.push(finding.replicas(vec![f.pod.clone()]));
+    }
+}
+
 pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
     let ns = &s.namespace;
     struct Crash {
@@ -172,7 +227,7 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
     }
     // (container, exit code, reason) → crash
     let mut groups: BTreeMap<(String, i32, String), Crash> = BTreeMap::new();
-    for pod in pods {
+    for pod in pods.iter().filter(|p| !disrupted(p)) {
         for cs in statuses(pod) {
             let looping = waiting(cs).is_some_and(|(r, _)| r == "CrashLoopBackOff");
             let Some(t) = failed_termination(cs) else {
@@ -231,8 +286,10 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
         } else {
             String::new()
         };
-        // A container that restarted and now runs again is a warning, not the blocker.
-        let verdict = if c.current {
+        // A container that restarted and now runs again is a warning, not the blocker; one that
+        // restarted --max-restarts times is a crash loop whatever the back-off timer shows
+        // right now (issue 37: the verdict must not flip between two looks).
+        let verdict = if c.current || c.restarts >= s.max_restarts.max(1) as i32 {
             Verdict::Fail
         } else {
             Verdict::Warning
@@ -256,6 +313,8 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
                 "CrashLoopBackOff"
             } else if c.current {
                 "crashed"
+            } else if verdict == Verdict::Fail {
+                "crash loop (running between restarts)"
             } else {
                 "restarted (running again)"
             };

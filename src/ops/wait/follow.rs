@@ -500,10 +500,33 @@ impl Waiter<'_> {
             Err(err @ (Error::Interrupted(_) | Error::NotReady { .. })) => Err(err),
             Err(err) => {
                 let budget = Budget::until(self.end).min(Budget::new(DECORATION));
-                let snapshot =
-                    report_diagnosis(self.kube, namespace, name, format, out, self.end, budget)
-                        .await?;
-                Err(self.with_crash_log(err, snapshot.as_ref()))
+                let seen: Vec<Arc<Pod>> = self
+                    .last
+                    .as_ref()
+                    .map(|(_, pods)| pods.clone())
+                    .unwrap_or_default();
+                let (snapshot, failures) = report_diagnosis(
+                    self.kube,
+                    namespace,
+                    name,
+                    format,
+                    out,
+                    self.end,
+                    budget,
+                    Seen {
+                        pods: &seen,
+                        max_restarts: self.opts.max_restarts,
+                    },
+                )
+                .await?;
+                let err = self.with_crash_log(err, snapshot.as_ref());
+                // Verdict first (issue 37): the first replica to fail, and why, heads the error.
+                Err(match (err, failures.first()) {
+                    (Error::JobFailed(message), Some(first)) if !first.running => {
+                        Error::JobFailed(format!("{}\n{message}", first.line))
+                    }
+                    (err, _) => err,
+                })
             }
         }
     }
@@ -724,8 +747,48 @@ impl From<&watcher::Error> for WatchProblem {
     }
 }
 
+/// What the watch last saw, for the closing report: the pods (the operator's cleanPodPolicy
+/// may have deleted them by the time the diagnosis reads), and the crash-loop bound.
+struct Seen<'a> {
+    pods: &'a [Arc<Pod>],
+    max_restarts: u32,
+}
+
+/// The failure classes of pods the watch saw that the closing read no longer finds (issue 37):
+/// their statuses say why they died, though their logs are gone.
+fn classes_of_vanished(
+    seen: &Seen<'_>,
+    present: &[String],
+    job: &str,
+) -> Vec<crate::diagnose::failure::ReplicaFailure> {
+    use crate::diagnose::failure;
+    seen.pods
+        .iter()
+        .filter(|p| {
+            !present
+                .iter()
+                .any(|n| n == crate::cluster::pod::PodFacts::pod_name(&***p))
+        })
+        .filter_map(|p| {
+            failure::classify(
+                failure::PodEvidence {
+                    meta: &p.metadata,
+                    status: p.status.as_ref(),
+                    memory_limit: None,
+                    log: None,
+                    node_not_ready: None,
+                    max_restarts: seen.max_restarts,
+                },
+                Some(job),
+            )
+        })
+        .collect()
+}
+
 /// When a wait ends without reaching its target, say which layer is at fault, within what is
-/// left of `--timeout` (log excerpts within `budget`). Returns what it read.
+/// left of `--timeout` (log excerpts within `budget`). Returns what it read, and each failed
+/// replica's class, the first to fail first.
+#[allow(clippy::too_many_arguments)]
 async fn report_diagnosis(
     kube: &Kube,
     namespace: &str,
@@ -734,7 +797,12 @@ async fn report_diagnosis(
     out: &mut Output,
     end: Instant,
     budget: Budget,
-) -> Result<Option<crate::diagnose::Snapshot>> {
+    seen: Seen<'_>,
+) -> Result<(
+    Option<crate::diagnose::Snapshot>,
+    Vec<crate::diagnose::failure::ReplicaFailure>,
+)> {
+    use crate::diagnose::failure;
     let left = end.saturating_duration_since(Instant::now());
     let collected = tokio::time::timeout(
         left,
@@ -742,8 +810,46 @@ async fn report_diagnosis(
     )
     .await;
     match collected {
-        Ok(Ok(snapshot)) => {
-            let diagnosis = crate::diagnose::diagnose(&snapshot);
+        Ok(Ok(mut snapshot)) => {
+            snapshot.max_restarts = seen.max_restarts;
+            let mut diagnosis = crate::diagnose::diagnose(&snapshot);
+            let present: Vec<String> = snapshot
+                .pods
+                .iter()
+                .map(|p| p.metadata.name.clone().unwrap_or_default())
+                .collect();
+            let vanished = classes_of_vanished(&seen, &present, name);
+            // The operator deletes the pods of a finished job under cleanPodPolicy All, and the
+            // running ones under Running (training-operator `pkg/controller.v1/common/job.go`
+            // DeletePodsAndServices): said whether or not it has done so yet.
+            let policy = snapshot
+                .job
+                .as_ref()
+                .and_then(|j| j.spec.run_policy.as_ref())
+                .and_then(|r| r.clean_pod_policy.clone());
+            let finished = snapshot.job.as_ref().is_some_and(|j| {
+                j.has_condition(crate::model::condition::FAILED)
+                    || j.has_condition(crate::model::condition::SUCCEEDED)
+            });
+            let cleaned = finished && matches!(policy.as_deref(), Some("All" | "Running"));
+            if cleaned && vanished.is_empty() && !snapshot.pods.is_empty() {
+                diagnosis.notes.push(format!(
+                    "runPolicy.cleanPodPolicy {} deletes the job's pods now that it has ended: their logs are gone with them; `--save DIR` keeps them next time",
+                    policy.as_deref().unwrap_or_default()
+                ));
+            }
+            if !vanished.is_empty() || (snapshot.pods.is_empty() && !seen.pods.is_empty()) {
+                // What the watch saw wins over the operator's events for the same pod.
+                let mut merged = vanished;
+                failure::merge(&mut merged, std::mem::take(&mut diagnosis.failures));
+                failure::order(&mut merged);
+                diagnosis.failures = merged;
+                diagnosis.notes.push(
+                    "the job's pods were deleted when it ended (runPolicy.cleanPodPolicy): their logs are gone; `--save DIR` keeps them next time"
+                        .into(),
+                );
+            }
+            let failures = diagnosis.failures.clone();
             match format {
                 ReportFormat::Json => out.data_line(
                     &serde_json::json!({"event": "diagnosis", "diagnosis": diagnosis}).to_string(),
@@ -755,15 +861,19 @@ async fn report_diagnosis(
                     out.note(&crate::print::diagnosis::text(&diagnosis, color));
                 }
             }
-            Ok(Some(snapshot))
+            Ok((Some(snapshot), failures))
         }
         Ok(Err(e)) => {
             out.note_line(&format!("(could not collect a diagnosis: {e})"));
-            Ok(None)
+            let mut failures = classes_of_vanished(&seen, &[], name);
+            failure::order(&mut failures);
+            Ok((None, failures))
         }
         Err(_) => {
             out.note_line("(no diagnosis: --timeout ran out before it could be read)");
-            Ok(None)
+            let mut failures = classes_of_vanished(&seen, &[], name);
+            failure::order(&mut failures);
+            Ok((None, failures))
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::scenario::{ContainerBehaviour, NodeSpec, Taint};
+use crate::scenario::{ContainerBehaviour, Disruption, NodeSpec, Taint};
 use crate::state::Shared;
 use crate::util::{glob_match, new_uid, now_rfc3339};
 
@@ -598,6 +598,18 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
             if is_main { format!("INFO:tensorflow:{pname} started (attempt {attempt})\nINFO:tensorflow:Using MirroredStrategy\n") } else { format!("{cname} started\n") }
         });
         sh.logs.append(&ns, &pname, &cname, &text);
+        if let Some(d) = b
+            .as_ref()
+            .and_then(|b| b.disruption)
+            .filter(|_| attempt == 0)
+        {
+            tokio::select! {
+                _ = sleep(b.as_ref().and_then(|b| b.run_ms).unwrap_or(50)) => {}
+                _ = sh.logs.killed(&ns, &pname, &cname) => {}
+            }
+            disrupt(&sh, &pod, &cname, d).await;
+            return;
+        }
         let exit: Option<(u64, i64, bool)> = match &b {
             Some(b)
                 if (b.crash_loop || attempt < i64::from(b.crash_times.unwrap_or(1)))
@@ -724,4 +736,183 @@ pub(crate) fn set_pod_condition(
             .position(|o| c["type"] == *o)
             .unwrap_or(ORDER.len())
     });
+}
+
+// ---------------------------------------------------------------- disruptions (issue 37)
+
+/// Every container of a pod terminated as the kubelet leaves them when it kills the pod.
+fn terminate_all(p: &mut Value, code: i64, reason: &str, message: Option<&str>, now: &str) {
+    for cs in p["status"]["containerStatuses"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        let started = cs["state"]["running"]["startedAt"].clone();
+        let mut t =
+            json!({"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now});
+        if let Some(m) = message {
+            t["message"] = json!(m);
+        }
+        cs["state"] = json!({"terminated": t});
+        cs["ready"] = json!(false);
+        cs["started"] = json!(false);
+    }
+}
+
+/// Takes a running pod away as the cluster does (scenario `disruption`):
+/// - `evicted`: the kubelet's eviction manager (kubernetes `pkg/kubelet/eviction/
+///   eviction_manager.go` evictPod, messages from `helpers.go`): phase Failed, reason
+///   `Evicted` with its message, a `DisruptionTarget` condition `TerminationByKubelet`, the
+///   containers gone (`ContainerStatusUnknown`, 137), a Warning `Evicted` event.
+/// - `preempted`: kube-scheduler's preemption (`pkg/scheduler/framework/preemption`): the
+///   victim gets `DisruptionTarget` `PreemptionByScheduler` ("<scheduler>: preempting to
+///   accommodate a higher priority pod") and a graceful delete; the kubelet stops it (143);
+///   it is deleted after its grace period (shortened here).
+/// - `nodeNotReady`: the node stops posting status (`Ready` Unknown, `NodeStatusUnknown`,
+///   "Kubelet stopped posting node status.", the `unreachable` taints); the taint manager
+///   marks its pods `DisruptionTarget` `DeletionByTaintManager` and deletes them, and they stay
+///   Terminating (phase Running) since no kubelet confirms.
+pub(crate) async fn disrupt(sh: &Arc<Shared>, pod: &Value, cname: &str, d: Disruption) {
+    let ns = pod["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let name = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
+    let uid = pod["metadata"]["uid"].as_str().unwrap_or("").to_string();
+    let node = pod["spec"]["nodeName"].as_str().unwrap_or("").to_string();
+    let now = now_rfc3339();
+    match d {
+        Disruption::Evicted => {
+            let msg = format!(
+                "The node was low on resource: memory. Threshold quantity: 100Mi, available: 52Mi. Container {cname} was using 7Gi, request is 1Gi, has larger consumption of memory. "
+            );
+            let m = msg.clone();
+            update_pod(sh, &ns, &name, &uid, move |p| {
+                set_pod_condition(
+                    p,
+                    "DisruptionTarget",
+                    "True",
+                    Some("TerminationByKubelet"),
+                    Some(&m),
+                    &now,
+                );
+                terminate_all(
+                    p,
+                    137,
+                    "ContainerStatusUnknown",
+                    Some("The container could not be located when the pod was terminated"),
+                    &now,
+                );
+                recompute_phase(p);
+                p["status"]["phase"] = json!("Failed");
+                p["status"]["reason"] = json!("Evicted");
+                p["status"]["message"] = json!(m);
+                true
+            });
+            kubelet_event(sh, pod, cname, "Warning", "Evicted", &msg);
+            kubelet_event(
+                sh,
+                pod,
+                cname,
+                "Normal",
+                "Killing",
+                &format!("Stopping container {cname}"),
+            );
+        }
+        Disruption::Preempted => {
+            let msg = "default-scheduler: preempting to accommodate a higher priority pod";
+            let n2 = now.clone();
+            update_pod(sh, &ns, &name, &uid, move |p| {
+                set_pod_condition(
+                    p,
+                    "DisruptionTarget",
+                    "True",
+                    Some("PreemptionByScheduler"),
+                    Some(msg),
+                    &n2,
+                );
+                p["metadata"]["deletionTimestamp"] = json!(n2);
+                p["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+                true
+            });
+            let p = json!({"apiVersion": "v1", "metadata": {"name": name, "namespace": ns, "uid": uid}});
+            sh.record_event(
+                &p,
+                "Pod",
+                "Normal",
+                "Preempted",
+                &format!("Preempted by pod {} on node {node}", new_uid()),
+                "default-scheduler",
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let n3 = now_rfc3339();
+            update_pod(sh, &ns, &name, &uid, move |p| {
+                terminate_all(p, 143, "Error", None, &n3);
+                recompute_phase(p);
+                true
+            });
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            if sh
+                .store
+                .get("pods", &ns, &name)
+                .is_some_and(|p| p["metadata"]["uid"] == json!(uid))
+            {
+                let _ = sh.store.delete("pods", &ns, &name);
+            }
+        }
+        Disruption::NodeNotReady => {
+            let n2 = now.clone();
+            let _ = sh.store.modify("nodes", "", &node, move |n| {
+                set_node_not_ready(n, &n2);
+                true
+            });
+            let on_node: Vec<Arc<Value>> = sh.store.list_shared("pods", &ns, |p| {
+                p["spec"]["nodeName"] == json!(node)
+                    && p["metadata"].get("deletionTimestamp").is_none()
+            });
+            for p in on_node {
+                let pn = p["metadata"]["name"].as_str().unwrap_or("").to_string();
+                let pu = p["metadata"]["uid"].as_str().unwrap_or("").to_string();
+                let n3 = now.clone();
+                update_pod(sh, &ns, &pn, &pu, move |p| {
+                    set_pod_condition(p, "Ready", "False", None, None, &n3);
+                    set_pod_condition(
+                        p,
+                        "DisruptionTarget",
+                        "True",
+                        Some("DeletionByTaintManager"),
+                        Some("Taint manager: deleting due to NoExecute taint"),
+                        &n3,
+                    );
+                    p["metadata"]["deletionTimestamp"] = json!(n3);
+                    p["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+                    true
+                });
+                sh.record_event(
+                    &p,
+                    "Pod",
+                    "Normal",
+                    "TaintManagerEviction",
+                    &format!("Marking for deletion Pod {ns}/{pn}"),
+                    "taint-eviction-controller",
+                );
+            }
+        }
+    }
+}
+
+/// A node whose kubelet stopped posting status, as the node lifecycle controller marks it
+/// (`pkg/controller/nodelifecycle`: Ready Unknown, `NodeStatusUnknown`, the unreachable taints).
+fn set_node_not_ready(n: &mut Value, now: &str) {
+    n["status"]["conditions"] = json!([{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+        "message": "Kubelet stopped posting node status.", "lastHeartbeatTime": now, "lastTransitionTime": now}]);
+    let mut taints = n["spec"]["taints"].as_array().cloned().unwrap_or_default();
+    for effect in ["NoSchedule", "NoExecute"] {
+        let mut t = json!({"key": "node.kubernetes.io/unreachable", "effect": effect});
+        if effect == "NoExecute" {
+            t["timeAdded"] = json!(now);
+        }
+        taints.push(t);
+    }
+    n["spec"]["taints"] = json!(taints);
 }

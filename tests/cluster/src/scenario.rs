@@ -139,6 +139,21 @@ pub struct ContainerBehaviour {
     pub oom_killed: bool,
     /// Text served by the pods/log subresource for this container.
     pub log: Option<String>,
+    /// Instead of exiting after `runMs`, the pod is disrupted (on its first start): evicted by
+    /// the kubelet, preempted by the scheduler, or its node goes NotReady (issue 37).
+    pub disruption: Option<Disruption>,
+}
+
+/// How a running pod is taken away from under its job (see `kubelet::disrupt`).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Disruption {
+    /// The kubelet evicts it for memory pressure: phase Failed, reason Evicted, its message.
+    Evicted,
+    /// kube-scheduler preempts it: DisruptionTarget PreemptionByScheduler, then deleted.
+    Preempted,
+    /// Its node stops reporting: node Ready Unknown, then the taint manager deletes the pod.
+    NodeNotReady,
 }
 
 /// Small delays of the simulated components (milliseconds).

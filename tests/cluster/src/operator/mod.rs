@@ -613,6 +613,9 @@ fn reconcile_pods(
             }
         }
         match phase(pod) {
+            // A Running pod being deleted counts as failed (training-operator
+            // pkg/core/status.go): a preempted pod or one of a lost node.
+            "Running" if pod["metadata"].get("deletionTimestamp").is_some() => failed += 1,
             "Running" => active += 1,
             "Succeeded" => succeeded += 1,
             "Failed" => failed += 1,

@@ -1,0 +1,606 @@
+//! Why a replica died, in one line, verdict first (`Worker-2: OOMKilled (limit 8Gi) after 41m,
+//! 2 restarts`), and which replica failed first. Pure: the callers (`wait`, `diagnose`, `get`,
+//! `--save`) hand in what they read; nothing here does I/O.
+//!
+//! The evidence, most specific first:
+//! 1. the pod's own verdict: `status.reason: Evicted` with the kubelet's message (kubernetes
+//!    `pkg/kubelet/eviction/helpers.go`: `Reason = "Evicted"`, `"The node was low on resource:
+//!    %v. "`), or `NodeLost` (the node lifecycle controller's reason for pods of an
+//!    unresponsive node, `pkg/controller/util/node/controller_utils.go`);
+//! 2. the `DisruptionTarget` condition (`staging/src/k8s.io/api/core/v1/types.go`:
+//!    `PodReasonPreemptionByScheduler`, `PodReasonTerminationByKubelet`,
+//!    `PodReasonEvictionByEvictionAPI`, `PodReasonDeletionByTaintManager`);
+//! 3. a node that is not Ready (the caller reads the Node);
+//! 4. the container's termination: the kernel's `OOMKilled` first;
+//! 5. the last log lines against [`SIGNATURES`];
+//! 6. restarts past `--max-restarts` (a crash loop, whatever the back-off timer shows now);
+//! 7. a non-zero exit code.
+//!
+//! When the pods are gone, the operator's `ExitedWithCode` events (`Pod: <ns>.<pod> exited with
+//! code <n>`, training-operator `pkg/controller.v1/common/pod.go`) still name the replica.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Event, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+
+use crate::cluster::pod::canonical_replica_type;
+use crate::model::{self, DEFAULT_CONTAINER_NAME};
+
+/// Where a log signature comes from, for the table in `docs/failure-evidence.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Signature {
+    /// The class named in the one-line verdict.
+    pub class: &'static str,
+    /// Substrings, any of which matches a line (case-sensitive: these are exact program
+    /// output).
+    pub patterns: &'static [&'static str],
+    /// What it means, said after the class.
+    pub meaning: &'static str,
+    /// The upstream file that prints it.
+    pub source: &'static str,
+    /// A replica still running with this in its log is stuck (not merely slow to start).
+    pub stalls: bool,
+}
+
+/// The log signatures, most specific first: the first one that matches the last lines wins.
+pub const SIGNATURES: &[Signature] = &[
+    Signature {
+        class: "ResourceExhausted",
+        patterns: &["OOM when allocating tensor"],
+        meaning: "TensorFlow ran out of device (GPU) memory allocating a tensor",
+        source: "tensorflow/tensorflow tensorflow/core/framework/op_kernel.cc (errors::ResourceExhausted(\"OOM when allocating tensor with shape\", …))",
+        stalls: false,
+    },
+    Signature {
+        class: "NCCLError",
+        patterns: &[
+            "NCCL error",
+            "NCCL WARN",
+            "ncclUnhandledCudaError",
+            "ncclSystemError",
+            "ncclRemoteError",
+        ],
+        meaning: "the NCCL collective between GPUs failed",
+        source: "NVIDIA/nccl src/init.cc (ncclGetErrorString), src/include/debug.h (WARN → \"NCCL WARN\")",
+        stalls: false,
+    },
+    Signature {
+        class: "NoGPU",
+        patterns: &["CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"],
+        meaning: "the container sees no GPU (no nvidia.com/gpu limit, or no device plugin)",
+        source: "tensorflow/tensorflow tensorflow/stream_executor/cuda/cuda_driver.cc (\"failed call to cuInit: \" with the CUresult name)",
+        stalls: false,
+    },
+    Signature {
+        class: "CreateSessionWaiting",
+        patterns: &["CreateSession still waiting for response from worker"],
+        meaning: "the replica never reached a peer named in TF_CONFIG",
+        source: "tensorflow/tensorflow tensorflow/core/distributed_runtime/master.cc (LOG(INFO) << \"CreateSession still waiting for response from worker: \")",
+        stalls: true,
+    },
+    Signature {
+        class: "Unavailable",
+        patterns: &["failed to connect to all addresses", "UnavailableError"],
+        meaning: "gRPC could not reach a peer (a replica down, or its Service not resolving)",
+        source: "grpc/grpc src/core/load_balancing/pick_first (\"failed to connect to all addresses\"); tensorflow/tensorflow tensorflow/python/framework/errors_impl.py (UnavailableError)",
+        stalls: true,
+    },
+    Signature {
+        class: "CUDALibraryMissing",
+        patterns: &[
+            "Could not load dynamic library 'libcud",
+            "libcudart.so",
+            "libcuda.so.1: cannot open shared object file",
+        ],
+        meaning: "a CUDA library is missing from the image (a CPU image on a GPU job?)",
+        source: "tensorflow/tensorflow tensorflow/stream_executor/platform/default/dso_loader.cc (\"Could not load dynamic library '…'; dlerror: …\")",
+        stalls: false,
+    },
+    Signature {
+        class: "PythonTraceback",
+        patterns: &["Traceback (most recent call last):"],
+        meaning: "the training script raised an exception",
+        source: "python/cpython Python/traceback.c (\"Traceback (most recent call last):\\n\")",
+        stalls: false,
+    },
+];
+
+/// How many of the last log lines are scanned: the cause is at the end, and a training log is
+/// long.
+pub const SCAN_LINES: usize = 200;
+
+/// The most specific signature in the last [`SCAN_LINES`] lines of `log`, with the line that
+/// showed it (trimmed, at most 200 characters).
+pub fn scan_log(log: &str) -> Option<(&'static Signature, String)> {
+    let lines: Vec<&str> = log.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(SCAN_LINES)..];
+    SIGNATURES.iter().find_map(|sig| {
+        // The last line that matches: the one closest to the end is the one that ended it.
+        tail.iter()
+            .rev()
+            .find(|l| sig.patterns.iter().any(|p| l.contains(p)))
+            .map(|l| (sig, clip(l.trim(), 200)))
+    })
+}
+
+/// A replica's failure, one line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplicaFailure {
+    /// `Worker-2` (the replica type as the operator names it, and the index).
+    pub replica: String,
+    /// The pod, when known.
+    pub pod: String,
+    /// `OOMKilled`, `Evicted`, `PreemptionByScheduler`, `NodeLost`, a signature's class,
+    /// `CrashLoop`, `Error`, `ExitCode`…
+    pub class: String,
+    /// The whole line: `Worker-2: OOMKilled (limit 8Gi) after 41m, 2 restarts`.
+    pub line: String,
+    /// The evidence behind it (the kubelet's message, the log line), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// When it happened, to find the first replica to fail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<Timestamp>,
+    /// Still running (a stalled replica), not dead.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub running: bool,
+}
+
+/// What one pod shows, as any caller read it (the slim pod of `wait` has no spec: no limit).
+#[derive(Debug, Clone, Copy)]
+pub struct PodEvidence<'a> {
+    pub meta: &'a ObjectMeta,
+    pub status: Option<&'a PodStatus>,
+    /// The training container's memory limit, when the spec was read.
+    pub memory_limit: Option<&'a str>,
+    /// The tail of the training container's log (the crashed instance's when it restarted).
+    pub log: Option<&'a str>,
+    /// The pod's node and its not-Ready condition (`Unknown: Kubelet stopped posting node
+    /// status.`), when the caller read the node and it is not Ready (or gone).
+    pub node_not_ready: Option<(&'a str, &'a str)>,
+    /// Restarts of one container that make a crash loop (`--max-restarts`).
+    pub max_restarts: u32,
+}
+
+/// `Worker-2` for a pod with the operator's labels; the pod name otherwise.
+pub fn replica_label(meta: &ObjectMeta, job: Option<&str>) -> String {
+    let labels = meta.labels.as_ref();
+    let rtype = labels.and_then(|l| l.get(model::LABEL_REPLICA_TYPE));
+    let index = labels.and_then(|l| l.get(model::LABEL_REPLICA_INDEX));
+    match (rtype, index) {
+        (Some(t), Some(i)) => format!("{}-{i}", canonical_replica_type(t)),
+        _ => {
+            let name = meta.name.as_deref().unwrap_or_default();
+            job.and_then(|j| label_from_pod_name(name, j))
+                .unwrap_or_else(|| name.to_string())
+        }
+    }
+}
+
+/// `Worker-1` from `<job>-worker-1` (the operator's pod name, `GenGeneralName`).
+pub fn label_from_pod_name(pod: &str, job: &str) -> Option<String> {
+    let rest = pod.strip_prefix(job)?.strip_prefix('-')?;
+    let (rtype, index) = rest.rsplit_once('-')?;
+    index.parse::<u32>().ok()?;
+    Some(format!("{}-{index}", canonical_replica_type(rtype)))
+}
+
+fn main_status(status: &PodStatus) -> Option<&ContainerStatus> {
+    let cs = status.container_statuses.as_deref()?;
+    cs.iter()
+        .find(|c| c.name == DEFAULT_CONTAINER_NAME)
+        .or_else(|| cs.first())
+}
+
+/// The termination that explains the container: the current one if it failed, else the last.
+fn termination(cs: &ContainerStatus) -> Option<&ContainerStateTerminated> {
+    let current = cs.state.as_ref().and_then(|s| s.terminated.as_ref());
+    if let Some(t) =
+        current.filter(|t| t.exit_code != 0 || t.reason.as_deref() == Some("OOMKilled"))
+    {
+        return Some(t);
+    }
+    if cs.restart_count > 0 {
+        return cs.last_state.as_ref().and_then(|s| s.terminated.as_ref());
+    }
+    None
+}
+
+fn running_now(cs: &ContainerStatus) -> bool {
+    cs.state.as_ref().is_some_and(|s| s.running.is_some())
+}
+
+/// `after 41m` (how long the instance ran), when both ends are known.
+fn ran_for(t: &ContainerStateTerminated) -> String {
+    match (&t.started_at, &t.finished_at) {
+        (Some(s), Some(f)) => format!(
+            " after {}",
+            crate::duration::coarse(f.0.duration_since(s.0).as_secs().max(0))
+        ),
+        _ => String::new(),
+    }
+}
+
+fn restarts_text(n: i32) -> String {
+    match n {
+        0 => String::new(),
+        1 => ", 1 restart".into(),
+        n => format!(", {n} restarts"),
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let first = s.lines().next().unwrap_or_default().trim();
+    if first.chars().count() <= max {
+        first.to_string()
+    } else {
+        format!("{}…", first.chars().take(max).collect::<String>())
+    }
+}
+
+/// The pod's failure, if it failed (or is stuck). `None` for a healthy or pending pod.
+pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure> {
+    let replica = replica_label(ev.meta, job);
+    let pod = ev.meta.name.clone().unwrap_or_default();
+    let status = ev.status;
+    let main = status.and_then(main_status);
+    let restarts = main.map(|c| c.restart_count).unwrap_or(0);
+    let mk = |class: &str, rest: String, evidence: Option<String>, at: Option<Timestamp>| {
+        Some(ReplicaFailure {
+            replica: replica.clone(),
+            pod: pod.clone(),
+            class: class.to_string(),
+            line: format!("{replica}: {class}{rest}"),
+            evidence,
+            at,
+            running: false,
+        })
+    };
+    let disruption = status
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .find(|c| c.type_ == "DisruptionTarget" && c.status == "True");
+    // 1. The pod's own verdict.
+    if let Some(s) = status {
+        let message = s.message.as_deref().map(|m| clip(m, 300));
+        match s.reason.as_deref() {
+            Some("Evicted") => {
+                let by = disruption
+                    .and_then(|c| c.reason.as_deref())
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
+                let at = disruption
+                    .and_then(|c| c.last_transition_time.as_ref())
+                    .map(|t| t.0);
+                let what = message
+                    .as_deref()
+                    .map(|m| format!(": {}", m.trim_end()))
+                    .unwrap_or_default();
+                return mk(
+                    "Evicted",
+                    format!(" by the kubelet{by}{what}{}", restarts_text(restarts)),
+                    message,
+                    at,
+                );
+            }
+            Some("NodeLost") => {
+                let what = message
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default();
+                return mk("NodeLost", what, message, None);
+            }
+            _ => {}
+        }
+    }
+    // 2. A disruption the pod was told about before it was killed.
+    if let Some(c) = disruption {
+        let reason = c
+            .reason
+            .clone()
+            .unwrap_or_else(|| "DisruptionTarget".into());
+        let what = match reason.as_str() {
+            "PreemptionByScheduler" => "preempted by the scheduler for a higher-priority pod",
+            "TerminationByKubelet" => "terminated by the kubelet (node shutdown or pressure)",
+            "EvictionByEvictionAPI" => {
+                "evicted through the Eviction API (a drain or an autoscaler)"
+            }
+            "DeletionByTaintManager" => {
+                "deleted by the taint manager (its node is NotReady or tainted NoExecute)"
+            }
+            "DeletionByPodGC" => "deleted by the pod garbage collector (its node is gone)",
+            _ => "disrupted",
+        };
+        let message = c.message.as_deref().map(|m| clip(m, 300));
+        return mk(
+            &reason,
+            format!(" ({what}){}", restarts_text(restarts)),
+            message,
+            c.last_transition_time.as_ref().map(|t| t.0),
+        );
+    }
+    // 3. Its node is gone or not Ready.
+    if let Some((node, why)) = ev.node_not_ready {
+        let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("Pending");
+        if phase != "Succeeded" {
+            return mk(
+                "NodeLost",
+                format!(" (node {node} is not Ready: {})", clip(why, 200)),
+                Some(why.to_string()),
+                None,
+            );
+        }
+    }
+    let main = main?;
+    let term = termination(main);
+    let signature = ev.log.and_then(scan_log);
+    let at = term.and_then(|t| t.finished_at.as_ref()).map(|t| t.0);
+    // 4. The kernel's OOM killer.
+    if let Some(t) = term.filter(|t| t.reason.as_deref() == Some("OOMKilled")) {
+        let limit = ev.memory_limit.unwrap_or("unknown");
+        return mk(
+            "OOMKilled",
+            format!(
+                " (limit {limit}, exit code {}){}{}",
+                t.exit_code,
+                ran_for(t),
+                restarts_text(restarts)
+            ),
+            None,
+            at,
+        );
+    }
+    // 5. A signature in the log of a container that died (or is stuck while running).
+    if let Some((sig, line)) = &signature {
+        if let Some(t) = term {
+            return mk(
+                sig.class,
+                format!(
+                    " ({}; exit code {}){}{}",
+                    sig.meaning,
+                    t.exit_code,
+                    ran_for(t),
+                    restarts_text(restarts)
+                ),
+                Some(line.clone()),
+                at,
+            );
+        }
+        if sig.stalls && running_now(main) {
+            let mut f = mk(
+                sig.class,
+                format!(" (still running: {})", sig.meaning),
+                Some(line.clone()),
+                None,
+            )?;
+            f.running = true;
+            return Some(f);
+        }
+    }
+    // 6. A crash loop, whatever the back-off timer shows right now.
+    let looping = main
+        .state
+        .as_ref()
+        .and_then(|s| s.waiting.as_ref())
+        .is_some_and(|w| w.reason.as_deref() == Some("CrashLoopBackOff"));
+    if restarts >= ev.max_restarts.max(1) as i32 || looping {
+        let last = term
+            .map(|t| {
+                format!(
+                    ", last exit code {} ({})",
+                    t.exit_code,
+                    t.reason.as_deref().unwrap_or("Error")
+                )
+            })
+            .unwrap_or_default();
+        return mk(
+            "CrashLoop",
+            format!(
+                " ({} restart{}{last})",
+                restarts,
+                if restarts == 1 { "" } else { "s" }
+            ),
+            None,
+            at,
+        );
+    }
+    // 7. A plain non-zero exit of a container that is down now.
+    let t = main.state.as_ref().and_then(|s| s.terminated.as_ref())?;
+    if t.exit_code == 0 {
+        return None;
+    }
+    let reason = t.reason.clone().unwrap_or_else(|| "Error".into());
+    let class = if reason == "Error" {
+        "ExitCode"
+    } else {
+        reason.as_str()
+    };
+    let reason_text = if reason == "Error" {
+        String::new()
+    } else {
+        format!(", {reason}")
+    };
+    mk(
+        class,
+        format!(
+            " {}{reason_text}{}{}",
+            t.exit_code,
+            ran_for(t),
+            restarts_text(restarts)
+        ),
+        None,
+        at,
+    )
+}
+
+/// The replicas named by the operator's `ExitedWithCode` events with a non-zero code (their
+/// pods may be gone), latest event per pod. `Pod: <ns>.<pod> exited with code <n>`.
+pub fn from_operator_events(events: &[Event], namespace: &str, job: &str) -> Vec<ReplicaFailure> {
+    let prefix = format!("Pod: {namespace}.");
+    let mut by_pod: BTreeMap<String, ReplicaFailure> = BTreeMap::new();
+    for e in events {
+        if e.reason.as_deref() != Some("ExitedWithCode") {
+            continue;
+        }
+        let Some(rest) = e.message.as_deref().and_then(|m| m.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some((pod, code)) = rest.split_once(" exited with code ") else {
+            continue;
+        };
+        let Ok(code) = code.trim().parse::<i32>() else {
+            continue;
+        };
+        if code == 0 {
+            continue;
+        }
+        let replica = label_from_pod_name(pod, job).unwrap_or_else(|| pod.to_string());
+        let hint = match code {
+            137 => " (SIGKILL: the OOM killer, an eviction or a preemption)",
+            143 => " (SIGTERM)",
+            _ => "",
+        };
+        let at = e
+            .first_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .or_else(|| e.event_time.as_ref().map(|t| t.0));
+        by_pod.entry(pod.to_string()).or_insert(ReplicaFailure {
+            replica: replica.clone(),
+            pod: pod.to_string(),
+            class: "ExitCode".into(),
+            line: format!(
+                "{replica}: ExitCode {code}{hint}, from the operator's events; its pod and logs are gone"
+            ),
+            evidence: e.message.clone(),
+            at,
+            running: false,
+        });
+    }
+    by_pod.into_values().collect()
+}
+
+/// Kueue evicted the job's Workload (`Evicted` condition, reason `Preempted` or
+/// `InactiveWorkload`, kueue `apis/kueue/v1beta1/workload_types.go`): the job was suspended and
+/// its pods deleted, so no replica failed on its own.
+pub fn kueue_eviction(job: &str, reason: &str, message: &str) -> ReplicaFailure {
+    let what = match reason {
+        "Preempted" => "preempted by Kueue for a higher-priority workload",
+        "InactiveWorkload" => "deactivated (spec.active: false)",
+        "PodsReadyTimeout" => "its pods were not ready in time",
+        _ => "evicted by Kueue",
+    };
+    ReplicaFailure {
+        replica: format!("Job {job}"),
+        pod: String::new(),
+        class: format!("KueueEvicted/{reason}"),
+        line: format!(
+            "Job {job}: KueueEvicted ({reason}: {what}): {}",
+            clip(message, 200)
+        ),
+        evidence: Some(message.to_string()),
+        at: None,
+        running: false,
+    }
+}
+
+/// Dead replicas in the order they failed (unknown times last, then by name), stalled ones
+/// after them. The first is the job's headline.
+pub fn order(failures: &mut [ReplicaFailure]) {
+    failures.sort_by(|a, b| {
+        (a.running, a.at.is_none(), a.at, &a.replica).cmp(&(
+            b.running,
+            b.at.is_none(),
+            b.at,
+            &b.replica,
+        ))
+    });
+}
+
+/// Merges `more` (e.g. from events) into `into`, keeping what `into` already says per pod.
+pub fn merge(into: &mut Vec<ReplicaFailure>, more: Vec<ReplicaFailure>) {
+    for f in more {
+        if !into.iter().any(|g| g.pod == f.pod && !f.pod.is_empty()) {
+            into.push(f);
+        }
+    }
+}
+
+/// One restart a replica shows: the kubelet keeps the last termination only; earlier ones are
+/// counted, and the kubelet's `BackOff` events say when they were.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RestartEntry {
+    pub replica: String,
+    pub container: String,
+    /// `#3` of the container's restarts.
+    pub number: i32,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished: Option<Timestamp>,
+}
+
+/// The restart ledger of one pod, oldest first: one line per restart the cluster still shows.
+/// `backoff_events` are the kubelet's `BackOff` events on the pod with their count (earlier
+/// restarts leave only those).
+pub fn ledger(
+    meta: &ObjectMeta,
+    status: Option<&PodStatus>,
+    job: Option<&str>,
+    backoff_events: &[(Option<Timestamp>, i32)],
+) -> Vec<String> {
+    let replica = replica_label(meta, job);
+    let mut out = Vec::new();
+    for cs in status
+        .and_then(|s| s.container_statuses.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| c.restart_count > 0)
+    {
+        let last = cs.last_state.as_ref().and_then(|s| s.terminated.as_ref());
+        let earlier = cs.restart_count - i32::from(last.is_some());
+        let container = if cs.name == DEFAULT_CONTAINER_NAME {
+            String::new()
+        } else {
+            format!(" container {}", cs.name)
+        };
+        if earlier > 0 {
+            let seen: i32 = backoff_events.iter().map(|(_, n)| *n).sum();
+            let first = backoff_events.iter().filter_map(|(t, _)| *t).min();
+            let when = first
+                .map(|t| {
+                    format!(
+                        ", the first back-off at {}",
+                        t.strftime("%Y-%m-%dT%H:%M:%SZ")
+                    )
+                })
+                .unwrap_or_default();
+            out.push(format!(
+                "{replica}{container} restarts #1–#{earlier}: details not kept by the kubelet ({seen} back-off event{}{when})",
+                if seen == 1 { "" } else { "s" }
+            ));
+        }
+        if let Some(t) = last {
+            out.push(format!(
+                "{replica}{container} restart #{}: {} exit code {}{}",
+                cs.restart_count,
+                t.reason.as_deref().unwrap_or("Error"),
+                t.exit_code,
+                t.finished_at
+                    .as_ref()
+                    .map(|f| format!(" at {}", f.0.strftime("%Y-%m-%dT%H:%M:%SZ")))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "failure_tests.rs"]
+mod tests;

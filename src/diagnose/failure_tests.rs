@@ -1,0 +1,289 @@
+use super::*;
+use serde_json::json;
+
+fn pod(v: serde_json::Value) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(v).unwrap()
+}
+
+fn labelled(
+    name: &str,
+    rtype: &str,
+    index: u32,
+    status: serde_json::Value,
+) -> k8s_openapi::api::core::v1::Pod {
+    pod(json!({
+        "metadata": {"name": name, "labels": {
+            "training.kubeflow.org/replica-type": rtype,
+            "training.kubeflow.org/replica-index": index.to_string()}},
+        "status": status
+    }))
+}
+
+fn ev<'a>(p: &'a k8s_openapi::api::core::v1::Pod, log: Option<&'a str>) -> PodEvidence<'a> {
+    PodEvidence {
+        meta: &p.metadata,
+        status: p.status.as_ref(),
+        memory_limit: Some("8Gi"),
+        log,
+        node_not_ready: None,
+        max_restarts: 3,
+    }
+}
+
+fn terminated(code: i32, reason: &str, started: &str, finished: &str) -> serde_json::Value {
+    json!({"terminated": {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": finished}})
+}
+
+#[test]
+fn oom_killed_names_the_limit_the_run_time_and_the_restarts() {
+    let p = labelled(
+        "j-worker-2",
+        "worker",
+        2,
+        json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i",
+            "imageID": "", "ready": false, "restartCount": 2,
+            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+            "lastState": terminated(137, "OOMKilled", "2026-01-01T10:00:00Z", "2026-01-01T10:41:00Z")}]}),
+    );
+    let f = classify(ev(&p, None), Some("j")).unwrap();
+    assert_eq!(
+        f.line,
+        "Worker-2: OOMKilled (limit 8Gi, exit code 137) after 41m, 2 restarts"
+    );
+    assert_eq!(f.class, "OOMKilled");
+    assert_eq!(f.at.unwrap().to_string(), "2026-01-01T10:41:00Z");
+}
+
+#[test]
+fn an_evicted_pod_says_the_kubelets_message_not_a_crash() {
+    // What the kubelet writes (pkg/kubelet/eviction/helpers.go), with the container status
+    // it leaves behind (ContainerStatusUnknown, 137).
+    let p = labelled(
+        "j-worker-0",
+        "worker",
+        0,
+        json!({"phase": "Failed", "reason": "Evicted",
+            "message": "The node was low on resource: memory. Threshold quantity: 100Mi, available: 90Mi. Container tensorflow was using 6Gi, request is 1Gi, has larger consumption of memory. ",
+            "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet",
+                "message": "The node was low on resource: memory.", "lastTransitionTime": "2026-01-01T10:00:00Z"}],
+            "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "", "ready": false,
+                "restartCount": 0, "state": terminated(137, "ContainerStatusUnknown", "2026-01-01T09:00:00Z", "2026-01-01T10:00:00Z")}]}),
+    );
+    let f = classify(ev(&p, None), Some("j")).unwrap();
+    assert_eq!(f.class, "Evicted");
+    assert!(
+        f.line.starts_with("Worker-0: Evicted by the kubelet (TerminationByKubelet): The node was low on resource: memory."),
+        "{}",
+        f.line
+    );
+}
+
+#[test]
+fn each_disruption_target_reason_is_its_own_class() {
+    for (reason, words) in [
+        ("PreemptionByScheduler", "preempted by the scheduler"),
+        ("TerminationByKubelet", "terminated by the kubelet"),
+        ("EvictionByEvictionAPI", "Eviction API"),
+        ("DeletionByTaintManager", "taint manager"),
+    ] {
+        let p = labelled(
+            "j-ps-0",
+            "ps",
+            0,
+            json!({"phase": "Running", "conditions": [{"type": "DisruptionTarget", "status": "True",
+                "reason": reason, "message": "default-scheduler: preempting to accommodate a higher priority pod"}]}),
+        );
+        let f = classify(ev(&p, None), Some("j")).unwrap();
+        assert_eq!(f.class, reason);
+        assert!(
+            f.line.starts_with(&format!("PS-0: {reason} (")),
+            "{}",
+            f.line
+        );
+        assert!(f.line.contains(words), "{}", f.line);
+    }
+    // A DisruptionTarget reset to False (the disruption did not go ahead) is no verdict.
+    let p = labelled(
+        "j-ps-0",
+        "ps",
+        0,
+        json!({"phase": "Running", "conditions": [{"type": "DisruptionTarget", "status": "False",
+            "reason": "PreemptionByScheduler"}]}),
+    );
+    assert!(classify(ev(&p, None), Some("j")).is_none());
+}
+
+#[test]
+fn a_lost_node_is_named() {
+    let p = labelled("j-worker-1", "worker", 1, json!({"phase": "Running"}));
+    let mut e = ev(&p, None);
+    e.node_not_ready = Some(("node-2", "Unknown: Kubelet stopped posting node status."));
+    let f = classify(e, Some("j")).unwrap();
+    assert_eq!(
+        f.line,
+        "Worker-1: NodeLost (node node-2 is not Ready: Unknown: Kubelet stopped posting node status.)"
+    );
+}
+
+#[test]
+fn log_signatures_classify_a_crash_and_a_stall() {
+    let crashed = labelled(
+        "j-worker-0",
+        "worker",
+        0,
+        json!({"phase": "Failed", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+            "ready": false, "restartCount": 0,
+            "state": terminated(1, "Error", "2026-01-01T10:00:00Z", "2026-01-01T10:05:00Z")}]}),
+    );
+    let log = "step 1\ntensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[64,1024,1024] and type float on /job:worker/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+    let f = classify(ev(&crashed, Some(log)), Some("j")).unwrap();
+    assert_eq!(f.class, "ResourceExhausted");
+    assert!(
+        f.line
+            .starts_with("Worker-0: ResourceExhausted (TensorFlow ran out of device (GPU) memory"),
+        "{}",
+        f.line
+    );
+    assert!(f.line.ends_with("exit code 1) after 5m"), "{}", f.line);
+    assert!(f.evidence.unwrap().contains("OOM when allocating tensor"));
+
+    let running = labelled(
+        "j-chief-0",
+        "chief",
+        0,
+        json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+            "ready": true, "restartCount": 0, "state": {"running": {"startedAt": "2026-01-01T10:00:00Z"}}}]}),
+    );
+    let log = "I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still waiting for response from worker: /job:worker/replica:0/task:1\n";
+    let f = classify(ev(&running, Some(log)), Some("j")).unwrap();
+    assert!(f.running);
+    assert_eq!(f.class, "CreateSessionWaiting");
+    assert!(
+        f.line
+            .starts_with("Chief-0: CreateSessionWaiting (still running")
+    );
+    // A running replica whose log has a Traceback it survived is not stuck.
+    assert!(
+        classify(
+            ev(&running, Some("Traceback (most recent call last):\n")),
+            Some("j")
+        )
+        .is_none()
+    );
+}
+
+#[test]
+fn every_signature_matches_its_own_patterns_and_the_first_wins() {
+    for sig in SIGNATURES {
+        for p in sig.patterns {
+            let (found, _) = scan_log(&format!("noise\n{p} here\nmore")).unwrap();
+            // An earlier (more specific) signature may share a pattern; none does today.
+            assert_eq!(found.class, sig.class, "{p}");
+        }
+        assert!(!sig.source.is_empty());
+    }
+    // A GPU OOM surfaces as a Traceback too: the specific class wins.
+    let log = "Traceback (most recent call last):\n  File \"train.py\"\nResourceExhaustedError: OOM when allocating tensor with shape[1]";
+    assert_eq!(scan_log(log).unwrap().0.class, "ResourceExhausted");
+    assert!(scan_log("step 401 loss 0.401\n").is_none());
+}
+
+#[test]
+fn a_crash_loop_is_a_failure_while_the_container_runs_between_crashes() {
+    // Between two back-offs the container runs: the restarts still say it loops.
+    let p = labelled(
+        "j-worker-1",
+        "worker",
+        1,
+        json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+            "ready": true, "restartCount": 44, "state": {"running": {"startedAt": "2026-01-01T10:00:00Z"}},
+            "lastState": terminated(1, "Error", "2026-01-01T09:59:00Z", "2026-01-01T09:59:30Z")}]}),
+    );
+    let f = classify(ev(&p, None), Some("j")).unwrap();
+    assert_eq!(
+        f.line,
+        "Worker-1: CrashLoop (44 restarts, last exit code 1 (Error))"
+    );
+    // Under the limit and running again: not a failure.
+    let mut e = ev(&p, None);
+    e.max_restarts = 50;
+    assert!(classify(e, Some("j")).is_none());
+}
+
+#[test]
+fn operator_events_name_replicas_whose_pods_are_gone() {
+    let e: Event = serde_json::from_value(json!({
+        "metadata": {"name": "e1"}, "involvedObject": {"kind": "TFJob", "name": "j"},
+        "reason": "ExitedWithCode", "message": "Pod: default.j-worker-1 exited with code 137",
+        "firstTimestamp": "2026-01-01T10:00:00Z"
+    }))
+    .unwrap();
+    let ok: Event = serde_json::from_value(json!({
+        "metadata": {"name": "e2"}, "involvedObject": {"kind": "TFJob", "name": "j"},
+        "reason": "ExitedWithCode", "message": "Pod: default.j-ps-0 exited with code 0"
+    }))
+    .unwrap();
+    let f = from_operator_events(&[e, ok], "default", "j");
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        f[0].line,
+        "Worker-1: ExitCode 137 (SIGKILL: the OOM killer, an eviction or a preemption), from the operator's events; its pod and logs are gone"
+    );
+}
+
+#[test]
+fn the_first_to_fail_heads_the_list_and_stalls_come_last() {
+    let at = |s: &str| Some(s.parse::<Timestamp>().unwrap());
+    let f = |r: &str, t: Option<Timestamp>, running: bool| ReplicaFailure {
+        replica: r.into(),
+        pod: r.into(),
+        class: "x".into(),
+        line: r.into(),
+        evidence: None,
+        at: t,
+        running,
+    };
+    let mut list = vec![
+        f("Chief-0", None, true),
+        f("Worker-3", at("2026-01-01T10:05:00Z"), false),
+        f("PS-0", None, false),
+        f("Worker-1", at("2026-01-01T10:01:00Z"), false),
+    ];
+    order(&mut list);
+    let names: Vec<&str> = list.iter().map(|f| f.replica.as_str()).collect();
+    assert_eq!(names, ["Worker-1", "Worker-3", "PS-0", "Chief-0"]);
+}
+
+#[test]
+fn the_ledger_lists_restarts_oldest_first() {
+    let p = labelled(
+        "j-worker-1",
+        "worker",
+        1,
+        json!({"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+            "ready": true, "restartCount": 3, "state": {"running": {}},
+            "lastState": terminated(137, "OOMKilled", "2026-01-01T10:00:00Z", "2026-01-01T10:10:00Z")}]}),
+    );
+    let t = "2026-01-01T09:00:00Z".parse().ok();
+    let lines = ledger(&p.metadata, p.status.as_ref(), Some("j"), &[(t, 2)]);
+    assert_eq!(
+        lines,
+        [
+            "Worker-1 restarts #1–#2: details not kept by the kubelet (2 back-off events, the first back-off at 2026-01-01T09:00:00Z)",
+            "Worker-1 restart #3: OOMKilled exit code 137 at 2026-01-01T10:10:00Z",
+        ]
+    );
+}
+
+#[test]
+fn labels_come_from_the_operators_labels_or_the_pod_name() {
+    assert_eq!(
+        label_from_pod_name("my-job-worker-12", "my-job").as_deref(),
+        Some("Worker-12")
+    );
+    assert_eq!(
+        label_from_pod_name("my-job-ps-0", "my-job").as_deref(),
+        Some("PS-0")
+    );
+    assert_eq!(label_from_pod_name("other-worker-0", "my-job"), None);
+}
