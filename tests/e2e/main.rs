@@ -11,6 +11,7 @@ mod day2;
 mod help;
 mod hostile;
 mod jobset;
+mod newuser;
 mod printers;
 mod queue;
 mod redact;
