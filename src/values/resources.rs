@@ -94,6 +94,13 @@ pub fn report(
         ] {
             let source = own_source(role, key, docs, set, args)
                 .or_else(|| generic.as_ref().map(|_| format!("--{key}")))
+                // A values file's flag-named `cpu:`/`memory:` (values::flagkeys).
+                .or_else(|| {
+                    docs.iter()
+                        .rev()
+                        .find(|d| d.value.get(key).is_some())
+                        .map(|d| format!("values file {}", d.file))
+                })
                 .or_else(|| {
                     defaults
                         .get(role)
