@@ -20,6 +20,25 @@ pub fn print_warnings(report: &validate::Report, out: &mut Output) {
     if !report.findings.is_empty() {
         out.note(&report.render_text());
     }
+    // A manifest sent as written without the gateway key: one line, not one per container
+    // (those are `-v`'s), so the job does not fail later with no word said here.
+    let missing: Vec<&validate::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "gateway-env")
+        .collect();
+    if !missing.is_empty() && !crate::logging::verbose() {
+        let what = missing[0]
+            .message
+            .split(':')
+            .next()
+            .unwrap_or("no gateway key");
+        out.note_line(&format!(
+            "note: {what} in {} container{}: the manifest is sent as written; pass --inject-gateway-env to add it from the Secret (-v lists them)",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" }
+        ));
+    }
 }
 
 /// `-n` wins; a manifest naming another namespace is refused, as kubectl refuses it.

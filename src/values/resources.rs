@@ -113,6 +113,10 @@ pub fn report(
                 (None, _) => format!("{key} not set"),
             });
         }
+        // Nothing set anywhere is the usual case, not news: no line for it.
+        if r.cpu.is_none() && r.memory.is_none() {
+            continue;
+        }
         let name = crate::model::ReplicaType::from_any_case(role).map_or(role, |t| t.as_str());
         lines.push(format!("{name}: {}", parts.join(", ")));
     }

@@ -299,3 +299,47 @@ fn every_per_job_flag_as_a_values_key_renders_the_same_manifest() {
     run.stderr_has("refused.yaml:3:1: local-queue: --local-queue has no values form");
     run.stderr_has("pass --local-queue on the command line");
 }
+
+#[test]
+fn memory_in_decimal_units_is_a_warning_with_the_binary_form() {
+    let run = crate::Cli::new(
+        None,
+        &args("render --name tfx --image tf:1 --workers 1 --ps 0 --memory 8G"),
+    )
+    .run();
+    run.exit(0);
+    assert_eq!(
+        run.stderr.matches("did you mean 8Gi?").count(),
+        1,
+        "one container, one line: {}",
+        run.stderr
+    );
+    let run = crate::Cli::new(
+        None,
+        &args("render --name tfx --image tf:1 --workers 1 --ps 0 --memory 8Gi"),
+    )
+    .run();
+    run.exit(0);
+    assert!(!run.stderr.contains("did you mean"), "{}", run.stderr);
+}
+
+#[test]
+fn submit_of_a_manifest_without_the_gateway_key_says_so_in_one_line() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let (_dir, path) = crate::manifest_file(
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: plain}\nspec:\n  tfReplicaSpecs:\n    PS:\n      replicas: 1\n      template:\n        spec:\n          containers: [{name: tensorflow, image: 'tf:1'}]\n    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers: [{name: tensorflow, image: 'tf:1'}]\n",
+    );
+    let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
+    run.exit(0);
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("--inject-gateway-env"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with("note: no TAOTOKEN_API_KEY in 2 containers"),
+        "{}",
+        run.stderr
+    );
+}
