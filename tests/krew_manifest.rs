@@ -539,3 +539,100 @@ mod package {
         );
     }
 }
+
+#[cfg(unix)]
+mod release {
+    //! The release workflow's side: every platform built (static musl binaries for Linux) and
+    //! one krew manifest with each archive's real sha256 (scripts/release-manifest.sh).
+
+    use std::fs;
+    use std::process::Command;
+
+    use super::*;
+
+    const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/release-manifest.sh");
+
+    #[test]
+    fn the_workflow_builds_linux_musl_and_darwin_for_amd64_and_arm64_and_writes_the_manifest() {
+        let wf = std::fs::read_to_string(format!("{ROOT}/.github/workflows/release.yml")).unwrap();
+        for target in [
+            "x86_64-unknown-linux-musl",
+            "aarch64-unknown-linux-musl",
+            "x86_64-apple-darwin",
+            "aarch64-apple-darwin",
+        ] {
+            assert!(
+                wf.contains(&format!("target: {target}")),
+                "release.yml builds no {target}"
+            );
+        }
+        assert!(wf.contains("scripts/package.sh --target"), "{wf}");
+        assert!(wf.contains("scripts/release-manifest.sh dist"), "{wf}");
+    }
+
+    #[test]
+    fn release_manifest_carries_each_archives_sha256_and_refuses_a_missing_one() {
+        let dist = tempfile::tempdir().unwrap();
+        let manifest = parse_plugin(&manifest_text());
+        let mut expected = Vec::new();
+        for (i, p) in manifest.spec.platforms.iter().enumerate() {
+            let name = p.uri.rsplit('/').next().unwrap();
+            let bytes = format!("archive {i} for {name}").into_bytes();
+            let sum = sha256_hex(&bytes);
+            fs::write(dist.path().join(name), &bytes).unwrap();
+            fs::write(
+                dist.path().join(format!("{name}.sha256")),
+                format!("{sum}  {name}\n"),
+            )
+            .unwrap();
+            expected.push((p.uri.clone(), sum));
+        }
+        let run = Command::new("bash")
+            .arg(SCRIPT)
+            .arg(dist.path())
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let written = fs::read_to_string(dist.path().join("krew-manifest.yaml")).unwrap();
+        let plugin = parse_plugin(&written);
+        krew_validate(&plugin).unwrap();
+        let got: Vec<(String, String)> = plugin
+            .spec
+            .platforms
+            .iter()
+            .map(|p| (p.uri.clone(), p.sha256.clone()))
+            .collect();
+        assert_eq!(got, expected);
+
+        // A stale checksum file, then a missing archive: refused, nothing written over.
+        let first = expected[0].0.rsplit('/').next().unwrap().to_string();
+        fs::write(dist.path().join(&first), b"rebuilt").unwrap();
+        let run = Command::new("bash")
+            .arg(SCRIPT)
+            .arg(dist.path())
+            .output()
+            .unwrap();
+        assert!(!run.status.success());
+        assert!(
+            String::from_utf8_lossy(&run.stderr).contains("but the archive's sha256 is"),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        fs::remove_file(dist.path().join(&first)).unwrap();
+        let run = Command::new("bash")
+            .arg(SCRIPT)
+            .arg(dist.path())
+            .output()
+            .unwrap();
+        assert!(!run.status.success());
+        assert!(
+            String::from_utf8_lossy(&run.stderr).contains(&format!("{first} is not in")),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+}

@@ -44,6 +44,12 @@ pub struct WaitOptionArgs {
     /// job's runPolicy.backoffLimit takes its place when set (the operator fails the job then).
     #[arg(long, default_value_t = crate::ops::wait::DEFAULT_MAX_RESTARTS, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_restarts: u32,
+
+    /// When the wait fails (exit 4: the job failed, crash-loops, cannot pull its image, can
+    /// never be scheduled), delete the job (its pods go with it), as Arena does. Without it the
+    /// job is left as it is and the error says how to delete it.
+    #[arg(long)]
+    pub delete_on_failure: bool,
 }
 
 impl From<WaitOptionArgs> for WaitOptions {
@@ -55,6 +61,8 @@ impl From<WaitOptionArgs> for WaitOptions {
             image_pull_grace: a.image_pull_grace,
             settle: a.settle,
             max_restarts: a.max_restarts,
+            capacity_may_come: false,
+            delete_on_failure: a.delete_on_failure,
         }
     }
 }

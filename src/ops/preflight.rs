@@ -20,6 +20,25 @@ pub fn print_warnings(report: &validate::Report, out: &mut Output) {
     if !report.findings.is_empty() {
         out.note(&report.render_text());
     }
+    // A manifest sent as written without the gateway key: one line, not one per container
+    // (those are `-v`'s), so the job does not fail later with no word said here.
+    let missing: Vec<&validate::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "gateway-env")
+        .collect();
+    if !missing.is_empty() && !crate::logging::verbose() {
+        let what = missing[0]
+            .message
+            .split(':')
+            .next()
+            .unwrap_or("no gateway key");
+        out.note_line(&format!(
+            "note: {what} in {} container{}: the manifest is sent as written; pass --inject-gateway-env to add it from the Secret (-v lists them)",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" }
+        ));
+    }
 }
 
 /// `-n` wins; a manifest naming another namespace is refused, as kubectl refuses it.
@@ -196,8 +215,8 @@ pub(crate) fn act_on_verdict(
         }
         Verdict::Never if Report::autoscaled(snapshot) => {
             out.note_line(&format!(
-                "warning: TFJob {ns}/{name} does not fit on the current nodes ({reason}), but the \
-                 cluster-autoscaler is present (kube-system/cluster-autoscaler-status), so nodes may be added"
+                "warning: TFJob {ns}/{name} does not fit on the current nodes ({reason}), but {}, so nodes may be added",
+                Report::autoscaler(snapshot).unwrap_or_default()
             ));
             Ok(())
         }
@@ -249,16 +268,39 @@ pub async fn unschedulable_verdict(
 }
 
 /// `wait`'s hook when a pod is Unschedulable: `never` ends the wait (exit 4) with the model's
-/// reason; `waits` says what it waits for and keeps waiting.
+/// reason, unless capacity may come (the user said so with `--skip-capacity-check`, or an
+/// autoscaler is present): then, as for `waits`, it says what it waits for and keeps waiting
+/// (bounded by `--pending-timeout`). Returns what the wait now waits for, for its progress line.
 pub async fn on_unschedulable(
     kube: &Kube,
     namespace: &str,
     job: &TFJob,
+    capacity_may_come: bool,
     out: &mut Output,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let name = job.metadata.name.as_deref().unwrap_or_default();
-    match unschedulable_verdict(kube, namespace, job).await {
-        Some(Unschedulable { verdict: Verdict::Never, reason: why, hint }) => Err(Error::WontRun {
+    let Ok(snapshot) = cluster::retry(kube, || placement::collect(&kube.client, namespace, job))
+        .await
+        .map_err(|e| tracing::debug!(error = %e, "pre-flight for an unschedulable pod failed"))
+    else {
+        return Ok(None);
+    };
+    let autoscaler = Report::autoscaler(&snapshot);
+    let verdict = live::placement(snapshot, namespace, job);
+    let source = match (capacity_may_come, autoscaler) {
+        (_, Some(a)) => Some(a.to_string()),
+        (true, None) => Some("--skip-capacity-check says nodes may be added".to_string()),
+        (false, None) => None,
+    };
+    match (verdict, source) {
+        (Some(Unschedulable { verdict: Verdict::Never, reason: why, .. }), Some(source)) => {
+            out.note_line(&format!(
+                "waiting for capacity: TFJob {namespace}/{name} does not fit on the current nodes ({}), but {source}; waiting for nodes to be added (up to --pending-timeout, or --timeout without it).",
+                why.trim_end_matches('.')
+            ));
+            Ok(Some(format!("waiting for capacity ({source})")))
+        }
+        (Some(Unschedulable { verdict: Verdict::Never, reason: why, hint }), None) => Err(Error::WontRun {
             message: format!(
                 "TFJob {namespace}/{name} can never be scheduled on this cluster: {why}"
             ),
@@ -266,11 +308,11 @@ pub async fn on_unschedulable(
                 "Lower the replicas or their requests, or add capacity; see `kubectl tfjob diagnose {name} -n {namespace}`."
             ))),
         }),
-        Some(Unschedulable { reason: why, .. }) => {
+        (Some(Unschedulable { reason: why, .. }), _) => {
             out.note_line(&format!("waiting for capacity: {why}"));
-            Ok(())
+            Ok(Some("waiting for capacity".into()))
         }
-        None => Ok(()),
+        (None, _) => Ok(None),
     }
 }
 

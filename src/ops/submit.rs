@@ -230,11 +230,15 @@ pub async fn run(
     if args.wait {
         // With -o, stdout carries the object alone: what `wait` prints goes to stderr.
         let mut out = out.data_to_stderr(args.output.is_some());
+        let wait_opts = WaitOptions {
+            capacity_may_come: args.skip_capacity_check,
+            ..args.wait_opts.clone()
+        };
         wait::follow(
             &kube,
             &namespace,
             &name,
-            &args.wait_opts,
+            &wait_opts,
             ReportFormat::Text,
             &mut out,
         )

@@ -514,6 +514,23 @@ async fn exists(client: &Client, collection: &str, name: &str) -> Result<bool, k
     }
 }
 
+/// Whether a collection holds at least one object: one item asked for; absent API or 403 = no.
+async fn any_listed(client: &Client, path: &str) -> Result<bool, kube::Error> {
+    #[derive(Deserialize)]
+    struct Items {
+        #[serde(default)]
+        items: Vec<IgnoredAny>,
+    }
+    let lp = ListParams::default().limit(1);
+    match page_text(client, path, &lp).await? {
+        Ok(text) => Ok(!serde_json::from_str::<Items>(&text)
+            .map_err(kube::Error::SerdeError)?
+            .items
+            .is_empty()),
+        Err(_) => Ok(false),
+    }
+}
+
 fn res_of(m: &BTreeMap<String, String>) -> Res {
     m.iter()
         .filter_map(|(k, v)| Some((k.clone(), parse_quantity(v)?)))
@@ -661,15 +678,23 @@ pub async fn collect(
         }
         Ok::<_, kube::Error>(found)
     };
-    let autoscaler = exists(
-        client,
-        "/api/v1/namespaces/kube-system/configmaps",
-        "cluster-autoscaler-status",
-    );
+    // Cluster Autoscaler writes this ConfigMap (its `--status-config-map-name` default,
+    // cluster-autoscaler FAQ "Where can I find the status"); Karpenter launches nodes for a
+    // pending pod only through a NodePool (karpenter.sh/v1, karpenter docs "NodePools").
+    let autoscaler = async {
+        futures::try_join!(
+            exists(
+                client,
+                "/api/v1/namespaces/kube-system/configmaps",
+                "cluster-autoscaler-status",
+            ),
+            any_listed(client, "/apis/karpenter.sh/v1/nodepools"),
+        )
+    };
     let (
         (nodes, bound_pods, limit_ranges, quotas, priority_classes),
         (wffc, pvcs, config_maps, secrets, service_accounts),
-        (crds, autoscaler, runtime_classes),
+        (crds, (autoscaler, karpenter), runtime_classes),
     ) = futures::try_join!(
         async {
             futures::try_join!(
@@ -728,6 +753,7 @@ pub async fn collect(
         service_accounts,
         crds,
         autoscaler,
+        karpenter,
         missing_permissions,
     })
 }

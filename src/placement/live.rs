@@ -22,11 +22,16 @@ pub struct Unschedulable {
 /// own bound pods taken out of the cluster (they would otherwise hold resources against
 /// themselves). `None` when the model has nothing to add (fits, unknown, or an autoscaler may
 /// add nodes).
-pub fn unschedulable(
-    mut snapshot: Snapshot,
-    namespace: &str,
-    job: &TFJob,
-) -> Option<Unschedulable> {
+pub fn unschedulable(snapshot: Snapshot, namespace: &str, job: &TFJob) -> Option<Unschedulable> {
+    if Report::autoscaled(&snapshot) {
+        return placement(snapshot, namespace, job).filter(|u| u.verdict != Verdict::Never);
+    }
+    placement(snapshot, namespace, job)
+}
+
+/// [`unschedulable`] before the autoscaler is taken into account: the placement verdict on the
+/// nodes there are now.
+pub fn placement(mut snapshot: Snapshot, namespace: &str, job: &TFJob) -> Option<Unschedulable> {
     let pods = job_pods(job, &snapshot.limit_ranges);
     let own: BTreeSet<&str> = pods.iter().map(|p| p.name.as_str()).collect();
     if let Some(bound) = &mut snapshot.bound_pods {
@@ -35,7 +40,6 @@ pub fn unschedulable(
     // Quota usage already counts the job's created pods, so only placement is asked here.
     let placed = place(&snapshot, &pods);
     match placed.verdict {
-        Verdict::Never if Report::autoscaled(&snapshot) => None,
         verdict @ (Verdict::Never | Verdict::Waits) => Some(Unschedulable {
             verdict,
             hint: selector_hint(job, &snapshot, &placed.reason),

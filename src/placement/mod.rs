@@ -247,6 +247,8 @@ pub struct Snapshot {
     pub crds: BTreeSet<String>,
     /// The cluster-autoscaler's status ConfigMap exists (nodes may be added).
     pub autoscaler: bool,
+    /// Karpenter has a NodePool (`karpenter.sh/v1`): it launches nodes for pending pods.
+    pub karpenter: bool,
     /// e.g. "list nodes (cluster-wide)", "list pods (all namespaces)".
     pub missing_permissions: Vec<String>,
 }
@@ -332,9 +334,20 @@ impl Report {
         self.placement.verdict
     }
 
-    /// Whether the cluster-autoscaler may add nodes (then `never` is only a warning).
+    /// Whether an autoscaler may add nodes (then `never` is only a warning).
     pub fn autoscaled(snapshot: &Snapshot) -> bool {
-        snapshot.autoscaler
+        Self::autoscaler(snapshot).is_some()
+    }
+
+    /// Which autoscaler may add nodes, in words, as found.
+    pub fn autoscaler(snapshot: &Snapshot) -> Option<&'static str> {
+        if snapshot.autoscaler {
+            Some("the cluster-autoscaler is present (kube-system/cluster-autoscaler-status)")
+        } else if snapshot.karpenter {
+            Some("Karpenter is present (a karpenter.sh/v1 NodePool)")
+        } else {
+            None
+        }
     }
 }
 

@@ -646,3 +646,27 @@ fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
         assert!(f[0].1.starts_with("unknown whether"), "{f:?}");
     }
 }
+
+#[test]
+fn karpenter_or_the_cluster_autoscaler_turn_never_into_waiting_for_nodes() {
+    let j = job(json!({"Worker": replica(5, json!({}), json!({"nvidia.com/gpu": "1"}))}));
+    let mut s = snap(vec![node("node-a", "32", "128Gi", "4")], vec![]);
+    assert_eq!(check(&s, &j).placement.verdict, Verdict::Never);
+    assert_eq!(Report::autoscaler(&s), None);
+    assert_eq!(
+        live::unschedulable(s.clone(), "default", &j).map(|u| u.verdict),
+        Some(Verdict::Never)
+    );
+    s.karpenter = true;
+    assert!(Report::autoscaler(&s).unwrap().contains("Karpenter"));
+    // The live question has nothing to add: nodes may come.
+    assert_eq!(live::unschedulable(s.clone(), "default", &j), None);
+    // What `wait` reports as the current nodes' verdict is still never.
+    assert_eq!(
+        live::placement(s.clone(), "default", &j).map(|u| u.verdict),
+        Some(Verdict::Never)
+    );
+    s.karpenter = false;
+    s.autoscaler = true;
+    assert!(Report::autoscaler(&s).unwrap().contains("cluster-autoscaler"));
+}

@@ -468,6 +468,14 @@ fn container(
         for (k, v) in m {
             let qpath = join_key(&format!("{cpath}.resources.{kind}"), k);
             quantity_check(v, &qpath, out);
+            // One warning per container: on the limit, or the request when there is no limit.
+            let has_limit = res
+                .and_then(|r| r.get("limits"))
+                .and_then(|l| l.get("memory"))
+                .is_some();
+            if k == "memory" && (kind == "limits" || !has_limit) {
+                decimal_memory(v, &qpath, out);
+            }
             if k == GPU {
                 if kind == "limits" {
                     gpu_limit = Some(v);
@@ -657,6 +665,49 @@ fn quantity_check(v: &Value, path: &str, out: &mut Vec<Finding>) {
             )
         }
     }
+}
+
+/// `8G` is 8×10⁹ bytes, not the 8 GiB (8×2³⁰) a user of `free -g` or a GPU's spec sheet means:
+/// 7% less, enough for an OOMKill. Kubernetes accepts both (`k`, `M`, `G`, `T`, `P`, `E` are
+/// decimal, `Ki` … `Ei` binary: apimachinery's resource.Quantity), so it is a warning.
+fn decimal_memory(v: &Value, path: &str, out: &mut Vec<Finding>) {
+    let Some(s) = v.as_str() else { return };
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &s[digits.len()..];
+    let binary = match suffix {
+        "k" => "Ki",
+        "M" => "Mi",
+        "G" => "Gi",
+        "T" => "Ti",
+        "P" => "Pi",
+        "E" => "Ei",
+        _ => return,
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return;
+    }
+    out.push(
+        Finding::new(
+            Severity::Warning,
+            "memory-decimal-unit",
+            path,
+            format!(
+                "memory {s} is in decimal units ({digits}×10^{} bytes); did you mean {digits}{binary}?",
+                match suffix {
+                    "k" => 3,
+                    "M" => 6,
+                    "G" => 9,
+                    "T" => 12,
+                    "P" => 15,
+                    _ => 18,
+                }
+            ),
+        )
+        .with_hint(Some(format!(
+            "write {digits}{binary} for {digits} {}B (binary), or keep {s} if decimal is meant",
+            &binary[..1]
+        ))),
+    );
 }
 
 fn image_tag(image: &str) -> Option<&str> {

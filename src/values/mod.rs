@@ -16,12 +16,14 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::manifest::{Document, join_index, join_key};
 
+mod flagkeys;
 mod options;
 mod pod;
 pub mod resources;
 mod set;
 mod shape;
 
+pub use flagkeys::FLAG_KEYS;
 pub use options::{PodOptions, RenderOptions};
 pub use pod::flags_overlay;
 pub use resources::RoleResource;
@@ -375,6 +377,7 @@ pub fn resolve_with(
         for (path, found) in take_declared(&mut v, declared, false, &mut problems) {
             set_segs(&mut extra, &dotted(&path), found);
         }
+        problems.extend(flagkeys::translate(&mut v));
         problems.extend(check_shape(&mut v, false));
         file_problems(doc, problems, &mut errors);
         merge(&mut merged, v);
@@ -390,7 +393,9 @@ pub fn resolve_with(
                     set_segs(&mut from_set, &segs, v);
                 }
                 let _ = take_declared(&mut alone, declared, true, &mut Vec::new());
-                for p in check_shape(&mut alone, true) {
+                let mut problems = flagkeys::translate(&mut alone);
+                problems.extend(check_shape(&mut alone, true));
+                for p in problems {
                     errors.push(format_problem(&arg.flag(), &p));
                 }
             }
@@ -409,6 +414,8 @@ pub fn resolve_with(
     for p in problems {
         errors.push(format_problem("--set", &p));
     }
+    // Reported per argument above.
+    let _ = flagkeys::translate(&mut from_set);
     // Coerce the merged tree too (`--set image=1.0` means the string "1.0"); problems were
     // reported per argument above.
     let _ = check_shape(&mut from_set, true);

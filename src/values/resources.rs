@@ -94,6 +94,13 @@ pub fn report(
         ] {
             let source = own_source(role, key, docs, set, args)
                 .or_else(|| generic.as_ref().map(|_| format!("--{key}")))
+                // A values file's flag-named `cpu:`/`memory:` (values::flagkeys).
+                .or_else(|| {
+                    docs.iter()
+                        .rev()
+                        .find(|d| d.value.get(key).is_some())
+                        .map(|d| format!("values file {}", d.file))
+                })
                 .or_else(|| {
                     defaults
                         .get(role)
@@ -105,6 +112,10 @@ pub fn report(
                 (Some(q), None) => format!("{key} {q}"),
                 (None, _) => format!("{key} not set"),
             });
+        }
+        // Nothing set anywhere is the usual case, not news: no line for it.
+        if r.cpu.is_none() && r.memory.is_none() {
+            continue;
         }
         let name = crate::model::ReplicaType::from_any_case(role).map_or(role, |t| t.as_str());
         lines.push(format!("{name}: {}", parts.join(", ")));

@@ -281,8 +281,8 @@ fn a_reply_that_never_ends_is_cut_off_at_its_bound_with_bounded_memory() {
 #[test]
 fn sigterm_and_sighup_end_a_command_as_ctrl_c_does() {
     let c = TestCluster::start(Scenario::default());
-    // A job whose image never pulls: `wait` keeps waiting, printing progress.
-    c.set_missing_images(vec!["example.com/never:1".into()]);
+    // A job whose image's registry never answers: `wait` keeps waiting, printing progress.
+    c.set_unreachable_images(vec!["example.com/never:1".into()]);
     c.insert(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
         "metadata": {"name": "stuck", "namespace": "default"},
         "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "Never",

@@ -12,6 +12,7 @@ mod evidence;
 mod help;
 mod hostile;
 mod jobset;
+mod newuser;
 mod printers;
 mod probe;
 mod queue;

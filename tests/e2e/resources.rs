@@ -53,12 +53,8 @@ fn cpu_and_memory_reach_every_role_unless_it_sets_its_own_and_each_role_says_whe
         "{}",
         run.stderr
     );
-    assert!(
-        run.stderr
-            .contains("resources: Worker: cpu not set, memory not set\n"),
-        "{}",
-        run.stderr
-    );
+    // A role with nothing set anywhere gets no line: that is the usual case, not news.
+    assert!(!run.stderr.contains("not set"), "{}", run.stderr);
 
     // A role's own setting wins over --cpu: its flag, --set, a values file.
     let (_dir, values) = manifest_file("ps:\n  memory: 16Gi\n");

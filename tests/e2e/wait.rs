@@ -76,14 +76,59 @@ fn stuck_on_gpus_fails_after_pending_timeout_and_says_why() {
 }
 
 #[test]
-fn missing_image_fails_after_the_grace_period() {
-    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
+fn unreachable_registry_fails_after_the_grace_period_with_one_line_per_change() {
+    // Transient: the registry does not answer. The grace applies, and the kubelet's
+    // ErrImagePull ↔ ImagePullBackOff alternation (every 200 ms here) is not a change.
+    let c = submitted(
+        "unreachableImages: ['tensorflow/tensorflow:2.13.0-gpu']\ntiming: {imagePullBackOffMs: 100}",
+    );
     let run = tfjob(
         &c,
-        &args("wait tf-dist-train --image-pull-grace 1s --timeout 30s"),
+        &args("wait tf-dist-train --image-pull-grace 3s --timeout 30s"),
     );
     run.exit(4);
     run.stderr_has("cannot pull image \"tensorflow/tensorflow:2.13.0-gpu\"");
+    let progress: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("tfjob/tf-dist-train: "))
+        .collect();
+    assert!(
+        progress.iter().all(|l| !l.contains("(ErrImagePull)")),
+        "{progress:#?}"
+    );
+    // Each distinct state once: pods appear, pull, back off; never the same pair again.
+    let mut seen = std::collections::HashSet::new();
+    assert!(
+        progress.iter().all(|l| seen.insert(*l)),
+        "a progress line repeats: {progress:#?}"
+    );
+}
+
+#[test]
+fn missing_image_ends_the_wait_at_once_with_the_registrys_answer() {
+    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
+    // The 60 s default grace is not waited out: NotFound is permanent.
+    let started = std::time::Instant::now();
+    let run = tfjob(&c, &args("wait tf-dist-train --timeout 60s"));
+    let took = started.elapsed();
+    run.exit(4);
+    run.stderr_has("image \"tensorflow/tensorflow:2.13.0-gpu\" does not exist");
+    run.stderr_has("code = NotFound");
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "took {took:?}: {}",
+        run.stderr
+    );
+    // The cluster's side: the pull failed at most a few times (the kubelet's back-off here is
+    // 200 ms), not for the grace's whole minute.
+    let failed = c
+        .list("events", Some("default"))
+        .iter()
+        .filter(|e| e["reason"] == "Failed" && e["message"].as_str().is_some_and(|m| m.contains("code = NotFound")))
+        .map(|e| e["count"].as_i64().unwrap_or(1))
+        .sum::<i64>();
+    assert!((1..=20).contains(&failed), "{failed} failed pulls");
 }
 
 #[test]
@@ -406,7 +451,7 @@ fn api_requests_do_not_grow_with_replicas() {
 #[test]
 fn ctrl_c_leaves_the_job_alone_and_says_how_to_resume() {
     // Stuck pulling (within the 60s grace), so the wait is still undecided at the Ctrl-C.
-    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
+    let c = submitted("unreachableImages: ['tensorflow/tensorflow:2.13.0-gpu']");
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
         .arg("--kubeconfig")
         .arg(c.kubeconfig())
@@ -544,7 +589,7 @@ fn a_replica_that_fails_on_every_start_ends_submit_wait_with_4() {
 fn once_the_watch_shows_the_condition_the_waiter_asks_nothing_more() {
     // Stuck pulling until the test lets the image exist, so the waiter is watching before the
     // operator writes Running.
-    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
+    let c = submitted("unreachableImages: ['tensorflow/tensorflow:2.13.0-gpu']");
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
         .arg("--kubeconfig")
         .arg(c.kubeconfig())
@@ -566,7 +611,7 @@ fn once_the_watch_shows_the_condition_the_waiter_asks_nothing_more() {
             .iter()
             .all(|res| r.iter().any(|r| r.verb == "watch" && r.resource == *res))
     }));
-    c.set_missing_images(vec![]);
+    c.set_unreachable_images(vec![]);
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);

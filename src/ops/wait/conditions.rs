@@ -214,7 +214,7 @@ pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
             _ => c.pending += 1,
         }
         if reason.is_none() {
-            reason = pod_reason(pod);
+            reason = pod_reason(pod).map(shown_reason);
         }
     }
     Progress {
@@ -442,6 +442,29 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
     }
 }
 
+/// The registry's answer on a failed pull says the image (or that tag) does not exist, which
+/// no retry fixes: containerd's CRI error is `rpc error: code = NotFound desc = failed to pull
+/// and unpack image …: not found`, CRI-O's and registries' (OCI distribution spec) is
+/// `manifest unknown`. The kubelet passes the CRI error through as ErrImagePull's message and,
+/// since 1.32, appends it to ImagePullBackOff's `Back-off pulling image "X": ErrImagePull: …`
+/// (pkg/kubelet/images/image_manager.go). Anything else (a timeout, 429, an unreachable
+/// registry, 401 before a pull secret is added) may pass and keeps `--image-pull-grace`.
+pub fn registry_says_missing(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("code = notfound") || m.contains("manifest unknown")
+}
+
+/// The reason shown in progress lines: the kubelet alternates ErrImagePull (a pull failed) and
+/// ImagePullBackOff (waiting to retry) on every attempt, which would be a new line every few
+/// seconds with nothing changed; both read as the one state "ImagePullBackOff".
+fn shown_reason(reason: String) -> String {
+    if reason == "ErrImagePull" {
+        "ImagePullBackOff".into()
+    } else {
+        reason
+    }
+}
+
 /// The first problem on a pod that will not fix itself, if any.
 fn fatal_pod_problem(
     pod: &Pod,
@@ -460,8 +483,17 @@ fn fatal_pod_problem(
         let reason = waiting.reason.as_deref().unwrap_or_default();
         let message = waiting.message.as_deref().unwrap_or_default();
         match reason {
+            "ErrImagePull" | "ImagePullBackOff" if registry_says_missing(message) => {
+                fatal = Some(format!(
+                    "pod {name} container {}: image {:?} does not exist: the registry answered {reason}: {message}",
+                    cs.name, cs.image
+                ));
+            }
             "ErrImagePull" | "ImagePullBackOff" => pulling = true,
-            "InvalidImageName" | "CreateContainerConfigError" | "CreateContainerError" => {
+            "InvalidImageName"
+            | "ErrImageNeverPull"
+            | "CreateContainerConfigError"
+            | "CreateContainerError" => {
                 fatal = Some(format!(
                     "pod {name} container {}: {reason}: {message}",
                     cs.name

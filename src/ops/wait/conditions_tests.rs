@@ -188,6 +188,70 @@ fn image_pull_errors_get_a_grace_period() {
 }
 
 #[test]
+fn a_missing_image_or_a_never_pull_fails_at_once_with_the_registrys_answer() {
+    let j = job(json!([cond("Created", "True")]));
+    let not_found = "rpc error: code = NotFound desc = failed to pull and unpack image \"bad:1\": failed to resolve reference \"bad:1\": bad:1: not found";
+    for (reason, message) in [
+        ("ErrImagePull", not_found.to_string()),
+        // kubelet 1.32+: the back-off message carries the pull error.
+        (
+            "ImagePullBackOff",
+            format!("Back-off pulling image \"bad:1\": ErrImagePull: {not_found}"),
+        ),
+        // CRI-O / the OCI distribution API.
+        (
+            "ErrImagePull",
+            "reading manifest 1 in docker.io/library/bad: manifest unknown".into(),
+        ),
+        (
+            "ErrImageNeverPull",
+            "Container image \"bad:1\" is not present with pull policy of Never".into(),
+        ),
+    ] {
+        let pods = vec![pod("worker", 0, waiting(reason, &message))];
+        let mut t = Tracker::default();
+        match ev(WaitFor::Running, &j, &pods, &mut t, LIMITS, Now::current()) {
+            Outcome::Fatal(m) => {
+                assert!(m.contains(reason) && m.contains(&message), "{m}");
+                assert!(m.contains("pod tf-worker-0 container tensorflow"), "{m}");
+            }
+            other => panic!("{reason}: {other:?}"),
+        }
+    }
+    // Transient answers keep the grace.
+    for message in [
+        "rpc error: code = Unknown desc = failed to do request: Head \"https://r/v2/\": dial tcp: i/o timeout",
+        "rpc error: code = Unknown desc = 429 Too Many Requests",
+    ] {
+        let pods = vec![pod("worker", 0, waiting("ErrImagePull", message))];
+        assert_eq!(
+            ev(
+                WaitFor::Running,
+                &j,
+                &pods,
+                &mut Tracker::default(),
+                LIMITS,
+                Now::current()
+            ),
+            Outcome::Waiting,
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn progress_does_not_change_when_the_pull_only_alternates() {
+    let j = job(json!([cond("Created", "True")]));
+    let err = progress(&j, &[pod("worker", 0, waiting("ErrImagePull", "timeout"))]);
+    let backoff = progress(
+        &j,
+        &[pod("worker", 0, waiting("ImagePullBackOff", "Back-off"))],
+    );
+    assert_eq!(err, backoff);
+    assert!(err.line().ends_with("(ImagePullBackOff)"), "{}", err.line());
+}
+
+#[test]
 fn missing_secret_and_crash_loop_fail_at_once() {
     let j = job(json!([cond("Created", "True")]));
     let pods = vec![pod(

@@ -86,6 +86,7 @@ pub async fn follow(
         pending_since: None,
         next_lookup: None,
         queue: Default::default(),
+        capacity: None,
     };
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
     let first = w.get_job().await?;
@@ -117,6 +118,9 @@ struct Waiter<'a> {
     /// `--timeout` bounds the whole command, the closing diagnosis included.
     end: Instant,
     last_shown: Option<(Progress, String)>,
+    /// What the job waits for once the placement model said it needs more nodes (e.g.
+    /// "waiting for capacity (Karpenter is present …)"), shown while a pod is Unschedulable.
+    capacity: Option<String>,
     /// The last state judged, for the note after `--for running`.
     last: Option<(TFJob, Vec<Arc<Pod>>)>,
     /// The placement model was asked about Unschedulable pods (once per wait).
@@ -213,7 +217,12 @@ impl Waiter<'_> {
             operator: self.operator.as_ref(),
         };
         let p = conditions::progress(&job, &pods);
-        let waiting = conditions::waiting_for(self.opts.wait_for, view, self.limits);
+        let mut waiting = conditions::waiting_for(self.opts.wait_for, view, self.limits);
+        if let Some(capacity) = &self.capacity
+            && pod::any_unschedulable(pods.iter().map(|p| &**p))
+        {
+            waiting = format!("{capacity}; {waiting}");
+        }
         let changed = self
             .last_shown
             .as_ref()
@@ -464,8 +473,21 @@ impl Waiter<'_> {
             {
                 self.asked_model = true;
                 let job = job.clone();
-                crate::ops::preflight::on_unschedulable(self.kube, self.namespace, &job, out)
-                    .await?;
+                self.capacity = crate::ops::preflight::on_unschedulable(
+                    self.kube,
+                    self.namespace,
+                    &job,
+                    self.opts.capacity_may_come,
+                    out,
+                )
+                .await?;
+                // Say what it waits for now, not at the next change.
+                if self.capacity.is_some()
+                    && let Some((job, pods)) = self.last.take()
+                    && let Some(decided) = self.judge(job, pods, out)?
+                {
+                    return decided;
+                }
             }
         }
     }
@@ -521,13 +543,49 @@ impl Waiter<'_> {
                 .await?;
                 let err = self.with_crash_log(err, snapshot.as_ref());
                 // Verdict first (issue 37): the first replica to fail, and why, heads the error.
-                Err(match (err, failures.first()) {
+                let err = match (err, failures.first()) {
                     (Error::JobFailed(message), Some(first)) if !first.running => {
                         Error::JobFailed(format!("{}\n{message}", first.line))
                     }
                     (err, _) => err,
-                })
+                };
+                if err.exit_code() != crate::error::ExitCode::JobFailed {
+                    return Err(err);
+                }
+                let left = self.what_is_left(out).await;
+                Err(with_leftover(err, &left))
             }
+        }
+    }
+
+    /// After a failed wait (exit 4) the job is still there, restarting and holding what its pods
+    /// requested: say so and how to delete it, or, with `--delete-on-failure` (Arena's
+    /// behaviour), delete it and say that.
+    async fn what_is_left(&self, out: &mut Output) -> String {
+        let (namespace, name) = (self.namespace, self.name);
+        let delete = format!(
+            "kubectl tfjob delete {name} {}",
+            self.kube.hints.ns_flags(namespace)
+        );
+        if !self.opts.delete_on_failure {
+            return format!(
+                "The job is still there (its pods keep what they requested): `{delete}`"
+            );
+        }
+        let opts = crate::ops::delete::DeleteOptions {
+            names: vec![name.to_string()],
+            wait: false,
+            ..Default::default()
+        };
+        let (_, notes) = out.streams();
+        // The deleted line goes to stderr with the rest of the explanation: stdout keeps
+        // `wait`'s own result.
+        let mut said = Vec::new();
+        match crate::ops::delete::delete(self.kube, namespace, &opts, &mut said, notes).await {
+            Ok(_) => format!("TFJob {namespace}/{name} was deleted (--delete-on-failure)."),
+            Err(e) => format!(
+                "--delete-on-failure could not delete TFJob {namespace}/{name} ({e}); it is still there: `{delete}`"
+            ),
         }
     }
 
@@ -783,6 +841,22 @@ fn classes_of_vanished(
             )
         })
         .collect()
+}
+
+/// The failure with what is left of the job said last (under a crash log, in the hint of a
+/// refusal), so it is the line a user reads after `error:`.
+fn with_leftover(err: Error, left: &str) -> Error {
+    match err {
+        Error::JobFailed(message) => Error::JobFailed(format!("{message}\n{left}")),
+        Error::WontRun { message, hint } => Error::WontRun {
+            message,
+            hint: Some(match hint {
+                Some(h) => format!("{h}\n{left}"),
+                None => left.to_string(),
+            }),
+        },
+        other => other,
+    }
 }
 
 /// When a wait ends without reaching its target, say which layer is at fault, within what is

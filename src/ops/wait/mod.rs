@@ -78,6 +78,12 @@ pub struct WaitOptions {
     /// Restarts of one container during the wait that end it as a crash loop (exit 4);
     /// `runPolicy.backoffLimit` takes its place when the job sets one.
     pub max_restarts: u32,
+    /// The user said nodes may be added (`submit --skip-capacity-check --wait`): a job that does
+    /// not fit on the current nodes waits for capacity (up to `pending_timeout`) instead of
+    /// ending as "can never be scheduled". A detected autoscaler does the same by itself.
+    pub capacity_may_come: bool,
+    /// `--delete-on-failure`: a wait that fails (exit 4) deletes the job, as Arena does.
+    pub delete_on_failure: bool,
 }
 
 impl Default for WaitOptions {
@@ -89,6 +95,8 @@ impl Default for WaitOptions {
             image_pull_grace: Duration::from_secs(60),
             settle: DEFAULT_SETTLE,
             max_restarts: DEFAULT_MAX_RESTARTS,
+            capacity_may_come: false,
+            delete_on_failure: false,
         }
     }
 }

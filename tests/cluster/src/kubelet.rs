@@ -448,13 +448,23 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
             &format!("Pulling image {image:?}"),
         );
         sleep(t.pull_ms).await;
-        if !sh.missing_images.lock().unwrap().contains(&image) {
+        let missing = sh.missing_images.lock().unwrap().contains(&image);
+        let unreachable = sh.unreachable_images.lock().unwrap().contains(&image);
+        if !missing && !unreachable {
             break;
         }
-        let err = format!(
-            "failed to pull and unpack image {image:?}: failed to resolve reference {image:?}: {image}: not found"
-        );
-        let rpc = format!("rpc error: code = NotFound desc = {err}");
+        // containerd's CRI errors, as the kubelet passes them on: the registry's "not found"
+        // (gRPC NotFound), or a request that never got an answer (gRPC Unknown).
+        let rpc = if missing {
+            format!(
+                "rpc error: code = NotFound desc = failed to pull and unpack image {image:?}: failed to resolve reference {image:?}: {image}: not found"
+            )
+        } else {
+            let host = image.split('/').next().unwrap_or("registry");
+            format!(
+                "rpc error: code = Unknown desc = failed to pull and unpack image {image:?}: failed to resolve reference {image:?}: failed to do request: Head \"https://{host}/v2/\": dial tcp: i/o timeout"
+            )
+        };
         let r2 = rpc.clone();
         if !set_container(&sh, &pod, &cname, move |cs| {
             cs["state"] = json!({"waiting": {"reason": "ErrImagePull", "message": r2}})

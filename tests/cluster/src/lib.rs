@@ -481,6 +481,12 @@ impl TestCluster {
         *self.shared.missing_images.lock().unwrap() = images;
     }
 
+    /// Replaces the list of images whose registry times out (a transient pull failure); pods
+    /// in back-off pick up the change at their next attempt ("the network came back").
+    pub fn set_unreachable_images(&self, images: Vec<String>) {
+        *self.shared.unreachable_images.lock().unwrap() = images;
+    }
+
     /// Replaces the RBAC denials.
     pub fn set_rbac(&self, rbac: Rbac) {
         *self.shared.rbac.lock().unwrap() = rbac;

@@ -397,8 +397,12 @@ pub struct Scenario {
     pub namespaces: Vec<String>,
     /// Nodes (default: three 16-CPU/64Gi/4-GPU nodes).
     pub nodes: Vec<NodeSpec>,
-    /// Images whose pull fails (ErrImagePull → ImagePullBackOff).
+    /// Images the registry does not have: the pull fails with containerd's `NotFound`
+    /// (ErrImagePull → ImagePullBackOff), permanent until the image is pushed.
     pub missing_images: Vec<String>,
+    /// Images whose registry cannot be reached (a network timeout: `code = Unknown`), the
+    /// transient kind of pull failure, in the same ErrImagePull → ImagePullBackOff cycle.
+    pub unreachable_images: Vec<String>,
     /// Per-container exit/crash/log behaviour.
     pub container_behaviour: Vec<ContainerBehaviour>,
     /// When set, `tensorflow` containers exit 0 after this long.
@@ -478,6 +482,7 @@ impl Default for Scenario {
                 })
                 .collect(),
             missing_images: vec![],
+            unreachable_images: vec![],
             container_behaviour: vec![],
             succeed_after_ms: None,
             timing: Timing::default(),
@@ -544,6 +549,11 @@ impl Scenario {
     /// Make tensorflow containers succeed after `ms`.
     pub fn with_succeed_after_ms(mut self, ms: u64) -> Self {
         self.succeed_after_ms = Some(ms);
+        self
+    }
+    /// Mark an image's registry as unreachable (a transient pull failure).
+    pub fn with_unreachable_image(mut self, image: &str) -> Self {
+        self.unreachable_images.push(image.into());
         self
     }
     /// Mark an image as missing from the registry.

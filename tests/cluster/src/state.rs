@@ -111,6 +111,8 @@ pub struct Shared {
     pub(crate) applied: Mutex<HashMap<ApplyKey, serde_json::Value>>,
     /// Images whose pull fails (starts as the scenario's; `TestCluster::set_missing_images`).
     pub(crate) missing_images: Mutex<Vec<String>>,
+    /// Images whose registry times out (`TestCluster::set_unreachable_images`).
+    pub(crate) unreachable_images: Mutex<Vec<String>>,
     /// What each container got as its environment at its last start (expansion.rs).
     pub(crate) container_env: Mutex<crate::expansion::EnvMap>,
     /// Current operator mode (starts as the scenario's; `TestCluster::set_operator_mode`).
@@ -123,6 +125,7 @@ impl Shared {
     pub(crate) fn new(scenario: Scenario) -> Self {
         let initial_mode = scenario.operator;
         let initial_missing = scenario.missing_images.clone();
+        let initial_unreachable = scenario.unreachable_images.clone();
         let faults = scenario
             .faults
             .iter()
@@ -149,6 +152,7 @@ impl Shared {
             stop: tokio::sync::watch::channel(false).0,
             mode: tokio::sync::watch::channel(initial_mode).0,
             missing_images: Mutex::new(initial_missing),
+            unreachable_images: Mutex::new(initial_unreachable),
             applied: Mutex::new(HashMap::new()),
         }
     }
