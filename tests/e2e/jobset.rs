@@ -362,6 +362,44 @@ fn a_failed_ps_fails_the_jobset_and_submit_wait_exits_4() {
 }
 
 #[test]
+fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_completes() {
+    let c = with_jobset();
+    tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .expect_code(0);
+    // Every pod is ready and nothing has finished: not succeeded, not finished.
+    for target in ["succeeded", "finished"] {
+        let run = tfjob(
+            &c,
+            &["wait", "jobset/tf-dist-train", "--for", target, "--timeout", "1s"],
+        );
+        run.expect_code(5);
+        assert_eq!(run.stdout, "", "no verdict on stdout: {}", run.stdout);
+        assert!(
+            run.stderr.contains("Completed condition"),
+            "{target}: {}",
+            run.stderr
+        );
+    }
+    // The workers finish: worker 0 decides success (the worker Job's successPolicy), the
+    // JobSet controller writes Completed.
+    for p in jobset_pods(&c, "tf-dist-train") {
+        let name = p["metadata"]["name"].as_str().unwrap();
+        if name.contains("-worker-") {
+            c.exit_container("default", name, "tensorflow", 0);
+        }
+    }
+    let run = tfjob(
+        &c,
+        &["wait", "jobset/tf-dist-train", "--for", "succeeded", "--timeout", "60s"],
+    );
+    run.expect_code(0);
+    assert_eq!(run.stdout, "jobset.jobset.x-k8s.io/tf-dist-train completed\n");
+}
+
+#[test]
 fn wait_get_logs_and_delete_take_jobset_slash_name() {
     let c = with_jobset();
     tfjob(
