@@ -10,6 +10,7 @@ mod client;
 mod day2;
 mod help;
 mod hostile;
+mod hostile3;
 mod jobset;
 mod printers;
 mod queue;
