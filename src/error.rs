@@ -131,6 +131,21 @@ pub enum Error {
 /// awaiting anything but its own listener).
 static ON_INTERRUPT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
+/// Set (by the one listener, commands/runtime.rs) when SIGINT/SIGTERM/SIGHUP arrives: work
+/// that runs without yielding to the runtime (a printer over a long list) polls it and stops.
+static INTERRUPT_REQUESTED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Records that an interrupt arrived.
+pub fn request_interrupt() {
+    INTERRUPT_REQUESTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether an interrupt arrived (see [`request_interrupt`]).
+pub fn interrupt_requested() -> bool {
+    INTERRUPT_REQUESTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Sets the message an interrupt ends the command with, from now on.
 pub fn on_interrupt(message: impl Into<String>) {
     *ON_INTERRUPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.into());

@@ -191,10 +191,78 @@ pub async fn current(kube: &super::Kube) -> crate::error::Result<OperatorState> 
     })
 }
 
+/// The `--gang-scheduler-name` the operator runs with (training-operator
+/// `cmd/training-operator.v1/main.go`: `volcano` or `scheduler-plugins`; with it set the
+/// operator makes a PodGroup per job and gives the pods that scheduler whatever the templates
+/// say), read from its Deployment's container args (`--flag=value` or `--flag value`). Pure.
+pub fn gang_scheduler_of(deployments: &[Deployment]) -> Option<String> {
+    deployments
+        .iter()
+        .filter(|d| is_operator(d))
+        .flat_map(|d| d.spec.iter().flat_map(|s| s.template.spec.iter()))
+        .flat_map(|p| &p.containers)
+        .find_map(|c| {
+            let args: Vec<&str> = c
+                .command
+                .iter()
+                .chain(c.args.iter())
+                .flatten()
+                .map(String::as_str)
+                .collect();
+            args.iter().enumerate().find_map(|(i, a)| {
+                let v = match a.strip_prefix("--gang-scheduler-name") {
+                    Some(rest) if rest.starts_with('=') => rest[1..].to_string(),
+                    Some("") => args.get(i + 1)?.to_string(),
+                    _ => return None,
+                };
+                Some(v).filter(|v| !v.is_empty())
+            })
+        })
+}
+
+/// [`gang_scheduler_of`] the operator's Deployment (one label-selected list): `Known(None)`
+/// when no operator Deployment names one, `Unknown` when they cannot be read.
+pub async fn gang_scheduler(
+    kube: &super::Kube,
+) -> crate::error::Result<super::queue::Fact<Option<String>>> {
+    use kube::api::{Api, ListParams};
+    let lp = ListParams::default()
+        .labels(&operator_selector())
+        .limit(PAGE)
+        .match_any();
+    let all: Api<Deployment> = Api::all(kube.client.clone());
+    let action = super::Action::new("list", "deployments", None);
+    Ok(match super::retry(kube, || all.list(&lp)).await {
+        Ok(list) => super::queue::Fact::Known(gang_scheduler_of(&list.items)),
+        Err(e) => super::queue::Fact::Unknown(super::unknown_reason(e, &action, kube)?),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_gang_scheduler_is_read_from_the_operators_args() {
+        let dep = |args: serde_json::Value| -> Deployment {
+            serde_json::from_value(json!({"metadata": {"name": "training-operator",
+                "labels": {"control-plane": "kubeflow-training-operator"}},
+                "spec": {"selector": {}, "template": {"spec": {"containers": [
+                    {"name": "m", "command": ["/manager"], "args": args}]}}}}))
+            .unwrap()
+        };
+        assert_eq!(
+            gang_scheduler_of(&[dep(json!(["--gang-scheduler-name=volcano"]))]).as_deref(),
+            Some("volcano")
+        );
+        assert_eq!(
+            gang_scheduler_of(&[dep(json!(["--gang-scheduler-name", "scheduler-plugins"]))])
+                .as_deref(),
+            Some("scheduler-plugins")
+        );
+        assert_eq!(gang_scheduler_of(&[dep(json!(["--x"]))]), None);
+    }
 
     #[test]
     fn each_state_reads_as_one_sentence_with_its_detail() {

@@ -18,7 +18,22 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Resul
         .build()
         .map_err(|e| Error::io("starting the async runtime", e))?;
     runtime.block_on(async {
-        let interrupted = interrupt_listener()?;
+        let listener = interrupt_listener()?;
+        // The listener runs on the runtime's workers, so an interrupt is recorded even while
+        // the command's own future is busy without yielding (a printer): that work polls
+        // `interrupt_requested` and stops; this future then ends the command.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let signal = listener.await;
+            crate::error::request_interrupt();
+            let _ = tx.send(signal);
+        });
+        let interrupted = async {
+            match rx.await {
+                Ok(signal) => signal,
+                Err(_) => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             result = future => result,

@@ -98,6 +98,7 @@ pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
         return block_on(crate::ops::jobset_day2::wait(
             &global.connection(),
             &name,
+            wait.wait_for,
             wait.timeout,
             out,
         ));

@@ -53,6 +53,16 @@ fn validator() -> &'static Validator {
     })
 }
 
+/// The most parallelism an Indexed Job may have (kubernetes `pkg/apis/batch/validation/
+/// validation.go` `maxParallelismForIndexedJob`); an export sets completions = parallelism.
+pub const MAX_INDEXED_PARALLELISM: i64 = 100_000;
+/// The API server's default limit on a request body (k8s.io/apiserver `pkg/server/config.go`,
+/// `MaxRequestBodyBytes: 3 * 1024 * 1024`): past it, 413 before anything else.
+pub const MAX_REQUEST_BYTES: usize = 3 * 1024 * 1024;
+/// etcd's default `--max-request-bytes` (1.5 MiB, `embed.DefaultMaxRequestBytes`): a bigger
+/// object passes a server dry run but its create fails ("etcdserver: request is too large").
+pub const MAX_ETCD_BYTES: usize = 1536 * 1024;
+
 /// Every problem found, all at once.
 pub fn check(js: &JobSet) -> Vec<Finding> {
     let value = serde_json::to_value(js).expect("a JobSet serializes");
@@ -60,7 +70,58 @@ pub fn check(js: &JobSet) -> Vec<Finding> {
     webhook(js, &mut out);
     job_rules(&value, &mut out);
     pod_templates(&value, &mut out);
+    size(&value, &mut out);
     out
+}
+
+/// The object's encoded size against the request and etcd limits, naming its largest field.
+fn size(value: &Value, out: &mut Vec<Finding>) {
+    let bytes = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(0);
+    let (limit, whose) = if bytes > MAX_REQUEST_BYTES {
+        (MAX_REQUEST_BYTES, "the API server's request body limit (3 MiB)")
+    } else if bytes > MAX_ETCD_BYTES {
+        (MAX_ETCD_BYTES, "etcd's request limit (1.5 MiB, --max-request-bytes)")
+    } else {
+        return;
+    };
+    let (path, largest) = largest_field(value, String::new());
+    out.push(Finding {
+        hint: Some(
+            "Fewer replicas per replicatedJob (the TF_CONFIG each pod gets lists every address), or split the job.".into(),
+        ),
+        ..error(
+            "size",
+            path.clone(),
+            format!(
+                "the JobSet encodes to {bytes} bytes of JSON, over {whose} of {limit} bytes; its largest field, {path}, is {largest} bytes"
+            ),
+        )
+    });
+}
+
+/// The path and encoded size of the largest scalar (a string, in practice) in `v`.
+fn largest_field(v: &Value, path: String) -> (String, usize) {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, x)| largest_field(x, join(k)))
+            .max_by_key(|(_, n)| *n)
+            .unwrap_or((path, 2)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| largest_field(x, format!("{path}[{i}]")))
+            .max_by_key(|(_, n)| *n)
+            .unwrap_or((path, 2)),
+        other => (path, other.to_string().len()),
+    }
 }
 
 /// The name the webhook sees: the API server fills in `generateName` before admission.
@@ -216,6 +277,18 @@ fn job_rules(value: &Value, out: &mut Vec<Finding>) {
         let js = &rj["template"]["spec"];
         let indexed = js["completionMode"] == "Indexed";
         let completions = js["completions"].as_i64();
+        if let Some(p) = js["parallelism"].as_i64()
+            && indexed
+            && p > MAX_INDEXED_PARALLELISM
+        {
+            out.push(error(
+                RULE,
+                format!("{path}.parallelism"),
+                format!(
+                    "{p}: must be less than or equal to {MAX_INDEXED_PARALLELISM} when completion mode is Indexed (the replicas of one replica type)"
+                ),
+            ));
+        }
         if indexed && completions.is_none() {
             out.push(error(
                 RULE,

@@ -51,6 +51,27 @@ fn readiness_findings(r: &Readiness, job: &TFJob) -> Vec<ReadinessFinding> {
     v
 }
 
+/// The job's verdict: the worse of where its pods would go and what its queue would do (a
+/// queue that holds it for good is `never` whatever the nodes say; queued is `waits`).
+pub fn overall_verdict(
+    placement: crate::placement::Verdict,
+    queue: crate::placement::kueue::QueueVerdict,
+) -> crate::placement::Verdict {
+    use crate::placement::Verdict;
+    use crate::placement::kueue::QueueVerdict;
+    let q = match queue {
+        QueueVerdict::Fits => Verdict::Fits,
+        QueueVerdict::Queued => Verdict::Waits,
+        QueueVerdict::Never => Verdict::Never,
+        QueueVerdict::Unknown => Verdict::Unknown,
+    };
+    match (placement, q) {
+        (Verdict::Never, _) | (_, Verdict::Never) => Verdict::Never,
+        (Verdict::Fits, other) => other,
+        (p, _) => p,
+    }
+}
+
 /// `kubectl tfjob check`: prints the report; exit 3 when not ready, 4 when it can never run.
 pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output) -> Result<()> {
     let prepared = render::prepare(conn, &opts.render)?;
@@ -94,11 +115,14 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
         .iter()
         .map(|f| serde_json::to_value(f).unwrap_or_default())
         .collect();
+    // One verdict for the line, the JSON and the exit code: the queue's joins placement's.
+    let overall = overall_verdict(report.verdict(), queue.report.verdict);
     match opts.output {
         ReportFormat::Json => {
             let mut value =
                 serde_json::to_value(&report).map_err(|e| Error::Other(e.to_string()))?;
             value["queue"] = serde_json::to_value(&queue.report).unwrap_or_default();
+            value["verdict"] = serde_json::json!(overall.as_str());
             out.data_line(
                 &serde_json::to_string_pretty(&value).map_err(|e| Error::Other(e.to_string()))?,
             )?
@@ -107,6 +131,7 @@ pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output)
             &report,
             &findings,
             Some(&super::queue::render_text(&queue.report)),
+            overall,
         ))?,
     }
     for w in &queue.warnings {

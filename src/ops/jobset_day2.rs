@@ -78,17 +78,18 @@ pub(crate) fn ours(js: JobSet, namespace: &str) -> Result<JobSet> {
     })
 }
 
-/// `wait jobset/NAME`: until every replicatedJob's pods are Ready (exit 0), it fails (4) or
-/// `timeout` passes (5).
+/// `wait jobset/NAME --for TARGET`: until the JobSet reaches `target` (exit 0, judged by
+/// [`super::jobset_submit::verdict`]), it fails (4) or `timeout` passes (5).
 pub async fn wait(
     conn: &ConnectionOptions,
     name: &str,
+    target: crate::ops::wait::WaitFor,
     timeout: Duration,
     out: &mut Output,
 ) -> Result<()> {
     let kube = cluster::connect(conn).await?;
     let first = read(&kube, name).await?;
-    super::jobset_submit::follow(&kube, &api(&kube), &first, timeout, out).await
+    super::jobset_submit::follow(&kube, &api(&kube), &first, target, timeout, out).await
 }
 
 async fn pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
@@ -124,8 +125,12 @@ pub async fn get(conn: &ConnectionOptions, name: &str, out: &mut Output) -> Resu
     out.data(&describe(&js, &pods))
 }
 
-/// The text `get` prints (pure).
+/// The text `get` prints (pure), its strings from the cluster escaped for a terminal.
 pub fn describe(js: &JobSet, pods: &[Pod]) -> String {
+    crate::print::terminal::escape(&describe_raw(js, pods)).into_owned()
+}
+
+fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
     let status = js.status.clone().unwrap_or_default();
     let mut s = format!(
         "Name:       {}\nNamespace:  {}\nKind:       JobSet (jobset.x-k8s.io/v1alpha2)\nState:      {}\n",
@@ -278,7 +283,7 @@ pub async fn logs(
         };
         match cluster::retry(&kube, || api.logs(&pname, &lp)).await {
             Ok(text) => {
-                let prefix = replica(&p);
+                let prefix = crate::print::terminal::escape(&replica(&p)).into_owned();
                 for line in text.lines() {
                     out.data_line(&format!("[{prefix}] {line}"))?;
                 }

@@ -22,6 +22,7 @@ use crate::ops::DryRun;
 use crate::ops::export::{jobset_not_served, print_notes, refused, server_dry_run};
 use crate::ops::readiness::combine;
 use crate::ops::submit::SubmitOptions;
+use crate::ops::wait::WaitFor;
 use crate::output::Output;
 
 /// Where the upstream manifests install the controller (jobset `config/components/manager`).
@@ -171,7 +172,14 @@ pub async fn run(conn: &ConnectionOptions, args: SubmitOptions, out: &mut Output
     let printed = out.data_line(&line);
     out.after_write(printed, &line)?;
     if args.wait {
-        follow(&kube, &api, &created, args.wait_opts.timeout, out).await?;
+        follow(
+            &kube,
+            &api,
+            &created,
+            args.wait_opts.wait_for,
+            args.wait_opts.timeout,
+            out,
+        ).await?;
     }
     Ok(())
 }
@@ -235,6 +243,7 @@ pub(crate) async fn follow(
     kube: &Kube,
     api: &Api<JobSet>,
     first: &JobSet,
+    target: WaitFor,
     timeout: Duration,
     out: &mut Output,
 ) -> Result<()> {
@@ -242,7 +251,7 @@ pub(crate) async fn follow(
     let name = first.metadata.name.as_deref().unwrap_or_default();
     let end = tokio::time::Instant::now() + timeout;
     let mut last = String::new();
-    if let Some(done) = judge(first, namespace, name, &mut last, out) {
+    if let Some(done) = judge(first, target, namespace, name, &mut last, out) {
         return done;
     }
     let watch = async {
@@ -287,7 +296,7 @@ pub(crate) async fn follow(
                 }
             };
             refused = 0;
-            if let Some(done) = judge(&js, namespace, name, &mut last, out) {
+            if let Some(done) = judge(&js, target, namespace, name, &mut last, out) {
                 return done;
             }
         }
@@ -296,8 +305,9 @@ pub(crate) async fn follow(
     match tokio::time::timeout_at(end, watch).await {
         Ok(done) => done,
         Err(_) => Err(Error::Timeout(format!(
-            "timed out after {}s waiting for JobSet {namespace}/{name}'s pods to be ready ({last})",
-            timeout.as_secs()
+            "timed out after {}s waiting for JobSet {namespace}/{name} (--for {}): {last}",
+            timeout.as_secs(),
+            target.flag_value()
         ))),
     }
 }
@@ -319,31 +329,99 @@ fn refusal(e: &watcher::Error) -> Option<String> {
     cluster::forbidden::refused_status(status).map(str::to_string)
 }
 
+/// What `wait jobset/NAME --for TARGET` makes of one state of the JobSet (pure), judged as
+/// the TFJob path judges its job (ops/wait/conditions.rs `evaluate`): the JobSet's own
+/// `Failed` condition fails every wait and its `Completed` condition reaches every target
+/// (a finished JobSet has run); short of those, `succeeded`/`finished` wait for the
+/// condition, which the JobSet controller writes when its successPolicy is met
+/// (jobset controller `executeSuccessPolicy`), never for ready pods. The other targets are
+/// read from its Jobs' counts in `replicatedJobsStatus`: `created` once the controller has
+/// written them, `running` once a Job of it is ready, `all-running` once every
+/// replicatedJob's Jobs are ready or succeeded.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Reached(String),
+    Failed(String),
+    Waiting(String),
+}
+
+pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
+    let status = js.status.clone().unwrap_or_default();
+    match progress(js) {
+        Progress::Failed(why) => return Verdict::Failed(why),
+        Progress::Completed => return Verdict::Reached("completed".into()),
+        Progress::AllReady if target == WaitFor::AllRunning => {
+            return Verdict::Reached(": every replicatedJob's pods are ready".into());
+        }
+        Progress::AllReady | Progress::Waiting(_) => {}
+    }
+    let counts = |name: &str| status.replicated_jobs_status.iter().find(|s| s.name == name);
+    match target {
+        WaitFor::Created if !status.replicated_jobs_status.is_empty() => {
+            return Verdict::Reached(": the JobSet controller has made its Jobs".into());
+        }
+        WaitFor::Running if status.replicated_jobs_status.iter().any(|s| s.ready > 0) => {
+            return Verdict::Reached(": a Job of it runs with its pods ready".into());
+        }
+        _ => {}
+    }
+    let jobs: Vec<String> = js
+        .spec
+        .replicated_jobs
+        .iter()
+        .map(|r| {
+            let want = r.replicas.unwrap_or(1);
+            let c = counts(&r.name);
+            let n = |f: fn(&crate::jobset::model::ReplicatedJobStatus) -> i32| c.map(f).unwrap_or(0);
+            let mut line = format!(
+                "{} {}/{want} ready, {} succeeded",
+                r.name,
+                n(|x| x.ready),
+                n(|x| x.succeeded)
+            );
+            if n(|x| x.failed) > 0 {
+                line.push_str(&format!(", {} failed", n(|x| x.failed)));
+            }
+            line
+        })
+        .collect();
+    let what = match target {
+        WaitFor::Succeeded | WaitFor::Finished => "waiting for the JobSet's Completed condition",
+        WaitFor::Created => "waiting for the JobSet controller to make its Jobs",
+        WaitFor::Running => "waiting for a Job of it to be ready",
+        WaitFor::AllRunning => "waiting for every replicatedJob's pods to be ready",
+    };
+    let suspended = if js.spec.suspend == Some(true) {
+        " (the JobSet is suspended)"
+    } else {
+        ""
+    };
+    Verdict::Waiting(format!("{what}{suspended}: {}", jobs.join("; ")))
+}
+
 /// The verdict on one state of the JobSet, or `None` while it waits (the progress line is
 /// printed on stderr when it changes).
 fn judge(
     js: &JobSet,
+    target: WaitFor,
     namespace: &str,
     name: &str,
     last: &mut String,
     out: &mut Output,
 ) -> Option<Result<()>> {
-    match progress(js) {
-        Progress::AllReady => Some(out.data_line(&format!(
-            "jobset.jobset.x-k8s.io/{name}: every replicatedJob's pods are ready"
+    match verdict(js, target) {
+        Verdict::Reached(how) => Some(out.data_line(&format!(
+            "jobset.jobset.x-k8s.io/{name}{}",
+            if how.starts_with(':') {
+                how
+            } else {
+                format!(" {how}")
+            }
         ))),
-        Progress::Completed => {
-            Some(out.data_line(&format!("jobset.jobset.x-k8s.io/{name} completed")))
-        }
-        Progress::Failed(why) => Some(Err(Error::JobFailed(format!(
+        Verdict::Failed(why) => Some(Err(Error::JobFailed(format!(
             "JobSet {namespace}/{name} failed ({why})"
         )))),
-        Progress::Waiting(rows) => {
-            let line = rows
-                .iter()
-                .map(|(r, have, want)| format!("{r} {have}/{want} ready"))
-                .collect::<Vec<_>>()
-                .join(", ");
+        Verdict::Waiting(line) => {
             if line != *last {
                 out.note_line(&line);
                 *last = line;
@@ -414,5 +492,45 @@ mod tests {
             progress(&js(&[], &[("Completed", "AllJobsCompleted")])),
             Progress::Completed
         );
+    }
+
+    #[test]
+    fn only_the_completed_condition_is_succeeded_and_failed_fails_every_target() {
+        let running = js(&[("worker", 1, 0), ("ps", 1, 0)], &[]);
+        for target in [WaitFor::Succeeded, WaitFor::Finished] {
+            match verdict(&running, target) {
+                Verdict::Waiting(line) => assert!(
+                    line.starts_with("waiting for the JobSet's Completed condition"),
+                    "{line}"
+                ),
+                other => panic!("{target:?} on a running JobSet: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            verdict(&running, WaitFor::AllRunning),
+            Verdict::Reached(_)
+        ));
+        assert!(matches!(
+            verdict(&running, WaitFor::Running),
+            Verdict::Reached(_)
+        ));
+        assert!(matches!(
+            verdict(&running, WaitFor::Created),
+            Verdict::Reached(_)
+        ));
+        let none = js(&[], &[]);
+        assert!(matches!(verdict(&none, WaitFor::Created), Verdict::Waiting(_)));
+        assert!(matches!(verdict(&none, WaitFor::Running), Verdict::Waiting(_)));
+        let done = js(&[("worker", 0, 1)], &[("Completed", "AllJobsCompleted")]);
+        for target in [WaitFor::Succeeded, WaitFor::Finished, WaitFor::AllRunning] {
+            assert_eq!(verdict(&done, target), Verdict::Reached("completed".into()));
+        }
+        let failed = js(&[("worker", 1, 0), ("ps", 1, 0)], &[("Failed", "FailedJobs")]);
+        for target in [WaitFor::Succeeded, WaitFor::AllRunning, WaitFor::Running] {
+            assert_eq!(
+                verdict(&failed, target),
+                Verdict::Failed("FailedJobs: m".into())
+            );
+        }
     }
 }

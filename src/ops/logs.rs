@@ -634,7 +634,7 @@ pub async fn logs(
         tokio::select! {
             m = rx.recv() => match m {
                 Some(Msg::Line { label, slot, text }) => {
-                    let prefix = jobview::log_prefix(&label, slot, opts.colour);
+                    let prefix = jobview::log_prefix(&crate::print::terminal::escape(&label), slot, opts.colour);
                     writeln!(out, "{prefix}{text}").map_err(io)?;
                     summary.lines += 1;
                 }

@@ -103,11 +103,18 @@ fn unknown(system: QueueSystem, lq: Option<&str>, reason: String) -> Assessed {
 
 /// Reads what the job's queue system needs and judges it. Only reads; a refused read is an
 /// `unknown` verdict, never an error.
+/// A job that names no queue system itself is still Volcano's when the operator runs with
+/// `--gang-scheduler-name=volcano`: the operator then makes its PodGroup in
+/// `schedulingPolicy.queue` (else `default`) and sets the pods' schedulerName, whatever the
+/// templates say (training-operator `pkg/controller.v1/common/job.go` / `scheduling.go`).
 pub async fn assess(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
     match q::system_of(job) {
         Some(QueueSystem::Kueue) => assess_kueue(kube, ns, job).await,
         Some(QueueSystem::Volcano) => assess_gang(kube, job).await,
-        _ => Ok(Assessed::plain(QueueReport::none())),
+        _ => match crate::cluster::operator::gang_scheduler(kube).await? {
+            Fact::Known(Some(g)) if g == q::VOLCANO_SCHEDULER => assess_gang(kube, job).await,
+            _ => Ok(Assessed::plain(QueueReport::none())),
+        },
     }
 }
 
@@ -243,6 +250,9 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
     }
     match (&admission.missing, admission.verdict) {
         (Some(Missing::ClusterQueue(cq)), _) => {
+            // Kueue keeps the job suspended for good: never, whatever the quota sums say.
+            a.report.verdict = QueueVerdict::Never;
+            a.report.reason = format!("ClusterQueue {cq} (of LocalQueue {lq_name}) doesn't exist");
             a.refusal = Some(Error::NotReady {
                 message: format!(
                     "LocalQueue {ns}/{lq_name} points at ClusterQueue {cq}, which doesn't exist: Kueue would keep the job suspended; nothing was created"

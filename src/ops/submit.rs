@@ -60,6 +60,23 @@ pub async fn run(
     super::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
     let mut job = prepared.job;
+    // The printer runs on a sample first: a -o that cannot print the job fails here, before
+    // any write, not after the job exists.
+    if let Some(format) = args.output.as_ref() {
+        print::manifest::job(
+            &sample(&job),
+            Some(format),
+            crate::ops::list::QUALIFIED_KIND,
+            "",
+            &mut std::io::sink(),
+        )
+        .map_err(|e| match e {
+            Error::Interrupted(_) => e,
+            other => Error::Usage(format!(
+                "-o cannot print the job, so nothing was created: {other}"
+            )),
+        })?;
+    }
     // With generateName the API server picks the name; until then, show the prefix.
     let name = job
         .metadata
@@ -213,6 +230,16 @@ pub async fn run(
     let name = created.metadata.name.clone().unwrap_or(name);
     let line = format!("tfjob.kubeflow.org/{name} created");
     let printed = print_job(out, &created, args.output.as_ref(), &line);
+    if let Err(e) = &printed
+        && !matches!(e, Error::BrokenPipe)
+    {
+        // The printer passed on the sample and failed on the real object: the job exists,
+        // and the user must hear that before the printer's error.
+        out.note_line(&format!(
+            "TFJob {namespace}/{name} was created (uid {}); printing it failed:",
+            created.metadata.uid.as_deref().unwrap_or("unknown")
+        ));
+    }
     super::queue::note_unmanaged(&created, out);
     // The job exists now: a closed stdout must not hide that.
     out.after_write(printed, &line)?;
@@ -245,6 +272,25 @@ pub async fn run(
         .await?;
     }
     Ok(())
+}
+
+/// The job as the API server would return it, for a printer's trial run: the fields the
+/// server sets (uid, resourceVersion, creationTimestamp, namespace, an empty status) filled.
+fn sample(job: &TFJob) -> TFJob {
+    let mut s = job.clone();
+    let m = &mut s.metadata;
+    if m.name.is_none() {
+        m.name = Some(format!("{}xxxxx", m.generate_name.clone().unwrap_or_default()));
+    }
+    m.namespace.get_or_insert_with(|| "default".into());
+    m.uid
+        .get_or_insert_with(|| "00000000-0000-0000-0000-000000000000".into());
+    m.resource_version.get_or_insert_with(|| "1".into());
+    m.generation.get_or_insert(1);
+    m.creation_timestamp.get_or_insert_with(|| {
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)
+    });
+    s
 }
 
 fn print_job(

@@ -8,10 +8,12 @@ use crate::placement::{ReadinessFinding, Report, Severity, Verdict};
 
 /// The human report, one section per layer; `queue` is the queue layer's line (Kueue or a gang
 /// scheduler), already worded by the queue step, printed just before the verdict.
+/// `verdict` is the job's, placement and queue together (the caller combines them).
 pub fn report(
     report: &Report,
     readiness: &[ReadinessFinding],
     queue: Option<&str>,
+    verdict: Verdict,
     w: &mut dyn Write,
 ) -> io::Result<()> {
     writeln!(w, "Readiness")?;
@@ -82,14 +84,19 @@ pub fn report(
     if let Some(line) = queue {
         w.write_all(line.as_bytes())?;
     }
-    writeln!(w, "Verdict: {}", report.verdict().as_str())
+    writeln!(w, "Verdict: {}", verdict.as_str())
 }
 
 /// [`report`] as a string, for the command to hand to its `Output` (which redacts it).
-pub fn text(report: &Report, readiness: &[ReadinessFinding], queue: Option<&str>) -> String {
+pub fn text(
+    report: &Report,
+    readiness: &[ReadinessFinding],
+    queue: Option<&str>,
+    verdict: Verdict,
+) -> String {
     let mut buf = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = self::report(report, readiness, queue, &mut buf);
+    let _ = self::report(report, readiness, queue, verdict, &mut buf);
     String::from_utf8_lossy(&buf).into_owned()
 }
 
@@ -130,7 +137,7 @@ mod tests {
 
     #[test]
     fn text_report_has_a_section_per_layer_and_each_pod_reason() {
-        let text = text(&report(Verdict::Never), &[], None);
+        let text = text(&report(Verdict::Never), &[], None, Verdict::Never);
         for want in [
             "Readiness\n  [OK]",
             "Placement: never — 3 nvidia.com/gpu needed at once",

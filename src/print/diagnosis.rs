@@ -52,19 +52,21 @@ pub fn compact(names: &[String]) -> String {
 
 /// The whole report; `color` uses ANSI colours and ✔/✘ marks, otherwise plain ASCII.
 pub fn diagnosis(d: &Diagnosis, color: bool, s: &mut dyn Write) -> io::Result<()> {
-    let title = format!("TFJob {}/{}", d.namespace, d.job);
+    // Every string below but the colours may be the cluster's: escaped as it is written.
+    let esc = |t: &str| super::terminal::escape(t).into_owned();
+    let title = esc(&format!("TFJob {}/{}", d.namespace, d.job));
     let title = if color {
         format!("\x1b[1m{title}\x1b[0m")
     } else {
         title
     };
-    write!(s, "{title}: {}", d.state)?;
+    write!(s, "{title}: {}", esc(&d.state))?;
     if !d.pods.is_empty() {
-        write!(s, " (pods: {})", d.pods)?;
+        write!(s, " (pods: {})", esc(&d.pods))?;
     }
     writeln!(s)?;
     for n in &d.notes {
-        writeln!(s, "note: {n}")?;
+        writeln!(s, "note: {}", esc(n))?;
     }
     let pad = " ".repeat(if color { 3 } else { 8 } + LABEL_WIDTH);
     for layer in Layer::ALL {
@@ -103,18 +105,19 @@ pub fn text(d: &Diagnosis, color: bool) -> String {
 }
 
 fn block(s: &mut dyn Write, f: &Finding, label: &str, pad: &str, color: bool) -> io::Result<()> {
+    let esc = |t: &str| super::terminal::escape(t).into_owned();
     writeln!(
         s,
         "{} {label:<LABEL_WIDTH$} {}",
         mark(f.verdict, color),
-        f.summary
+        esc(&f.summary)
     )?;
     for e in &f.evidence {
-        writeln!(s, "{pad}{e}")?;
+        writeln!(s, "{pad}{}", esc(e))?;
     }
     if !f.log.is_empty() {
         for line in &f.log {
-            writeln!(s, "{pad}  | {line}")?;
+            writeln!(s, "{pad}  | {}", esc(line))?;
         }
     }
     if !f.replicas.is_empty() && f.verdict != Verdict::Ok {
@@ -123,7 +126,7 @@ fn block(s: &mut dyn Write, f: &Finding, label: &str, pad: &str, color: bool) ->
             Layer::Objects => "missing",
             _ => "pods",
         };
-        writeln!(s, "{pad}{verb}: {}", compact(&f.replicas))?;
+        writeln!(s, "{pad}{verb}: {}", esc(&compact(&f.replicas)))?;
     }
     if let Some(next) = &f.next_step {
         let next_label = if color {
@@ -131,7 +134,7 @@ fn block(s: &mut dyn Write, f: &Finding, label: &str, pad: &str, color: bool) ->
         } else {
             "next:"
         };
-        writeln!(s, "{pad}{next_label} {next}")?;
+        writeln!(s, "{pad}{next_label} {}", esc(next))?;
     }
     Ok(())
 }

@@ -11,8 +11,53 @@
 //! visit keys in sorted order (Go's map iteration order is random, so kubectl's own order there
 //! is not reproducible). No crate implements this dialect (the RFC 9535 crates have no
 //! templates, `range` or kubectl's printing), hence this module.
+//!
+//! Bounded (issue 40, docs/limits.md): nesting of `{range}` and filters at most
+//! [`MAX_DEPTH`], checked while parsing (so a template of 60,000 ranges is an error, not a
+//! stack overflow); evaluation holds references into the object (`..` copies nothing) and
+//! produces at most [`MAX_VALUES`] values and [`MAX_OUTPUT`] bytes in all, so chained `..`
+//! (exponential in client-go too) ends with an error naming the limit; an interrupt
+//! (SIGINT/SIGTERM) is seen between steps.
+
+use std::borrow::Cow;
 
 use serde_json::Value;
+
+/// The deepest nesting of `{range}` blocks, and of filters inside filters.
+pub const MAX_DEPTH: usize = 100;
+/// The values one evaluation may produce, over all its steps (each is a reference or a scalar).
+pub const MAX_VALUES: u64 = 4_000_000;
+/// The text one evaluation may print.
+pub const MAX_OUTPUT: usize = 256 * 1024 * 1024;
+
+type V<'a> = Cow<'a, Value>;
+
+/// What an evaluation may still spend.
+struct Budget {
+    values: u64,
+}
+
+impl Budget {
+    fn new() -> Budget {
+        Budget { values: MAX_VALUES }
+    }
+
+    fn spend(&mut self, n: usize) -> Result<(), String> {
+        match self.values.checked_sub(n as u64) {
+            Some(left) => {
+                // Between steps, the interrupt flag (runtime.rs sets it on SIGINT/SIGTERM).
+                if left >> 16 != self.values >> 16 && crate::error::interrupt_requested() {
+                    return Err("interrupted".into());
+                }
+                self.values = left;
+                Ok(())
+            }
+            None => Err(format!(
+                "the expression produces more than {MAX_VALUES} values (the limit on one JSONPath evaluation)"
+            )),
+        }
+    }
+}
 
 /// A parsed template.
 #[derive(Debug, Clone)]
@@ -56,16 +101,20 @@ impl JsonPath {
                     if i > 0 {
                         flat.push(Flat::Text(rest[..i].to_string()));
                     }
+                    let at = text.len() - rest.len() + i;
                     let end = action_end(&rest[i..])
-                        .ok_or_else(|| format!("unclosed action in {text:?}"))?;
+                        .ok_or_else(|| format!("unclosed action at byte {at}"))?;
                     let inner = &rest[i + 1..i + end];
-                    flat.push(parse_action(inner)?);
+                    flat.push(
+                        parse_action(inner)
+                            .map_err(|e| format!("{e} (in the action at byte {at})"))?,
+                    );
                     rest = &rest[i + end + 1..];
                 }
             }
         }
         let mut it = flat.into_iter();
-        let nodes = nest(&mut it, false)?;
+        let nodes = nest(&mut it, false, 0)?;
         Ok(JsonPath {
             nodes,
             raw: text.to_string(),
@@ -80,14 +129,14 @@ impl JsonPath {
     /// What kubectl prints for `data`.
     pub fn execute(&self, data: &Value) -> Result<String, String> {
         let mut out = String::new();
-        exec_nodes(&self.nodes, data, &mut out)?;
+        exec_nodes(&self.nodes, data, &mut out, &mut Budget::new())?;
         Ok(out)
     }
 
     /// Result groups (one per top-level action), as custom columns and `--sort-by` use them.
     pub fn find(&self, data: &Value) -> Result<Vec<Vec<Value>>, String> {
         let mut groups = Vec::new();
-        find_nodes(&self.nodes, data, &mut groups)?;
+        find_nodes(&self.nodes, data, &mut groups, &mut Budget::new())?;
         Ok(groups)
     }
 }
@@ -123,14 +172,23 @@ fn action_end(s: &str) -> Option<usize> {
     None
 }
 
-fn nest(it: &mut impl Iterator<Item = Flat>, in_range: bool) -> Result<Vec<Node>, String> {
+fn nest(
+    it: &mut impl Iterator<Item = Flat>,
+    in_range: bool,
+    depth: usize,
+) -> Result<Vec<Node>, String> {
     let mut nodes = Vec::new();
     while let Some(f) = it.next() {
         match f {
             Flat::Text(t) => nodes.push(Node::Text(t)),
             Flat::Expr(s) => nodes.push(Node::Expr(s)),
             Flat::Range(s) => {
-                let body = nest(it, true)?;
+                if depth >= MAX_DEPTH {
+                    return Err(format!(
+                        "{{range}} blocks nested more than {MAX_DEPTH} deep (the limit)"
+                    ));
+                }
+                let body = nest(it, true, depth + 1)?;
                 nodes.push(Node::Range(s, body));
             }
             Flat::End if in_range => return Ok(nodes),
@@ -146,12 +204,12 @@ fn parse_action(inner: &str) -> Result<Flat, String> {
     if let Some(r) = t.strip_prefix("range")
         && (r.is_empty() || r.starts_with(char::is_whitespace) || r.starts_with(['.', '@', '$']))
     {
-        return Ok(Flat::Range(parse_steps(r)?));
+        return Ok(Flat::Range(parse_steps(r, 0)?));
     }
     if t.trim_end() == "end" {
         return Ok(Flat::End);
     }
-    let steps = parse_steps(inner)?;
+    let steps = parse_steps(inner, 0)?;
     // A lone quoted string is text (`{"\n"}`).
     if let [Step::Literal(Value::String(s))] = steps.as_slice() {
         return Ok(Flat::Text(s.clone()));
@@ -163,7 +221,12 @@ fn is_terminator(c: char) -> bool {
     c.is_whitespace() || matches!(c, '.' | ',' | '[' | ']' | '$' | '@' | '{' | '}' | '(' | ')')
 }
 
-fn parse_steps(s: &str) -> Result<Vec<Step>, String> {
+fn parse_steps(s: &str, depth: usize) -> Result<Vec<Step>, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "filters or subscripts nested more than {MAX_DEPTH} deep (the limit)"
+        ));
+    }
     let chars: Vec<char> = s.chars().collect();
     let mut steps = Vec::new();
     let mut i = 0;
@@ -205,7 +268,7 @@ fn parse_steps(s: &str) -> Result<Vec<Step>, String> {
             }
             '[' => {
                 if chars.get(i + 1) == Some(&'?') {
-                    let (step, next) = filter(&chars, i)?;
+                    let (step, next) = filter(&chars, i, depth)?;
                     steps.push(step);
                     i = next;
                 } else {
@@ -213,7 +276,7 @@ fn parse_steps(s: &str) -> Result<Vec<Step>, String> {
                         .find(|&j| chars[j] == ']')
                         .ok_or("unterminated array")?;
                     let text: String = chars[i + 1..close].iter().collect();
-                    steps.extend(array(&text)?);
+                    steps.extend(array(&text, depth)?);
                     i = close + 1;
                 }
             }
@@ -277,7 +340,7 @@ fn quoted(chars: &[char], i: usize) -> Result<(String, usize), String> {
     Err("unterminated quoted string".into())
 }
 
-fn filter(chars: &[char], i: usize) -> Result<(Step, usize), String> {
+fn filter(chars: &[char], i: usize, depth: usize) -> Result<(Step, usize), String> {
     // `[?(` … `)]`, a `)` inside quotes does not close it.
     let start = i + 3;
     if chars.get(i + 2) != Some(&'(') {
@@ -301,8 +364,8 @@ fn filter(chars: &[char], i: usize) -> Result<(Step, usize), String> {
     }
     let text: String = chars[start..j].iter().collect();
     let (left, op, right) = split_operator(&text);
-    let left = parse_steps(left)?;
-    let right = parse_steps(right)?;
+    let left = parse_steps(left, depth + 1)?;
+    let right = parse_steps(right, depth + 1)?;
     Ok((Step::Filter(left, op.to_string(), right), j + 2))
 }
 
@@ -328,20 +391,20 @@ fn split_operator(text: &str) -> (&str, &str, &str) {
     (text, "exists", "")
 }
 
-fn array(text: &str) -> Result<Vec<Step>, String> {
+fn array(text: &str, depth: usize) -> Result<Vec<Step>, String> {
     let text = if text.trim() == "*" { ":" } else { text };
     let parts: Vec<&str> = text.split(',').collect();
     if parts.len() > 1 {
         let mut union = Vec::new();
         for p in parts {
-            union.push(array(p.trim())?);
+            union.push(array(p.trim(), depth + 1)?);
         }
         return Ok(vec![Step::Union(union)]);
     }
     let t = text.trim();
     if t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'') {
         // kubectl re-parses `['a.b']` as `.a.b`.
-        return parse_steps(&format!(".{}", &t[1..t.len() - 1]));
+        return parse_steps(&format!(".{}", &t[1..t.len() - 1]), depth + 1);
     }
     let pieces: Vec<&str> = t.split(':').collect();
     if pieces.len() > 3 || pieces.iter().any(|p| !is_int(p)) {
@@ -365,32 +428,53 @@ fn is_int(s: &str) -> bool {
     s.chars().all(|c| c.is_ascii_digit())
 }
 
-fn exec_nodes(nodes: &[Node], cur: &Value, out: &mut String) -> Result<(), String> {
+fn exec_nodes(
+    nodes: &[Node],
+    cur: &Value,
+    out: &mut String,
+    budget: &mut Budget,
+) -> Result<(), String> {
     for n in nodes {
         match n {
             Node::Text(t) => out.push_str(t),
             Node::Expr(steps) => {
-                let results = eval(steps, vec![cur.clone()])?;
+                let results = eval(steps, vec![Cow::Borrowed(cur)], budget)?;
                 print_results(&results, out);
             }
             Node::Range(steps, body) => {
-                for v in eval(steps, vec![cur.clone()])? {
-                    exec_nodes(body, &v, out)?;
+                for v in eval(steps, vec![Cow::Borrowed(cur)], budget)? {
+                    exec_nodes(body, &v, out, budget)?;
                 }
             }
+        }
+        if out.len() > MAX_OUTPUT {
+            return Err(format!(
+                "the output passes {} MiB (the limit on one JSONPath evaluation)",
+                MAX_OUTPUT >> 20
+            ));
         }
     }
     Ok(())
 }
 
-fn find_nodes(nodes: &[Node], cur: &Value, groups: &mut Vec<Vec<Value>>) -> Result<(), String> {
+fn find_nodes(
+    nodes: &[Node],
+    cur: &Value,
+    groups: &mut Vec<Vec<Value>>,
+    budget: &mut Budget,
+) -> Result<(), String> {
     for n in nodes {
         match n {
             Node::Text(t) => groups.push(vec![Value::String(t.clone())]),
-            Node::Expr(steps) => groups.push(eval(steps, vec![cur.clone()])?),
+            Node::Expr(steps) => groups.push(
+                eval(steps, vec![Cow::Borrowed(cur)], budget)?
+                    .into_iter()
+                    .map(Cow::into_owned)
+                    .collect(),
+            ),
             Node::Range(steps, body) => {
-                for v in eval(steps, vec![cur.clone()])? {
-                    find_nodes(body, &v, groups)?;
+                for v in eval(steps, vec![Cow::Borrowed(cur)], budget)? {
+                    find_nodes(body, &v, groups, budget)?;
                 }
             }
         }
@@ -400,7 +484,7 @@ fn find_nodes(nodes: &[Node], cur: &Value, groups: &mut Vec<Vec<Value>>) -> Resu
 
 /// client-go's `PrintResults`: maps and lists as compact JSON, the rest as text, one space
 /// between the results of one action.
-fn print_results(results: &[Value], out: &mut String) {
+fn print_results(results: &[V<'_>], out: &mut String) {
     for (i, r) in results.iter().enumerate() {
         if i > 0 {
             out.push(' ');
@@ -430,32 +514,63 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn children(v: &Value) -> Vec<Value> {
+/// A value's children: references into the object, or (for a string's characters, and the
+/// children of a value the expression made) new values.
+fn children<'a>(v: &V<'a>) -> Vec<V<'a>> {
     match v {
-        Value::Object(m) => m.values().cloned().collect(),
-        Value::Array(a) => a.clone(),
-        Value::String(s) => s.chars().map(|c| Value::from(c as u32)).collect(),
+        Cow::Borrowed(b) => match b {
+            Value::Object(m) => m.values().map(Cow::Borrowed).collect(),
+            Value::Array(a) => a.iter().map(Cow::Borrowed).collect(),
+            other => owned_children(other),
+        },
+        Cow::Owned(o) => owned_children(o),
+    }
+}
+
+fn owned_children<'a>(v: &Value) -> Vec<V<'a>> {
+    match v {
+        Value::Object(m) => m.values().cloned().map(Cow::Owned).collect(),
+        Value::Array(a) => a.iter().cloned().map(Cow::Owned).collect(),
+        Value::String(s) => s
+            .chars()
+            .map(|c| Cow::Owned(Value::from(c as u32)))
+            .collect(),
         _ => Vec::new(),
     }
 }
 
-fn eval(steps: &[Step], mut cur: Vec<Value>) -> Result<Vec<Value>, String> {
+/// A child of `v` (by key or index), borrowed when `v` is.
+fn child<'a>(v: &V<'a>, get: impl Fn(&Value) -> Option<&Value>) -> Option<V<'a>> {
+    match v {
+        Cow::Borrowed(b) => get(b).map(Cow::Borrowed),
+        Cow::Owned(o) => get(o).cloned().map(Cow::Owned),
+    }
+}
+
+fn eval<'a>(
+    steps: &[Step],
+    mut cur: Vec<V<'a>>,
+    budget: &mut Budget,
+) -> Result<Vec<V<'a>>, String> {
     for s in steps {
-        cur = eval_step(s, cur)?;
+        cur = eval_step(s, cur, budget)?;
+        budget.spend(cur.len())?;
     }
     Ok(cur)
 }
 
-fn eval_step(step: &Step, input: Vec<Value>) -> Result<Vec<Value>, String> {
-    let mut out = Vec::new();
+fn eval_step<'a>(
+    step: &Step,
+    input: Vec<V<'a>>,
+    budget: &mut Budget,
+) -> Result<Vec<V<'a>>, String> {
+    let mut out: Vec<V<'a>> = Vec::new();
     match step {
-        Step::Literal(v) => return Ok(input.iter().map(|_| v.clone()).collect()),
+        Step::Literal(v) => return Ok(input.iter().map(|_| Cow::Owned(v.clone())).collect()),
         Step::Field(name) => {
             for v in &input {
-                if let Value::Object(m) = v
-                    && let Some(x) = m.get(name)
-                {
-                    out.push(x.clone());
+                if let Some(x) = child(v, |v| v.as_object().and_then(|m| m.get(name))) {
+                    out.push(x);
                 }
             }
         }
@@ -465,22 +580,23 @@ fn eval_step(step: &Step, input: Vec<Value>) -> Result<Vec<Value>, String> {
             }
         }
         Step::Recursive => {
-            fn walk(v: &Value, out: &mut Vec<Value>) {
-                let c = children(v);
-                if !c.is_empty() {
-                    out.push(v.clone());
-                    for x in &c {
-                        walk(x, out);
-                    }
-                }
-            }
+            // An explicit stack, not recursion: the object's depth is the cluster's to choose.
             for v in &input {
-                walk(v, &mut out);
+                let mut stack = vec![v.clone()];
+                while let Some(v) = stack.pop() {
+                    let c = children(&v);
+                    if c.is_empty() {
+                        continue;
+                    }
+                    budget.spend(c.len())?;
+                    out.push(v);
+                    stack.extend(c.into_iter().rev());
+                }
             }
         }
         Step::Union(parts) => {
             for p in parts {
-                out.extend(eval(p, input.clone())?);
+                out.extend(eval(p, input.clone(), budget)?);
             }
         }
         Step::Array(params, single) => {
@@ -488,7 +604,7 @@ fn eval_step(step: &Step, input: Vec<Value>) -> Result<Vec<Value>, String> {
                 if v.is_null() {
                     continue;
                 }
-                let Value::Array(a) = v else {
+                let Value::Array(a) = v.as_ref() else {
                     return Err(format!("{} is not array or slice", type_name(v)));
                 };
                 let len = a.len() as i64;
@@ -528,31 +644,30 @@ fn eval_step(step: &Step, input: Vec<Value>) -> Result<Vec<Value>, String> {
                     Some(s) => s as usize,
                     None => 1,
                 };
-                out.extend(
-                    a[start as usize..end as usize]
-                        .iter()
-                        .step_by(step)
-                        .cloned(),
-                );
+                let picked = (start as usize..end as usize).step_by(step);
+                out.extend(picked.filter_map(|i| child(v, |v| v.as_array()?.get(i))));
             }
         }
         Step::Filter(left, op, right) => {
             for v in &input {
-                let Value::Array(a) = v else {
+                let Value::Array(a) = v.as_ref() else {
                     return Err(format!(
                         "{} is not array or slice and cannot be filtered",
                         super::gofmt::value(v)
                     ));
                 };
-                for item in a {
-                    let lefts = eval(left, vec![item.clone()])?;
+                for i in 0..a.len() {
+                    let Some(item) = child(v, |v| v.as_array()?.get(i)) else {
+                        continue;
+                    };
+                    let lefts = eval(left, vec![item.clone()], budget)?;
                     if op == "exists" {
                         if !lefts.is_empty() {
                             out.push(item.clone());
                         }
                         continue;
                     }
-                    let rights = eval(right, vec![item.clone()])?;
+                    let rights = eval(right, vec![item.clone()], budget)?;
                     if lefts.is_empty() || rights.is_empty() {
                         continue;
                     }

@@ -19,11 +19,13 @@ pub mod check;
 pub mod diagnosis;
 pub mod gofmt;
 pub mod gojson;
+pub mod gotemplate;
 pub mod jsonpath;
 pub mod manifest;
 pub mod probe;
 pub mod progress;
 pub mod tables;
+pub mod terminal;
 pub mod top;
 
 use std::cmp::Ordering;
@@ -152,10 +154,24 @@ fn columns_file(text: &str) -> Result<Vec<(String, JsonPath)>> {
 }
 
 fn go_template(text: String) -> Result<String> {
-    let mut t = gtmpl::Template::default();
-    t.parse(text.as_str())
-        .map_err(|e| usage(format!("error parsing template {text}, {e}")))?;
+    gotemplate::compile(&text).map_err(|e| template_error(&text, e))?;
     Ok(text)
+}
+
+/// A go-template failure as the command's error: a template past a limit or wrong is exit 2
+/// (kubectl's "error parsing template"), an interrupt exit 130.
+fn template_error(text: &str, e: gotemplate::Failure) -> Error {
+    let shown: String = text.chars().take(200).collect();
+    let more = if shown.len() < text.len() { "…" } else { "" };
+    match e {
+        gotemplate::Failure::Invalid(e) => usage(format!("error parsing template {shown}{more}, {e}")),
+        gotemplate::Failure::Exec(e) => {
+            Error::Invalid(format!("error executing template {shown:?}{more}: {e}"))
+        }
+        gotemplate::Failure::Interrupted => {
+            crate::error::interrupted("interrupted while printing: nothing more was printed")
+        }
+    }
 }
 
 /// Table decorations kubectl's `get` adds (`--show-labels`, `-L`, `--no-headers`).
@@ -229,7 +245,11 @@ pub fn labels_of(obj: &Value) -> BTreeMap<String, String> {
 /// kubectl's tabwriter (cli-runtime printers/tabwriter.go: minwidth 6, padding 3, spaces):
 /// every column but the last is padded to max(6, widest cell + 3).
 pub fn tabwrite(rows: &[Vec<String>]) -> String {
-    tabwrite_with(&column_widths(rows), rows)
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| terminal::escape(c).into_owned()).collect())
+        .collect();
+    tabwrite_with(&column_widths(&rows), &rows)
 }
 
 /// The padded width of each column of `rows`, as [`tabwrite`] computes it.
@@ -371,14 +391,8 @@ pub fn print(
             write!(out, "{}", tabwrite(&rows)).map_err(io)
         }
         Format::GoTemplate(src) => {
-            let mut t = gtmpl::Template::default();
-            t.add_func("base64decode", base64decode);
-            t.parse(src.as_str())
-                .map_err(|e| usage(format!("error parsing template {src}, {e}")))?;
-            let ctx = gtmpl::Context::from(to_gtmpl(obj));
-            let s = t
-                .render(&ctx)
-                .map_err(|e| Error::Invalid(format!("error executing template {src:?}: {e}")))?;
+            let s = gotemplate::execute(src, obj, gotemplate::TIME_LIMIT)
+                .map_err(|e| template_error(src, e))?;
             write!(out, "{s}").map_err(io)
         }
         Format::Default | Format::Wide => Err(Error::Other(
@@ -388,7 +402,13 @@ pub fn print(
 }
 
 fn jsonpath_error(jp: &JsonPath, e: String) -> Error {
-    Error::Invalid(format!("error executing jsonpath {:?}: {e}", jp.raw()))
+    if crate::error::interrupt_requested() {
+        return crate::error::interrupted("interrupted while printing: nothing more was printed");
+    }
+    let raw = jp.raw();
+    let shown: String = raw.chars().take(200).collect();
+    let more = if shown.len() < raw.len() { "…" } else { "" };
+    Error::Invalid(format!("error executing jsonpath {shown:?}{more}: {e}"))
 }
 
 /// kubectl's go-template function `base64decode` (cli-runtime printers/template.go).

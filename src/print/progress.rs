@@ -48,7 +48,8 @@ impl Progress {
         if let Some(reason) = &self.reason {
             out.push_str(&format!("  ({reason})"));
         }
-        out
+        // State, replica types and reasons are the cluster's text.
+        super::terminal::escape(&out).into_owned()
     }
 }
 

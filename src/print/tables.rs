@@ -21,7 +21,14 @@ pub fn table(headers: Option<&[&str]>, rows: &[Vec<String>]) -> String {
         .map(|h| h.iter().map(|s| s.to_string()).collect::<Vec<_>>())
         .into_iter()
         .chain(rows.iter().cloned());
-    let all: Vec<Vec<String>> = all.collect();
+    // Every cell may come from the cluster: escaped before it is measured or printed.
+    let all: Vec<Vec<String>> = all
+        .map(|r| {
+            r.iter()
+                .map(|c| super::terminal::escape(c).into_owned())
+                .collect()
+        })
+        .collect();
     for r in &all {
         for (i, c) in r.iter().enumerate().take(ncols) {
             widths[i] = widths[i].max(c.chars().count());
@@ -85,8 +92,12 @@ pub fn get(v: &GetView, w: &mut dyn Write) -> io::Result<()> {
     w.write_all(get_text(v).as_bytes())
 }
 
-/// The text of `get`.
+/// The text of `get`, its strings from the cluster escaped for a terminal.
 pub fn get_text(v: &GetView) -> String {
+    super::terminal::escape(&describe(v)).into_owned()
+}
+
+fn describe(v: &GetView) -> String {
     let job = v.job;
     let mut s = String::new();
     let name = job.metadata.name.as_deref().unwrap_or_default();

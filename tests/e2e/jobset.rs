@@ -237,6 +237,39 @@ fn offline_export_prints_yaml_only_on_stdout_and_refuses_a_name_too_long_for_its
 }
 
 #[test]
+fn export_refuses_what_the_api_would_indexed_parallelism_and_the_encoded_size() {
+    // The article's job (1 PS, then the workers: replicatedJobs[1]) with `workers` workers.
+    let export = |workers: &str| {
+        let mut args = vec!["export", "--to", "jobset"];
+        args.extend_from_slice(ARTICLE);
+        let at = args.iter().position(|a| *a == "--workers").unwrap() + 1;
+        args[at] = workers;
+        Cli::new(None, &args).run()
+    };
+    // 100,001 workers: one Indexed Job of parallelism 100,001, over the API's 100,000.
+    let run = export("100001");
+    run.expect_code(2);
+    assert!(run.stdout.is_empty(), "nothing half-written");
+    assert!(
+        run.stderr.contains(
+            "spec.replicatedJobs[1].template.spec.parallelism: 100001: must be less than or equal to 100000 when completion mode is Indexed"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("the API server's request body limit (3 MiB)"), "{}", run.stderr);
+    // 40,000 workers: under the request limit, over etcd's.
+    let run = export("40000");
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("over etcd's request limit (1.5 MiB, --max-request-bytes) of 1572864 bytes; its largest field, spec.replicatedJobs[1].template.spec.template.spec.containers[0].env"),
+        "{}",
+        run.stderr
+    );
+    export("2").expect_code(0);
+}
+
+#[test]
 fn a_server_dry_run_where_jobset_is_not_installed_is_cluster_not_ready() {
     let c = cluster(&format!("objects:{SECRET}"));
     let run = tfjob(
@@ -359,6 +392,44 @@ fn a_failed_ps_fails_the_jobset_and_submit_wait_exits_4() {
         c.get("jobs", Some("default"), "tf-dist-train-worker-0")
             .is_none()
     }));
+}
+
+#[test]
+fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_completes() {
+    let c = with_jobset();
+    tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .expect_code(0);
+    // Every pod is ready and nothing has finished: not succeeded, not finished.
+    for target in ["succeeded", "finished"] {
+        let run = tfjob(
+            &c,
+            &["wait", "jobset/tf-dist-train", "--for", target, "--timeout", "1s"],
+        );
+        run.expect_code(5);
+        assert_eq!(run.stdout, "", "no verdict on stdout: {}", run.stdout);
+        assert!(
+            run.stderr.contains("Completed condition"),
+            "{target}: {}",
+            run.stderr
+        );
+    }
+    // The workers finish: worker 0 decides success (the worker Job's successPolicy), the
+    // JobSet controller writes Completed.
+    for p in jobset_pods(&c, "tf-dist-train") {
+        let name = p["metadata"]["name"].as_str().unwrap();
+        if name.contains("-worker-") {
+            c.exit_container("default", name, "tensorflow", 0);
+        }
+    }
+    let run = tfjob(
+        &c,
+        &["wait", "jobset/tf-dist-train", "--for", "succeeded", "--timeout", "60s"],
+    );
+    run.expect_code(0);
+    assert_eq!(run.stdout, "jobset.jobset.x-k8s.io/tf-dist-train completed\n");
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod day2;
 mod evidence;
 mod help;
 mod hostile;
+mod hostile3;
 mod jobset;
 mod newuser;
 mod printers;

@@ -479,3 +479,68 @@ fn a_queue_label_kueue_does_not_act_on_is_said_after_the_create() {
         run.stderr
     );
 }
+
+/// Issue 40: the verdict line, `-o json` and the exit code say the same of a queue that will
+/// never let the job in.
+fn agree(c: &tfjob_testcluster::TestCluster, extra: &[&str], system: &str, code: i32) {
+    let run = tfjob(c, &article_args("check", extra));
+    run.expect_code(code);
+    assert!(run.stdout.contains("Verdict: never"), "{extra:?}: {}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("Queue ({system}): never")),
+        "{extra:?}: {}",
+        run.stdout
+    );
+    let mut with_json = extra.to_vec();
+    with_json.extend(["-o", "json"]);
+    let run = tfjob(c, &article_args("check", &with_json));
+    run.expect_code(code);
+    let v = json(&run.stdout);
+    assert_eq!(v["verdict"], "never", "{extra:?}: {v}");
+    assert_eq!(v["queue"]["verdict"], "never", "{extra:?}: {v}");
+    let before = tfjob_creates(c);
+    tfjob(c, &article_args("submit", extra)).expect_code(code);
+    assert_eq!(tfjob_creates(c), before, "{extra:?}: a create was sent");
+}
+
+#[test]
+fn the_operators_volcano_gang_judges_the_queue_whatever_the_templates_say() {
+    // The operator runs with --gang-scheduler-name=volcano; the templates name no scheduler.
+    let c = cluster(&format!(
+        r#"gangScheduler: volcano
+nodes: [{{name: gpu-1, cpu: "32", memory: 128Gi, gpu: 4}}]
+objects:{SECRET}
+  - apiVersion: scheduling.volcano.sh/v1beta1
+    kind: Queue
+    metadata: {{name: zero}}
+    spec: {{weight: 1, capability: {{nvidia.com/gpu: 0}}}}
+    status: {{state: Open}}
+  - apiVersion: scheduling.volcano.sh/v1beta1
+    kind: Queue
+    metadata: {{name: shut}}
+    spec: {{weight: 1}}
+    status: {{state: Closed}}
+"#
+    ));
+    agree(&c, &["--queue", "nope"], "volcano", 3);
+    agree(&c, &["--queue", "zero"], "volcano", 4);
+    agree(&c, &["--queue", "shut"], "volcano", 3);
+    let run = tfjob(&c, &article_args("check", &[]));
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("Queue (volcano): fits — gang of 4 fits Volcano queue default"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("Verdict: fits"), "{}", run.stdout);
+}
+
+#[test]
+fn a_zero_quota_or_dangling_local_queue_is_never_in_line_json_and_exit_code() {
+    let c = cluster(&kueue(
+        0,
+        "  - apiVersion: kueue.x-k8s.io/v1beta2\n    kind: LocalQueue\n    metadata: {name: dangling, namespace: default}\n    spec: {clusterQueue: nope}\n",
+    ));
+    agree(&c, &["--local-queue", "team-a"], "kueue", 4);
+    agree(&c, &["--local-queue", "dangling"], "kueue", 3);
+}

@@ -222,7 +222,9 @@ pub fn restrict_served(mut crd: Value, served: &[String]) -> Value {
 }
 
 /// The training-operator Deployment as installed by the standalone overlay.
-pub fn operator_deployment(namespace: &str, ready: bool) -> Value {
+/// `gang`: the `--gang-scheduler-name` the scenario runs the operator with (training-operator
+/// `cmd/training-operator.v1/main.go` flag), put in the container's args as an install would.
+pub fn operator_deployment(namespace: &str, ready: bool, gang: Option<&str>) -> Value {
     let labels = json!({"control-plane": "kubeflow-training-operator"});
     let n = if ready { 1 } else { 0 };
     let mut status = json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1});
@@ -249,6 +251,7 @@ pub fn operator_deployment(namespace: &str, ready: bool) -> Value {
                         "name": "training-operator",
                         "image": "ghcr.io/kubeflow/training-v1/training-operator:v1-93c5489",
                         "command": ["/manager"],
+                        "args": gang.map(|g| vec![format!("--gang-scheduler-name={g}")]).unwrap_or_default(),
                         "ports": [{"containerPort": 8080}, {"containerPort": 9443, "name": "webhook-server", "protocol": "TCP"}]
                     }]
                 }

@@ -183,7 +183,8 @@ fn install_operator(sh: &Shared, mode: OperatorMode) {
         );
     }
     let running = mode == OperatorMode::Running;
-    let dep = crd::operator_deployment(ns, running);
+    let gang = sc.gang_scheduler.map(|g| g.flag_value());
+    let dep = crd::operator_deployment(ns, running, gang);
     let pod = kubelet::operator_pod(ns, running);
     for (res, obj) in [("deployments", dep), ("pods", pod)] {
         let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();

@@ -112,6 +112,17 @@ fn status(code: u16, reason: &str, message: String, details: Value) -> ApiError 
     }
 }
 
+/// The API server's answer to a body past its limit (k8s.io/apiserver `pkg/server/config.go`
+/// `MaxRequestBodyBytes` 3 MiB; `pkg/endpoints/handlers/rest.go` `limitedReadBody`).
+pub fn request_too_large(limit: usize) -> ApiError {
+    status(
+        413,
+        "RequestEntityTooLarge",
+        format!("Request entity too large: limit is {limit}"),
+        Value::Null,
+    )
+}
+
 /// `<resource>.<group>` or `<resource>` for the core group, the "qualified resource" in messages.
 pub fn qualified(resource: &str, group: &str) -> String {
     if group.is_empty() {

@@ -164,6 +164,9 @@ fn verb_for(method: &Method, t: &Target, q: &Query) -> &'static str {
     }
 }
 
+/// kube-apiserver's default request body limit (`MaxRequestBodyBytes`, 3 MiB).
+pub const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
+
 /// Entry point for every request. `Err` aborts the connection (fault `reset`).
 pub async fn handle(
     sh: Arc<Shared>,
@@ -184,12 +187,20 @@ pub async fn handle(
             .unwrap_or("")
             .to_string()
     };
-    let body = req
-        .into_body()
+    // Read at most the API server's limit: a bigger body is refused before it is parsed (and
+    // costs no more than the limit to refuse).
+    let body = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BODY)
         .collect()
         .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    {
+        Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return Ok(error_response(&crate::status::request_too_large(
+                MAX_REQUEST_BODY,
+            )));
+        }
+        Err(_) => Bytes::new(),
+    };
     let q = parse_query(&query_str);
     let target = parse_target(&path);
     let (verb, resource, group, sub, ns, name) = match &target {

@@ -86,6 +86,14 @@ pub enum GangScheduler {
 }
 
 impl GangScheduler {
+    /// The operator's `--gang-scheduler-name` value for it.
+    pub fn flag_value(self) -> &'static str {
+        match self {
+            GangScheduler::Volcano => "volcano",
+            GangScheduler::SchedulerPlugins => "scheduler-plugins",
+        }
+    }
+
     /// The schedulerName the operator writes into pod templates that name none.
     pub fn scheduler_name(self) -> &'static str {
         match self {
