@@ -4,8 +4,10 @@ use clap::Args;
 
 use std::time::Duration;
 
-use super::{Global, block_on, parse_duration};
+use super::{block_on, parse_duration};
+use crate::cluster::budget::Deadline;
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::diagnose::DiagnoseOptions;
 use crate::output::{Output, ReportFormat};
 
@@ -28,14 +30,11 @@ pub struct DiagnoseArgs {
     pub timeout: Duration,
 }
 
-pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
+pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
+    let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
     if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
         let name = name?.to_string();
-        return block_on(crate::ops::jobset_diagnose::run(
-            &global.connection(),
-            &name,
-            out,
-        ));
+        return block_on(&ctx, crate::ops::jobset_diagnose::run(&ctx, &name, out));
     }
     let opts = DiagnoseOptions {
         name: args.name,
@@ -43,7 +42,7 @@ pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()>
         tail: args.tail,
         timeout: args.timeout,
     };
-    block_on(crate::ops::diagnose::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::diagnose::run(&ctx, opts, out))
 }
 
 pub(super) const DIAGNOSE_EXAMPLES: &str = "\

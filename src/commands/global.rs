@@ -205,6 +205,12 @@ pub fn options_text() -> String {
 }
 
 impl Global {
+    /// The one command context the cores take: the flags as plain options, no I/O yet (the
+    /// client is built on first use, the deadline set by the command that has `--timeout`).
+    pub fn context(&self) -> crate::ops::Context {
+        crate::ops::Context::new(self.connection())
+    }
+
     /// The connection flags as the core takes them.
     pub fn connection(&self) -> ConnectionOptions {
         ConnectionOptions {

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{Global, block_on, parse_duration, parse_signed_duration};
+use super::{block_on, parse_duration, parse_signed_duration};
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::wait::{WaitFor, WaitOptions};
 use crate::output::{Output, ReportFormat};
 
@@ -81,18 +82,18 @@ pub struct WaitArgs {
     pub output: ReportFormat,
 }
 
-pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
+pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
     let wait = WaitOptions::from(args.opts);
+    // `--timeout` is the whole command's deadline (0: check once, bounded by the requests).
+    let ctx = ctx.with_deadline(wait.deadline());
     if let [one] = args.names.as_slice()
         && let Some(name) = crate::ops::jobset_day2::jobset_name(one)
     {
         let name = name?.to_string();
-        return block_on(crate::ops::jobset_day2::wait(
-            &global.connection(),
-            &name,
-            wait.timeout,
-            out,
-        ));
+        return block_on(
+            &ctx,
+            crate::ops::jobset_day2::wait(&ctx, &name, wait.timeout, out),
+        );
     }
     let opts = crate::ops::wait_many::WaitManyOptions {
         targets: crate::ops::wait_many::Targets {
@@ -103,7 +104,7 @@ pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
         wait,
         format: args.output,
     };
-    block_on(crate::ops::wait_many::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::wait_many::run(&ctx, opts, out))
 }
 
 pub(super) const WAIT_EXAMPLES: &str = "\

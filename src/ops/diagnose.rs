@@ -2,10 +2,10 @@
 //! pure checks. It prints the findings (text or JSON), then exits 0 when nothing failed, 4 when
 //! something did (3 when the CRD or the job is missing).
 
+use super::Context;
 use std::time::Duration;
 
 use crate::cluster::budget::Budget;
-use crate::cluster::{self, ConnectionOptions};
 use crate::diagnose;
 use crate::error::{Error, Result};
 use crate::output::{Output, ReportFormat};
@@ -22,11 +22,11 @@ pub struct DiagnoseOptions {
     pub timeout: Duration,
 }
 
-pub async fn run(conn: &ConnectionOptions, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
+pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
     let name = diagnose::job_name(&opts.name)?.to_string();
     let timeout = opts.timeout;
     let end = std::time::Instant::now() + timeout;
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
     // The verdict's reads first; log excerpts (decoration) within 2 s of them and before the
     // deadline. `--timeout` bounds the whole command.

@@ -2,6 +2,7 @@
 //! JobSets, by what JobSet itself writes (jobset.md §4: `replicatedJobsStatus`, conditions,
 //! the `jobset.sigs.k8s.io/jobset-name` pod label). The TFJob paths are untouched.
 
+use super::Context;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -11,7 +12,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, LogParams, Preconditions, PropagationPolicy};
 
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::jobset::model::JobSet;
 use crate::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
@@ -80,13 +81,8 @@ pub(crate) fn ours(js: JobSet, namespace: &str) -> Result<JobSet> {
 
 /// `wait jobset/NAME`: until every replicatedJob's pods are Ready (exit 0), it fails (4) or
 /// `timeout` passes (5).
-pub async fn wait(
-    conn: &ConnectionOptions,
-    name: &str,
-    timeout: Duration,
-    out: &mut Output,
-) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+pub async fn wait(ctx: &Context, name: &str, timeout: Duration, out: &mut Output) -> Result<()> {
+    let kube = ctx.kube().await?;
     let first = read(&kube, name).await?;
     super::jobset_submit::follow(&kube, &api(&kube), &first, timeout, out).await
 }
@@ -117,8 +113,8 @@ fn replica(p: &Pod) -> String {
 }
 
 /// `get jobset/NAME`: state, conditions, per-replicatedJob counts (in Jobs), the pods.
-pub async fn get(conn: &ConnectionOptions, name: &str, out: &mut Output) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+pub async fn get(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
+    let kube = ctx.kube().await?;
     let js = read(&kube, name).await?;
     let pods = pods(&kube, name).await?;
     out.data(&describe(&js, &pods))
@@ -193,13 +189,13 @@ pub fn describe(js: &JobSet, pods: &[Pod]) -> String {
 /// `delete jobset/NAME`: one DELETE, foreground (its Jobs and pods go first), then until it
 /// is gone or `timeout`.
 pub async fn delete(
-    conn: &ConnectionOptions,
+    ctx: &Context,
     name: &str,
     wait: bool,
     timeout: Duration,
     out: &mut Output,
 ) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let js = read(&kube, name).await?;
     // The uid as precondition: a JobSet made again under the name since the read (maybe not
     // the plugin's) is never the one deleted.
@@ -258,13 +254,8 @@ async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str, timeout: Duration)
 }
 
 /// `logs jobset/NAME`: each pod's `container` log, every line prefixed `[<rjob>-<index>]`.
-pub async fn logs(
-    conn: &ConnectionOptions,
-    name: &str,
-    container: &str,
-    out: &mut Output,
-) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+pub async fn logs(ctx: &Context, name: &str, container: &str, out: &mut Output) -> Result<()> {
+    let kube = ctx.kube().await?;
     read(&kube, name).await?;
     let mut pods = pods(&kube, name).await?;
     pods.sort_by_key(replica);

@@ -4,6 +4,7 @@
 //! Every check before the create is a read (or a dry run, or an access review, which store
 //! nothing), so a failure at any step leaves the cluster exactly as it was.
 
+use super::Context;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use kube::runtime::wait::{await_condition, conditions};
 use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
 use crate::gateway::BASE_URL_KEY;
@@ -50,13 +51,9 @@ pub struct SubmitOptions {
 }
 
 /// `kubectl tfjob submit`: all or nothing, every check before the first write.
-pub async fn run(
-    kube_args: &ConnectionOptions,
-    args: SubmitOptions,
-    out: &mut Output,
-) -> Result<()> {
+pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result<()> {
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
-    let prepared = render::prepare(kube_args, &args.render)?;
+    let prepared = render::prepare(ctx.conn(), &args.render)?;
     super::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
     let mut job = prepared.job;
@@ -79,7 +76,7 @@ pub async fn run(
     }
 
     // 2. The namespace, resolved as kubectl does (reading the kubeconfig sends nothing).
-    let kube = cluster::connect(kube_args).await?;
+    let kube = ctx.kube().await?;
     let namespace = super::preflight::resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 

@@ -22,9 +22,10 @@ use super::state::{Limits, Now, Tracker, View};
 use super::{WaitFor, WaitJobOptions, WaitOptions};
 use crate::cluster::budget::{Budget, DECORATION};
 use crate::cluster::pod::{self, Pod};
-use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
+use crate::cluster::{self, Action, Kube, OperatorState};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
+use crate::ops::Context;
 use crate::output::{Output, ReportFormat};
 
 /// Page size of the pod list where streaming lists are not served, and of direct reads: a page
@@ -45,9 +46,9 @@ const CRASH_LOG_LINES: usize = 5;
 
 /// `kubectl tfjob wait NAME`: `opts.name` as given on the command line (`NAME`,
 /// `tfjob/NAME`, …).
-pub async fn run(conn: &ConnectionOptions, opts: WaitJobOptions, out: &mut Output) -> Result<()> {
+pub async fn run(ctx: &Context, opts: WaitJobOptions, out: &mut Output) -> Result<()> {
     let name = cluster::parse_job_name(&opts.name, "wait")?.to_string();
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
     follow(&kube, &namespace, &name, &opts.wait, opts.format, out).await
 }

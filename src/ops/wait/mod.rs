@@ -80,6 +80,18 @@ pub struct WaitOptions {
     pub max_restarts: u32,
 }
 
+impl WaitOptions {
+    /// The command's deadline `--timeout` sets: none for 0 (check once, each request bounded
+    /// by the retry policy).
+    pub fn deadline(&self) -> crate::cluster::budget::Deadline {
+        if self.timeout.is_zero() {
+            crate::cluster::budget::Deadline::none()
+        } else {
+            crate::cluster::budget::Deadline::after(self.timeout, "--timeout")
+        }
+    }
+}
+
 impl Default for WaitOptions {
     fn default() -> Self {
         WaitOptions {
