@@ -86,6 +86,11 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         confirm_replace(&namespace, &name, args.yes)?;
     }
 
+    // From here `--timeout` (with --wait or --replace) is spent phase by phase.
+    let deadline = &kube.deadline;
+    deadline.phase(format!(
+        "checking TFJob {namespace}/{name} before creating it (readiness, placement, dry runs); nothing was created"
+    ));
     // 3. Readiness: every check runs, all failures are reported together.
     let readiness = check_readiness(&kube, &namespace, &job, &prepared.gateway, args.replace).await;
     for warning in &readiness.warnings {
@@ -179,7 +184,17 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     // 7. The writes: replace (delete, wait for the job and its pods to go) if asked, then create.
     if let Some(old) = existing {
         let deleted = format!("tfjob.kubeflow.org/{name} deleted");
-        delete_and_wait(&kube, &jobs, &old, args.wait_opts.timeout, out).await?;
+        deadline.phase(format!(
+            "deleting TFJob {namespace}/{name} and its pods for --replace; the new job was not created"
+        ));
+        delete_and_wait(
+            kube,
+            &jobs,
+            &old,
+            deadline.slice(args.wait_opts.timeout),
+            out,
+        )
+        .await?;
         if args.output.is_some() {
             // stdout holds only the object asked for with -o.
             out.note_line(&deleted);
@@ -195,6 +210,14 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     );
     crate::error::on_interrupt(format!(
         "interrupted while TFJob {namespace}/{name} was being created: it may exist; check with `{check}`"
+    ));
+    // No create is started once the deadline has passed (the retry policy sends nothing then
+    // either); one cut off in flight may have been applied.
+    if deadline.passed() {
+        return Err(deadline.ran_out());
+    }
+    deadline.phase(format!(
+        "creating TFJob {namespace}/{name}: it may exist; check with `{check}`"
     ));
     let (created, reply_lost) = create(&kube, &jobs, &wire, job).await?;
     let shown = created.metadata.name.clone().unwrap_or(name.clone());
@@ -421,7 +444,8 @@ fn confirm_replace(namespace: &str, name: &str, yes: bool) -> Result<()> {
     }
 }
 
-/// Deletes the old job and waits, up to `timeout` (`--timeout`), until it and its pods are gone:
+/// Deletes the old job and waits, up to `timeout` (what is left of `--timeout`), until it and its
+/// pods are gone:
 /// a real cluster keeps pods through their termination grace period, and the new job's pods
 /// take the same names. Waiting uses kube-runtime's `await_condition` + `is_deleted` (by uid, so
 /// an object recreated under the same name counts as gone).
@@ -465,6 +489,10 @@ async fn delete_and_wait(
         crate::cluster::pod::pods_gone(pods, &selector, owned_by_old, |_| Ok(())).await
     };
     tokio::time::timeout(timeout, gone).await.map_err(|_| {
+        // The command's deadline, when there is one, says the phase it ran out in.
+        if kube.deadline.until().is_some() {
+            return kube.deadline.ran_out();
+        }
         Error::Timeout(format!(
             "TFJob {namespace}/{name} or its pods were still being deleted after {} \
              (--timeout; finalizers or a long grace period?); the new job was not created",

@@ -84,7 +84,10 @@ pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Resu
     let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
     if names.is_empty() {
-        names = select(&kube, &namespace, targets.selector.as_deref()).await?;
+        kube.deadline.phase(format!(
+            "listing the TFJobs of namespace {namespace} to wait for"
+        ));
+        names = select(kube, &namespace, targets.selector.as_deref()).await?;
         if names.is_empty() {
             return Err(Error::NotFound("no matching resources found".into()));
         }

@@ -62,6 +62,16 @@ pub async fn follow(
     format: ReportFormat,
     out: &mut Output,
 ) -> Result<()> {
+    // The command's one deadline when it has one (`submit --wait` has spent part of it already);
+    // `opts.timeout` from now otherwise (callers without a context).
+    let own_end = Instant::now()
+        .checked_add(opts.timeout)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600));
+    let end = kube.deadline.until().map_or(own_end, |d| d.min(own_end));
+    kube.deadline.phase(format!(
+        "waiting for TFJob {namespace}/{name} to be {}",
+        opts.wait_for.flag_value()
+    ));
     let mut w = Waiter {
         kube,
         namespace,
@@ -76,9 +86,7 @@ pub async fn follow(
         operator_noted: false,
         display: Display::new(format, out.err_is_terminal()),
         started: Instant::now(),
-        end: Instant::now()
-            .checked_add(opts.timeout)
-            .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600)),
+        end,
         last_shown: None,
         last: None,
         asked_model: false,
@@ -350,8 +358,9 @@ impl Waiter<'_> {
         let mut events = std::pin::pin!(futures::stream::select(job_events, pod_events));
 
         // What the closing diagnosis may take is kept back from the watch.
-        let reserve = DECORATION.min(self.opts.timeout / 4);
-        let deadline = tokio::time::sleep(self.opts.timeout.saturating_sub(reserve));
+        let left = self.end.saturating_duration_since(Instant::now());
+        let reserve = DECORATION.min(left / 4);
+        let deadline = tokio::time::sleep(left.saturating_sub(reserve));
         tokio::pin!(deadline);
         // Re-evaluate every second without events: time-based limits fire on a quiet job, and
         // the live line's clock moves.
@@ -500,6 +509,9 @@ impl Waiter<'_> {
             }
             Err(err @ (Error::Interrupted(_) | Error::NotReady { .. })) => Err(err),
             Err(err) => {
+                self.kube.deadline.phase(format!(
+                    "diagnosing TFJob {namespace}/{name} after the wait (the closing diagnosis)"
+                ));
                 let budget = Budget::until(self.end).min(Budget::new(DECORATION));
                 let snapshot =
                     report_diagnosis(self.kube, namespace, name, format, out, self.end, budget)
