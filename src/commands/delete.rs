@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::{block_on, parse_duration};
 use crate::cluster::budget::Deadline;
-use crate::cluster::parse_job_name;
+use crate::cluster::{Target, parse_job_name};
 use crate::error::Result;
 use crate::ops::Context;
 use crate::ops::DryRun;
@@ -79,9 +79,8 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
         ctx
     };
     if let [one] = args.names.as_slice()
-        && let Some(name) = crate::ops::jobset_day2::jobset_name(one)
+        && let Target::JobSet(name) = Target::parse(one, "delete")?
     {
-        let name = name?.to_string();
         let timeout = if args.timeout.is_zero() {
             DeleteOptions::default().timeout
         } else {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{block_on, parse_duration};
 use crate::cluster::budget::Deadline;
 use crate::error::Result;
+use crate::cluster::Target;
 use crate::ops::Context;
 use crate::ops::diagnose::DiagnoseOptions;
 use crate::output::{Output, ReportFormat};
@@ -32,12 +33,14 @@ pub struct DiagnoseArgs {
 
 pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
-    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
-        let name = name?.to_string();
-        return block_on(&ctx, crate::ops::jobset_diagnose::run(&ctx, &name, out));
-    }
+    let name = match Target::parse(&args.name, "diagnose")? {
+        Target::JobSet(name) => {
+            return block_on(&ctx, crate::ops::jobset_diagnose::run(&ctx, &name, out));
+        }
+        Target::TfJob(name) => name,
+    };
     let opts = DiagnoseOptions {
-        name: args.name,
+        name,
         format: args.output,
         tail: args.tail,
         timeout: args.timeout,

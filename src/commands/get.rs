@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::block_on;
 use super::list::PrintArgs;
-use crate::cluster::parse_job_name;
+use crate::cluster::Target;
 use crate::error::Result;
 use crate::ops::Context;
 use crate::ops::get::GetOptions;
@@ -22,11 +22,13 @@ pub struct GetArgs {
 }
 
 pub fn exec(ctx: Context, args: GetArgs, out: &mut Output) -> Result<()> {
-    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
-        let name = name?.to_string();
-        return block_on(&ctx, crate::ops::jobset_day2::get(&ctx, &name, out));
-    }
-    let mut opts = GetOptions::new(parse_job_name(&args.name, "get")?);
+    let name = match Target::parse(&args.name, "get")? {
+        Target::JobSet(name) => {
+            return block_on(&ctx, crate::ops::jobset_day2::get(&ctx, &name, out));
+        }
+        Target::TfJob(name) => name,
+    };
+    let mut opts = GetOptions::new(&name);
     opts.format = args.print.format()?;
     opts.table = args.print.table();
     block_on(&ctx, crate::ops::get::run(&ctx, opts, out))

@@ -7,7 +7,7 @@ use clap::Args;
 use k8s_openapi::jiff::Timestamp;
 
 use super::{block_on, parse_duration};
-use crate::cluster::parse_job_name;
+use crate::cluster::{Target, parse_job_name};
 use crate::error::{Error, Result};
 use crate::ops::Context;
 use crate::ops::logs::{DEFAULT_MAX_LOG_REQUESTS, LogsOptions};
@@ -93,8 +93,7 @@ impl LogsArgs {
 /// Replica prefixes are coloured by the one colour decision every command uses
 /// ([`Output::out_color`]: a terminal, and not NO_COLOR or `TERM=dumb`).
 pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
-    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
-        let name = name?.to_string();
+    if let Target::JobSet(name) = Target::parse(&args.name, "logs")? {
         let container = args
             .container
             .clone()

@@ -44,7 +44,9 @@ use clap::builder::PossibleValue;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 // Every duration flag reads Go's syntax through the one `duration` module.
-pub use crate::duration::{parse as parse_duration, parse_signed as parse_signed_duration};
+pub use crate::duration::{
+    parse as parse_duration, parse_request_timeout, parse_signed as parse_signed_duration,
+};
 use crate::error::{EXIT_CODES_HELP, Result};
 use crate::ops::DryRun;
 use crate::ops::suspend::SuspendAction;
@@ -556,7 +558,13 @@ mod tests {
         assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        // kubectl's duration flags refuse a bare number (pflag DurationVar, Go ParseDuration),
+        // except 0; --request-timeout takes bare seconds (client-go's ParseTimeout).
+        let e = parse_duration("2").unwrap_err();
+        assert!(e.contains("missing unit") && e.contains("2s"), "{e}");
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_request_timeout("30").unwrap(), Duration::from_secs(30));
+        assert!(parse_signed_duration("-2").is_err());
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("m").is_err());
         assert!(parse_duration("").is_err());

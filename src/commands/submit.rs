@@ -86,7 +86,14 @@ pub fn exec(ctx: Context, args: SubmitArgs, out: &mut Output) -> Result<()> {
         replace: args.replace,
         yes: args.yes,
         wait: args.wait,
-        wait_opts: args.wait_opts.into(),
+        wait_opts: {
+            let (opts, note) = args.wait_opts.options()?;
+            // Said only when it matters: the settle window is the wait's.
+            if let Some(note) = note.filter(|_| args.wait) {
+                out.note_line(&note);
+            }
+            opts
+        },
         skip_capacity_check: args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };

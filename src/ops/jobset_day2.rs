@@ -18,26 +18,8 @@ use crate::jobset::model::JobSet;
 use crate::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
 use crate::output::Output;
 
-/// The forms `kubectl` takes for a JobSet (resource, singular, with the group).
-const FORMS: [&str; 4] = [
-    "jobset",
-    "jobsets",
-    "jobset.jobset.x-k8s.io",
-    "jobsets.jobset.x-k8s.io",
-];
 /// A bound on one pod's log read.
 const LOG_LIMIT_BYTES: i64 = 16 * 1024 * 1024;
-
-/// `jobset/NAME` (or another form of the JobSet resource) → `Some(NAME)`; anything else `None`.
-pub fn jobset_name(arg: &str) -> Option<Result<&str>> {
-    let (kind, name) = arg.split_once('/')?;
-    FORMS
-        .contains(&kind.to_ascii_lowercase().as_str())
-        .then(|| {
-            cluster::check_name("JobSet", name)?;
-            Ok(name)
-        })
-}
 
 fn api(kube: &Kube) -> Api<JobSet> {
     Api::namespaced(kube.client.clone(), &kube.namespace)
@@ -286,21 +268,6 @@ pub async fn logs(ctx: &Context, name: &str, container: &str, out: &mut Output) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_jobset_forms_kubectl_takes_and_nothing_else() {
-        for arg in [
-            "jobset/x",
-            "JobSets/x",
-            "jobset.jobset.x-k8s.io/x",
-            "jobsets.jobset.x-k8s.io/x",
-        ] {
-            assert_eq!(jobset_name(arg).unwrap().unwrap(), "x", "{arg}");
-        }
-        assert!(jobset_name("x").is_none());
-        assert!(jobset_name("tfjob/x").is_none());
-        assert!(jobset_name("jobset/Bad_Name").unwrap().is_err());
-    }
 
     #[test]
     fn only_a_jobset_with_the_export_annotation_is_the_plugins() {

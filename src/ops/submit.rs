@@ -469,6 +469,8 @@ async fn delete_and_wait(
         Err(e) if cluster::is_not_found(&e) => {}
         Err(e) => return Err(cluster::explain(e, &action, kube)),
     }
+    // What is left now, after the DELETE itself.
+    let timeout = kube.deadline.slice(timeout);
     out.note_line(&format!(
         "waiting for TFJob {namespace}/{name} and its pods to be deleted (up to {})",
         humantime(timeout)
