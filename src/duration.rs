@@ -1,5 +1,7 @@
 //! Durations, read and written in one place: the Go `time.ParseDuration` syntax every duration
-//! flag takes ([`parse`], [`parse_signed`]), Go's `Duration.String()` for flags repeated in hints
+//! flag takes ([`parse`], [`parse_signed`]; a bare number other than 0 is refused, as pflag's
+//! `DurationVar` refuses it for `kubectl wait --timeout 2`), client-go's `ParseTimeout` for
+//! `--request-timeout` ([`parse_request_timeout`]: bare seconds allowed), Go's `Duration.String()` for flags repeated in hints
 //! ([`go`]), kubectl's AGE column (k8s.io/apimachinery pkg/util/duration `HumanDuration`,
 //! [`human`]), and the one-unit forms of messages ([`coarse`], [`brief`]).
 
@@ -7,15 +9,35 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::SignedDuration;
 
-/// Parses a kubectl (Go `time.ParseDuration`) duration: "90s", "10m", "1h30m", "250ms", or a bare
-/// number of seconds as kubectl's `--request-timeout` accepts.
+/// Parses a kubectl duration flag as pflag's `DurationVar` does (Go `time.ParseDuration`):
+/// "90s", "10m", "1h30m", "250ms", "0"; a bare number other than 0 has no unit and is refused
+/// (`kubectl wait --timeout 2`: `time: missing unit in duration "2"`).
 pub fn parse(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    match t.parse::<u64>() {
+        Ok(0) => Ok(Duration::ZERO),
+        Ok(n) => Err(format!(
+            "invalid duration {t:?}: missing unit, as kubectl says; use e.g. {n}s, {n}m or {n}h"
+        )),
+        Err(_) => parse_units(t),
+    }
+}
+
+/// `--request-timeout` as client-go's `clientcmd.ParseTimeout` reads it: a bare number of seconds,
+/// or a Go duration (k8s.io/client-go/tools/clientcmd/client_config.go).
+pub fn parse_request_timeout(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    match t.parse::<u64>() {
+        Ok(secs) => Ok(Duration::from_secs(secs)),
+        Err(_) => parse_units(t),
+    }
+}
+
+/// A Go duration with units.
+fn parse_units(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if s.is_empty() {
         return Err("empty duration; use e.g. 30s, 10m or 1h".into());
-    }
-    if let Ok(secs) = s.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
     }
     let mut total = 0f64;
     let mut rest = s;

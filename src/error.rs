@@ -201,6 +201,10 @@ impl Error {
     }
 
     pub fn kube(context: impl Into<String>, source: kube::Error) -> Self {
+        // The command's deadline, not the request, ended it: that is a timeout (exit 5).
+        if let Some(ran_out) = deadline_reached(&source) {
+            return Error::Timeout(ran_out.0.clone());
+        }
         // kubectl's wording and exit for a server that cannot be reached at all, whichever
         // command met it.
         if let Some(why) = unreachable(&source) {
@@ -248,6 +252,29 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A request cut off because the command's deadline (`--timeout`) ran out, not because the
+/// server failed; the message names the flag and what the command was doing. `cluster::retry`
+/// returns it (inside `kube::Error::Service`), and [`Error::kube`] and `cluster::explain` turn
+/// it into [`Error::Timeout`] (exit 5).
+#[derive(Debug, Clone)]
+pub struct DeadlineReached(pub String);
+
+impl std::fmt::Display for DeadlineReached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DeadlineReached {}
+
+/// The [`DeadlineReached`] behind a failed request, if that is what ended it.
+pub fn deadline_reached(err: &kube::Error) -> Option<&DeadlineReached> {
+    match err {
+        kube::Error::Service(inner) => inner.downcast_ref::<DeadlineReached>(),
+        _ => None,
+    }
+}
 
 /// An error and its causes in one line, each cause once (kube's `ServiceError: client error
 /// (Connect)` alone says nothing; its sources say "Connection refused").

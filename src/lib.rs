@@ -12,12 +12,18 @@
 //! `ops`; `cluster`, `gateway` and `model` never import `validate`, `values` or `render`.
 //!
 //! - [`commands`]: the command line (clap lives here and nowhere else): the clap tree, the global
-//!   flags (`global.rs`), the runtime and interrupt glue (`runtime.rs`), one file per subcommand
-//!   turning its flags into the core's plain option types, the dispatch.
-//! - [`ops`]: every command's core with one signature, `run(conn, opts, out)` (`submit`,
-//!   `check`, `render`, `validate`, `diagnose`, `wait`, `secret`, and the day-two `list`, `get`,
-//!   `logs`, `top`, `delete`, `suspend`/`resume`) over shared steps (readiness, the pre-flight
-//!   service `ops::preflight` that `check`, `submit` and `wait` ask, pod dry runs).
+//!   flags (`global.rs`, turned once into the command context), the runtime, interrupt and
+//!   deadline guard (`runtime.rs`), one file per subcommand turning its flags into the core's
+//!   plain option types and its `--timeout` into the context's deadline, the dispatch.
+//! - [`ops`]: every command's core with one signature, `run(ctx, opts, out)` (`submit`,
+//!   `check`, `render`, `diagnose`, `wait`, `secret`, and the day-two `list`, `get`, `logs`,
+//!   `top`, `delete`, `suspend`/`resume`; offline `validate` takes no context) over shared steps
+//!   (readiness, the pre-flight service `ops::preflight` that `check`, `submit` and `wait` ask,
+//!   pod dry runs). `ctx` is the one command context, [`ops::Context`] (`ops/context.rs`): the
+//!   connection flags, the client built once on first use (offline commands never connect),
+//!   the namespace resolved once, and the command's one deadline
+//!   ([`cluster::budget::Deadline`]: `--timeout`, spent by every phase, respected by the retry
+//!   policy, and guarding the whole command so it ends with exit 5 naming the phase).
 //! - [`diagnose`]: collecting a job's snapshot, the missing-object lookup `wait` also uses, and
 //!   the pure layer-by-layer checks over it.
 //! - [`jobset`]: the same job as a kubernetes-sigs JobSet (`export --to jobset`, `submit --to

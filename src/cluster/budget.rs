@@ -1,10 +1,146 @@
-//! Best effort under one deadline. Once a command knows its answer, what decorates it (log
+//! The command's one deadline ([`Deadline`], from `--timeout`), and best effort under it.
+//!
+//! [`Deadline`]: kube-rs says of `await_condition` that it "does not add a timeout… wrap it";
+//! stern bounds a whole command by one context. Here one `Deadline` is built per command (in
+//! `ops::Context`), carried by the client ([`super::Kube::deadline`]) so the retry policy never
+//! sleeps past it, and every phase (pre-flight, create, `--replace`'s deletion, the wait, the
+//! closing diagnosis) spends from it and says, with [`Deadline::phase`], what it is doing so the
+//! timeout can name it.
+//!
+//! Best effort. Once a command knows its answer, what decorates it (log
 //! excerpts, events) is read once each, never retried, and cut off when the budget is spent:
 //! the verdict must not wait for them (a kubelet that cannot serve logs makes the API server
 //! answer 500, which the request retry policy would otherwise retry for a minute).
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::error::{DeadlineReached, Error, Result};
+
+/// How long after the deadline the command's last guard cuts it off: the phases stop at the
+/// deadline themselves (with their own words); this only catches one that does not.
+pub const GRACE: Duration = Duration::from_millis(500);
+
+/// The one deadline of a command (`--timeout`), or none. Cheap to clone (shared phase).
+#[derive(Debug, Clone, Default)]
+pub struct Deadline {
+    inner: Option<Arc<DeadlineInner>>,
+}
+
+#[derive(Debug)]
+struct DeadlineInner {
+    until: Instant,
+    timeout: Duration,
+    /// The flag that set it, for messages (`--timeout`).
+    flag: &'static str,
+    /// What the command is doing now, for the message when it runs out.
+    phase: Mutex<String>,
+}
+
+impl Deadline {
+    /// No deadline: each request is bounded by its own retry policy only.
+    pub fn none() -> Self {
+        Deadline { inner: None }
+    }
+
+    /// `timeout` from now, set by `flag`.
+    pub fn after(timeout: Duration, flag: &'static str) -> Self {
+        // A deadline too far to represent (`--timeout -1s` is a week; larger ones) is none.
+        let Some(until) = Instant::now().checked_add(timeout) else {
+            return Deadline::none();
+        };
+        Deadline {
+            inner: Some(Arc::new(DeadlineInner {
+                until,
+                timeout,
+                flag,
+                phase: Mutex::new(String::new()),
+            })),
+        }
+    }
+
+    pub fn until(&self) -> Option<Instant> {
+        self.inner.as_ref().map(|i| i.until)
+    }
+
+    /// The whole `--timeout` as given.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.inner.as_ref().map(|i| i.timeout)
+    }
+
+    /// What is left (`None`: no deadline).
+    pub fn remaining(&self) -> Option<Duration> {
+        self.until()
+            .map(|u| u.saturating_duration_since(Instant::now()))
+    }
+
+    /// `limit`, or what is left of the deadline when that is less: a per-phase budget is only
+    /// ever a slice of the deadline.
+    pub fn slice(&self, limit: Duration) -> Duration {
+        self.remaining().map_or(limit, |r| r.min(limit))
+    }
+
+    pub fn passed(&self) -> bool {
+        self.remaining().is_some_and(|r| r.is_zero())
+    }
+
+    /// Says what the command is doing now (`creating TFJob default/x`), for the message when
+    /// the deadline runs out during it.
+    pub fn phase(&self, doing: impl Into<String>) {
+        if let Some(i) = &self.inner {
+            *i.phase.lock().unwrap_or_else(|e| e.into_inner()) = doing.into();
+        }
+    }
+
+    /// The current phase (empty when none was said).
+    pub fn current_phase(&self) -> String {
+        self.inner
+            .as_ref()
+            .map(|i| i.phase.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
+    }
+
+    /// `--timeout 20s ran out while creating TFJob default/x`.
+    pub fn ran_out_message(&self) -> String {
+        let Some(i) = &self.inner else {
+            return "the deadline ran out".into();
+        };
+        let phase = self.current_phase();
+        let mut m = format!("{} {} ran out", i.flag, crate::duration::go(i.timeout));
+        if !phase.is_empty() {
+            m.push_str(" while ");
+            m.push_str(&phase);
+        }
+        m
+    }
+
+    /// The request error [`crate::cluster::retry`] returns when the deadline cut a request off.
+    pub fn reached(&self) -> DeadlineReached {
+        DeadlineReached(self.ran_out_message())
+    }
+
+    /// The error when the deadline ran out (exit 5).
+    pub fn ran_out(&self) -> Error {
+        Error::Timeout(self.ran_out_message())
+    }
+
+    /// Runs `fut`, cut off [`GRACE`] after the deadline with [`Deadline::ran_out`]: the guard
+    /// around a whole command, so that no phase, however it waits, outlives `--timeout` by more
+    /// than about a second.
+    pub async fn bound<T>(&self, fut: impl Future<Output = Result<T>>) -> Result<T> {
+        match self.until() {
+            None => fut.await,
+            Some(until) => {
+                let at = tokio::time::Instant::from_std(until + GRACE);
+                match tokio::time::timeout_at(at, fut).await {
+                    Ok(result) => result,
+                    Err(_) => Err(self.ran_out()),
+                }
+            }
+        }
+    }
+}
 
 /// The shared budget of a command's enrichment reads, all of them together.
 pub const DECORATION: Duration = Duration::from_secs(2);
@@ -55,6 +191,33 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_deadline_cuts_a_command_off_and_names_its_phase() {
+        let d = Deadline::after(Duration::from_millis(50), "--timeout");
+        d.phase("waiting for TFJob default/x");
+        let started = Instant::now();
+        let err = d
+            .bound(async {
+                std::future::pending::<()>().await;
+                Ok(())
+            })
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(err.exit_code(), crate::error::ExitCode::Timeout);
+        assert_eq!(
+            err.to_string(),
+            "--timeout 50ms ran out while waiting for TFJob default/x"
+        );
+        // Slices never outlast it; no deadline leaves the limit as it is.
+        assert!(d.slice(Duration::from_secs(60)) <= Duration::from_millis(50));
+        assert_eq!(
+            Deadline::none().slice(Duration::from_secs(60)),
+            Duration::from_secs(60)
+        );
+        assert!(Deadline::none().bound(async { Ok(1) }).await.is_ok());
+    }
 
     #[tokio::test]
     async fn a_spent_budget_runs_nothing_and_an_open_one_runs_once() {

@@ -40,6 +40,9 @@ pub struct Kube {
     pub hints: ConnectionOptions,
     /// How long [`retry`] may keep trying one request, all attempts and pauses included.
     pub retry_deadline: Duration,
+    /// The command's one deadline (`--timeout`): no request, attempt or pause of [`retry`]
+    /// outlives it.
+    pub deadline: super::budget::Deadline,
 }
 
 /// The default budget of one request and its retries: a persistent 429 or 5xx ends the command
@@ -57,6 +60,7 @@ impl Kube {
             request_timeout: None,
             retry_deadline: DEFAULT_RETRY_DEADLINE,
             hints: ConnectionOptions::default(),
+            deadline: Default::default(),
         }
     }
 }
@@ -150,6 +154,7 @@ pub async fn connect(args: &ConnectionOptions) -> Result<Kube> {
             token: None,
             ..args.clone()
         },
+        deadline: Default::default(),
     })
 }
 
@@ -327,6 +332,7 @@ pub fn is_not_found(err: &kube::Error) -> bool {
 /// the command with [`explain`]'s error.
 pub fn unknown_reason(err: kube::Error, action: &Action, kube: &Kube) -> Result<String> {
     if is_transport(&err) || status_code(&err) == Some(401) {
+        // (A request cut off by the deadline is transport-shaped: it ends the command too.)
         return Err(explain(err, action, kube));
     }
     Ok(match status_code(&err) {
@@ -350,6 +356,9 @@ pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
     let server = &kube.server;
     let conn = kube.hints.hint_suffix();
     match &err {
+        _ if let Some(ran_out) = crate::error::deadline_reached(&err) => {
+            Error::Timeout(ran_out.0.clone())
+        }
         kube::Error::Api(status)
             if status.code == 403
                 && let super::forbidden::Forbidden::AdmissionDenied { webhook, errors } =
@@ -483,6 +492,7 @@ pub fn for_look(kube: &Kube) -> Kube {
 /// command at once, as with kubectl.
 pub(crate) fn is_transient(err: &kube::Error) -> bool {
     (is_transport(err)
+        && crate::error::deadline_reached(err).is_none()
         && certificate_failure(err).is_none()
         && super::bounded::too_large(err).is_none()
         && unreachable(err).is_none())
@@ -582,25 +592,46 @@ where
     Fut: Future<Output = std::result::Result<T, kube::Error>>,
 {
     let started = Instant::now();
-    let until = started + kube.retry_deadline;
-    let announced = std::cell::Cell::new(false);
     let per_attempt = kube.request_timeout;
+    // `--request-timeout` bounds one request with its retries, as client-go's does: the
+    // timeout's context spans every attempt of `Request.request` (client-go rest/request.go).
+    let budget = per_attempt.map_or(kube.retry_deadline, |t| t.min(kube.retry_deadline));
+    let retry_until = started + budget;
+    // The command's deadline, when it comes first, ends the request at that instant.
+    let command_until = kube.deadline.until().map(Instant::from_std);
+    let until = command_until.map_or(retry_until, |c| c.min(retry_until));
+    let by_command = command_until.is_some_and(|c| c <= retry_until);
+    let announced = std::cell::Cell::new(false);
     let attempt = || {
         let remaining = until.saturating_duration_since(Instant::now());
-        // The last attempt gets at least a moment, so a deadline of 0 still makes one request.
-        let budget = remaining.max(Duration::from_millis(500));
+        // The last attempt gets at least a moment, so a retry deadline of 0 still makes one
+        // request; the command's deadline gets no such moment.
+        let budget = if by_command {
+            remaining
+        } else {
+            remaining.max(Duration::from_millis(500))
+        };
         let (limit, by_deadline) = match per_attempt {
             Some(t) if t <= budget => (t, false),
             _ => (budget, true),
         };
+        let reached = (by_command && by_deadline).then(|| kube.deadline.reached());
         let fut = request();
         async move {
+            if let Some(reached) = &reached
+                && limit.is_zero()
+            {
+                return Err(kube::Error::Service(Box::new(reached.clone())));
+            }
             match tokio::time::timeout(limit, fut).await {
                 Ok(result) => result,
-                Err(_) => Err(kube::Error::Service(Box::new(AttemptTimedOut {
-                    after: limit,
-                    by_deadline,
-                }))),
+                Err(_) => Err(kube::Error::Service(match reached {
+                    Some(reached) => Box::new(reached),
+                    None => Box::new(AttemptTimedOut {
+                        after: limit,
+                        by_deadline,
+                    }),
+                })),
             }
         }
     };
@@ -627,7 +658,7 @@ where
                     "warning: the API server at {} keeps failing ({}); retrying for up to {}s in all",
                     kube.server,
                     short_reason(err),
-                    kube.retry_deadline.as_secs()
+                    until.saturating_duration_since(started).as_secs()
                 );
             }
         })

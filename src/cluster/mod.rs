@@ -286,6 +286,42 @@ const JOB_RESOURCE_FORMS: [&str; 6] = [
     "tfjobs.v1.kubeflow.org",
 ];
 
+/// The forms `kubectl` takes for a JobSet (resource, singular, with the group).
+const JOBSET_RESOURCE_FORMS: [&str; 4] = [
+    "jobset",
+    "jobsets",
+    "jobset.jobset.x-k8s.io",
+    "jobsets.jobset.x-k8s.io",
+];
+
+/// What a command's NAME argument names, parsed once by `commands/` and dispatched on: a TFJob
+/// (`NAME`, `tfjob/NAME`, …) or a JobSet (`jobset/NAME`, …). The namespace is the command
+/// context's, resolved once with its client (`ops::Context::namespace`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    TfJob(String),
+    JobSet(String),
+}
+
+impl Target {
+    /// Parses `arg` (invalid names are exit 2); `command` names the command in the error.
+    pub fn parse(arg: &str, command: &str) -> Result<Target> {
+        if let Some((kind, name)) = arg.split_once('/')
+            && JOBSET_RESOURCE_FORMS.contains(&kind.to_ascii_lowercase().as_str())
+        {
+            check_name("JobSet", name)?;
+            return Ok(Target::JobSet(name.to_string()));
+        }
+        parse_job_name(arg, command).map(|n| Target::TfJob(n.to_string()))
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Target::TfJob(n) | Target::JobSet(n) => n,
+        }
+    }
+}
+
 /// `NAME`, `tfjob/NAME`, `tfjobs/NAME`, `tfjob.kubeflow.org/NAME`, `tfjobs.kubeflow.org/NAME`
 /// (and the `.v1.` forms) → `NAME`. `command` names the command in the error.
 pub fn parse_job_name<'a>(arg: &'a str, command: &str) -> Result<&'a str> {
@@ -393,6 +429,22 @@ mod tests {
         let e = parse_job_name("pod/mnist", "wait").unwrap_err().to_string();
         assert!(e.contains("wait takes a TFJob name"), "{e}");
         assert!(parse_job_name("tfjob/", "wait").is_err());
+    }
+
+    #[test]
+    fn a_target_is_a_tfjob_or_one_of_the_jobset_forms_kubectl_takes() {
+        for arg in [
+            "jobset/x",
+            "JobSets/x",
+            "jobset.jobset.x-k8s.io/x",
+            "jobsets.jobset.x-k8s.io/x",
+        ] {
+            assert_eq!(Target::parse(arg, "get").unwrap(), Target::JobSet("x".into()), "{arg}");
+        }
+        assert_eq!(Target::parse("x", "get").unwrap(), Target::TfJob("x".into()));
+        assert_eq!(Target::parse("tfjob/x", "get").unwrap().name(), "x");
+        assert!(Target::parse("jobset/Bad_Name", "get").is_err());
+        assert!(Target::parse("pod/x", "get").is_err());
     }
 
     #[test]

@@ -2,9 +2,10 @@
 
 use clap::Args;
 
+use super::block_on;
 use super::render::RenderArgs;
-use super::{Global, block_on};
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::check::CheckOptions;
 use crate::output::{Output, ReportFormat};
 
@@ -24,13 +25,13 @@ pub struct CheckArgs {
     pub allow_missing_refs: bool,
 }
 
-pub fn exec(global: &Global, args: CheckArgs, out: &mut Output) -> Result<()> {
+pub fn exec(ctx: Context, args: CheckArgs, out: &mut Output) -> Result<()> {
     let options = CheckOptions {
         render: args.render.into(),
         output: args.output,
         allow_missing_refs: args.allow_missing_refs,
     };
-    block_on(crate::ops::check::run(&global.connection(), options, out))
+    block_on(&ctx, crate::ops::check::run(&ctx, options, out))
 }
 
 pub(super) const CHECK_LONG_ABOUT: &str = "\

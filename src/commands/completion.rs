@@ -8,9 +8,11 @@
 
 use clap::{Arg, Args, Command};
 
-use super::{Cli, Global};
+use super::{Cli, block_on};
 use crate::cluster::ConnectionOptions;
+use crate::cluster::budget::Deadline;
 use crate::error::Result;
+use crate::ops::Context;
 use crate::output::{Buffer, Output};
 
 #[derive(Debug, Clone, Args)]
@@ -30,7 +32,7 @@ For `kubectl tfjob <TAB>` (kubectl 1.26 or newer): put the kubectl_complete-tfjo
 release (or the repository) on your PATH next to kubectl-tfjob.";
 
 /// `completion SHELL`: the script clap_complete generates from the command tree.
-pub fn exec(_global: &Global, args: CompletionArgs, out: &mut Output) -> Result<()> {
+pub fn exec(args: CompletionArgs, out: &mut Output) -> Result<()> {
     let mut cmd = <Cli as clap::CommandFactory>::command();
     let mut script = Buffer::default();
     clap_complete::generate(args.shell, &mut cmd, "kubectl-tfjob", &mut script);
@@ -280,75 +282,52 @@ pub fn kube_args_from_words(base: ConnectionOptions, words: &[String]) -> Connec
 
 /// Runs `__complete`: static candidates, plus TFJob names from the cluster for every command
 /// that takes one (best effort, bounded to two seconds; a completion must never hang a shell).
-/// Names already on the line (`delete a b <TAB>`) are not offered again.
-pub fn exec_complete(global: &Global, words: &[String], out: &mut Output) -> Result<()> {
+/// Names already on the line (`delete a b <TAB>`) are not offered again. The cluster is asked
+/// through a command context of its own: the line's connection flags over `ctx`'s, and a
+/// two-second deadline.
+pub fn exec_complete(ctx: &Context, words: &[String], out: &mut Output) -> Result<()> {
     let root = <Cli as clap::CommandFactory>::command();
     let mut completions = complete(&root, words);
-    if completions.wants_job_name {
-        let prefix = words.last().cloned().unwrap_or_default();
-        let kube_args = kube_args_from_words(global.connection(), words);
-        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            let names = rt.block_on(async {
-                tokio::time::timeout(std::time::Duration::from_secs(2), job_names(&kube_args))
-                    .await
-                    .ok()
-                    .flatten()
-            });
-            let typed = &words[..words.len().saturating_sub(1)];
-            for name in names.into_iter().flatten() {
-                if name.starts_with(&prefix) && !typed.contains(&name) {
-                    completions.candidates.push((name, String::new()));
-                }
+    let prefix = words.last().cloned().unwrap_or_default();
+    // The words before the one under the cursor: a `-n` being completed is not yet a flag.
+    let typed = &words[..words.len().saturating_sub(1)];
+    // What to ask the cluster, if anything.
+    let lookup = if completions.wants_job_name {
+        Some(Lookup::Jobs)
+    } else {
+        match completions.wants_names_of {
+            Some("namespace") => Some(Lookup::Namespaces),
+            Some("container") => completions.job.clone().map(Lookup::Containers),
+            _ => None,
+        }
+    };
+    if let Some(lookup) = lookup {
+        let base = ctx.conn().clone();
+        let conn = match lookup {
+            Lookup::Jobs => kube_args_from_words(base, words),
+            _ => kube_args_from_words(base, typed),
+        };
+        let ctx = Context::new(conn).with_deadline(Deadline::after(LOOKUP_LIMIT, "completion"));
+        let mut names = Vec::new();
+        // Best effort: an unreachable cluster or the two seconds running out offer nothing.
+        let _ = block_on(&ctx, async {
+            names = match &lookup {
+                Lookup::Jobs => job_names(&ctx).await,
+                Lookup::Namespaces => namespace_names(&ctx).await,
+                Lookup::Containers(job) => container_names(&ctx, job).await,
+            }
+            .unwrap_or_default();
+            Ok(())
+        });
+        for name in names {
+            let again = matches!(lookup, Lookup::Jobs) && typed.contains(&name);
+            if name.starts_with(&prefix) && !again {
+                completions.candidates.push((name, String::new()));
             }
         }
     }
-    if let Some(flag) = completions.wants_names_of {
-        let prefix = words.last().cloned().unwrap_or_default();
-        // The words before the one under the cursor: a `-n` being completed is not yet a flag.
-        let typed = &words[..words.len().saturating_sub(1)];
-        let kube_args = kube_args_from_words(global.connection(), typed);
-        let names = match flag {
-            "namespace" => tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()
-                .and_then(|rt| {
-                    rt.block_on(async {
-                        tokio::time::timeout(
-                            std::time::Duration::from_secs(2),
-                            namespace_names(&kube_args),
-                        )
-                        .await
-                        .ok()
-                        .flatten()
-                    })
-                })
-                .unwrap_or_default(),
-            "container" => match completions.job.as_deref() {
-                Some(job) => tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .ok()
-                    .and_then(|rt| {
-                        rt.block_on(async {
-                            tokio::time::timeout(
-                                std::time::Duration::from_secs(2),
-                                container_names(&kube_args, job),
-                            )
-                            .await
-                            .ok()
-                            .flatten()
-                        })
-                    })
-                    .unwrap_or_default(),
-                None => Vec::new(),
-            },
-            _ => kubeconfig_names(&kube_args, flag),
-        };
-        for name in names {
+    if let Some(flag @ ("context" | "cluster" | "user")) = completions.wants_names_of {
+        for name in kubeconfig_names(&kube_args_from_words(ctx.conn().clone(), typed), flag) {
             if name.starts_with(&prefix) {
                 completions.candidates.push((name, String::new()));
             }
@@ -357,13 +336,24 @@ pub fn exec_complete(global: &Global, words: &[String], out: &mut Output) -> Res
     out.data(&completions.render())
 }
 
+/// How long a completion may ask the cluster.
+const LOOKUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What a completion asks the cluster for.
+enum Lookup {
+    Jobs,
+    Namespaces,
+    /// The containers of this job's pods.
+    Containers(String),
+}
+
 /// The containers of a job's pods (init containers too: `logs -c` reads them as kubectl does),
 /// each once, sorted.
-async fn container_names(kube_args: &ConnectionOptions, job: &str) -> Option<Vec<String>> {
+async fn container_names(ctx: &Context, job: &str) -> Option<Vec<String>> {
     let job = crate::cluster::parse_job_name(job, "logs").ok()?;
-    let kube = crate::cluster::connect(kube_args).await.ok()?;
+    let kube = ctx.kube().await.ok()?;
     let api: kube::Api<k8s_openapi::api::core::v1::Pod> =
-        kube::Api::namespaced(kube.client, &kube.namespace);
+        kube::Api::namespaced(kube.client.clone(), &kube.namespace);
     let lp = kube::api::ListParams::default().labels(&crate::model::job_selector(job));
     let list = api.list(&lp).await.ok()?;
     let mut names: Vec<String> = list
@@ -383,9 +373,9 @@ async fn container_names(kube_args: &ConnectionOptions, job: &str) -> Option<Vec
     Some(names)
 }
 
-async fn namespace_names(kube_args: &ConnectionOptions) -> Option<Vec<String>> {
-    let kube = crate::cluster::connect(kube_args).await.ok()?;
-    let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(kube.client);
+async fn namespace_names(ctx: &Context) -> Option<Vec<String>> {
+    let kube = ctx.kube().await.ok()?;
+    let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(kube.client.clone());
     let list = api.list_metadata(&Default::default()).await.ok()?;
     Some(
         list.items
@@ -412,9 +402,10 @@ fn kubeconfig_names(kube_args: &ConnectionOptions, flag: &str) -> Vec<String> {
     }
 }
 
-async fn job_names(kube_args: &ConnectionOptions) -> Option<Vec<String>> {
-    let kube = crate::cluster::connect(kube_args).await.ok()?;
-    let jobs: kube::Api<crate::model::TFJob> = kube::Api::namespaced(kube.client, &kube.namespace);
+async fn job_names(ctx: &Context) -> Option<Vec<String>> {
+    let kube = ctx.kube().await.ok()?;
+    let jobs: kube::Api<crate::model::TFJob> =
+        kube::Api::namespaced(kube.client.clone(), &kube.namespace);
     let list = jobs.list_metadata(&Default::default()).await.ok()?;
     Some(
         list.items

@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::{Global, block_on, parse_duration};
-use crate::cluster::parse_job_name;
+use super::{block_on, parse_duration};
+use crate::cluster::budget::Deadline;
+use crate::cluster::{Target, parse_job_name};
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::DryRun;
 use crate::ops::delete::{Cascade, DeleteOptions};
 use crate::output::Output;
@@ -64,23 +66,30 @@ pub struct DeleteArgs {
     pub timeout: Duration,
 }
 
-pub fn exec(global: &Global, args: DeleteArgs, out: &mut Output) -> Result<()> {
-    if let [one] = args.names.as_slice()
-        && let Some(name) = crate::ops::jobset_day2::jobset_name(one)
-    {
-        let name = name?.to_string();
+pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
+    // With --wait, `--timeout` bounds the whole command (0: the default five minutes).
+    let ctx = if args.wait {
         let timeout = if args.timeout.is_zero() {
             DeleteOptions::default().timeout
         } else {
             args.timeout
         };
-        return block_on(crate::ops::jobset_day2::delete(
-            &global.connection(),
-            &name,
-            args.wait,
-            timeout,
-            out,
-        ));
+        ctx.with_deadline(Deadline::after(timeout, "--timeout"))
+    } else {
+        ctx
+    };
+    if let [one] = args.names.as_slice()
+        && let Target::JobSet(name) = Target::parse(one, "delete")?
+    {
+        let timeout = if args.timeout.is_zero() {
+            DeleteOptions::default().timeout
+        } else {
+            args.timeout
+        };
+        return block_on(
+            &ctx,
+            crate::ops::jobset_day2::delete(&ctx, &name, args.wait, timeout, out),
+        );
     }
     let names = args
         .names
@@ -113,7 +122,7 @@ pub fn exec(global: &Global, args: DeleteArgs, out: &mut Output) -> Result<()> {
         dry_run: args.dry_run,
         ignore_not_found: args.ignore_not_found,
     };
-    block_on(crate::ops::delete::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::delete::run(&ctx, opts, out))
 }
 
 pub(super) const DELETE_EXAMPLES: &str = "\

@@ -4,8 +4,11 @@ use clap::Args;
 
 use std::time::Duration;
 
-use super::{Global, block_on, parse_duration};
+use super::{block_on, parse_duration};
+use crate::cluster::budget::Deadline;
 use crate::error::Result;
+use crate::cluster::Target;
+use crate::ops::Context;
 use crate::ops::diagnose::DiagnoseOptions;
 use crate::output::{Output, ReportFormat};
 
@@ -33,23 +36,22 @@ pub struct DiagnoseArgs {
     pub max_restarts: u32,
 }
 
-pub fn exec(global: &Global, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
-    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
-        let name = name?.to_string();
-        return block_on(crate::ops::jobset_diagnose::run(
-            &global.connection(),
-            &name,
-            out,
-        ));
-    }
+pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
+    let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
+    let name = match Target::parse(&args.name, "diagnose")? {
+        Target::JobSet(name) => {
+            return block_on(&ctx, crate::ops::jobset_diagnose::run(&ctx, &name, out));
+        }
+        Target::TfJob(name) => name,
+    };
     let opts = DiagnoseOptions {
-        name: args.name,
+        name,
         format: args.output,
         tail: args.tail,
         timeout: args.timeout,
         max_restarts: args.max_restarts,
     };
-    block_on(crate::ops::diagnose::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::diagnose::run(&ctx, opts, out))
 }
 
 pub(super) const DIAGNOSE_EXAMPLES: &str = "\

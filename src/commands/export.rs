@@ -2,9 +2,10 @@
 
 use clap::{Args, ValueEnum};
 
+use super::block_on;
 use super::render::RenderArgs;
-use super::{Global, block_on};
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::DryRun;
 use crate::ops::export::{ExportFormat, ExportOptions, Target};
 use crate::output::Output;
@@ -39,7 +40,7 @@ pub struct ExportArgs {
     pub render: RenderArgs,
 }
 
-pub fn exec(global: &Global, args: ExportArgs, out: &mut Output) -> Result<()> {
+pub fn exec(ctx: Context, args: ExportArgs, out: &mut Output) -> Result<()> {
     let TargetArg::Jobset = args.to;
     let options = ExportOptions {
         render: args.render.into(),
@@ -53,7 +54,7 @@ pub fn exec(global: &Global, args: ExportArgs, out: &mut Output) -> Result<()> {
             DryRun::None | DryRun::Client => false,
         },
     };
-    block_on(crate::ops::export::run(&global.connection(), options, out))
+    block_on(&ctx, crate::ops::export::run(&ctx, options, out))
 }
 
 pub(super) const EXPORT_EXAMPLES: &str = "\

@@ -2,10 +2,11 @@
 
 use clap::Args;
 
+use super::block_on;
 use super::list::PrintArgs;
-use super::{Global, block_on};
-use crate::cluster::parse_job_name;
+use crate::cluster::Target;
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::get::GetOptions;
 use crate::output::Output;
 
@@ -20,19 +21,17 @@ pub struct GetArgs {
     pub print: PrintArgs,
 }
 
-pub fn exec(global: &Global, args: GetArgs, out: &mut Output) -> Result<()> {
-    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
-        let name = name?.to_string();
-        return block_on(crate::ops::jobset_day2::get(
-            &global.connection(),
-            &name,
-            out,
-        ));
-    }
-    let mut opts = GetOptions::new(parse_job_name(&args.name, "get")?);
+pub fn exec(ctx: Context, args: GetArgs, out: &mut Output) -> Result<()> {
+    let name = match Target::parse(&args.name, "get")? {
+        Target::JobSet(name) => {
+            return block_on(&ctx, crate::ops::jobset_day2::get(&ctx, &name, out));
+        }
+        Target::TfJob(name) => name,
+    };
+    let mut opts = GetOptions::new(&name);
     opts.format = args.print.format()?;
     opts.table = args.print.table();
-    block_on(crate::ops::get::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::get::run(&ctx, opts, out))
 }
 
 pub(super) const GET_EXAMPLES: &str = "\

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{ArgMatches, Args};
 
-use super::parse_duration;
+use super::parse_request_timeout;
 use crate::cluster::{ConnFlag, ConnectionOptions};
 
 /// The flags every command takes: kubectl's connection flags (cli-runtime's ConfigFlags, same
@@ -78,12 +78,12 @@ pub struct Global {
     pub tls_server_name: Option<String>,
 
     /// How long to wait for a single API request before giving up (e.g. 30s, 1m). 0 = no limit.
-    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_request_timeout)]
     pub request_timeout: Option<Duration>,
 
     /// How long one API request may be retried in all (429, 5xx, dropped connections), e.g.
     /// 10s. Hidden: for tests and unusual clusters; the default ends a persistent 429 in a minute.
-    #[arg(long, global = true, hide = true, value_name = "DURATION", value_parser = parse_duration,
+    #[arg(long, global = true, hide = true, value_name = "DURATION", value_parser = parse_request_timeout,
           env = "KUBECTL_TFJOB_RETRY_DEADLINE")]
     pub retry_deadline: Option<Duration>,
 
@@ -205,6 +205,12 @@ pub fn options_text() -> String {
 }
 
 impl Global {
+    /// The one command context the cores take: the flags as plain options, no I/O yet (the
+    /// client is built on first use, the deadline set by the command that has `--timeout`).
+    pub fn context(&self) -> crate::ops::Context {
+        crate::ops::Context::new(self.connection())
+    }
+
     /// The connection flags as the core takes them.
     pub fn connection(&self) -> ConnectionOptions {
         ConnectionOptions {

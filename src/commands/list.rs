@@ -2,8 +2,9 @@
 
 use clap::Args;
 
-use super::{Global, block_on};
+use super::block_on;
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::list::ListOptions;
 use crate::output::Output;
 use crate::print::{self, TableFlags};
@@ -123,7 +124,7 @@ pub struct ListArgs {
     pub watch: bool,
 }
 
-pub fn exec(global: &Global, args: ListArgs, out: &mut Output) -> Result<()> {
+pub fn exec(ctx: Context, args: ListArgs, out: &mut Output) -> Result<()> {
     let opts = ListOptions {
         all_namespaces: args.all_namespaces,
         selector: args.selector,
@@ -132,7 +133,7 @@ pub fn exec(global: &Global, args: ListArgs, out: &mut Output) -> Result<()> {
         sort_by: args.print.sort_by.clone(),
         watch: args.watch,
     };
-    block_on(crate::ops::list::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::list::run(&ctx, opts, out))
 }
 
 pub(super) const LIST_EXAMPLES: &str = "\

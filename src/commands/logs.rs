@@ -6,9 +6,10 @@ use std::time::Duration;
 use clap::Args;
 use k8s_openapi::jiff::Timestamp;
 
-use super::{Global, block_on, parse_duration};
-use crate::cluster::parse_job_name;
+use super::{block_on, parse_duration};
+use crate::cluster::{Target, parse_job_name};
 use crate::error::{Error, Result};
+use crate::ops::Context;
 use crate::ops::logs::{DEFAULT_MAX_LOG_REQUESTS, LogsOptions};
 use crate::output::Output;
 
@@ -91,22 +92,19 @@ impl LogsArgs {
 
 /// Replica prefixes are coloured by the one colour decision every command uses
 /// ([`Output::out_color`]: a terminal, and not NO_COLOR or `TERM=dumb`).
-pub fn exec(global: &Global, args: LogsArgs, out: &mut Output) -> Result<()> {
-    if let Some(name) = crate::ops::jobset_day2::jobset_name(&args.name) {
-        let name = name?.to_string();
+pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
+    if let Target::JobSet(name) = Target::parse(&args.name, "logs")? {
         let container = args
             .container
             .clone()
             .unwrap_or_else(|| "tensorflow".into());
-        return block_on(crate::ops::jobset_day2::logs(
-            &global.connection(),
-            &name,
-            &container,
-            out,
-        ));
+        return block_on(
+            &ctx,
+            crate::ops::jobset_day2::logs(&ctx, &name, &container, out),
+        );
     }
     let opts = args.options(out.out_color())?;
-    block_on(crate::ops::logs::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::logs::run(&ctx, opts, out))
 }
 
 pub(super) const LOGS_EXAMPLES: &str = "\

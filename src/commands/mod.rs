@@ -7,10 +7,17 @@
 //! Flags that kubectl users already know (`--kubeconfig`, `--context`, `-n`, `--request-timeout`,
 //! `-o`, `--dry-run`, `-f`) keep kubectl's names and meanings; values flags follow Helm's.
 //!
+//! The command context: [`exec`] turns the global flags into the one
+//! [`Context`](crate::ops::Context) (`Global::context`: the connection flags as plain options, no
+//! I/O), and hands it to the subcommand, which adds its deadline when it has a `--timeout`
+//! (`Context::with_deadline`) and runs its core through [`block_on`], which guards the whole
+//! command with that deadline. The core builds the client from it once, on first use; offline
+//! commands (`render`, `validate`, `templates`) never connect, and `completion`'s cluster
+//! lookups use a context of their own, bounded to two seconds.
+//!
 //! A new command: add `commands/<cmd>.rs` with `pub struct <Cmd>Args` (clap `Args`) and
-//! `pub fn exec(global: &Global, args: <Cmd>Args, out: &mut Output) -> Result<()>`, a variant in
-//! [`Command`] and a line in [`exec`]. Cluster commands get their connection from
-//! `global.connection()` and run their async core through [`block_on`].
+//! `pub fn exec(ctx: Context, args: <Cmd>Args, out: &mut Output) -> Result<()>`, a variant in
+//! [`Command`] and a line in [`exec`]; its core is `ops::<cmd>::run(&ctx, opts, out)`.
 
 pub mod check;
 pub mod completion;
@@ -38,7 +45,9 @@ use clap::builder::PossibleValue;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 // Every duration flag reads Go's syntax through the one `duration` module.
-pub use crate::duration::{parse as parse_duration, parse_signed as parse_signed_duration};
+pub use crate::duration::{
+    parse as parse_duration, parse_request_timeout, parse_signed as parse_signed_duration,
+};
 use crate::error::{EXIT_CODES_HELP, Result};
 use crate::ops::DryRun;
 use crate::ops::suspend::SuspendAction;
@@ -270,30 +279,31 @@ pub enum Command {
     },
 }
 
-/// Runs one parsed command line, writing through `out`.
+/// Runs one parsed command line, writing through `out`. The flags become the one command
+/// context here, before any I/O; each command adds its deadline and hands it to its core.
 pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
-    let global = cli.global;
+    let ctx = cli.global.context();
     match cli.command {
-        Command::Submit(args) => submit::exec(&global, args, out),
-        Command::Check(args) => check::exec(&global, args, out),
-        Command::Render(args) => render::exec(&global, args, out),
-        Command::Export(args) => export::exec(&global, args, out),
-        Command::Validate(args) => validate::exec(&global, args, out),
-        Command::Templates(args) => templates::exec(&global, args, out),
-        Command::Wait(args) => wait::exec(&global, args, out),
-        Command::Diagnose(args) => diagnose::exec(&global, args, out),
-        Command::Probe(args) => probe::exec(&global, args, out),
-        Command::Logs(args) => logs::exec(&global, args, out),
-        Command::List(args) => list::exec(&global, args, out),
-        Command::Get(args) => get::exec(&global, args, out),
-        Command::Top(args) => top::exec(&global, args, out),
-        Command::Delete(args) => delete::exec(&global, args, out),
-        Command::Suspend(args) => suspend::exec(&global, args, SuspendAction::Suspend, out),
-        Command::Resume(args) => suspend::exec(&global, args, SuspendAction::Resume, out),
-        Command::Secret(args) => secret::exec(&global, args, out),
-        Command::Completion(args) => completion::exec(&global, args, out),
+        Command::Submit(args) => submit::exec(ctx, args, out),
+        Command::Check(args) => check::exec(ctx, args, out),
+        Command::Render(args) => render::exec(ctx, args, out),
+        Command::Export(args) => export::exec(ctx, args, out),
+        Command::Validate(args) => validate::exec(args, out),
+        Command::Templates(args) => templates::exec(args, out),
+        Command::Wait(args) => wait::exec(ctx, args, out),
+        Command::Diagnose(args) => diagnose::exec(ctx, args, out),
+        Command::Probe(args) => probe::exec(ctx, args, out),
+        Command::Logs(args) => logs::exec(ctx, args, out),
+        Command::List(args) => list::exec(ctx, args, out),
+        Command::Get(args) => get::exec(ctx, args, out),
+        Command::Top(args) => top::exec(ctx, args, out),
+        Command::Delete(args) => delete::exec(ctx, args, out),
+        Command::Suspend(args) => suspend::exec(ctx, args, SuspendAction::Suspend, out),
+        Command::Resume(args) => suspend::exec(ctx, args, SuspendAction::Resume, out),
+        Command::Secret(args) => secret::exec(ctx, args, out),
+        Command::Completion(args) => completion::exec(args, out),
         Command::Options => out.data(&options_text()),
-        Command::Complete { words } => completion::exec_complete(&global, &words, out),
+        Command::Complete { words } => completion::exec_complete(&ctx, &words, out),
         Command::ExecCredential { timeout_ms, plugin } => crate::cluster::exec_guard::run(
             Duration::from_millis(timeout_ms),
             &plugin[0],
@@ -554,7 +564,13 @@ mod tests {
         assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        // kubectl's duration flags refuse a bare number (pflag DurationVar, Go ParseDuration),
+        // except 0; --request-timeout takes bare seconds (client-go's ParseTimeout).
+        let e = parse_duration("2").unwrap_err();
+        assert!(e.contains("missing unit") && e.contains("2s"), "{e}");
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_request_timeout("30").unwrap(), Duration::from_secs(30));
+        assert!(parse_signed_duration("-2").is_err());
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("m").is_err());
         assert!(parse_duration("").is_err());

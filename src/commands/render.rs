@@ -3,9 +3,9 @@
 
 use clap::Args;
 
-use super::Global;
 use crate::error::Result;
 use crate::gateway::GatewayOptions;
+use crate::ops::Context;
 use crate::output::Output;
 use crate::render::{PodOptions, RenderOptions};
 
@@ -373,8 +373,8 @@ impl From<GatewayArgs> for GatewayOptions {
     }
 }
 
-pub fn exec(global: &Global, args: RenderArgs, out: &mut Output) -> Result<()> {
-    crate::ops::render::run(&global.connection(), args.into(), out)
+pub fn exec(ctx: Context, args: RenderArgs, out: &mut Output) -> Result<()> {
+    crate::ops::render::run(&ctx, args.into(), out)
 }
 
 pub(super) const RENDER_EXAMPLES: &str = "\

@@ -2,6 +2,7 @@
 //! the one Ctrl-C/SIGTERM/SIGHUP listener, installed before the first request.
 
 use crate::error::{Error, Result};
+use crate::ops::Context;
 
 /// Runs a cluster command's async core. Offline commands never start a runtime, which keeps
 /// `render`/`validate` fast.
@@ -11,7 +12,13 @@ use crate::error::{Error, Result};
 /// that comes before (no exit code, no message). This is the only listener: a command says what
 /// an interrupt means with [`crate::error::on_interrupt`] (`wait` says how to resume); otherwise
 /// the command ends with exit 130 and the generic message.
-pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Result<()> {
+///
+/// The command's deadline ([`Context::deadline`]) guards the whole future: whatever it awaits,
+/// it ends within a moment of `--timeout` with exit 5, naming the phase it was in.
+pub fn block_on<F: std::future::Future<Output = Result<()>>>(
+    ctx: &Context,
+    future: F,
+) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -36,7 +43,7 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(future: F) -> Resul
         };
         tokio::select! {
             biased;
-            result = future => result,
+            result = ctx.deadline().bound(future) => result,
             signal = interrupted => Err(crate::error::interrupted(&format!(
                 "interrupted ({signal}): writes reported above were made; a request in flight \
                  may or may not have been applied",

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{Global, block_on};
+use super::block_on;
 use crate::error::Result;
 use crate::gateway::{DEFAULT_SECRET_KEY, DEFAULT_SECRET_NAME};
+use crate::ops::Context;
 use crate::ops::DryRun;
 use crate::ops::secret::{SecretCheckOptions, SecretCreateOptions, SecretOptions};
 use crate::output::{ManifestFormat, Output};
@@ -92,8 +93,7 @@ pub struct SecretCheckArgs {
     pub key: String,
 }
 
-pub fn exec(global: &Global, args: SecretArgs, out: &mut Output) -> Result<()> {
-    let conn = global.connection();
+pub fn exec(ctx: Context, args: SecretArgs, out: &mut Output) -> Result<()> {
     let opts = match args.action {
         SecretAction::Create(a) => {
             let options = SecretCreateOptions {
@@ -121,7 +121,7 @@ pub fn exec(global: &Global, args: SecretArgs, out: &mut Output) -> Result<()> {
             SecretOptions::Check(options)
         }
     };
-    block_on(crate::ops::secret::run(&conn, opts, out))
+    block_on(&ctx, crate::ops::secret::run(&ctx, opts, out))
 }
 
 const SECRET_CREATE_EXAMPLES: &str = "\

@@ -2,10 +2,11 @@
 
 use clap::{Arg, Args};
 
+use super::block_on;
 use super::render::RenderArgs;
 use super::wait::WaitOptionArgs;
-use super::{Global, block_on};
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::DryRun;
 use crate::ops::submit::SubmitOptions;
 use crate::output::Output;
@@ -69,7 +70,7 @@ fn wait_flags_need_wait(arg: Arg) -> Arg {
     }
 }
 
-pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {
+pub fn exec(ctx: Context, args: SubmitArgs, out: &mut Output) -> Result<()> {
     let options = SubmitOptions {
         render: args.render.into(),
         dry_run: args.dry_run,
@@ -85,9 +86,23 @@ pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {
         replace: args.replace,
         yes: args.yes,
         wait: args.wait,
-        wait_opts: args.wait_opts.into(),
+        wait_opts: {
+            let (opts, note) = args.wait_opts.options()?;
+            // Said only when it matters: the settle window is the wait's.
+            if let Some(note) = note.filter(|_| args.wait) {
+                out.note_line(&note);
+            }
+            opts
+        },
         skip_capacity_check: args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
+    };
+    // `--timeout` (with --wait or --replace) is the whole command's one deadline: the
+    // pre-flight, --replace's deletion, the create, the wait and its closing diagnosis.
+    let ctx = if options.wait || options.replace {
+        ctx.with_deadline(options.wait_opts.deadline())
+    } else {
+        ctx
     };
     if args.to.is_some() {
         if options.output.is_some() {
@@ -95,13 +110,9 @@ pub fn exec(global: &Global, args: SubmitArgs, out: &mut Output) -> Result<()> {
                 "submit --to jobset prints the created JobSet's name; for the object use `export --to jobset -o yaml|json`".into(),
             ));
         }
-        return block_on(crate::ops::jobset_submit::run(
-            &global.connection(),
-            options,
-            out,
-        ));
+        return block_on(&ctx, crate::ops::jobset_submit::run(&ctx, options, out));
     }
-    block_on(crate::ops::submit::run(&global.connection(), options, out))
+    block_on(&ctx, crate::ops::submit::run(&ctx, options, out))
 }
 
 pub(super) const SUBMIT_EXAMPLES: &str = "\

@@ -2,9 +2,10 @@
 
 use clap::Args;
 
-use super::{Global, block_on};
+use super::block_on;
 use crate::cluster::parse_job_name;
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::suspend::{SuspendAction, SuspendOptions};
 use crate::output::Output;
 
@@ -15,7 +16,7 @@ pub struct SuspendArgs {
 }
 
 pub fn exec(
-    global: &Global,
+    ctx: Context,
     args: SuspendArgs,
     action: SuspendAction,
     out: &mut Output,
@@ -28,7 +29,7 @@ pub fn exec(
         name: parse_job_name(&args.name, command)?.to_string(),
         action,
     };
-    block_on(crate::ops::suspend::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::suspend::run(&ctx, opts, out))
 }
 
 pub(super) const SUSPEND_EXAMPLES: &str = "\

@@ -2,7 +2,6 @@
 
 use clap::{Args, Subcommand};
 
-use super::Global;
 use crate::error::Result;
 use crate::output::Output;
 use crate::templates::TemplatesAction;
@@ -33,7 +32,7 @@ pub enum TemplatesCommand {
     },
 }
 
-pub fn exec(_global: &Global, args: TemplatesArgs, out: &mut Output) -> Result<()> {
+pub fn exec(args: TemplatesArgs, out: &mut Output) -> Result<()> {
     let action = args.action.map(|a| match a {
         TemplatesCommand::List => TemplatesAction::List,
         TemplatesCommand::Show { name } => TemplatesAction::Show { name },

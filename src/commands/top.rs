@@ -3,9 +3,10 @@
 
 use clap::{Args, ValueEnum};
 
-use super::{Global, block_on};
+use super::block_on;
 use crate::cluster::parse_job_name;
 use crate::error::Result;
+use crate::ops::Context;
 use crate::ops::top::TopOptions;
 use crate::output::Output;
 
@@ -36,7 +37,7 @@ pub struct TopArgs {
     pub no_headers: bool,
 }
 
-pub fn exec(global: &Global, args: TopArgs, out: &mut Output) -> Result<()> {
+pub fn exec(ctx: Context, args: TopArgs, out: &mut Output) -> Result<()> {
     let opts = TopOptions {
         name: args
             .name
@@ -48,7 +49,7 @@ pub fn exec(global: &Global, args: TopArgs, out: &mut Output) -> Result<()> {
         json: matches!(args.output, Some(TopFormat::Json)),
         no_headers: args.no_headers,
     };
-    block_on(crate::ops::top::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::top::run(&ctx, opts, out))
 }
 
 pub(super) const TOP_EXAMPLES: &str = "\

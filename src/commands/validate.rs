@@ -2,7 +2,6 @@
 
 use clap::Args;
 
-use super::Global;
 use super::render::GatewayArgs;
 use crate::error::Result;
 use crate::output::{Output, ReportFormat};
@@ -27,14 +26,14 @@ pub struct ValidateArgs {
     pub gateway: GatewayArgs,
 }
 
-pub fn exec(global: &Global, args: ValidateArgs, out: &mut Output) -> Result<()> {
+pub fn exec(args: ValidateArgs, out: &mut Output) -> Result<()> {
     let options = ValidateOptions {
         files: args.files,
         output: args.output,
         strict: args.strict,
         gateway: args.gateway.into(),
     };
-    crate::ops::validate::run(&global.connection(), options, out)
+    crate::ops::validate::run(options, out)
 }
 
 pub(super) const VALIDATE_EXAMPLES: &str = "\

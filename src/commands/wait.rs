@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-use super::{Global, block_on, parse_duration, parse_signed_duration};
+use super::{block_on, parse_duration, parse_signed_duration};
 use crate::error::Result;
+use crate::cluster::Target;
+use crate::ops::Context;
 use crate::ops::wait::{WaitFor, WaitOptions};
 use crate::output::{Output, ReportFormat};
 
@@ -16,7 +18,9 @@ pub struct WaitOptionArgs {
     /// it sets as soon as the chief, or any one worker, runs, while other replicas may still be
     /// Pending (e.g. 1 PS + 3 one-GPU workers on a 1-GPU cluster: Running, with two workers
     /// Unschedulable).
-    #[arg(long = "for", value_enum, default_value = "all-running")]
+    /// kubectl's `--for=condition=NAME` is taken too, for the job's Created, Running and
+    /// Succeeded conditions.
+    #[arg(long = "for", value_parser = WaitForParser, default_value = "all-running")]
     pub wait_for: WaitFor,
 
     /// How long to wait (kubectl duration syntax: 30s, 10m, 1h). 0 checks once; negative waits a week.
@@ -36,8 +40,9 @@ pub struct WaitOptionArgs {
 
     /// For all-running: how long every replica must have run without a container restart
     /// (a restart inside the window starts it again; a crash loop fails the wait). 0 for none.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
-    pub settle: Duration,
+    /// [default: 5s, shortened to half of a --timeout it would not fit in]
+    #[arg(long, value_parser = parse_duration, value_name = "SETTLE")]
+    pub settle: Option<Duration>,
 
     /// A container restart is not a failure (it starts --settle again and is shown); this many
     /// restarts of one container during the wait are a crash loop and end it with exit 4. The
@@ -52,18 +57,57 @@ pub struct WaitOptionArgs {
     pub delete_on_failure: bool,
 }
 
-impl From<WaitOptionArgs> for WaitOptions {
-    fn from(a: WaitOptionArgs) -> Self {
-        WaitOptions {
-            wait_for: a.wait_for,
-            timeout: a.timeout,
-            pending_timeout: a.pending_timeout,
-            image_pull_grace: a.image_pull_grace,
-            settle: a.settle,
-            max_restarts: a.max_restarts,
+impl WaitOptionArgs {
+    /// The core's options, and a note to print when the default --settle was shortened to fit
+    /// --timeout (a --settle given that does not fit is refused, exit 2).
+    pub fn options(self) -> Result<(WaitOptions, Option<String>)> {
+        let (settle, note) = crate::ops::wait::fit_settle(self.wait_for, self.timeout, self.settle)?;
+        let opts = WaitOptions {
+            wait_for: self.wait_for,
+            timeout: self.timeout,
+            pending_timeout: self.pending_timeout,
+            image_pull_grace: self.image_pull_grace,
+            settle,
+            max_restarts: self.max_restarts,
             capacity_may_come: false,
-            delete_on_failure: a.delete_on_failure,
+            delete_on_failure: self.delete_on_failure,
+        };
+        Ok((opts, note))
+    }
+}
+
+/// `--for`: a value of [`WaitFor`], or kubectl's `condition=NAME` for the job's Created, Running
+/// and Succeeded conditions (kubectl's `conditionFuncFor`, k8s.io/kubectl/pkg/cmd/wait/wait.go:
+/// `condition=NAME[=VALUE]`, VALUE `True` by default, compared without case).
+#[derive(Debug, Clone, Copy)]
+pub struct WaitForParser;
+
+impl clap::builder::TypedValueParser for WaitForParser {
+    type Value = WaitFor;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<WaitFor, clap::Error> {
+        let text = value.to_string_lossy();
+        match text.strip_prefix("condition=") {
+            Some(condition) => crate::ops::wait::for_condition(condition).map_err(|why| {
+                clap::Error::raw(
+                    clap::error::ErrorKind::InvalidValue,
+                    format!("invalid value '{text}' for '--for': {why}\n"),
+                )
+                .with_cmd(cmd)
+            }),
+            None => clap::builder::EnumValueParser::<WaitFor>::new().parse_ref(cmd, arg, value),
         }
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(WaitFor::value_variants().iter().filter_map(|v| v.to_possible_value())))
     }
 }
 
@@ -89,19 +133,20 @@ pub struct WaitArgs {
     pub output: ReportFormat,
 }
 
-pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
-    let wait = WaitOptions::from(args.opts);
+pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
+    let (wait, note) = args.opts.options()?;
+    if let Some(note) = note {
+        out.note_line(&note);
+    }
+    // `--timeout` is the whole command's deadline (0: check once, bounded by the requests).
+    let ctx = ctx.with_deadline(wait.deadline());
     if let [one] = args.names.as_slice()
-        && let Some(name) = crate::ops::jobset_day2::jobset_name(one)
+        && let Target::JobSet(name) = Target::parse(one, "wait")?
     {
-        let name = name?.to_string();
-        return block_on(crate::ops::jobset_day2::wait(
-            &global.connection(),
-            &name,
-            wait.wait_for,
-            wait.timeout,
-            out,
-        ));
+        return block_on(
+            &ctx,
+            crate::ops::jobset_day2::wait(&ctx, &name, wait.wait_for, wait.timeout, out),
+        );
     }
     let opts = crate::ops::wait_many::WaitManyOptions {
         targets: crate::ops::wait_many::Targets {
@@ -112,7 +157,7 @@ pub fn exec(global: &Global, args: WaitArgs, out: &mut Output) -> Result<()> {
         wait,
         format: args.output,
     };
-    block_on(crate::ops::wait_many::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::wait_many::run(&ctx, opts, out))
 }
 
 pub(super) const WAIT_EXAMPLES: &str = "\

@@ -44,7 +44,13 @@ pub async fn collect_within(
     let mut s = Snapshot::new(namespace, name, k8s_openapi::jiff::Timestamp::now());
     s.hints = kube.hints.clone();
 
+    // Each step names itself, so a `--timeout` that runs out says where.
+    let phase = |what: &str| {
+        kube.deadline
+            .phase(format!("diagnosing TFJob {namespace}/{name} ({what})"))
+    };
     // 1. CRD
+    phase("reading the TFJob CRD");
     let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
     let action = Action::new("get", "customresourcedefinitions", None).named(model::CRD_NAME);
     s.crd = match cluster::retry(kube, || crds.get_opt(model::CRD_NAME)).await {
@@ -57,9 +63,11 @@ pub async fn collect_within(
     };
 
     // 2. The operator, anywhere; with only namespaced rights, try its usual namespace.
+    phase("looking for the training-operator");
     s.operator = cluster::operator::current(kube).await?;
 
     // 3. The job.
+    phase("reading the job");
     if s.crd != CrdState::Missing {
         let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
         match cluster::retry(kube, || jobs.get_opt(name)).await {
@@ -77,6 +85,7 @@ pub async fn collect_within(
     };
 
     // 4. Pods and services by the operator's labels; events on the job and on pods.
+    phase("reading its pods, services and events");
     let selector = model::job_selector(name);
     let lp = ListParams::default().labels(&selector);
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);

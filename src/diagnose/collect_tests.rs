@@ -214,6 +214,7 @@ async fn fake_api(forbid: bool) -> (Kube, Log) {
         request_timeout: None,
         hints: Default::default(),
         retry_deadline: crate::cluster::DEFAULT_RETRY_DEADLINE,
+        deadline: Default::default(),
     };
     (kube, log)
 }

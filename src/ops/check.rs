@@ -4,9 +4,9 @@
 //! The shared steps (the model's read, references, acting on the verdict) are
 //! [`super::preflight`]'s; this file is the command and its report.
 
+use super::Context;
 use super::preflight;
 use super::readiness::{self, Readiness};
-use crate::cluster::{self, ConnectionOptions};
 use crate::error::{Error, Result};
 use crate::model::TFJob;
 use crate::output::{Output, ReportFormat};
@@ -73,11 +73,11 @@ pub fn overall_verdict(
 }
 
 /// `kubectl tfjob check`: prints the report; exit 3 when not ready, 4 when it can never run.
-pub async fn run(conn: &ConnectionOptions, opts: CheckOptions, out: &mut Output) -> Result<()> {
-    let prepared = render::prepare(conn, &opts.render)?;
+pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<()> {
+    let prepared = render::prepare(ctx.conn(), &opts.render)?;
     preflight::print_warnings(&prepared.report, out);
     let mut job = prepared.job;
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let namespace = preflight::resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 

@@ -11,8 +11,9 @@ use kube::api::{Api, DeleteParams, ListParams, Preconditions, PropagationPolicy}
 use kube::runtime::{conditions, wait::await_condition};
 use kube::{Client, ResourceExt};
 
+use super::Context;
 use crate::cluster::pod::Pod;
-use crate::cluster::{self, ConnectionOptions, Kube};
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::output::Output;
@@ -78,19 +79,12 @@ pub fn deleted_line(name: &str, dry_run: DryRun) -> String {
     format!("tfjob.kubeflow.org \"{name}\" deleted{suffix}")
 }
 
-/// `kubectl tfjob delete`: connects with `conn` and deletes in its namespace.
-/// A failure after stdout was closed is reported as the closed pipe it is
-/// ([`Output::data_result`]).
-pub async fn run(conn: &ConnectionOptions, opts: DeleteOptions, out: &mut Output) -> Result<()> {
-    let result = async {
-        let kube = cluster::connect(conn).await?;
-        let (data, notes) = out.streams();
-        delete(&kube, &kube.namespace, &opts, data, notes)
-            .await
-            .map(|_| ())
-    }
-    .await;
-    out.data_result(result)
+/// `kubectl tfjob delete`: deletes in the context's namespace.
+pub async fn run(ctx: &Context, opts: DeleteOptions, out: &mut Output) -> Result<()> {
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        delete(kube, ns, &opts, data, notes).await
+    })
+    .await
 }
 
 /// Deletes the jobs; `tfjob.kubeflow.org "NAME" deleted` per job on `out`, waiting progress on

@@ -2,10 +2,10 @@
 //! pure checks. It prints the findings (text or JSON), then exits 0 when nothing failed, 4 when
 //! something did (3 when the CRD or the job is missing).
 
+use super::Context;
 use std::time::Duration;
 
 use crate::cluster::budget::Budget;
-use crate::cluster::{self, ConnectionOptions};
 use crate::diagnose;
 use crate::error::{Error, Result};
 use crate::output::{Output, ReportFormat};
@@ -24,24 +24,43 @@ pub struct DiagnoseOptions {
     pub max_restarts: u32,
 }
 
-pub async fn run(conn: &ConnectionOptions, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
+pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
     let name = diagnose::job_name(&opts.name)?.to_string();
-    let timeout = opts.timeout;
-    let end = std::time::Instant::now() + timeout;
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
-    // The verdict's reads first; log excerpts (decoration) within 2 s of them and before the
-    // deadline. `--timeout` bounds the whole command.
+    // `--timeout` is the command's deadline (the context's); without one (a caller of its own),
+    // `opts.timeout` from now. The verdict's reads first; log excerpts (decoration) within 2 s
+    // of them and before the deadline.
+    let deadline = match ctx.deadline().until() {
+        Some(_) => ctx.deadline().clone(),
+        None => crate::cluster::budget::Deadline::after(opts.timeout, "--timeout"),
+    };
+    let end = deadline
+        .until()
+        .unwrap_or_else(|| std::time::Instant::now() + opts.timeout);
     let budget = Budget::until(end);
     let left = end.saturating_duration_since(std::time::Instant::now());
-    let mut snapshot = tokio::time::timeout(left, diagnose::collect_within(&kube, &namespace, &name, opts.tail, budget))
-        .await
-        .map_err(|_| {
-            Error::Timeout(format!(
-                "timed out after {}s diagnosing TFJob {namespace}/{name}: the cluster did not answer every read in time (--timeout)",
-                timeout.as_secs()
-            ))
-        })??;
+    let timed_out = || {
+        // The step it was in, as `collect_within` names them.
+        let phase = Some(deadline.current_phase())
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| format!("diagnosing TFJob {namespace}/{name}"));
+        Error::Timeout(format!(
+            "timed out after {} {phase}: the cluster did not answer every read in time (--timeout)",
+            crate::duration::go(opts.timeout),
+        ))
+    };
+    let collected = tokio::time::timeout(
+        left,
+        diagnose::collect_within(kube, &namespace, &name, opts.tail, budget),
+    )
+    .await;
+    let mut snapshot = match collected {
+        Ok(Ok(snapshot)) => snapshot,
+        // Cut off by the deadline, here or in a request's retries: one message either way.
+        Err(_) | Ok(Err(Error::Timeout(_))) => return Err(timed_out()),
+        Ok(Err(e)) => return Err(e),
+    };
     snapshot.max_restarts = opts.max_restarts;
     let d = diagnose::diagnose(&snapshot);
     match opts.format {

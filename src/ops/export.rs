@@ -2,10 +2,11 @@
 //! default; `--dry-run=server` also has a cluster serving the JobSet CRD (and its webhook)
 //! judge it, storing nothing.
 
+use super::Context;
 use kube::Api;
 use kube::api::PostParams;
 
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::jobset::export::{Exported, Note};
 use crate::jobset::{self, JobSet};
@@ -40,7 +41,7 @@ pub struct ExportOptions {
 
 /// The JobSet for the job `render` would make, checked offline; refusals are exit 2.
 pub fn prepare(
-    kube: &ConnectionOptions,
+    kube: &crate::cluster::ConnectionOptions,
     args: &RenderOptions,
     namespace: Option<&str>,
 ) -> Result<(Exported, render::Prepared)> {
@@ -104,21 +105,21 @@ pub fn to_text(js: &JobSet, format: ExportFormat) -> String {
 }
 
 /// `kubectl tfjob export`.
-pub async fn run(conn: &ConnectionOptions, args: ExportOptions, out: &mut Output) -> Result<()> {
+pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result<()> {
     let Target::JobSet = args.target;
     if !args.server_dry_run {
-        let (exported, prepared) = prepare(conn, &args.render, None)?;
+        let (exported, prepared) = prepare(ctx.conn(), &args.render, None)?;
         crate::ops::preflight::print_warnings(&prepared.report, out);
         render::print_resources(&prepared, out);
         print_notes(&exported.notes, out);
         return out.data(&to_text(&exported.jobset, args.format));
     }
     // The namespace as kubectl resolves it, so addresses and the dry run agree.
-    let kube = cluster::connect(conn).await?;
-    let offline = render::prepare(conn, &args.render)?;
+    let kube = ctx.kube().await?;
+    let offline = render::prepare(ctx.conn(), &args.render)?;
     let namespace =
         crate::ops::preflight::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
-    let (mut exported, prepared) = prepare(conn, &args.render, Some(&namespace))?;
+    let (mut exported, prepared) = prepare(ctx.conn(), &args.render, Some(&namespace))?;
     exported.jobset.metadata.namespace = Some(namespace.clone());
     crate::ops::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);

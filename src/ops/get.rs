@@ -14,7 +14,8 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
-use crate::cluster::{self, ConnectionOptions, Kube};
+use super::Context;
+use crate::cluster::{self, Kube};
 use crate::cluster::{events, podtable};
 use crate::error::{Error, Result};
 use crate::jobview::{self, GetView};
@@ -46,17 +47,12 @@ impl GetOptions {
     }
 }
 
-/// `kubectl tfjob get NAME`: connects with `conn` and prints the job of its namespace.
-/// A failure after stdout was closed is reported as the closed pipe it is
-/// ([`Output::data_result`]).
-pub async fn run(conn: &ConnectionOptions, opts: GetOptions, out: &mut Output) -> Result<()> {
-    let result = async {
-        let kube = cluster::connect(conn).await?;
-        let (data, notes) = out.streams();
-        get(&kube, &kube.namespace, &opts, data, notes).await
-    }
-    .await;
-    out.data_result(result)
+/// `kubectl tfjob get NAME`: the job of the context's namespace.
+pub async fn run(ctx: &Context, opts: GetOptions, out: &mut Output) -> Result<()> {
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        get(kube, ns, &opts, data, notes).await
+    })
+    .await
 }
 
 /// Prints the job to `out`.

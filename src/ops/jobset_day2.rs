@@ -2,6 +2,7 @@
 //! JobSets, by what JobSet itself writes (jobset.md §4: `replicatedJobsStatus`, conditions,
 //! the `jobset.sigs.k8s.io/jobset-name` pod label). The TFJob paths are untouched.
 
+use super::Context;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -11,32 +12,14 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, LogParams, Preconditions, PropagationPolicy};
 
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::jobset::model::JobSet;
 use crate::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
 use crate::output::Output;
 
-/// The forms `kubectl` takes for a JobSet (resource, singular, with the group).
-const FORMS: [&str; 4] = [
-    "jobset",
-    "jobsets",
-    "jobset.jobset.x-k8s.io",
-    "jobsets.jobset.x-k8s.io",
-];
 /// A bound on one pod's log read.
 const LOG_LIMIT_BYTES: i64 = 16 * 1024 * 1024;
-
-/// `jobset/NAME` (or another form of the JobSet resource) → `Some(NAME)`; anything else `None`.
-pub fn jobset_name(arg: &str) -> Option<Result<&str>> {
-    let (kind, name) = arg.split_once('/')?;
-    FORMS
-        .contains(&kind.to_ascii_lowercase().as_str())
-        .then(|| {
-            cluster::check_name("JobSet", name)?;
-            Ok(name)
-        })
-}
 
 fn api(kube: &Kube) -> Api<JobSet> {
     Api::namespaced(kube.client.clone(), &kube.namespace)
@@ -81,13 +64,13 @@ pub(crate) fn ours(js: JobSet, namespace: &str) -> Result<JobSet> {
 /// `wait jobset/NAME --for TARGET`: until the JobSet reaches `target` (exit 0, judged by
 /// [`super::jobset_submit::verdict`]), it fails (4) or `timeout` passes (5).
 pub async fn wait(
-    conn: &ConnectionOptions,
+    ctx: &Context,
     name: &str,
     target: crate::ops::wait::WaitFor,
     timeout: Duration,
     out: &mut Output,
 ) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let first = read(&kube, name).await?;
     super::jobset_submit::follow(&kube, &api(&kube), &first, target, timeout, out).await
 }
@@ -118,8 +101,8 @@ fn replica(p: &Pod) -> String {
 }
 
 /// `get jobset/NAME`: state, conditions, per-replicatedJob counts (in Jobs), the pods.
-pub async fn get(conn: &ConnectionOptions, name: &str, out: &mut Output) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+pub async fn get(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
+    let kube = ctx.kube().await?;
     let js = read(&kube, name).await?;
     let pods = pods(&kube, name).await?;
     out.data(&describe(&js, &pods))
@@ -198,13 +181,13 @@ fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
 /// `delete jobset/NAME`: one DELETE, foreground (its Jobs and pods go first), then until it
 /// is gone or `timeout`.
 pub async fn delete(
-    conn: &ConnectionOptions,
+    ctx: &Context,
     name: &str,
     wait: bool,
     timeout: Duration,
     out: &mut Output,
 ) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let js = read(&kube, name).await?;
     // The uid as precondition: a JobSet made again under the name since the read (maybe not
     // the plugin's) is never the one deleted.
@@ -263,13 +246,8 @@ async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str, timeout: Duration)
 }
 
 /// `logs jobset/NAME`: each pod's `container` log, every line prefixed `[<rjob>-<index>]`.
-pub async fn logs(
-    conn: &ConnectionOptions,
-    name: &str,
-    container: &str,
-    out: &mut Output,
-) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+pub async fn logs(ctx: &Context, name: &str, container: &str, out: &mut Output) -> Result<()> {
+    let kube = ctx.kube().await?;
     read(&kube, name).await?;
     let mut pods = pods(&kube, name).await?;
     pods.sort_by_key(replica);
@@ -300,21 +278,6 @@ pub async fn logs(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_jobset_forms_kubectl_takes_and_nothing_else() {
-        for arg in [
-            "jobset/x",
-            "JobSets/x",
-            "jobset.jobset.x-k8s.io/x",
-            "jobsets.jobset.x-k8s.io/x",
-        ] {
-            assert_eq!(jobset_name(arg).unwrap().unwrap(), "x", "{arg}");
-        }
-        assert!(jobset_name("x").is_none());
-        assert!(jobset_name("tfjob/x").is_none());
-        assert!(jobset_name("jobset/Bad_Name").unwrap().is_err());
-    }
 
     #[test]
     fn only_a_jobset_with_the_export_annotation_is_the_plugins() {

@@ -3,12 +3,13 @@
 //! Job's conditions and `FailedCreate` events (a pod the API server refused), then each pod's
 //! scheduling and container state. The verdict is pure ([`verdict`]); [`run`] collects.
 
+use super::Context;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::Api;
 use kube::api::ListParams;
 
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::jobset::model::JobSet;
 use crate::output::Output;
@@ -118,8 +119,8 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Ver
 }
 
 /// `kubectl tfjob diagnose jobset/NAME`.
-pub async fn run(conn: &ConnectionOptions, name: &str, out: &mut Output) -> Result<()> {
-    let kube = cluster::connect(conn).await?;
+pub async fn run(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
+    let kube = ctx.kube().await?;
     let ns = kube.namespace.clone();
     let (failures, warnings) = super::jobset_submit::check_jobset(&kube, &ns).await;
     for w in &warnings {

@@ -6,6 +6,7 @@
 //! `status.replicatedJobsStatus` (kueue `pkg/controller/jobs/jobset/jobset_controller.go`;
 //! jobset `pkg/controllers/jobset_controller.go`), with Completed and Failed not True.
 
+use super::Context;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -15,7 +16,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::{ListParams, PostParams};
 
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::jobset::model::{JobSet, JobSetStatus};
 use crate::ops::DryRun;
@@ -78,14 +79,14 @@ pub(crate) async fn check_jobset(kube: &Kube, namespace: &str) -> (Vec<Error>, V
 }
 
 /// `submit --to jobset`.
-pub async fn run(conn: &ConnectionOptions, args: SubmitOptions, out: &mut Output) -> Result<()> {
+pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result<()> {
     if args.replace {
         return Err(Error::Usage(
             "--replace is for TFJobs; delete the JobSet first (kubectl delete jobset NAME)".into(),
         ));
     }
     if args.dry_run == DryRun::Client {
-        let (exported, prepared) = super::export::prepare(conn, &args.render, None)?;
+        let (exported, prepared) = super::export::prepare(ctx.conn(), &args.render, None)?;
         super::preflight::print_warnings(&prepared.report, out);
         print_notes(&exported.notes, out);
         return out.data(&super::export::to_text(
@@ -93,11 +94,12 @@ pub async fn run(conn: &ConnectionOptions, args: SubmitOptions, out: &mut Output
             super::export::ExportFormat::Yaml,
         ));
     }
-    let kube = cluster::connect(conn).await?;
-    let offline = crate::render::prepare(conn, &args.render)?;
+    let kube = ctx.kube().await?;
+    let offline = crate::render::prepare(ctx.conn(), &args.render)?;
     let namespace =
         super::preflight::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
-    let (mut exported, prepared) = super::export::prepare(conn, &args.render, Some(&namespace))?;
+    let (mut exported, prepared) =
+        super::export::prepare(ctx.conn(), &args.render, Some(&namespace))?;
     super::preflight::print_warnings(&prepared.report, out);
     print_notes(&exported.notes, out);
     exported.jobset.metadata.namespace = Some(namespace.clone());

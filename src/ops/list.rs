@@ -13,8 +13,9 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams, WatchEvent, WatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 
+use super::Context;
 use crate::cluster::podtable::{self, PodRow};
-use crate::cluster::{self, ConnectionOptions, Kube};
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, JobRow};
 use crate::model::{self, TFJob};
@@ -113,17 +114,12 @@ fn rows(jobs: &[TFJob], pods: &[PodRow], now: Timestamp) -> Vec<JobRow> {
         .collect()
 }
 
-/// `kubectl tfjob list`: connects with `conn` and lists its namespace (or all, `-A`).
-/// A failure after stdout was closed is reported as the closed pipe it is
-/// ([`Output::data_result`]).
-pub async fn run(conn: &ConnectionOptions, opts: ListOptions, out: &mut Output) -> Result<()> {
-    let result = async {
-        let kube = cluster::connect(conn).await?;
-        let (data, notes) = out.streams();
-        list(&kube, &kube.namespace, &opts, data, notes).await
-    }
-    .await;
-    out.data_result(result)
+/// `kubectl tfjob list`: the context's namespace (or all, `-A`).
+pub async fn run(ctx: &Context, opts: ListOptions, out: &mut Output) -> Result<()> {
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        list(kube, ns, &opts, data, notes).await
+    })
+    .await
 }
 
 /// Prints the TFJobs of `namespace` (or all) to `out`; notes (`No resources found`) to `err`.

@@ -25,9 +25,10 @@ use kube::api::{Api, LogParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Semaphore, mpsc, watch};
 
+use super::Context;
 use crate::cluster::client as kubeapi;
 use crate::cluster::pod::{Pod, PodFacts};
-use crate::cluster::{self, ConnectionOptions, Kube};
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview::{self, Cursor};
 use crate::model::{self, TFJob};
@@ -427,19 +428,12 @@ impl PodTask {
     }
 }
 
-/// `kubectl tfjob logs NAME`: connects with `conn` and prints the replicas' logs.
-/// A failure after stdout was closed is reported as the closed pipe it is
-/// ([`Output::data_result`]).
-pub async fn run(conn: &ConnectionOptions, opts: LogsOptions, out: &mut Output) -> Result<()> {
-    let result = async {
-        let kube = cluster::connect(conn).await?;
-        let (data, notes) = out.streams();
-        logs(&kube, &kube.namespace, &opts, data, notes)
-            .await
-            .map(|_| ())
-    }
-    .await;
-    out.data_result(result)
+/// `kubectl tfjob logs NAME`: the replicas' logs, in the context's namespace.
+pub async fn run(ctx: &Context, opts: LogsOptions, out: &mut Output) -> Result<()> {
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        logs(kube, ns, &opts, data, notes).await
+    })
+    .await
 }
 
 /// Prints the logs of the job's replicas to `out`; progress and waiting reasons to `err`.

@@ -5,17 +5,21 @@
 //! One signature, for every command whose core is here:
 //!
 //! ```text
-//! pub [async] fn run(conn: &ConnectionOptions, opts: <Cmd>Options, out: &mut Output) -> Result<()>
+//! pub [async] fn run(ctx: &Context, opts: <Cmd>Options, out: &mut Output) -> Result<()>
 //! ```
 //!
-//! `conn` is the connection flags (a cluster command connects with them; an offline one,
-//! `render` and `validate`, reads at most the namespace), `opts` the command's own flags as plain
-//! values, `out` the stdout/stderr pair (data on stdout, the rest on stderr). Every core has it:
-//! `submit`, `check`, `render`, `validate`, `diagnose`, `wait` (`wait_many::run`; the one-job
-//! `wait::run` beneath it), `secret` (`create` or `check`), and the day-two cores `list`, `get`,
-//! `logs`, `top`, `delete`, `suspend`. A day-two `run` connects and hands the client and the two
-//! streams to the step beside it (`list::list`, `get::get`, …), which the in-process tests call
-//! with a client of their own; `submit --wait` calls `wait::follow` the same way.
+//! `ctx` is the one command context ([`Context`], `context.rs`): the connection flags, the client
+//! (built once, on first use: an offline core never connects), the namespace resolved once, and
+//! the command's one deadline (`--timeout`), which the client's retries and every phase spend
+//! from. `opts` are the command's own flags as plain values, `out` the stdout/stderr pair (data
+//! on stdout, the rest on stderr; a separate `&mut` so that `ctx` can be shared by the
+//! concurrent phases of a command). Every cluster core has it: `submit`, `check`, `render`,
+//! `diagnose`, `wait` (`wait_many::run`; the one-job `wait::run` beneath it), `secret`
+//! (`create` or `check`), and the day-two cores `list`, `get`, `logs`, `top`, `delete`,
+//! `suspend`; `validate`, offline and reading no flag of the context, takes only `opts` and
+//! `out`. A day-two `run` hands the client, the namespace and the two streams to the step beside
+//! it (`list::list`, `get::get`, …) through [`Context::with_streams`]; the in-process tests call
+//! those steps with a client of their own, and `submit --wait` calls `wait::follow` the same way.
 //!
 //! Shared steps sit beside the commands: the pre-flight service [`preflight`] (the gate `submit`
 //! runs, `check`'s report, what `wait` asks of Unschedulable pods), the readiness checks
@@ -23,6 +27,7 @@
 //! [`crate::jobview`].
 
 pub mod check;
+pub mod context;
 pub mod delete;
 pub mod diagnose;
 pub mod export;
@@ -46,6 +51,8 @@ pub mod top;
 pub mod validate;
 pub mod wait;
 pub mod wait_many;
+
+pub use context::Context;
 
 /// `--dry-run`: what a command may send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,14 +1,14 @@
 //! `kubectl tfjob render`: the command core over [`crate::render::prepare`]. Offline: of the
 //! connection flags it reads only the namespace.
 
-use crate::cluster::ConnectionOptions;
+use super::Context;
 use crate::error::Result;
 use crate::output::Output;
 use crate::render::{self, RenderOptions};
 
 /// YAML on stdout only when the job is valid; findings and the resources notes on stderr.
-pub fn run(conn: &ConnectionOptions, opts: RenderOptions, out: &mut Output) -> Result<()> {
-    let prepared = render::prepare(conn, &opts)?;
+pub fn run(ctx: &Context, opts: RenderOptions, out: &mut Output) -> Result<()> {
+    let prepared = render::prepare(ctx.conn(), &opts)?;
     let notes = prepared
         .report
         .render_text_with_origin(Some(&prepared.source));

@@ -4,6 +4,7 @@
 //! Every check before the create is a read (or a dry run, or an access review, which store
 //! nothing), so a failure at any step leaves the cluster exactly as it was.
 
+use super::Context;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use kube::runtime::wait::{await_condition, conditions};
 use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
 use crate::gateway::BASE_URL_KEY;
@@ -50,13 +51,9 @@ pub struct SubmitOptions {
 }
 
 /// `kubectl tfjob submit`: all or nothing, every check before the first write.
-pub async fn run(
-    kube_args: &ConnectionOptions,
-    args: SubmitOptions,
-    out: &mut Output,
-) -> Result<()> {
+pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result<()> {
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
-    let prepared = render::prepare(kube_args, &args.render)?;
+    let prepared = render::prepare(ctx.conn(), &args.render)?;
     super::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
     let mut job = prepared.job;
@@ -96,7 +93,7 @@ pub async fn run(
     }
 
     // 2. The namespace, resolved as kubectl does (reading the kubeconfig sends nothing).
-    let kube = cluster::connect(kube_args).await?;
+    let kube = ctx.kube().await?;
     let namespace = super::preflight::resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 
@@ -106,6 +103,11 @@ pub async fn run(
         confirm_replace(&namespace, &name, args.yes)?;
     }
 
+    // From here `--timeout` (with --wait or --replace) is spent phase by phase.
+    let deadline = &kube.deadline;
+    deadline.phase(format!(
+        "checking TFJob {namespace}/{name} before creating it (readiness, placement, dry runs); nothing was created"
+    ));
     // 3. Readiness: every check runs, all failures are reported together.
     let readiness = check_readiness(&kube, &namespace, &job, &prepared.gateway, args.replace).await;
     for warning in &readiness.warnings {
@@ -199,7 +201,17 @@ pub async fn run(
     // 7. The writes: replace (delete, wait for the job and its pods to go) if asked, then create.
     if let Some(old) = existing {
         let deleted = format!("tfjob.kubeflow.org/{name} deleted");
-        delete_and_wait(&kube, &jobs, &old, args.wait_opts.timeout, out).await?;
+        deadline.phase(format!(
+            "deleting TFJob {namespace}/{name} and its pods for --replace; the new job was not created"
+        ));
+        delete_and_wait(
+            kube,
+            &jobs,
+            &old,
+            deadline.slice(args.wait_opts.timeout),
+            out,
+        )
+        .await?;
         if args.output.is_some() {
             // stdout holds only the object asked for with -o.
             out.note_line(&deleted);
@@ -215,6 +227,14 @@ pub async fn run(
     );
     crate::error::on_interrupt(format!(
         "interrupted while TFJob {namespace}/{name} was being created: it may exist; check with `{check}`"
+    ));
+    // No create is started once the deadline has passed (the retry policy sends nothing then
+    // either); one cut off in flight may have been applied.
+    if deadline.passed() {
+        return Err(deadline.ran_out());
+    }
+    deadline.phase(format!(
+        "creating TFJob {namespace}/{name}: it may exist; check with `{check}`"
     ));
     let (created, reply_lost) = create(&kube, &jobs, &wire, job).await?;
     let shown = created.metadata.name.clone().unwrap_or(name.clone());
@@ -474,7 +494,8 @@ fn confirm_replace(namespace: &str, name: &str, yes: bool) -> Result<()> {
     }
 }
 
-/// Deletes the old job and waits, up to `timeout` (`--timeout`), until it and its pods are gone:
+/// Deletes the old job and waits, up to `timeout` (what is left of `--timeout`), until it and its
+/// pods are gone:
 /// a real cluster keeps pods through their termination grace period, and the new job's pods
 /// take the same names. Waiting uses kube-runtime's `await_condition` + `is_deleted` (by uid, so
 /// an object recreated under the same name counts as gone).
@@ -498,6 +519,8 @@ async fn delete_and_wait(
         Err(e) if cluster::is_not_found(&e) => {}
         Err(e) => return Err(cluster::explain(e, &action, kube)),
     }
+    // What is left now, after the DELETE itself.
+    let timeout = kube.deadline.slice(timeout);
     out.note_line(&format!(
         "waiting for TFJob {namespace}/{name} and its pods to be deleted (up to {})",
         humantime(timeout)
@@ -518,6 +541,10 @@ async fn delete_and_wait(
         crate::cluster::pod::pods_gone(pods, &selector, owned_by_old, |_| Ok(())).await
     };
     tokio::time::timeout(timeout, gone).await.map_err(|_| {
+        // The command's deadline, when there is one, says the phase it ran out in.
+        if kube.deadline.until().is_some() {
+            return kube.deadline.ran_out();
+        }
         Error::Timeout(format!(
             "TFJob {namespace}/{name} or its pods were still being deleted after {} \
              (--timeout; finalizers or a long grace period?); the new job was not created",

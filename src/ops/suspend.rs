@@ -12,7 +12,8 @@ use std::io::Write;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 
-use crate::cluster::{self, ConnectionOptions, Kube};
+use super::Context;
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::output::Output;
@@ -63,17 +64,12 @@ pub fn crd_has_suspend(crd: &CustomResourceDefinition) -> bool {
         })
 }
 
-/// `kubectl tfjob suspend|resume NAME`: connects with `conn` and patches the job.
-/// A failure after stdout was closed is reported as the closed pipe it is
-/// ([`Output::data_result`]).
-pub async fn run(conn: &ConnectionOptions, opts: SuspendOptions, out: &mut Output) -> Result<()> {
-    let result = async {
-        let kube = cluster::connect(conn).await?;
-        let (data, notes) = out.streams();
-        set_suspend(&kube, &kube.namespace, &opts, data, notes).await
-    }
-    .await;
-    out.data_result(result)
+/// `kubectl tfjob suspend|resume NAME`: patches the job in the context's namespace.
+pub async fn run(ctx: &Context, opts: SuspendOptions, out: &mut Output) -> Result<()> {
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        set_suspend(kube, ns, &opts, data, notes).await
+    })
+    .await
 }
 
 /// Patches `runPolicy.suspend`; prints `tfjob.kubeflow.org/NAME suspended|resumed` on `out`

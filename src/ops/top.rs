@@ -15,7 +15,8 @@ use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::Value;
 
-use crate::cluster::{self, ConnectionOptions, Kube};
+use super::Context;
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::jobview;
 use crate::model;
@@ -176,17 +177,12 @@ async fn read_metrics(
     }
 }
 
-/// `kubectl tfjob top [NAME]`: connects with `conn` and prints the jobs' usage.
-/// A failure after stdout was closed is reported as the closed pipe it is
-/// ([`Output::data_result`]).
-pub async fn run(conn: &ConnectionOptions, opts: TopOptions, out: &mut Output) -> Result<()> {
-    let result = async {
-        let kube = cluster::connect(conn).await?;
-        let (data, notes) = out.streams();
-        top(&kube, &kube.namespace, &opts, data, notes).await
-    }
-    .await;
-    out.data_result(result)
+/// `kubectl tfjob top [NAME]`: the jobs' usage, in the context's namespace (or all).
+pub async fn run(ctx: &Context, opts: TopOptions, out: &mut Output) -> Result<()> {
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        top(kube, ns, &opts, data, notes).await
+    })
+    .await
 }
 
 /// Prints the jobs' usage to `out`; notes to `err`.

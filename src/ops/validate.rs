@@ -1,15 +1,14 @@
 //! `kubectl tfjob validate -f FILE|- [-f …] [-o json]`: the command core over
-//! [`crate::validate::check_files`]. Offline: it takes the connection flags only to share the
-//! one core signature, and reads none of them.
+//! [`crate::validate::check_files`]. Offline, and reads none of the connection flags: it takes
+//! no context.
 
-use crate::cluster::ConnectionOptions;
 use crate::error::{Error, Result};
 use crate::output::{Output, ReportFormat};
 use crate::validate::{self, ValidateOptions};
 
 /// Findings as text on stderr (valid jobs named on stdout) or as JSON on stdout; any error
 /// fails the command with exit 2 and the whole list.
-pub fn run(_conn: &ConnectionOptions, opts: ValidateOptions, out: &mut Output) -> Result<()> {
+pub fn run(opts: ValidateOptions, out: &mut Output) -> Result<()> {
     let checked = validate::check_files(&opts)?;
     let (report, documents) = (&checked.report, checked.documents);
     match opts.output {

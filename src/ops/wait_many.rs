@@ -8,6 +8,7 @@
 //! (a wait's deadline is shared anyway), every failure is printed, and the exit code is that of
 //! the first failing job in the order the jobs were named (then by name, for `-l`/`--all`).
 
+use super::Context;
 use std::io::Write;
 
 use kube::ResourceExt;
@@ -15,7 +16,7 @@ use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use tokio::sync::mpsc;
 
-use crate::cluster::{self, ConnectionOptions, Kube};
+use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::model;
 use crate::ops::wait::{self, WaitJobOptions, WaitOptions};
@@ -42,7 +43,7 @@ pub struct WaitManyOptions {
 }
 
 /// `kubectl tfjob wait NAME… | -l SELECTOR | --all`.
-pub async fn run(conn: &ConnectionOptions, opts: WaitManyOptions, out: &mut Output) -> Result<()> {
+pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Result<()> {
     let WaitManyOptions {
         targets,
         wait: opts,
@@ -71,7 +72,7 @@ pub async fn run(conn: &ConnectionOptions, opts: WaitManyOptions, out: &mut Outp
             wait: opts.clone(),
             format,
         };
-        return wait::run(conn, one, out).await;
+        return wait::run(ctx, one, out).await;
     }
     let mut names = Vec::new();
     for n in &targets.names {
@@ -80,10 +81,13 @@ pub async fn run(conn: &ConnectionOptions, opts: WaitManyOptions, out: &mut Outp
             names.push(n);
         }
     }
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
     if names.is_empty() {
-        names = select(&kube, &namespace, targets.selector.as_deref()).await?;
+        kube.deadline.phase(format!(
+            "listing the TFJobs of namespace {namespace} to wait for"
+        ));
+        names = select(kube, &namespace, targets.selector.as_deref()).await?;
         if names.is_empty() {
             return Err(Error::NotFound("no matching resources found".into()));
         }

@@ -7,6 +7,7 @@
 mod bounded;
 mod check;
 mod client;
+mod deadline;
 mod day2;
 mod evidence;
 mod help;

@@ -17,9 +17,9 @@ use kube::api::{Api, ObjectMeta, PostParams};
 use secrecy::{ExposeSecret, SecretString};
 use zeroize::Zeroize;
 
-use super::DryRun;
+use super::{Context, DryRun};
 use crate::cluster::secret::{check_secret, stored_base_url};
-use crate::cluster::{self, Action, ConnectionOptions, Kube};
+use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::gateway::BASE_URL_KEY;
 use crate::gateway::DEFAULT_BASE_URL;
@@ -246,10 +246,10 @@ pub enum SecretOptions {
 }
 
 /// `kubectl tfjob secret`: the core of both actions.
-pub async fn run(conn: &ConnectionOptions, opts: SecretOptions, out: &mut Output) -> Result<()> {
+pub async fn run(ctx: &Context, opts: SecretOptions, out: &mut Output) -> Result<()> {
     match opts {
-        SecretOptions::Create(options, key) => create(conn, options, key, out).await,
-        SecretOptions::Check(options) => check(conn, options, out).await,
+        SecretOptions::Create(options, key) => create(ctx, options, key, out).await,
+        SecretOptions::Check(options) => check(ctx, options, out).await,
     }
 }
 
@@ -284,23 +284,23 @@ pub fn prepare_create(
 
 /// `kubectl tfjob secret create`, second half: stores `key` as [`prepare_create`] left it.
 pub async fn create(
-    kube_args: &ConnectionOptions,
+    ctx: &Context,
     args: SecretCreateOptions,
     key: SecretString,
     out: &mut Output,
 ) -> Result<()> {
     // Before the client dry run's best-effort connect, which would swallow this error.
-    cluster::check_namespace(kube_args.namespace.as_deref())?;
+    cluster::check_namespace(ctx.conn().namespace.as_deref())?;
     let dry_run = args.dry_run.unwrap_or(DryRun::None);
     let kube = match dry_run {
         // Client dry run needs no cluster, except to learn the namespace, which is best-effort.
-        DryRun::Client => cluster::connect(kube_args).await.ok(),
-        _ => Some(cluster::connect(kube_args).await?),
+        DryRun::Client => ctx.kube().await.ok(),
+        _ => Some(ctx.kube().await?),
     };
     let namespace = kube
         .as_ref()
         .map(|k| k.namespace.clone())
-        .or_else(|| kube_args.namespace.clone())
+        .or_else(|| ctx.conn().namespace.clone())
         .unwrap_or_else(|| "default".into());
 
     if args.verify {
@@ -555,14 +555,10 @@ fn check_base_url(url: &str, out: &mut Output) -> Result<String> {
 }
 
 /// `kubectl tfjob secret check`.
-pub async fn check(
-    kube_args: &ConnectionOptions,
-    args: SecretCheckOptions,
-    out: &mut Output,
-) -> Result<()> {
+pub async fn check(ctx: &Context, args: SecretCheckOptions, out: &mut Output) -> Result<()> {
     cluster::check_name("Secret", &args.name)?;
     crate::gateway::check_key_name(&args.key, "--key")?;
-    let kube = cluster::connect(kube_args).await?;
+    let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
     let secret = match check_secret(&kube, &namespace, &args.name, &args.key).await {
         Ok(secret) => secret,

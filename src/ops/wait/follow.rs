@@ -22,9 +22,10 @@ use super::state::{Limits, Now, Tracker, View};
 use super::{WaitFor, WaitJobOptions, WaitOptions};
 use crate::cluster::budget::{Budget, DECORATION};
 use crate::cluster::pod::{self, Pod};
-use crate::cluster::{self, Action, ConnectionOptions, Kube, OperatorState};
+use crate::cluster::{self, Action, Kube, OperatorState};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
+use crate::ops::Context;
 use crate::output::{Output, ReportFormat};
 
 /// Page size of the pod list where streaming lists are not served, and of direct reads: a page
@@ -45,9 +46,9 @@ const CRASH_LOG_LINES: usize = 5;
 
 /// `kubectl tfjob wait NAME`: `opts.name` as given on the command line (`NAME`,
 /// `tfjob/NAME`, …).
-pub async fn run(conn: &ConnectionOptions, opts: WaitJobOptions, out: &mut Output) -> Result<()> {
+pub async fn run(ctx: &Context, opts: WaitJobOptions, out: &mut Output) -> Result<()> {
     let name = cluster::parse_job_name(&opts.name, "wait")?.to_string();
-    let kube = cluster::connect(conn).await?;
+    let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
     follow(&kube, &namespace, &name, &opts.wait, opts.format, out).await
 }
@@ -61,6 +62,16 @@ pub async fn follow(
     format: ReportFormat,
     out: &mut Output,
 ) -> Result<()> {
+    // The command's one deadline when it has one (`submit --wait` has spent part of it already);
+    // `opts.timeout` from now otherwise (callers without a context).
+    let own_end = Instant::now()
+        .checked_add(opts.timeout)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600));
+    let end = kube.deadline.until().map_or(own_end, |d| d.min(own_end));
+    kube.deadline.phase(format!(
+        "waiting for TFJob {namespace}/{name} to be {}",
+        opts.wait_for.flag_value()
+    ));
     let mut w = Waiter {
         kube,
         namespace,
@@ -75,9 +86,7 @@ pub async fn follow(
         operator_noted: false,
         display: Display::new(format, out.err_is_terminal()),
         started: Instant::now(),
-        end: Instant::now()
-            .checked_add(opts.timeout)
-            .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600)),
+        end,
         last_shown: None,
         last: None,
         asked_model: false,
@@ -358,8 +367,9 @@ impl Waiter<'_> {
         let mut events = std::pin::pin!(futures::stream::select(job_events, pod_events));
 
         // What the closing diagnosis may take is kept back from the watch.
-        let reserve = DECORATION.min(self.opts.timeout / 4);
-        let deadline = tokio::time::sleep(self.opts.timeout.saturating_sub(reserve));
+        let left = self.end.saturating_duration_since(Instant::now());
+        let reserve = DECORATION.min(left / 4);
+        let deadline = tokio::time::sleep(left.saturating_sub(reserve));
         tokio::pin!(deadline);
         // Re-evaluate every second without events: time-based limits fire on a quiet job, and
         // the live line's clock moves.
@@ -521,6 +531,9 @@ impl Waiter<'_> {
             }
             Err(err @ (Error::Interrupted(_) | Error::NotReady { .. })) => Err(err),
             Err(err) => {
+                self.kube.deadline.phase(format!(
+                    "diagnosing TFJob {namespace}/{name} after the wait (the closing diagnosis)"
+                ));
                 let budget = Budget::until(self.end).min(Budget::new(DECORATION));
                 let seen: Vec<Arc<Pod>> = self
                     .last

@@ -86,6 +86,80 @@ pub struct WaitOptions {
     pub delete_on_failure: bool,
 }
 
+/// `--settle` against `--timeout` for `all-running`: a settle window as long as the timeout can
+/// never be waited out, so a `--settle` given that way is refused (exit 2), and the default is
+/// shortened to half the timeout, with a note saying so. `None` is the default.
+pub fn fit_settle(
+    wait_for: WaitFor,
+    timeout: Duration,
+    settle: Option<Duration>,
+) -> crate::error::Result<(Duration, Option<String>)> {
+    let fits = |s: Duration| {
+        wait_for != WaitFor::AllRunning || timeout.is_zero() || s.is_zero() || s < timeout
+    };
+    let go = crate::duration::go;
+    match settle {
+        Some(s) if fits(s) => Ok((s, None)),
+        Some(s) => Err(crate::error::Error::Usage(format!(
+            "--settle {} is not shorter than --timeout {}: every replica must have run for \
+             --settle before --timeout ends, so the wait could never succeed; shorten --settle \
+             or lengthen --timeout",
+            go(s),
+            go(timeout)
+        ))),
+        None if fits(DEFAULT_SETTLE) => Ok((DEFAULT_SETTLE, None)),
+        None => {
+            let half = timeout / 2;
+            Ok((
+                half,
+                Some(format!(
+                    "note: --settle shortened from its default {} to {} (half of --timeout {}) to fit",
+                    go(DEFAULT_SETTLE),
+                    crate::cluster::client::seconds(half),
+                    go(timeout)
+                )),
+            ))
+        }
+    }
+}
+
+/// kubectl's `--for=condition=NAME[=VALUE]` for a TFJob: the job's Created, Running and
+/// Succeeded conditions (names compared without case, VALUE `true` only).
+pub fn for_condition(condition: &str) -> std::result::Result<WaitFor, String> {
+    let (name, value) = condition.split_once('=').unwrap_or((condition, "true"));
+    if !value.eq_ignore_ascii_case("true") {
+        return Err(format!(
+            "only a condition being True can be waited for (not {name}={value})"
+        ));
+    }
+    match name.to_ascii_lowercase().as_str() {
+        "created" => Ok(WaitFor::Created),
+        "running" => Ok(WaitFor::Running),
+        "succeeded" => Ok(WaitFor::Succeeded),
+        "failed" => Err(
+            "waiting for Failed is not supported: use --for finished (exit 0 when the job \
+             succeeds, 4 when it fails)"
+                .into(),
+        ),
+        _ => Err(format!(
+            "a TFJob has no condition {name:?} to wait for: use condition=Created, \
+             condition=Running or condition=Succeeded (or --for all-running|finished)"
+        )),
+    }
+}
+
+impl WaitOptions {
+    /// The command's deadline `--timeout` sets: none for 0 (check once, each request bounded
+    /// by the retry policy).
+    pub fn deadline(&self) -> crate::cluster::budget::Deadline {
+        if self.timeout.is_zero() {
+            crate::cluster::budget::Deadline::none()
+        } else {
+            crate::cluster::budget::Deadline::after(self.timeout, "--timeout")
+        }
+    }
+}
+
 impl Default for WaitOptions {
     fn default() -> Self {
         WaitOptions {
@@ -118,3 +192,43 @@ pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 /// The default `--settle`: long enough to see a container that dies right after it starts
 /// (bad flags, import errors), short enough not to slow a healthy submit down.
 pub const DEFAULT_SETTLE: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    #[test]
+    fn a_settle_window_that_cannot_fit_the_timeout_is_refused_or_shortened() {
+        let s = Duration::from_secs;
+        // Fits: as given.
+        assert_eq!(
+            fit_settle(WaitFor::AllRunning, s(60), Some(s(5))).unwrap(),
+            (s(5), None)
+        );
+        // Given and too long: refused, exit 2, both flags named.
+        let e = fit_settle(WaitFor::AllRunning, s(5), Some(s(10))).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
+        assert!(e.to_string().contains("--settle 10s is not shorter than --timeout 5s"), "{e}");
+        // The default, too long: half the timeout, said.
+        let (settle, note) = fit_settle(WaitFor::AllRunning, s(3), None).unwrap();
+        assert_eq!(settle, Duration::from_millis(1500));
+        assert!(note.unwrap().contains("--settle shortened"));
+        // Settle means nothing for other conditions, and 0 checks once.
+        assert_eq!(
+            fit_settle(WaitFor::Succeeded, s(3), Some(s(10))).unwrap().0,
+            s(10)
+        );
+        assert!(fit_settle(WaitFor::AllRunning, s(0), Some(s(10))).is_ok());
+    }
+
+    #[test]
+    fn kubectls_condition_form_names_the_jobs_conditions() {
+        assert_eq!(for_condition("Succeeded"), Ok(WaitFor::Succeeded));
+        assert_eq!(for_condition("succeeded=True"), Ok(WaitFor::Succeeded));
+        assert_eq!(for_condition("Running"), Ok(WaitFor::Running));
+        assert_eq!(for_condition("CREATED"), Ok(WaitFor::Created));
+        assert!(for_condition("Failed").unwrap_err().contains("--for finished"));
+        assert!(for_condition("Succeeded=false").is_err());
+        assert!(for_condition("Ready").unwrap_err().contains("no condition"));
+    }
+}
