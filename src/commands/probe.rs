@@ -4,8 +4,11 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::{Global, block_on, parse_duration};
+use super::{block_on, parse_duration};
+use crate::cluster::Target;
+use crate::cluster::budget::Deadline;
 use crate::error::{Error, Result};
+use crate::ops::Context;
 use crate::ops::probe::{ProbeFormat, ProbeOptions};
 use crate::output::Output;
 
@@ -38,13 +41,14 @@ pub struct ProbeArgs {
     pub timeout: Duration,
 }
 
-pub fn exec(global: &Global, args: ProbeArgs, out: &mut Output) -> Result<()> {
-    let job = match args.name.split_once('/') {
-        None => args.name,
-        Some(("tfjob" | "tfjobs" | "tfjobs.kubeflow.org", n)) => n.to_string(),
-        Some(_) => {
+pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
+    // `--timeout` is the whole command's deadline: every exec spends from it.
+    let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
+    let job = match Target::parse(&args.name, "probe")? {
+        Target::TfJob(name) => name,
+        Target::JobSet(_) => {
             return Err(Error::Usage(format!(
-                "probe takes a TFJob name or tfjob/NAME, not {:?}",
+                "probe takes a TFJob name or tfjob/NAME, not {:?}: a JobSet's pods are probed through the TFJob it was exported from",
                 args.name
             )));
         }
@@ -60,7 +64,7 @@ pub fn exec(global: &Global, args: ProbeArgs, out: &mut Output) -> Result<()> {
             ProbeOutput::Yaml => ProbeFormat::Yaml,
         },
     };
-    block_on(crate::ops::probe::run(&global.connection(), opts, out))
+    block_on(&ctx, crate::ops::probe::run(&ctx, opts, out))
 }
 
 pub(super) const PROBE_EXAMPLES: &str = "\

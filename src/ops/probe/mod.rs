@@ -23,7 +23,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cluster::podexec::{self, Ended};
-use crate::cluster::{self, ConnectionOptions, Kube};
+use crate::cluster::{self, Kube};
+use crate::ops::Context;
 use crate::diagnose::inpod::{self, Check, EnvAnswer, Peer, PeerFacts, Status};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
@@ -105,19 +106,18 @@ impl ReplicaProbe {
     }
 }
 
-pub async fn run(conn: &ConnectionOptions, opts: ProbeOptions, out: &mut Output) -> Result<()> {
-    let end = Instant::now() + opts.timeout;
-    let kube = cluster::connect(conn).await?;
+pub async fn run(ctx: &Context, opts: ProbeOptions, out: &mut Output) -> Result<()> {
+    let kube = ctx.kube().await?;
     let ns = kube.namespace.clone();
-    let report = tokio::time::timeout(opts.timeout, probe(&kube, &ns, &opts, end))
+    let deadline = ctx.deadline();
+    let end = deadline
+        .until()
+        .unwrap_or_else(|| Instant::now() + opts.timeout);
+    deadline.phase(format!("probing TFJob {ns}/{}", opts.job));
+    let left = end.saturating_duration_since(Instant::now());
+    let report = tokio::time::timeout(left, probe(kube, &ns, &opts, end))
         .await
-        .map_err(|_| {
-            Error::Timeout(format!(
-                "timed out after {}s probing TFJob {ns}/{} (--timeout)",
-                opts.timeout.as_secs(),
-                opts.job
-            ))
-        })??;
+        .map_err(|_| deadline.ran_out())??;
     match opts.format {
         ProbeFormat::Text => out.data(&crate::print::probe::text(&report))?,
         ProbeFormat::Json => out.data_line(
