@@ -197,9 +197,14 @@ fn run(case: &Case, dir: &Path, index: usize) -> Outcome {
     measured(cmd, &dir.join(format!("case-{index}.err")), |_| {})
 }
 
-/// Runs `cmd` (stderr to `stderr_path`) and reports how it ended and its peak RSS, from
-/// `wait4`'s rusage of that child alone. `with_child` gets the running child first (to read its
-/// stdout, say); the wall limit is only a safety net against a hang.
+/// Runs `cmd` (stderr to `stderr_path`) and reports how it ended and its peak RSS.
+/// `with_child` gets the running child first (to read its stdout, say); the wall limit is only
+/// a safety net against a hang.
+///
+/// The peak: `wait4`'s `ru_maxrss` is the child's own only when it exceeds this test process's
+/// peak, because exec records the high-water mark of the (v)forked parent's memory in the child
+/// (fs/exec.c `exec_mmap` → `setmax_mm_hiwater_rss`); below that it is the high-water mark the
+/// child's `/proc/PID/status` (VmHWM) showed while it ran, a lower bound read every 5 ms.
 pub fn measured(
     mut cmd: Command,
     stderr_path: &Path,
@@ -210,12 +215,23 @@ pub fn measured(
     let pid = child.id() as libc::pid_t;
     let (done, wait_done) = mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
-        if wait_done.recv_timeout(WALL_LIMIT).is_err() {
-            // SAFETY: `pid` is our unreaped child (the main thread is blocked in wait4 on it).
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            true
-        } else {
-            false
+        let started = std::time::Instant::now();
+        let mut hwm = 0;
+        loop {
+            // The PID cannot be reused before the main thread reaps it.
+            if let Some(kb) = vm_hwm_kb(&format!("/proc/{pid}/status")) {
+                hwm = hwm.max(kb);
+            }
+            match wait_done.recv_timeout(Duration::from_millis(5)) {
+                Ok(()) => return (false, hwm),
+                Err(_) if started.elapsed() > WALL_LIMIT => {
+                    // SAFETY: `pid` is our unreaped child (the main thread is in wait4 on it).
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    let _ = wait_done.recv();
+                    return (true, hwm);
+                }
+                Err(_) => {}
+            }
         }
     });
     with_child(&mut child);
@@ -225,9 +241,15 @@ pub fn measured(
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(reaped, pid, "wait4 on {stderr_path:?}");
     let _ = done.send(());
-    let hung = watchdog.join().unwrap();
+    let (hung, polled) = watchdog.join().unwrap();
     // The child is reaped: dropping the handle must not wait again (std's Drop does not).
     drop(child);
+    let ours = vm_hwm_kb("/proc/self/status").unwrap_or(i64::MAX);
+    let max_rss_kb = if usage.ru_maxrss > ours {
+        usage.ru_maxrss
+    } else {
+        polled
+    };
     let mut stderr = String::new();
     File::open(stderr_path)
         .unwrap()
@@ -237,13 +259,19 @@ pub fn measured(
     Outcome {
         code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
         signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
-        max_rss_kb: usage.ru_maxrss,
+        max_rss_kb,
         hung,
         stderr,
     }
 }
 
-/// Replace the value on a random `key: value` line of [`BASE`].
+/// `VmHWM` (peak resident set, kB) from a `/proc/PID/status`; None once the process is gone.
+fn vm_hwm_kb(path: &str) -> Option<i64> {
+    let status = std::fs::read_to_string(path).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn mutate_scalar(rng: &mut Rng) -> (String, String) {
     let lines: Vec<&str> = BASE.lines().collect();
     let candidates: Vec<usize> = (0..lines.len())

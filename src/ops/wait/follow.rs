@@ -950,14 +950,16 @@ async fn report_diagnosis(
             }
             Ok((Some(snapshot), failures))
         }
-        Ok(Err(e)) => {
-            out.note_line(&format!("(could not collect a diagnosis: {e})"));
+        // Cut off by the deadline, here or inside a request's retries (both fire at `end`):
+        // one message either way.
+        Err(_) | Ok(Err(Error::Timeout(_))) => {
+            out.note_line("(no diagnosis: --timeout ran out before it could be read)");
             let mut failures = classes_of_vanished(&seen, &[], name);
             failure::order(&mut failures);
             Ok((None, failures))
         }
-        Err(_) => {
-            out.note_line("(no diagnosis: --timeout ran out before it could be read)");
+        Ok(Err(e)) => {
+            out.note_line(&format!("(could not collect a diagnosis: {e})"));
             let mut failures = classes_of_vanished(&seen, &[], name);
             failure::order(&mut failures);
             Ok((None, failures))
