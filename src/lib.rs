@@ -59,6 +59,7 @@
 //!   through), [`error`] (typed errors and the one mapping to exit codes), [`redact`] (the key,
 //!   and its base64, replaced in every stream the process prints to).
 
+pub mod build;
 pub mod cluster;
 pub mod commands;
 pub mod diagnose;
@@ -66,10 +67,8 @@ pub mod duration;
 pub mod error;
 pub mod gateway;
 pub mod input;
-pub mod jobset;
 pub mod jobview;
 pub mod logging;
-pub mod manifest;
 pub mod model;
 pub mod names;
 pub mod operator_pods;
@@ -77,13 +76,8 @@ pub mod ops;
 pub mod output;
 pub mod placement;
 pub mod print;
-pub mod probe;
 pub mod quantity;
 pub mod redact;
-pub mod render;
-pub mod templates;
-pub mod validate;
-pub mod values;
 
 use std::io::Write;
 

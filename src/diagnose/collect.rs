@@ -421,12 +421,12 @@ const MAX_NODES_READ: usize = 5;
 async fn nodes_not_ready(kube: &Kube, pods: &[Pod]) -> BTreeMap<String, String> {
     let suspect = |p: &Pod| {
         let conds = p.status.as_ref().and_then(|s| s.conditions.as_ref());
-        let cut_off = conds.into_iter().flatten().any(|c| {
+
+        conds.into_iter().flatten().any(|c| {
             (c.type_ == "Ready" && c.status != "True" && p.pod_phase() == "Running")
                 || (c.type_ == "DisruptionTarget"
                     && c.reason.as_deref() == Some("DeletionByTaintManager"))
-        });
-        cut_off
+        })
     };
     let names: BTreeSet<String> = pods
         .iter()

@@ -7,12 +7,12 @@
 use super::Context;
 use super::preflight;
 use super::readiness::{self, Readiness};
+use crate::build::render::{self, RenderOptions};
 use crate::error::{Error, Result};
 use crate::model::TFJob;
 use crate::output::{Output, ReportFormat};
 use crate::placement::ReadinessFinding;
 use crate::print;
-use crate::render::{self, RenderOptions};
 
 /// What `check` does (the flags, clap-free).
 #[derive(Debug, Clone)]
@@ -78,15 +78,15 @@ pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<
     preflight::print_warnings(&prepared.report, out);
     let mut job = prepared.job;
     let kube = ctx.kube().await?;
-    let namespace = preflight::resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
+    let namespace = preflight::resolve_namespace(kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 
     // The queue first: the placement model then sees the pods as Kueue admits them.
-    let queue = super::queue::assess(&kube, &namespace, &job).await?;
+    let queue = super::queue::assess(kube, &namespace, &job).await?;
     // `replace: true`: an existing job is reported as a warning here, not a failure.
     let (readiness, pre) = tokio::join!(
-        readiness::check_readiness(&kube, &namespace, &job, &prepared.gateway, true),
-        preflight::read(&kube, &namespace, queue.placement_job(&job)),
+        readiness::check_readiness(kube, &namespace, &job, &prepared.gateway, true),
+        preflight::read(kube, &namespace, queue.placement_job(&job)),
     );
     let (snapshot, mut report) = pre?;
     let mut findings = readiness_findings(&readiness, &job);
@@ -101,7 +101,7 @@ pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<
             hint: Some(hint),
         });
     }
-    let missing = preflight::missing_references(&report, &job, &namespace, &kube);
+    let missing = preflight::missing_references(&report, &job, &namespace, kube);
     findings.extend(missing.iter().map(|(message, hint)| ReadinessFinding {
         severity: if opts.allow_missing_refs {
             "warning"
@@ -159,7 +159,7 @@ pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<
     preflight::act_on_verdict(&report, &snapshot, &job, false, out)?;
     // In submit's order: readiness, references, the verdict, then the replica pods as server
     // dry runs (a note when the user may not create pods there).
-    super::pod_dry_run::check(&kube, &namespace, &job, out).await
+    super::pod_dry_run::check(kube, &namespace, &job, out).await
 }
 
 #[cfg(test)]

@@ -6,13 +6,13 @@ use super::Context;
 use kube::Api;
 use kube::api::PostParams;
 
+use crate::build::jobset::export::{Exported, Note};
+use crate::build::jobset::{self, JobSet};
+use crate::build::render::{self, RenderOptions};
+use crate::build::validate::Finding;
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
-use crate::jobset::export::{Exported, Note};
-use crate::jobset::{self, JobSet};
 use crate::output::Output;
-use crate::render::{self, RenderOptions};
-use crate::validate::Finding;
 
 /// What to export to (one target today; the flag says it so scripts stay readable).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,13 +118,13 @@ pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result
     let kube = ctx.kube().await?;
     let offline = render::prepare(ctx.conn(), &args.render)?;
     let namespace =
-        crate::ops::preflight::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
+        crate::ops::preflight::resolve_namespace(kube, offline.job.metadata.namespace.as_deref())?;
     let (mut exported, prepared) = prepare(ctx.conn(), &args.render, Some(&namespace))?;
     exported.jobset.metadata.namespace = Some(namespace.clone());
     crate::ops::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
     print_notes(&exported.notes, out);
-    let answered = server_dry_run(&kube, &namespace, &exported.jobset).await?;
+    let answered = server_dry_run(kube, &namespace, &exported.jobset).await?;
     let name = answered.metadata.name.clone().unwrap_or_default();
     out.note_line(&format!(
         "jobset.jobset.x-k8s.io/{name} created (server dry run)"

@@ -12,10 +12,10 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, LogParams, Preconditions, PropagationPolicy};
 
+use crate::build::jobset::model::JobSet;
+use crate::build::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
-use crate::jobset::model::JobSet;
-use crate::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
 use crate::output::Output;
 
 /// A bound on one pod's log read.
@@ -44,19 +44,19 @@ async fn read(kube: &Kube, name: &str) -> Result<JobSet> {
 /// day-two commands read a JobSet by the shape the export gives it, so another one is left
 /// to kubectl.
 pub(crate) fn ours(js: JobSet, namespace: &str) -> Result<JobSet> {
-    if crate::jobset::made_by_plugin(&js) {
+    if crate::build::jobset::made_by_plugin(&js) {
         return Ok(js);
     }
     let name = js.metadata.name.clone().unwrap_or_default();
     Err(Error::Conflict {
         message: format!(
             "JobSet {namespace}/{name} was not made by kubectl-tfjob (no annotation {}={}): the jobset/NAME commands act only on JobSets that `export --to jobset` or `submit --to jobset` made",
-            crate::jobset::MADE_BY_ANNOTATION,
-            crate::jobset::MADE_FROM
+            crate::build::jobset::MADE_BY_ANNOTATION,
+            crate::build::jobset::MADE_FROM
         ),
         hint: Some(format!(
             "Use kubectl for it: kubectl get jobset {name} -n {namespace} -o yaml (or kubectl describe, kubectl delete jobset {name}, kubectl logs -l {})",
-            crate::jobset::pod_selector(&name)
+            crate::build::jobset::pod_selector(&name)
         )),
     })
 }
@@ -71,13 +71,13 @@ pub async fn wait(
     out: &mut Output,
 ) -> Result<()> {
     let kube = ctx.kube().await?;
-    let first = read(&kube, name).await?;
-    super::jobset_submit::follow(&kube, &api(&kube), &first, target, timeout, out).await
+    let first = read(kube, name).await?;
+    super::jobset_submit::follow(kube, &api(kube), &first, target, timeout, out).await
 }
 
 async fn pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
-    let lp = ListParams::default().labels(&crate::jobset::pod_selector(name));
+    let lp = ListParams::default().labels(&crate::build::jobset::pod_selector(name));
     cluster::retry(kube, || pods.list(&lp))
         .await
         .map(|l| l.items)
@@ -103,8 +103,8 @@ fn replica(p: &Pod) -> String {
 /// `get jobset/NAME`: state, conditions, per-replicatedJob counts (in Jobs), the pods.
 pub async fn get(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
     let kube = ctx.kube().await?;
-    let js = read(&kube, name).await?;
-    let pods = pods(&kube, name).await?;
+    let js = read(kube, name).await?;
+    let pods = pods(kube, name).await?;
     out.data(&describe(&js, &pods))
 }
 
@@ -143,7 +143,9 @@ fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
             .replicated_jobs_status
             .iter()
             .find(|x| x.name == r.name);
-        let n = |f: fn(&crate::jobset::model::ReplicatedJobStatus) -> i32| st.map(f).unwrap_or(0);
+        let n = |f: fn(&crate::build::jobset::model::ReplicatedJobStatus) -> i32| {
+            st.map(f).unwrap_or(0)
+        };
         s.push_str(&format!(
             "  {:<11} {:<5} {:<6} {:<10} {}\n",
             r.name,
@@ -188,7 +190,7 @@ pub async fn delete(
     out: &mut Output,
 ) -> Result<()> {
     let kube = ctx.kube().await?;
-    let js = read(&kube, name).await?;
+    let js = read(kube, name).await?;
     // The uid as precondition: a JobSet made again under the name since the read (maybe not
     // the plugin's) is never the one deleted.
     let dp = DeleteParams {
@@ -200,8 +202,8 @@ pub async fn delete(
         ..Default::default()
     };
     let action = Action::new("delete", "jobsets", Some(&kube.namespace)).named(name);
-    let jobsets = api(&kube);
-    match cluster::retry(&kube, || jobsets.delete(name, &dp)).await {
+    let jobsets = api(kube);
+    match cluster::retry(kube, || jobsets.delete(name, &dp)).await {
         Ok(_) => {}
         Err(e) if cluster::status_code(&e) == Some(404) => {
             return Err(Error::NotFound(format!(
@@ -209,10 +211,10 @@ pub async fn delete(
                 kube.namespace
             )));
         }
-        Err(e) => return Err(cluster::explain(e, &action, &kube)),
+        Err(e) => return Err(cluster::explain(e, &action, kube)),
     }
     if wait {
-        gone(&kube, &jobsets, name, timeout).await?;
+        gone(kube, &jobsets, name, timeout).await?;
     }
     out.data_line(&format!("jobset.jobset.x-k8s.io \"{name}\" deleted"))
 }
@@ -248,8 +250,8 @@ async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str, timeout: Duration)
 /// `logs jobset/NAME`: each pod's `container` log, every line prefixed `[<rjob>-<index>]`.
 pub async fn logs(ctx: &Context, name: &str, container: &str, out: &mut Output) -> Result<()> {
     let kube = ctx.kube().await?;
-    read(&kube, name).await?;
-    let mut pods = pods(&kube, name).await?;
+    read(kube, name).await?;
+    let mut pods = pods(kube, name).await?;
     pods.sort_by_key(replica);
     let api: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
     for p in pods {
@@ -259,7 +261,7 @@ pub async fn logs(ctx: &Context, name: &str, container: &str, out: &mut Output) 
             limit_bytes: Some(LOG_LIMIT_BYTES),
             ..Default::default()
         };
-        match cluster::retry(&kube, || api.logs(&pname, &lp)).await {
+        match cluster::retry(kube, || api.logs(&pname, &lp)).await {
             Ok(text) => {
                 let prefix = crate::print::terminal::escape(&replica(&p)).into_owned();
                 for line in text.lines() {
@@ -295,7 +297,7 @@ mod tests {
         assert!(err.hint().unwrap().contains("kubectl get jobset x -n ns"));
         js.metadata.annotations = Some(
             [(
-                crate::jobset::MADE_BY_ANNOTATION.to_string(),
+                crate::build::jobset::MADE_BY_ANNOTATION.to_string(),
                 "other".to_string(),
             )]
             .into(),
@@ -306,8 +308,8 @@ mod tests {
         );
         js.metadata.annotations = Some(
             [(
-                crate::jobset::MADE_BY_ANNOTATION.to_string(),
-                crate::jobset::MADE_FROM.to_string(),
+                crate::build::jobset::MADE_BY_ANNOTATION.to_string(),
+                crate::build::jobset::MADE_FROM.to_string(),
             )]
             .into(),
         );

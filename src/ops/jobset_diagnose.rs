@@ -9,9 +9,9 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::Api;
 use kube::api::ListParams;
 
+use crate::build::jobset::model::JobSet;
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
-use crate::jobset::model::JobSet;
 use crate::output::Output;
 
 /// What was found, and how the command ends.
@@ -122,7 +122,7 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Ver
 pub async fn run(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
     let kube = ctx.kube().await?;
     let ns = kube.namespace.clone();
-    let (failures, warnings) = super::jobset_submit::check_jobset(&kube, &ns).await;
+    let (failures, warnings) = super::jobset_submit::check_jobset(kube, &ns).await;
     for w in &warnings {
         out.note_line(&format!("warning: {w}"));
     }
@@ -130,7 +130,7 @@ pub async fn run(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
         return Err(super::readiness::combine(failures));
     }
     let js: Api<JobSet> = Api::namespaced(kube.client.clone(), &ns);
-    let js = match cluster::retry(&kube, || js.get_opt(name)).await {
+    let js = match cluster::retry(kube, || js.get_opt(name)).await {
         Ok(Some(js)) => super::jobset_day2::ours(js, &ns)?,
         Ok(None) => {
             return Err(Error::NotFound(format!(
@@ -141,17 +141,17 @@ pub async fn run(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
             return Err(cluster::explain(
                 e,
                 &Action::new("get", "jobsets", Some(&ns)).named(name),
-                &kube,
+                kube,
             ));
         }
     };
-    let lp = ListParams::default().labels(&crate::jobset::pod_selector(name));
+    let lp = ListParams::default().labels(&crate::build::jobset::pod_selector(name));
     // Events about Jobs (FailedCreate): the namespace's, filtered here by the Jobs' names.
     let job_events = ListParams::default().fields("involvedObject.kind=Job");
     let (jobs, pods, events) = tokio::join!(
-        list::<Job>(&kube, &lp, "jobs"),
-        list::<Pod>(&kube, &lp, "pods"),
-        list::<Event>(&kube, &job_events, "events"),
+        list::<Job>(kube, &lp, "jobs"),
+        list::<Pod>(kube, &lp, "pods"),
+        list::<Event>(kube, &job_events, "events"),
     );
     let v = verdict(&js, &jobs?, &pods?, &events.unwrap_or_default());
     for l in &v.lines {

@@ -16,9 +16,9 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::{ListParams, PostParams};
 
+use crate::build::jobset::model::{JobSet, JobSetStatus};
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
-use crate::jobset::model::{JobSet, JobSetStatus};
 use crate::ops::DryRun;
 use crate::ops::export::{jobset_not_served, print_notes, refused, server_dry_run};
 use crate::ops::readiness::combine;
@@ -95,9 +95,9 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         ));
     }
     let kube = ctx.kube().await?;
-    let offline = crate::render::prepare(ctx.conn(), &args.render)?;
+    let offline = crate::build::render::prepare(ctx.conn(), &args.render)?;
     let namespace =
-        super::preflight::resolve_namespace(&kube, offline.job.metadata.namespace.as_deref())?;
+        super::preflight::resolve_namespace(kube, offline.job.metadata.namespace.as_deref())?;
     let (mut exported, prepared) =
         super::export::prepare(ctx.conn(), &args.render, Some(&namespace))?;
     super::preflight::print_warnings(&prepared.report, out);
@@ -108,9 +108,9 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
 
     // Readiness: every check runs, the failures are reported together.
     let ((mut failures, warnings), ns, secrets) = tokio::join!(
-        check_jobset(&kube, &namespace),
-        super::readiness::check_namespace(&kube, &namespace),
-        super::readiness::check_secrets(&kube, &namespace, &job, &prepared.gateway),
+        check_jobset(kube, &namespace),
+        super::readiness::check_namespace(kube, &namespace),
+        super::readiness::check_secrets(kube, &namespace, &job, &prepared.gateway),
     );
     for w in &warnings {
         out.note_line(&format!("warning: {w}"));
@@ -130,8 +130,8 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         capacity: !args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
-    super::preflight::gate(&kube, &namespace, &job, gate, out).await?;
-    let answered = server_dry_run(&kube, &namespace, &exported.jobset).await?;
+    super::preflight::gate(kube, &namespace, &job, gate, out).await?;
+    let answered = server_dry_run(kube, &namespace, &exported.jobset).await?;
     let shown = answered
         .metadata
         .name
@@ -164,7 +164,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
                 )),
             });
         }
-        Err(e) => return Err(refused(e, &kube, &namespace, "create")),
+        Err(e) => return Err(refused(e, kube, &namespace, "create")),
     };
     let name = created.metadata.name.clone().unwrap_or(shown);
     crate::error::on_interrupt(format!(
@@ -175,7 +175,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     out.after_write(printed, &line)?;
     if args.wait {
         follow(
-            &kube,
+            kube,
             &api,
             &created,
             args.wait_opts.wait_for,
@@ -380,8 +380,9 @@ pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
         .map(|r| {
             let want = r.replicas.unwrap_or(1);
             let c = counts(&r.name);
-            let n =
-                |f: fn(&crate::jobset::model::ReplicatedJobStatus) -> i32| c.map(f).unwrap_or(0);
+            let n = |f: fn(&crate::build::jobset::model::ReplicatedJobStatus) -> i32| {
+                c.map(f).unwrap_or(0)
+            };
             let mut line = format!(
                 "{} {}/{want} ready, {} succeeded",
                 r.name,
@@ -443,7 +444,7 @@ fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jobset::model::ReplicatedJobStatus;
+    use crate::build::jobset::model::ReplicatedJobStatus;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
     fn js(statuses: &[(&str, i32, i32)], conditions: &[(&str, &str)]) -> JobSet {

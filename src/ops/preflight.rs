@@ -7,13 +7,13 @@
 
 use std::collections::BTreeSet;
 
+use crate::build::validate;
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::model::TFJob;
 use crate::output::Output;
 use crate::placement::live::{self, Unschedulable};
 use crate::placement::{self, Report, Severity, Snapshot, Verdict};
-use crate::validate;
 
 /// The offline validation's findings (warnings: errors stopped the command earlier), on stderr.
 pub fn print_warnings(report: &validate::Report, out: &mut Output) {

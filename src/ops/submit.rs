@@ -16,6 +16,8 @@ use kube::runtime::wait::{await_condition, conditions};
 use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
+use crate::build::render::{self, RenderOptions};
+use crate::build::validate;
 use crate::cluster::{self, Action, Kube};
 use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
@@ -23,8 +25,6 @@ use crate::gateway::BASE_URL_KEY;
 use crate::model::{self, TFJob};
 use crate::output::{Output, ReportFormat};
 use crate::print::{self, Format};
-use crate::render::{self, RenderOptions};
-use crate::validate;
 
 /// Annotation carrying a per-submission id, so a create retried after an ambiguous failure can
 /// tell "my first attempt went through" from "someone else's job has that name".
@@ -94,7 +94,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
 
     // 2. The namespace, resolved as kubectl does (reading the kubeconfig sends nothing).
     let kube = ctx.kube().await?;
-    let namespace = super::preflight::resolve_namespace(&kube, job.metadata.namespace.as_deref())?;
+    let namespace = super::preflight::resolve_namespace(kube, job.metadata.namespace.as_deref())?;
     job.metadata.namespace = Some(namespace.clone());
 
     // --replace may delete: ask before the first request, so an unanswerable question ends the
@@ -109,7 +109,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         "checking TFJob {namespace}/{name} before creating it (readiness, placement, dry runs); nothing was created"
     ));
     // 3. Readiness: every check runs, all failures are reported together.
-    let readiness = check_readiness(&kube, &namespace, &job, &prepared.gateway, args.replace).await;
+    let readiness = check_readiness(kube, &namespace, &job, &prepared.gateway, args.replace).await;
     for warning in &readiness.warnings {
         out.note_line(&format!("warning: {warning}"));
     }
@@ -175,15 +175,15 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         capacity: !args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
-    let queued = super::queue::gate(&kube, &namespace, &job, gate.capacity, out).await?;
-    super::preflight::gate(&kube, &namespace, queued.placement_job(&job), gate, out).await?;
+    let queued = super::queue::gate(kube, &namespace, &job, gate.capacity, out).await?;
+    super::preflight::gate(kube, &namespace, queued.placement_job(&job), gate, out).await?;
     // 6. The pods the operator will create, as server dry runs: PodSecurity, policy engines
     //    and webhooks on pods answer only there.
-    super::pod_dry_run::check(&kube, &namespace, &job, out).await?;
+    super::pod_dry_run::check(kube, &namespace, &job, out).await?;
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &namespace);
-    let wire = Wire::new(&kube, &namespace, prepared.as_written.as_ref());
+    let wire = Wire::new(kube, &namespace, prepared.as_written.as_ref());
     let existing = readiness.existing;
-    let answered = server_dry_run(&kube, &jobs, &wire, &job, existing.as_ref()).await?;
+    let answered = server_dry_run(kube, &jobs, &wire, &job, existing.as_ref()).await?;
 
     if args.dry_run == DryRun::Server {
         // As kubectl does, show what the server answered (with its generated name).
@@ -236,7 +236,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     deadline.phase(format!(
         "creating TFJob {namespace}/{name}: it may exist; check with `{check}`"
     ));
-    let (created, reply_lost) = create(&kube, &jobs, &wire, job).await?;
+    let (created, reply_lost) = create(kube, &jobs, &wire, job).await?;
     let shown = created.metadata.name.clone().unwrap_or(name.clone());
     crate::error::on_interrupt(format!(
         "interrupted: TFJob {namespace}/{shown} was created and is left as it is"
@@ -282,7 +282,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
             ..args.wait_opts.clone()
         };
         wait::follow(
-            &kube,
+            kube,
             &namespace,
             &name,
             &wait_opts,
@@ -310,7 +310,7 @@ fn sample(job: &TFJob) -> TFJob {
         .get_or_insert_with(|| "00000000-0000-0000-0000-000000000000".into());
     m.resource_version.get_or_insert_with(|| "1".into());
     m.generation.get_or_insert(1);
-    m.creation_timestamp.get_or_insert_with(|| {
+    m.creation_timestamp.get_or_insert({
         k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
         )

@@ -92,7 +92,7 @@ pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Resu
             return Err(Error::NotFound("no matching resources found".into()));
         }
     }
-    follow_all(&kube, &namespace, &names, opts, format, out).await
+    follow_all(kube, &namespace, &names, opts, format, out).await
 }
 
 /// The names of the TFJobs `selector` (None: all) matches in `namespace`, sorted.

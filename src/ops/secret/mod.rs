@@ -24,9 +24,9 @@ use crate::error::{Error, Result};
 use crate::gateway::BASE_URL_KEY;
 use crate::gateway::DEFAULT_BASE_URL;
 use crate::output::{ManifestFormat, Output};
-use crate::probe;
 
 mod key;
+pub mod verify;
 
 use key::read_key;
 pub use key::{KeySource, MAX_KEY_BYTES, choose_source, clean_key};
@@ -305,8 +305,8 @@ pub async fn create(
 
     if args.verify {
         let base = args.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL);
-        let verdict = probe::check_models(base, &key, Duration::from_secs(15)).await;
-        let explanation = verdict.explain(&probe::models_url(base));
+        let verdict = verify::check_models(base, &key, Duration::from_secs(15)).await;
+        let explanation = verdict.explain(&verify::models_url(base));
         if !verdict.is_ok() {
             return Err(Error::NotReady {
                 message: format!("{explanation}; nothing was stored"),
@@ -336,9 +336,9 @@ pub async fn create(
     };
     let api: Api<Secret> = Api::namespaced(kube.client.clone(), &namespace);
     let get = Action::new("get", "secrets", Some(&namespace)).named(&args.name);
-    let existing = match cluster::retry(&kube, || api.get_opt(&args.name)).await {
+    let existing = match cluster::retry(kube, || api.get_opt(&args.name)).await {
         Ok(existing) => existing.map(Wiped),
-        Err(e) => return Err(cluster::explain(e, &get, &kube)),
+        Err(e) => return Err(cluster::explain(e, &get, kube)),
     };
     let server_dry_run = dry_run == DryRun::Server;
     let params = PostParams {
@@ -364,7 +364,7 @@ pub async fn create(
             }
             let action = Action::new("create", "secrets", Some(&namespace)).named(&args.name);
             let (created, reply_lost) =
-                create_secret(&kube, &api, &params, &desired, &namespace, &action).await?;
+                create_secret(kube, &api, &params, &desired, &namespace, &action).await?;
             let created = Wiped(created);
             if reply_lost {
                 out.note_line(&format!(
@@ -428,7 +428,7 @@ pub async fn create(
                         Action::new("update", "secrets", Some(&namespace)).named(&args.name);
                     // The resourceVersion from our read makes this a compare-and-swap: a
                     // concurrent change gives 409 instead of being silently overwritten.
-                    let stored = cluster::retry(&kube, || api.replace(&args.name, &params, &updated.0))
+                    let stored = cluster::retry(kube, || api.replace(&args.name, &params, &updated.0))
                         .await
                         .map_err(|e| match cluster::status_code(&e) {
                             Some(409) => Error::Conflict {
@@ -438,7 +438,7 @@ pub async fn create(
                                 ),
                                 hint: Some("Run the command again.".into()),
                             },
-                            _ => cluster::explain(e, &action, &kube),
+                            _ => cluster::explain(e, &action, kube),
                         })
                         .map(Wiped)?;
                     print_object(
@@ -560,11 +560,11 @@ pub async fn check(ctx: &Context, args: SecretCheckOptions, out: &mut Output) ->
     crate::gateway::check_key_name(&args.key, "--key")?;
     let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
-    let secret = match check_secret(&kube, &namespace, &args.name, &args.key).await {
+    let secret = match check_secret(kube, &namespace, &args.name, &args.key).await {
         Ok(secret) => secret,
         // Missing from a namespace that does not exist: the namespace is what to fix first.
         Err(e @ Error::NotReady { .. }) => {
-            crate::ops::readiness::check_namespace(&kube, &namespace).await?;
+            crate::ops::readiness::check_namespace(kube, &namespace).await?;
             return Err(e);
         }
         Err(e) => return Err(e),

@@ -50,7 +50,7 @@ pub async fn run(ctx: &Context, opts: WaitJobOptions, out: &mut Output) -> Resul
     let name = cluster::parse_job_name(&opts.name, "wait")?.to_string();
     let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
-    follow(&kube, &namespace, &name, &opts.wait, opts.format, out).await
+    follow(kube, &namespace, &name, &opts.wait, opts.format, out).await
 }
 
 /// Follows one job; shared with `submit --wait`.

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::super::names::{dns1123_subdomain, env_var_name, qualified_name};
 use super::super::{Finding, Severity};
 use super::{Out, err, int, items, local_descending_path, nonnegative, one_of, s};
-use crate::manifest::{join_index, join_key};
+use crate::build::manifest::{join_index, join_key};
 use crate::quantity;
 
 /// What a container's rules need to know of its pod.
@@ -28,8 +28,11 @@ impl Ctx<'_> {
 
 /// validateContainerCommon and validateInitContainers' extra rules.
 pub(super) fn container(c: &Value, path: &str, init: bool, ctx: &Ctx, out: &mut Out) {
-    // validateContainerCommon: an image is required.
-    if s(c, "image").is_none_or(str::is_empty) {
+    // validateContainerCommon: an image is required. A value that is no string is the
+    // schema's type error, said there.
+    if matches!(c.get("image"), None | Some(Value::Null))
+        || c.get("image").and_then(Value::as_str) == Some("")
+    {
         err(
             out,
             format!("{path}.image"),

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::super::names::{dns1123_label, dns1123_subdomain, label_value, qualified_name};
 use super::{Out, err, int, items, local_descending_path, local_non_reserved_path, one_of, s};
-use crate::manifest::{join_index, join_key};
+use crate::build::manifest::{join_index, join_key};
 
 /// In validateVolumeSource's order: the second one set is the one reported.
 const VOLUME_SOURCES: [&str; 30] = [
@@ -380,26 +380,23 @@ fn validate_iscsi_volume_source(x: &Value, p: &str, out: &mut Out) {
     let chap = ["chapAuthDiscovery", "chapAuthSession"]
         .iter()
         .any(|k| x.get(*k).and_then(Value::as_bool) == Some(true));
-    if chap && !x.get("secretRef").is_some_and(|v| !v.is_null()) {
+    if chap && x.get("secretRef").is_none_or(|v| v.is_null()) {
         err(
             out,
             format!("{p}.secretRef"),
             "secretRef is required with CHAP authentication".into(),
         );
     }
-    if let Some(init) = s(x, "initiatorName") {
-        if !["iqn", "eui", "naa"]
+    if let Some(init) = s(x, "initiatorName")
+        && !["iqn", "eui", "naa"]
             .iter()
             .any(|pre| init.starts_with(pre))
-        {
-            err(
-                out,
-                format!("{p}.initiatorname"),
-                format!(
-                    "initiatorName {init:?} must be valid format starting with iqn, eui, or naa"
-                ),
-            );
-        }
+    {
+        err(
+            out,
+            format!("{p}.initiatorname"),
+            format!("initiatorName {init:?} must be valid format starting with iqn, eui, or naa"),
+        );
     }
 }
 

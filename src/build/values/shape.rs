@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::Values;
-use crate::manifest::{self, join_index, join_key};
+use crate::build::manifest::{self, join_index, join_key};
 use crate::names::closest;
 
 /// The schema of [`Values`] as JSON, built once per process when first needed.

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::{Finding, Severity, names};
-use crate::manifest::{join_index, join_key};
+use crate::build::manifest::{join_index, join_key};
 use crate::model::{DEFAULT_CONTAINER_NAME, MANAGED_BY_VALUES, ReplicaType};
 
 /// Runs `validateTFJob` on the raw object (the webhook sees it before any defaulting).

@@ -12,7 +12,7 @@ use kube::CustomResourceExt;
 use serde_json::{Map, Value, json};
 
 use super::{Finding, Severity};
-use crate::manifest::{join_index, join_key};
+use crate::build::manifest::{join_index, join_key};
 use crate::model::TFJob;
 
 /// The openAPIV3Schema of the v1 version of a CRD object (as JSON), if present.
@@ -567,7 +567,7 @@ fn shown(v: &Value) -> String {
 }
 
 fn last_key(path: &str) -> String {
-    match crate::manifest::parent_path(path) {
+    match crate::build::manifest::parent_path(path) {
         Some(p) if !p.is_empty() => path[p.len()..]
             .trim_start_matches('.')
             .trim_start_matches('[')

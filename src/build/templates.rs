@@ -17,27 +17,33 @@ use std::borrow::Cow;
 use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value;
 
+use crate::build::manifest;
+use crate::build::values::{self, Values};
 use crate::error::{Error, Result};
-use crate::manifest;
 use crate::output::Output;
-use crate::values::{self, Values};
 
 /// The template used when `--template` is not given.
 pub const DEFAULT_TEMPLATE: &str = "ps-worker";
 
 /// Name under which the shared macros are importable.
 pub const MACROS_NAME: &str = "tfjob.j2";
-const MACROS: &str = include_str!("../templates/tfjob.j2");
+const MACROS: &str = include_str!("../../templates/tfjob.j2");
 
 /// (name, source) of every built-in, in the order `templates list` shows them.
 const BUILTINS: [(&str, &str); 4] = [
-    ("ps-worker", include_str!("../templates/ps-worker.yaml.j2")),
+    (
+        "ps-worker",
+        include_str!("../../templates/ps-worker.yaml.j2"),
+    ),
     (
         "chief-worker",
-        include_str!("../templates/chief-worker.yaml.j2"),
+        include_str!("../../templates/chief-worker.yaml.j2"),
     ),
-    ("worker", include_str!("../templates/worker.yaml.j2")),
-    ("evaluator", include_str!("../templates/evaluator.yaml.j2")),
+    ("worker", include_str!("../../templates/worker.yaml.j2")),
+    (
+        "evaluator",
+        include_str!("../../templates/evaluator.yaml.j2"),
+    ),
 ];
 
 /// A loaded template.

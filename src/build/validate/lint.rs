@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::{Context, Finding, Severity, credentials, names, webhook};
-use crate::manifest::{join_index, join_key};
+use crate::build::manifest::{join_index, join_key};
 use crate::model::{
     API_VERSION, CLEAN_POD_POLICIES, DEFAULT_CONTAINER_NAME, KIND, RESTART_POLICIES, ReplicaType,
     SUCCESS_POLICIES,
