@@ -3,13 +3,14 @@
 //! Every import runs one way, down this line (issue 21):
 //!
 //! ```text
-//! main → commands → ops → {diagnose, placement, build, print} → {cluster, gateway}
+//! main → commands → ops → {diagnose, placement, pipeline, print} → {cluster, gateway}
 //!      → operator_pods → {model, names, quantity, duration, output, error}
 //! ```
 //!
-//! where "build" is the offline pipeline `render → templates → values`, with `validate` and
-//! `manifest` beside it. `diagnose`, `placement`, `cluster`, `gateway` and `model` never import
-//! `ops`; `cluster`, `gateway` and `model` never import `validate`, `values` or `render`.
+//! where [`pipeline`] is the offline build of a job (`render → templates → values`, with
+//! `validate`, `manifest` and `jobset` beside it). `diagnose`, `placement`, `cluster`, `gateway`
+//! and `model` never import `ops`; `cluster`, `gateway` and `model` never import the pipeline.
+//! `tests/architecture.rs` enforces the rules.
 //!
 //! - [`commands`]: the command line (clap lives here and nowhere else): the clap tree, the global
 //!   flags (`global.rs`, turned once into the command context), the runtime, interrupt and
@@ -26,16 +27,15 @@
 //!   policy, and guarding the whole command so it ends with exit 5 naming the phase).
 //! - [`diagnose`]: collecting a job's snapshot, the missing-object lookup `wait` also uses, and
 //!   the pure layer-by-layer checks over it.
-//! - [`jobset`]: the same job as a kubernetes-sigs JobSet (`export --to jobset`, `submit --to
-//!   jobset`): the export, its TF_CONFIG with `$(VAR)` expansion, and the JobSet's checks.
 //! - [`placement`]: will the job run here? kube-scheduler's filters, LimitRange and quota
 //!   admission, and stuck references, as a pure model over a collected snapshot; expanding a job
 //!   into pods (`placement::pods`), and the question about a created job whose pods are
 //!   Unschedulable (`placement::live`).
-//! - [`render`], [`templates`], [`values`] (with the render/submit option types): values from
-//!   flags/files/--set, built-in templates, rendering into a typed TFJob; [`manifest`]: reading
-//!   YAML with file/line/column positions; [`validate`]: schema, webhook rules and lint checks,
-//!   all reported at once.
+//! - [`pipeline`]: `render`, `templates`, `values` (with the render/submit option types): values
+//!   from flags/files/--set, built-in templates, rendering into a typed TFJob; `manifest`:
+//!   reading YAML with file/line/column positions; `validate`: schema, webhook rules, core Pod
+//!   validation and lint checks, all reported at once; `jobset`: the same job as a
+//!   kubernetes-sigs JobSet (`export --to jobset`, `submit --to jobset`).
 //! - [`print`]: kubectl's printers (json, yaml, name, jsonpath, custom-columns, go-template,
 //!   tables, `top`'s units), the manifest printers, `check`'s and `diagnose`'s reports, `wait`'s
 //!   progress lines and the day-two tables (`list`, `get`), each taking a writer;
@@ -59,7 +59,6 @@
 //!   through), [`error`] (typed errors and the one mapping to exit codes), [`redact`] (the key,
 //!   and its base64, replaced in every stream the process prints to).
 
-pub mod build;
 pub mod cluster;
 pub mod commands;
 pub mod diagnose;
@@ -74,6 +73,7 @@ pub mod names;
 pub mod operator_pods;
 pub mod ops;
 pub mod output;
+pub mod pipeline;
 pub mod placement;
 pub mod print;
 pub mod quantity;

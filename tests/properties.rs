@@ -1,11 +1,11 @@
 //! Property tests on the entry points that take user input (the same ones the fuzz targets in
 //! fuzz/ exercise for longer): none may panic, and well-formed input must come out right.
 
-use kubectl_tfjob::build::render::RenderOptions;
-use kubectl_tfjob::build::{manifest, render, validate, values};
 use kubectl_tfjob::cluster::ConnectionOptions;
 use kubectl_tfjob::commands::parse_duration;
 use kubectl_tfjob::gateway::GatewayConfig;
+use kubectl_tfjob::pipeline::render::RenderOptions;
+use kubectl_tfjob::pipeline::{manifest, render, validate, values};
 use proptest::prelude::*;
 
 /// YAML-looking text: keys, indentation, scalars, flow collections, anchors and junk.

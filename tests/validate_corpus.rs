@@ -13,9 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use kubectl_tfjob::build::manifest;
-use kubectl_tfjob::build::validate::{self, Context, Severity};
 use kubectl_tfjob::gateway::GatewayConfig;
+use kubectl_tfjob::pipeline::manifest;
+use kubectl_tfjob::pipeline::validate::{self, Context, Severity};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-tfjob");

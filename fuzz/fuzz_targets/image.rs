@@ -2,7 +2,7 @@
 //! checks must never panic.
 #![no_main]
 
-use kubectl_tfjob::build::validate::{names, pod};
+use kubectl_tfjob::pipeline::validate::{names, pod};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|s: &str| {

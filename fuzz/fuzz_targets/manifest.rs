@@ -2,7 +2,7 @@
 #![no_main]
 
 use kubectl_tfjob::gateway::GatewayConfig;
-use kubectl_tfjob::build::{manifest, validate};
+use kubectl_tfjob::pipeline::{manifest, validate};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 //! and any failure is an input error (exit 2). Deep keys stop at the depth limit.
 #![no_main]
 
-use kubectl_tfjob::build::values::{self, SetArg};
+use kubectl_tfjob::pipeline::values::{self, SetArg};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|arg: &str| {

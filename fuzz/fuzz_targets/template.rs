@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use kubectl_tfjob::build::{templates, values};
+use kubectl_tfjob::pipeline::{templates, values};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|source: &str| {

@@ -167,7 +167,7 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
         if arg.get_long() == Some("template") {
             // The built-in templates by name (a path completes as a file).
             values.extend(
-                crate::build::templates::builtin_names()
+                crate::pipeline::templates::builtin_names()
                     .filter(|n| n.starts_with(to_complete))
                     .map(|n| (n.to_string(), "built-in template".to_string())),
             );

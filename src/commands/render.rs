@@ -3,11 +3,11 @@
 
 use clap::Args;
 
-use crate::build::render::{PodOptions, RenderOptions};
 use crate::error::Result;
 use crate::gateway::GatewayOptions;
 use crate::ops::Context;
 use crate::output::Output;
+use crate::pipeline::render::{PodOptions, RenderOptions};
 
 // (A plain comment, not a doc comment: a flattened struct's doc would become the `about` of
 // every subcommand that flattens it, once clap runs the deferred arguments; see commands::Command.)
@@ -346,8 +346,11 @@ impl From<RenderArgs> for RenderOptions {
                     ("evaluator", "memory", a.evaluator_memory),
                 ] {
                     if let Some(value) = v {
-                        pod.per_role
-                            .push(crate::build::values::RoleResource { role, key, value });
+                        pod.per_role.push(crate::pipeline::values::RoleResource {
+                            role,
+                            key,
+                            value,
+                        });
                     }
                 }
                 pod

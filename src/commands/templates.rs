@@ -2,9 +2,9 @@
 
 use clap::{Args, Subcommand};
 
-use crate::build::templates::TemplatesAction;
 use crate::error::Result;
 use crate::output::Output;
+use crate::pipeline::templates::TemplatesAction;
 
 pub(super) const TEMPLATES_EXAMPLES: &str = "\
 Examples:
@@ -37,5 +37,5 @@ pub fn exec(args: TemplatesArgs, out: &mut Output) -> Result<()> {
         TemplatesCommand::List => TemplatesAction::List,
         TemplatesCommand::Show { name } => TemplatesAction::Show { name },
     });
-    crate::build::templates::run_templates(action.as_ref(), out)
+    crate::pipeline::templates::run_templates(action.as_ref(), out)
 }

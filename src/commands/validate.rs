@@ -3,9 +3,9 @@
 use clap::Args;
 
 use super::render::GatewayArgs;
-use crate::build::validate::ValidateOptions;
 use crate::error::Result;
 use crate::output::{Output, ReportFormat};
+use crate::pipeline::validate::ValidateOptions;
 
 #[derive(Debug, Clone, Args)]
 pub struct ValidateArgs {

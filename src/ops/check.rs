@@ -7,10 +7,10 @@
 use super::Context;
 use super::preflight;
 use super::readiness::{self, Readiness};
-use crate::build::render::{self, RenderOptions};
 use crate::error::{Error, Result};
 use crate::model::TFJob;
 use crate::output::{Output, ReportFormat};
+use crate::pipeline::render::{self, RenderOptions};
 use crate::placement::ReadinessFinding;
 use crate::print;
 

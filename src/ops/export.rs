@@ -6,13 +6,13 @@ use super::Context;
 use kube::Api;
 use kube::api::PostParams;
 
-use crate::build::jobset::export::{Exported, Note};
-use crate::build::jobset::{self, JobSet};
-use crate::build::render::{self, RenderOptions};
-use crate::build::validate::Finding;
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::output::Output;
+use crate::pipeline::jobset::export::{Exported, Note};
+use crate::pipeline::jobset::{self, JobSet};
+use crate::pipeline::render::{self, RenderOptions};
+use crate::pipeline::validate::Finding;
 
 /// What to export to (one target today; the flag says it so scripts stay readable).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

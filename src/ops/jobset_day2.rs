@@ -12,11 +12,11 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, LogParams, Preconditions, PropagationPolicy};
 
-use crate::build::jobset::model::JobSet;
-use crate::build::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::output::Output;
+use crate::pipeline::jobset::model::JobSet;
+use crate::pipeline::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
 
 /// A bound on one pod's log read.
 const LOG_LIMIT_BYTES: i64 = 16 * 1024 * 1024;
@@ -44,19 +44,19 @@ async fn read(kube: &Kube, name: &str) -> Result<JobSet> {
 /// day-two commands read a JobSet by the shape the export gives it, so another one is left
 /// to kubectl.
 pub(crate) fn ours(js: JobSet, namespace: &str) -> Result<JobSet> {
-    if crate::build::jobset::made_by_plugin(&js) {
+    if crate::pipeline::jobset::made_by_plugin(&js) {
         return Ok(js);
     }
     let name = js.metadata.name.clone().unwrap_or_default();
     Err(Error::Conflict {
         message: format!(
             "JobSet {namespace}/{name} was not made by kubectl-tfjob (no annotation {}={}): the jobset/NAME commands act only on JobSets that `export --to jobset` or `submit --to jobset` made",
-            crate::build::jobset::MADE_BY_ANNOTATION,
-            crate::build::jobset::MADE_FROM
+            crate::pipeline::jobset::MADE_BY_ANNOTATION,
+            crate::pipeline::jobset::MADE_FROM
         ),
         hint: Some(format!(
             "Use kubectl for it: kubectl get jobset {name} -n {namespace} -o yaml (or kubectl describe, kubectl delete jobset {name}, kubectl logs -l {})",
-            crate::build::jobset::pod_selector(&name)
+            crate::pipeline::jobset::pod_selector(&name)
         )),
     })
 }
@@ -77,7 +77,7 @@ pub async fn wait(
 
 async fn pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
-    let lp = ListParams::default().labels(&crate::build::jobset::pod_selector(name));
+    let lp = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
     cluster::retry(kube, || pods.list(&lp))
         .await
         .map(|l| l.items)
@@ -143,7 +143,7 @@ fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
             .replicated_jobs_status
             .iter()
             .find(|x| x.name == r.name);
-        let n = |f: fn(&crate::build::jobset::model::ReplicatedJobStatus) -> i32| {
+        let n = |f: fn(&crate::pipeline::jobset::model::ReplicatedJobStatus) -> i32| {
             st.map(f).unwrap_or(0)
         };
         s.push_str(&format!(
@@ -297,7 +297,7 @@ mod tests {
         assert!(err.hint().unwrap().contains("kubectl get jobset x -n ns"));
         js.metadata.annotations = Some(
             [(
-                crate::build::jobset::MADE_BY_ANNOTATION.to_string(),
+                crate::pipeline::jobset::MADE_BY_ANNOTATION.to_string(),
                 "other".to_string(),
             )]
             .into(),
@@ -308,8 +308,8 @@ mod tests {
         );
         js.metadata.annotations = Some(
             [(
-                crate::build::jobset::MADE_BY_ANNOTATION.to_string(),
-                crate::build::jobset::MADE_FROM.to_string(),
+                crate::pipeline::jobset::MADE_BY_ANNOTATION.to_string(),
+                crate::pipeline::jobset::MADE_FROM.to_string(),
             )]
             .into(),
         );

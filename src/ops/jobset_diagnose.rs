@@ -9,10 +9,10 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::Api;
 use kube::api::ListParams;
 
-use crate::build::jobset::model::JobSet;
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::output::Output;
+use crate::pipeline::jobset::model::JobSet;
 
 /// What was found, and how the command ends.
 #[derive(Debug, PartialEq, Eq)]
@@ -145,7 +145,7 @@ pub async fn run(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
             ));
         }
     };
-    let lp = ListParams::default().labels(&crate::build::jobset::pod_selector(name));
+    let lp = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
     // Events about Jobs (FailedCreate): the namespace's, filtered here by the Jobs' names.
     let job_events = ListParams::default().fields("involvedObject.kind=Job");
     let (jobs, pods, events) = tokio::join!(

@@ -16,7 +16,6 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::{ListParams, PostParams};
 
-use crate::build::jobset::model::{JobSet, JobSetStatus};
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::ops::DryRun;
@@ -25,6 +24,7 @@ use crate::ops::readiness::combine;
 use crate::ops::submit::SubmitOptions;
 use crate::ops::wait::WaitFor;
 use crate::output::Output;
+use crate::pipeline::jobset::model::{JobSet, JobSetStatus};
 
 /// Where the upstream manifests install the controller (jobset `config/components/manager`).
 pub const CONTROLLER_NAMESPACE: &str = "jobset-system";
@@ -95,7 +95,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         ));
     }
     let kube = ctx.kube().await?;
-    let offline = crate::build::render::prepare(ctx.conn(), &args.render)?;
+    let offline = crate::pipeline::render::prepare(ctx.conn(), &args.render)?;
     let namespace =
         super::preflight::resolve_namespace(kube, offline.job.metadata.namespace.as_deref())?;
     let (mut exported, prepared) =
@@ -380,7 +380,7 @@ pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
         .map(|r| {
             let want = r.replicas.unwrap_or(1);
             let c = counts(&r.name);
-            let n = |f: fn(&crate::build::jobset::model::ReplicatedJobStatus) -> i32| {
+            let n = |f: fn(&crate::pipeline::jobset::model::ReplicatedJobStatus) -> i32| {
                 c.map(f).unwrap_or(0)
             };
             let mut line = format!(
@@ -444,7 +444,7 @@ fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::jobset::model::ReplicatedJobStatus;
+    use crate::pipeline::jobset::model::ReplicatedJobStatus;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
     fn js(statuses: &[(&str, i32, i32)], conditions: &[(&str, &str)]) -> JobSet {

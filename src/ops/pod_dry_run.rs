@@ -133,7 +133,7 @@ pub fn operator_pods(job: &TFJob, namespace: &str) -> Vec<(String, Pod)> {
     if job.metadata.name.is_none()
         && let Some(prefix) = &job.metadata.generate_name
     {
-        model = model.named(crate::build::validate::names::generated_name(prefix));
+        model = model.named(crate::pipeline::validate::names::generated_name(prefix));
     }
     let mut out = Vec::new();
     for r in &model.replicas {

@@ -7,11 +7,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::build::validate;
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::model::TFJob;
 use crate::output::Output;
+use crate::pipeline::validate;
 use crate::placement::live::{self, Unschedulable};
 use crate::placement::{self, Report, Severity, Snapshot, Verdict};
 

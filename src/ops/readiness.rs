@@ -34,7 +34,7 @@ pub struct Readiness {
 /// The istio lint's finding, when the target namespace does inject sidecars: then it is a
 /// warning (offline, or where nothing injects, it stays information). Message and hint.
 pub fn istio_warning(
-    report: &crate::build::validate::Report,
+    report: &crate::pipeline::validate::Report,
     namespace: &str,
     injection: Option<&str>,
 ) -> Option<(String, String)> {

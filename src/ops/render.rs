@@ -1,10 +1,10 @@
-//! `kubectl tfjob render`: the command core over [`crate::build::render::prepare`]. Offline: of the
+//! `kubectl tfjob render`: the command core over [`crate::pipeline::render::prepare`]. Offline: of the
 //! connection flags it reads only the namespace.
 
 use super::Context;
-use crate::build::render::{self, RenderOptions};
 use crate::error::Result;
 use crate::output::Output;
+use crate::pipeline::render::{self, RenderOptions};
 
 /// YAML on stdout only when the job is valid; findings and the resources notes on stderr.
 pub fn run(ctx: &Context, opts: RenderOptions, out: &mut Output) -> Result<()> {

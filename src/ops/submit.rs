@@ -16,14 +16,14 @@ use kube::runtime::wait::{await_condition, conditions};
 use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
-use crate::build::render::{self, RenderOptions};
-use crate::build::validate;
 use crate::cluster::{self, Action, Kube};
 use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
 use crate::gateway::BASE_URL_KEY;
 use crate::model::{self, TFJob};
 use crate::output::{Output, ReportFormat};
+use crate::pipeline::render::{self, RenderOptions};
+use crate::pipeline::validate;
 use crate::print::{self, Format};
 
 /// Annotation carrying a per-submission id, so a create retried after an ambiguous failure can

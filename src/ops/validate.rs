@@ -1,10 +1,10 @@
 //! `kubectl tfjob validate -f FILE|- [-f …] [-o json]`: the command core over
-//! [`crate::build::validate::check_files`]. Offline, and reads none of the connection flags: it takes
+//! [`crate::pipeline::validate::check_files`]. Offline, and reads none of the connection flags: it takes
 //! no context.
 
-use crate::build::validate::{self, ValidateOptions};
 use crate::error::{Error, Result};
 use crate::output::{Output, ReportFormat};
+use crate::pipeline::validate::{self, ValidateOptions};
 
 /// Findings as text on stderr (valid jobs named on stdout) or as JSON on stdout; any error
 /// fails the command with exit 2 and the whole list.

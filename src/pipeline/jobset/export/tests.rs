@@ -1,6 +1,6 @@
 use super::*;
-use crate::build::render::{RenderOptions, prepare};
 use crate::cluster::ConnectionOptions;
+use crate::pipeline::render::{RenderOptions, prepare};
 use serde_json::{Value, json};
 
 fn article(ns: Option<&str>) -> TFJob {

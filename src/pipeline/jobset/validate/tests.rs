@@ -1,7 +1,7 @@
 use super::*;
-use crate::build::jobset::export::export;
-use crate::build::render::{RenderOptions, prepare};
 use crate::cluster::ConnectionOptions;
+use crate::pipeline::jobset::export::export;
+use crate::pipeline::render::{RenderOptions, prepare};
 
 fn exported(args: RenderOptions) -> JobSet {
     let kube = ConnectionOptions {
@@ -26,7 +26,7 @@ fn article() -> RenderOptions {
 
 /// Every built-in template, rendered with the flags that give it pods of every role it has.
 fn every_template() -> Vec<(String, JobSet)> {
-    crate::build::templates::builtin_names()
+    crate::pipeline::templates::builtin_names()
         .map(|t| {
             let mut args = article();
             args.template = Some(t.to_string());

@@ -7,21 +7,21 @@
 
 use serde_json::Value;
 
-use crate::build::manifest::{self, Document};
 use crate::cluster::ConnectionOptions;
 use crate::error::{Error, Result};
 use crate::gateway::GatewayConfig;
 use crate::model::TFJob;
 use crate::output::Output;
+use crate::pipeline::manifest::{self, Document};
 use crate::print;
 // The manifest printers live in `print`; re-exported for the callers that name them here.
-use crate::build::templates::{self, DEFAULT_TEMPLATE};
-use crate::build::validate::{self, Context, Report};
-use crate::build::values;
+use crate::pipeline::templates::{self, DEFAULT_TEMPLATE};
+use crate::pipeline::validate::{self, Context, Report};
+use crate::pipeline::values;
 pub use crate::print::manifest::{to_json, to_yaml};
 // The option types belong to `values` (the pipeline's input), not to its top; re-exported here
 // because `render`/`submit` callers name them `render::RenderOptions`.
-pub use crate::build::values::{PodOptions, RenderOptions};
+pub use crate::pipeline::values::{PodOptions, RenderOptions};
 
 /// A job ready to print or submit.
 #[derive(Debug, Clone)]

@@ -1,4 +1,5 @@
-//! The offline pipeline: from flags, values and a template (or a manifest) to a validated TFJob,
+//! The offline pipeline (the layer above `cluster`, beside `diagnose`, `placement` and `print`):
+//! from flags, values and a template (or a manifest) to a validated TFJob,
 //! and the same job as a JobSet. No I/O but reading input; nothing here knows the cluster
 //! beyond `cluster`'s plain facts.
 //!

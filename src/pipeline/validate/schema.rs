@@ -12,8 +12,8 @@ use kube::CustomResourceExt;
 use serde_json::{Map, Value, json};
 
 use super::{Finding, Severity};
-use crate::build::manifest::{join_index, join_key};
 use crate::model::TFJob;
+use crate::pipeline::manifest::{join_index, join_key};
 
 /// The openAPIV3Schema of the v1 version of a CRD object (as JSON), if present.
 pub fn crd_openapi_schema(crd: &Value) -> Option<&Value> {
@@ -567,7 +567,7 @@ fn shown(v: &Value) -> String {
 }
 
 fn last_key(path: &str) -> String {
-    match crate::build::manifest::parent_path(path) {
+    match crate::pipeline::manifest::parent_path(path) {
         Some(p) if !p.is_empty() => path[p.len()..]
             .trim_start_matches('.')
             .trim_start_matches('[')

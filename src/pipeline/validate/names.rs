@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::{Finding, Severity};
-use crate::build::manifest::join_key;
+use crate::pipeline::manifest::join_key;
 
 /// Characters kube-apiserver appends to a `generateName` prefix.
 pub const GENERATED_SUFFIX_LEN: usize = 5;

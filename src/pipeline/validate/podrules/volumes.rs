@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::super::names::{dns1123_label, dns1123_subdomain, label_value, qualified_name};
 use super::{Out, err, int, items, local_descending_path, local_non_reserved_path, one_of, s};
-use crate::build::manifest::{join_index, join_key};
+use crate::pipeline::manifest::{join_index, join_key};
 
 /// In validateVolumeSource's order: the second one set is the one reported.
 const VOLUME_SOURCES: [&str; 30] = [

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::super::names::dns1123_subdomain;
 use super::{Out, err, ids, int, items, local_descending_path, one_of, s};
-use crate::build::manifest::join_index;
+use crate::pipeline::manifest::join_index;
 
 fn flag(v: &Value, k: &str) -> bool {
     v.get(k).and_then(Value::as_bool) == Some(true)

@@ -9,8 +9,8 @@
 use serde_json::{Map, Value};
 
 use super::{Context, Finding, Report, Severity};
-use crate::build::manifest::join_index;
 use crate::error::{Error, Result};
+use crate::pipeline::manifest::join_index;
 
 /// The rule id `submit` looks for.
 pub const RULE: &str = "literal-credential";

@@ -5,12 +5,12 @@
 
 use serde_json::{Value, json};
 
-use crate::build::validate::Severity;
+use crate::pipeline::validate::Severity;
 
 /// Error paths of the full pod-spec check (pod.rs and podrules) under the path `p`.
 fn errors(ps: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    crate::build::validate::pod::pod_spec(ps, "p", &mut out);
+    crate::pipeline::validate::pod::pod_spec(ps, "p", &mut out);
     out.into_iter()
         .filter(|f| f.severity == Severity::Error)
         .map(|f| f.path)
@@ -1337,10 +1337,10 @@ fn job(ps: Value, annotations: Value) -> Value {
 /// ValidateAnnotations (apimachinery ValidateAnnotationsSize) on the pod template: pod.rs.
 #[test]
 fn validate_annotations() {
-    let ok = crate::build::validate::pod::check(&job(pod(json!({})), json!({"a": "b"})));
+    let ok = crate::pipeline::validate::pod::check(&job(pod(json!({})), json!({"a": "b"})));
     assert!(ok.is_empty(), "{ok:?}");
     let big = "x".repeat(300 * 1024);
-    let bad = crate::build::validate::pod::check(&job(pod(json!({})), json!({ "a": big })));
+    let bad = crate::pipeline::validate::pod::check(&job(pod(json!({})), json!({ "a": big })));
     assert!(
         bad.iter()
             .any(|f| f.path == "spec.tfReplicaSpecs.Worker.template.metadata.annotations"),
@@ -1352,9 +1352,9 @@ fn validate_annotations() {
 #[test]
 fn validate_nonnegative_quantity() {
     let paths = |ps: Value| -> Vec<String> {
-        crate::build::validate::lint::check(
+        crate::pipeline::validate::lint::check(
             &job(ps, json!({})),
-            &crate::build::validate::Context::default(),
+            &crate::pipeline::validate::Context::default(),
         )
         .into_iter()
         .filter(|f| f.severity == Severity::Error && f.path.contains("resources"))

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::names::{dns1123_label, env_var_name, qualified_name};
 use super::{Finding, Severity};
-use crate::build::manifest::{join_index, join_key};
+use crate::pipeline::manifest::{join_index, join_key};
 // The known effects live in `model` so `values` (the --toleration flag) reads them too.
 use crate::model::TAINT_EFFECTS;
 

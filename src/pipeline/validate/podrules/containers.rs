@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::super::names::{dns1123_subdomain, env_var_name, qualified_name};
 use super::super::{Finding, Severity};
 use super::{Out, err, int, items, local_descending_path, nonnegative, one_of, s};
-use crate::build::manifest::{join_index, join_key};
+use crate::pipeline::manifest::{join_index, join_key};
 use crate::quantity;
 
 /// What a container's rules need to know of its pod.

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::super::names::{dns1123_label, dns1123_subdomain, qualified_name};
 use super::{Out, err, int, ip_sloppy, items, label_selector, s};
-use crate::build::manifest::join_index;
+use crate::pipeline::manifest::join_index;
 
 /// validateTopologySpreadConstraints: ValidateMaxSkew, ValidateTopologyKey,
 /// ValidateWhenUnsatisfiable, ValidateSpreadConstraintNotRepeat, validateMinDomains,

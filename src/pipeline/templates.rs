@@ -17,10 +17,10 @@ use std::borrow::Cow;
 use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value;
 
-use crate::build::manifest;
-use crate::build::values::{self, Values};
 use crate::error::{Error, Result};
 use crate::output::Output;
+use crate::pipeline::manifest;
+use crate::pipeline::values::{self, Values};
 
 /// The template used when `--template` is not given.
 pub const DEFAULT_TEMPLATE: &str = "ps-worker";

@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::Values;
-use crate::build::manifest::{self, join_index, join_key};
 use crate::names::closest;
+use crate::pipeline::manifest::{self, join_index, join_key};
 
 /// The schema of [`Values`] as JSON, built once per process when first needed.
 fn values_schema() -> &'static Value {

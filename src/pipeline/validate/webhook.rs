@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use super::{Finding, Severity, names};
-use crate::build::manifest::{join_index, join_key};
 use crate::model::{DEFAULT_CONTAINER_NAME, MANAGED_BY_VALUES, ReplicaType};
+use crate::pipeline::manifest::{join_index, join_key};
 
 /// Runs `validateTFJob` on the raw object (the webhook sees it before any defaulting).
 pub fn check(root: &Map<String, Value>, out: &mut Vec<Finding>) {

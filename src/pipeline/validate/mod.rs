@@ -18,11 +18,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::build::manifest::{self, Location, Positions};
 use crate::error::{Error, Result};
 use crate::gateway::GatewayConfig;
 use crate::gateway::GatewayOptions;
 use crate::output::ReportFormat;
+use crate::pipeline::manifest::{self, Location, Positions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -239,7 +239,7 @@ pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
         // nothing above refused the object, its first unreadable field is an error here too.
         if error_paths.is_empty()
             && let Some((path, message)) =
-                crate::build::manifest::typed_reading_error::<crate::model::TFJob>(obj)
+                crate::pipeline::manifest::typed_reading_error::<crate::model::TFJob>(obj)
         {
             findings.push(Finding::new(Severity::Error, "schema", path, message));
         }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::names::{dns1123_label, label_value, qualified_name};
 use super::{Finding, Severity};
-use crate::build::manifest::{join_index, join_key};
+use crate::pipeline::manifest::{join_index, join_key};
 
 mod containers;
 mod scheduling;

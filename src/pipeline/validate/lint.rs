@@ -9,11 +9,11 @@
 use serde_json::{Map, Value};
 
 use super::{Context, Finding, Severity, credentials, names, webhook};
-use crate::build::manifest::{join_index, join_key};
 use crate::model::{
     API_VERSION, CLEAN_POD_POLICIES, DEFAULT_CONTAINER_NAME, KIND, RESTART_POLICIES, ReplicaType,
     SUCCESS_POLICIES,
 };
+use crate::pipeline::manifest::{join_index, join_key};
 use crate::quantity;
 
 const GPU: &str = "nvidia.com/gpu";

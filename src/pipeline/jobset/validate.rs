@@ -16,9 +16,9 @@ use kube::CustomResourceExt;
 use serde_json::Value;
 
 use super::model::JobSet;
-use crate::build::manifest::join_key;
-use crate::build::validate::names::{dns1035, dns1123_subdomain, generated_name};
-use crate::build::validate::{Finding, Severity, schema};
+use crate::pipeline::manifest::join_key;
+use crate::pipeline::validate::names::{dns1035, dns1123_subdomain, generated_name};
+use crate::pipeline::validate::{Finding, Severity, schema};
 
 /// The webhook's limit on `spec.managedBy` (`maxManagedByLength`).
 const MAX_MANAGED_BY: usize = 63;
@@ -406,7 +406,7 @@ fn pod_templates(value: &Value, out: &mut Vec<Finding>) {
                 &format!("spec.replicatedJobs[{i}].template.spec.template"),
                 "spec",
             );
-            crate::build::validate::pod::pod_spec(ps, &path, out);
+            crate::pipeline::validate::pod::pod_spec(ps, &path, out);
         }
     }
 }

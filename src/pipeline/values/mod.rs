@@ -13,8 +13,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::build::manifest::{Document, join_index, join_key};
 use crate::error::{Error, Result};
+use crate::pipeline::manifest::{Document, join_index, join_key};
 
 mod flagkeys;
 mod options;
@@ -583,7 +583,7 @@ impl Values {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::manifest;
+    use crate::pipeline::manifest;
     use serde_json::json;
 
     #[test]

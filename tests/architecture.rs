@@ -1,0 +1,218 @@
+//! The import rules of ARCHITECTURE.md, enforced: every `crate::<module>` a file under `src/`
+//! names (outside its tests) must be one its top-level module may import. A new arrow is a
+//! line in `ALLOWED` and a sentence in ARCHITECTURE.md, or a piece moved down.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The bottom floor: they import only each other, as listed here.
+const BOTTOM: &[(&str, &[&str])] = &[
+    ("model", &[]),
+    ("names", &[]),
+    ("quantity", &[]),
+    ("duration", &[]),
+    ("error", &[]),
+    ("redact", &[]),
+    ("input", &["error"]),
+    ("output", &["error", "redact"]),
+    ("logging", &["output", "redact"]),
+];
+
+const BOTTOM_NAMES: &[&str] = &[
+    "model", "names", "quantity", "duration", "error", "redact", "input", "output", "logging",
+];
+
+/// Above the bottom floor: what each module may import besides the bottom modules.
+const ALLOWED: &[(&str, &[&str])] = &[
+    (
+        "commands",
+        &[
+            "ops",
+            "pipeline",
+            "diagnose",
+            "placement",
+            "print",
+            "jobview",
+            "cluster",
+            "gateway",
+            "operator_pods",
+        ],
+    ),
+    (
+        "ops",
+        &[
+            "pipeline",
+            "diagnose",
+            "placement",
+            "print",
+            "jobview",
+            "cluster",
+            "gateway",
+            "operator_pods",
+        ],
+    ),
+    // diagnose asks the placement model about Unschedulable pods and needed objects.
+    (
+        "diagnose",
+        &["placement", "cluster", "gateway", "operator_pods"],
+    ),
+    ("placement", &["cluster", "gateway", "operator_pods"]),
+    // render returns YAML made by the one manifest printer (print::manifest).
+    (
+        "pipeline",
+        &["print", "cluster", "gateway", "operator_pods"],
+    ),
+    // printers take the plain data of diagnose, placement and jobview.
+    (
+        "print",
+        &["diagnose", "placement", "jobview", "cluster", "gateway"],
+    ),
+    ("jobview", &["cluster", "operator_pods"]),
+    ("cluster", &["gateway"]),
+    ("gateway", &[]),
+    ("operator_pods", &[]),
+];
+
+fn rs_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            // A folder of tests (diagnose/tests/) is not the module's code.
+            if path.file_name().is_some_and(|n| n != "tests") {
+                rs_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The file's code without its unit tests: a `*tests.rs` file is all tests; elsewhere the
+/// tests start at `#[cfg(test)]` followed by a `mod`.
+fn code_of(path: &Path) -> String {
+    let name = path.file_name().unwrap().to_string_lossy();
+    if name.ends_with("tests.rs") {
+        return String::new();
+    }
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut code = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|next| next.trim_start().starts_with("mod "))
+        {
+            // `mod x;` pulls a file of tests (skipped by name above); `mod x {` runs to the end.
+            if lines
+                .peek()
+                .is_some_and(|next| next.trim_end().ends_with('{'))
+            {
+                break;
+            }
+            lines.next();
+            continue;
+        }
+        code.push_str(line);
+        code.push('\n');
+    }
+    code
+}
+
+/// The top-level modules a piece of code names: `crate::x` and `use crate::{x, y::z}`.
+fn named_modules(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Only the first segment of each item: `{x, y::{a, b}}` names x and y.
+            let mut depth = 0;
+            let mut start = true;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => start = true,
+                    c if start && (c.is_ascii_alphabetic() || c == '_') => {
+                        out.insert(ident(&group[j..]));
+                        start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            let m = ident(rest);
+            if !m.is_empty() {
+                out.insert(m);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn imports_run_one_way_as_architecture_md_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let allowed: BTreeMap<&str, BTreeSet<&str>> = ALLOWED
+        .iter()
+        .map(|(m, a)| {
+            (
+                *m,
+                a.iter()
+                    .copied()
+                    .chain(BOTTOM_NAMES.iter().copied())
+                    .collect(),
+            )
+        })
+        .chain(
+            BOTTOM
+                .iter()
+                .map(|(m, a)| (*m, a.iter().copied().collect())),
+        )
+        .collect();
+    let mut files = Vec::new();
+    rs_files(&root, &mut files);
+    let mut problems = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_string();
+        if ["lib", "main"].contains(&module.as_str()) {
+            continue;
+        }
+        let Some(may) = allowed.get(module.as_str()) else {
+            problems.push(format!(
+                "src/{}: module {module} has no row in tests/architecture.rs",
+                rel.display()
+            ));
+            continue;
+        };
+        for named in named_modules(&code_of(file)) {
+            if named != module && !may.contains(named.as_str()) {
+                problems.push(format!(
+                    "src/{}: {module} imports {named}, which ARCHITECTURE.md does not allow",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_scanner_reads_paths_and_groups() {
+    let got = named_modules("use crate::{a, b::{c, d}, e::f};\nlet x = crate::g::h();");
+    let want: BTreeSet<String> = ["a", "b", "e", "g"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(got, want);
+}
