@@ -86,12 +86,22 @@ impl EnvAnswer {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The key's fingerprint; None when absent or when the image had no `sha256sum`.
     pub fn fingerprint(&self, name: &str) -> Option<&str> {
         self.fingerprints
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+            .filter(|v| *v != NO_TOOL)
     }
+}
+
+/// What the shell script prints where the image lacks the program a step needs.
+const NO_TOOL: &str = "no-tool";
+
+/// `missing=TOOL`: the image has nothing to run this check with (the shell script's answer).
+pub fn missing_tool(out: &str) -> Option<&str> {
+    out.lines().find_map(|l| l.strip_prefix("missing="))
 }
 
 /// TF_CONFIG as the process sees it (`seen`, from its environment) against the one the operator
@@ -209,6 +219,9 @@ pub fn judge_peers(out: &str, facts: &dyn Fn(&str) -> PeerFacts) -> Vec<Peer> {
         let f = facts(to);
         let check = match (resolve, connect) {
             ("ok", "ok") => Check::pass("reachable"),
+            ("ok", NO_TOOL) => Check::not_checked(
+                "the name resolves; the image has no bash (with timeout) or nc to open a connection",
+            ),
             ("nxdomain", _) => Check::fail(match (f.service_exists, f.pod_ready) {
                 (Some(false), _) => format!(
                     "name not found: the headless Service {} is missing (the operator creates one per replica)",
@@ -363,6 +376,30 @@ mod tests {
                 .contains("cluster.evaluator")
         );
         assert_eq!(cluster_hosts(&e).len(), 3);
+    }
+
+    #[test]
+    fn what_the_image_lacks_is_not_checked_never_passed() {
+        assert_eq!(missing_tool("missing=getent\n"), Some("getent"));
+        assert_eq!(missing_tool("peer=a:1 resolve=ok connect=ok\n"), None);
+        let p = judge_peers("peer=a:1 resolve=ok connect=no-tool\n", &|_| {
+            PeerFacts::default()
+        });
+        assert_eq!(p[0].check.status, Status::NotChecked);
+        // A name that does not resolve is a failure even without a program to connect with.
+        let p = judge_peers("peer=a:1 resolve=nxdomain connect=skipped\n", &|_| {
+            PeerFacts::default()
+        });
+        assert_eq!(p[0].check.status, Status::Fail);
+        // No sha256sum: no fingerprint, so a 401 does not claim the Secret changed.
+        let env = EnvAnswer::parse("fp=K:no-tool\n");
+        assert_eq!(env.fingerprint("K"), None);
+        let c = judge_gateway(
+            "gateway url=https://g/api/v1/models status=401 models=no",
+            env.fingerprint("K"),
+            Some("abcd1234"),
+        );
+        assert!(c.detail.contains("unknown"), "{c:?}");
     }
 
     #[test]

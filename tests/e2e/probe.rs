@@ -244,6 +244,64 @@ fn an_image_without_shell_or_python_is_not_checked_never_passed() {
 }
 
 #[test]
+fn an_image_without_python_is_checked_with_its_shell_tools() {
+    // No python3: sh with getent (names), bash's /dev/tcp under timeout (connects), curl (the
+    // gateway, its key on curl's stdin) and sha256sum (the key's fingerprint).
+    let c = running_job(
+        TEST_KEY,
+        "imageTools: [{image: tensorflow, tools: [sh, getent, bash, timeout, curl, sha256sum]}]\n",
+    );
+    let (code, v, stderr) = probe_json(&c);
+    assert_eq!(code, 0, "{v:#}\n{stderr}");
+    for r in v["replicas"].as_array().unwrap() {
+        assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
+        let peers = r["peers"].as_array().unwrap();
+        assert_eq!(peers.len(), 4, "{r:#}");
+        assert!(peers.iter().all(|p| p["status"] == "pass"), "{r:#}");
+        assert_eq!(r["gateway"]["status"], "pass", "{r:#}");
+    }
+    // The checks ran under sh, and no exec carried the key.
+    assert!(
+        c.requests()
+            .iter()
+            .filter(|r| r.subresource == "exec")
+            .any(|r| r.query.starts_with("command=sh&") || r.query.contains("&command=sh&")),
+        "no exec ran sh"
+    );
+    no_key_in_exec_commands(&c);
+}
+
+#[test]
+fn an_image_with_a_shell_only_says_which_tool_each_check_lacks() {
+    let c = running_job(TEST_KEY, "imageTools: [{image: tensorflow, tools: [sh]}]\n");
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 3, "{v:#}");
+    assert_eq!(v["ok"], false);
+    for r in v["replicas"].as_array().unwrap() {
+        // TF_CONFIG is read with the shell alone.
+        assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
+        assert_eq!(r["peersCheck"]["status"], "notChecked", "{r:#}");
+        assert!(
+            r["peersCheck"]["detail"]
+                .as_str()
+                .unwrap()
+                .contains("the image has no getent"),
+            "{r:#}"
+        );
+        assert_eq!(r["gateway"]["status"], "notChecked", "{r:#}");
+        assert!(
+            r["gateway"]["detail"]
+                .as_str()
+                .unwrap()
+                .contains("the image has no curl"),
+            "{r:#}"
+        );
+    }
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(verdict.contains("not checked"), "{verdict}");
+}
+
+#[test]
 fn exec_forbidden_is_one_line_naming_the_verb() {
     let c = running_job(TEST_KEY, "rbac: {deny: [{verb: create, resource: pods}]}\n");
     let run = tfjob(&c, &args("probe tf-dist-train"));

@@ -24,10 +24,10 @@ use serde_json::Value;
 
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::{self, Kube};
-use crate::ops::Context;
 use crate::diagnose::inpod::{self, Check, EnvAnswer, Peer, PeerFacts, Status};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
+use crate::ops::Context;
 use crate::output::Output;
 
 const PY: &str = include_str!("inpod.py");
@@ -404,10 +404,14 @@ async fn probe_pod(
         Duration::from_secs(10),
     )
     .await;
-    let has_python = env_run.ended != Ended::NoProgram;
-    if !has_python {
+    // The program that ran the environment check runs the others: python3, else sh with
+    // the tools the image has (inpod.sh says `missing=TOOL` where none fits a check).
+    let (program, script) = if env_run.ended == Ended::NoProgram {
         env_run = exec(words("sh", SH, "env", &env_args), Duration::from_secs(10)).await;
-    }
+        ("sh", SH)
+    } else {
+        ("python3", PY)
+    };
     let env = match &env_run.ended {
         Ended::Exited(0) => EnvAnswer::parse(&env_run.stdout),
         other => {
@@ -439,40 +443,40 @@ async fn probe_pod(
         .map(inpod::cluster_hosts)
         .unwrap_or_default();
     if !hosts.is_empty() {
-        if !has_python {
-            r.peers_check = Some(Check::not_checked(
-                "the image has no python3: peers were not checked",
-            ));
-        } else {
-            let timeout = CONNECT_TIMEOUT_SECS.to_string();
-            let mut args: Vec<&str> = vec![&timeout];
-            args.extend(hosts.iter().map(String::as_str));
-            let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS * hosts.len() as u64);
-            let run = exec(words("python3", PY, "peers", &args), within).await;
-            match &run.ended {
-                Ended::Exited(0) => r.peers = inpod::judge_peers(&run.stdout, facts),
-                other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
-            }
+        let timeout = CONNECT_TIMEOUT_SECS.to_string();
+        let mut args: Vec<&str> = vec![&timeout];
+        args.extend(hosts.iter().map(String::as_str));
+        let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS * hosts.len() as u64);
+        let run = exec(words(program, script, "peers", &args), within).await;
+        match &run.ended {
+            Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
+                Some(tool) => {
+                    r.peers_check = Some(Check::not_checked(format!(
+                        "the image has no {tool}: peers were not checked"
+                    )))
+                }
+                None => r.peers = inpod::judge_peers(&run.stdout, facts),
+            },
+            other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
         }
     }
     // 3. The gateway, where the process has its base URL.
     if env.value(vars.base_var).is_some() {
-        r.gateway = Some(if !has_python {
-            Check::not_checked("the image has no python3: the gateway was not checked")
-        } else {
-            let timeout = CONNECT_TIMEOUT_SECS.to_string();
-            let args = [ENVIRON, vars.base_var, vars.key_var, timeout.as_str()];
-            let run = exec(
-                words("python3", PY, "gateway", &args),
-                Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS),
-            )
-            .await;
-            match &run.ended {
-                Ended::Exited(0) => {
-                    inpod::judge_gateway(&run.stdout, env.fingerprint(vars.key_var), secret_fp)
-                }
-                other => Check::not_checked(exec_problem(other, &run.stderr)),
-            }
+        let timeout = CONNECT_TIMEOUT_SECS.to_string();
+        let args = [ENVIRON, vars.base_var, vars.key_var, timeout.as_str()];
+        let run = exec(
+            words(program, script, "gateway", &args),
+            Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS),
+        )
+        .await;
+        r.gateway = Some(match &run.ended {
+            Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
+                Some(tool) => Check::not_checked(format!(
+                    "the image has no {tool}: the gateway was not checked"
+                )),
+                None => inpod::judge_gateway(&run.stdout, env.fingerprint(vars.key_var), secret_fp),
+            },
+            other => Check::not_checked(exec_problem(other, &run.stderr)),
         });
     }
     r
@@ -653,19 +657,23 @@ mod tests {
         };
         let a = format!("127.0.0.1:{open}");
         let b = format!("127.0.0.1:{closed}");
-        let out = run(
-            "python3",
-            PY,
-            &["peers", "2", &a, &b, "no-such-host.invalid:2222"],
-        );
-        let peers = inpod::judge_peers(&out, &|_| PeerFacts::default());
-        assert_eq!(peers.len(), 3, "{out}");
-        assert_eq!(
-            (peers[0].resolve.as_str(), peers[0].connect.as_str()),
-            ("ok", "ok")
-        );
-        assert_eq!(peers[1].connect, "refused");
-        assert_eq!(peers[2].resolve, "nxdomain");
+        // python3, and sh with getent, bash's /dev/tcp and timeout: the same answers.
+        for (program, script) in [("python3", PY), ("sh", SH)] {
+            let out = run(
+                program,
+                script,
+                &["peers", "2", &a, &b, "no-such-host.invalid:2222"],
+            );
+            let peers = inpod::judge_peers(&out, &|_| PeerFacts::default());
+            assert_eq!(peers.len(), 3, "{program}: {out}");
+            assert_eq!(
+                (peers[0].resolve.as_str(), peers[0].connect.as_str()),
+                ("ok", "ok"),
+                "{program}: {out}"
+            );
+            assert_eq!(peers[1].connect, "refused", "{program}: {out}");
+            assert_eq!(peers[2].resolve, "nxdomain", "{program}: {out}");
+        }
     }
 
     #[test]
@@ -676,7 +684,7 @@ mod tests {
         let port = server.local_addr().unwrap().port();
         let serve = std::thread::spawn(move || {
             let mut seen = Vec::new();
-            for _ in 0..2 {
+            for _ in 0..4 {
                 let (mut s, _) = server.accept().unwrap();
                 let mut lines = Vec::new();
                 let mut r = BufReader::new(s.try_clone().unwrap());
@@ -723,31 +731,63 @@ mod tests {
                 "3".into(),
             ]
         };
-        let a1 = args(&good);
-        let ok = run(
-            "python3",
-            PY,
-            &a1.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
-        let a2 = args(&doubled);
-        let v1 = run(
-            "python3",
-            PY,
-            &a2.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
-        assert!(!ok.contains(key) && !v1.contains(key));
-        assert_eq!(
-            inpod::judge_gateway(&ok, None, None).status,
-            Status::Pass,
-            "{ok}"
-        );
-        assert!(
-            inpod::judge_gateway(&v1, None, None)
-                .detail
-                .contains("ends in /v1"),
-            "{v1}"
-        );
+        // python3's urllib, then sh with curl (the header from a config on its stdin).
+        for (program, script) in [("python3", PY), ("sh", SH)] {
+            let a1 = args(&good);
+            let ok = run(
+                program,
+                script,
+                &a1.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            let a2 = args(&doubled);
+            let v1 = run(
+                program,
+                script,
+                &a2.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            assert!(!ok.contains(key) && !v1.contains(key));
+            assert_eq!(
+                inpod::judge_gateway(&ok, None, None).status,
+                Status::Pass,
+                "{program}: {ok}"
+            );
+            assert!(
+                inpod::judge_gateway(&v1, None, None)
+                    .detail
+                    .contains("ends in /v1"),
+                "{program}: {v1}"
+            );
+        }
         let seen = serve.join().unwrap();
         assert!(seen[0].starts_with("GET /api/v1/models "), "{seen:?}");
+        assert!(seen[2].starts_with("GET /api/v1/models "), "{seen:?}");
+    }
+
+    #[test]
+    fn the_shell_script_names_the_tool_an_image_lacks() {
+        // A PATH with only a POSIX shell's builtins: no getent, no curl.
+        let out = Command::new("/bin/sh")
+            .env("PATH", "/nonexistent")
+            .arg("-c")
+            .arg(SH)
+            .args(["peers", "2", "a:1"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            inpod::missing_tool(&String::from_utf8_lossy(&out.stdout)),
+            Some("getent")
+        );
+        let f = environ(&[("B", "http://127.0.0.1:1/api"), ("K", "k")]);
+        let out = Command::new("/bin/sh")
+            .env("PATH", "/nonexistent")
+            .arg("-c")
+            .arg(SH)
+            .args(["gateway", f.path().to_str().unwrap(), "B", "K", "2"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            inpod::missing_tool(&String::from_utf8_lossy(&out.stdout)),
+            Some("curl")
+        );
     }
 }

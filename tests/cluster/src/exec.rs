@@ -20,7 +20,9 @@
 //!
 //! The simulated container answers from the pod itself. It has the programs its image has
 //! (`Scenario::image_tools`): `env`, `printenv [NAME]`, `cat /proc/1/environ`, and the checks
-//! kubectl-tfjob's `probe` runs as `python3 -c SCRIPT MODE ARGS…` or `sh -c SCRIPT MODE ARGS…`.
+//! kubectl-tfjob's `probe` runs as `python3 -c SCRIPT MODE ARGS…` or `sh -c SCRIPT MODE ARGS…`
+//! (the shell script answering only as far as the image's other programs let it: `getent`,
+//! `bash` with `timeout` or `nc`, `curl`, `sha256sum`).
 //! For those it does not interpret the script: it answers MODE the way the script answers in a
 //! real pod (the plugin's own tests run the scripts under a real python3 and sh), from the
 //! cluster's state: the environment the kubelet gave the container at its start (so a Secret
@@ -310,10 +312,22 @@ pub(crate) fn run(sh: &Shared, pod: &Value, container: &str, argv: &[String]) ->
         ("python3" | "sh", Some("-c")) if argv.len() >= 4 => {
             let mode = argv[3].as_str();
             let args = &argv[4..];
+            // python3 does every check itself; the shell script needs the image's programs
+            // (inpod.sh): sha256sum for fingerprints, getent to resolve, bash's /dev/tcp under
+            // timeout or nc to connect, curl for the gateway.
+            let by_python = program == "python3";
+            let has = |tool: &str| by_python || have.iter().any(|t| t == tool);
             match mode {
-                "env" => ok(probe_env(&lookup, args)),
-                "peers" if program == "python3" => ok(probe_peers(sh, ns, args)),
-                "gateway" if program == "python3" => ok(probe_gateway(sh, &lookup, args)),
+                "env" => ok(probe_env(&lookup, args, has("sha256sum"))),
+                "peers" if !has("getent") => ok("missing=getent\n".into()),
+                "peers" => ok(probe_peers(
+                    sh,
+                    ns,
+                    args,
+                    (has("bash") && has("timeout")) || has("nc"),
+                )),
+                "gateway" if !has("curl") => ok("missing=curl\n".into()),
+                "gateway" => ok(probe_gateway(sh, &lookup, args)),
                 _ => Outcome {
                     stderr: format!("{program}: unknown probe mode {mode:?}\n").into_bytes(),
                     exit: Ok(2),
@@ -336,7 +350,8 @@ fn fingerprint(value: &str) -> String {
 
 /// `env ENVIRON SECRET_VAR… -- PLAIN_VAR…`: `value=NAME:VALUE` for plain variables,
 /// `fp=NAME:HEX8` (the SHA-256 of the value) for secret ones, `absent=NAME` for either.
-fn probe_env(lookup: &dyn Fn(&str) -> Option<String>, args: &[String]) -> String {
+/// Without `sha256sum` (the shell script's only way to hash) a fingerprint is `no-tool`.
+fn probe_env(lookup: &dyn Fn(&str) -> Option<String>, args: &[String], hashes: bool) -> String {
     let mut out = String::new();
     let mut plain = false;
     for a in args.iter().skip(1) {
@@ -347,14 +362,16 @@ fn probe_env(lookup: &dyn Fn(&str) -> Option<String>, args: &[String]) -> String
         match lookup(a) {
             None => out += &format!("absent={a}\n"),
             Some(v) if plain => out += &format!("value={a}:{}\n", v.replace('\n', " ")),
+            Some(_) if !hashes => out += &format!("fp={a}:no-tool\n"),
             Some(v) => out += &format!("fp={a}:{}\n", fingerprint(&v)),
         }
     }
     out
 }
 
-/// `peers TIMEOUT HOST:PORT…`: one line per peer, `peer=HOST:PORT resolve=… connect=…`.
-fn probe_peers(sh: &Shared, ns: &str, args: &[String]) -> String {
+/// `peers TIMEOUT HOST:PORT…`: one line per peer, `peer=HOST:PORT resolve=… connect=…`;
+/// `connect=no-tool` for a resolved peer when the image has nothing to connect with.
+fn probe_peers(sh: &Shared, ns: &str, args: &[String], connects: bool) -> String {
     let mut out = String::new();
     for a in args.iter().skip(1) {
         let Some((host, port)) = a.rsplit_once(':') else {
@@ -364,6 +381,7 @@ fn probe_peers(sh: &Shared, ns: &str, args: &[String]) -> String {
         let port: i64 = port.parse().unwrap_or(-1);
         let (resolve, connect) = match resolve(sh, ns, host) {
             None => ("nxdomain".to_string(), "skipped".to_string()),
+            Some(_) if !connects => ("ok".to_string(), "no-tool".to_string()),
             Some(pods) => {
                 let open = pods.iter().any(|p| listens(p, port));
                 (
@@ -481,7 +499,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let out = probe_env(&lookup, &args);
+        let out = probe_env(&lookup, &args, true);
         assert!(!out.contains("secret"), "{out}");
         assert!(
             out.contains(&format!("fp=K:{}", fingerprint("secret"))),
