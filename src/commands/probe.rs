@@ -63,6 +63,7 @@ pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
             ProbeOutput::Json => ProbeFormat::Json,
             ProbeOutput::Yaml => ProbeFormat::Yaml,
         },
+        only_when_all_running: false,
     };
     block_on(&ctx, crate::ops::probe::run(&ctx, opts, out))
 }

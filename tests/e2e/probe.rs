@@ -358,3 +358,98 @@ fn real_kubectl_exec_works_against_the_test_cluster() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn diagnose_with_probe_adds_the_in_pod_layer_after_the_runtime_layer() {
+    let c = running_job(TEST_KEY, "");
+    let run = tfjob(&c, &args("diagnose tf-dist-train --probe"));
+    run.exit(0);
+    let runtime = run.stdout.find("Runtime").expect("a Runtime row");
+    let in_pod = run.stdout.find("In-pod").expect("an In-pod row");
+    assert!(runtime < in_pod, "{}", run.stdout);
+    assert!(
+        run.stdout[in_pod..]
+            .lines()
+            .next()
+            .unwrap()
+            .contains("ok: 4/4 replicas"),
+        "{}",
+        run.stdout
+    );
+    // Without --probe: no exec, no in-pod layer.
+    let execs = |c: &TestCluster| {
+        c.requests()
+            .iter()
+            .filter(|r| r.subresource == "exec")
+            .count()
+    };
+    let before = execs(&c);
+    let run = tfjob(&c, &args("diagnose tf-dist-train"));
+    run.exit(0);
+    assert!(!run.stdout.contains("In-pod"), "{}", run.stdout);
+    assert_eq!(execs(&c), before);
+    // A gateway that rejects the pods' key (the Secret's too): the layer fails (exit 4),
+    // naming the replica and that the gateway rejects this key.
+    let c = running_job(OTHER_KEY, "");
+    let run = tfjob(&c, &args("diagnose tf-dist-train --probe -o json"));
+    run.exit(4);
+    let d: Value = serde_json::from_str(&run.stdout).unwrap();
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["layer"] == "inpod")
+        .unwrap_or_else(|| panic!("no in-pod finding: {d:#}"));
+    assert_eq!(f["verdict"], "fail", "{f:#}");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("ps-0: ") && summary.contains("the gateway rejects this key"),
+        "{f:#}"
+    );
+    assert!(
+        f["next_step"]
+            .as_str()
+            .unwrap()
+            .contains("kubectl tfjob probe tf-dist-train"),
+        "{f:#}"
+    );
+    no_key_in_exec_commands(&c);
+}
+
+#[test]
+fn diagnose_with_probe_says_why_it_did_not_probe_while_a_replica_waits() {
+    // One GPU for three one-GPU workers: two workers stay Pending.
+    let c = cluster(&format!(
+        "gatewayKey: {TEST_KEY}\nnodes:\n- {{name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
+    assert!(
+        c.wait_for(std::time::Duration::from_secs(30), |c| {
+            c.list("pods", Some("default"))
+                .iter()
+                .filter(|p| p["status"]["phase"] == "Running")
+                .count()
+                == 2
+        }),
+        "PS and one worker did not start"
+    );
+    let run = tfjob(&c, &args("diagnose tf-dist-train --probe -o json"));
+    let d: Value = serde_json::from_str(&run.stdout).unwrap();
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["layer"] == "inpod")
+        .unwrap_or_else(|| panic!("no in-pod finding: {d:#}"));
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("not probed: worker-") && summary.contains("Pending"),
+        "{f:#}"
+    );
+    assert_eq!(f["verdict"], "info", "{f:#}");
+    // Nothing was exec'd into.
+    assert!(
+        !c.requests().iter().any(|r| r.subresource == "exec"),
+        "probed while a replica was pending"
+    );
+}

@@ -25,6 +25,7 @@ use serde_json::Value;
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::{self, Kube};
 use crate::diagnose::inpod::{self, Check, EnvAnswer, Peer, PeerFacts, Status};
+use crate::diagnose::{Finding, Layer, Verdict};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::ops::Context;
@@ -51,6 +52,9 @@ pub struct ProbeOptions {
     pub env_prefix: String,
     pub timeout: Duration,
     pub format: ProbeFormat,
+    /// Probe nothing unless every replica's training container runs (`diagnose --probe`):
+    /// the report then says which replica is not running yet.
+    pub only_when_all_running: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +73,9 @@ pub struct ProbeReport {
     /// One line: the first failure, naming its replica; else what could not be checked; else ok.
     pub verdict: String,
     pub ok: bool,
+    /// Why nothing was probed (with `only_when_all_running`): a replica not running yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_probed: Option<String>,
     pub replicas: Vec<ReplicaProbe>,
 }
 
@@ -191,6 +198,18 @@ pub async fn probe(
         .container
         .clone()
         .unwrap_or_else(|| model::DEFAULT_CONTAINER_NAME.to_string());
+    if opts.only_when_all_running
+        && let Some(why) = waiting_for(&job, &pods, &container)
+    {
+        return Ok(ProbeReport {
+            job: opts.job.clone(),
+            namespace: ns.to_string(),
+            verdict: format!("not probed: {why}"),
+            ok: false,
+            not_probed: Some(why),
+            replicas: vec![],
+        });
+    }
     let key_var = format!("{}_API_KEY", opts.env_prefix);
     let base_var = format!("{}_BASE_URL", opts.env_prefix);
     let secret_fp = secret_fingerprint(kube, ns, &pods, &container, &key_var).await;
@@ -229,8 +248,136 @@ pub async fn probe(
         namespace: ns.to_string(),
         verdict,
         ok,
+        not_probed: None,
         replicas,
     })
+}
+
+/// The first replica whose training container does not run, with its state, or that has no
+/// pod yet; None when every replica of the job runs.
+fn waiting_for(job: &TFJob, pods: &[Pod], container: &str) -> Option<String> {
+    for t in job.replica_types() {
+        for i in 0..job.replicas(t).max(0) {
+            let replica = format!("{}-{i}", t.lower());
+            match pods.iter().find(|p| replica_of(p) == replica) {
+                None => return Some(format!("{replica} has no pod yet")),
+                Some(p) => {
+                    if let Some(state) = not_running(p, container) {
+                        return Some(format!("{replica} is {state}"));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `diagnose --probe`: the in-pod layer as one finding after the runtime layer. It probes
+/// only when every replica runs (the checks ask the replicas of each other); otherwise the
+/// finding says which replica does not run yet. `end` is the diagnosis's deadline.
+pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
+    let opts = ProbeOptions {
+        job: job.to_string(),
+        container: None,
+        env_prefix: crate::gateway::DEFAULT_ENV_PREFIX.to_string(),
+        timeout: end.saturating_duration_since(Instant::now()),
+        format: ProbeFormat::Json,
+        only_when_all_running: true,
+    };
+    let left = end.saturating_duration_since(Instant::now());
+    let hint = suggestion(kube, ns, job);
+    match tokio::time::timeout(left, probe(kube, ns, &opts, end)).await {
+        Ok(Ok(report)) => finding(&report, &hint),
+        Ok(Err(e)) => Finding::new(Layer::InPod, Verdict::Unknown, format!("not probed: {e}")),
+        Err(_) => Finding::new(
+            Layer::InPod,
+            Verdict::Unknown,
+            "not probed: the in-pod checks did not finish before --timeout",
+        ),
+    }
+}
+
+/// `kubectl tfjob probe NAME`, with the user's connection flags (and `-n` outside `default`).
+pub fn suggestion(kube: &Kube, ns: &str, job: &str) -> String {
+    let flags = if ns == "default" {
+        kube.hints.hint_suffix()
+    } else {
+        format!(" {}", kube.hints.ns_flags(ns))
+    };
+    format!("kubectl tfjob probe {job}{flags}")
+}
+
+/// A probe report as the in-pod layer's finding: the verdict line as its summary, each check
+/// that did not pass as evidence.
+pub fn finding(report: &ProbeReport, probe_command: &str) -> Finding {
+    if let Some(why) = &report.not_probed {
+        let mut f = Finding::new(
+            Layer::InPod,
+            Verdict::Info,
+            format!("not probed: {why} (the in-pod checks run once every replica runs)"),
+        );
+        f.next_step = Some(format!("when every replica runs: {probe_command}"));
+        return f;
+    }
+    let failed = report
+        .replicas
+        .iter()
+        .flat_map(|r| r.checks())
+        .any(|c| c.status == Status::Fail);
+    let verdict = if report.ok {
+        Verdict::Ok
+    } else if failed {
+        Verdict::Fail
+    } else {
+        Verdict::Unknown
+    };
+    let mut f = Finding::new(Layer::InPod, verdict, report.verdict.clone());
+    for r in &report.replicas {
+        if !r.probed {
+            f.evidence
+                .push(format!("{}: not probed: {}", r.replica, r.state));
+        }
+        let peers = r
+            .peers
+            .iter()
+            .map(|p| (format!("{} → {}", r.replica, p.to), &p.check));
+        let named = r
+            .tf_config
+            .iter()
+            .map(|c| (format!("{} TF_CONFIG", r.replica), c))
+            .chain(peers)
+            .chain(
+                r.peers_check
+                    .iter()
+                    .map(|c| (format!("{} peers", r.replica), c)),
+            )
+            .chain(
+                r.gateway
+                    .iter()
+                    .map(|c| (format!("{} gateway", r.replica), c)),
+            )
+            .chain(
+                r.containers
+                    .iter()
+                    .map(|c| (format!("{} containers", r.replica), c)),
+            );
+        for (what, c) in named {
+            match c.status {
+                Status::Pass => {}
+                Status::Fail => f.evidence.push(format!("{what}: {}", c.detail)),
+                Status::NotChecked => f
+                    .evidence
+                    .push(format!("{what}: not checked: {}", c.detail)),
+            }
+        }
+        if verdict != Verdict::Ok && r.checks().any(|c| c.status != Status::Pass) {
+            f.replicas.push(r.pod.clone());
+        }
+    }
+    if verdict != Verdict::Ok {
+        f.next_step = Some(format!("the whole matrix: {probe_command}"));
+    }
+    f
 }
 
 struct Vars<'a> {
