@@ -453,3 +453,66 @@ fn diagnose_with_probe_says_why_it_did_not_probe_while_a_replica_waits() {
         "probed while a replica was pending"
     );
 }
+
+#[test]
+fn a_wait_that_ends_while_every_replica_runs_suggests_probe() {
+    // Every replica runs and nothing ever finishes: `--for succeeded` times out (exit 5).
+    let c = running_job(TEST_KEY, "");
+    let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 2s"));
+    run.exit(5);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("kubectl tfjob probe"))
+        .unwrap_or_else(|| panic!("no probe suggestion:\n{}", run.stderr));
+    assert!(
+        line.contains("Every replica runs") && line.contains("`kubectl tfjob probe tf-dist-train"),
+        "{line}"
+    );
+    // The default namespace is not repeated.
+    assert!(!line.contains(" -n "), "{line}");
+    // Outside the default namespace, the suggestion names it.
+    let secret = SECRET.replace("namespace: default", "namespace: team-a");
+    let c = cluster(&format!(
+        "namespaces: [default, kubeflow, team-a]\nobjects:{secret}"
+    ));
+    tfjob(
+        &c,
+        &submit_args(&[
+            "-n",
+            "team-a",
+            "--wait",
+            "--settle",
+            "0",
+            "--timeout",
+            "60s",
+        ]),
+    )
+    .exit(0);
+    let run = tfjob(
+        &c,
+        &args("wait tf-dist-train -n team-a --for succeeded --timeout 2s"),
+    );
+    run.exit(5);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("`kubectl tfjob probe tf-dist-train"))
+        .unwrap_or_else(|| panic!("no probe suggestion:\n{}", run.stderr));
+    assert!(line.contains(" -n team-a`"), "{line}");
+}
+
+#[test]
+fn a_wait_that_ends_while_a_replica_is_pending_does_not_suggest_probe() {
+    let c = cluster(&format!(
+        "nodes:\n- {{name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
+    let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 3s"));
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("kubectl tfjob probe"),
+        "{}",
+        run.stderr
+    );
+}
