@@ -262,7 +262,18 @@ pub fn judge_peers(out: &str, facts: &dyn Fn(&str) -> PeerFacts) -> Vec<Peer> {
 /// The gateway check's line (`gateway url=URL status=CODE models=yes|no` or `… error=KIND`),
 /// with the key's fingerprint in the pod and in the Secret now (None: not readable).
 pub fn judge_gateway(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
-    let line = out.lines().find(|l| l.starts_with("gateway")).unwrap_or("");
+    judge_reply(out, "gateway", pod_fp, secret_fp)
+}
+
+/// The chat check's line (`chat url=URL status=CODE choices=yes|no` or `… error=KIND`): one
+/// tiny completion (`--gateway-chat MODEL`), judged as the gateway's, and its answer must carry
+/// `choices` (the article's "reading choices" error, §5.3).
+pub fn judge_chat(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
+    judge_reply(out, "chat", pod_fp, secret_fp)
+}
+
+fn judge_reply(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
+    let line = out.lines().find(|l| l.starts_with(kind)).unwrap_or("");
     let word = |k: &str| {
         line.split_whitespace()
             .find_map(|w| w.strip_prefix(k).and_then(|r| r.strip_prefix('=')))
@@ -282,9 +293,18 @@ pub fn judge_gateway(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -
         });
     }
     let status: u16 = word("status").and_then(|s| s.parse().ok()).unwrap_or(0);
-    let base = url.strip_suffix("/v1/models").unwrap_or(url);
+    let base = url
+        .strip_suffix("/v1/models")
+        .or_else(|| url.strip_suffix("/v1/chat/completions"))
+        .unwrap_or(url);
     match status {
         200 if word("models") == Some("yes") => Check::pass(format!("{url}: 200, a model list")),
+        200 if word("choices") == Some("yes") => {
+            Check::pass(format!("{url}: 200, an answer with choices"))
+        }
+        200 if kind == "chat" => Check::fail(format!(
+            "{url}: 200 but the answer has no `choices` (a login page or proxy?)"
+        )),
         200 => Check::fail(format!(
             "{url}: 200 but the body is not an OpenAI model list (a login page or proxy?)"
         )),
@@ -301,6 +321,9 @@ pub fn judge_gateway(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -
                 "{url}: {status}: the gateway rejects the pod's key (whether the Secret changed since is unknown)"
             ),
         }),
+        404 if kind == "chat" && !base.ends_with("/v1") => Check::fail(format!(
+            "{url}: 404: the gateway does not know this path or the model (is the model's name one of GET /v1/models?)"
+        )),
         404 if base.ends_with("/v1") => Check::fail(format!(
             "{url}: 404: the base URL ends in /v1 and the client adds another; set the base URL without /v1"
         )),
@@ -376,6 +399,36 @@ mod tests {
                 .contains("cluster.evaluator")
         );
         assert_eq!(cluster_hosts(&e).len(), 3);
+    }
+
+    #[test]
+    fn the_chat_answer_must_carry_choices() {
+        let url = "https://g/api/v1/chat/completions";
+        let ok = judge_chat(
+            &format!("chat url={url} status=200 choices=yes"),
+            None,
+            None,
+        );
+        assert_eq!(ok.status, Status::Pass, "{ok:?}");
+        let none = judge_chat(&format!("chat url={url} status=200 choices=no"), None, None);
+        assert!(none.detail.contains("no `choices`"), "{none:?}");
+        let doubled = judge_chat(
+            "chat url=https://g/api/v1/v1/chat/completions status=404 choices=no",
+            None,
+            None,
+        );
+        assert!(doubled.detail.contains("ends in /v1"), "{doubled:?}");
+        let rejected = judge_chat(
+            &format!("chat url={url} status=401 choices=no"),
+            Some("aaaa0000"),
+            Some("aaaa0000"),
+        );
+        assert!(rejected.detail.contains("rejects this key"), "{rejected:?}");
+        // A gateway line is not a chat answer.
+        assert_eq!(
+            judge_chat("gateway url=x status=200 models=yes", None, None).status,
+            Status::Fail
+        );
     }
 
     #[test]

@@ -260,6 +260,14 @@ fn an_image_without_python_is_checked_with_its_shell_tools() {
         assert!(peers.iter().all(|p| p["status"] == "pass"), "{r:#}");
         assert_eq!(r["gateway"]["status"], "pass", "{r:#}");
     }
+    // The chat completion too, through curl.
+    let run = tfjob(
+        &c,
+        &args("probe tf-dist-train --gateway-chat test-model -o json"),
+    );
+    run.exit(0);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["replicas"][0]["gatewayChat"]["status"], "pass", "{v:#}");
     // The checks ran under sh, and no exec carried the key.
     assert!(
         c.requests()
@@ -514,5 +522,86 @@ fn a_wait_that_ends_while_a_replica_is_pending_does_not_suggest_probe() {
         !run.stderr.contains("kubectl tfjob probe"),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn gateway_chat_sends_one_completion_and_checks_its_choices() {
+    let c = running_job(TEST_KEY, "");
+    // Not asked for: no completion is sent (it costs tokens).
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        v["replicas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["gatewayChat"].is_null()),
+        "{v:#}"
+    );
+    let chats = |c: &TestCluster| {
+        c.requests()
+            .iter()
+            .filter(|r| r.subresource == "exec" && r.query.contains("command=chat&"))
+            .count()
+    };
+    assert_eq!(chats(&c), 0);
+    let run = tfjob(
+        &c,
+        &args("probe tf-dist-train --gateway-chat test-model -o json"),
+    );
+    run.exit(0);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let replicas = v["replicas"].as_array().unwrap();
+    assert_eq!(replicas[0]["replica"], "ps-0");
+    assert_eq!(replicas[0]["gatewayChat"]["status"], "pass", "{v:#}");
+    assert!(
+        replicas[0]["gatewayChat"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("/v1/chat/completions: 200, an answer with choices"),
+        "{v:#}"
+    );
+    assert!(replicas[1..].iter().all(|r| r["gatewayChat"].is_null()));
+    assert_eq!(chats(&c), 1, "one completion, from one replica");
+    no_key_in_exec_commands(&c);
+    // The text report shows it.
+    let text = tfjob(&c, &args("probe tf-dist-train --gateway-chat test-model"));
+    text.exit(0);
+    text.stdout_has("chat");
+    // A model name that is not one is refused before anything is sent.
+    let run = tfjob(&c, &["probe", "tf-dist-train", "--gateway-chat", "a\"b"]);
+    run.exit(2);
+    run.stderr_has("--gateway-chat");
+    assert_eq!(chats(&c), 2);
+}
+
+#[test]
+fn gateway_chat_is_not_sent_when_no_gateway_check_passed() {
+    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
+    crate::stored(&c, |job| {
+        for role in ["PS", "Worker"] {
+            let env =
+                job["spec"]["tfReplicaSpecs"][role]["template"]["spec"]["containers"][0]["env"]
+                    .as_array_mut()
+                    .unwrap();
+            for e in env.iter_mut() {
+                if e["name"] == "TAOTOKEN_BASE_URL" {
+                    e["value"] = "https://taotoken.net/api/v1".into();
+                }
+            }
+        }
+    });
+    all_ready(&c, 4);
+    let run = tfjob(
+        &c,
+        &args("probe tf-dist-train --gateway-chat test-model -o json"),
+    );
+    run.exit(4);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    // No replica's gateway check passed: no completion is sent, and that is said.
+    assert_eq!(
+        v["replicas"][0]["gatewayChat"]["status"], "notChecked",
+        "{v:#}"
     );
 }

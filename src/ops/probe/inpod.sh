@@ -5,6 +5,8 @@
 #   peers TIMEOUT HOST:PORT...                  getent hosts, then bash's /dev/tcp under
 #                                               timeout, or nc -z
 #   gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT    curl, its header given as a config on stdin
+#   chat ENVIRON BASE_VAR KEY_VAR TIMEOUT MODEL the same, POST BASE/v1/chat/completions
+#                                               (MODEL is checked by the plugin: no quotes)
 # It prints what inpod.py prints, plus `missing=TOOL` when the image lacks what a check needs
 # and `connect=no-tool` for a peer it could resolve but not connect to. Read-only: nothing is
 # written or left running. A secret is read from the process's environment into a shell
@@ -77,7 +79,7 @@ peers)
     echo "peer=$peer resolve=ok connect=$c"
   done
   ;;
-gateway)
+gateway | chat)
   f=$1
   if [ ! -r "$f" ]; then echo "error=environ:unreadable"; exit 0; fi
   if ! has curl; then echo "missing=curl"; exit 0; fi
@@ -86,9 +88,19 @@ gateway)
   key=$(line_of "$3")
   key=${key#*=}
   t=$4
-  if [ -z "$base" ]; then echo "gateway error=no-base-url"; exit 0; fi
+  if [ -z "$base" ]; then echo "$mode error=no-base-url"; exit 0; fi
   while :; do case $base in */) base=${base%/} ;; *) break ;; esac; done
-  url="$base/v1/models"
+  if [ "$mode" = chat ]; then
+    url="$base/v1/chat/completions"
+    word=choices
+    # The body is no secret: the model's name and a fixed question.
+    set -- -H 'Content-Type: application/json' --data-binary \
+      "{\"model\":\"$5\",\"messages\":[{\"role\":\"user\",\"content\":\"Say OK.\"}],\"max_tokens\":1}"
+  else
+    url="$base/v1/models"
+    word=models
+    set --
+  fi
   # Shown without credentials a URL may carry (user:password@host), a query or a fragment.
   rest=${url#*://}
   hostport=${rest%%/*}
@@ -97,22 +109,24 @@ gateway)
   path=${path%%#*}
   shown="${url%%://*}://${hostport##*@}$path"
   out=$(printf 'header = "Authorization: Bearer %s"\n' "$key" |
-    curl -sS -K - --max-time "$t" --max-filesize 1048576 -w "\\n%{http_code}" "$url" 2>/dev/null)
+    curl -sS -K - --max-time "$t" --max-filesize 1048576 -w "\\n%{http_code}" "$@" "$url" 2>/dev/null)
   rc=$?
   case $rc in
   0)
     status=${out##*"$nl"}
     body=${out%"$nl"*}
-    models=no
-    if printf '%s' "$body" | grep -q '"data"[[:space:]]*:[[:space:]]*\['; then models=yes; fi
-    echo "gateway url=$shown status=$status models=$models"
+    field=data
+    [ "$mode" = chat ] && field=choices
+    found=no
+    if printf '%s' "$body" | grep -q "\"$field\"[[:space:]]*:[[:space:]]*\\["; then found=yes; fi
+    echo "$mode url=$shown status=$status $word=$found"
     ;;
-  6) echo "gateway url=$shown error=dns" ;;
-  7) echo "gateway url=$shown error=refused" ;;
-  28) echo "gateway url=$shown error=timeout" ;;
-  5 | 97) echo "gateway url=$shown error=proxy" ;;
-  35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91) echo "gateway url=$shown error=tls" ;;
-  *) echo "gateway url=$shown error=other:curl-$rc" ;;
+  6) echo "$mode url=$shown error=dns" ;;
+  7) echo "$mode url=$shown error=refused" ;;
+  28) echo "$mode url=$shown error=timeout" ;;
+  5 | 97) echo "$mode url=$shown error=proxy" ;;
+  35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91) echo "$mode url=$shown error=tls" ;;
+  *) echo "$mode url=$shown error=other:curl-$rc" ;;
   esac
   ;;
 *)

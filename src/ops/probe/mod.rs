@@ -52,6 +52,9 @@ pub struct ProbeOptions {
     pub env_prefix: String,
     pub timeout: Duration,
     pub format: ProbeFormat,
+    /// `--gateway-chat MODEL`: one tiny chat completion, from the first replica whose gateway
+    /// check passed (opt-in: it costs tokens).
+    pub chat_model: Option<String>,
     /// Probe nothing unless every replica's training container runs (`diagnose --probe`):
     /// the report then says which replica is not running yet.
     pub only_when_all_running: bool,
@@ -97,8 +100,14 @@ pub struct ReplicaProbe {
     pub peers_check: Option<Check>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway: Option<Check>,
+    /// `--gateway-chat`: the one chat completion, on the replica that sent it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_chat: Option<Check>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<Check>,
+    /// The program that ran the checks (`python3` or `sh`), for the chat check.
+    #[serde(skip)]
+    program: Option<&'static str>,
 }
 
 impl ReplicaProbe {
@@ -109,6 +118,7 @@ impl ReplicaProbe {
             .chain(self.peers.iter().map(|p| &p.check))
             .chain(self.peers_check.iter())
             .chain(self.gateway.iter())
+            .chain(self.gateway_chat.iter())
             .chain(self.containers.iter())
     }
 }
@@ -236,6 +246,18 @@ pub async fn probe(
         .collect()
         .await;
     replicas.sort_by_key(|r| order(&r.replica));
+    if let Some(model) = &opts.chat_model {
+        chat(
+            kube,
+            ns,
+            &mut replicas,
+            &env,
+            model,
+            secret_fp.as_deref(),
+            end,
+        )
+        .await;
+    }
     let verdict = verdict(&opts.job, &job, &replicas);
     let ok = replicas.iter().all(|r| r.probed)
         && !replicas.is_empty()
@@ -251,6 +273,83 @@ pub async fn probe(
         not_probed: None,
         replicas,
     })
+}
+
+/// `--gateway-chat MODEL`: one chat completion from the first replica whose gateway check
+/// passed (one, not one per replica: each costs tokens). Where none passed, the first replica
+/// with a gateway check says why none was sent.
+async fn chat(
+    kube: &Kube,
+    ns: &str,
+    replicas: &mut [ReplicaProbe],
+    vars: &Vars<'_>,
+    model: &str,
+    secret_fp: Option<&str>,
+    end: Instant,
+) {
+    let Some(r) = replicas
+        .iter_mut()
+        .find(|r| r.gateway.as_ref().is_some_and(|g| g.status == Status::Pass))
+    else {
+        if let Some(r) = replicas.iter_mut().find(|r| r.gateway.is_some()) {
+            r.gateway_chat = Some(Check::not_checked(
+                "no chat completion sent: no replica's gateway check passed",
+            ));
+        }
+        return;
+    };
+    let (program, script) = match r.program {
+        Some("sh") => ("sh", SH),
+        _ => ("python3", PY),
+    };
+    let timeout = (2 * CONNECT_TIMEOUT_SECS).to_string();
+    let argv: Vec<String> = [
+        program,
+        "-c",
+        script,
+        "chat",
+        ENVIRON,
+        vars.base_var,
+        vars.key_var,
+        &timeout,
+        model,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS)
+        .min(end.saturating_duration_since(Instant::now()));
+    let run = podexec::run(
+        kube,
+        ns,
+        &r.pod,
+        vars.container,
+        &argv,
+        OUTPUT_LIMIT,
+        within,
+    )
+    .await;
+    r.gateway_chat = Some(match &run.ended {
+        Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
+            Some(tool) => {
+                Check::not_checked(format!("the image has no {tool}: no chat completion sent"))
+            }
+            // The gateway check passed with this pod's key: a 401 here is the gateway's
+            // answer to the chat path, not a changed Secret.
+            None => inpod::judge_chat(&run.stdout, secret_fp, secret_fp),
+        },
+        other => Check::not_checked(exec_problem(other, &run.stderr)),
+    });
+}
+
+/// A model name as `--gateway-chat` takes it: the characters model names use, nothing a
+/// shell or JSON would read otherwise.
+pub fn valid_model(model: &str) -> bool {
+    !model.is_empty()
+        && model.len() <= 200
+        && model
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:/@+".contains(c))
 }
 
 /// The first replica whose training container does not run, with its state, or that has no
@@ -282,6 +381,7 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
         env_prefix: crate::gateway::DEFAULT_ENV_PREFIX.to_string(),
         timeout: end.saturating_duration_since(Instant::now()),
         format: ProbeFormat::Json,
+        chat_model: None,
         only_when_all_running: true,
     };
     let left = end.saturating_duration_since(Instant::now());
@@ -355,6 +455,11 @@ pub fn finding(report: &ProbeReport, probe_command: &str) -> Finding {
                 r.gateway
                     .iter()
                     .map(|c| (format!("{} gateway", r.replica), c)),
+            )
+            .chain(
+                r.gateway_chat
+                    .iter()
+                    .map(|c| (format!("{} chat", r.replica), c)),
             )
             .chain(
                 r.containers
@@ -514,7 +619,9 @@ async fn probe_pod(
         peers: vec![],
         peers_check: None,
         gateway: None,
+        gateway_chat: None,
         containers,
+        program: None,
     };
     if let Some(state) = not_running(pod, vars.container) {
         r.state = state;
@@ -559,6 +666,7 @@ async fn probe_pod(
     } else {
         ("python3", PY)
     };
+    r.program = Some(program);
     let env = match &env_run.ended {
         Ended::Exited(0) => EnvAnswer::parse(&env_run.stdout),
         other => {

@@ -326,8 +326,8 @@ pub(crate) fn run(sh: &Shared, pod: &Value, container: &str, argv: &[String]) ->
                     args,
                     (has("bash") && has("timeout")) || has("nc"),
                 )),
-                "gateway" if !has("curl") => ok("missing=curl\n".into()),
-                "gateway" => ok(probe_gateway(sh, &lookup, args)),
+                "gateway" | "chat" if !has("curl") => ok("missing=curl\n".into()),
+                "gateway" | "chat" => ok(probe_gateway(sh, &lookup, mode, args)),
                 _ => Outcome {
                     stderr: format!("{program}: unknown probe mode {mode:?}\n").into_bytes(),
                     exit: Ok(2),
@@ -443,28 +443,43 @@ fn listens(pod: &Value, port: i64) -> bool {
 }
 
 /// `gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT`: `gateway url=URL status=CODE models=yes|no`, or
-/// `gateway url=URL error=KIND`, as the script prints it.
-fn probe_gateway(sh: &Shared, lookup: &dyn Fn(&str) -> Option<String>, args: &[String]) -> String {
+/// `gateway url=URL error=KIND`, as the script prints it; `chat … MODEL` likewise for
+/// `POST …/v1/chat/completions` (`choices=yes|no`): the gateway answers a completion with
+/// `choices` for the right key and a model name.
+fn probe_gateway(
+    sh: &Shared,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    mode: &str,
+    args: &[String],
+) -> String {
+    let (path, word) = match mode {
+        "chat" => ("/v1/chat/completions", "choices"),
+        _ => ("/v1/models", "models"),
+    };
     let (Some(base_var), Some(key_var)) = (args.get(1), args.get(2)) else {
-        return "gateway error=usage\n".into();
+        return format!("{mode} error=usage\n");
     };
     let Some(base) = lookup(base_var).filter(|b| !b.is_empty()) else {
-        return format!("gateway error=no-base-url var={base_var}\n");
+        return format!("{mode} error=no-base-url var={base_var}\n");
     };
-    let url = format!("{}/v1/models", base.trim_end_matches('/'));
+    let url = format!("{}{path}", base.trim_end_matches('/'));
     let Some(expected) = &sh.scenario.gateway_key else {
-        return format!("gateway url={url} error=dns\n");
+        return format!("{mode} url={url} error=dns\n");
     };
     let key = lookup(key_var).unwrap_or_default();
     let path = url.split_once("://").map(|(_, r)| r).unwrap_or(&url);
     let path = path.find('/').map(|i| &path[i..]).unwrap_or("/");
     if path.contains("/v1/v1/") {
-        return format!("gateway url={url} status=404 models=no\n");
+        return format!("{mode} url={url} status=404 {word}=no\n");
     }
     if key != *expected {
-        return format!("gateway url={url} status=401 models=no\n");
+        return format!("{mode} url={url} status=401 {word}=no\n");
     }
-    format!("gateway url={url} status=200 models=yes\n")
+    // An OpenAI-compatible gateway answers 400 to a completion without a model.
+    if mode == "chat" && args.get(4).is_none_or(|m| m.is_empty()) {
+        return format!("{mode} url={url} status=400 {word}=no\n");
+    }
+    format!("{mode} url={url} status=200 {word}=yes\n")
 }
 
 #[cfg(test)]
