@@ -21,7 +21,7 @@ pub enum ProbeOutput {
 
 #[derive(Debug, Clone, Args)]
 pub struct ProbeArgs {
-    /// TFJob name (or tfjob/NAME).
+    /// TFJob name (or tfjob/NAME), or jobset/NAME for a JobSet `export --to jobset` made.
     pub name: String,
 
     /// The container to probe [default: tensorflow].
@@ -49,14 +49,9 @@ pub struct ProbeArgs {
 pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
     // `--timeout` is the whole command's deadline: every exec spends from it.
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
-    let job = match Target::parse(&args.name, "probe")? {
-        Target::TfJob(name) => name,
-        Target::JobSet(_) => {
-            return Err(Error::Usage(format!(
-                "probe takes a TFJob name or tfjob/NAME, not {:?}: a JobSet's pods are probed through the TFJob it was exported from",
-                args.name
-            )));
-        }
+    let (job, jobset) = match Target::parse(&args.name, "probe")? {
+        Target::TfJob(name) => (name, false),
+        Target::JobSet(name) => (name, true),
     };
     if let Some(model) = &args.gateway_chat
         && !crate::ops::probe::valid_model(model)
@@ -76,6 +71,7 @@ pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
             ProbeOutput::Yaml => ProbeFormat::Yaml,
         },
         chat_model: args.gateway_chat,
+        jobset,
         only_when_all_running: false,
     };
     block_on(&ctx, crate::ops::probe::run(&ctx, opts, out))
@@ -98,5 +94,6 @@ image, pods/exec forbidden).
 Examples:
   kubectl tfjob probe tf-dist-train
   kubectl tfjob probe tf-dist-train -o json
+  kubectl tfjob probe jobset/tf-dist-train      # a JobSet made by export --to jobset
   kubectl tfjob probe tf-dist-train --api-env-prefix OPENAI
   kubectl tfjob probe tf-dist-train --gateway-chat gpt-4o-mini   # one tiny completion: costs tokens";

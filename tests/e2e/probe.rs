@@ -605,3 +605,48 @@ fn gateway_chat_is_not_sent_when_no_gateway_check_passed() {
         "{v:#}"
     );
 }
+
+#[test]
+fn a_jobset_exported_from_the_articles_job_is_probed_as_the_export_wrote_it() {
+    let c = cluster(&format!(
+        "jobset: running\ngatewayKey: {TEST_KEY}\nobjects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &crate::submit::article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .exit(0);
+    let run = tfjob(&c, &args("probe jobset/tf-dist-train -o json"));
+    let v: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("-o json is JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    assert_eq!(run.code, 0, "{v:#}\n{}", run.stderr);
+    let replicas = v["replicas"].as_array().unwrap();
+    let names: Vec<&str> = replicas
+        .iter()
+        .map(|r| r["replica"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ps-0", "worker-0", "worker-1", "worker-2"]);
+    for r in replicas {
+        assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
+        let peers = r["peers"].as_array().unwrap();
+        assert_eq!(peers.len(), 4, "{r:#}");
+        // JobSet's addresses: <pod hostname>.<subdomain>.<ns>.svc.
+        assert!(
+            peers.iter().all(|p| p["status"] == "pass"
+                && p["to"]
+                    .as_str()
+                    .unwrap()
+                    .contains(".tf-dist-train.default.svc:")),
+            "{r:#}"
+        );
+        assert_eq!(r["gateway"]["status"], "pass", "{r:#}");
+    }
+    assert!(
+        v["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("ok: 4/4 replicas"),
+        "{v:#}"
+    );
+    no_key_in_exec_commands(&c);
+}

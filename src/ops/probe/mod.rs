@@ -55,6 +55,9 @@ pub struct ProbeOptions {
     /// `--gateway-chat MODEL`: one tiny chat completion, from the first replica whose gateway
     /// check passed (opt-in: it costs tokens).
     pub chat_model: Option<String>,
+    /// `jobset/NAME`: a JobSet that `export --to jobset` made (its pods labelled by JobSet, the
+    /// TF_CONFIG expected the one the export wrote).
+    pub jobset: bool,
     /// Probe nothing unless every replica's training container runs (`diagnose --probe`):
     /// the report then says which replica is not running yet.
     pub only_when_all_running: bool,
@@ -171,29 +174,20 @@ pub async fn probe(
     opts: &ProbeOptions,
     end: Instant,
 ) -> Result<ProbeReport> {
-    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
-    let job = cluster::retry(kube, || jobs.get_opt(&opts.job))
-        .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "tfjobs.kubeflow.org \"{}\" not found in namespace {ns}",
-                opts.job
-            ))
-        })?;
-    let by_job = ListParams::default().labels(&format!("{}={}", model::LABEL_JOB_NAME, opts.job));
-    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
-    let pods = cluster::retry(kube, || pods_api.list(&by_job))
-        .await
-        .map_err(|e| Error::kube(format!("listing the pods of tfjob {}", opts.job), e))?
-        .items;
-    // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
-    let services: Option<Vec<Service>> = {
-        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
-        cluster::retry(kube, || api.list(&by_job))
-            .await
-            .ok()
-            .map(|l| l.items)
+    let container = opts
+        .container
+        .clone()
+        .unwrap_or_else(|| model::DEFAULT_CONTAINER_NAME.to_string());
+    let Subject {
+        job,
+        pods,
+        services,
+        expected,
+        total,
+    } = if opts.jobset {
+        read_jobset(kube, ns, &opts.job, &container).await?
+    } else {
+        read_tfjob(kube, ns, &opts.job).await?
     };
     let policies: Vec<NetworkPolicy> = {
         let api: Api<NetworkPolicy> = Api::namespaced(kube.client.clone(), ns);
@@ -203,13 +197,9 @@ pub async fn probe(
             .map(|l| l.items)
             .unwrap_or_default()
     };
-    let expected = expected_tf_configs(&job, ns);
-    let container = opts
-        .container
-        .clone()
-        .unwrap_or_else(|| model::DEFAULT_CONTAINER_NAME.to_string());
     if opts.only_when_all_running
-        && let Some(why) = waiting_for(&job, &pods, &container)
+        && let Some(job) = &job
+        && let Some(why) = waiting_for(job, &pods, &container)
     {
         return Ok(ProbeReport {
             job: opts.job.clone(),
@@ -258,7 +248,8 @@ pub async fn probe(
         )
         .await;
     }
-    let verdict = verdict(&opts.job, &job, &replicas);
+    let kind = if opts.jobset { "JobSet" } else { "TFJob" };
+    let verdict = verdict(kind, &opts.job, total, &replicas);
     let ok = replicas.iter().all(|r| r.probed)
         && !replicas.is_empty()
         && replicas
@@ -382,6 +373,7 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
         timeout: end.saturating_duration_since(Instant::now()),
         format: ProbeFormat::Json,
         chat_model: None,
+        jobset: false,
         only_when_all_running: true,
     };
     let left = end.saturating_duration_since(Instant::now());
@@ -499,9 +491,9 @@ fn order(replica: &str) -> (String, u64) {
 
 /// The verdict line: the first failing check, naming its replica; else the replicas not running
 /// or not checked; else what passed.
-fn verdict(name: &str, job: &TFJob, replicas: &[ReplicaProbe]) -> String {
+fn verdict(kind: &str, name: &str, total: usize, replicas: &[ReplicaProbe]) -> String {
     if replicas.is_empty() {
-        return format!("TFJob {name} has no pods to probe yet");
+        return format!("{kind} {name} has no pods to probe yet");
     }
     for r in replicas {
         if let Some(c) = r.checks().find(|c| c.status == Status::Fail) {
@@ -517,7 +509,6 @@ fn verdict(name: &str, job: &TFJob, replicas: &[ReplicaProbe]) -> String {
         }
     }
     let n = replicas.len();
-    let total: i32 = job.replica_types().iter().map(|t| job.replicas(*t)).sum();
     format!(
         "ok: {n}/{total} replicas see their TF_CONFIG and reach their peers{}",
         if replicas.iter().any(|r| r.gateway.is_some()) {
@@ -526,6 +517,164 @@ fn verdict(name: &str, job: &TFJob, replicas: &[ReplicaProbe]) -> String {
             ""
         }
     )
+}
+
+/// What is probed, read from the cluster.
+struct Subject {
+    /// The TFJob (None for a JobSet).
+    job: Option<TFJob>,
+    pods: Vec<Pod>,
+    /// The Services peers' names go through (None: not readable).
+    services: Option<Vec<Service>>,
+    /// The TF_CONFIG each replica (`worker-1`) should see.
+    expected: BTreeMap<String, Value>,
+    /// How many replicas the job has.
+    total: usize,
+}
+
+async fn read_tfjob(kube: &Kube, ns: &str, name: &str) -> Result<Subject> {
+    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
+    let job = cluster::retry(kube, || jobs.get_opt(name))
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "tfjobs.kubeflow.org \"{name}\" not found in namespace {ns}"
+            ))
+        })?;
+    let by_job = ListParams::default().labels(&format!("{}={name}", model::LABEL_JOB_NAME));
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
+    let pods = cluster::retry(kube, || pods_api.list(&by_job))
+        .await
+        .map_err(|e| Error::kube(format!("listing the pods of tfjob {name}"), e))?
+        .items;
+    // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
+    let services: Option<Vec<Service>> = {
+        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
+        cluster::retry(kube, || api.list(&by_job))
+            .await
+            .ok()
+            .map(|l| l.items)
+    };
+    let expected = expected_tf_configs(&job, ns);
+    let total = job
+        .replica_types()
+        .iter()
+        .map(|t| job.replicas(*t).max(0) as usize)
+        .sum();
+    Ok(Subject {
+        job: Some(job),
+        pods,
+        services,
+        expected,
+        total,
+    })
+}
+
+/// A JobSet that `export --to jobset` made: its pods by JobSet's label, the headless Service
+/// its pods' subdomain names, and the TF_CONFIG the export wrote into each pod's template,
+/// expanded as the kubelet expands it for that pod (`jobset::tfconfig::expand`).
+async fn read_jobset(kube: &Kube, ns: &str, name: &str, container: &str) -> Result<Subject> {
+    use crate::jobset::model::JobSet;
+    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), ns);
+    let js = cluster::retry(kube, || api.get_opt(name))
+        .await
+        .map_err(|e| Error::kube(format!("reading jobset {name}"), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "jobsets.jobset.x-k8s.io \"{name}\" not found in namespace {ns}"
+            ))
+        })?;
+    super::jobset_day2::ours(js, ns)?;
+    let by_js = ListParams::default().labels(&crate::jobset::pod_selector(name));
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
+    let pods = cluster::retry(kube, || pods_api.list(&by_js))
+        .await
+        .map_err(|e| Error::kube(format!("listing the pods of jobset {name}"), e))?
+        .items;
+    let subdomain = pods
+        .iter()
+        .find_map(|p| p.spec.as_ref()?.subdomain.clone())
+        .unwrap_or_else(|| name.to_string());
+    let services: Option<Vec<Service>> = {
+        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
+        cluster::retry(kube, || api.get_opt(&subdomain))
+            .await
+            .ok()
+            .map(|s| s.into_iter().collect())
+    };
+    let expected: BTreeMap<String, Value> = pods
+        .iter()
+        .filter_map(|p| Some((replica_of(p), exported_tf_config(p, container, ns)?)))
+        .collect();
+    let total = expected
+        .values()
+        .next()
+        .map(|v| inpod::cluster_hosts(v).len())
+        .unwrap_or(pods.len());
+    Ok(Subject {
+        job: None,
+        pods,
+        services,
+        expected,
+        total,
+    })
+}
+
+/// The TF_CONFIG a JobSet pod's template gives `container`, with the `$(VAR)` references the
+/// export wrote expanded from the variables declared before it (literals, and the fieldRefs to
+/// the pod's own name, namespace, labels and annotations), as the kubelet does.
+fn exported_tf_config(pod: &Pod, container: &str, ns: &str) -> Option<Value> {
+    let env = pod
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == container)?
+        .env
+        .clone()?;
+    let at = env.iter().position(|e| e.name == "TF_CONFIG")?;
+    let template = env[at].value.clone()?;
+    let meta = &pod.metadata;
+    let value_of = |e: &k8s_openapi::api::core::v1::EnvVar| -> Option<String> {
+        if let Some(v) = &e.value {
+            return Some(v.clone());
+        }
+        let path = e
+            .value_from
+            .as_ref()?
+            .field_ref
+            .as_ref()?
+            .field_path
+            .clone();
+        let key = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .and_then(|r| r.strip_suffix("']"))
+                .map(str::to_string)
+        };
+        match path.as_str() {
+            "metadata.name" => meta.name.clone(),
+            "metadata.namespace" => Some(meta.namespace.clone().unwrap_or_else(|| ns.into())),
+            _ => {
+                if let Some(k) = key("metadata.annotations['") {
+                    meta.annotations.as_ref()?.get(&k).cloned()
+                } else if let Some(k) = key("metadata.labels['") {
+                    meta.labels.as_ref()?.get(&k).cloned()
+                } else {
+                    None
+                }
+            }
+        }
+    };
+    let declared = &env[..at];
+    let value = crate::jobset::tfconfig::expand(&template, |name| {
+        declared
+            .iter()
+            .rev()
+            .find(|e| e.name == name)
+            .and_then(value_of)
+    });
+    serde_json::from_str(&value).ok()
 }
 
 /// The TF_CONFIG the operator gives each replica (`worker-1` → JSON), from the one model of the
@@ -556,14 +705,23 @@ fn expected_tf_configs(job: &TFJob, ns: &str) -> BTreeMap<String, Value> {
     out
 }
 
+/// `worker-1`: the operator's replica labels, or a JobSet pod's replicatedJob and completion
+/// index (the export names each replicatedJob after its replica type).
 fn replica_of(pod: &Pod) -> String {
     let labels = pod.metadata.labels.clone().unwrap_or_default();
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
     match (
         labels.get(model::LABEL_REPLICA_TYPE),
         labels.get(model::LABEL_REPLICA_INDEX),
     ) {
         (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
-        _ => pod.metadata.name.clone().unwrap_or_default(),
+        _ => match (
+            labels.get(crate::jobset::LABEL_REPLICATED_JOB),
+            annotations.get(crate::jobset::COMPLETION_INDEX_ANNOTATION),
+        ) {
+            (Some(rjob), Some(i)) => format!("{rjob}-{i}"),
+            _ => pod.metadata.name.clone().unwrap_or_default(),
+        },
     }
 }
 
@@ -763,15 +921,25 @@ fn peer_facts(
     policies: &[NetworkPolicy],
 ) -> PeerFacts {
     let host = to.rsplit_once(':').map(|(h, _)| h).unwrap_or(to);
-    let service = host.split('.').next().unwrap_or(host).to_string();
+    let labels: Vec<&str> = host.split('.').collect();
+    // `<hostname>.<subdomain>.<ns>.svc` (a JobSet pod, through its subdomain's headless
+    // Service) or `<service>.<ns>.svc` (the operator names each replica's Service after its pod).
+    let by_hostname = labels.len() >= 4 && labels[3] == "svc";
+    let service = if by_hostname { labels[1] } else { labels[0] }.to_string();
     let service_exists = services.map(|s| {
         s.iter()
             .any(|s| s.metadata.name.as_deref() == Some(service.as_str()))
     });
-    // The operator names each replica's Service after its pod.
-    let pod = pods
-        .iter()
-        .find(|p| p.metadata.name.as_deref() == Some(service.as_str()));
+    let pod = pods.iter().find(|p| {
+        if by_hostname {
+            p.spec.as_ref().is_some_and(|s| {
+                s.hostname.as_deref() == Some(labels[0])
+                    && s.subdomain.as_deref() == Some(labels[1])
+            })
+        } else {
+            p.metadata.name.as_deref() == Some(service.as_str())
+        }
+    });
     let pod_ready = pod.map(|p| {
         p.status
             .iter()

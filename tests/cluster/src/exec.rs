@@ -396,16 +396,23 @@ fn probe_peers(sh: &Shared, ns: &str, args: &[String], connects: bool) -> String
 }
 
 /// CoreDNS's answer for `host` asked from namespace `ns`: the pods behind the Service
-/// (`NAME`, `NAME.NS`, `NAME.NS.svc`, `NAME.NS.svc.cluster.local`). A headless Service publishes
+/// (`NAME`, `NAME.NS`, `NAME.NS.svc`, `NAME.NS.svc.cluster.local`), or the one pod of
+/// `HOSTNAME.SUBDOMAIN.NS.svc` (coredns `plugin/kubernetes` pod hostname records of a headless
+/// Service's endpoints). A headless Service publishes
 /// only Ready pods (unless `publishNotReadyAddresses`); no ready pod is NXDOMAIN.
 fn resolve(sh: &Shared, ns: &str, host: &str) -> Option<Vec<Value>> {
     let host = host.trim_end_matches('.');
     let host = host.strip_suffix(".cluster.local").unwrap_or(host);
     let host = host.strip_suffix(".svc").unwrap_or(host);
-    let (svc_name, svc_ns) = match host.split_once('.') {
-        Some((n, rest)) if !rest.contains('.') => (n, rest),
-        Some(_) => return None,
-        None => (host, ns),
+    // `<hostname>.<subdomain>.<ns>`: the pod whose spec.hostname and spec.subdomain these are,
+    // behind the headless Service named as the subdomain (CoreDNS's pod records, as a JobSet's
+    // pods are addressed).
+    let parts: Vec<&str> = host.split('.').collect();
+    let (svc_name, svc_ns, hostname) = match parts.as_slice() {
+        [svc] => (*svc, ns, None),
+        [svc, svc_ns] => (*svc, *svc_ns, None),
+        [hostname, svc, svc_ns] => (*svc, *svc_ns, Some(*hostname)),
+        _ => return None,
     };
     let svc = sh.store.get("services", svc_ns, svc_name)?;
     let selector = svc["spec"]["selector"].as_object()?.clone();
@@ -419,6 +426,10 @@ fn resolve(sh: &Shared, ns: &str, host: &str) -> Option<Vec<Value>> {
                 .all(|(k, v)| p["metadata"]["labels"].get(k) == Some(v))
         })
         .filter(|p| publish_not_ready || ready(p))
+        .filter(|p| {
+            hostname
+                .is_none_or(|h| p["spec"]["hostname"] == h && p["spec"]["subdomain"] == svc_name)
+        })
         .collect();
     (!backing.is_empty()).then_some(backing)
 }
