@@ -44,6 +44,11 @@ pub struct DiagnoseArgs {
 pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
     let name = match Target::parse(&args.name, "diagnose")? {
+        Target::JobSet(name) if args.probe => {
+            return Err(crate::error::Error::Usage(format!(
+                "--probe is diagnose's for a TFJob; for JobSet {name} run `kubectl tfjob probe jobset/{name}`"
+            )));
+        }
         Target::JobSet(name) => {
             return block_on(&ctx, crate::ops::jobset_diagnose::run(&ctx, &name, out));
         }
