@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 use tfjob_testcluster::{Scenario, TestCluster};
 
 const RUNNABLE: &str = "<!-- runnable -->";
+/// `TAOTOKEN_API_KEY` in every block, and the key the simulated gateway accepts.
+const README_KEY: &str = "sk-readme-test-key";
 const NOT_RUNNABLE: &str = "<!-- not-runnable:";
 /// A hung block fails instead of stalling the suite (the binary's own deadlines are shorter).
 const BLOCK_DEADLINE: Duration = Duration::from_secs(180);
@@ -146,7 +148,7 @@ fn run_block(env: &Env, block: &Block, n: usize) -> Result<String, String> {
         .env("PATH", path)
         .env("HOME", &env.home)
         .env("KUBECONFIG", env.cluster.kubeconfig())
-        .env("TAOTOKEN_API_KEY", "sk-readme-test-key")
+        .env("TAOTOKEN_API_KEY", README_KEY)
         .env_remove("TAOTOKEN_BASE_URL")
         .stdin(Stdio::null())
         .stdout(file.try_clone().unwrap())
@@ -226,8 +228,9 @@ fn run_document(file: &str, blocks: &[Block]) -> Result<usize, String> {
     }
     let tmp = tempfile::tempdir().unwrap();
     let env = Env {
-        // The default scenario: training-operator running, three 4-GPU nodes.
-        cluster: TestCluster::start(Scenario::default()),
+        // The default scenario: training-operator running, three 4-GPU nodes; the model
+        // gateway the pods reach (`probe`, docs/probe.md) takes the documents' test key.
+        cluster: TestCluster::start(Scenario::default().with_gateway_key(README_KEY)),
         bin: shim_dir(tmp.path(), Path::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))),
         home: tmp.path().join("home"),
         work: tmp.path().join("work"),

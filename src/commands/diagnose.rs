@@ -34,11 +34,21 @@ pub struct DiagnoseArgs {
     /// runs between two back-offs (the verdict does not change with the back-off timer).
     #[arg(long, default_value_t = crate::diagnose::DEFAULT_MAX_RESTARTS)]
     pub max_restarts: u32,
+
+    /// Add the in-pod layer: when every replica runs, exec into each and check what the
+    /// training process sees (TF_CONFIG, its peers, the gateway), as `kubectl tfjob probe`.
+    #[arg(long)]
+    pub probe: bool,
 }
 
 pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
     let name = match Target::parse(&args.name, "diagnose")? {
+        Target::JobSet(name) if args.probe => {
+            return Err(crate::error::Error::Usage(format!(
+                "--probe is diagnose's for a TFJob; for JobSet {name} run `kubectl tfjob probe jobset/{name}`"
+            )));
+        }
         Target::JobSet(name) => {
             return block_on(&ctx, crate::ops::jobset_diagnose::run(&ctx, &name, out));
         }
@@ -50,6 +60,7 @@ pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
         tail: args.tail,
         timeout: args.timeout,
         max_restarts: args.max_restarts,
+        probe: args.probe,
     };
     block_on(&ctx, crate::ops::diagnose::run(&ctx, opts, out))
 }
@@ -58,4 +69,5 @@ pub(super) const DIAGNOSE_EXAMPLES: &str = "\
 Examples:
   kubectl tfjob diagnose tf-dist-train
   kubectl tfjob diagnose tf-dist-train -n team-a -o json
-  kubectl tfjob diagnose tf-dist-train --timeout 10s";
+  kubectl tfjob diagnose tf-dist-train --timeout 10s
+  kubectl tfjob diagnose tf-dist-train --probe     # and inside the pods, once they all run";

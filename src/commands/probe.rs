@@ -21,7 +21,7 @@ pub enum ProbeOutput {
 
 #[derive(Debug, Clone, Args)]
 pub struct ProbeArgs {
-    /// TFJob name (or tfjob/NAME).
+    /// TFJob name (or tfjob/NAME), or jobset/NAME for a JobSet `export --to jobset` made.
     pub name: String,
 
     /// The container to probe [default: tensorflow].
@@ -31,6 +31,11 @@ pub struct ProbeArgs {
     /// Prefix of the gateway env vars: PREFIX_API_KEY and PREFIX_BASE_URL.
     #[arg(long, value_name = "PREFIX", default_value = crate::gateway::DEFAULT_ENV_PREFIX)]
     pub api_env_prefix: String,
+
+    /// Also send one tiny chat completion (max_tokens 1) to MODEL from inside the first replica
+    /// whose gateway check passed, and check the answer has `choices`. Opt-in: it costs tokens.
+    #[arg(long, value_name = "MODEL")]
+    pub gateway_chat: Option<String>,
 
     /// Output: the verdict line and a block per replica, or the whole result.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
@@ -44,15 +49,17 @@ pub struct ProbeArgs {
 pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
     // `--timeout` is the whole command's deadline: every exec spends from it.
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
-    let job = match Target::parse(&args.name, "probe")? {
-        Target::TfJob(name) => name,
-        Target::JobSet(_) => {
-            return Err(Error::Usage(format!(
-                "probe takes a TFJob name or tfjob/NAME, not {:?}: a JobSet's pods are probed through the TFJob it was exported from",
-                args.name
-            )));
-        }
+    let (job, jobset) = match Target::parse(&args.name, "probe")? {
+        Target::TfJob(name) => (name, false),
+        Target::JobSet(name) => (name, true),
     };
+    if let Some(model) = &args.gateway_chat
+        && !crate::ops::probe::valid_model(model)
+    {
+        return Err(Error::Usage(format!(
+            "--gateway-chat {model:?}: a model name has letters, digits and - _ . : / @ + only (as GET /v1/models lists them)"
+        )));
+    }
     let opts = ProbeOptions {
         job,
         container: args.container,
@@ -63,6 +70,9 @@ pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
             ProbeOutput::Json => ProbeFormat::Json,
             ProbeOutput::Yaml => ProbeFormat::Yaml,
         },
+        chat_model: args.gateway_chat,
+        jobset,
+        only_when_all_running: false,
     };
     block_on(&ctx, crate::ops::probe::run(&ctx, opts, out))
 }
@@ -74,6 +84,8 @@ What it checks, in every running replica (read-only, through pods/exec):
   peers         every host:port of its cluster spec: the name resolves, a TCP connection opens
   gateway       GET <base>/v1/models with the process's own key (401: is the pod's key the
                 Secret's? 404 with a base ending in /v1: the doubled /v1)
+  chat          with --gateway-chat MODEL: one tiny POST <base>/v1/chat/completions from the
+                first replica whose gateway check passed; the answer must have `choices`
   containers    an injected istio-proxy beside the training container
 The key never leaves the pod: only the first 8 hex digits of its SHA-256 come back.
 Exit 0 when every check passes, 4 when one fails, 3 when one could not run (no shell in the
@@ -82,4 +94,6 @@ image, pods/exec forbidden).
 Examples:
   kubectl tfjob probe tf-dist-train
   kubectl tfjob probe tf-dist-train -o json
-  kubectl tfjob probe tf-dist-train --api-env-prefix OPENAI";
+  kubectl tfjob probe jobset/tf-dist-train      # a JobSet made by export --to jobset
+  kubectl tfjob probe tf-dist-train --api-env-prefix OPENAI
+  kubectl tfjob probe tf-dist-train --gateway-chat gpt-4o-mini   # one tiny completion: costs tokens";

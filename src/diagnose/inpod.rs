@@ -86,12 +86,22 @@ impl EnvAnswer {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The key's fingerprint; None when absent or when the image had no `sha256sum`.
     pub fn fingerprint(&self, name: &str) -> Option<&str> {
         self.fingerprints
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+            .filter(|v| *v != NO_TOOL)
     }
+}
+
+/// What the shell script prints where the image lacks the program a step needs.
+const NO_TOOL: &str = "no-tool";
+
+/// `missing=TOOL`: the image has nothing to run this check with (the shell script's answer).
+pub fn missing_tool(out: &str) -> Option<&str> {
+    out.lines().find_map(|l| l.strip_prefix("missing="))
 }
 
 /// TF_CONFIG as the process sees it (`seen`, from its environment) against the one the operator
@@ -209,6 +219,9 @@ pub fn judge_peers(out: &str, facts: &dyn Fn(&str) -> PeerFacts) -> Vec<Peer> {
         let f = facts(to);
         let check = match (resolve, connect) {
             ("ok", "ok") => Check::pass("reachable"),
+            ("ok", NO_TOOL) => Check::not_checked(
+                "the name resolves; the image has no bash (with timeout) or nc to open a connection",
+            ),
             ("nxdomain", _) => Check::fail(match (f.service_exists, f.pod_ready) {
                 (Some(false), _) => format!(
                     "name not found: the headless Service {} is missing (the operator creates one per replica)",
@@ -249,7 +262,18 @@ pub fn judge_peers(out: &str, facts: &dyn Fn(&str) -> PeerFacts) -> Vec<Peer> {
 /// The gateway check's line (`gateway url=URL status=CODE models=yes|no` or `… error=KIND`),
 /// with the key's fingerprint in the pod and in the Secret now (None: not readable).
 pub fn judge_gateway(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
-    let line = out.lines().find(|l| l.starts_with("gateway")).unwrap_or("");
+    judge_reply(out, "gateway", pod_fp, secret_fp)
+}
+
+/// The chat check's line (`chat url=URL status=CODE choices=yes|no` or `… error=KIND`): one
+/// tiny completion (`--gateway-chat MODEL`), judged as the gateway's, and its answer must carry
+/// `choices` (the article's "reading choices" error, §5.3).
+pub fn judge_chat(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
+    judge_reply(out, "chat", pod_fp, secret_fp)
+}
+
+fn judge_reply(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
+    let line = out.lines().find(|l| l.starts_with(kind)).unwrap_or("");
     let word = |k: &str| {
         line.split_whitespace()
             .find_map(|w| w.strip_prefix(k).and_then(|r| r.strip_prefix('=')))
@@ -269,9 +293,18 @@ pub fn judge_gateway(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -
         });
     }
     let status: u16 = word("status").and_then(|s| s.parse().ok()).unwrap_or(0);
-    let base = url.strip_suffix("/v1/models").unwrap_or(url);
+    let base = url
+        .strip_suffix("/v1/models")
+        .or_else(|| url.strip_suffix("/v1/chat/completions"))
+        .unwrap_or(url);
     match status {
         200 if word("models") == Some("yes") => Check::pass(format!("{url}: 200, a model list")),
+        200 if word("choices") == Some("yes") => {
+            Check::pass(format!("{url}: 200, an answer with choices"))
+        }
+        200 if kind == "chat" => Check::fail(format!(
+            "{url}: 200 but the answer has no `choices` (a login page or proxy?)"
+        )),
         200 => Check::fail(format!(
             "{url}: 200 but the body is not an OpenAI model list (a login page or proxy?)"
         )),
@@ -288,6 +321,9 @@ pub fn judge_gateway(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -
                 "{url}: {status}: the gateway rejects the pod's key (whether the Secret changed since is unknown)"
             ),
         }),
+        404 if kind == "chat" && !base.ends_with("/v1") => Check::fail(format!(
+            "{url}: 404: the gateway does not know this path or the model (is the model's name one of GET /v1/models?)"
+        )),
         404 if base.ends_with("/v1") => Check::fail(format!(
             "{url}: 404: the base URL ends in /v1 and the client adds another; set the base URL without /v1"
         )),
@@ -363,6 +399,60 @@ mod tests {
                 .contains("cluster.evaluator")
         );
         assert_eq!(cluster_hosts(&e).len(), 3);
+    }
+
+    #[test]
+    fn the_chat_answer_must_carry_choices() {
+        let url = "https://g/api/v1/chat/completions";
+        let ok = judge_chat(
+            &format!("chat url={url} status=200 choices=yes"),
+            None,
+            None,
+        );
+        assert_eq!(ok.status, Status::Pass, "{ok:?}");
+        let none = judge_chat(&format!("chat url={url} status=200 choices=no"), None, None);
+        assert!(none.detail.contains("no `choices`"), "{none:?}");
+        let doubled = judge_chat(
+            "chat url=https://g/api/v1/v1/chat/completions status=404 choices=no",
+            None,
+            None,
+        );
+        assert!(doubled.detail.contains("ends in /v1"), "{doubled:?}");
+        let rejected = judge_chat(
+            &format!("chat url={url} status=401 choices=no"),
+            Some("aaaa0000"),
+            Some("aaaa0000"),
+        );
+        assert!(rejected.detail.contains("rejects this key"), "{rejected:?}");
+        // A gateway line is not a chat answer.
+        assert_eq!(
+            judge_chat("gateway url=x status=200 models=yes", None, None).status,
+            Status::Fail
+        );
+    }
+
+    #[test]
+    fn what_the_image_lacks_is_not_checked_never_passed() {
+        assert_eq!(missing_tool("missing=getent\n"), Some("getent"));
+        assert_eq!(missing_tool("peer=a:1 resolve=ok connect=ok\n"), None);
+        let p = judge_peers("peer=a:1 resolve=ok connect=no-tool\n", &|_| {
+            PeerFacts::default()
+        });
+        assert_eq!(p[0].check.status, Status::NotChecked);
+        // A name that does not resolve is a failure even without a program to connect with.
+        let p = judge_peers("peer=a:1 resolve=nxdomain connect=skipped\n", &|_| {
+            PeerFacts::default()
+        });
+        assert_eq!(p[0].check.status, Status::Fail);
+        // No sha256sum: no fingerprint, so a 401 does not claim the Secret changed.
+        let env = EnvAnswer::parse("fp=K:no-tool\n");
+        assert_eq!(env.fingerprint("K"), None);
+        let c = judge_gateway(
+            "gateway url=https://g/api/v1/models status=401 models=no",
+            env.fingerprint("K"),
+            Some("abcd1234"),
+        );
+        assert!(c.detail.contains("unknown"), "{c:?}");
     }
 
     #[test]

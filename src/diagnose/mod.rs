@@ -200,16 +200,19 @@ pub enum Layer {
     Objects,
     Scheduling,
     Runtime,
+    /// What the training process sees inside its pod (`diagnose --probe`, `ops::probe`).
+    InPod,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 6] = [
+    pub const ALL: [Layer; 7] = [
         Layer::Crd,
         Layer::Controller,
         Layer::Queue,
         Layer::Objects,
         Layer::Scheduling,
         Layer::Runtime,
+        Layer::InPod,
     ];
 
     pub fn label(self) -> &'static str {
@@ -220,6 +223,7 @@ impl Layer {
             Layer::Objects => "Objects",
             Layer::Scheduling => "Scheduling",
             Layer::Runtime => "Runtime",
+            Layer::InPod => "In-pod",
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct DiagnoseOptions {
     pub timeout: Duration,
     /// Restarts of one container that make a crash loop (`--max-restarts`).
     pub max_restarts: u32,
+    /// Add the in-pod layer (`--probe`): `ops::probe` when every replica runs.
+    pub probe: bool,
 }
 
 pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
@@ -62,7 +64,12 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
         Ok(Err(e)) => return Err(e),
     };
     snapshot.max_restarts = opts.max_restarts;
-    let d = diagnose::diagnose(&snapshot);
+    let mut d = diagnose::diagnose(&snapshot);
+    if opts.probe && snapshot.job.is_some() {
+        deadline.phase(format!("probing TFJob {namespace}/{name} inside its pods"));
+        d.findings
+            .push(super::probe::layer(kube, &namespace, &name, end).await);
+    }
     match opts.format {
         ReportFormat::Text => {
             let color = out.out_color();

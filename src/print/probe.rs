@@ -71,6 +71,9 @@ pub fn text(r: &ProbeReport) -> String {
         if let Some(c) = &rep.gateway {
             line(&mut out, "gateway", c);
         }
+        if let Some(c) = &rep.gateway_chat {
+            line(&mut out, "chat", c);
+        }
         for c in &rep.containers {
             line(&mut out, "container", c);
         }

@@ -244,6 +244,72 @@ fn an_image_without_shell_or_python_is_not_checked_never_passed() {
 }
 
 #[test]
+fn an_image_without_python_is_checked_with_its_shell_tools() {
+    // No python3: sh with getent (names), bash's /dev/tcp under timeout (connects), curl (the
+    // gateway, its key on curl's stdin) and sha256sum (the key's fingerprint).
+    let c = running_job(
+        TEST_KEY,
+        "imageTools: [{image: tensorflow, tools: [sh, getent, bash, timeout, curl, sha256sum]}]\n",
+    );
+    let (code, v, stderr) = probe_json(&c);
+    assert_eq!(code, 0, "{v:#}\n{stderr}");
+    for r in v["replicas"].as_array().unwrap() {
+        assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
+        let peers = r["peers"].as_array().unwrap();
+        assert_eq!(peers.len(), 4, "{r:#}");
+        assert!(peers.iter().all(|p| p["status"] == "pass"), "{r:#}");
+        assert_eq!(r["gateway"]["status"], "pass", "{r:#}");
+    }
+    // The chat completion too, through curl.
+    let run = tfjob(
+        &c,
+        &args("probe tf-dist-train --gateway-chat test-model -o json"),
+    );
+    run.exit(0);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["replicas"][0]["gatewayChat"]["status"], "pass", "{v:#}");
+    // The checks ran under sh, and no exec carried the key.
+    assert!(
+        c.requests()
+            .iter()
+            .filter(|r| r.subresource == "exec")
+            .any(|r| r.query.starts_with("command=sh&") || r.query.contains("&command=sh&")),
+        "no exec ran sh"
+    );
+    no_key_in_exec_commands(&c);
+}
+
+#[test]
+fn an_image_with_a_shell_only_says_which_tool_each_check_lacks() {
+    let c = running_job(TEST_KEY, "imageTools: [{image: tensorflow, tools: [sh]}]\n");
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 3, "{v:#}");
+    assert_eq!(v["ok"], false);
+    for r in v["replicas"].as_array().unwrap() {
+        // TF_CONFIG is read with the shell alone.
+        assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
+        assert_eq!(r["peersCheck"]["status"], "notChecked", "{r:#}");
+        assert!(
+            r["peersCheck"]["detail"]
+                .as_str()
+                .unwrap()
+                .contains("the image has no getent"),
+            "{r:#}"
+        );
+        assert_eq!(r["gateway"]["status"], "notChecked", "{r:#}");
+        assert!(
+            r["gateway"]["detail"]
+                .as_str()
+                .unwrap()
+                .contains("the image has no curl"),
+            "{r:#}"
+        );
+    }
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(verdict.contains("not checked"), "{verdict}");
+}
+
+#[test]
 fn exec_forbidden_is_one_line_naming_the_verb() {
     let c = running_job(TEST_KEY, "rbac: {deny: [{verb: create, resource: pods}]}\n");
     let run = tfjob(&c, &args("probe tf-dist-train"));
@@ -299,4 +365,288 @@ fn real_kubectl_exec_works_against_the_test_cluster() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn diagnose_with_probe_adds_the_in_pod_layer_after_the_runtime_layer() {
+    let c = running_job(TEST_KEY, "");
+    let run = tfjob(&c, &args("diagnose tf-dist-train --probe"));
+    run.exit(0);
+    let runtime = run.stdout.find("Runtime").expect("a Runtime row");
+    let in_pod = run.stdout.find("In-pod").expect("an In-pod row");
+    assert!(runtime < in_pod, "{}", run.stdout);
+    assert!(
+        run.stdout[in_pod..]
+            .lines()
+            .next()
+            .unwrap()
+            .contains("ok: 4/4 replicas"),
+        "{}",
+        run.stdout
+    );
+    // Without --probe: no exec, no in-pod layer.
+    let execs = |c: &TestCluster| {
+        c.requests()
+            .iter()
+            .filter(|r| r.subresource == "exec")
+            .count()
+    };
+    let before = execs(&c);
+    let run = tfjob(&c, &args("diagnose tf-dist-train"));
+    run.exit(0);
+    assert!(!run.stdout.contains("In-pod"), "{}", run.stdout);
+    assert_eq!(execs(&c), before);
+    // A gateway that rejects the pods' key (the Secret's too): the layer fails (exit 4),
+    // naming the replica and that the gateway rejects this key.
+    let c = running_job(OTHER_KEY, "");
+    let run = tfjob(&c, &args("diagnose tf-dist-train --probe -o json"));
+    run.exit(4);
+    let d: Value = serde_json::from_str(&run.stdout).unwrap();
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["layer"] == "inpod")
+        .unwrap_or_else(|| panic!("no in-pod finding: {d:#}"));
+    assert_eq!(f["verdict"], "fail", "{f:#}");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("ps-0: ") && summary.contains("the gateway rejects this key"),
+        "{f:#}"
+    );
+    assert!(
+        f["next_step"]
+            .as_str()
+            .unwrap()
+            .contains("kubectl tfjob probe tf-dist-train"),
+        "{f:#}"
+    );
+    no_key_in_exec_commands(&c);
+}
+
+#[test]
+fn diagnose_with_probe_says_why_it_did_not_probe_while_a_replica_waits() {
+    // One GPU for three one-GPU workers: two workers stay Pending.
+    let c = cluster(&format!(
+        "gatewayKey: {TEST_KEY}\nnodes:\n- {{name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
+    assert!(
+        c.wait_for(std::time::Duration::from_secs(30), |c| {
+            c.list("pods", Some("default"))
+                .iter()
+                .filter(|p| p["status"]["phase"] == "Running")
+                .count()
+                == 2
+        }),
+        "PS and one worker did not start"
+    );
+    let run = tfjob(&c, &args("diagnose tf-dist-train --probe -o json"));
+    let d: Value = serde_json::from_str(&run.stdout).unwrap();
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["layer"] == "inpod")
+        .unwrap_or_else(|| panic!("no in-pod finding: {d:#}"));
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("not probed: worker-") && summary.contains("Pending"),
+        "{f:#}"
+    );
+    assert_eq!(f["verdict"], "info", "{f:#}");
+    // Nothing was exec'd into.
+    assert!(
+        !c.requests().iter().any(|r| r.subresource == "exec"),
+        "probed while a replica was pending"
+    );
+}
+
+#[test]
+fn a_wait_that_ends_while_every_replica_runs_suggests_probe() {
+    // Every replica runs and nothing ever finishes: `--for succeeded` times out (exit 5).
+    let c = running_job(TEST_KEY, "");
+    let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 2s"));
+    run.exit(5);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("kubectl tfjob probe"))
+        .unwrap_or_else(|| panic!("no probe suggestion:\n{}", run.stderr));
+    assert!(
+        line.contains("Every replica runs") && line.contains("`kubectl tfjob probe tf-dist-train"),
+        "{line}"
+    );
+    // The default namespace is not repeated.
+    assert!(!line.contains(" -n "), "{line}");
+    // Outside the default namespace, the suggestion names it.
+    let secret = SECRET.replace("namespace: default", "namespace: team-a");
+    let c = cluster(&format!(
+        "namespaces: [default, kubeflow, team-a]\nobjects:{secret}"
+    ));
+    tfjob(
+        &c,
+        &submit_args(&[
+            "-n",
+            "team-a",
+            "--wait",
+            "--settle",
+            "0",
+            "--timeout",
+            "60s",
+        ]),
+    )
+    .exit(0);
+    let run = tfjob(
+        &c,
+        &args("wait tf-dist-train -n team-a --for succeeded --timeout 2s"),
+    );
+    run.exit(5);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("`kubectl tfjob probe tf-dist-train"))
+        .unwrap_or_else(|| panic!("no probe suggestion:\n{}", run.stderr));
+    assert!(line.contains(" -n team-a`"), "{line}");
+}
+
+#[test]
+fn a_wait_that_ends_while_a_replica_is_pending_does_not_suggest_probe() {
+    let c = cluster(&format!(
+        "nodes:\n- {{name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
+    let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 3s"));
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("kubectl tfjob probe"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn gateway_chat_sends_one_completion_and_checks_its_choices() {
+    let c = running_job(TEST_KEY, "");
+    // Not asked for: no completion is sent (it costs tokens).
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        v["replicas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["gatewayChat"].is_null()),
+        "{v:#}"
+    );
+    let chats = |c: &TestCluster| {
+        c.requests()
+            .iter()
+            .filter(|r| r.subresource == "exec" && r.query.contains("command=chat&"))
+            .count()
+    };
+    assert_eq!(chats(&c), 0);
+    let run = tfjob(
+        &c,
+        &args("probe tf-dist-train --gateway-chat test-model -o json"),
+    );
+    run.exit(0);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let replicas = v["replicas"].as_array().unwrap();
+    assert_eq!(replicas[0]["replica"], "ps-0");
+    assert_eq!(replicas[0]["gatewayChat"]["status"], "pass", "{v:#}");
+    assert!(
+        replicas[0]["gatewayChat"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("/v1/chat/completions: 200, an answer with choices"),
+        "{v:#}"
+    );
+    assert!(replicas[1..].iter().all(|r| r["gatewayChat"].is_null()));
+    assert_eq!(chats(&c), 1, "one completion, from one replica");
+    no_key_in_exec_commands(&c);
+    // The text report shows it.
+    let text = tfjob(&c, &args("probe tf-dist-train --gateway-chat test-model"));
+    text.exit(0);
+    text.stdout_has("chat");
+    // A model name that is not one is refused before anything is sent.
+    let run = tfjob(&c, &["probe", "tf-dist-train", "--gateway-chat", "a\"b"]);
+    run.exit(2);
+    run.stderr_has("--gateway-chat");
+    assert_eq!(chats(&c), 2);
+}
+
+#[test]
+fn gateway_chat_is_not_sent_when_no_gateway_check_passed() {
+    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
+    crate::stored(&c, |job| {
+        for role in ["PS", "Worker"] {
+            let env =
+                job["spec"]["tfReplicaSpecs"][role]["template"]["spec"]["containers"][0]["env"]
+                    .as_array_mut()
+                    .unwrap();
+            for e in env.iter_mut() {
+                if e["name"] == "TAOTOKEN_BASE_URL" {
+                    e["value"] = "https://taotoken.net/api/v1".into();
+                }
+            }
+        }
+    });
+    all_ready(&c, 4);
+    let run = tfjob(
+        &c,
+        &args("probe tf-dist-train --gateway-chat test-model -o json"),
+    );
+    run.exit(4);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    // No replica's gateway check passed: no completion is sent, and that is said.
+    assert_eq!(
+        v["replicas"][0]["gatewayChat"]["status"], "notChecked",
+        "{v:#}"
+    );
+}
+
+#[test]
+fn a_jobset_exported_from_the_articles_job_is_probed_as_the_export_wrote_it() {
+    let c = cluster(&format!(
+        "jobset: running\ngatewayKey: {TEST_KEY}\nobjects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &crate::submit::article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .exit(0);
+    let run = tfjob(&c, &args("probe jobset/tf-dist-train -o json"));
+    let v: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("-o json is JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    assert_eq!(run.code, 0, "{v:#}\n{}", run.stderr);
+    let replicas = v["replicas"].as_array().unwrap();
+    let names: Vec<&str> = replicas
+        .iter()
+        .map(|r| r["replica"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ps-0", "worker-0", "worker-1", "worker-2"]);
+    for r in replicas {
+        assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
+        let peers = r["peers"].as_array().unwrap();
+        assert_eq!(peers.len(), 4, "{r:#}");
+        // JobSet's addresses: <pod hostname>.<subdomain>.<ns>.svc.
+        assert!(
+            peers.iter().all(|p| p["status"] == "pass"
+                && p["to"]
+                    .as_str()
+                    .unwrap()
+                    .contains(".tf-dist-train.default.svc:")),
+            "{r:#}"
+        );
+        assert_eq!(r["gateway"]["status"], "pass", "{r:#}");
+    }
+    assert!(
+        v["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("ok: 4/4 replicas"),
+        "{v:#}"
+    );
+    no_key_in_exec_commands(&c);
 }

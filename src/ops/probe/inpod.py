@@ -7,6 +7,8 @@
 #                                               /proc/1/environ: the process, not the pod spec)
 #   peers TIMEOUT HOST:PORT...                  resolve each host, open a TCP connection
 #   gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT    GET BASE/v1/models with the process's own key
+#   chat ENVIRON BASE_VAR KEY_VAR TIMEOUT MODEL POST BASE/v1/chat/completions: one tiny
+#                                               completion (max_tokens 1); is there `choices`?
 import hashlib
 import json
 import socket
@@ -84,20 +86,32 @@ def shown(url):
 
 
 def mode_gateway(args):
+    request(args, "gateway", "/v1/models", None, "models", "data")
+
+
+def mode_chat(args):
+    body = {"model": args[4], "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}
+    request(args, "chat", "/v1/chat/completions", json.dumps(body).encode(), "choices", "choices")
+
+
+def request(args, name, path, data, word, field):
     env = environ(args[0])
     base = env.get(args[1], "")
     if not base:
-        print("gateway error=no-base-url")
+        print("%s error=no-base-url" % name)
         return
-    url = base.rstrip("/") + "/v1/models"
-    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + env.get(args[2], "")})
-    models = "no"
+    url = base.rstrip("/") + path
+    headers = {"Authorization": "Bearer " + env.get(args[2], "")}
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(url, data=data, headers=headers)
+    found = "no"
     try:
         with urllib.request.urlopen(req, timeout=float(args[3])) as r:
             status = r.status
             try:
                 body = json.loads(r.read(1 << 20))
-                models = "yes" if isinstance(body, dict) and isinstance(body.get("data"), list) else "no"
+                found = "yes" if isinstance(body, dict) and isinstance(body.get(field), list) else "no"
             except ValueError:
                 pass
     except urllib.error.HTTPError as e:
@@ -116,12 +130,13 @@ def mode_gateway(args):
             kind = "proxy"
         else:
             kind = "other:%s" % type(r).__name__
-        print("gateway url=%s error=%s" % (shown(url), kind))
+        print("%s url=%s error=%s" % (name, shown(url), kind))
         return
     except (socket.timeout, TimeoutError):
-        print("gateway url=%s error=timeout" % shown(url))
+        print("%s url=%s error=timeout" % (name, shown(url)))
         return
-    print("gateway url=%s status=%d models=%s" % (shown(url), status, models))
+    print("%s url=%s status=%d %s=%s" % (name, shown(url), status, word, found))
 
 
-{"env": mode_env, "peers": mode_peers, "gateway": mode_gateway}[sys.argv[1]](sys.argv[2:])
+modes = {"env": mode_env, "peers": mode_peers, "gateway": mode_gateway, "chat": mode_chat}
+modes[sys.argv[1]](sys.argv[2:])

@@ -1,20 +1,136 @@
-# kubectl-tfjob probe, for images without python3: the env check alone, run as
-#   sh -c "$(this file)" env ENVIRON SECRET_VAR... -- PLAIN_VAR...
-# POSIX sh with tr, grep and (for fingerprints) sha256sum. Read-only; a secret value is piped,
-# never passed as an argument, and only its SHA-256's first 8 hex digits are printed.
-f=$1
-shift
-if [ ! -r "$f" ]; then echo "error=environ:unreadable"; exit 0; fi
-plain=
-for v in "$@"; do
-  if [ "$v" = "--" ]; then plain=1; continue; fi
-  line=$(tr '\000' '\n' < "$f" | grep -m 1 "^$v=") || { echo "absent=$v"; continue; }
-  if [ -n "$plain" ]; then
-    echo "value=$v:${line#*=}"
-  elif command -v sha256sum >/dev/null 2>&1; then
-    fp=$(printf '%s' "${line#*=}" | sha256sum | cut -c1-8)
-    echo "fp=$v:$fp"
+# kubectl-tfjob probe, for images without python3: the same checks with what a POSIX shell
+# image has, run as
+#   sh -c "$(this file)" MODE ARGS...
+#   env ENVIRON SECRET_VAR... -- PLAIN_VAR...   tr, grep and (for fingerprints) sha256sum
+#   peers TIMEOUT HOST:PORT...                  getent hosts, then bash's /dev/tcp under
+#                                               timeout, or nc -z
+#   gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT    curl, its header given as a config on stdin
+#   chat ENVIRON BASE_VAR KEY_VAR TIMEOUT MODEL the same, POST BASE/v1/chat/completions
+#                                               (MODEL is checked by the plugin: no quotes)
+# It prints what inpod.py prints, plus `missing=TOOL` when the image lacks what a check needs
+# and `connect=no-tool` for a peer it could resolve but not connect to. Read-only: nothing is
+# written or left running. A secret is read from the process's environment into a shell
+# variable and handed on only through printf (a builtin) into a pipe: it is never a program's
+# argument, so it is neither in the exec request nor in the pod's process list. wget is not
+# used for the gateway: it takes a header only as an argument.
+has() { command -v "$1" >/dev/null 2>&1; }
+# The NAME=VALUE line of a variable in the environ file $f (the first, as getenv reads).
+line_of() { tr '\000' '\n' < "$f" | grep -m 1 "^$1="; }
+nl='
+'
+# sh -c SCRIPT MODE ARGS...: MODE is $0.
+mode=$0
+case $mode in
+env)
+  f=$1
+  shift
+  if [ ! -r "$f" ]; then echo "error=environ:unreadable"; exit 0; fi
+  plain=
+  for v in "$@"; do
+    if [ "$v" = "--" ]; then plain=1; continue; fi
+    line=$(line_of "$v") || { echo "absent=$v"; continue; }
+    if [ -n "$plain" ]; then
+      echo "value=$v:${line#*=}"
+    elif has sha256sum; then
+      fp=$(printf '%s' "${line#*=}" | sha256sum | cut -c1-8)
+      echo "fp=$v:$fp"
+    else
+      echo "fp=$v:no-tool"
+    fi
+  done
+  ;;
+peers)
+  t=$1
+  shift
+  if ! has getent; then echo "missing=getent"; exit 0; fi
+  if has bash && has timeout; then via=bash; elif has nc; then via=nc; else via=; fi
+  bound=
+  if has timeout; then bound="timeout $t"; fi
+  for peer in "$@"; do
+    host=${peer%:*}
+    port=${peer##*:}
+    case $port in
+    '' | *[!0-9]*) echo "peer=$peer resolve=error:bad-address connect=skipped"; continue ;;
+    esac
+    # getent exits 2 when the name is not found. An IPv4 address needs no resolving (getent
+    # would look up its reverse name).
+    case $host in
+    *[!0-9.]*) $bound getent hosts "$host" >/dev/null 2>&1; rc=$? ;;
+    *) rc=0 ;;
+    esac
+    if [ $rc -eq 2 ]; then echo "peer=$peer resolve=nxdomain connect=skipped"; continue; fi
+    if [ $rc -ne 0 ]; then echo "peer=$peer resolve=error:$rc connect=skipped"; continue; fi
+    case $via in
+    bash) err=$(timeout "$t" bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$host" "$port" 2>&1) ;;
+    nc) err=$(nc -z -w "$t" "$host" "$port" </dev/null 2>&1) ;;
+    *) echo "peer=$peer resolve=ok connect=no-tool"; continue ;;
+    esac
+    rc=$?
+    # timeout exits 124 when the bound ran out.
+    if [ $rc -eq 0 ]; then c=ok
+    elif [ $rc -eq 124 ]; then c=timeout
+    else
+      case $err in
+      *refused*) c=refused ;;
+      *'timed out'*) c=timeout ;;
+      *) c=error:$rc ;;
+      esac
+    fi
+    echo "peer=$peer resolve=ok connect=$c"
+  done
+  ;;
+gateway | chat)
+  f=$1
+  if [ ! -r "$f" ]; then echo "error=environ:unreadable"; exit 0; fi
+  if ! has curl; then echo "missing=curl"; exit 0; fi
+  base=$(line_of "$2")
+  base=${base#*=}
+  key=$(line_of "$3")
+  key=${key#*=}
+  t=$4
+  if [ -z "$base" ]; then echo "$mode error=no-base-url"; exit 0; fi
+  while :; do case $base in */) base=${base%/} ;; *) break ;; esac; done
+  if [ "$mode" = chat ]; then
+    url="$base/v1/chat/completions"
+    word=choices
+    # The body is no secret: the model's name and a fixed question.
+    set -- -H 'Content-Type: application/json' --data-binary \
+      "{\"model\":\"$5\",\"messages\":[{\"role\":\"user\",\"content\":\"Say OK.\"}],\"max_tokens\":1}"
   else
-    echo "fp=$v:no-tool"
+    url="$base/v1/models"
+    word=models
+    set --
   fi
-done
+  # Shown without credentials a URL may carry (user:password@host), a query or a fragment.
+  rest=${url#*://}
+  hostport=${rest%%/*}
+  path=${rest#"$hostport"}
+  path=${path%%\?*}
+  path=${path%%#*}
+  shown="${url%%://*}://${hostport##*@}$path"
+  out=$(printf 'header = "Authorization: Bearer %s"\n' "$key" |
+    curl -sS -K - --max-time "$t" --max-filesize 1048576 -w "\\n%{http_code}" "$@" "$url" 2>/dev/null)
+  rc=$?
+  case $rc in
+  0)
+    status=${out##*"$nl"}
+    body=${out%"$nl"*}
+    field=data
+    [ "$mode" = chat ] && field=choices
+    found=no
+    if printf '%s' "$body" | grep -q "\"$field\"[[:space:]]*:[[:space:]]*\\["; then found=yes; fi
+    echo "$mode url=$shown status=$status $word=$found"
+    ;;
+  6) echo "$mode url=$shown error=dns" ;;
+  7) echo "$mode url=$shown error=refused" ;;
+  28) echo "$mode url=$shown error=timeout" ;;
+  5 | 97) echo "$mode url=$shown error=proxy" ;;
+  35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91) echo "$mode url=$shown error=tls" ;;
+  *) echo "$mode url=$shown error=other:curl-$rc" ;;
+  esac
+  ;;
+*)
+  echo "unknown mode $mode" >&2
+  exit 2
+  ;;
+esac

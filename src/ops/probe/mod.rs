@@ -25,6 +25,7 @@ use serde_json::Value;
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::{self, Kube};
 use crate::diagnose::inpod::{self, Check, EnvAnswer, Peer, PeerFacts, Status};
+use crate::diagnose::{Finding, Layer, Verdict};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::ops::Context;
@@ -51,6 +52,15 @@ pub struct ProbeOptions {
     pub env_prefix: String,
     pub timeout: Duration,
     pub format: ProbeFormat,
+    /// `--gateway-chat MODEL`: one tiny chat completion, from the first replica whose gateway
+    /// check passed (opt-in: it costs tokens).
+    pub chat_model: Option<String>,
+    /// `jobset/NAME`: a JobSet that `export --to jobset` made (its pods labelled by JobSet, the
+    /// TF_CONFIG expected the one the export wrote).
+    pub jobset: bool,
+    /// Probe nothing unless every replica's training container runs (`diagnose --probe`):
+    /// the report then says which replica is not running yet.
+    pub only_when_all_running: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +79,9 @@ pub struct ProbeReport {
     /// One line: the first failure, naming its replica; else what could not be checked; else ok.
     pub verdict: String,
     pub ok: bool,
+    /// Why nothing was probed (with `only_when_all_running`): a replica not running yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_probed: Option<String>,
     pub replicas: Vec<ReplicaProbe>,
 }
 
@@ -90,8 +103,14 @@ pub struct ReplicaProbe {
     pub peers_check: Option<Check>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway: Option<Check>,
+    /// `--gateway-chat`: the one chat completion, on the replica that sent it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_chat: Option<Check>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<Check>,
+    /// The program that ran the checks (`python3` or `sh`), for the chat check.
+    #[serde(skip)]
+    program: Option<&'static str>,
 }
 
 impl ReplicaProbe {
@@ -102,6 +121,7 @@ impl ReplicaProbe {
             .chain(self.peers.iter().map(|p| &p.check))
             .chain(self.peers_check.iter())
             .chain(self.gateway.iter())
+            .chain(self.gateway_chat.iter())
             .chain(self.containers.iter())
     }
 }
@@ -154,29 +174,20 @@ pub async fn probe(
     opts: &ProbeOptions,
     end: Instant,
 ) -> Result<ProbeReport> {
-    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
-    let job = cluster::retry(kube, || jobs.get_opt(&opts.job))
-        .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "tfjobs.kubeflow.org \"{}\" not found in namespace {ns}",
-                opts.job
-            ))
-        })?;
-    let by_job = ListParams::default().labels(&format!("{}={}", model::LABEL_JOB_NAME, opts.job));
-    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
-    let pods = cluster::retry(kube, || pods_api.list(&by_job))
-        .await
-        .map_err(|e| Error::kube(format!("listing the pods of tfjob {}", opts.job), e))?
-        .items;
-    // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
-    let services: Option<Vec<Service>> = {
-        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
-        cluster::retry(kube, || api.list(&by_job))
-            .await
-            .ok()
-            .map(|l| l.items)
+    let container = opts
+        .container
+        .clone()
+        .unwrap_or_else(|| model::DEFAULT_CONTAINER_NAME.to_string());
+    let Subject {
+        job,
+        pods,
+        services,
+        expected,
+        total,
+    } = if opts.jobset {
+        read_jobset(kube, ns, &opts.job, &container).await?
+    } else {
+        read_tfjob(kube, ns, &opts.job).await?
     };
     let policies: Vec<NetworkPolicy> = {
         let api: Api<NetworkPolicy> = Api::namespaced(kube.client.clone(), ns);
@@ -186,11 +197,19 @@ pub async fn probe(
             .map(|l| l.items)
             .unwrap_or_default()
     };
-    let expected = expected_tf_configs(&job, ns);
-    let container = opts
-        .container
-        .clone()
-        .unwrap_or_else(|| model::DEFAULT_CONTAINER_NAME.to_string());
+    if opts.only_when_all_running
+        && let Some(job) = &job
+        && let Some(why) = waiting_for(job, &pods, &container)
+    {
+        return Ok(ProbeReport {
+            job: opts.job.clone(),
+            namespace: ns.to_string(),
+            verdict: format!("not probed: {why}"),
+            ok: false,
+            not_probed: Some(why),
+            replicas: vec![],
+        });
+    }
     let key_var = format!("{}_API_KEY", opts.env_prefix);
     let base_var = format!("{}_BASE_URL", opts.env_prefix);
     let secret_fp = secret_fingerprint(kube, ns, &pods, &container, &key_var).await;
@@ -217,7 +236,20 @@ pub async fn probe(
         .collect()
         .await;
     replicas.sort_by_key(|r| order(&r.replica));
-    let verdict = verdict(&opts.job, &job, &replicas);
+    if let Some(model) = &opts.chat_model {
+        chat(
+            kube,
+            ns,
+            &mut replicas,
+            &env,
+            model,
+            secret_fp.as_deref(),
+            end,
+        )
+        .await;
+    }
+    let kind = if opts.jobset { "JobSet" } else { "TFJob" };
+    let verdict = verdict(kind, &opts.job, total, &replicas);
     let ok = replicas.iter().all(|r| r.probed)
         && !replicas.is_empty()
         && replicas
@@ -229,8 +261,220 @@ pub async fn probe(
         namespace: ns.to_string(),
         verdict,
         ok,
+        not_probed: None,
         replicas,
     })
+}
+
+/// `--gateway-chat MODEL`: one chat completion from the first replica whose gateway check
+/// passed (one, not one per replica: each costs tokens). Where none passed, the first replica
+/// with a gateway check says why none was sent.
+async fn chat(
+    kube: &Kube,
+    ns: &str,
+    replicas: &mut [ReplicaProbe],
+    vars: &Vars<'_>,
+    model: &str,
+    secret_fp: Option<&str>,
+    end: Instant,
+) {
+    let Some(r) = replicas
+        .iter_mut()
+        .find(|r| r.gateway.as_ref().is_some_and(|g| g.status == Status::Pass))
+    else {
+        if let Some(r) = replicas.iter_mut().find(|r| r.gateway.is_some()) {
+            r.gateway_chat = Some(Check::not_checked(
+                "no chat completion sent: no replica's gateway check passed",
+            ));
+        }
+        return;
+    };
+    let (program, script) = match r.program {
+        Some("sh") => ("sh", SH),
+        _ => ("python3", PY),
+    };
+    let timeout = (2 * CONNECT_TIMEOUT_SECS).to_string();
+    let argv: Vec<String> = [
+        program,
+        "-c",
+        script,
+        "chat",
+        ENVIRON,
+        vars.base_var,
+        vars.key_var,
+        &timeout,
+        model,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS)
+        .min(end.saturating_duration_since(Instant::now()));
+    let run = podexec::run(
+        kube,
+        ns,
+        &r.pod,
+        vars.container,
+        &argv,
+        OUTPUT_LIMIT,
+        within,
+    )
+    .await;
+    r.gateway_chat = Some(match &run.ended {
+        Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
+            Some(tool) => {
+                Check::not_checked(format!("the image has no {tool}: no chat completion sent"))
+            }
+            // The gateway check passed with this pod's key: a 401 here is the gateway's
+            // answer to the chat path, not a changed Secret.
+            None => inpod::judge_chat(&run.stdout, secret_fp, secret_fp),
+        },
+        other => Check::not_checked(exec_problem(other, &run.stderr)),
+    });
+}
+
+/// A model name as `--gateway-chat` takes it: the characters model names use, nothing a
+/// shell or JSON would read otherwise.
+pub fn valid_model(model: &str) -> bool {
+    !model.is_empty()
+        && model.len() <= 200
+        && model
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:/@+".contains(c))
+}
+
+/// The first replica whose training container does not run, with its state, or that has no
+/// pod yet; None when every replica of the job runs.
+fn waiting_for(job: &TFJob, pods: &[Pod], container: &str) -> Option<String> {
+    for t in job.replica_types() {
+        for i in 0..job.replicas(t).max(0) {
+            let replica = format!("{}-{i}", t.lower());
+            match pods.iter().find(|p| replica_of(p) == replica) {
+                None => return Some(format!("{replica} has no pod yet")),
+                Some(p) => {
+                    if let Some(state) = not_running(p, container) {
+                        return Some(format!("{replica} is {state}"));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `diagnose --probe`: the in-pod layer as one finding after the runtime layer. It probes
+/// only when every replica runs (the checks ask the replicas of each other); otherwise the
+/// finding says which replica does not run yet. `end` is the diagnosis's deadline.
+pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
+    let opts = ProbeOptions {
+        job: job.to_string(),
+        container: None,
+        env_prefix: crate::gateway::DEFAULT_ENV_PREFIX.to_string(),
+        timeout: end.saturating_duration_since(Instant::now()),
+        format: ProbeFormat::Json,
+        chat_model: None,
+        jobset: false,
+        only_when_all_running: true,
+    };
+    let left = end.saturating_duration_since(Instant::now());
+    let hint = suggestion(kube, ns, job);
+    match tokio::time::timeout(left, probe(kube, ns, &opts, end)).await {
+        Ok(Ok(report)) => finding(&report, &hint),
+        Ok(Err(e)) => Finding::new(Layer::InPod, Verdict::Unknown, format!("not probed: {e}")),
+        Err(_) => Finding::new(
+            Layer::InPod,
+            Verdict::Unknown,
+            "not probed: the in-pod checks did not finish before --timeout",
+        ),
+    }
+}
+
+/// `kubectl tfjob probe NAME`, with the user's connection flags (and `-n` outside `default`).
+pub fn suggestion(kube: &Kube, ns: &str, job: &str) -> String {
+    let flags = if ns == "default" {
+        kube.hints.hint_suffix()
+    } else {
+        format!(" {}", kube.hints.ns_flags(ns))
+    };
+    format!("kubectl tfjob probe {job}{flags}")
+}
+
+/// A probe report as the in-pod layer's finding: the verdict line as its summary, each check
+/// that did not pass as evidence.
+pub fn finding(report: &ProbeReport, probe_command: &str) -> Finding {
+    if let Some(why) = &report.not_probed {
+        let mut f = Finding::new(
+            Layer::InPod,
+            Verdict::Info,
+            format!("not probed: {why} (the in-pod checks run once every replica runs)"),
+        );
+        f.next_step = Some(format!("when every replica runs: {probe_command}"));
+        return f;
+    }
+    let failed = report
+        .replicas
+        .iter()
+        .flat_map(|r| r.checks())
+        .any(|c| c.status == Status::Fail);
+    let verdict = if report.ok {
+        Verdict::Ok
+    } else if failed {
+        Verdict::Fail
+    } else {
+        Verdict::Unknown
+    };
+    let mut f = Finding::new(Layer::InPod, verdict, report.verdict.clone());
+    for r in &report.replicas {
+        if !r.probed {
+            f.evidence
+                .push(format!("{}: not probed: {}", r.replica, r.state));
+        }
+        let peers = r
+            .peers
+            .iter()
+            .map(|p| (format!("{} → {}", r.replica, p.to), &p.check));
+        let named = r
+            .tf_config
+            .iter()
+            .map(|c| (format!("{} TF_CONFIG", r.replica), c))
+            .chain(peers)
+            .chain(
+                r.peers_check
+                    .iter()
+                    .map(|c| (format!("{} peers", r.replica), c)),
+            )
+            .chain(
+                r.gateway
+                    .iter()
+                    .map(|c| (format!("{} gateway", r.replica), c)),
+            )
+            .chain(
+                r.gateway_chat
+                    .iter()
+                    .map(|c| (format!("{} chat", r.replica), c)),
+            )
+            .chain(
+                r.containers
+                    .iter()
+                    .map(|c| (format!("{} containers", r.replica), c)),
+            );
+        for (what, c) in named {
+            match c.status {
+                Status::Pass => {}
+                Status::Fail => f.evidence.push(format!("{what}: {}", c.detail)),
+                Status::NotChecked => f
+                    .evidence
+                    .push(format!("{what}: not checked: {}", c.detail)),
+            }
+        }
+        if verdict != Verdict::Ok && r.checks().any(|c| c.status != Status::Pass) {
+            f.replicas.push(r.pod.clone());
+        }
+    }
+    if verdict != Verdict::Ok {
+        f.next_step = Some(format!("the whole matrix: {probe_command}"));
+    }
+    f
 }
 
 struct Vars<'a> {
@@ -247,9 +491,9 @@ fn order(replica: &str) -> (String, u64) {
 
 /// The verdict line: the first failing check, naming its replica; else the replicas not running
 /// or not checked; else what passed.
-fn verdict(name: &str, job: &TFJob, replicas: &[ReplicaProbe]) -> String {
+fn verdict(kind: &str, name: &str, total: usize, replicas: &[ReplicaProbe]) -> String {
     if replicas.is_empty() {
-        return format!("TFJob {name} has no pods to probe yet");
+        return format!("{kind} {name} has no pods to probe yet");
     }
     for r in replicas {
         if let Some(c) = r.checks().find(|c| c.status == Status::Fail) {
@@ -265,7 +509,6 @@ fn verdict(name: &str, job: &TFJob, replicas: &[ReplicaProbe]) -> String {
         }
     }
     let n = replicas.len();
-    let total: i32 = job.replica_types().iter().map(|t| job.replicas(*t)).sum();
     format!(
         "ok: {n}/{total} replicas see their TF_CONFIG and reach their peers{}",
         if replicas.iter().any(|r| r.gateway.is_some()) {
@@ -274,6 +517,164 @@ fn verdict(name: &str, job: &TFJob, replicas: &[ReplicaProbe]) -> String {
             ""
         }
     )
+}
+
+/// What is probed, read from the cluster.
+struct Subject {
+    /// The TFJob (None for a JobSet).
+    job: Option<TFJob>,
+    pods: Vec<Pod>,
+    /// The Services peers' names go through (None: not readable).
+    services: Option<Vec<Service>>,
+    /// The TF_CONFIG each replica (`worker-1`) should see.
+    expected: BTreeMap<String, Value>,
+    /// How many replicas the job has.
+    total: usize,
+}
+
+async fn read_tfjob(kube: &Kube, ns: &str, name: &str) -> Result<Subject> {
+    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
+    let job = cluster::retry(kube, || jobs.get_opt(name))
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "tfjobs.kubeflow.org \"{name}\" not found in namespace {ns}"
+            ))
+        })?;
+    let by_job = ListParams::default().labels(&format!("{}={name}", model::LABEL_JOB_NAME));
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
+    let pods = cluster::retry(kube, || pods_api.list(&by_job))
+        .await
+        .map_err(|e| Error::kube(format!("listing the pods of tfjob {name}"), e))?
+        .items;
+    // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
+    let services: Option<Vec<Service>> = {
+        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
+        cluster::retry(kube, || api.list(&by_job))
+            .await
+            .ok()
+            .map(|l| l.items)
+    };
+    let expected = expected_tf_configs(&job, ns);
+    let total = job
+        .replica_types()
+        .iter()
+        .map(|t| job.replicas(*t).max(0) as usize)
+        .sum();
+    Ok(Subject {
+        job: Some(job),
+        pods,
+        services,
+        expected,
+        total,
+    })
+}
+
+/// A JobSet that `export --to jobset` made: its pods by JobSet's label, the headless Service
+/// its pods' subdomain names, and the TF_CONFIG the export wrote into each pod's template,
+/// expanded as the kubelet expands it for that pod (`jobset::tfconfig::expand`).
+async fn read_jobset(kube: &Kube, ns: &str, name: &str, container: &str) -> Result<Subject> {
+    use crate::jobset::model::JobSet;
+    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), ns);
+    let js = cluster::retry(kube, || api.get_opt(name))
+        .await
+        .map_err(|e| Error::kube(format!("reading jobset {name}"), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "jobsets.jobset.x-k8s.io \"{name}\" not found in namespace {ns}"
+            ))
+        })?;
+    super::jobset_day2::ours(js, ns)?;
+    let by_js = ListParams::default().labels(&crate::jobset::pod_selector(name));
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
+    let pods = cluster::retry(kube, || pods_api.list(&by_js))
+        .await
+        .map_err(|e| Error::kube(format!("listing the pods of jobset {name}"), e))?
+        .items;
+    let subdomain = pods
+        .iter()
+        .find_map(|p| p.spec.as_ref()?.subdomain.clone())
+        .unwrap_or_else(|| name.to_string());
+    let services: Option<Vec<Service>> = {
+        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
+        cluster::retry(kube, || api.get_opt(&subdomain))
+            .await
+            .ok()
+            .map(|s| s.into_iter().collect())
+    };
+    let expected: BTreeMap<String, Value> = pods
+        .iter()
+        .filter_map(|p| Some((replica_of(p), exported_tf_config(p, container, ns)?)))
+        .collect();
+    let total = expected
+        .values()
+        .next()
+        .map(|v| inpod::cluster_hosts(v).len())
+        .unwrap_or(pods.len());
+    Ok(Subject {
+        job: None,
+        pods,
+        services,
+        expected,
+        total,
+    })
+}
+
+/// The TF_CONFIG a JobSet pod's template gives `container`, with the `$(VAR)` references the
+/// export wrote expanded from the variables declared before it (literals, and the fieldRefs to
+/// the pod's own name, namespace, labels and annotations), as the kubelet does.
+fn exported_tf_config(pod: &Pod, container: &str, ns: &str) -> Option<Value> {
+    let env = pod
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == container)?
+        .env
+        .clone()?;
+    let at = env.iter().position(|e| e.name == "TF_CONFIG")?;
+    let template = env[at].value.clone()?;
+    let meta = &pod.metadata;
+    let value_of = |e: &k8s_openapi::api::core::v1::EnvVar| -> Option<String> {
+        if let Some(v) = &e.value {
+            return Some(v.clone());
+        }
+        let path = e
+            .value_from
+            .as_ref()?
+            .field_ref
+            .as_ref()?
+            .field_path
+            .clone();
+        let key = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .and_then(|r| r.strip_suffix("']"))
+                .map(str::to_string)
+        };
+        match path.as_str() {
+            "metadata.name" => meta.name.clone(),
+            "metadata.namespace" => Some(meta.namespace.clone().unwrap_or_else(|| ns.into())),
+            _ => {
+                if let Some(k) = key("metadata.annotations['") {
+                    meta.annotations.as_ref()?.get(&k).cloned()
+                } else if let Some(k) = key("metadata.labels['") {
+                    meta.labels.as_ref()?.get(&k).cloned()
+                } else {
+                    None
+                }
+            }
+        }
+    };
+    let declared = &env[..at];
+    let value = crate::jobset::tfconfig::expand(&template, |name| {
+        declared
+            .iter()
+            .rev()
+            .find(|e| e.name == name)
+            .and_then(value_of)
+    });
+    serde_json::from_str(&value).ok()
 }
 
 /// The TF_CONFIG the operator gives each replica (`worker-1` → JSON), from the one model of the
@@ -304,14 +705,23 @@ fn expected_tf_configs(job: &TFJob, ns: &str) -> BTreeMap<String, Value> {
     out
 }
 
+/// `worker-1`: the operator's replica labels, or a JobSet pod's replicatedJob and completion
+/// index (the export names each replicatedJob after its replica type).
 fn replica_of(pod: &Pod) -> String {
     let labels = pod.metadata.labels.clone().unwrap_or_default();
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
     match (
         labels.get(model::LABEL_REPLICA_TYPE),
         labels.get(model::LABEL_REPLICA_INDEX),
     ) {
         (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
-        _ => pod.metadata.name.clone().unwrap_or_default(),
+        _ => match (
+            labels.get(crate::jobset::LABEL_REPLICATED_JOB),
+            annotations.get(crate::jobset::COMPLETION_INDEX_ANNOTATION),
+        ) {
+            (Some(rjob), Some(i)) => format!("{rjob}-{i}"),
+            _ => pod.metadata.name.clone().unwrap_or_default(),
+        },
     }
 }
 
@@ -367,7 +777,9 @@ async fn probe_pod(
         peers: vec![],
         peers_check: None,
         gateway: None,
+        gateway_chat: None,
         containers,
+        program: None,
     };
     if let Some(state) = not_running(pod, vars.container) {
         r.state = state;
@@ -404,10 +816,15 @@ async fn probe_pod(
         Duration::from_secs(10),
     )
     .await;
-    let has_python = env_run.ended != Ended::NoProgram;
-    if !has_python {
+    // The program that ran the environment check runs the others: python3, else sh with
+    // the tools the image has (inpod.sh says `missing=TOOL` where none fits a check).
+    let (program, script) = if env_run.ended == Ended::NoProgram {
         env_run = exec(words("sh", SH, "env", &env_args), Duration::from_secs(10)).await;
-    }
+        ("sh", SH)
+    } else {
+        ("python3", PY)
+    };
+    r.program = Some(program);
     let env = match &env_run.ended {
         Ended::Exited(0) => EnvAnswer::parse(&env_run.stdout),
         other => {
@@ -439,40 +856,40 @@ async fn probe_pod(
         .map(inpod::cluster_hosts)
         .unwrap_or_default();
     if !hosts.is_empty() {
-        if !has_python {
-            r.peers_check = Some(Check::not_checked(
-                "the image has no python3: peers were not checked",
-            ));
-        } else {
-            let timeout = CONNECT_TIMEOUT_SECS.to_string();
-            let mut args: Vec<&str> = vec![&timeout];
-            args.extend(hosts.iter().map(String::as_str));
-            let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS * hosts.len() as u64);
-            let run = exec(words("python3", PY, "peers", &args), within).await;
-            match &run.ended {
-                Ended::Exited(0) => r.peers = inpod::judge_peers(&run.stdout, facts),
-                other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
-            }
+        let timeout = CONNECT_TIMEOUT_SECS.to_string();
+        let mut args: Vec<&str> = vec![&timeout];
+        args.extend(hosts.iter().map(String::as_str));
+        let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS * hosts.len() as u64);
+        let run = exec(words(program, script, "peers", &args), within).await;
+        match &run.ended {
+            Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
+                Some(tool) => {
+                    r.peers_check = Some(Check::not_checked(format!(
+                        "the image has no {tool}: peers were not checked"
+                    )))
+                }
+                None => r.peers = inpod::judge_peers(&run.stdout, facts),
+            },
+            other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
         }
     }
     // 3. The gateway, where the process has its base URL.
     if env.value(vars.base_var).is_some() {
-        r.gateway = Some(if !has_python {
-            Check::not_checked("the image has no python3: the gateway was not checked")
-        } else {
-            let timeout = CONNECT_TIMEOUT_SECS.to_string();
-            let args = [ENVIRON, vars.base_var, vars.key_var, timeout.as_str()];
-            let run = exec(
-                words("python3", PY, "gateway", &args),
-                Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS),
-            )
-            .await;
-            match &run.ended {
-                Ended::Exited(0) => {
-                    inpod::judge_gateway(&run.stdout, env.fingerprint(vars.key_var), secret_fp)
-                }
-                other => Check::not_checked(exec_problem(other, &run.stderr)),
-            }
+        let timeout = CONNECT_TIMEOUT_SECS.to_string();
+        let args = [ENVIRON, vars.base_var, vars.key_var, timeout.as_str()];
+        let run = exec(
+            words(program, script, "gateway", &args),
+            Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS),
+        )
+        .await;
+        r.gateway = Some(match &run.ended {
+            Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
+                Some(tool) => Check::not_checked(format!(
+                    "the image has no {tool}: the gateway was not checked"
+                )),
+                None => inpod::judge_gateway(&run.stdout, env.fingerprint(vars.key_var), secret_fp),
+            },
+            other => Check::not_checked(exec_problem(other, &run.stderr)),
         });
     }
     r
@@ -504,15 +921,25 @@ fn peer_facts(
     policies: &[NetworkPolicy],
 ) -> PeerFacts {
     let host = to.rsplit_once(':').map(|(h, _)| h).unwrap_or(to);
-    let service = host.split('.').next().unwrap_or(host).to_string();
+    let labels: Vec<&str> = host.split('.').collect();
+    // `<hostname>.<subdomain>.<ns>.svc` (a JobSet pod, through its subdomain's headless
+    // Service) or `<service>.<ns>.svc` (the operator names each replica's Service after its pod).
+    let by_hostname = labels.len() >= 4 && labels[3] == "svc";
+    let service = if by_hostname { labels[1] } else { labels[0] }.to_string();
     let service_exists = services.map(|s| {
         s.iter()
             .any(|s| s.metadata.name.as_deref() == Some(service.as_str()))
     });
-    // The operator names each replica's Service after its pod.
-    let pod = pods
-        .iter()
-        .find(|p| p.metadata.name.as_deref() == Some(service.as_str()));
+    let pod = pods.iter().find(|p| {
+        if by_hostname {
+            p.spec.as_ref().is_some_and(|s| {
+                s.hostname.as_deref() == Some(labels[0])
+                    && s.subdomain.as_deref() == Some(labels[1])
+            })
+        } else {
+            p.metadata.name.as_deref() == Some(service.as_str())
+        }
+    });
     let pod_ready = pod.map(|p| {
         p.status
             .iter()
@@ -653,19 +1080,23 @@ mod tests {
         };
         let a = format!("127.0.0.1:{open}");
         let b = format!("127.0.0.1:{closed}");
-        let out = run(
-            "python3",
-            PY,
-            &["peers", "2", &a, &b, "no-such-host.invalid:2222"],
-        );
-        let peers = inpod::judge_peers(&out, &|_| PeerFacts::default());
-        assert_eq!(peers.len(), 3, "{out}");
-        assert_eq!(
-            (peers[0].resolve.as_str(), peers[0].connect.as_str()),
-            ("ok", "ok")
-        );
-        assert_eq!(peers[1].connect, "refused");
-        assert_eq!(peers[2].resolve, "nxdomain");
+        // python3, and sh with getent, bash's /dev/tcp and timeout: the same answers.
+        for (program, script) in [("python3", PY), ("sh", SH)] {
+            let out = run(
+                program,
+                script,
+                &["peers", "2", &a, &b, "no-such-host.invalid:2222"],
+            );
+            let peers = inpod::judge_peers(&out, &|_| PeerFacts::default());
+            assert_eq!(peers.len(), 3, "{program}: {out}");
+            assert_eq!(
+                (peers[0].resolve.as_str(), peers[0].connect.as_str()),
+                ("ok", "ok"),
+                "{program}: {out}"
+            );
+            assert_eq!(peers[1].connect, "refused", "{program}: {out}");
+            assert_eq!(peers[2].resolve, "nxdomain", "{program}: {out}");
+        }
     }
 
     #[test]
@@ -676,7 +1107,7 @@ mod tests {
         let port = server.local_addr().unwrap().port();
         let serve = std::thread::spawn(move || {
             let mut seen = Vec::new();
-            for _ in 0..2 {
+            for _ in 0..4 {
                 let (mut s, _) = server.accept().unwrap();
                 let mut lines = Vec::new();
                 let mut r = BufReader::new(s.try_clone().unwrap());
@@ -723,31 +1154,63 @@ mod tests {
                 "3".into(),
             ]
         };
-        let a1 = args(&good);
-        let ok = run(
-            "python3",
-            PY,
-            &a1.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
-        let a2 = args(&doubled);
-        let v1 = run(
-            "python3",
-            PY,
-            &a2.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
-        assert!(!ok.contains(key) && !v1.contains(key));
-        assert_eq!(
-            inpod::judge_gateway(&ok, None, None).status,
-            Status::Pass,
-            "{ok}"
-        );
-        assert!(
-            inpod::judge_gateway(&v1, None, None)
-                .detail
-                .contains("ends in /v1"),
-            "{v1}"
-        );
+        // python3's urllib, then sh with curl (the header from a config on its stdin).
+        for (program, script) in [("python3", PY), ("sh", SH)] {
+            let a1 = args(&good);
+            let ok = run(
+                program,
+                script,
+                &a1.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            let a2 = args(&doubled);
+            let v1 = run(
+                program,
+                script,
+                &a2.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            assert!(!ok.contains(key) && !v1.contains(key));
+            assert_eq!(
+                inpod::judge_gateway(&ok, None, None).status,
+                Status::Pass,
+                "{program}: {ok}"
+            );
+            assert!(
+                inpod::judge_gateway(&v1, None, None)
+                    .detail
+                    .contains("ends in /v1"),
+                "{program}: {v1}"
+            );
+        }
         let seen = serve.join().unwrap();
         assert!(seen[0].starts_with("GET /api/v1/models "), "{seen:?}");
+        assert!(seen[2].starts_with("GET /api/v1/models "), "{seen:?}");
+    }
+
+    #[test]
+    fn the_shell_script_names_the_tool_an_image_lacks() {
+        // A PATH with only a POSIX shell's builtins: no getent, no curl.
+        let out = Command::new("/bin/sh")
+            .env("PATH", "/nonexistent")
+            .arg("-c")
+            .arg(SH)
+            .args(["peers", "2", "a:1"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            inpod::missing_tool(&String::from_utf8_lossy(&out.stdout)),
+            Some("getent")
+        );
+        let f = environ(&[("B", "http://127.0.0.1:1/api"), ("K", "k")]);
+        let out = Command::new("/bin/sh")
+            .env("PATH", "/nonexistent")
+            .arg("-c")
+            .arg(SH)
+            .args(["gateway", f.path().to_str().unwrap(), "B", "K", "2"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            inpod::missing_tool(&String::from_utf8_lossy(&out.stdout)),
+            Some("curl")
+        );
     }
 }

@@ -554,6 +554,18 @@ impl Waiter<'_> {
                     },
                 )
                 .await?;
+                // Every replica ran and the job still did not get there: what the API shows is
+                // fine, so the cause is inside the pods (issue 36).
+                if let Some((job, pods)) = &self.last
+                    && !pods.is_empty()
+                    && conditions::not_running(job, pods).is_empty()
+                {
+                    out.note_line(&format!(
+                        "Every replica runs, yet --for {} was not met: look inside the pods (TF_CONFIG, peers, the gateway) with `{}`",
+                        self.opts.wait_for.flag_value(),
+                        crate::ops::probe::suggestion(self.kube, namespace, name)
+                    ));
+                }
                 let err = self.with_crash_log(err, snapshot.as_ref());
                 // Verdict first (issue 37): the first replica to fail, and why, heads the error.
                 let err = match (err, failures.first()) {

@@ -20,7 +20,9 @@
 //!
 //! The simulated container answers from the pod itself. It has the programs its image has
 //! (`Scenario::image_tools`): `env`, `printenv [NAME]`, `cat /proc/1/environ`, and the checks
-//! kubectl-tfjob's `probe` runs as `python3 -c SCRIPT MODE ARGS…` or `sh -c SCRIPT MODE ARGS…`.
+//! kubectl-tfjob's `probe` runs as `python3 -c SCRIPT MODE ARGS…` or `sh -c SCRIPT MODE ARGS…`
+//! (the shell script answering only as far as the image's other programs let it: `getent`,
+//! `bash` with `timeout` or `nc`, `curl`, `sha256sum`).
 //! For those it does not interpret the script: it answers MODE the way the script answers in a
 //! real pod (the plugin's own tests run the scripts under a real python3 and sh), from the
 //! cluster's state: the environment the kubelet gave the container at its start (so a Secret
@@ -310,10 +312,22 @@ pub(crate) fn run(sh: &Shared, pod: &Value, container: &str, argv: &[String]) ->
         ("python3" | "sh", Some("-c")) if argv.len() >= 4 => {
             let mode = argv[3].as_str();
             let args = &argv[4..];
+            // python3 does every check itself; the shell script needs the image's programs
+            // (inpod.sh): sha256sum for fingerprints, getent to resolve, bash's /dev/tcp under
+            // timeout or nc to connect, curl for the gateway.
+            let by_python = program == "python3";
+            let has = |tool: &str| by_python || have.iter().any(|t| t == tool);
             match mode {
-                "env" => ok(probe_env(&lookup, args)),
-                "peers" if program == "python3" => ok(probe_peers(sh, ns, args)),
-                "gateway" if program == "python3" => ok(probe_gateway(sh, &lookup, args)),
+                "env" => ok(probe_env(&lookup, args, has("sha256sum"))),
+                "peers" if !has("getent") => ok("missing=getent\n".into()),
+                "peers" => ok(probe_peers(
+                    sh,
+                    ns,
+                    args,
+                    (has("bash") && has("timeout")) || has("nc"),
+                )),
+                "gateway" | "chat" if !has("curl") => ok("missing=curl\n".into()),
+                "gateway" | "chat" => ok(probe_gateway(sh, &lookup, mode, args)),
                 _ => Outcome {
                     stderr: format!("{program}: unknown probe mode {mode:?}\n").into_bytes(),
                     exit: Ok(2),
@@ -336,7 +350,8 @@ fn fingerprint(value: &str) -> String {
 
 /// `env ENVIRON SECRET_VAR… -- PLAIN_VAR…`: `value=NAME:VALUE` for plain variables,
 /// `fp=NAME:HEX8` (the SHA-256 of the value) for secret ones, `absent=NAME` for either.
-fn probe_env(lookup: &dyn Fn(&str) -> Option<String>, args: &[String]) -> String {
+/// Without `sha256sum` (the shell script's only way to hash) a fingerprint is `no-tool`.
+fn probe_env(lookup: &dyn Fn(&str) -> Option<String>, args: &[String], hashes: bool) -> String {
     let mut out = String::new();
     let mut plain = false;
     for a in args.iter().skip(1) {
@@ -347,14 +362,16 @@ fn probe_env(lookup: &dyn Fn(&str) -> Option<String>, args: &[String]) -> String
         match lookup(a) {
             None => out += &format!("absent={a}\n"),
             Some(v) if plain => out += &format!("value={a}:{}\n", v.replace('\n', " ")),
+            Some(_) if !hashes => out += &format!("fp={a}:no-tool\n"),
             Some(v) => out += &format!("fp={a}:{}\n", fingerprint(&v)),
         }
     }
     out
 }
 
-/// `peers TIMEOUT HOST:PORT…`: one line per peer, `peer=HOST:PORT resolve=… connect=…`.
-fn probe_peers(sh: &Shared, ns: &str, args: &[String]) -> String {
+/// `peers TIMEOUT HOST:PORT…`: one line per peer, `peer=HOST:PORT resolve=… connect=…`;
+/// `connect=no-tool` for a resolved peer when the image has nothing to connect with.
+fn probe_peers(sh: &Shared, ns: &str, args: &[String], connects: bool) -> String {
     let mut out = String::new();
     for a in args.iter().skip(1) {
         let Some((host, port)) = a.rsplit_once(':') else {
@@ -364,6 +381,7 @@ fn probe_peers(sh: &Shared, ns: &str, args: &[String]) -> String {
         let port: i64 = port.parse().unwrap_or(-1);
         let (resolve, connect) = match resolve(sh, ns, host) {
             None => ("nxdomain".to_string(), "skipped".to_string()),
+            Some(_) if !connects => ("ok".to_string(), "no-tool".to_string()),
             Some(pods) => {
                 let open = pods.iter().any(|p| listens(p, port));
                 (
@@ -378,16 +396,23 @@ fn probe_peers(sh: &Shared, ns: &str, args: &[String]) -> String {
 }
 
 /// CoreDNS's answer for `host` asked from namespace `ns`: the pods behind the Service
-/// (`NAME`, `NAME.NS`, `NAME.NS.svc`, `NAME.NS.svc.cluster.local`). A headless Service publishes
+/// (`NAME`, `NAME.NS`, `NAME.NS.svc`, `NAME.NS.svc.cluster.local`), or the one pod of
+/// `HOSTNAME.SUBDOMAIN.NS.svc` (coredns `plugin/kubernetes` pod hostname records of a headless
+/// Service's endpoints). A headless Service publishes
 /// only Ready pods (unless `publishNotReadyAddresses`); no ready pod is NXDOMAIN.
 fn resolve(sh: &Shared, ns: &str, host: &str) -> Option<Vec<Value>> {
     let host = host.trim_end_matches('.');
     let host = host.strip_suffix(".cluster.local").unwrap_or(host);
     let host = host.strip_suffix(".svc").unwrap_or(host);
-    let (svc_name, svc_ns) = match host.split_once('.') {
-        Some((n, rest)) if !rest.contains('.') => (n, rest),
-        Some(_) => return None,
-        None => (host, ns),
+    // `<hostname>.<subdomain>.<ns>`: the pod whose spec.hostname and spec.subdomain these are,
+    // behind the headless Service named as the subdomain (CoreDNS's pod records, as a JobSet's
+    // pods are addressed).
+    let parts: Vec<&str> = host.split('.').collect();
+    let (svc_name, svc_ns, hostname) = match parts.as_slice() {
+        [svc] => (*svc, ns, None),
+        [svc, svc_ns] => (*svc, *svc_ns, None),
+        [hostname, svc, svc_ns] => (*svc, *svc_ns, Some(*hostname)),
+        _ => return None,
     };
     let svc = sh.store.get("services", svc_ns, svc_name)?;
     let selector = svc["spec"]["selector"].as_object()?.clone();
@@ -401,6 +426,10 @@ fn resolve(sh: &Shared, ns: &str, host: &str) -> Option<Vec<Value>> {
                 .all(|(k, v)| p["metadata"]["labels"].get(k) == Some(v))
         })
         .filter(|p| publish_not_ready || ready(p))
+        .filter(|p| {
+            hostname
+                .is_none_or(|h| p["spec"]["hostname"] == h && p["spec"]["subdomain"] == svc_name)
+        })
         .collect();
     (!backing.is_empty()).then_some(backing)
 }
@@ -425,28 +454,43 @@ fn listens(pod: &Value, port: i64) -> bool {
 }
 
 /// `gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT`: `gateway url=URL status=CODE models=yes|no`, or
-/// `gateway url=URL error=KIND`, as the script prints it.
-fn probe_gateway(sh: &Shared, lookup: &dyn Fn(&str) -> Option<String>, args: &[String]) -> String {
+/// `gateway url=URL error=KIND`, as the script prints it; `chat … MODEL` likewise for
+/// `POST …/v1/chat/completions` (`choices=yes|no`): the gateway answers a completion with
+/// `choices` for the right key and a model name.
+fn probe_gateway(
+    sh: &Shared,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    mode: &str,
+    args: &[String],
+) -> String {
+    let (path, word) = match mode {
+        "chat" => ("/v1/chat/completions", "choices"),
+        _ => ("/v1/models", "models"),
+    };
     let (Some(base_var), Some(key_var)) = (args.get(1), args.get(2)) else {
-        return "gateway error=usage\n".into();
+        return format!("{mode} error=usage\n");
     };
     let Some(base) = lookup(base_var).filter(|b| !b.is_empty()) else {
-        return format!("gateway error=no-base-url var={base_var}\n");
+        return format!("{mode} error=no-base-url var={base_var}\n");
     };
-    let url = format!("{}/v1/models", base.trim_end_matches('/'));
+    let url = format!("{}{path}", base.trim_end_matches('/'));
     let Some(expected) = &sh.scenario.gateway_key else {
-        return format!("gateway url={url} error=dns\n");
+        return format!("{mode} url={url} error=dns\n");
     };
     let key = lookup(key_var).unwrap_or_default();
     let path = url.split_once("://").map(|(_, r)| r).unwrap_or(&url);
     let path = path.find('/').map(|i| &path[i..]).unwrap_or("/");
     if path.contains("/v1/v1/") {
-        return format!("gateway url={url} status=404 models=no\n");
+        return format!("{mode} url={url} status=404 {word}=no\n");
     }
     if key != *expected {
-        return format!("gateway url={url} status=401 models=no\n");
+        return format!("{mode} url={url} status=401 {word}=no\n");
     }
-    format!("gateway url={url} status=200 models=yes\n")
+    // An OpenAI-compatible gateway answers 400 to a completion without a model.
+    if mode == "chat" && args.get(4).is_none_or(|m| m.is_empty()) {
+        return format!("{mode} url={url} status=400 {word}=no\n");
+    }
+    format!("{mode} url={url} status=200 {word}=yes\n")
 }
 
 #[cfg(test)]
@@ -481,7 +525,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let out = probe_env(&lookup, &args);
+        let out = probe_env(&lookup, &args, true);
         assert!(!out.contains("secret"), "{out}");
         assert!(
             out.contains(&format!("fp=K:{}", fingerprint("secret"))),
