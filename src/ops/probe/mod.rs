@@ -575,7 +575,7 @@ async fn read_tfjob(kube: &Kube, ns: &str, name: &str) -> Result<Subject> {
 /// its pods' subdomain names, and the TF_CONFIG the export wrote into each pod's template,
 /// expanded as the kubelet expands it for that pod (`jobset::tfconfig::expand`).
 async fn read_jobset(kube: &Kube, ns: &str, name: &str, container: &str) -> Result<Subject> {
-    use crate::jobset::model::JobSet;
+    use crate::pipeline::jobset::model::JobSet;
     let api: Api<JobSet> = Api::namespaced(kube.client.clone(), ns);
     let js = cluster::retry(kube, || api.get_opt(name))
         .await
@@ -586,7 +586,7 @@ async fn read_jobset(kube: &Kube, ns: &str, name: &str, container: &str) -> Resu
             ))
         })?;
     super::jobset_day2::ours(js, ns)?;
-    let by_js = ListParams::default().labels(&crate::jobset::pod_selector(name));
+    let by_js = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
     let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
     let pods = cluster::retry(kube, || pods_api.list(&by_js))
         .await
@@ -667,7 +667,7 @@ fn exported_tf_config(pod: &Pod, container: &str, ns: &str) -> Option<Value> {
         }
     };
     let declared = &env[..at];
-    let value = crate::jobset::tfconfig::expand(&template, |name| {
+    let value = crate::pipeline::jobset::tfconfig::expand(&template, |name| {
         declared
             .iter()
             .rev()
@@ -716,8 +716,8 @@ fn replica_of(pod: &Pod) -> String {
     ) {
         (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
         _ => match (
-            labels.get(crate::jobset::LABEL_REPLICATED_JOB),
-            annotations.get(crate::jobset::COMPLETION_INDEX_ANNOTATION),
+            labels.get(crate::pipeline::jobset::LABEL_REPLICATED_JOB),
+            annotations.get(crate::pipeline::jobset::COMPLETION_INDEX_ANNOTATION),
         ) {
             (Some(rjob), Some(i)) => format!("{rjob}-{i}"),
             _ => pod.metadata.name.clone().unwrap_or_default(),
