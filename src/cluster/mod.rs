@@ -439,9 +439,16 @@ mod tests {
             "jobset.jobset.x-k8s.io/x",
             "jobsets.jobset.x-k8s.io/x",
         ] {
-            assert_eq!(Target::parse(arg, "get").unwrap(), Target::JobSet("x".into()), "{arg}");
+            assert_eq!(
+                Target::parse(arg, "get").unwrap(),
+                Target::JobSet("x".into()),
+                "{arg}"
+            );
         }
-        assert_eq!(Target::parse("x", "get").unwrap(), Target::TfJob("x".into()));
+        assert_eq!(
+            Target::parse("x", "get").unwrap(),
+            Target::TfJob("x".into())
+        );
         assert_eq!(Target::parse("tfjob/x", "get").unwrap().name(), "x");
         assert!(Target::parse("jobset/Bad_Name", "get").is_err());
         assert!(Target::parse("pod/x", "get").is_err());

@@ -5,9 +5,9 @@ use clap::Args;
 use std::time::Duration;
 
 use super::{block_on, parse_duration};
+use crate::cluster::Target;
 use crate::cluster::budget::Deadline;
 use crate::error::Result;
-use crate::cluster::Target;
 use crate::ops::Context;
 use crate::ops::diagnose::DiagnoseOptions;
 use crate::output::{Output, ReportFormat};

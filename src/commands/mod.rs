@@ -569,7 +569,10 @@ mod tests {
         let e = parse_duration("2").unwrap_err();
         assert!(e.contains("missing unit") && e.contains("2s"), "{e}");
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
-        assert_eq!(parse_request_timeout("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(
+            parse_request_timeout("30").unwrap(),
+            Duration::from_secs(30)
+        );
         assert!(parse_signed_duration("-2").is_err());
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("m").is_err());

@@ -5,8 +5,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::{block_on, parse_duration, parse_signed_duration};
-use crate::error::Result;
 use crate::cluster::Target;
+use crate::error::Result;
 use crate::ops::Context;
 use crate::ops::wait::{WaitFor, WaitOptions};
 use crate::output::{Output, ReportFormat};
@@ -61,7 +61,8 @@ impl WaitOptionArgs {
     /// The core's options, and a note to print when the default --settle was shortened to fit
     /// --timeout (a --settle given that does not fit is refused, exit 2).
     pub fn options(self) -> Result<(WaitOptions, Option<String>)> {
-        let (settle, note) = crate::ops::wait::fit_settle(self.wait_for, self.timeout, self.settle)?;
+        let (settle, note) =
+            crate::ops::wait::fit_settle(self.wait_for, self.timeout, self.settle)?;
         let opts = WaitOptions {
             wait_for: self.wait_for,
             timeout: self.timeout,
@@ -107,7 +108,11 @@ impl clap::builder::TypedValueParser for WaitForParser {
     fn possible_values(
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        Some(Box::new(WaitFor::value_variants().iter().filter_map(|v| v.to_possible_value())))
+        Some(Box::new(
+            WaitFor::value_variants()
+                .iter()
+                .filter_map(|v| v.to_possible_value()),
+        ))
     }
 }
 

@@ -78,9 +78,15 @@ pub fn check(js: &JobSet) -> Vec<Finding> {
 fn size(value: &Value, out: &mut Vec<Finding>) {
     let bytes = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(0);
     let (limit, whose) = if bytes > MAX_REQUEST_BYTES {
-        (MAX_REQUEST_BYTES, "the API server's request body limit (3 MiB)")
+        (
+            MAX_REQUEST_BYTES,
+            "the API server's request body limit (3 MiB)",
+        )
     } else if bytes > MAX_ETCD_BYTES {
-        (MAX_ETCD_BYTES, "etcd's request limit (1.5 MiB, --max-request-bytes)")
+        (
+            MAX_ETCD_BYTES,
+            "etcd's request limit (1.5 MiB, --max-request-bytes)",
+        )
     } else {
         return;
     };

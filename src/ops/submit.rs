@@ -300,7 +300,10 @@ fn sample(job: &TFJob) -> TFJob {
     let mut s = job.clone();
     let m = &mut s.metadata;
     if m.name.is_none() {
-        m.name = Some(format!("{}xxxxx", m.generate_name.clone().unwrap_or_default()));
+        m.name = Some(format!(
+            "{}xxxxx",
+            m.generate_name.clone().unwrap_or_default()
+        ));
     }
     m.namespace.get_or_insert_with(|| "default".into());
     m.uid
@@ -308,7 +311,9 @@ fn sample(job: &TFJob) -> TFJob {
     m.resource_version.get_or_insert_with(|| "1".into());
     m.generation.get_or_insert(1);
     m.creation_timestamp.get_or_insert_with(|| {
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        )
     });
     s
 }

@@ -627,7 +627,10 @@ fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
     let f = found(&missing, "RuntimeClass");
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!(f[0].0, Severity::Error);
-    assert!(f[0].1.contains("RuntimeClass \"gvisor\" not found"), "{f:?}");
+    assert!(
+        f[0].1.contains("RuntimeClass \"gvisor\" not found"),
+        "{f:?}"
+    );
     assert!(found(&missing, "PriorityClass").is_empty());
     let present = Snapshot {
         runtime_classes: Some(BTreeSet::from(["gvisor".to_string()])),
@@ -668,5 +671,9 @@ fn karpenter_or_the_cluster_autoscaler_turn_never_into_waiting_for_nodes() {
     );
     s.karpenter = false;
     s.autoscaler = true;
-    assert!(Report::autoscaler(&s).unwrap().contains("cluster-autoscaler"));
+    assert!(
+        Report::autoscaler(&s)
+            .unwrap()
+            .contains("cluster-autoscaler")
+    );
 }

@@ -107,7 +107,9 @@ fn run_bounded<T: Send + 'static>(
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(result) => return result,
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(Failure::Exec("the template thread ended without a result".into()));
+                return Err(Failure::Exec(
+                    "the template thread ended without a result".into(),
+                ));
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
@@ -257,7 +259,10 @@ fn verb(spec: &str, args: &[G], index: &mut usize) -> Result<(), String> {
         } else {
             let (digits, n) = number(rest);
             if digits > 0 && n > MAX_WIDTH as usize {
-                return Err(format!("width {} is past {MAX_WIDTH} (the limit)", &rest[..digits]));
+                return Err(format!(
+                    "width {} is past {MAX_WIDTH} (the limit)",
+                    &rest[..digits]
+                ));
             }
             rest = &rest[digits..];
         }
@@ -308,7 +313,8 @@ pub fn precheck(text: &str) -> Result<(), String> {
     let mut pos = 0usize;
     while let Some(open) = text[pos..].find("{{") {
         let at = pos + open;
-        let (body, end) = action(text, at + 2).ok_or_else(|| format!("unclosed action at byte {at}"))?;
+        let (body, end) =
+            action(text, at + 2).ok_or_else(|| format!("unclosed action at byte {at}"))?;
         pos = end;
         let body = body.trim_start_matches('-').trim();
         if body.starts_with("/*") {
@@ -331,11 +337,16 @@ pub fn precheck(text: &str) -> Result<(), String> {
                         "blocks nested more than {MAX_NESTING} deep at byte {at} (the limit)"
                     ));
                 }
-                let name = matches!(word, "define" | "block").then(|| first_string(body)).flatten();
+                let name = matches!(word, "define" | "block")
+                    .then(|| first_string(body))
+                    .flatten();
                 if word == "block"
                     && let Some(n) = &name
                 {
-                    calls.entry(current.clone()).or_default().push((n.clone(), at));
+                    calls
+                        .entry(current.clone())
+                        .or_default()
+                        .push((n.clone(), at));
                 }
                 defining.push(name);
             }
@@ -377,7 +388,11 @@ pub fn precheck(text: &str) -> Result<(), String> {
             if path.iter().any(|p| p == callee) {
                 return Err(format!(
                     "template {callee:?} calls itself (through {}) at byte {at}: recursive templates are not run",
-                    path.iter().filter(|p| !p.is_empty()).map(|p| format!("{p:?}")).collect::<Vec<_>>().join(" → ")
+                    path.iter()
+                        .filter(|p| !p.is_empty())
+                        .map(|p| format!("{p:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" → ")
                 ));
             }
             if path.len() > MAX_CALL_CHAIN {
@@ -484,7 +499,10 @@ mod tests {
                 other => panic!("{t}: {other:?}"),
             }
         }
-        assert_eq!(run(r#"{{printf "%5d|%-3s|%.2f" 7 "x" 1.5}}"#).unwrap(), "    7|x  |1.50");
+        assert_eq!(
+            run(r#"{{printf "%5d|%-3s|%.2f" 7 "x" 1.5}}"#).unwrap(),
+            "    7|x  |1.50"
+        );
         assert_eq!(run(r#"{{printf "%*d" 4 7}}"#).unwrap(), "   7");
     }
 
@@ -494,7 +512,11 @@ mod tests {
         let e = precheck(&deep).unwrap_err();
         assert!(e.contains("nested more than 100 deep at byte 1000"), "{e}");
         let parens = format!("{{{{{}1{}}}}}", "(".repeat(100_000), ")".repeat(100_000));
-        assert!(precheck(&parens).unwrap_err().contains("parentheses nested"));
+        assert!(
+            precheck(&parens)
+                .unwrap_err()
+                .contains("parentheses nested")
+        );
         let me = r#"{{define "a"}}{{template "a" .}}{{end}}{{template "a" .}}"#;
         assert!(precheck(me).unwrap_err().contains("calls itself"), "{me}");
         let pair = r#"{{define "a"}}{{template "b" .}}{{end}}{{define "b"}}{{template "a" .}}{{end}}{{template "a" .}}"#;
@@ -516,6 +538,9 @@ mod tests {
         let items: Vec<i32> = (0..300).collect();
         let t = "{{range .a}}{{range $.a}}{{range $.a}}{{end}}{{end}}{{end}}";
         let e = execute(t, &json!({"a": items}), Duration::from_millis(300)).unwrap_err();
-        assert!(matches!(&e, Failure::Exec(m) if m.contains("ran longer")), "{e:?}");
+        assert!(
+            matches!(&e, Failure::Exec(m) if m.contains("ran longer")),
+            "{e:?}"
+        );
     }
 }

@@ -164,7 +164,9 @@ fn template_error(text: &str, e: gotemplate::Failure) -> Error {
     let shown: String = text.chars().take(200).collect();
     let more = if shown.len() < text.len() { "…" } else { "" };
     match e {
-        gotemplate::Failure::Invalid(e) => usage(format!("error parsing template {shown}{more}, {e}")),
+        gotemplate::Failure::Invalid(e) => {
+            usage(format!("error parsing template {shown}{more}, {e}"))
+        }
         gotemplate::Failure::Exec(e) => {
             Error::Invalid(format!("error executing template {shown:?}{more}: {e}"))
         }

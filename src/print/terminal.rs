@@ -41,10 +41,7 @@ mod tests {
     fn escapes_like_kubectl_and_every_other_control() {
         assert_eq!(escape("a\x1b[2Jb"), "a^[[2Jb");
         assert_eq!(escape("x\ry"), "x\\ry");
-        assert_eq!(
-            escape("\x1b]52;c;SGVsbG8=\x07"),
-            "^[]52;c;SGVsbG8=^G"
-        );
+        assert_eq!(escape("\x1b]52;c;SGVsbG8=\x07"), "^[]52;c;SGVsbG8=^G");
         assert_eq!(escape("\u{9b}31m\x7f\x00"), "\\u009b31m^?^@");
         assert_eq!(escape("two\nlines\tand tab é"), "two\nlines\tand tab é");
         assert!(matches!(escape("plain"), Cow::Borrowed(_)));

@@ -145,7 +145,11 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
     }
     // ValidatePodSpec: these name objects (ValidateServiceAccountName, ValidatePriorityClassName,
     // ValidateRuntimeClassName), DNS-1123 subdomains.
-    for key in ["serviceAccountName", "priorityClassName", "runtimeClassName"] {
+    for key in [
+        "serviceAccountName",
+        "priorityClassName",
+        "runtimeClassName",
+    ] {
         if let Some(n) = ps.get(key).and_then(Value::as_str)
             && let Err(e) = super::names::dns1123_subdomain(n)
         {

@@ -138,10 +138,7 @@ pub fn translate(tree: &mut Value) -> Vec<Problem> {
         let mut bad = |expected: &str| {
             problems.push(Problem {
                 path: as_written(key),
-                message: format!(
-                    "expected {expected}, as {flag} takes, got {}",
-                    describe(v)
-                ),
+                message: format!("expected {expected}, as {flag} takes, got {}", describe(v)),
                 hint: None,
             })
         };
@@ -154,7 +151,11 @@ pub fn translate(tree: &mut Value) -> Vec<Problem> {
             {
                 false
             }
-            "ps" | "workers" | "chief" | "evaluator" | "backoffLimit"
+            "ps"
+            | "workers"
+            | "chief"
+            | "evaluator"
+            | "backoffLimit"
             | "ttlSecondsAfterFinished" => match v.as_i64().and_then(|n| i32::try_from(n).ok()) {
                 Some(n) => {
                     let slot = match key {
@@ -297,7 +298,11 @@ pub fn translate(tree: &mut Value) -> Vec<Problem> {
 
 /// `psCpu` → (`ps`, `cpu`).
 fn per_role(key: &str) -> (&'static str, &'static str) {
-    let res = if key.ends_with("Cpu") { "cpu" } else { "memory" };
+    let res = if key.ends_with("Cpu") {
+        "cpu"
+    } else {
+        "memory"
+    };
     let role = super::ROLES
         .iter()
         .find(|r| key.starts_with(**r))
@@ -359,12 +364,13 @@ mod tests {
         let mut v = json!({"gpus": "two", "localQueue": "q", "pvc": {"a": 1}});
         let p = translate(&mut v);
         assert_eq!(p.len(), 3, "{p:?}");
-        assert!(p.iter().any(|p| p.path == "gpus"
-            && p.message.starts_with("expected an integer, as --gpus takes")));
-        assert!(
-            p.iter()
-                .any(|p| p.path == "localQueue" && p.hint.as_deref() == Some("pass --local-queue on the command line"))
-        );
+        assert!(p.iter().any(|p| {
+            p.path == "gpus"
+                && p.message
+                    .starts_with("expected an integer, as --gpus takes")
+        }));
+        assert!(p.iter().any(|p| p.path == "localQueue"
+            && p.hint.as_deref() == Some("pass --local-queue on the command line")));
         assert!(p.iter().any(|p| p.path == "pvc"));
     }
 }

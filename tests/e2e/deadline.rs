@@ -28,10 +28,7 @@ fn timed(c: &TestCluster, argv: &[&str]) -> (Run, Duration) {
     let started = Instant::now();
     let run = tfjob(c, argv);
     let took = started.elapsed();
-    eprintln!(
-        "{argv:?}: exit {} after {took:?}\n{}",
-        run.code, run.stderr
-    );
+    eprintln!("{argv:?}: exit {} after {took:?}\n{}", run.code, run.stderr);
     (run, took)
 }
 
@@ -83,10 +80,7 @@ fn submit_replace_wait_spends_one_timeout_across_every_phase() {
 fn wait_ends_at_its_timeout_on_a_slow_api_server() {
     let c = running();
     every_request_slow(&c);
-    let (run, took) = timed(
-        &c,
-        &args("wait tf-dist-train --for succeeded --timeout 8s"),
-    );
+    let (run, took) = timed(&c, &args("wait tf-dist-train --for succeeded --timeout 8s"));
     run.exit(5);
     within(took, Duration::from_secs(8), &run);
     assert!(
@@ -113,7 +107,9 @@ fn diagnose_ends_at_its_timeout_on_a_slow_api_server_and_names_the_step() {
 #[test]
 fn wait_all_ends_at_its_timeout_when_listing_the_jobs_never_answers() {
     let c = running();
-    c.set_faults(vec![Fault::on("list", "tfjobs").latency_ms(60_000).times(0)]);
+    c.set_faults(vec![
+        Fault::on("list", "tfjobs").latency_ms(60_000).times(0),
+    ]);
     let (run, took) = timed(&c, &args("wait --all --for succeeded --timeout 3s"));
     run.exit(5);
     within(took, Duration::from_secs(3), &run);
@@ -123,7 +119,9 @@ fn wait_all_ends_at_its_timeout_when_listing_the_jobs_never_answers() {
 #[test]
 fn list_ends_at_its_request_timeout_when_the_list_never_answers() {
     let c = running();
-    c.set_faults(vec![Fault::on("list", "tfjobs").latency_ms(60_000).times(0)]);
+    c.set_faults(vec![
+        Fault::on("list", "tfjobs").latency_ms(60_000).times(0),
+    ]);
     let (run, took) = timed(&c, &args("list --request-timeout 3s"));
     assert_ne!(run.code, 0, "{}", run.stderr);
     within(took, Duration::from_secs(3), &run);

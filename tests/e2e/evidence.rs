@@ -136,6 +136,19 @@ fn with_clean_pod_policy_all_the_wait_still_names_the_replica_and_says_the_logs_
     );
     assert!(run.stderr.contains("logs are gone"), "{}", run.stderr);
     assert!(run.stderr.contains("--save DIR"), "{}", run.stderr);
+    // The pods are deleted (or about to be): what is left is the job object.
+    assert!(
+        run.stderr.contains(
+            "The job object is left (runPolicy.cleanPodPolicy All deletes its pods; the job keeps its status and events): `kubectl tfjob delete tf-dist-train"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("its pods keep what they requested"),
+        "{}",
+        run.stderr
+    );
     // The operator deletes every pod once the job has failed.
     assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
         c.list("pods", Some("default"))

@@ -37,7 +37,11 @@ fn hostile_printer_expressions_are_exit_2_with_the_limit_never_a_crash_or_a_runa
     let file_arg = format!("jsonpath-file={}", file.display());
     let run = tfjob(&c, &["list", "-o", &file_arg]);
     run.expect_code(2);
-    assert!(run.stderr.contains("nested more than 100 deep"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("nested more than 100 deep"),
+        "{}",
+        run.stderr
+    );
     for template in [
         r#"{{printf "%0999999999d" 1}}"#,
         r#"{{printf "%*d" 999999999 1}}"#,
@@ -46,7 +50,11 @@ fn hostile_printer_expressions_are_exit_2_with_the_limit_never_a_crash_or_a_runa
     ] {
         let run = tfjob(&c, &["list", "-o", &format!("go-template={template}")]);
         run.expect_code(2);
-        assert!(run.stderr.contains("past 10000 (the limit)"), "{template}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("past 10000 (the limit)"),
+            "{template}: {}",
+            run.stderr
+        );
     }
     let me = r#"go-template={{define "a"}}{{template "a" .}}{{end}}{{template "a" .}}"#;
     let run = tfjob(&c, &["list", "-o", me]);
@@ -58,11 +66,21 @@ fn hostile_printer_expressions_are_exit_2_with_the_limit_never_a_crash_or_a_runa
         "{{end}}".repeat(60_000)
     );
     let (_dir2, file) = crate::manifest_file(&deep);
-    let run = tfjob(&c, &["list", "-o", &format!("go-template-file={}", file.display())]);
+    let run = tfjob(
+        &c,
+        &[
+            "list",
+            "-o",
+            &format!("go-template-file={}", file.display()),
+        ],
+    );
     run.expect_code(2);
     assert!(run.stderr.contains("at byte 1000"), "{}", run.stderr);
     // What is fine still prints.
-    let run = tfjob(&c, &["list", "-o", r#"go-template={{printf "%5d" (len .items)}}"#]);
+    let run = tfjob(
+        &c,
+        &["list", "-o", r#"go-template={{printf "%5d" (len .items)}}"#],
+    );
     run.expect_code(0);
     assert_eq!(run.stdout, "   20");
 }
@@ -101,8 +119,9 @@ fn submit_dry_runs_its_printer_before_creating_and_says_the_job_exists_if_printi
     let created = c.get("tfjobs", Some("default"), "tf-p").expect("created");
     let uid = created["metadata"]["uid"].as_str().unwrap();
     assert!(
-        run.stderr
-            .contains(&format!("TFJob default/tf-p was created (uid {uid}); printing it failed:")),
+        run.stderr.contains(&format!(
+            "TFJob default/tf-p was created (uid {uid}); printing it failed:"
+        )),
         "{}",
         run.stderr
     );
@@ -112,7 +131,8 @@ fn submit_dry_runs_its_printer_before_creating_and_says_the_job_exists_if_printi
 fn terminal_escapes_from_the_cluster_are_shown_not_obeyed() {
     let c = cluster("operator: installed\n");
     let mut job = tiny_job("tf-esc");
-    job["status"]["conditions"][0]["message"] = json!("bad \u{1b}[2J\u{1b}]52;c;SGVsbG8=\u{7} msg\r");
+    job["status"]["conditions"][0]["message"] =
+        json!("bad \u{1b}[2J\u{1b}]52;c;SGVsbG8=\u{7} msg\r");
     c.insert(job);
     let uid = c.get("tfjobs", Some("default"), "tf-esc").unwrap()["metadata"]["uid"].clone();
     c.insert(json!({"apiVersion": "v1", "kind": "Event",
@@ -125,9 +145,25 @@ fn terminal_escapes_from_the_cluster_are_shown_not_obeyed() {
     let run = tfjob(&c, &["get", "tf-esc"]);
     run.expect_code(0);
     for forbidden in ['\u{1b}', '\u{7}', '\r', '\u{9b}'] {
-        assert!(!run.stdout.contains(forbidden), "{forbidden:?} in {:?}", run.stdout);
+        assert!(
+            !run.stdout.contains(forbidden),
+            "{forbidden:?} in {:?}",
+            run.stdout
+        );
     }
-    assert!(run.stdout.contains("bad ^[[2J^[]52;c;SGVsbG8=^G msg\\r"), "{}", run.stdout);
-    assert!(run.stdout.contains("clip ^[]52;c;SGVsbG8=^G\\u009b31m"), "{}", run.stdout);
-    assert!(run.stdout.contains("Evil^[]8;;http://x^[\\"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("bad ^[[2J^[]52;c;SGVsbG8=^G msg\\r"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("clip ^[]52;c;SGVsbG8=^G\\u009b31m"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Evil^[]8;;http://x^[\\"),
+        "{}",
+        run.stdout
+    );
 }

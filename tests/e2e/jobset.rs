@@ -257,7 +257,12 @@ fn export_refuses_what_the_api_would_indexed_parallelism_and_the_encoded_size() 
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("the API server's request body limit (3 MiB)"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the API server's request body limit (3 MiB)"),
+        "{}",
+        run.stderr
+    );
     // 40,000 workers: under the request limit, over etcd's.
     let run = export("40000");
     run.expect_code(2);
@@ -406,7 +411,14 @@ fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_comple
     for target in ["succeeded", "finished"] {
         let run = tfjob(
             &c,
-            &["wait", "jobset/tf-dist-train", "--for", target, "--timeout", "1s"],
+            &[
+                "wait",
+                "jobset/tf-dist-train",
+                "--for",
+                target,
+                "--timeout",
+                "1s",
+            ],
         );
         run.expect_code(5);
         assert_eq!(run.stdout, "", "no verdict on stdout: {}", run.stdout);
@@ -426,10 +438,20 @@ fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_comple
     }
     let run = tfjob(
         &c,
-        &["wait", "jobset/tf-dist-train", "--for", "succeeded", "--timeout", "60s"],
+        &[
+            "wait",
+            "jobset/tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "60s",
+        ],
     );
     run.expect_code(0);
-    assert_eq!(run.stdout, "jobset.jobset.x-k8s.io/tf-dist-train completed\n");
+    assert_eq!(
+        run.stdout,
+        "jobset.jobset.x-k8s.io/tf-dist-train completed\n"
+    );
 }
 
 #[test]

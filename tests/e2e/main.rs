@@ -7,8 +7,8 @@
 mod bounded;
 mod check;
 mod client;
-mod deadline;
 mod day2;
+mod deadline;
 mod evidence;
 mod help;
 mod hostile;

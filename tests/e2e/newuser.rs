@@ -138,7 +138,11 @@ fn delete_on_failure_deletes_the_job_after_a_failed_wait() {
     );
     run.exit(4);
     run.stderr_has("TFJob default/tf-dist-train was deleted (--delete-on-failure).");
-    assert!(!run.stderr.contains("The job is still there"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("The job is still there"),
+        "{}",
+        run.stderr
+    );
     assert!(
         c.wait_for(Duration::from_secs(10), |c| c
             .get("tfjobs", Some("default"), "tf-dist-train")
@@ -173,34 +177,106 @@ const FLAG_CASES: &[(&[&str], &[&str], &str)] = &[
     (&[], &["--ps-memory", "4Gi"], "psMemory: 4Gi"),
     (&[], &["--worker-cpu", "3"], "worker-cpu: 3"),
     (&[], &["--worker-memory", "6Gi"], "worker-memory: 6Gi"),
-    (&["-t", "chief-worker"], &["--chief-cpu", "2"], "chief-cpu: 2"),
-    (&["-t", "chief-worker"], &["--chief-memory", "2Gi"], "chief-memory: 2Gi"),
-    (&["-t", "evaluator"], &["--evaluator-cpu", "1"], "evaluator-cpu: 1"),
-    (&["-t", "evaluator"], &["--evaluator-memory", "1Gi"], "evaluator-memory: 1Gi"),
-    (&[], &["--label", "team=nlp", "--label", "tier=a"], "label: [team=nlp, tier=a]"),
+    (
+        &["-t", "chief-worker"],
+        &["--chief-cpu", "2"],
+        "chief-cpu: 2",
+    ),
+    (
+        &["-t", "chief-worker"],
+        &["--chief-memory", "2Gi"],
+        "chief-memory: 2Gi",
+    ),
+    (
+        &["-t", "evaluator"],
+        &["--evaluator-cpu", "1"],
+        "evaluator-cpu: 1",
+    ),
+    (
+        &["-t", "evaluator"],
+        &["--evaluator-memory", "1Gi"],
+        "evaluator-memory: 1Gi",
+    ),
+    (
+        &[],
+        &["--label", "team=nlp", "--label", "tier=a"],
+        "label: [team=nlp, tier=a]",
+    ),
     (&[], &["--annotation", "owner=me"], "annotation: owner=me"),
     (&[], &["--env", "A=1"], "env: [A=1]"),
     (&[], &["--restart-policy", "Never"], "restart-policy: Never"),
     (&[], &["--clean-pod-policy", "All"], "clean-pod-policy: All"),
     (&[], &["--backoff-limit", "3"], "backoff-limit: 3"),
-    (&[], &["--active-deadline-seconds", "600"], "active-deadline-seconds: 600"),
-    (&[], &["--ttl-seconds-after-finished", "60"], "ttl-seconds-after-finished: 60"),
-    (&[], &["--success-policy", "AllWorkers"], "success-policy: AllWorkers"),
+    (
+        &[],
+        &["--active-deadline-seconds", "600"],
+        "active-deadline-seconds: 600",
+    ),
+    (
+        &[],
+        &["--ttl-seconds-after-finished", "60"],
+        "ttl-seconds-after-finished: 60",
+    ),
+    (
+        &[],
+        &["--success-policy", "AllWorkers"],
+        "success-policy: AllWorkers",
+    ),
     (&[], &["--queue", "research"], "queue: research"),
     (&[], &["--priority-class", "high"], "priority-class: high"),
     (&[], &["--cpu-request", "1"], "cpu-request: 1"),
     (&[], &["--memory-request", "1Gi"], "memory-request: 1Gi"),
     (&[], &["--pvc", "data:/data:ro"], "pvc: 'data:/data:ro'"),
-    (&[], &["--config-map", "cfg:/etc/cfg"], "config-map: 'cfg:/etc/cfg'"),
-    (&[], &["--secret-volume", "creds:/etc/creds"], "secret-volume: 'creds:/etc/creds'"),
-    (&[], &["--empty-dir", "/scratch:1Gi"], "empty-dir: '/scratch:1Gi'"),
-    (&[], &["--image-pull-secret", "regcred"], "image-pull-secret: regcred"),
-    (&[], &["--service-account", "trainer"], "service-account: trainer"),
-    (&[], &["--node-selector", "gpu=a100"], "node-selector: [gpu=a100]"),
-    (&[], &["--toleration", "gpu:NoSchedule"], "toleration: ['gpu:NoSchedule']"),
-    (&[], &["--pod-priority-class", "high"], "pod-priority-class: high"),
-    (&[], &["--env-from-secret", "HF_TOKEN=hf/token"], "env-from-secret: [HF_TOKEN=hf/token]"),
-    (&[], &["--", "python", "train.py"], "command: [python, train.py]"),
+    (
+        &[],
+        &["--config-map", "cfg:/etc/cfg"],
+        "config-map: 'cfg:/etc/cfg'",
+    ),
+    (
+        &[],
+        &["--secret-volume", "creds:/etc/creds"],
+        "secret-volume: 'creds:/etc/creds'",
+    ),
+    (
+        &[],
+        &["--empty-dir", "/scratch:1Gi"],
+        "empty-dir: '/scratch:1Gi'",
+    ),
+    (
+        &[],
+        &["--image-pull-secret", "regcred"],
+        "image-pull-secret: regcred",
+    ),
+    (
+        &[],
+        &["--service-account", "trainer"],
+        "service-account: trainer",
+    ),
+    (
+        &[],
+        &["--node-selector", "gpu=a100"],
+        "node-selector: [gpu=a100]",
+    ),
+    (
+        &[],
+        &["--toleration", "gpu:NoSchedule"],
+        "toleration: ['gpu:NoSchedule']",
+    ),
+    (
+        &[],
+        &["--pod-priority-class", "high"],
+        "pod-priority-class: high",
+    ),
+    (
+        &[],
+        &["--env-from-secret", "HF_TOKEN=hf/token"],
+        "env-from-secret: [HF_TOKEN=hf/token]",
+    ),
+    (
+        &[],
+        &["--", "python", "train.py"],
+        "command: [python, train.py]",
+    ),
     // The values file, on the default (ps-worker) template.
     (
         &[],

@@ -485,7 +485,11 @@ fn a_queue_label_kueue_does_not_act_on_is_said_after_the_create() {
 fn agree(c: &tfjob_testcluster::TestCluster, extra: &[&str], system: &str, code: i32) {
     let run = tfjob(c, &article_args("check", extra));
     run.expect_code(code);
-    assert!(run.stdout.contains("Verdict: never"), "{extra:?}: {}", run.stdout);
+    assert!(
+        run.stdout.contains("Verdict: never"),
+        "{extra:?}: {}",
+        run.stdout
+    );
     assert!(
         run.stdout.contains(&format!("Queue ({system}): never")),
         "{extra:?}: {}",
@@ -528,7 +532,8 @@ objects:{SECRET}
     let run = tfjob(&c, &article_args("check", &[]));
     run.expect_code(0);
     assert!(
-        run.stdout.contains("Queue (volcano): fits — gang of 4 fits Volcano queue default"),
+        run.stdout
+            .contains("Queue (volcano): fits — gang of 4 fits Volcano queue default"),
         "{}",
         run.stdout
     );

@@ -709,8 +709,18 @@ const PRIORITY_CLASS_JOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmeta
 fn a_missing_runtime_or_priority_class_is_refused_before_any_write() {
     let c = cluster("");
     for (body, kind, name, hint) in [
-        (RUNTIME_CLASS_JOB, "RuntimeClass", "gvisor", "kubectl get runtimeclass"),
-        (PRIORITY_CLASS_JOB, "PriorityClass", "urgent", "kubectl get priorityclass"),
+        (
+            RUNTIME_CLASS_JOB,
+            "RuntimeClass",
+            "gvisor",
+            "kubectl get runtimeclass",
+        ),
+        (
+            PRIORITY_CLASS_JOB,
+            "PriorityClass",
+            "urgent",
+            "kubectl get priorityclass",
+        ),
     ] {
         let (_dir, path) = manifest_file(body);
         let p = path.to_str().unwrap();
@@ -743,9 +753,15 @@ fn an_existing_class_passes_and_an_unreadable_one_is_unknown() {
     let denied = cluster(
         "rbac: {deny: [{verb: list, resource: runtimeclasses}, {verb: list, resource: priorityclasses}]}\n",
     );
-    for (body, kind) in [(RUNTIME_CLASS_JOB, "RuntimeClass"), (PRIORITY_CLASS_JOB, "PriorityClass")] {
+    for (body, kind) in [
+        (RUNTIME_CLASS_JOB, "RuntimeClass"),
+        (PRIORITY_CLASS_JOB, "PriorityClass"),
+    ] {
         let (_dir, path) = manifest_file(body);
-        let run = tfjob(&denied, &["check", "-f", path.to_str().unwrap(), "-o", "json"]);
+        let run = tfjob(
+            &denied,
+            &["check", "-f", path.to_str().unwrap(), "-o", "json"],
+        );
         assert!(
             run.all().contains(&format!("unknown whether {kind}")),
             "{}",

@@ -125,7 +125,12 @@ fn missing_image_ends_the_wait_at_once_with_the_registrys_answer() {
     let failed = c
         .list("events", Some("default"))
         .iter()
-        .filter(|e| e["reason"] == "Failed" && e["message"].as_str().is_some_and(|m| m.contains("code = NotFound")))
+        .filter(|e| {
+            e["reason"] == "Failed"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("code = NotFound"))
+        })
         .map(|e| e["count"].as_i64().unwrap_or(1))
         .sum::<i64>();
     assert!((1..=20).contains(&failed), "{failed} failed pulls");

@@ -24,10 +24,10 @@ use serde_json::Value;
 
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::{self, Kube};
-use crate::ops::Context;
 use crate::diagnose::inpod::{self, Check, EnvAnswer, Peer, PeerFacts, Status};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
+use crate::ops::Context;
 use crate::output::Output;
 
 const PY: &str = include_str!("inpod.py");

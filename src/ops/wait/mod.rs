@@ -208,7 +208,11 @@ mod flag_tests {
         // Given and too long: refused, exit 2, both flags named.
         let e = fit_settle(WaitFor::AllRunning, s(5), Some(s(10))).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::ExitCode::Invalid);
-        assert!(e.to_string().contains("--settle 10s is not shorter than --timeout 5s"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("--settle 10s is not shorter than --timeout 5s"),
+            "{e}"
+        );
         // The default, too long: half the timeout, said.
         let (settle, note) = fit_settle(WaitFor::AllRunning, s(3), None).unwrap();
         assert_eq!(settle, Duration::from_millis(1500));
@@ -227,7 +231,11 @@ mod flag_tests {
         assert_eq!(for_condition("succeeded=True"), Ok(WaitFor::Succeeded));
         assert_eq!(for_condition("Running"), Ok(WaitFor::Running));
         assert_eq!(for_condition("CREATED"), Ok(WaitFor::Created));
-        assert!(for_condition("Failed").unwrap_err().contains("--for finished"));
+        assert!(
+            for_condition("Failed")
+                .unwrap_err()
+                .contains("--for finished")
+        );
         assert!(for_condition("Succeeded=false").is_err());
         assert!(for_condition("Ready").unwrap_err().contains("no condition"));
     }

@@ -30,7 +30,11 @@ impl Ctx<'_> {
 pub(super) fn container(c: &Value, path: &str, init: bool, ctx: &Ctx, out: &mut Out) {
     // validateContainerCommon: an image is required.
     if s(c, "image").is_none_or(str::is_empty) {
-        err(out, format!("{path}.image"), "a container needs an image".into());
+        err(
+            out,
+            format!("{path}.image"),
+            "a container needs an image".into(),
+        );
     }
     // validatePullPolicy, validateContainerCommon's terminationMessagePolicy.
     one_of(
@@ -98,7 +102,10 @@ pub(super) fn container(c: &Value, path: &str, init: bool, ctx: &Ctx, out: &mut 
         if let Some(p) = c.get(k).filter(|p| !p.is_null()) {
             probe(p, &format!("{path}.{k}"), liveness_like, ctx, out);
             // validateReadinessProbe: no terminationGracePeriodSeconds.
-            if k == "readinessProbe" && p.get("terminationGracePeriodSeconds").is_some_and(|v| !v.is_null()) {
+            if k == "readinessProbe"
+                && p.get("terminationGracePeriodSeconds")
+                    .is_some_and(|v| !v.is_null())
+            {
                 err(
                     out,
                     format!("{path}.{k}.terminationGracePeriodSeconds"),
@@ -178,7 +185,10 @@ pub(super) fn check_host_port_conflicts(ps: &Value, key: &str, path: &str, out: 
                     out,
                     format!(
                         "{}.hostPort",
-                        join_index(&format!("{}.ports", join_index(&format!("{path}.{key}"), i)), j)
+                        join_index(
+                            &format!("{}.ports", join_index(&format!("{path}.{key}"), i)),
+                            j
+                        )
                     ),
                     format!("Duplicate value: {k:?}"),
                 );
@@ -199,7 +209,11 @@ fn validate_volume_devices(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
         let dp = join_index(&format!("{path}.volumeDevices"), i);
         let (n, p) = (s(d, "name").unwrap_or(""), s(d, "devicePath").unwrap_or(""));
         if n.is_empty() {
-            err(out, format!("{dp}.name"), "a volume device needs a name".into());
+            err(
+                out,
+                format!("{dp}.name"),
+                "a volume device needs a name".into(),
+            );
         }
         if names.contains(&n) {
             err(out, format!("{dp}.name"), format!("{n:?} must be unique"));
@@ -218,10 +232,18 @@ fn validate_volume_devices(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
             _ => {}
         }
         if p.is_empty() {
-            err(out, format!("{dp}.devicePath"), "devicePath is required".into());
+            err(
+                out,
+                format!("{dp}.devicePath"),
+                "devicePath is required".into(),
+            );
         }
         if paths.contains(&p) {
-            err(out, format!("{dp}.devicePath"), format!("{p:?} must be unique"));
+            err(
+                out,
+                format!("{dp}.devicePath"),
+                format!("{p:?} must be unique"),
+            );
         }
         if p.split('/').any(|x| x == "..") {
             err(
@@ -233,7 +255,11 @@ fn validate_volume_devices(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
             paths.push(p);
         }
         if mounts.iter().any(|m| m.0 == n) {
-            err(out, format!("{dp}.name"), "must not already exist in volumeMounts".into());
+            err(
+                out,
+                format!("{dp}.name"),
+                "must not already exist in volumeMounts".into(),
+            );
         }
         if mounts.iter().any(|m| m.1 == p) {
             err(
@@ -613,7 +639,11 @@ pub(super) fn resources(r: &Value, path: &str, out: &mut Out) {
             };
             let Some(milli) = milli else { continue };
             if extended_resource(k) && milli % 1000 != 0 {
-                err(out, kp.clone(), format!("{k} {} must be an integer", text(v)));
+                err(
+                    out,
+                    kp.clone(),
+                    format!("{k} {} must be an integer", text(v)),
+                );
             }
             if let Some(page) = k
                 .strip_prefix("hugepages-")
@@ -733,13 +763,14 @@ fn mounts(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
         );
         // validateMountPropagation: Bidirectional only in privileged containers.
         if s(m, "mountPropagation") == Some("Bidirectional")
-            && c.pointer("/securityContext/privileged").and_then(Value::as_bool) != Some(true)
+            && c.pointer("/securityContext/privileged")
+                .and_then(Value::as_bool)
+                != Some(true)
         {
             err(
                 out,
                 format!("{path}.volumeMounts.mountPropagation"),
-                "Bidirectional mount propagation is available only to privileged containers"
-                    .into(),
+                "Bidirectional mount propagation is available only to privileged containers".into(),
             );
         }
         // ValidateVolumeMounts: subPathExpr excludes subPath and is a local path.
@@ -779,7 +810,11 @@ fn mounts(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
             Some("Enabled" | "IfPossible") => {
                 let rp = format!("{path}.volumeMounts.recursiveReadOnly");
                 if m.get("readOnly").and_then(Value::as_bool) != Some(true) {
-                    err(out, rp.clone(), "may only be specified when readOnly is true".into());
+                    err(
+                        out,
+                        rp.clone(),
+                        "may only be specified when readOnly is true".into(),
+                    );
                 }
                 if s(m, "mountPropagation").is_some_and(|p| p != "None") {
                     err(
@@ -793,7 +828,9 @@ fn mounts(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
             Some(x) => err(
                 out,
                 format!("{path}.volumeMounts.recursiveReadOnly"),
-                format!("recursiveReadOnly {x:?} is not supported: use one of Disabled, Enabled, IfPossible"),
+                format!(
+                    "recursiveReadOnly {x:?} is not supported: use one of Disabled, Enabled, IfPossible"
+                ),
             ),
         }
         // Names and paths shared with volumeDevices.
@@ -917,7 +954,11 @@ fn handler(h: &Value, path: &str, lifecycle: bool, ctx: &Ctx, out: &mut Out) {
     if let Some(e) = h.get("exec").filter(|v| !v.is_null())
         && items(e, "command").next().is_none()
     {
-        err(out, format!("{path}.exec.command"), "command is required".into());
+        err(
+            out,
+            format!("{path}.exec.command"),
+            "command is required".into(),
+        );
     }
     // validateSleepAction: 0 (PodLifecycleSleepActionAllowZero, on in 1.36) up to the grace
     // period.

@@ -198,7 +198,11 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
         host_users: security::host_users(ps),
         claims: &claims,
         grace: security::grace_period(ps),
-        volumes: ps.get("volumes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]),
+        volumes: ps
+            .get("volumes")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]),
     };
     // validateInitContainers / validateContainers: names unique across both lists.
     let mut seen: Vec<&str> = Vec::new();
@@ -521,7 +525,6 @@ fn label_selector(ls: &Value, path: &str, out: &mut Out) {
         }
     }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Shared formats

@@ -14,7 +14,9 @@ use crate::manifest::join_index;
 /// validateNodeInclusionPolicy and the label selector. matchLabelKeys is left to the server
 /// (how it merges into the selector has changed between releases).
 pub(super) fn validate_topology_spread_constraints(ps: &Value, path: &str, out: &mut Out) {
-    let all: Vec<&Value> = items(ps, "topologySpreadConstraints").map(|x| x.1).collect();
+    let all: Vec<&Value> = items(ps, "topologySpreadConstraints")
+        .map(|x| x.1)
+        .collect();
     let base = format!("{path}.topologySpreadConstraints");
     for (i, c) in all.iter().enumerate() {
         let cp = join_index(&base, i);
@@ -200,15 +202,17 @@ pub(super) fn validate_pod_dns_config(ps: &Value, path: &str, out: &mut Out) {
         err(
             out,
             format!("{dp}.searches"),
-            format!("must not have more than 32 search paths, has {}", searches.len()),
+            format!(
+                "must not have more than 32 search paths, has {}",
+                searches.len()
+            ),
         );
     }
     if searches.join(" ").len() > 2048 {
         err(
             out,
             format!("{dp}.searches"),
-            "must not have more than 2048 characters (including spaces) in the search list"
-                .into(),
+            "must not have more than 2048 characters (including spaces) in the search list".into(),
         );
     }
     for (i, sr) in searches.iter().enumerate() {
@@ -248,7 +252,11 @@ pub(super) fn validate_pod_resource_claims<'a>(
     for (i, c) in items(ps, "resourceClaims") {
         let cp = join_index(&format!("{path}.resourceClaims"), i);
         match s(c, "name").unwrap_or("") {
-            "" => err(out, format!("{cp}.name"), "a resource claim needs a name".into()),
+            "" => err(
+                out,
+                format!("{cp}.name"),
+                "a resource claim needs a name".into(),
+            ),
             n if names.contains(&n) => {
                 err(out, format!("{cp}.name"), format!("Duplicate value: {n:?}"))
             }
@@ -286,7 +294,12 @@ pub(super) fn validate_pod_resource_claims<'a>(
 
 /// validateResourceClaimNames: a container's resources.claims name the pod's claims, once
 /// each, with DNS-label request names.
-pub(super) fn validate_resource_claim_names(r: &Value, pod_claims: &[&str], path: &str, out: &mut Out) {
+pub(super) fn validate_resource_claim_names(
+    r: &Value,
+    pod_claims: &[&str],
+    path: &str,
+    out: &mut Out,
+) {
     let mut seen: Vec<String> = Vec::new();
     for (i, c) in items(r, "claims") {
         let cp = join_index(&format!("{path}.claims"), i);
@@ -308,7 +321,10 @@ pub(super) fn validate_resource_claim_names(r: &Value, pod_claims: &[&str], path
         };
         let overlaps = seen.contains(&name.to_string())
             || seen.contains(&key)
-            || (req.is_empty() && seen.iter().any(|k| k.split_once('/').is_some_and(|x| x.0 == name)));
+            || (req.is_empty()
+                && seen
+                    .iter()
+                    .any(|k| k.split_once('/').is_some_and(|x| x.0 == name)));
         if overlaps {
             err(out, cp.clone(), format!("Duplicate value: {key:?}"));
         }

@@ -185,12 +185,13 @@ pub(super) fn validate_seccomp_profile_field(sc: &Value, path: &str, out: &mut O
         ),
     }
     let lp = format!("{ppath}.localhostProfile");
-    match (s(p, "type"), p.get("localhostProfile").filter(|v| !v.is_null())) {
-        (Some("Localhost"), None) => err(
-            out,
-            lp,
-            "must be set when seccomp type is Localhost".into(),
-        ),
+    match (
+        s(p, "type"),
+        p.get("localhostProfile").filter(|v| !v.is_null()),
+    ) {
+        (Some("Localhost"), None) => {
+            err(out, lp, "must be set when seccomp type is Localhost".into())
+        }
         (Some("Localhost"), Some(v)) => {
             if let Some(e) = local_descending_path(v.as_str().unwrap_or("")) {
                 err(out, lp, format!("localhostProfile {e}"));
@@ -302,7 +303,11 @@ pub(super) fn validate_windows_security_context_options(sc: &Value, path: &str, 
         return err(out, up, "runAsUserName cannot be an empty string".into());
     }
     if u.chars().any(char::is_control) {
-        return err(out, up, "runAsUserName cannot contain control characters".into());
+        return err(
+            out,
+            up,
+            "runAsUserName cannot contain control characters".into(),
+        );
     }
     if parts.len() > 2 {
         return err(
@@ -332,7 +337,11 @@ pub(super) fn validate_windows_security_context_options(sc: &Value, path: &str, 
         }
     }
     if user.is_empty() {
-        err(out, up.clone(), "runAsUserName's User cannot be empty".into());
+        err(
+            out,
+            up.clone(),
+            "runAsUserName's User cannot be empty".into(),
+        );
     } else if user.chars().count() > 104 {
         err(
             out,

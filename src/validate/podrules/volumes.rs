@@ -147,11 +147,7 @@ pub(super) fn validate_volume_source(v: &Value, vol_name: &str, path: &str, out:
             required(x, "server", &p, out);
             required(x, "path", &p, out);
             if s(x, "path").is_some_and(|q| !q.is_empty() && !q.starts_with('/')) {
-                err(
-                    out,
-                    format!("{p}.path"),
-                    "must be an absolute path".into(),
-                );
+                err(out, format!("{p}.path"), "must be an absolute path".into());
             }
         }
         "iscsi" => {
@@ -392,11 +388,16 @@ fn validate_iscsi_volume_source(x: &Value, p: &str, out: &mut Out) {
         );
     }
     if let Some(init) = s(x, "initiatorName") {
-        if !["iqn", "eui", "naa"].iter().any(|pre| init.starts_with(pre)) {
+        if !["iqn", "eui", "naa"]
+            .iter()
+            .any(|pre| init.starts_with(pre))
+        {
             err(
                 out,
                 format!("{p}.initiatorname"),
-                format!("initiatorName {init:?} must be valid format starting with iqn, eui, or naa"),
+                format!(
+                    "initiatorName {init:?} must be valid format starting with iqn, eui, or naa"
+                ),
             );
         }
     }
@@ -463,7 +464,14 @@ fn validate_azure_disk(x: &Value, p: &str, out: &mut Out) {
         "cachingMode",
         out,
     );
-    one_of(x, "kind", &["Shared", "Dedicated", "Managed"], p, "kind", out);
+    one_of(
+        x,
+        "kind",
+        &["Shared", "Dedicated", "Managed"],
+        p,
+        "kind",
+        out,
+    );
     let uri = s(x, "diskURI").unwrap_or("");
     match s(x, "kind") {
         Some("Managed") if !uri.starts_with("/subscriptions/") => err(
@@ -693,7 +701,10 @@ fn validate_projected_volume_source(x: &Value, p: &str, out: &mut Out) {
         if let Some(b) = src.get("clusterTrustBundle").filter(|v| !v.is_null()) {
             let bp = format!("{sp}.clusterTrustBundle");
             let (name, signer) = (b.get("name"), b.get("signerName"));
-            match (name.filter(|v| !v.is_null()), signer.filter(|v| !v.is_null())) {
+            match (
+                name.filter(|v| !v.is_null()),
+                signer.filter(|v| !v.is_null()),
+            ) {
                 (Some(_), Some(_)) => err(
                     out,
                     bp.clone(),
@@ -771,7 +782,9 @@ fn validate_ephemeral_volume_source(x: &Value, p: &str, out: &mut Out) {
                 err(
                     out,
                     format!("{tp}.metadata.{k}"),
-                    format!("{k} cannot be set: a claim template's metadata takes only labels and annotations"),
+                    format!(
+                        "{k} cannot be set: a claim template's metadata takes only labels and annotations"
+                    ),
                 );
             }
         }
@@ -806,17 +819,29 @@ fn validate_persistent_volume_claim_spec(spec: &Value, sp: &str, out: &mut Out) 
             "at least 1 access mode is required".into(),
         );
     }
-    const MODES: [&str; 4] = ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"];
+    const MODES: [&str; 4] = [
+        "ReadWriteOnce",
+        "ReadOnlyMany",
+        "ReadWriteMany",
+        "ReadWriteOncePod",
+    ];
     for m in &modes {
         if !MODES.contains(m) {
             err(
                 out,
                 format!("{sp}.accessModes"),
-                format!("access mode {m:?} is not supported: use one of {}", MODES.join(", ")),
+                format!(
+                    "access mode {m:?} is not supported: use one of {}",
+                    MODES.join(", ")
+                ),
             );
         }
     }
-    if modes.contains(&"ReadWriteOncePod") && modes.iter().any(|m| *m != "ReadWriteOncePod" && MODES.contains(m)) {
+    if modes.contains(&"ReadWriteOncePod")
+        && modes
+            .iter()
+            .any(|m| *m != "ReadWriteOncePod" && MODES.contains(m))
+    {
         err(
             out,
             format!("{sp}.accessModes"),
@@ -860,7 +885,9 @@ fn validate_persistent_volume_claim_spec(spec: &Value, sp: &str, out: &mut Out) 
         required(d, "name", &dp, out);
         required(d, "kind", &dp, out);
         let group = s(d, "apiGroup").unwrap_or("");
-        if group.is_empty() && s(d, "kind").is_some_and(|x| !x.is_empty() && x != "PersistentVolumeClaim") {
+        if group.is_empty()
+            && s(d, "kind").is_some_and(|x| !x.is_empty() && x != "PersistentVolumeClaim")
+        {
             err(
                 out,
                 dp.clone(),
