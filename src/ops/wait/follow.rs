@@ -96,6 +96,10 @@ pub async fn follow(
         next_lookup: None,
         queue: Default::default(),
         capacity: None,
+        saver: opts
+            .save
+            .clone()
+            .map(|s| crate::ops::evidence::Saver::new(s, namespace, name, opts.max_restarts)),
     };
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
     let first = w.get_job().await?;
@@ -106,6 +110,7 @@ pub async fn follow(
         w.watch(out).await
     };
     w.display.finish();
+    let outcome = w.save_at_the_end(outcome, out).await;
     w.report(outcome, format, out).await
 }
 
@@ -142,6 +147,8 @@ struct Waiter<'a> {
     next_lookup: Option<Instant>,
     /// Kueue's hold on the job, or a gang's.
     queue: super::queue::QueueWatch,
+    /// `--save DIR`: the evidence, written as replicas terminate and when the wait ends.
+    saver: Option<crate::ops::evidence::Saver>,
 }
 
 /// Which watch an event came from.
@@ -292,6 +299,63 @@ impl Waiter<'_> {
         }
         self.last = Some((job, pods));
         Ok(decided(outcome))
+    }
+
+    /// `--save`: a container that terminated (or a pod that failed) since the last save is
+    /// the moment to save, before the operator reacts to it with its cleanPodPolicy.
+    async fn save_on_termination(&mut self, out: &mut Output) -> Result<()> {
+        let (Some(saver), Some((_, pods))) = (self.saver.as_mut(), self.last.as_ref()) else {
+            return Ok(());
+        };
+        if !saver.new_termination(pods.iter().map(|p| &**p)) {
+            return Ok(());
+        }
+        self.display.finish();
+        let (_, err) = out.streams();
+        saver
+            .save(self.kube, "a replica terminated", self.end, err)
+            .await
+    }
+
+    /// `--save`: when the wait ends on the job's final condition, a failure or a timeout, the
+    /// evidence is written before the closing diagnosis (and before the operator's cleanup, when
+    /// it is quicker). A write that fails is said; the wait's own outcome keeps its exit code
+    /// unless it had succeeded.
+    async fn save_at_the_end(
+        &mut self,
+        outcome: Result<String>,
+        out: &mut Output,
+    ) -> Result<String> {
+        let Some(saver) = self.saver.as_mut() else {
+            return outcome;
+        };
+        let ended = self.last.as_ref().is_some_and(|(job, _)| job.is_finished());
+        let terminated = self
+            .last
+            .as_ref()
+            .is_some_and(|(_, pods)| saver.new_termination(pods.iter().map(|p| &**p)));
+        let trigger = match &outcome {
+            Err(Error::Interrupted(_) | Error::NotReady { .. }) => return outcome,
+            Err(Error::JobFailed(_) | Error::WontRun { .. }) => "the wait failed",
+            Err(Error::Timeout(_)) => "the wait timed out",
+            Err(_) => return outcome,
+            Ok(_) if ended => "the job reached its final condition",
+            Ok(_) if terminated => "a replica terminated",
+            Ok(_) => return outcome,
+        };
+        let trigger = match self.last.as_ref().map(|(job, _)| job) {
+            Some(job) if job.is_finished() => format!("{trigger}: the job is {}", job.state()),
+            _ => trigger.to_string(),
+        };
+        let (_, err) = out.streams();
+        match saver.save(self.kube, &trigger, self.end, err).await {
+            Ok(()) => outcome,
+            Err(e) if outcome.is_ok() => Err(e),
+            Err(e) => {
+                out.note_line(&format!("error: {e}"));
+                outcome
+            }
+        }
     }
 
     /// Redraws the last state (only the live line changes: its clock).
@@ -454,6 +518,7 @@ impl Waiter<'_> {
             if let Some(decided) = self.judge(job, pods, out)? {
                 return decided;
             }
+            self.save_on_termination(out).await?;
             if let Some((job, pods)) = &self.last {
                 let (job, has_pods) = (job.clone(), !pods.is_empty());
                 let lines = self
@@ -556,6 +621,11 @@ impl Waiter<'_> {
                         pods: &seen,
                         max_restarts: self.opts.max_restarts,
                         cleaned: cleaned.clone(),
+                        saved: self
+                            .saver
+                            .as_ref()
+                            .and_then(|s| s.folder())
+                            .map(|p| p.to_path_buf()),
                     },
                 )
                 .await?;
@@ -840,6 +910,8 @@ struct Seen<'a> {
     /// ended or is about to (a replica failed for good): its pods and their logs are gone, or
     /// going, whatever the moment the closing diagnosis reads them.
     cleaned: Option<String>,
+    /// The `--save` folder, when a save was written.
+    saved: Option<std::path::PathBuf>,
 }
 
 /// The cleanPodPolicy that deletes a job's pods once it ends (All, Running), when the job has
@@ -894,16 +966,23 @@ fn classes_of_vanished(
 /// What the closing report says about the logs of an ended job's pods: `cleaned`, the
 /// cleanPodPolicy that deletes them ([`cleaned_by_policy`]); `gone`, pods the watch saw are no
 /// longer there. The same words whether the read came before or after the operator's deletion.
-fn logs_gone_note(cleaned: Option<&str>, gone: bool) -> Option<String> {
+fn logs_gone_note(
+    cleaned: Option<&str>,
+    gone: bool,
+    saved: Option<&std::path::Path>,
+) -> Option<String> {
+    let keep = match saved {
+        Some(folder) => format!("--save kept them in {}", folder.display()),
+        None => "`--save DIR` keeps them next time".into(),
+    };
     match cleaned {
         Some(policy) => Some(format!(
-            "runPolicy.cleanPodPolicy {policy} deletes the job's {}pods now that it has ended: their logs are gone with them; `--save DIR` keeps them next time",
+            "runPolicy.cleanPodPolicy {policy} deletes the job's {}pods now that it has ended: their logs are gone with them; {keep}",
             if policy == "Running" { "running " } else { "" }
         )),
-        None if gone => Some(
-            "the job's pods were deleted when it ended (runPolicy.cleanPodPolicy): their logs are gone; `--save DIR` keeps them next time"
-                .into(),
-        ),
+        None if gone => Some(format!(
+            "the job's pods were deleted when it ended (runPolicy.cleanPodPolicy): their logs are gone; {keep}"
+        )),
         None => None,
     }
 }
@@ -969,9 +1048,11 @@ async fn report_diagnosis(
             // The operator deletes the pods of an ended job under cleanPodPolicy All, and the
             // running ones under Running (training-operator `pkg/controller.v1/common/job.go`
             // DeletePodsAndServices): said whether or not it has done so when this reads.
-            diagnosis
-                .notes
-                .extend(logs_gone_note(seen.cleaned.as_deref(), gone));
+            diagnosis.notes.extend(logs_gone_note(
+                seen.cleaned.as_deref(),
+                gone,
+                seen.saved.as_deref(),
+            ));
             let failures = diagnosis.failures.clone();
             match format {
                 ReportFormat::Json => out.data_line(

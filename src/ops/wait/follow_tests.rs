@@ -219,8 +219,8 @@ fn the_logs_are_said_gone_whether_the_closing_read_comes_before_or_after_the_cle
         None
     );
     // Before the deletion (pods still read) and after it (pods gone): the same words.
-    let before = logs_gone_note(all.as_deref(), false).unwrap();
-    let after = logs_gone_note(all.as_deref(), true).unwrap();
+    let before = logs_gone_note(all.as_deref(), false, None).unwrap();
+    let after = logs_gone_note(all.as_deref(), true, None).unwrap();
     assert_eq!(before, after);
     assert!(
         before.contains("logs are gone") && before.contains("--save DIR"),
@@ -228,9 +228,12 @@ fn the_logs_are_said_gone_whether_the_closing_read_comes_before_or_after_the_cle
     );
     // Without a policy that deletes, only pods seen vanishing are said gone.
     assert!(
-        logs_gone_note(None, true)
+        logs_gone_note(None, true, None)
             .unwrap()
             .contains("logs are gone")
     );
-    assert_eq!(logs_gone_note(None, false), None);
+    assert_eq!(logs_gone_note(None, false, None), None);
+    // With --save, where they were kept.
+    let kept = logs_gone_note(all.as_deref(), true, Some(std::path::Path::new("/d/j-1"))).unwrap();
+    assert!(kept.contains("--save kept them in /d/j-1"), "{kept}");
 }
