@@ -62,6 +62,12 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
         Ok(Err(e)) => return Err(e),
     };
     snapshot.max_restarts = opts.max_restarts;
+    // How long each running replica has been silent: cheap decoration, within what is left.
+    let _ = tokio::time::timeout(
+        end.saturating_duration_since(std::time::Instant::now()),
+        diagnose::read_last_logs(kube, &mut snapshot, budget),
+    )
+    .await;
     let d = diagnose::diagnose(&snapshot);
     match opts.format {
         ReportFormat::Text => {

@@ -422,3 +422,31 @@ fn logs_of_a_finished_job_whose_pods_are_gone_say_so_and_point_at_save() {
     );
     run.stderr_has(&format!("saved in {}", folder.display()));
 }
+
+#[test]
+fn diagnose_shows_how_long_each_running_replica_has_been_silent() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 0}}\n  log: \"step 1\\n\"\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
+    tfjob(&c, &args("wait tf-dist-train --timeout 30s")).expect_code(0);
+    c.clear_requests();
+    let d = tfjob(&c, &args("diagnose tf-dist-train"));
+    d.exit(0);
+    let line = d
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Last log line: "))
+        .unwrap_or_else(|| panic!("{}", d.stdout));
+    // Just printed: seconds, not silent.
+    assert!(line.contains("Worker-0 logged "), "{line}");
+    assert!(!line.contains("Worker-0 silent"), "{line}");
+    // One request per running replica (4), each the last line only, with its timestamp.
+    let tails: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.subresource == "log" && r.query.contains("tailLines=1"))
+        .collect();
+    assert_eq!(tails.len(), 4, "{tails:?}");
+    assert!(tails.iter().all(|r| r.query.contains("timestamps=true")));
+}
