@@ -584,6 +584,58 @@ mod tests {
         assert_eq!(std::fs::read_dir(&made).unwrap().count(), 0);
     }
 
+    #[test]
+    fn a_full_disk_names_what_was_written_before_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut saver = Saver::new(
+            SaveOptions {
+                dir: tmp.path().to_path_buf(),
+                limit: 10,
+            },
+            "default",
+            "j",
+            3,
+        );
+        let folder = saver.ensure_folder().unwrap();
+        saver
+            .write(&folder, "j-ps-0/tensorflow.log", b"ps\n")
+            .unwrap();
+        saver.write(&folder, "job.yaml", b"kind: TFJob\n").unwrap();
+        let e = saver.failed(
+            &folder.join("pods.yaml"),
+            std::io::Error::from_raw_os_error(28),
+        );
+        let text = e.to_string();
+        assert!(text.contains("the disk is full (ENOSPC) writing"), "{text}");
+        assert!(text.contains("pods.yaml"), "{text}");
+        assert!(text.contains("j-ps-0/tensorflow.log, job.yaml"), "{text}");
+        // Written once more (a later save): the earlier file is replaced by a complete one,
+        // no partial file is left.
+        saver
+            .write(&folder, "job.yaml", b"kind: TFJob # 2\n")
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(folder.join("job.yaml")).unwrap(),
+            "kind: TFJob # 2\n"
+        );
+        let names: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+        // A second saver of the same job in the same second gets a folder of its own.
+        let mut other = Saver::new(
+            SaveOptions {
+                dir: tmp.path().to_path_buf(),
+                limit: 10,
+            },
+            "default",
+            "j",
+            3,
+        );
+        assert_ne!(other.ensure_folder().unwrap(), folder);
+    }
+
     #[cfg(unix)]
     #[test]
     fn no_file_is_written_through_a_symlink() {
