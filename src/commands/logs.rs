@@ -59,6 +59,17 @@ pub struct LogsArgs {
     #[arg(long, default_value_t = DEFAULT_MAX_LOG_REQUESTS, value_name = "N")]
     pub max_log_requests: usize,
 
+    /// Keep the job's evidence before the operator's cleanPodPolicy deletes it: write
+    /// DIR/<job>-<UTC time>/ with each pod's current and previous container logs, the job
+    /// and its pods as YAML, their events and summary.txt with the failure classes (again
+    /// when a followed job ends). DIR is made if missing and checked writable first.
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<std::path::PathBuf>,
+
+    /// With --save: the bytes kept of each log, its end (10Mi, 512Ki, 1000000).
+    #[arg(long, value_name = "BYTES", default_value = "10Mi", value_parser = super::wait::parse_save_limit, requires = "save")]
+    pub save_limit: u64,
+
     /// How long to wait for pods to exist and start before giving up.
     #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
     pub timeout: Duration,
@@ -86,6 +97,13 @@ impl LogsArgs {
         o.max_log_requests = self.max_log_requests;
         o.timeout = self.timeout;
         o.colour = colour;
+        o.save = self
+            .save
+            .clone()
+            .map(|dir| crate::ops::evidence::SaveOptions {
+                dir,
+                limit: self.save_limit,
+            });
         Ok(o)
     }
 }
@@ -94,6 +112,11 @@ impl LogsArgs {
 /// ([`Output::out_color`]: a terminal, and not NO_COLOR or `TERM=dumb`).
 pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
     if let Target::JobSet(name) = Target::parse(&args.name, "logs")? {
+        if args.save.is_some() {
+            return Err(crate::error::Error::Usage(
+                "--save keeps a TFJob's evidence; it is not taken for a JobSet".into(),
+            ));
+        }
         let container = args
             .container
             .clone()
@@ -104,6 +127,10 @@ pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
         );
     }
     let opts = args.options(out.out_color())?;
+    // `--save DIR` is checked before any request (exit 2 naming it).
+    if let Some(save) = &opts.save {
+        crate::ops::evidence::check_dir(save)?;
+    }
     block_on(&ctx, crate::ops::logs::run(&ctx, opts, out))
 }
 

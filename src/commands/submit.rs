@@ -65,7 +65,9 @@ pub struct SubmitArgs {
 fn wait_flags_need_wait(arg: Arg) -> Arg {
     match arg.get_long() {
         Some("timeout") => arg.requires("wait_or_replace"),
-        Some("for" | "pending-timeout" | "settle" | "image-pull-grace") => arg.requires("wait"),
+        Some("for" | "pending-timeout" | "settle" | "image-pull-grace" | "save" | "save-limit") => {
+            arg.requires("wait")
+        }
         _ => arg,
     }
 }
@@ -105,6 +107,11 @@ pub fn exec(ctx: Context, args: SubmitArgs, out: &mut Output) -> Result<()> {
         ctx
     };
     if args.to.is_some() {
+        if options.wait_opts.save.is_some() {
+            return Err(crate::error::Error::Usage(
+                "--save keeps a TFJob's evidence; submit --to jobset does not take it".into(),
+            ));
+        }
         if options.output.is_some() {
             return Err(crate::error::Error::Usage(
                 "submit --to jobset prints the created JobSet's name; for the object use `export --to jobset -o yaml|json`".into(),

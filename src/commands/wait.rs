@@ -55,6 +55,28 @@ pub struct WaitOptionArgs {
     /// job is left as it is and the error says how to delete it.
     #[arg(long)]
     pub delete_on_failure: bool,
+
+    /// Keep the evidence before the operator's cleanPodPolicy deletes it: as soon as a replica
+    /// terminates and when the wait ends, write DIR/<job>-<UTC time>/ with each pod's current
+    /// and previous container logs, the job and its pods as YAML, their events and
+    /// summary.txt with the failure classes. DIR is made if missing and checked writable first.
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<std::path::PathBuf>,
+
+    /// With --save: the bytes kept of each log, its end (a quantity: 10Mi, 512Ki, 1000000).
+    #[arg(long, value_name = "BYTES", default_value = "10Mi", value_parser = parse_save_limit, requires = "save")]
+    pub save_limit: u64,
+}
+
+/// `--save-limit`: a whole, positive number of bytes as a quantity (`10Mi`).
+pub fn parse_save_limit(s: &str) -> std::result::Result<u64, String> {
+    let milli = crate::quantity::parse_quantity(s)
+        .ok_or_else(|| format!("{s:?} is not a size like 10Mi, 512Ki or 1000000"))?;
+    let bytes = milli / 1000;
+    if milli % 1000 != 0 || bytes < 1 {
+        return Err(format!("{s:?} is not a whole, positive number of bytes"));
+    }
+    u64::try_from(bytes).map_err(|_| format!("{s:?} is too large"))
 }
 
 impl WaitOptionArgs {
@@ -72,6 +94,10 @@ impl WaitOptionArgs {
             max_restarts: self.max_restarts,
             capacity_may_come: false,
             delete_on_failure: self.delete_on_failure,
+            save: self.save.map(|dir| crate::ops::evidence::SaveOptions {
+                dir,
+                limit: self.save_limit,
+            }),
         };
         Ok((opts, note))
     }
@@ -143,11 +169,20 @@ pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
     if let Some(note) = note {
         out.note_line(&note);
     }
+    // `--save DIR` is checked before any request (exit 2 naming it).
+    if let Some(save) = &wait.save {
+        crate::ops::evidence::check_dir(save)?;
+    }
     // `--timeout` is the whole command's deadline (0: check once, bounded by the requests).
     let ctx = ctx.with_deadline(wait.deadline());
     if let [one] = args.names.as_slice()
         && let Target::JobSet(name) = Target::parse(one, "wait")?
     {
+        if wait.save.is_some() {
+            return Err(crate::error::Error::Usage(
+                "--save keeps a TFJob's evidence; it is not taken for a JobSet".into(),
+            ));
+        }
         return block_on(
             &ctx,
             crate::ops::jobset_day2::wait(&ctx, &name, wait.wait_for, wait.timeout, out),

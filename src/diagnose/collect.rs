@@ -269,10 +269,13 @@ pub async fn collect_within(
                 let why = match cluster::status_code(&e) {
                     // The API server proxies pods/log to the kubelet; a 5xx is the kubelet (or
                     // the way to it) failing, e.g. `no preferred addresses found`.
-                    Some(code) if code >= 500 => format!(
-                        "the kubelet could not serve the log of pod {pod_name} ({})",
-                        kube_message(&e)
-                    ),
+                    Some(code) if code >= 500 => {
+                        s.kubelet_logs_failed = true;
+                        format!(
+                            "the kubelet could not serve the log of pod {pod_name} ({})",
+                            kube_message(&e)
+                        )
+                    }
                     _ => cluster::unknown_reason(e, &action, kube)?,
                 };
                 note(&mut s, why);
@@ -291,6 +294,71 @@ pub async fn collect_within(
     }
     values.iter_mut().for_each(|v| v.clear());
     Ok(s)
+}
+
+/// How long each running replica has been silent (issue 37), for `diagnose`: its last log
+/// line's time, one cheap request each (`tailLines=1&timestamps=true`), at most
+/// [`MAX_LAST_LOG`] pods, each once under `budget`. Skipped when the kubelet could not serve
+/// a log to [`collect_within`] (it would not serve these either); the first failure ends it.
+pub async fn read_last_logs(kube: &Kube, s: &mut Snapshot, budget: Budget) {
+    if s.kubelet_logs_failed {
+        return;
+    }
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), &s.namespace);
+    let budget = budget.min(Budget::new(DECORATION));
+    for (pod_name, container) in running_targets(&s.pods) {
+        let params = LogParams {
+            container: Some(container),
+            tail_lines: Some(1),
+            timestamps: true,
+            limit_bytes: Some(16 * 1024),
+            ..LogParams::default()
+        };
+        match budget.attempt(pods_api.logs(&pod_name, &params)).await {
+            Some(Ok(text)) => {
+                s.last_log.insert(pod_name, last_line_time(&text));
+            }
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, pod = %pod_name, "last log line not read");
+                break;
+            }
+            None => break,
+        }
+    }
+}
+
+/// Running pods whose last log line's age is read: at most this many.
+pub const MAX_LAST_LOG: usize = 8;
+
+/// Pure: (pod, training container) of the Running pods, at most [`MAX_LAST_LOG`].
+pub(super) fn running_targets(pods: &[Pod]) -> Vec<(String, String)> {
+    pods.iter()
+        .filter(|p| p.pod_phase() == "Running")
+        .filter_map(|p| {
+            let name = p.metadata.name.clone()?;
+            let spec = p.spec.as_ref()?;
+            let container = spec
+                .containers
+                .iter()
+                .find(|c| c.name == DEFAULT_CONTAINER_NAME)
+                .or(spec.containers.first())?
+                .name
+                .clone();
+            Some((name, container))
+        })
+        .take(MAX_LAST_LOG)
+        .collect()
+}
+
+/// Pure: the kubelet's RFC3339Nano timestamp of the last line of a `timestamps=true` answer
+/// (`None` without a line).
+pub(super) fn last_line_time(text: &str) -> Option<k8s_openapi::jiff::Timestamp> {
+    let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+    line.split_once(' ')
+        .map_or(line, |(ts, _)| ts)
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// The API server's message for a failed request, else the error itself.

@@ -33,7 +33,7 @@ use serde::Serialize;
 use crate::model::TFJob;
 pub use checks::QueueFacts;
 
-pub use collect::{collect, collect_within, job_name, outcome};
+pub use collect::{collect, collect_within, job_name, outcome, read_last_logs};
 
 /// The CRD and operator facts come from [`crate::cluster`], which owns them for every command.
 pub use crate::cluster::{CrdState, OperatorState};
@@ -73,6 +73,11 @@ pub struct Snapshot {
     pub max_restarts: u32,
     /// Nodes of the job's pods that are not Ready (or gone), with why (issue 37).
     pub nodes_not_ready: BTreeMap<String, String>,
+    /// Running pod name → the time of its training container's last log line (`None`: no line
+    /// yet), read with one `tailLines=1&timestamps=true` request each, a few pods at most.
+    pub last_log: BTreeMap<String, Option<Timestamp>>,
+    /// A log read answered 5xx: the kubelet (or the way to it) cannot serve logs.
+    pub kubelet_logs_failed: bool,
 }
 
 impl Snapshot {
@@ -108,6 +113,8 @@ impl Snapshot {
             queue: QueueFacts::default(),
             max_restarts: DEFAULT_MAX_RESTARTS,
             nodes_not_ready: BTreeMap::new(),
+            last_log: BTreeMap::new(),
+            kubelet_logs_failed: false,
         }
     }
 }
@@ -158,6 +165,41 @@ pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
     );
     failure::order(&mut out);
     out
+}
+
+/// A running replica whose last log line is this old is called silent.
+pub const SILENT_AFTER: i64 = 5 * 60;
+
+/// Pure: each running replica's last log line's age, by replica (`Worker-1 silent for 12m`
+/// past [`SILENT_AFTER`], `Worker-0 logged 4s ago` before, `PS-0 has printed nothing`).
+pub fn last_log_ages(s: &Snapshot) -> Vec<String> {
+    let mut out: Vec<(String, String)> = s
+        .last_log
+        .iter()
+        .map(|(pod, at)| {
+            let replica = s
+                .pods
+                .iter()
+                .find(|p| p.metadata.name.as_deref() == Some(pod.as_str()))
+                .map(|p| failure::replica_label(&p.metadata, Some(&s.job_name)))
+                .unwrap_or_else(|| pod.clone());
+            let line = match at {
+                None => format!("{replica} has printed nothing"),
+                Some(t) => {
+                    let secs = s.now.duration_since(*t).as_secs().max(0);
+                    let age = crate::duration::coarse(secs);
+                    if secs >= SILENT_AFTER {
+                        format!("{replica} silent for {age}")
+                    } else {
+                        format!("{replica} logged {age} ago")
+                    }
+                }
+            };
+            (replica, line)
+        })
+        .collect();
+    out.sort();
+    out.into_iter().map(|(_, l)| l).collect()
 }
 
 /// Every pod's restart ledger, oldest first per replica (issue 37), with the kubelet's BackOff
@@ -316,6 +358,10 @@ pub struct Diagnosis {
     /// Each restart the cluster still shows, oldest first per replica.
     #[serde(rename = "restartLedger", skip_serializing_if = "Vec::is_empty")]
     pub restart_ledger: Vec<String>,
+    /// Each running replica's last log line's age (`Worker-1 silent for 12m`): a replica that
+    /// runs and says nothing is stalled, whatever its phase says.
+    #[serde(rename = "lastLog", skip_serializing_if = "Vec::is_empty")]
+    pub last_log: Vec<String>,
 }
 
 impl Diagnosis {

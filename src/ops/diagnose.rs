@@ -64,6 +64,12 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
         Ok(Err(e)) => return Err(e),
     };
     snapshot.max_restarts = opts.max_restarts;
+    // How long each running replica has been silent: cheap decoration, within what is left.
+    let _ = tokio::time::timeout(
+        end.saturating_duration_since(std::time::Instant::now()),
+        diagnose::read_last_logs(kube, &mut snapshot, budget),
+    )
+    .await;
     let mut d = diagnose::diagnose(&snapshot);
     if opts.probe && snapshot.job.is_some() {
         deadline.phase(format!("probing TFJob {namespace}/{name} inside its pods"));

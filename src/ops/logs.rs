@@ -66,6 +66,9 @@ pub struct LogsOptions {
     pub timeout: Duration,
     /// Colour the prefixes (the caller knows whether stdout is a terminal).
     pub colour: bool,
+    /// `--save DIR`: the job's evidence written before the logs are printed, and again when a
+    /// followed job ends.
+    pub save: Option<super::evidence::SaveOptions>,
 }
 
 impl LogsOptions {
@@ -85,6 +88,7 @@ impl LogsOptions {
             max_log_requests: DEFAULT_MAX_LOG_REQUESTS,
             timeout: Duration::from_secs(300),
             colour: false,
+            save: None,
         }
     }
 
@@ -458,6 +462,18 @@ pub async fn logs(
                 opts.job
             ))
         })?;
+    let save_until = std::time::Instant::now() + opts.timeout;
+    let mut saver = opts.save.clone().map(|s| {
+        super::evidence::Saver::new(
+            s,
+            namespace,
+            &opts.job,
+            crate::ops::wait::DEFAULT_MAX_RESTARTS,
+        )
+    });
+    if let Some(saver) = saver.as_mut() {
+        saver.save(kube, "logs --save", save_until, err).await?;
+    }
     let expected = jobview::expected_replicas(&job, opts.replica_type.as_deref(), opts.index);
     if expected == 0 {
         return Err(Error::Usage(format!(
@@ -597,13 +613,8 @@ pub async fn logs(
         let unstarted = missing + waiting.len();
         if running_tasks == 0 && listed {
             if job_done && !started_any {
-                writeln!(
-                    err,
-                    "tfjob {} has finished and none of its selected pods remain",
-                    opts.job
-                )
-                .map_err(io)?;
-                break;
+                // Nothing to print is not an empty log: say where the logs went.
+                return Err(pods_gone(kube, namespace, &job, opts, saver.as_ref()));
             }
             if (opts.follow && job_done)
                 || (!opts.follow && started_any && (unstarted == 0 || job_done))
@@ -724,6 +735,15 @@ pub async fn logs(
         }
     }
     out.flush().map_err(io)?;
+    // A followed job that ended: its evidence once more, before the operator's cleanup.
+    if opts.follow
+        && finished.is_some()
+        && let Some(saver) = saver.as_mut()
+    {
+        saver
+            .save(kube, "the followed job ended", save_until, err)
+            .await?;
+    }
     // kubectl logs exits non-zero when it could read nothing; so does this, naming why.
     if reads == 0 && !unreadable.is_empty() {
         return Err(Error::Other(format!(
@@ -740,6 +760,45 @@ pub async fn logs(
         return Err(Error::JobFailed(m));
     }
     Ok(summary)
+}
+
+/// A finished job whose selected pods are gone: their logs went with them (the operator's
+/// cleanPodPolicy deletes the pods of an ended job, training-operator
+/// `pkg/controller.v1/common/job.go` DeletePodsAndServices). Said, with where to look instead
+/// and how to keep them next time.
+fn pods_gone(
+    kube: &Kube,
+    namespace: &str,
+    job: &TFJob,
+    opts: &LogsOptions,
+    saver: Option<&super::evidence::Saver>,
+) -> Error {
+    let name = &opts.job;
+    let flags = kube.hints.ns_flags(namespace);
+    let policy = job
+        .spec
+        .run_policy
+        .as_ref()
+        .and_then(|r| r.clean_pod_policy.as_deref())
+        .filter(|p| matches!(*p, "All" | "Running"))
+        .map(|p| format!(" (runPolicy.cleanPodPolicy {p} deletes the pods of an ended job)"))
+        .unwrap_or_default();
+    let kept = match saver.and_then(|s| s.folder()) {
+        Some(folder) => format!(
+            "What is left (the job, its events, the failure classes) was saved in {}. ",
+            folder.display()
+        ),
+        None => String::new(),
+    };
+    Error::NotReady {
+        message: format!(
+            "tfjob {name} has finished ({}) and its pods are gone{policy}: their logs went with them, there is no log to print",
+            job.state()
+        ),
+        hint: Some(format!(
+            "{kept}`kubectl tfjob diagnose {name} {flags}` names the failed replicas from the operator's events. Next time `kubectl tfjob wait {name} {flags} --save DIR` (or `submit --wait --save DIR`, `logs -f --save DIR`) keeps the logs before the cleanup."
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ pub mod check;
 pub mod context;
 pub mod delete;
 pub mod diagnose;
+pub mod evidence;
 pub mod export;
 pub mod get;
 pub mod jobset_day2;

@@ -52,6 +52,12 @@ pub struct SubmitOptions {
 
 /// `kubectl tfjob submit`: all or nothing, every check before the first write.
 pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result<()> {
+    // `--save DIR` must be writable before anything is sent (exit 2 naming it).
+    if args.wait
+        && let Some(save) = &args.wait_opts.save
+    {
+        super::evidence::check_dir(save)?;
+    }
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(ctx.conn(), &args.render)?;
     super::preflight::print_warnings(&prepared.report, out);

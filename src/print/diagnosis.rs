@@ -79,6 +79,9 @@ pub fn diagnosis(d: &Diagnosis, color: bool, s: &mut dyn Write) -> io::Result<()
     }
     // Issue 37: why each replica died, one line each, the first to fail first; then the
     // restarts the cluster still shows. The report ends on the most specific finding.
+    if !d.last_log.is_empty() {
+        writeln!(s, "Last log line: {}", esc(&d.last_log.join(", ")))?;
+    }
     if !d.restart_ledger.is_empty() {
         writeln!(s, "Restarts (oldest first):")?;
         for line in &d.restart_ledger {

@@ -17,6 +17,7 @@
 
 pub mod check;
 pub mod diagnosis;
+pub mod evidence;
 pub mod gofmt;
 pub mod gojson;
 pub mod gotemplate;

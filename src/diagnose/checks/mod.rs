@@ -122,6 +122,7 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
             })
             .collect(),
         restart_ledger: super::restart_ledger(s),
+        last_log: super::last_log_ages(s),
     }
 }
 

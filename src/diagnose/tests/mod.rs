@@ -829,3 +829,40 @@ fn unbound_pvc() {
     assert!(next.contains("imagenet-data Bound"), "{next}");
     assert!(next.contains("kubectl get pvc -n default"));
 }
+
+#[test]
+fn each_running_replicas_last_log_line_is_aged_and_a_long_silence_named() {
+    let mut s = healthy_with(&[("Worker", 3)], &["Created", "Running"]);
+    let at = |secs: i64| Some(ago(secs).parse::<Timestamp>().unwrap());
+    s.last_log.insert(format!("{JOB}-worker-0"), at(4));
+    s.last_log.insert(format!("{JOB}-worker-1"), at(12 * 60));
+    s.last_log.insert(format!("{JOB}-worker-2"), None);
+    assert_eq!(
+        last_log_ages(&s),
+        vec![
+            "Worker-0 logged 4s ago",
+            "Worker-1 silent for 12m",
+            "Worker-2 has printed nothing"
+        ]
+    );
+    let d = diagnose(&s);
+    let text = render_text(&d, false);
+    assert!(
+        text.contains("Last log line: Worker-0 logged 4s ago, Worker-1 silent for 12m, Worker-2 has printed nothing"),
+        "{text}"
+    );
+    // Not read (the kubelet could not serve logs): nothing said.
+    s.last_log.clear();
+    assert!(!render_text(&diagnose(&s), false).contains("Last log line"));
+}
+
+#[test]
+fn the_last_line_time_is_the_kubelets_timestamp() {
+    use super::collect::last_line_time;
+    assert_eq!(
+        last_line_time("2026-11-30T20:59:56.123456789Z step 10\n"),
+        Some("2026-11-30T20:59:56.123456789Z".parse().unwrap())
+    );
+    assert_eq!(last_line_time(""), None);
+    assert_eq!(last_line_time("not a time\n"), None);
+}

@@ -96,6 +96,10 @@ pub async fn follow(
         next_lookup: None,
         queue: Default::default(),
         capacity: None,
+        saver: opts
+            .save
+            .clone()
+            .map(|s| crate::ops::evidence::Saver::new(s, namespace, name, opts.max_restarts)),
     };
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
     let first = w.get_job().await?;
@@ -106,6 +110,7 @@ pub async fn follow(
         w.watch(out).await
     };
     w.display.finish();
+    let outcome = w.save_at_the_end(outcome, out).await;
     w.report(outcome, format, out).await
 }
 
@@ -142,6 +147,8 @@ struct Waiter<'a> {
     next_lookup: Option<Instant>,
     /// Kueue's hold on the job, or a gang's.
     queue: super::queue::QueueWatch,
+    /// `--save DIR`: the evidence, written as replicas terminate and when the wait ends.
+    saver: Option<crate::ops::evidence::Saver>,
 }
 
 /// Which watch an event came from.
@@ -292,6 +299,63 @@ impl Waiter<'_> {
         }
         self.last = Some((job, pods));
         Ok(decided(outcome))
+    }
+
+    /// `--save`: a container that terminated (or a pod that failed) since the last save is
+    /// the moment to save, before the operator reacts to it with its cleanPodPolicy.
+    async fn save_on_termination(&mut self, out: &mut Output) -> Result<()> {
+        let (Some(saver), Some((_, pods))) = (self.saver.as_mut(), self.last.as_ref()) else {
+            return Ok(());
+        };
+        if !saver.new_termination(pods.iter().map(|p| &**p)) {
+            return Ok(());
+        }
+        self.display.finish();
+        let (_, err) = out.streams();
+        saver
+            .save(self.kube, "a replica terminated", self.end, err)
+            .await
+    }
+
+    /// `--save`: when the wait ends on the job's final condition, a failure or a timeout, the
+    /// evidence is written before the closing diagnosis (and before the operator's cleanup, when
+    /// it is quicker). A write that fails is said; the wait's own outcome keeps its exit code
+    /// unless it had succeeded.
+    async fn save_at_the_end(
+        &mut self,
+        outcome: Result<String>,
+        out: &mut Output,
+    ) -> Result<String> {
+        let Some(saver) = self.saver.as_mut() else {
+            return outcome;
+        };
+        let ended = self.last.as_ref().is_some_and(|(job, _)| job.is_finished());
+        let terminated = self
+            .last
+            .as_ref()
+            .is_some_and(|(_, pods)| saver.new_termination(pods.iter().map(|p| &**p)));
+        let trigger = match &outcome {
+            Err(Error::Interrupted(_) | Error::NotReady { .. }) => return outcome,
+            Err(Error::JobFailed(_) | Error::WontRun { .. }) => "the wait failed",
+            Err(Error::Timeout(_)) => "the wait timed out",
+            Err(_) => return outcome,
+            Ok(_) if ended => "the job reached its final condition",
+            Ok(_) if terminated => "a replica terminated",
+            Ok(_) => return outcome,
+        };
+        let trigger = match self.last.as_ref().map(|(job, _)| job) {
+            Some(job) if job.is_finished() => format!("{trigger}: the job is {}", job.state()),
+            _ => trigger.to_string(),
+        };
+        let (_, err) = out.streams();
+        match saver.save(self.kube, &trigger, self.end, err).await {
+            Ok(()) => outcome,
+            Err(e) if outcome.is_ok() => Err(e),
+            Err(e) => {
+                out.note_line(&format!("error: {e}"));
+                outcome
+            }
+        }
     }
 
     /// Redraws the last state (only the live line changes: its clock).
@@ -454,6 +518,7 @@ impl Waiter<'_> {
             if let Some(decided) = self.judge(job, pods, out)? {
                 return decided;
             }
+            self.save_on_termination(out).await?;
             if let Some((job, pods)) = &self.last {
                 let (job, has_pods) = (job.clone(), !pods.is_empty());
                 let lines = self
@@ -540,6 +605,10 @@ impl Waiter<'_> {
                     .as_ref()
                     .map(|(_, pods)| pods.clone())
                     .unwrap_or_default();
+                let cleaned = self
+                    .last
+                    .as_ref()
+                    .and_then(|(job, pods)| cleaned_by_policy(job, pods));
                 let (snapshot, failures) = report_diagnosis(
                     self.kube,
                     namespace,
@@ -551,6 +620,12 @@ impl Waiter<'_> {
                     Seen {
                         pods: &seen,
                         max_restarts: self.opts.max_restarts,
+                        cleaned: cleaned.clone(),
+                        saved: self
+                            .saver
+                            .as_ref()
+                            .and_then(|s| s.folder())
+                            .map(|p| p.to_path_buf()),
                     },
                 )
                 .await?;
@@ -577,7 +652,7 @@ impl Waiter<'_> {
                 if err.exit_code() != crate::error::ExitCode::JobFailed {
                     return Err(err);
                 }
-                let left = self.what_is_left(out).await;
+                let left = self.what_is_left(cleaned.as_deref(), out).await;
                 Err(with_leftover(err, &left))
             }
         }
@@ -586,13 +661,21 @@ impl Waiter<'_> {
     /// After a failed wait (exit 4) the job is still there, restarting and holding what its pods
     /// requested: say so and how to delete it, or, with `--delete-on-failure` (Arena's
     /// behaviour), delete it and say that.
-    async fn what_is_left(&self, out: &mut Output) -> String {
+    /// Under a cleanPodPolicy that deletes the pods of an ended job, the pods are gone and only
+    /// the job object (its status and events) is left.
+    async fn what_is_left(&self, cleaned: Option<&str>, out: &mut Output) -> String {
         let (namespace, name) = (self.namespace, self.name);
         let delete = format!(
             "kubectl tfjob delete {name} {}",
             self.kube.hints.ns_flags(namespace)
         );
         if !self.opts.delete_on_failure {
+            if let Some(policy) = cleaned {
+                let which = if policy == "Running" { "running " } else { "" };
+                return format!(
+                    "The job object is left (runPolicy.cleanPodPolicy {policy} deletes its {which}pods; the job keeps its status and events): `{delete}`"
+                );
+            }
             return format!(
                 "The job is still there (its pods keep what they requested): `{delete}`"
             );
@@ -835,6 +918,30 @@ impl From<&watcher::Error> for WatchProblem {
 struct Seen<'a> {
     pods: &'a [Arc<Pod>],
     max_restarts: u32,
+    /// The job's `runPolicy.cleanPodPolicy` when it deletes pods (All, Running) and the job has
+    /// ended or is about to (a replica failed for good): its pods and their logs are gone, or
+    /// going, whatever the moment the closing diagnosis reads them.
+    cleaned: Option<String>,
+    /// The `--save` folder, when a save was written.
+    saved: Option<std::path::PathBuf>,
+}
+
+/// The cleanPodPolicy that deletes a job's pods once it ends (All, Running), when the job has
+/// ended (Failed, Succeeded) or a replica failed for good (the operator fails the job on it):
+/// training-operator `pkg/controller.v1/common/job.go` ReconcileJobs deletes the pods
+/// (DeletePodsAndServices) on the reconcile that finds the job finished.
+fn cleaned_by_policy(job: &TFJob, pods: &[Arc<Pod>]) -> Option<String> {
+    let policy = job
+        .spec
+        .run_policy
+        .as_ref()
+        .and_then(|r| r.clean_pod_policy.clone())
+        .filter(|p| p == "All" || p == "Running")?;
+    let ends = job.is_finished()
+        || pods
+            .iter()
+            .any(|p| super::restarts::permanent_failure(job, p).is_some());
+    ends.then_some(policy)
 }
 
 /// The failure classes of pods the watch saw that the closing read no longer finds (issue 37):
@@ -866,6 +973,30 @@ fn classes_of_vanished(
             )
         })
         .collect()
+}
+
+/// What the closing report says about the logs of an ended job's pods: `cleaned`, the
+/// cleanPodPolicy that deletes them ([`cleaned_by_policy`]); `gone`, pods the watch saw are no
+/// longer there. The same words whether the read came before or after the operator's deletion.
+fn logs_gone_note(
+    cleaned: Option<&str>,
+    gone: bool,
+    saved: Option<&std::path::Path>,
+) -> Option<String> {
+    let keep = match saved {
+        Some(folder) => format!("--save kept them in {}", folder.display()),
+        None => "`--save DIR` keeps them next time".into(),
+    };
+    match cleaned {
+        Some(policy) => Some(format!(
+            "runPolicy.cleanPodPolicy {policy} deletes the job's {}pods now that it has ended: their logs are gone with them; {keep}",
+            if policy == "Running" { "running " } else { "" }
+        )),
+        None if gone => Some(format!(
+            "the job's pods were deleted when it ended (runPolicy.cleanPodPolicy): their logs are gone; {keep}"
+        )),
+        None => None,
+    }
 }
 
 /// The failure with what is left of the job said last (under a crash log, in the hint of a
@@ -918,36 +1049,22 @@ async fn report_diagnosis(
                 .map(|p| p.metadata.name.clone().unwrap_or_default())
                 .collect();
             let vanished = classes_of_vanished(&seen, &present, name);
-            // The operator deletes the pods of a finished job under cleanPodPolicy All, and the
-            // running ones under Running (training-operator `pkg/controller.v1/common/job.go`
-            // DeletePodsAndServices): said whether or not it has done so yet.
-            let policy = snapshot
-                .job
-                .as_ref()
-                .and_then(|j| j.spec.run_policy.as_ref())
-                .and_then(|r| r.clean_pod_policy.clone());
-            let finished = snapshot.job.as_ref().is_some_and(|j| {
-                j.has_condition(crate::model::condition::FAILED)
-                    || j.has_condition(crate::model::condition::SUCCEEDED)
-            });
-            let cleaned = finished && matches!(policy.as_deref(), Some("All" | "Running"));
-            if cleaned && vanished.is_empty() && !snapshot.pods.is_empty() {
-                diagnosis.notes.push(format!(
-                    "runPolicy.cleanPodPolicy {} deletes the job's pods now that it has ended: their logs are gone with them; `--save DIR` keeps them next time",
-                    policy.as_deref().unwrap_or_default()
-                ));
-            }
-            if !vanished.is_empty() || (snapshot.pods.is_empty() && !seen.pods.is_empty()) {
+            let gone = !vanished.is_empty() || (snapshot.pods.is_empty() && !seen.pods.is_empty());
+            if gone {
                 // What the watch saw wins over the operator's events for the same pod.
                 let mut merged = vanished;
                 failure::merge(&mut merged, std::mem::take(&mut diagnosis.failures));
                 failure::order(&mut merged);
                 diagnosis.failures = merged;
-                diagnosis.notes.push(
-                    "the job's pods were deleted when it ended (runPolicy.cleanPodPolicy): their logs are gone; `--save DIR` keeps them next time"
-                        .into(),
-                );
             }
+            // The operator deletes the pods of an ended job under cleanPodPolicy All, and the
+            // running ones under Running (training-operator `pkg/controller.v1/common/job.go`
+            // DeletePodsAndServices): said whether or not it has done so when this reads.
+            diagnosis.notes.extend(logs_gone_note(
+                seen.cleaned.as_deref(),
+                gone,
+                seen.saved.as_deref(),
+            ));
             let failures = diagnosis.failures.clone();
             match format {
                 ReportFormat::Json => out.data_line(

@@ -162,3 +162,78 @@ fn a_crash_loop_ends_with_the_last_log_lines_when_they_were_read() {
     assert_eq!(with_log_tail("x", None), "x");
     assert_eq!(with_log_tail("x", Some(&"\n".to_string())), "x");
 }
+
+/// A pod of job `j` in `phase`, its tensorflow container ended with `code`.
+fn ended_pod(name: &str, phase: &str, code: i32) -> Arc<Pod> {
+    Arc::new(
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {
+            "training.kubeflow.org/job-name": "j",
+            "training.kubeflow.org/replica-type": "worker"}},
+            "status": {"phase": phase, "containerStatuses": [{"name": "tensorflow", "image": "i",
+                "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"terminated": {"exitCode": code}}}]}}))
+        .unwrap(),
+    )
+}
+
+fn job_with_policy(policy: &str, failed: bool) -> TFJob {
+    let mut v = json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "j", "namespace": "default"},
+        "spec": {"runPolicy": {"cleanPodPolicy": policy},
+            "tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "Never",
+                "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}}}}});
+    if failed {
+        v["status"] = json!({"conditions": [{"type": "Failed", "status": "True"}]});
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn the_logs_are_said_gone_whether_the_closing_read_comes_before_or_after_the_cleanup() {
+    // A worker failed for good under restartPolicy Never: the job ends, whether or not the
+    // operator has written Failed yet.
+    let failed = ended_pod("j-worker-1", "Failed", 3);
+    let running = Arc::new(
+        serde_json::from_value::<Pod>(json!({"metadata": {"name": "j-worker-0"},
+            "status": {"phase": "Running"}}))
+        .unwrap(),
+    );
+    let pods = vec![failed, running.clone()];
+    let all = cleaned_by_policy(&job_with_policy("All", false), &pods);
+    assert_eq!(all.as_deref(), Some("All"));
+    assert_eq!(
+        cleaned_by_policy(
+            &job_with_policy("Running", true),
+            std::slice::from_ref(&running)
+        )
+        .as_deref(),
+        Some("Running")
+    );
+    // None keeps the pods; a running job under All has nothing deleted yet.
+    assert_eq!(
+        cleaned_by_policy(&job_with_policy("None", true), &pods),
+        None
+    );
+    assert_eq!(
+        cleaned_by_policy(&job_with_policy("All", false), &[running]),
+        None
+    );
+    // Before the deletion (pods still read) and after it (pods gone): the same words.
+    let before = logs_gone_note(all.as_deref(), false, None).unwrap();
+    let after = logs_gone_note(all.as_deref(), true, None).unwrap();
+    assert_eq!(before, after);
+    assert!(
+        before.contains("logs are gone") && before.contains("--save DIR"),
+        "{before}"
+    );
+    // Without a policy that deletes, only pods seen vanishing are said gone.
+    assert!(
+        logs_gone_note(None, true, None)
+            .unwrap()
+            .contains("logs are gone")
+    );
+    assert_eq!(logs_gone_note(None, false, None), None);
+    // With --save, where they were kept.
+    let kept = logs_gone_note(all.as_deref(), true, Some(std::path::Path::new("/d/j-1"))).unwrap();
+    assert!(kept.contains("--save kept them in /d/j-1"), "{kept}");
+}

@@ -84,6 +84,8 @@ pub struct WaitOptions {
     pub capacity_may_come: bool,
     /// `--delete-on-failure`: a wait that fails (exit 4) deletes the job, as Arena does.
     pub delete_on_failure: bool,
+    /// `--save DIR`: the job's evidence written as replicas terminate and when the wait ends.
+    pub save: Option<crate::ops::evidence::SaveOptions>,
 }
 
 /// `--settle` against `--timeout` for `all-running`: a settle window as long as the timeout can
@@ -171,6 +173,7 @@ impl Default for WaitOptions {
             max_restarts: DEFAULT_MAX_RESTARTS,
             capacity_may_come: false,
             delete_on_failure: false,
+            save: None,
         }
     }
 }

@@ -476,6 +476,20 @@ impl TestCluster {
         install_operator(&self.shared, mode);
     }
 
+    /// Holds (true) or lets go (false) the operator's cleanPodPolicy deletions: while held, an
+    /// ended job keeps its pods; let go, every job is reconciled again and the pods of ended
+    /// jobs are deleted as the policy says. A test orders "saved" before "deleted" with it
+    /// instead of racing the operator.
+    pub fn hold_cleanup(&self, held: bool) {
+        self.shared
+            .cleanup_held
+            .store(held, std::sync::atomic::Ordering::SeqCst);
+        if !held {
+            // Wakes the operator's loop, which re-queues every job when it runs.
+            self.shared.mode.send_modify(|_| {});
+        }
+    }
+
     /// Replaces the list of images whose pull fails; pods in ImagePullBackOff pick up the
     /// change at their next pull attempt (e.g. "the image was pushed later").
     pub fn set_missing_images(&self, images: Vec<String>) {

@@ -119,6 +119,9 @@ pub struct Shared {
     pub(crate) mode: tokio::sync::watch::Sender<crate::scenario::OperatorMode>,
     /// Flipped to true when the cluster shuts down; components exit.
     pub(crate) stop: tokio::sync::watch::Sender<bool>,
+    /// While set, the operator leaves an ended job's pods for its cleanPodPolicy
+    /// (`TestCluster::hold_cleanup`), so a test can order "saved" before "deleted".
+    pub(crate) cleanup_held: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -154,6 +157,7 @@ impl Shared {
             missing_images: Mutex::new(initial_missing),
             unreachable_images: Mutex::new(initial_unreachable),
             applied: Mutex::new(HashMap::new()),
+            cleanup_held: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

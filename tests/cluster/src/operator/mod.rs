@@ -212,7 +212,7 @@ fn clean_pods(sh: &Shared, job: &Value, ns: &str, pods: &[Arc<Value>]) {
         .as_str()
         .filter(|p| !p.is_empty())
         .unwrap_or("None");
-    if policy == "None" {
+    if policy == "None" || sh.cleanup_held.load(std::sync::atomic::Ordering::SeqCst) {
         return;
     }
     for p in pods {
