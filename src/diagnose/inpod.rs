@@ -48,6 +48,62 @@ impl Check {
     }
 }
 
+/// The whole result (`-o json|yaml`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeReport {
+    pub job: String,
+    pub namespace: String,
+    /// One line: the first failure, naming its replica; else what could not be checked; else ok.
+    pub verdict: String,
+    pub ok: bool,
+    /// Why nothing was probed (with `only_when_all_running`): a replica not running yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_probed: Option<String>,
+    pub replicas: Vec<ReplicaProbe>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaProbe {
+    /// `worker-1`.
+    pub replica: String,
+    pub pod: String,
+    /// `Running`, or why it was not probed (`Pending`, `Succeeded`, a waiting reason…).
+    pub state: String,
+    pub probed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tf_config: Option<Check>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<Peer>,
+    /// Set when the peers could not be checked at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peers_check: Option<Check>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<Check>,
+    /// `--gateway-chat`: the one chat completion, on the replica that sent it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_chat: Option<Check>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<Check>,
+    /// The program that ran the checks (`python3` or `sh`), for the chat check.
+    #[serde(skip)]
+    pub program: Option<&'static str>,
+}
+
+impl ReplicaProbe {
+    /// Every check of this replica, in the order the verdict reads them.
+    pub fn checks(&self) -> impl Iterator<Item = &Check> {
+        self.tf_config
+            .iter()
+            .chain(self.peers.iter().map(|p| &p.check))
+            .chain(self.peers_check.iter())
+            .chain(self.gateway.iter())
+            .chain(self.gateway_chat.iter())
+            .chain(self.containers.iter())
+    }
+}
+
 /// The environment check's answer: `value=NAME:VALUE`, `fp=NAME:HEX8`, `absent=NAME`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct EnvAnswer {

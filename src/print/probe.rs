@@ -3,8 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::diagnose::inpod::{Check, Status};
-use crate::ops::probe::ProbeReport;
+use crate::diagnose::inpod::{Check, ProbeReport, Status};
 
 fn mark(s: Status) -> &'static str {
     match s {

@@ -19,12 +19,11 @@ use futures::stream::{self, StreamExt};
 use k8s_openapi::api::core::v1::{Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, ListParams};
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::{self, Kube};
-use crate::diagnose::inpod::{self, Check, EnvAnswer, Peer, PeerFacts, Status};
+use crate::diagnose::inpod::{self, Check, EnvAnswer, PeerFacts, Status};
 use crate::diagnose::{Finding, Layer, Verdict};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
@@ -70,61 +69,7 @@ pub enum ProbeFormat {
     Yaml,
 }
 
-/// The whole result (`-o json|yaml`).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProbeReport {
-    pub job: String,
-    pub namespace: String,
-    /// One line: the first failure, naming its replica; else what could not be checked; else ok.
-    pub verdict: String,
-    pub ok: bool,
-    /// Why nothing was probed (with `only_when_all_running`): a replica not running yet.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_probed: Option<String>,
-    pub replicas: Vec<ReplicaProbe>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplicaProbe {
-    /// `worker-1`.
-    pub replica: String,
-    pub pod: String,
-    /// `Running`, or why it was not probed (`Pending`, `Succeeded`, a waiting reason…).
-    pub state: String,
-    pub probed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tf_config: Option<Check>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub peers: Vec<Peer>,
-    /// Set when the peers could not be checked at all.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub peers_check: Option<Check>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gateway: Option<Check>,
-    /// `--gateway-chat`: the one chat completion, on the replica that sent it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gateway_chat: Option<Check>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub containers: Vec<Check>,
-    /// The program that ran the checks (`python3` or `sh`), for the chat check.
-    #[serde(skip)]
-    program: Option<&'static str>,
-}
-
-impl ReplicaProbe {
-    /// Every check of this replica, in the order the verdict reads them.
-    pub fn checks(&self) -> impl Iterator<Item = &Check> {
-        self.tf_config
-            .iter()
-            .chain(self.peers.iter().map(|p| &p.check))
-            .chain(self.peers_check.iter())
-            .chain(self.gateway.iter())
-            .chain(self.gateway_chat.iter())
-            .chain(self.containers.iter())
-    }
-}
+pub use crate::diagnose::inpod::{ProbeReport, ReplicaProbe};
 
 pub async fn run(ctx: &Context, opts: ProbeOptions, out: &mut Output) -> Result<()> {
     let kube = ctx.kube().await?;
@@ -677,29 +622,19 @@ fn exported_tf_config(pod: &Pod, container: &str, ns: &str) -> Option<Value> {
     serde_json::from_str(&value).ok()
 }
 
-/// The TF_CONFIG the operator gives each replica (`worker-1` → JSON), from the one model of the
-/// operator's pods; one entry per pod, built for every index (the model sends the first and
-/// last of a large replica set, which share the cluster spec).
+/// The TF_CONFIG the operator gives each replica (`worker-1` → JSON), as the one model of the
+/// operator's pods writes it; nothing for a job that is not distributed.
 fn expected_tf_configs(job: &TFJob, ns: &str) -> BTreeMap<String, Value> {
-    let pods = crate::ops::pod_dry_run::operator_pods(job, ns);
-    let cluster = pods
-        .iter()
-        .flat_map(|(_, p)| p.spec.iter().flat_map(|s| s.containers.iter()))
-        .flat_map(|c| c.env.iter().flatten())
-        .find(|e| e.name == "TF_CONFIG")
-        .and_then(|e| e.value.as_deref())
-        .and_then(|v| serde_json::from_str::<Value>(v).ok())
-        .map(|v| v["cluster"].clone());
+    let model = crate::operator_pods::expand(job).in_namespace(ns);
     let mut out = BTreeMap::new();
-    let Some(cluster) = cluster else {
-        return out;
-    };
-    for t in job.replica_types() {
-        for i in 0..job.replicas(t).max(0) {
-            out.insert(
-                format!("{}-{i}", t.lower()),
-                serde_json::json!({"cluster": cluster, "task": {"type": t.lower(), "index": i}, "environment": "cloud"}),
-            );
+    for r in &model.replicas {
+        for i in 0..r.count.max(0) {
+            if let Some(v) = model
+                .tf_config(r, i)
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            {
+                out.insert(format!("{}-{i}", r.lower), v);
+            }
         }
     }
     out
