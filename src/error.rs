@@ -431,7 +431,7 @@ Exit codes:
   4    the TFJob failed or will not run (image, Secret, crash loop, unschedulable, can never fit)
   5    timed out
   6    the outcome of a write is unknown (its reply was lost and the object could not be read back)
-  130  interrupted (Ctrl-C, SIGTERM or SIGHUP); the job was left untouched";
+  130  interrupted (Ctrl-C, SIGTERM or SIGHUP); a write in flight may have happened: the message names the object and how to check it";
 
 /// The rows of [`EXIT_CODES_HELP`]: `(code, meaning)`.
 pub fn exit_code_rows() -> Vec<(i32, &'static str)> {
