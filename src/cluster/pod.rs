@@ -53,6 +53,18 @@ impl k8s_openapi::Metadata for Pod {
     }
 }
 
+/// The kubelet's waiting reasons that keep a container from running until something changes
+/// (an image, a Secret, the process itself), as opposed to `ContainerCreating`.
+pub const STUCK_WAITING_REASONS: [&str; 7] = [
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "ErrImageNeverPull",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "CrashLoopBackOff",
+];
+
 /// The facts of a pod, for either shape of it.
 pub trait PodFacts {
     fn meta(&self) -> &ObjectMeta;

@@ -22,16 +22,6 @@ pub struct Verdict {
     pub failure: Option<String>,
 }
 
-/// Container states that do not cure themselves (kubelet waiting reasons).
-const STUCK: [&str; 6] = [
-    "ErrImagePull",
-    "ImagePullBackOff",
-    "InvalidImageName",
-    "CreateContainerConfigError",
-    "CreateContainerError",
-    "CrashLoopBackOff",
-];
-
 /// Pure: the findings over what was read.
 pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Verdict {
     let name = js.metadata.name.clone().unwrap_or_default();
@@ -83,12 +73,7 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Ver
     for p in pods {
         let pname = p.metadata.name.clone().unwrap_or_default();
         let st = p.status.clone().unwrap_or_default();
-        let unscheduled = st.conditions.iter().flatten().find(|c| {
-            c.type_ == "PodScheduled"
-                && c.status == "False"
-                && c.reason.as_deref() == Some("Unschedulable")
-        });
-        if let Some(c) = unscheduled {
+        if let Some(c) = cluster::pod::unschedulable(&st) {
             let msg = c.message.clone().unwrap_or_default();
             rows.push((pname.clone(), format!("Unschedulable: {msg}")));
             failure.get_or_insert(format!("pod {pname} cannot be scheduled: {msg}"));
@@ -97,7 +82,7 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Ver
         for cs in st.container_statuses.iter().flatten() {
             if let Some(w) = cs.state.as_ref().and_then(|s| s.waiting.as_ref())
                 && let Some(reason) = w.reason.as_deref()
-                && STUCK.contains(&reason)
+                && cluster::pod::STUCK_WAITING_REASONS.contains(&reason)
             {
                 let msg = w.message.clone().unwrap_or_default();
                 rows.push((
