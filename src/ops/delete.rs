@@ -149,7 +149,16 @@ pub async fn delete(
             writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
             continue;
         }
-        match delete_one(kube, &api, name, uid.clone(), &dp).await {
+        if !dp.dry_run {
+            let check = format!(
+                "kubectl get tfjob {name} {}",
+                kube.hints.ns_flags(namespace)
+            );
+            crate::error::on_interrupt_write("TFJob", namespace, name, "deleted", &check);
+        }
+        let outcome = delete_one(kube, &api, name, uid.clone(), &dp).await;
+        crate::error::on_interrupt_settled();
+        match outcome {
             Ok(Gone::Deleted { uid, reply_lost }) => {
                 writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
                 if reply_lost {

@@ -148,10 +148,16 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         dry_run: false,
         field_manager: Some(cluster::FIELD_MANAGER.into()),
     };
-    crate::error::on_interrupt(format!(
-        "interrupted while JobSet {namespace}/{shown} was being created: it may exist; check with `kubectl get jobset {shown} {}`",
-        kube.hints.ns_flags(&namespace)
-    ));
+    crate::error::on_interrupt_write(
+        "JobSet",
+        &namespace,
+        &shown,
+        "created",
+        &format!(
+            "kubectl get jobset {shown} {}",
+            kube.hints.ns_flags(&namespace)
+        ),
+    );
     // One attempt: a create is retried only by the caller who can look it up first.
     let created = match api.create(&params, &exported.jobset).await {
         Ok(js) => js,
@@ -181,7 +187,8 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
             args.wait_opts.wait_for,
             args.wait_opts.timeout,
             out,
-        ).await?;
+        )
+        .await?;
     }
     Ok(())
 }
@@ -357,7 +364,12 @@ pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
         }
         Progress::AllReady | Progress::Waiting(_) => {}
     }
-    let counts = |name: &str| status.replicated_jobs_status.iter().find(|s| s.name == name);
+    let counts = |name: &str| {
+        status
+            .replicated_jobs_status
+            .iter()
+            .find(|s| s.name == name)
+    };
     match target {
         WaitFor::Created if !status.replicated_jobs_status.is_empty() => {
             return Verdict::Reached(": the JobSet controller has made its Jobs".into());
@@ -374,7 +386,8 @@ pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
         .map(|r| {
             let want = r.replicas.unwrap_or(1);
             let c = counts(&r.name);
-            let n = |f: fn(&crate::jobset::model::ReplicatedJobStatus) -> i32| c.map(f).unwrap_or(0);
+            let n =
+                |f: fn(&crate::jobset::model::ReplicatedJobStatus) -> i32| c.map(f).unwrap_or(0);
             let mut line = format!(
                 "{} {}/{want} ready, {} succeeded",
                 r.name,
@@ -521,13 +534,22 @@ mod tests {
             Verdict::Reached(_)
         ));
         let none = js(&[], &[]);
-        assert!(matches!(verdict(&none, WaitFor::Created), Verdict::Waiting(_)));
-        assert!(matches!(verdict(&none, WaitFor::Running), Verdict::Waiting(_)));
+        assert!(matches!(
+            verdict(&none, WaitFor::Created),
+            Verdict::Waiting(_)
+        ));
+        assert!(matches!(
+            verdict(&none, WaitFor::Running),
+            Verdict::Waiting(_)
+        ));
         let done = js(&[("worker", 0, 1)], &[("Completed", "AllJobsCompleted")]);
         for target in [WaitFor::Succeeded, WaitFor::Finished, WaitFor::AllRunning] {
             assert_eq!(verdict(&done, target), Verdict::Reached("completed".into()));
         }
-        let failed = js(&[("worker", 1, 0), ("ps", 1, 0)], &[("Failed", "FailedJobs")]);
+        let failed = js(
+            &[("worker", 1, 0), ("ps", 1, 0)],
+            &[("Failed", "FailedJobs")],
+        );
         for target in [WaitFor::Succeeded, WaitFor::AllRunning, WaitFor::Running] {
             assert_eq!(
                 verdict(&failed, target),

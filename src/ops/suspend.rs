@@ -138,9 +138,15 @@ pub async fn set_suspend(
     let patch = serde_json::json!({"spec": {"runPolicy": {"suspend": want}}});
     // Setting suspend to a value is idempotent, so the patch may be retried like a read.
     let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
-    cluster::retry(kube, || api.patch(&opts.name, &params, &patch))
-        .await
-        .map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;
+    let check = format!(
+        "kubectl get tfjob {} {} -o jsonpath={{.spec.runPolicy.suspend}}",
+        opts.name,
+        kube.hints.ns_flags(namespace)
+    );
+    crate::error::on_interrupt_write("TFJob", namespace, &opts.name, "patched", &check);
+    let patched = cluster::retry(kube, || api.patch(&opts.name, &params, &patch)).await;
+    crate::error::on_interrupt_settled();
+    patched.map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;
     writeln!(out, "tfjob.kubeflow.org/{} {verb}", opts.name).map_err(io)?;
     writeln!(err, "{}", consequence(opts.action, &opts.name)).map_err(io)?;
     Ok(())

@@ -7,12 +7,13 @@
 mod bounded;
 mod check;
 mod client;
-mod deadline;
 mod day2;
+mod deadline;
 mod evidence;
 mod help;
 mod hostile;
 mod hostile3;
+mod interrupted;
 mod jobset;
 mod newuser;
 mod printers;

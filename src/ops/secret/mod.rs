@@ -363,8 +363,19 @@ pub async fn create(
                 return Ok(());
             }
             let action = Action::new("create", "secrets", Some(&namespace)).named(&args.name);
-            let (created, reply_lost) =
-                create_secret(&kube, &api, &params, &desired, &namespace, &action).await?;
+            if !params.dry_run {
+                let check = format!(
+                    "kubectl get secret {} {}",
+                    args.name,
+                    kube.hints.ns_flags(&namespace)
+                );
+                crate::error::on_interrupt_write(
+                    "Secret", &namespace, &args.name, "created", &check,
+                );
+            }
+            let created = create_secret(&kube, &api, &params, &desired, &namespace, &action).await;
+            crate::error::on_interrupt_settled();
+            let (created, reply_lost) = created?;
             let created = Wiped(created);
             if reply_lost {
                 out.note_line(&format!(
@@ -428,8 +439,21 @@ pub async fn create(
                         Action::new("update", "secrets", Some(&namespace)).named(&args.name);
                     // The resourceVersion from our read makes this a compare-and-swap: a
                     // concurrent change gives 409 instead of being silently overwritten.
-                    let stored = cluster::retry(&kube, || api.replace(&args.name, &params, &updated.0))
-                        .await
+                    if !params.dry_run {
+                        let check = format!(
+                            "kubectl get secret {} {}",
+                            args.name,
+                            kube.hints.ns_flags(&namespace)
+                        );
+                        crate::error::on_interrupt_write(
+                            "Secret", &namespace, &args.name, "updated", &check,
+                        );
+                    }
+                    let stored =
+                        cluster::retry(&kube, || api.replace(&args.name, &params, &updated.0))
+                            .await;
+                    crate::error::on_interrupt_settled();
+                    let stored = stored
                         .map_err(|e| match cluster::status_code(&e) {
                             Some(409) => Error::Conflict {
                                 message: format!(
