@@ -13,6 +13,7 @@ mod evidence;
 mod help;
 mod hostile;
 mod hostile3;
+mod hostile4;
 mod interrupted;
 mod jobset;
 mod newuser;
