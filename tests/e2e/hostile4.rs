@@ -45,3 +45,73 @@ fn one_job_with_an_unparsable_time_is_listed_among_the_others() {
         );
     }
 }
+
+/// The namespace deleted under `wait --all`: said once, no diagnosis per job, exit 4 as for a
+/// deleted job.
+#[test]
+fn a_namespace_deleted_mid_wait_is_said_once() {
+    let c = cluster("");
+    c.insert(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"},
+        "status": {"phase": "Active"}}),
+    );
+    let n = 25;
+    for i in 0..n {
+        let mut j = job(
+            &format!("tf-{i:02}"),
+            "2026-12-01T10:00:00Z",
+            "2026-12-01T10:00:01Z",
+        );
+        j["metadata"]["namespace"] = "team".into();
+        j.as_object_mut().unwrap().remove("status");
+        c.insert(j);
+    }
+    c.clear_requests();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args([
+            "wait",
+            "--all",
+            "-n",
+            "team",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "2m",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Every job's wait has its watch open.
+    let watching = c.wait_for(std::time::Duration::from_secs(60), |c| {
+        c.arrived()
+            .iter()
+            .filter(|r| r.verb == "watch" && r.resource == "tfjobs")
+            .count()
+            >= n
+    });
+    c.delete("namespaces", None, "team");
+    let out = child.wait_with_output().unwrap();
+    assert!(watching, "the waits never started");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("namespace team was deleted while waiting")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("its 25 TFJobs went with it"), "{stderr}");
+    assert!(!stderr.contains("Diagnosis"), "{stderr}");
+    assert!(
+        stderr.lines().count() < 3 * n,
+        "{} lines:\n{stderr}",
+        stderr.lines().count()
+    );
+}

@@ -344,6 +344,22 @@ impl Waiter<'_> {
         ))
     }
 
+    fn was_deleted(&self, err: &Error) -> bool {
+        matches!(err, Error::JobFailed(m) if *m == self.deleted().to_string())
+    }
+
+    /// Whether the job's namespace is gone or terminating (one short read; unknown is "no").
+    async fn namespace_gone(&self) -> bool {
+        use k8s_openapi::api::core::v1::Namespace;
+        let api: Api<Namespace> = Api::all(self.kube.client.clone());
+        let limit = READ_LIMIT.min(self.end.saturating_duration_since(Instant::now()));
+        match tokio::time::timeout(limit, api.get_opt(self.namespace)).await {
+            Ok(Ok(None)) => true,
+            Ok(Ok(Some(ns))) => ns.metadata.deletion_timestamp.is_some(),
+            _ => false,
+        }
+    }
+
     fn deleted(&self) -> Error {
         Error::JobFailed(format!(
             "TFJob {}/{} was deleted while waiting",
@@ -530,6 +546,11 @@ impl Waiter<'_> {
                 Ok(())
             }
             Err(err @ (Error::Interrupted(_) | Error::NotReady { .. })) => Err(err),
+            // A job deleted with its namespace: nothing is left to diagnose, and the namespace,
+            // not the job, is what to say (once, by `wait --all`, for every job in it).
+            Err(err) if self.was_deleted(&err) && self.namespace_gone().await => Err(
+                Error::JobFailed(namespace_gone_message(namespace, &[name.to_string()])),
+            ),
             Err(err) => {
                 self.kube.deadline.phase(format!(
                     "diagnosing TFJob {namespace}/{name} after the wait (the closing diagnosis)"
@@ -876,6 +897,33 @@ fn with_leftover(err: Error, left: &str) -> Error {
 /// left of `--timeout` (log excerpts within `budget`). Returns what it read, and each failed
 /// replica's class, the first to fail first.
 #[allow(clippy::too_many_arguments)]
+/// The failure of jobs deleted with their namespace, said once for all of them.
+pub fn namespace_gone_message(namespace: &str, jobs: &[String]) -> String {
+    let which = match jobs {
+        [one] => format!("TFJob {namespace}/{one} went with it"),
+        many => {
+            let shown: Vec<&str> = many.iter().take(5).map(String::as_str).collect();
+            let more = many.len().saturating_sub(shown.len());
+            format!(
+                "its {} TFJobs went with it ({}{})",
+                many.len(),
+                shown.join(", "),
+                if more > 0 {
+                    format!(", and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        }
+    };
+    format!("namespace {namespace} was deleted while waiting: {which}")
+}
+
+/// Whether `err` is [`namespace_gone_message`]'s for `namespace`.
+pub fn is_namespace_gone(err: &Error, namespace: &str) -> bool {
+    matches!(err, Error::JobFailed(m) if m.starts_with(&format!("namespace {namespace} was deleted while waiting:")))
+}
+
 async fn report_diagnosis(
     kube: &Kube,
     namespace: &str,
