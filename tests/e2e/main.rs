@@ -7,6 +7,7 @@
 mod bounded;
 mod check;
 mod client;
+mod consistent;
 mod day2;
 mod deadline;
 mod evidence;
