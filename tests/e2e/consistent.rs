@@ -28,3 +28,20 @@ fn a_missing_secret_is_one_line_and_the_verdict_agrees_with_the_exit_code() {
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["verdict"], "notReady", "{v:#}");
 }
+
+/// `--name T1_bad` is the flag's fault, said as such, not the template's.
+#[test]
+fn a_bad_name_is_blamed_on_the_flag() {
+    let mut a = vec!["render", "--name", "T1_bad"];
+    a.extend_from_slice(&crate::submit::ARTICLE[2..]);
+    let run = crate::Cli::new(None, &a).run();
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .starts_with("error: --name: \"T1_bad\" is not a valid TFJob name"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("template"), "{}", run.stderr);
+    assert!(run.stderr.contains("\"t1-bad\""), "{}", run.stderr);
+}
