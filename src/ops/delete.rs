@@ -231,11 +231,14 @@ pub async fn delete(
             },
         );
     }
+    if let [one] = missing.as_slice() {
+        return Err(cluster::notfound::tfjob(kube, namespace, one).await);
+    }
     if !missing.is_empty() {
         return Err(Error::NotFound(
             missing
                 .iter()
-                .map(|n| format!("tfjobs.kubeflow.org \"{n}\" not found"))
+                .map(|n| cluster::notfound::message(namespace, n))
                 .collect::<Vec<_>>()
                 .join("\n"),
         ));

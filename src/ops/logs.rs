@@ -451,13 +451,10 @@ pub async fn logs(
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let job = cluster::retry(kube, || jobs.get_opt(&opts.job))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "tfjob.kubeflow.org \"{}\" not found in namespace {namespace}",
-                opts.job
-            ))
-        })?;
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?;
+    let Some(job) = job else {
+        return Err(cluster::notfound::tfjob(kube, namespace, &opts.job).await);
+    };
     let expected = jobview::expected_replicas(&job, opts.replica_type.as_deref(), opts.index);
     if expected == 0 {
         return Err(Error::Usage(format!(

@@ -103,10 +103,10 @@ pub async fn set_suspend(
     let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let job = cluster::retry(kube, || api.get_opt(&opts.name))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!("tfjobs.kubeflow.org \"{}\" not found", opts.name))
-        })?;
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?;
+    let Some(job) = job else {
+        return Err(cluster::notfound::tfjob(kube, namespace, &opts.name).await);
+    };
     let want = opts.action == SuspendAction::Suspend;
     // A Kueue-managed job is paused through its Workload, not runPolicy.suspend.
     if !(want && job.is_finished())

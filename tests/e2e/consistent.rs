@@ -45,3 +45,43 @@ fn a_bad_name_is_blamed_on_the_flag() {
     assert!(!run.stderr.contains("template"), "{}", run.stderr);
     assert!(run.stderr.contains("\"t1-bad\""), "{}", run.stderr);
 }
+
+/// A missing job is said in one wording by every command, with the namespace where it does
+/// exist, or the name meant.
+#[test]
+fn not_found_is_one_wording_with_where_it_is_or_the_name_meant() {
+    let c = cluster("namespaces: [default, kubeflow, team-a]");
+    let job = |ns: &str, name: &str| {
+        serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+                "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}})
+    };
+    c.insert(job("team-a", "mnist"));
+    c.insert(job("default", "resnet-50"));
+    let commands: [&[&str]; 8] = [
+        &["get"],
+        &["logs"],
+        &["delete"],
+        &["suspend"],
+        &["top"],
+        &["diagnose"],
+        &["wait", "--timeout", "5s"],
+        &["probe"],
+    ];
+    for cmd in commands {
+        for (name, helps) in [
+            ("mnist", "It exists in namespace team-a: add `-n team-a`."),
+            ("resnet-5", "Did you mean \"resnet-50\"?"),
+        ] {
+            let mut a = vec![cmd[0], name];
+            a.extend_from_slice(&cmd[1..]);
+            let run = tfjob(&c, &a);
+            run.expect_code(3);
+            let want =
+                format!("error: tfjobs.kubeflow.org \"{name}\" not found in namespace default");
+            assert!(run.stderr.contains(&want), "{a:?}: {}", run.stderr);
+            assert!(run.stderr.contains(helps), "{a:?}: {}", run.stderr);
+        }
+    }
+}

@@ -49,7 +49,7 @@ fn unknown_job_is_not_found() {
     let c = cluster("");
     let run = tfjob(&c, &args("wait nope --timeout 5s"));
     run.exit(3);
-    run.stderr_has("TFJob default/nope not found");
+    run.stderr_has("tfjobs.kubeflow.org \"nope\" not found in namespace default");
 }
 
 #[test]
@@ -125,7 +125,12 @@ fn missing_image_ends_the_wait_at_once_with_the_registrys_answer() {
     let failed = c
         .list("events", Some("default"))
         .iter()
-        .filter(|e| e["reason"] == "Failed" && e["message"].as_str().is_some_and(|m| m.contains("code = NotFound")))
+        .filter(|e| {
+            e["reason"] == "Failed"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("code = NotFound"))
+        })
         .map(|e| e["count"].as_i64().unwrap_or(1))
         .sum::<i64>();
     assert!((1..=20).contains(&failed), "{failed} failed pulls");

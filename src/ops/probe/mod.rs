@@ -24,10 +24,10 @@ use serde_json::Value;
 
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::{self, Kube};
-use crate::ops::Context;
 use crate::diagnose::inpod::{self, Check, EnvAnswer, Peer, PeerFacts, Status};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
+use crate::ops::Context;
 use crate::output::Output;
 
 const PY: &str = include_str!("inpod.py");
@@ -157,13 +157,10 @@ pub async fn probe(
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
     let job = cluster::retry(kube, || jobs.get_opt(&opts.job))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "tfjobs.kubeflow.org \"{}\" not found in namespace {ns}",
-                opts.job
-            ))
-        })?;
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?;
+    let Some(job) = job else {
+        return Err(cluster::notfound::tfjob(kube, ns, &opts.job).await);
+    };
     let by_job = ListParams::default().labels(&format!("{}={}", model::LABEL_JOB_NAME, opts.job));
     let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
     let pods = cluster::retry(kube, || pods_api.list(&by_job))

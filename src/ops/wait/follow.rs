@@ -166,13 +166,7 @@ impl Waiter<'_> {
         let get = Action::new("get", "tfjobs", Some(self.namespace)).named(self.name);
         match cluster::retry(self.kube, || self.jobs.get_opt(self.name)).await {
             Ok(Some(job)) => Ok(job),
-            Ok(None) => Err(Error::NotReady {
-                message: format!("TFJob {}/{} not found", self.namespace, self.name),
-                hint: Some(format!(
-                    "List the jobs with `kubectl get tfjobs {}`, or submit it with `kubectl tfjob submit`.",
-                    self.kube.hints.ns_flags(self.namespace)
-                )),
-            }),
+            Ok(None) => Err(cluster::notfound::tfjob(self.kube, self.namespace, self.name).await),
             Err(e) if cluster::is_not_found(&e) => Err(cluster::crd_not_served()),
             Err(e) => Err(cluster::explain(e, &get, self.kube)),
         }
