@@ -85,3 +85,78 @@ fn not_found_is_one_wording_with_where_it_is_or_the_name_meant() {
         }
     }
 }
+
+/// `diagnose`: every row names its layer, and `-o json` speaks camelCase with pod counts as
+/// numbers, as `check -o json` and kubectl do.
+#[test]
+fn diagnose_names_every_rows_layer_and_its_json_is_camel_case() {
+    let c = cluster("");
+    // A job the operator failed: the controller row is ok, the job's failure is another row.
+    c.insert(
+        serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "bad", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "Never",
+            "template": {"spec": {"containers": [{"name": "tensorflow",
+                "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}),
+    );
+    let mut pods = 0;
+    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
+        pods = c.list("pods", Some("default")).len();
+        pods == 2
+    }));
+    c.exit_container("default", "bad-worker-0", "tensorflow", 1);
+    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
+        c.get("tfjobs", Some("default"), "bad").is_some_and(|j| {
+            j["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|x| x["type"] == "Failed" && x["status"] == "True")
+            })
+        })
+    }));
+    let run = tfjob(&c, &["diagnose", "bad"]);
+    for line in run.stdout.lines().filter(|l| l.starts_with('[')) {
+        let label = line[7..].split_whitespace().next().unwrap_or("");
+        assert!(
+            [
+                "CRD",
+                "Controller",
+                "Queue",
+                "Objects",
+                "Scheduling",
+                "Runtime"
+            ]
+            .contains(&label),
+            "a row without its layer: {line:?}\n{}",
+            run.stdout
+        );
+    }
+    let run = tfjob(&c, &["diagnose", "bad", "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    out.push(k.clone());
+                    keys(x, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    keys(&v, &mut all);
+    assert!(
+        all.iter().all(|k| !k.contains('_')),
+        "snake_case keys: {all:?}"
+    );
+    assert!(all.iter().any(|k| k == "nextStep"), "{all:?}");
+    assert!(v["pods"].is_object(), "{}", v["pods"]);
+    let total: u64 = v["pods"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 2, "{}", v["pods"]);
+}
