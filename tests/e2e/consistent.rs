@@ -160,3 +160,47 @@ fn diagnose_names_every_rows_layer_and_its_json_is_camel_case() {
         .sum();
     assert_eq!(total, 2, "{}", v["pods"]);
 }
+
+/// A crash-looping job: `list` (RESTARTS), `list -o wide` (REASON) and `get` (a Problem line)
+/// say the same thing.
+#[test]
+fn a_crash_loop_is_said_by_list_wide_and_get_alike() {
+    let c = cluster("operator: installed\n");
+    c.insert(serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "loop", "namespace": "default", "creationTimestamp": "2026-12-01T10:00:00Z"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "OnFailure",
+            "template": {"spec": {"containers": [{"name": "tensorflow",
+                "image": "tensorflow/tensorflow:2.13.0"}]}}}}},
+        "status": {"conditions": [{"type": "Created", "status": "True"}, {"type": "Running", "status": "True"}],
+            "replicaStatuses": {"Worker": {"active": 1}}}}));
+    c.insert(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "loop-worker-0", "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": "loop", "training.kubeflow.org/operator-name": "tfjob-controller",
+            "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "ready": false, "restartCount": 16,
+            "image": "tensorflow/tensorflow:2.13.0", "imageID": "",
+            "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}},
+            "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}}));
+    let run = tfjob(&c, &["list"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("16 (CrashLoopBackOff)"),
+        "{}",
+        run.stdout
+    );
+    let run = tfjob(&c, &["list", "-o", "wide"]);
+    run.expect_code(0);
+    let row = run.stdout.lines().find(|l| l.starts_with("loop")).unwrap();
+    assert!(row.contains("CrashLoopBackOff"), "{}", run.stdout);
+    assert!(!row.contains("<none>"), "REASON <none>: {}", run.stdout);
+    let run = tfjob(&c, &["get", "loop"]);
+    run.expect_code(0);
+    let problem = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Problem:"))
+        .unwrap_or_else(|| panic!("no Problem line:\n{}", run.stdout));
+    assert!(problem.contains("CrashLoopBackOff"), "{problem}");
+    assert!(problem.contains("worker-0"), "{problem}");
+}
