@@ -887,10 +887,6 @@ fn with_leftover(err: Error, left: &str) -> Error {
     }
 }
 
-/// When a wait ends without reaching its target, say which layer is at fault, within what is
-/// left of `--timeout` (log excerpts within `budget`). Returns what it read, and each failed
-/// replica's class, the first to fail first.
-#[allow(clippy::too_many_arguments)]
 /// The failure of jobs deleted with their namespace, said once for all of them.
 pub fn namespace_gone_message(namespace: &str, jobs: &[String]) -> String {
     let which = match jobs {
@@ -918,6 +914,10 @@ pub fn is_namespace_gone(err: &Error, namespace: &str) -> bool {
     matches!(err, Error::JobFailed(m) if m.starts_with(&format!("namespace {namespace} was deleted while waiting:")))
 }
 
+/// When a wait ends without reaching its target, say which layer is at fault, within what is
+/// left of `--timeout` (log excerpts within `budget`). Returns what it read, and each failed
+/// replica's class, the first to fail first.
+#[allow(clippy::too_many_arguments)]
 async fn report_diagnosis(
     kube: &Kube,
     namespace: &str,
