@@ -151,6 +151,24 @@ pub fn on_interrupt(message: impl Into<String>) {
     *ON_INTERRUPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.into());
 }
 
+/// What an interrupt means while a write is in flight: its outcome is unknown, so name the
+/// object (`kind namespace/name`), what was being done to it (`created`, `deleted`,
+/// `patched`) and `check`, the command that tells which way it went. Call it just before the
+/// request; [`on_interrupt_settled`] once its answer is in.
+pub fn on_interrupt_write(kind: &str, namespace: &str, name: &str, doing: &str, check: &str) {
+    on_interrupt(format!(
+        "interrupted while {kind} {namespace}/{name} was being {doing}: the request was sent and \
+         may or may not have been applied; check with `{check}`"
+    ));
+}
+
+/// What an interrupt means once every write sent has been answered: each was reported above.
+pub fn on_interrupt_settled() {
+    on_interrupt(
+        "interrupted: the changes reported above were made; no other request was in flight",
+    );
+}
+
 /// The error for an interrupt now: the message set by [`on_interrupt`], else `default`.
 pub fn interrupted(default: &str) -> Error {
     let said = ON_INTERRUPT

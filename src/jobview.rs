@@ -269,6 +269,29 @@ pub struct JobRow {
     pub reason: String,
 }
 
+/// The row's REASON when it is a problem, not a stage every pod passes through (Pending,
+/// ContainerCreating, `Init:0/1`, …): `worker-0: CrashLoopBackOff`.
+pub fn problem(row: &JobRow) -> Option<&str> {
+    const PASSING: [&str; 6] = [
+        "<none>",
+        "Pending",
+        "ContainerCreating",
+        "PodInitializing",
+        "Terminating",
+        "Running",
+    ];
+    let status = row
+        .reason
+        .rsplit_once(": ")
+        .map_or(row.reason.as_str(), |(_, s)| s);
+    (!row.reason.is_empty()
+        && !PASSING.contains(&status)
+        && !status
+            .strip_prefix("Init:")
+            .is_some_and(|n| n.contains('/')))
+    .then_some(row.reason.as_str())
+}
+
 fn time_of(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> Option<Timestamp> {
     t.map(|t| t.0)
 }

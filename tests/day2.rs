@@ -439,7 +439,10 @@ async fn delete_sends_one_delete_per_job_and_waits_for_job_and_pods() {
     };
     let r = ops::delete::delete(&kube(&cl), "default", &opts, &mut o, &mut e).await;
     match r {
-        Err(Error::NotFound(m)) => assert_eq!(m, "tfjobs.kubeflow.org \"ghost\" not found"),
+        Err(e @ Error::NotReady { .. }) => assert_eq!(
+            e.to_string(),
+            "tfjobs.kubeflow.org \"ghost\" not found in namespace default"
+        ),
         other => panic!("{other:?}"),
     }
     assert_eq!(

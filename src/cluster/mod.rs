@@ -16,6 +16,7 @@ pub mod events;
 pub mod exec_guard;
 pub mod forbidden;
 pub mod kubeconfig;
+pub mod notfound;
 pub mod operator;
 pub mod pod;
 pub mod podexec;

@@ -145,7 +145,7 @@ pub struct RenderArgs {
     pub success_policy: Option<String>,
 
     /// runPolicy.schedulingPolicy.queue (gang scheduling).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_queue_name)]
     pub queue: Option<String>,
 
     /// runPolicy.schedulingPolicy.priorityClass: the gang PodGroup's priority (Volcano,
@@ -155,7 +155,7 @@ pub struct RenderArgs {
 
     /// Kueue's LocalQueue for the job: sets the kueue.x-k8s.io/queue-name label on the TFJob
     /// (Kueue then holds it suspended until admitted). --queue is the gang scheduler's queue.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_queue_name)]
     pub local_queue: Option<String>,
 
     #[command(flatten)]
@@ -254,6 +254,15 @@ impl From<PodArgs> for PodOptions {
 }
 
 /// `--chief`: TensorFlow's cluster spec allows at most one chief task.
+/// A queue's name: an empty one would be dropped without a word (no label, the default queue),
+/// so it is refused; leave the flag out for no queue.
+fn parse_queue_name(s: &str) -> std::result::Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("a queue name cannot be empty; leave the flag out for no queue".into());
+    }
+    Ok(s.to_string())
+}
+
 fn parse_chief(s: &str) -> std::result::Result<i32, String> {
     match s.trim().parse::<i32>() {
         Ok(n @ 0..=1) => Ok(n),

@@ -546,8 +546,9 @@ pub fn outcome(s: &Snapshot, d: &Diagnosis) -> Result<()> {
     }
     if s.job.is_none() {
         return Err(Error::NotFound(format!(
-            "TFJob {}/{} not found; list them with `kubectl get tfjobs -n {}`",
-            s.namespace, s.job_name, s.namespace
+            "{}; list them with `kubectl get tfjobs -n {}`",
+            crate::cluster::notfound::message(&s.namespace, &s.job_name),
+            s.namespace
         )));
     }
     match d.first_failure() {

@@ -128,6 +128,7 @@ pub fn scan_log(log: &str) -> Option<(&'static Signature, String)> {
 
 /// A replica's failure, one line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ReplicaFailure {
     /// `Worker-2` (the replica type as the operator names it, and the index).
     pub replica: String,
@@ -533,6 +534,7 @@ pub fn merge(into: &mut Vec<ReplicaFailure>, more: Vec<ReplicaFailure>) {
 /// One restart a replica shows: the kubelet keeps the last termination only; earlier ones are
 /// counted, and the kubelet's `BackOff` events say when they were.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RestartEntry {
     pub replica: String,
     pub container: String,

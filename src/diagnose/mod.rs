@@ -294,8 +294,10 @@ impl Verdict {
     }
 }
 
-/// One verdict about one layer, with what shows it and what to do.
+/// One verdict about one layer, with what shows it and what to do. JSON keys are camelCase, as
+/// kubectl's and `check -o json`'s.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Finding {
     pub layer: Layer,
     pub verdict: Verdict,
@@ -338,16 +340,21 @@ impl Finding {
     }
 }
 
-/// The findings for one job.
+/// The findings for one job (JSON: camelCase keys, pod counts as numbers).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Diagnosis {
     pub job: String,
     pub namespace: String,
     /// The type of the last condition (the `State` column), `Unknown` without one, `NotFound`
     /// when the TFJob does not exist.
     pub state: String,
-    /// Pod phases at a glance, e.g. `3 Pending, 1 Running` (empty without pods).
+    /// Pod phases at a glance, e.g. `3 Pending, 1 Running` (empty without pods), for the text.
+    #[serde(skip)]
     pub pods: String,
+    /// The same as numbers by phase, for `-o json`: `{"Pending": 3, "Running": 1}`.
+    #[serde(rename = "pods")]
+    pub pod_counts: std::collections::BTreeMap<String, usize>,
     /// What could not be read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -356,7 +363,7 @@ pub struct Diagnosis {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<failure::ReplicaFailure>,
     /// Each restart the cluster still shows, oldest first per replica.
-    #[serde(rename = "restartLedger", skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub restart_ledger: Vec<String>,
     /// Each running replica's last log line's age (`Worker-1 silent for 12m`): a replica that
     /// runs and says nothing is stalled, whatever its phase says.

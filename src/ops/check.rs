@@ -72,6 +72,9 @@ pub fn overall_verdict(
     }
 }
 
+/// The verdict when readiness found problems (exit 3), in the JSON's `verdict`.
+pub const NOT_READY: &str = "notReady";
+
 /// `kubectl tfjob check`: prints the report; exit 3 when not ready, 4 when it can never run.
 pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<()> {
     let prepared = render::prepare(ctx.conn(), &opts.render)?;
@@ -115,14 +118,25 @@ pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<
         .iter()
         .map(|f| serde_json::to_value(f).unwrap_or_default())
         .collect();
-    // One verdict for the line, the JSON and the exit code: the queue's joins placement's.
+    // One verdict for the line, the JSON and the exit code: the queue's joins placement's, and
+    // a readiness problem (exit 3) is the verdict whatever the nodes say.
     let overall = overall_verdict(report.verdict(), queue.report.verdict);
+    let problems = readiness.failures.len()
+        + if opts.allow_missing_refs {
+            0
+        } else {
+            missing.len()
+        };
     match opts.output {
         ReportFormat::Json => {
             let mut value =
                 serde_json::to_value(&report).map_err(|e| Error::Other(e.to_string()))?;
             value["queue"] = serde_json::to_value(&queue.report).unwrap_or_default();
-            value["verdict"] = serde_json::json!(overall.as_str());
+            value["verdict"] = serde_json::json!(if problems > 0 {
+                NOT_READY
+            } else {
+                overall.as_str()
+            });
             out.data_line(
                 &serde_json::to_string_pretty(&value).map_err(|e| Error::Other(e.to_string()))?,
             )?
@@ -132,17 +146,12 @@ pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<
             &findings,
             Some(&super::queue::render_text(&queue.report)),
             overall,
+            problems,
         ))?,
     }
     for w in &queue.warnings {
         out.note_line(&format!("warning: {w}"));
     }
-    let problems = readiness.failures.len()
-        + if opts.allow_missing_refs {
-            0
-        } else {
-            missing.len()
-        };
     if problems > 0 {
         return Err(Error::NotReady {
             message: format!(

@@ -149,7 +149,16 @@ pub async fn delete(
             writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
             continue;
         }
-        match delete_one(kube, &api, name, uid.clone(), &dp).await {
+        if !dp.dry_run {
+            let check = format!(
+                "kubectl get tfjob {name} {}",
+                kube.hints.ns_flags(namespace)
+            );
+            crate::error::on_interrupt_write("TFJob", namespace, name, "deleted", &check);
+        }
+        let outcome = delete_one(kube, &api, name, uid.clone(), &dp).await;
+        crate::error::on_interrupt_settled();
+        match outcome {
             Ok(Gone::Deleted { uid, reply_lost }) => {
                 writeln!(out, "{}", deleted_line(name, opts.dry_run)).map_err(io)?;
                 if reply_lost {
@@ -222,11 +231,14 @@ pub async fn delete(
             },
         );
     }
+    if let [one] = missing.as_slice() {
+        return Err(cluster::notfound::tfjob(kube, namespace, one).await);
+    }
     if !missing.is_empty() {
         return Err(Error::NotFound(
             missing
                 .iter()
-                .map(|n| format!("tfjobs.kubeflow.org \"{n}\" not found"))
+                .map(|n| cluster::notfound::message(namespace, n))
                 .collect::<Vec<_>>()
                 .join("\n"),
         ));

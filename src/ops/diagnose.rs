@@ -86,5 +86,11 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
                 .map_err(|e| Error::Other(format!("encoding the diagnosis: {e}")))?,
         )?,
     }
-    diagnose::outcome(&snapshot, &d)
+    match diagnose::outcome(&snapshot, &d) {
+        // Said as every command says it, with where the job is or the name meant.
+        Err(Error::NotFound(_)) if snapshot.job.is_none() => {
+            Err(crate::cluster::notfound::tfjob(kube, &namespace, &name).await)
+        }
+        other => other,
+    }
 }

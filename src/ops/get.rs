@@ -71,13 +71,10 @@ pub async fn get(
     let raw: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
     let obj = cluster::retry(kube, || raw.get_opt(&opts.name))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "tfjobs.kubeflow.org \"{}\" not found in namespace {namespace}",
-                opts.name
-            ))
-        })?;
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?;
+    let Some(obj) = obj else {
+        return Err(cluster::notfound::tfjob(kube, namespace, &opts.name).await);
+    };
     let io = |e: std::io::Error| Error::io("writing output", e);
     let value = serde_json::to_value(&obj).unwrap_or_default();
     match &opts.format {

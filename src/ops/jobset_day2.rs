@@ -203,7 +203,12 @@ pub async fn delete(
     };
     let action = Action::new("delete", "jobsets", Some(&kube.namespace)).named(name);
     let jobsets = api(kube);
-    match cluster::retry(kube, || jobsets.delete(name, &dp)).await {
+    let ns = kube.namespace.clone();
+    let check = format!("kubectl get jobset {name} {}", kube.hints.ns_flags(&ns));
+    crate::error::on_interrupt_write("JobSet", &ns, name, "deleted", &check);
+    let deleted = cluster::retry(kube, || jobsets.delete(name, &dp)).await;
+    crate::error::on_interrupt_settled();
+    match deleted {
         Ok(_) => {}
         Err(e) if cluster::status_code(&e) == Some(404) => {
             return Err(Error::NotFound(format!(

@@ -148,10 +148,16 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         dry_run: false,
         field_manager: Some(cluster::FIELD_MANAGER.into()),
     };
-    crate::error::on_interrupt(format!(
-        "interrupted while JobSet {namespace}/{shown} was being created: it may exist; check with `kubectl get jobset {shown} {}`",
-        kube.hints.ns_flags(&namespace)
-    ));
+    crate::error::on_interrupt_write(
+        "JobSet",
+        &namespace,
+        &shown,
+        "created",
+        &format!(
+            "kubectl get jobset {shown} {}",
+            kube.hints.ns_flags(&namespace)
+        ),
+    );
     // One attempt: a create is retried only by the caller who can look it up first.
     let created = match api.create(&params, &exported.jobset).await {
         Ok(js) => js,

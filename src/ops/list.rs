@@ -81,6 +81,43 @@ fn typed(job: &DynamicObject) -> Result<TFJob> {
     })
 }
 
+/// Removes every time field (`creationTimestamp`, `startTime`, `lastTransitionTime`, a managed
+/// field's `time`, …) whose value does not parse as RFC 3339, returning each as (path, value):
+/// the typed views cannot hold it, and kubectl shows such a time as `<invalid>`.
+fn drop_unparsable_times(v: &mut serde_json::Value, at: &str) -> Vec<(String, String)> {
+    let mut bad = Vec::new();
+    match v {
+        serde_json::Value::Object(m) => {
+            let keys: Vec<String> = m.keys().cloned().collect();
+            for k in keys {
+                let path = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                let is_time = k == "time" || k.ends_with("Time") || k.ends_with("Timestamp");
+                match m.get_mut(&k) {
+                    Some(serde_json::Value::String(s))
+                        if is_time && s.parse::<Timestamp>().is_err() =>
+                    {
+                        bad.push((path, s.clone()));
+                        m.remove(&k);
+                    }
+                    Some(child) => bad.extend(drop_unparsable_times(child, &path)),
+                    None => {}
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter_mut().enumerate() {
+                bad.extend(drop_unparsable_times(child, &format!("{at}[{i}]")));
+            }
+        }
+        _ => {}
+    }
+    bad
+}
+
 /// `{"apiVersion":"v1","kind":"List",...}` as kubectl prints several objects, the items as the
 /// API returned them.
 pub fn as_list(jobs: &[DynamicObject]) -> serde_json::Value {
@@ -143,11 +180,59 @@ pub async fn list(
     if let Some(s) = &opts.selector {
         lp = lp.labels(s);
     }
-    let list = cluster::retry(kube, || api.list(&lp))
-        .await
-        .map_err(|e| Error::kube("listing tfjobs", e))?;
+    // Read as JSON: one job with a time that does not parse must not take every row with it.
+    let path = if opts.all_namespaces {
+        format!(
+            "/apis/{}/{}/{}",
+            model::GROUP,
+            model::VERSION,
+            model::PLURAL
+        )
+    } else {
+        format!(
+            "/apis/{}/{}/namespaces/{namespace}/{}",
+            model::GROUP,
+            model::VERSION,
+            model::PLURAL
+        )
+    };
+    let list = cluster::retry(kube, || async {
+        let req = kube::core::Request::new(&path)
+            .list(&lp)
+            .map_err(kube::Error::BuildRequest)?;
+        kube.client
+            .request::<kube::core::ObjectList<serde_json::Value>>(req)
+            .await
+    })
+    .await
+    .map_err(|e| Error::kube("listing tfjobs", e))?;
     let rv = list.metadata.resource_version.clone().unwrap_or_default();
-    let mut jobs = list.items;
+    let mut invalid_age: std::collections::HashSet<(String, String)> = Default::default();
+    let mut jobs = Vec::with_capacity(list.items.len());
+    for mut item in list.items {
+        let bad = drop_unparsable_times(&mut item, "");
+        let ns = item["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let name = item["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        for (field, value) in &bad {
+            writeln!(
+                err,
+                "Warning: tfjob {ns}/{name}: {field} {value:?} is not a time; shown as <invalid> (left out of -o output)"
+            )
+            .map_err(|e| Error::io("writing the list", e))?;
+        }
+        if bad.iter().any(|(f, _)| f == "metadata.creationTimestamp") {
+            invalid_age.insert((ns.clone(), name.clone()));
+        }
+        jobs.push(serde_json::from_value::<DynamicObject>(item).map_err(|e| {
+            Error::Other(format!("tfjob {ns}/{name} is not a Kubernetes object: {e}"))
+        })?);
+    }
     sort_jobs(&mut jobs);
     if let Some(expr) = &opts.sort_by {
         jobs = sort_jobs_by(jobs, expr)?;
@@ -178,7 +263,12 @@ pub async fn list(
             };
             mark_unschedulable(kube, ns, &mut pods).await;
             let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
-            let rows = rows(&typed_jobs, &pods, Timestamp::now());
+            let mut rows = rows(&typed_jobs, &pods, Timestamp::now());
+            for (r, j) in rows.iter_mut().zip(&jobs) {
+                if invalid_age.contains(&(j.namespace().unwrap_or_default(), j.name_any())) {
+                    r.age = "<invalid>".into();
+                }
+            }
             let mut table: Vec<Vec<String>> = Vec::new();
             if !opts.table.no_headers {
                 let mut h: Vec<String> = print::tables::list_headers(opts.all_namespaces, wide)

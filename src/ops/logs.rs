@@ -455,13 +455,10 @@ pub async fn logs(
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let job = cluster::retry(kube, || jobs.get_opt(&opts.job))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "tfjob.kubeflow.org \"{}\" not found in namespace {namespace}",
-                opts.job
-            ))
-        })?;
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?;
+    let Some(job) = job else {
+        return Err(cluster::notfound::tfjob(kube, namespace, &opts.job).await);
+    };
     let save_until = std::time::Instant::now() + opts.timeout;
     let mut saver = opts.save.clone().map(|s| {
         super::evidence::Saver::new(

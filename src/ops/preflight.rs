@@ -130,20 +130,25 @@ pub struct GateOptions {
 /// The objects the pods need that do not exist (the pre-flight's reference errors), each as
 /// (message, how to create it). Secrets taken as env are left out: readiness requires those
 /// itself, with their keys.
+/// The Secrets the job's containers read by `secretKeyRef`/`envFrom`: readiness checks those
+/// (with the key), so the reference checks leave them out: one problem, one line.
+pub(crate) fn env_secrets(job: &TFJob) -> BTreeSet<String> {
+    job.spec
+        .tf_replica_specs
+        .values()
+        .filter_map(|s| s.template.spec.as_ref())
+        .flat_map(placement::refs::secret_references)
+        .map(|r| r.secret)
+        .collect()
+}
+
 pub(crate) fn missing_references(
     report: &Report,
     job: &TFJob,
     ns: &str,
     kube: &Kube,
 ) -> Vec<(String, String)> {
-    let env_secrets: BTreeSet<String> = job
-        .spec
-        .tf_replica_specs
-        .values()
-        .filter_map(|s| s.template.spec.as_ref())
-        .flat_map(placement::refs::secret_references)
-        .map(|r| r.secret)
-        .collect();
+    let env_secrets = env_secrets(job);
     let flags = kube.hints.ns_flags(ns);
     // The pre-flight reports an object once per replica type ("PS pods …", "Worker pods …"):
     // one entry per object here, naming every type it stops.

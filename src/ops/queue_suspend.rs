@@ -66,14 +66,20 @@ pub async fn set_active(
         group: q::KUEUE_GROUP,
         ..Action::new("patch", "workloads", Some(ns)).named(&wl_name)
     };
-    cluster::retry(kube, || async {
+    let check = format!(
+        "kubectl get workload {wl_name} {} -o jsonpath={{.spec.active}}",
+        kube.hints.ns_flags(ns)
+    );
+    crate::error::on_interrupt_write("Workload", ns, &wl_name, "patched", &check);
+    let patched = cluster::retry(kube, || async {
         let req = kube::core::Request::new(&path)
             .patch(&wl_name, &params, &Patch::Merge(&body))
             .map_err(kube::Error::BuildRequest)?;
         kube.client.request::<serde_json::Value>(req).await
     })
-    .await
-    .map_err(|e| cluster::explain(e, &action, kube))?;
+    .await;
+    crate::error::on_interrupt_settled();
+    patched.map_err(|e| cluster::explain(e, &action, kube))?;
     writeln!(out, "tfjob.kubeflow.org/{name} {verb}").map_err(io)?;
     let what = if suspend {
         format!(

@@ -231,9 +231,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         "kubectl get tfjob {name} {}",
         kube.hints.ns_flags(&namespace)
     );
-    crate::error::on_interrupt(format!(
-        "interrupted while TFJob {namespace}/{name} was being created: it may exist; check with `{check}`"
-    ));
+    crate::error::on_interrupt_write("TFJob", &namespace, &name, "created", &check);
     // No create is started once the deadline has passed (the retry policy sends nothing then
     // either); one cut off in flight may have been applied.
     if deadline.passed() {
@@ -525,7 +523,16 @@ async fn delete_and_wait(
         ..Default::default()
     };
     let action = Action::new("delete", "tfjobs", Some(&namespace)).named(&name);
-    match cluster::retry(kube, || jobs.delete(&name, &params)).await {
+    let check = format!(
+        "kubectl get tfjob {name} {}",
+        kube.hints.ns_flags(&namespace)
+    );
+    crate::error::on_interrupt_write("TFJob", &namespace, &name, "deleted", &check);
+    let deleted = cluster::retry(kube, || jobs.delete(&name, &params)).await;
+    crate::error::on_interrupt(format!(
+        "interrupted: TFJob {namespace}/{name} is being deleted for --replace; the new job was not created"
+    ));
+    match deleted {
         Ok(_) => {}
         Err(e) if cluster::is_not_found(&e) => {}
         Err(e) => return Err(cluster::explain(e, &action, kube)),

@@ -103,10 +103,10 @@ pub async fn set_suspend(
     let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let job = cluster::retry(kube, || api.get_opt(&opts.name))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!("tfjobs.kubeflow.org \"{}\" not found", opts.name))
-        })?;
+        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?;
+    let Some(job) = job else {
+        return Err(cluster::notfound::tfjob(kube, namespace, &opts.name).await);
+    };
     let want = opts.action == SuspendAction::Suspend;
     // A Kueue-managed job is paused through its Workload, not runPolicy.suspend.
     if !(want && job.is_finished())
@@ -138,9 +138,15 @@ pub async fn set_suspend(
     let patch = serde_json::json!({"spec": {"runPolicy": {"suspend": want}}});
     // Setting suspend to a value is idempotent, so the patch may be retried like a read.
     let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
-    cluster::retry(kube, || api.patch(&opts.name, &params, &patch))
-        .await
-        .map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;
+    let check = format!(
+        "kubectl get tfjob {} {} -o jsonpath={{.spec.runPolicy.suspend}}",
+        opts.name,
+        kube.hints.ns_flags(namespace)
+    );
+    crate::error::on_interrupt_write("TFJob", namespace, &opts.name, "patched", &check);
+    let patched = cluster::retry(kube, || api.patch(&opts.name, &params, &patch)).await;
+    crate::error::on_interrupt_settled();
+    patched.map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;
     writeln!(out, "tfjob.kubeflow.org/{} {verb}", opts.name).map_err(io)?;
     writeln!(err, "{}", consequence(opts.action, &opts.name)).map_err(io)?;
     Ok(())

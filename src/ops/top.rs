@@ -199,12 +199,10 @@ pub async fn top(
         let api: Api<DynamicObject> = Api::namespaced_with(kube.client.clone(), namespace, &ar);
         let job = cluster::retry(kube, || api.get_opt(name))
             .await
-            .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?
-            .ok_or_else(|| {
-                Error::NotFound(format!(
-                    "tfjobs.kubeflow.org \"{name}\" not found in namespace {namespace}"
-                ))
-            })?;
+            .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+        let Some(job) = job else {
+            return Err(cluster::notfound::tfjob(kube, namespace, name).await);
+        };
         vec![(namespace.to_string(), job.name_any())]
     } else {
         let api: Api<DynamicObject> = match ns {

@@ -210,11 +210,22 @@ async fn follow_all(
     if closed {
         return Err(Error::BrokenPipe);
     }
-    let mut failures = names
+    let (gone, others): (Vec<_>, Vec<_>) = names
         .iter()
         .zip(results)
-        .filter_map(|(n, r)| r.err().map(|e| (n, e)));
-    let first = failures.next();
+        .filter_map(|(n, r)| r.err().map(|e| (n, e)))
+        .partition(|(_, e)| wait::is_namespace_gone(e, namespace));
+    // Jobs that went with their namespace are one failure, said once, and the command's.
+    let mut failures = others.into_iter();
+    let first = if gone.is_empty() {
+        failures.next()
+    } else {
+        let jobs: Vec<String> = gone.iter().map(|(n, _)| n.to_string()).collect();
+        Some((
+            gone[0].0,
+            Error::JobFailed(wait::namespace_gone_message(namespace, &jobs)),
+        ))
+    };
     // Every failure is reported; the first one is the command's error (printed last by main).
     for (name, err) in failures {
         out.note_line(&format!("error: tfjob/{name}: {err}"));

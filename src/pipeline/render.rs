@@ -113,6 +113,31 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
             ),
         ));
     }
+    // A name from --name that the API would refuse is the flag's fault, not the template's:
+    // said as the flag's, before whatever else is wrong with the rest.
+    let mut flag_errors = Vec::new();
+    if !from_manifest && args.generate_name.is_none() && args.name.is_some() {
+        report.findings.retain(|f| {
+            let name_error = f.severity == validate::Severity::Error && f.path == "metadata.name";
+            if name_error {
+                let hint = f
+                    .hint
+                    .as_deref()
+                    .map(|h| format!("; {h}"))
+                    .unwrap_or_default();
+                flag_errors.push(format!("--name: {}{hint}", f.message));
+            }
+            !name_error
+        });
+    }
+    if !flag_errors.is_empty() {
+        let mut message = flag_errors.join("\n");
+        if report.has_errors() {
+            message.push('\n');
+            message.push_str(&invalid(&source, &report, positions.is_none()).to_string());
+        }
+        return Err(Error::Invalid(message));
+    }
     if report.has_errors() {
         return Err(invalid(&source, &report, positions.is_none()));
     }
@@ -434,10 +459,13 @@ mod tests {
         let err = prepare(&ConnectionOptions::default(), &args).unwrap_err();
         assert_eq!(err.exit_code(), crate::error::ExitCode::Invalid);
         let msg = err.to_string();
+        // The name is the flag's fault (issue 39 item 6), said first; the rest still follows.
         assert!(
-            msg.contains("template ps-worker: error: metadata.name"),
+            msg.starts_with("--name: \"Bad_Name\" is not a valid TFJob name"),
             "{msg}"
         );
+        assert!(msg.contains("e.g. \"bad-name\""), "{msg}");
+        assert!(!msg.contains("metadata.name"), "{msg}");
         assert!(msg.contains("restartPolicy"), "{msg}");
     }
 }

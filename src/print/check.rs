@@ -14,6 +14,7 @@ pub fn report(
     readiness: &[ReadinessFinding],
     queue: Option<&str>,
     verdict: Verdict,
+    problems: usize,
     w: &mut dyn Write,
 ) -> io::Result<()> {
     writeln!(w, "Readiness")?;
@@ -71,18 +72,36 @@ pub fn report(
         writeln!(w, "  {tag} {} ({}): {}", q.name, q.resource, q.message)?;
     }
     writeln!(w, "References")?;
+    // A missing object is a readiness problem, listed there once for every replica type it
+    // stops: here it would be said again, once per type.
+    let missing = report
+        .references
+        .iter()
+        .filter(|r| r.severity == Severity::Error)
+        .count();
     if report.references.is_empty() {
         writeln!(w, "  [OK]   every referenced object exists")?;
+    } else if missing > 0 {
+        writeln!(w, "  (missing objects are listed under Readiness)")?;
     }
-    for r in &report.references {
-        let tag = match r.severity {
-            Severity::Error => "[FAIL]",
-            Severity::Warning => "[WARN]",
-        };
-        writeln!(w, "  {tag} {} {}: {}", r.kind, r.name, r.message)?;
+    for r in report
+        .references
+        .iter()
+        .filter(|r| r.severity == Severity::Warning)
+    {
+        writeln!(w, "  [WARN] {} {}: {}", r.kind, r.name, r.message)?;
     }
     if let Some(line) = queue {
         w.write_all(line.as_bytes())?;
+    }
+    if problems > 0 {
+        // The exit code (3) and the JSON say "not ready": so does the line.
+        return writeln!(
+            w,
+            "Verdict: not ready ({problems} problem{} listed above; placement alone: {})",
+            if problems == 1 { "" } else { "s" },
+            verdict.as_str()
+        );
     }
     writeln!(w, "Verdict: {}", verdict.as_str())
 }
@@ -93,10 +112,11 @@ pub fn text(
     readiness: &[ReadinessFinding],
     queue: Option<&str>,
     verdict: Verdict,
+    problems: usize,
 ) -> String {
     let mut buf = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = self::report(report, readiness, queue, verdict, &mut buf);
+    let _ = self::report(report, readiness, queue, verdict, problems, &mut buf);
     String::from_utf8_lossy(&buf).into_owned()
 }
 
@@ -137,7 +157,7 @@ mod tests {
 
     #[test]
     fn text_report_has_a_section_per_layer_and_each_pod_reason() {
-        let text = text(&report(Verdict::Never), &[], None, Verdict::Never);
+        let text = text(&report(Verdict::Never), &[], None, Verdict::Never, 0);
         for want in [
             "Readiness\n  [OK]",
             "Placement: never — 3 nvidia.com/gpu needed at once",

@@ -69,12 +69,11 @@ pub fn diagnosis(d: &Diagnosis, color: bool, s: &mut dyn Write) -> io::Result<()
         writeln!(s, "note: {}", esc(n))?;
     }
     let pad = " ".repeat(if color { 3 } else { 8 } + LABEL_WIDTH);
+    // Every row names its layer: a row without one read as part of the row above it (a
+    // "[FAIL] job Failed" under "[ok] Controller").
     for layer in Layer::ALL {
-        let mut first = true;
         for f in d.findings.iter().filter(|f| f.layer == layer) {
-            let label = if first { layer.label() } else { "" };
-            first = false;
-            block(s, f, label, &pad, color)?;
+            block(s, f, layer.label(), &pad, color)?;
         }
     }
     // Issue 37: why each replica died, one line each, the first to fail first; then the

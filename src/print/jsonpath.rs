@@ -715,16 +715,23 @@ fn compare(l: &Value, op: &str, r: &Value) -> Result<bool, String> {
 }
 
 /// kubectl's `RelaxedJSONPathExpression` (get/customcolumn.go): `a.b`, `.a.b`, `{a.b}` and
-/// `{.a.b}` all mean `{.a.b}`.
+/// `{.a.b}` all mean `{.a.b}`. Its pattern, `^\{\.?([^{}]+)\}$|^\.?([^{}]+)$`, takes braces in
+/// pairs only: `{.a` and `.a}` are errors, as is `{}`.
 pub fn relaxed(expr: &str) -> Result<String, String> {
     let e = expr.trim();
     if e.is_empty() {
         return Ok(String::new());
     }
-    let inner = e.strip_prefix('{').unwrap_or(e);
-    let inner = inner.strip_suffix('}').unwrap_or(inner);
-    if inner.contains(['{', '}']) {
-        return Err("unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'".to_string());
+    let unexpected = || {
+        "unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'".to_string()
+    };
+    let inner = match (e.strip_prefix('{'), e.ends_with('}')) {
+        (Some(rest), true) => &rest[..rest.len() - 1],
+        (None, false) => e,
+        _ => return Err(unexpected()),
+    };
+    if inner.is_empty() || inner.contains(['{', '}']) {
+        return Err(unexpected());
     }
     if inner.starts_with('.') {
         Ok(format!("{{{inner}}}"))
@@ -783,5 +790,22 @@ mod tests {
         assert!(JsonPath::parse("{end}").is_err());
         assert_eq!(relaxed("metadata.name").unwrap(), "{.metadata.name}");
         assert_eq!(relaxed("{.metadata.name}").unwrap(), "{.metadata.name}");
+    }
+}
+
+#[cfg(test)]
+mod relaxed_tests {
+    use super::relaxed;
+
+    /// Issue 40 item 9: an unclosed brace is kubectl's error, not a column.
+    #[test]
+    fn braces_come_in_pairs_as_kubectls_pattern_has_them() {
+        for ok in [".a.b", "a.b", "{a.b}", "{.a.b}"] {
+            assert_eq!(relaxed(ok).unwrap(), "{.a.b}", "{ok}");
+        }
+        for bad in ["{.x", ".x}", "{x", "{}", "{.a}}", "{{.a}"] {
+            let e = relaxed(bad).unwrap_err();
+            assert!(e.starts_with("unexpected path string"), "{bad}: {e}");
+        }
     }
 }

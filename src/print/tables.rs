@@ -115,6 +115,11 @@ fn describe(v: &GetView) -> String {
             &row.state
         }
     ));
+    // The State column is the operator's last condition: a job stays "Running" while a
+    // replica crash-loops. What `list -o wide` names as REASON is said here too.
+    if let Some(problem) = crate::jobview::problem(&row) {
+        s.push_str(&format!("Problem:    {problem}\n"));
+    }
     s.push_str(&format!("Age:        {}\n", row.age));
     s.push_str(&format!("Duration:   {}\n", row.duration));
     s.push_str(&format!("Replicas:   {}\n", row.replicas));

@@ -7,12 +7,15 @@
 mod bounded;
 mod check;
 mod client;
+mod consistent;
 mod day2;
 mod deadline;
 mod evidence;
 mod help;
 mod hostile;
 mod hostile3;
+mod hostile4;
+mod interrupted;
 mod jobset;
 mod newuser;
 mod printers;

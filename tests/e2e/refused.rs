@@ -205,7 +205,7 @@ fn pods_waiting_for_a_missing_object_are_told_the_object_and_how_to_create_it() 
             "{kind}: {first}"
         );
         assert!(
-            first["next_step"].as_str().unwrap().contains(fix),
+            first["nextStep"].as_str().unwrap().contains(fix),
             "{kind}: {first}"
         );
     }

@@ -49,7 +49,7 @@ fn unknown_job_is_not_found() {
     let c = cluster("");
     let run = tfjob(&c, &args("wait nope --timeout 5s"));
     run.exit(3);
-    run.stderr_has("TFJob default/nope not found");
+    run.stderr_has("tfjobs.kubeflow.org \"nope\" not found in namespace default");
 }
 
 #[test]

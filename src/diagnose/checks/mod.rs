@@ -111,6 +111,7 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
         namespace: s.namespace.clone(),
         state,
         pods: pod_phases(&s.pods),
+        pod_counts: pod_counts(&s.pods),
         notes: s.notes.iter().map(|n| redact_bearer(n)).collect(),
         findings: out,
         failures: super::failures(s)
@@ -194,12 +195,16 @@ fn describe_pods(pods: &[&Pod]) -> String {
     }
 }
 
-fn pod_phases(pods: &[Pod]) -> String {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+fn pod_counts(pods: &[Pod]) -> BTreeMap<String, usize> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for p in pods {
-        *counts.entry(pod_phase(p)).or_default() += 1;
+        *counts.entry(pod_phase(p).to_string()).or_default() += 1;
     }
     counts
+}
+
+fn pod_phases(pods: &[Pod]) -> String {
+    pod_counts(pods)
         .into_iter()
         .map(|(phase, n)| format!("{n} {phase}"))
         .collect::<Vec<_>>()

@@ -481,12 +481,10 @@ async fn read_tfjob(kube: &Kube, ns: &str, name: &str) -> Result<Subject> {
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
     let job = cluster::retry(kube, || jobs.get_opt(name))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "tfjobs.kubeflow.org \"{name}\" not found in namespace {ns}"
-            ))
-        })?;
+        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+    let Some(job) = job else {
+        return Err(cluster::notfound::tfjob(kube, ns, name).await);
+    };
     let by_job = ListParams::default().labels(&format!("{}={name}", model::LABEL_JOB_NAME));
     let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
     let pods = cluster::retry(kube, || pods_api.list(&by_job))

@@ -71,9 +71,20 @@ pub fn clean_key(raw: Zeroizing<Vec<u8>>, origin: &str) -> Result<SecretString> 
     if trimmed.iter().all(u8::is_ascii_whitespace) {
         return refuse("is empty".into());
     }
-    if trimmed.contains(&b'\n') || trimmed.contains(&b'\r') {
-        let lines = trimmed.split(|b| *b == b'\n').count();
-        return refuse(format!("has {lines} lines; expected a single line"));
+    if trimmed.contains(&b'\n') {
+        // Every line break counts once: LF, CRLF or a lone CR.
+        let breaks = trimmed
+            .iter()
+            .enumerate()
+            .filter(|&(i, b)| *b == b'\n' || (*b == b'\r' && trimmed.get(i + 1) != Some(&b'\n')))
+            .count();
+        return refuse(format!("has {} lines; expected a single line", breaks + 1));
+    }
+    if let Some(at) = trimmed.iter().position(|b| *b == b'\r') {
+        return refuse(format!(
+            "contains a carriage return (CR, at byte {}; a Windows or old Mac line end?); expected a single line",
+            at + 1
+        ));
     }
     if trimmed.first().is_some_and(u8::is_ascii_whitespace)
         || trimmed.last().is_some_and(u8::is_ascii_whitespace)

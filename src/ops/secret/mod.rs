@@ -363,8 +363,19 @@ pub async fn create(
                 return Ok(());
             }
             let action = Action::new("create", "secrets", Some(&namespace)).named(&args.name);
-            let (created, reply_lost) =
-                create_secret(kube, &api, &params, &desired, &namespace, &action).await?;
+            if !params.dry_run {
+                let check = format!(
+                    "kubectl get secret {} {}",
+                    args.name,
+                    kube.hints.ns_flags(&namespace)
+                );
+                crate::error::on_interrupt_write(
+                    "Secret", &namespace, &args.name, "created", &check,
+                );
+            }
+            let created = create_secret(kube, &api, &params, &desired, &namespace, &action).await;
+            crate::error::on_interrupt_settled();
+            let (created, reply_lost) = created?;
             let created = Wiped(created);
             if reply_lost {
                 out.note_line(&format!(
@@ -428,8 +439,20 @@ pub async fn create(
                         Action::new("update", "secrets", Some(&namespace)).named(&args.name);
                     // The resourceVersion from our read makes this a compare-and-swap: a
                     // concurrent change gives 409 instead of being silently overwritten.
-                    let stored = cluster::retry(kube, || api.replace(&args.name, &params, &updated.0))
-                        .await
+                    if !params.dry_run {
+                        let check = format!(
+                            "kubectl get secret {} {}",
+                            args.name,
+                            kube.hints.ns_flags(&namespace)
+                        );
+                        crate::error::on_interrupt_write(
+                            "Secret", &namespace, &args.name, "updated", &check,
+                        );
+                    }
+                    let stored =
+                        cluster::retry(kube, || api.replace(&args.name, &params, &updated.0)).await;
+                    crate::error::on_interrupt_settled();
+                    let stored = stored
                         .map_err(|e| match cluster::status_code(&e) {
                             Some(409) => Error::Conflict {
                                 message: format!(
@@ -649,6 +672,10 @@ mod tests {
             (&b""[..], "is empty"),
             (b"   \n", "is empty"),
             (b"a\nb\n", "has 2 lines"),
+            (b"sk-ab\rcd", "contains a carriage return (CR, at byte 6;"),
+            (b"sk-ab\rcd\n", "contains a carriage return (CR, at byte 6;"),
+            (b"a\rb\nc", "has 3 lines"),
+            (b"a\r\nb\r\n", "has 2 lines"),
             (b" sk-x", "starts or ends with spaces"),
             (b"sk-ab\0cd", "contains a NUL byte (at byte 6;"),
             (b"sk-ab\x1bcd", "contains a control character (at byte 6;"),

@@ -13,8 +13,11 @@ use secrecy::{ExposeSecret, SecretString};
 /// What the gateway said about the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// 2xx: the key works.
-    Ok { models: Option<usize> },
+    /// 2xx with an OpenAI-style model list: the key works.
+    Ok { models: usize },
+    /// 2xx but the body is not a model list (a login page, a proxy, the wrong host): nothing
+    /// says the key works.
+    NotAModelList { status: u16, why: String },
     /// 401/403: the gateway rejected the key.
     Rejected { status: u16 },
     /// 404 and the base URL already ends in /v1, so the path became …/v1/v1/models.
@@ -33,10 +36,14 @@ impl Verdict {
     /// A one-line explanation with the next step. Never includes the key.
     pub fn explain(&self, url: &str) -> String {
         match self {
-            Verdict::Ok { models: Some(n) } => {
+            Verdict::Ok { models: n } => {
                 format!("the gateway accepted the key (GET {url}: {n} models)")
             }
-            Verdict::Ok { models: None } => format!("the gateway accepted the key (GET {url})"),
+            Verdict::NotAModelList { status, why } => format!(
+                "GET {url} answered HTTP {status} but not with a model list ({why}), so nothing \
+                 says the key works; check --base-url: an OpenAI-compatible gateway answers \
+                 {{\"object\": \"list\", \"data\": [...]}} there"
+            ),
             Verdict::Rejected { status } => format!(
                 "the gateway rejected the key (GET {url}: HTTP {status}); check you copied the whole key \
                  and that it belongs to this gateway"
@@ -64,12 +71,34 @@ pub fn models_url(base_url: &str) -> String {
 pub fn classify(base_url: &str, status: u16, body: &[u8]) -> Verdict {
     let base = base_url.trim_end_matches('/');
     match status {
-        200..=299 => {
-            let models = serde_json::from_slice::<serde_json::Value>(body)
-                .ok()
-                .and_then(|v| v.get("data").and_then(|d| d.as_array()).map(Vec::len));
-            Verdict::Ok { models }
-        }
+        // What OpenAI's `GET /v1/models` returns: `{"object": "list", "data": [{"id": …}]}`.
+        200..=299 => match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Object(m)) => match m.get("data") {
+                Some(serde_json::Value::Array(models)) => Verdict::Ok {
+                    models: models.len(),
+                },
+                Some(_) => Verdict::NotAModelList {
+                    status,
+                    why: "its \"data\" is not an array".into(),
+                },
+                None => Verdict::NotAModelList {
+                    status,
+                    why: "a JSON object without \"data\"".into(),
+                },
+            },
+            Ok(_) => Verdict::NotAModelList {
+                status,
+                why: "JSON, but not an object".into(),
+            },
+            Err(_) if body.is_empty() => Verdict::NotAModelList {
+                status,
+                why: "an empty body".into(),
+            },
+            Err(_) => Verdict::NotAModelList {
+                status,
+                why: "not JSON".into(),
+            },
+        },
         401 | 403 => Verdict::Rejected { status },
         404 if base.ends_with("/v1") => Verdict::DoubledV1 {
             suggested_base: base.trim_end_matches("/v1").to_string(),
@@ -144,12 +173,27 @@ mod tests {
                 200,
                 br#"{"object":"list","data":[{"id":"a"},{"id":"b"}]}"#
             ),
-            Verdict::Ok { models: Some(2) }
+            Verdict::Ok { models: 2 }
         );
-        assert_eq!(
-            classify(base, 200, b"not json"),
-            Verdict::Ok { models: None }
-        );
+        // Any 200 is not a yes: only a model list says the key works.
+        for (body, why) in [
+            (&b"<html>login</html>"[..], "not JSON"),
+            (b"", "an empty body"),
+            (b"[1,2]", "JSON, but not an object"),
+            (br#"{"ok":true}"#, "a JSON object without \"data\""),
+            (br#"{"data":{}}"#, "its \"data\" is not an array"),
+        ] {
+            let v = classify(base, 200, body);
+            assert_eq!(
+                v,
+                Verdict::NotAModelList {
+                    status: 200,
+                    why: why.into()
+                }
+            );
+            assert!(!v.is_ok());
+            assert!(v.explain("u").contains("check --base-url"));
+        }
         assert_eq!(classify(base, 401, b""), Verdict::Rejected { status: 401 });
         assert_eq!(classify(base, 403, b""), Verdict::Rejected { status: 403 });
         assert_eq!(

@@ -173,13 +173,7 @@ impl Waiter<'_> {
         let get = Action::new("get", "tfjobs", Some(self.namespace)).named(self.name);
         match cluster::retry(self.kube, || self.jobs.get_opt(self.name)).await {
             Ok(Some(job)) => Ok(job),
-            Ok(None) => Err(Error::NotReady {
-                message: format!("TFJob {}/{} not found", self.namespace, self.name),
-                hint: Some(format!(
-                    "List the jobs with `kubectl get tfjobs {}`, or submit it with `kubectl tfjob submit`.",
-                    self.kube.hints.ns_flags(self.namespace)
-                )),
-            }),
+            Ok(None) => Err(cluster::notfound::tfjob(self.kube, self.namespace, self.name).await),
             Err(e) if cluster::is_not_found(&e) => Err(cluster::crd_not_served()),
             Err(e) => Err(cluster::explain(e, &get, self.kube)),
         }
@@ -408,6 +402,22 @@ impl Waiter<'_> {
         ))
     }
 
+    fn was_deleted(&self, err: &Error) -> bool {
+        matches!(err, Error::JobFailed(m) if *m == self.deleted().to_string())
+    }
+
+    /// Whether the job's namespace is gone or terminating (one short read; unknown is "no").
+    async fn namespace_gone(&self) -> bool {
+        use k8s_openapi::api::core::v1::Namespace;
+        let api: Api<Namespace> = Api::all(self.kube.client.clone());
+        let limit = READ_LIMIT.min(self.end.saturating_duration_since(Instant::now()));
+        match tokio::time::timeout(limit, api.get_opt(self.namespace)).await {
+            Ok(Ok(None)) => true,
+            Ok(Ok(Some(ns))) => ns.metadata.deletion_timestamp.is_some(),
+            _ => false,
+        }
+    }
+
     fn deleted(&self) -> Error {
         Error::JobFailed(format!(
             "TFJob {}/{} was deleted while waiting",
@@ -595,6 +605,11 @@ impl Waiter<'_> {
                 Ok(())
             }
             Err(err @ (Error::Interrupted(_) | Error::NotReady { .. })) => Err(err),
+            // A job deleted with its namespace: nothing is left to diagnose, and the namespace,
+            // not the job, is what to say (once, by `wait --all`, for every job in it).
+            Err(err) if self.was_deleted(&err) && self.namespace_gone().await => Err(
+                Error::JobFailed(namespace_gone_message(namespace, &[name.to_string()])),
+            ),
             Err(err) => {
                 self.kube.deadline.phase(format!(
                     "diagnosing TFJob {namespace}/{name} after the wait (the closing diagnosis)"
@@ -1013,6 +1028,33 @@ fn with_leftover(err: Error, left: &str) -> Error {
         },
         other => other,
     }
+}
+
+/// The failure of jobs deleted with their namespace, said once for all of them.
+pub fn namespace_gone_message(namespace: &str, jobs: &[String]) -> String {
+    let which = match jobs {
+        [one] => format!("TFJob {namespace}/{one} went with it"),
+        many => {
+            let shown: Vec<&str> = many.iter().take(5).map(String::as_str).collect();
+            let more = many.len().saturating_sub(shown.len());
+            format!(
+                "its {} TFJobs went with it ({}{})",
+                many.len(),
+                shown.join(", "),
+                if more > 0 {
+                    format!(", and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        }
+    };
+    format!("namespace {namespace} was deleted while waiting: {which}")
+}
+
+/// Whether `err` is [`namespace_gone_message`]'s for `namespace`.
+pub fn is_namespace_gone(err: &Error, namespace: &str) -> bool {
+    matches!(err, Error::JobFailed(m) if m.starts_with(&format!("namespace {namespace} was deleted while waiting:")))
 }
 
 /// When a wait ends without reaching its target, say which layer is at fault, within what is

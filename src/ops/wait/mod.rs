@@ -16,6 +16,7 @@
 
 pub mod conditions;
 mod follow;
+pub use follow::{is_namespace_gone, namespace_gone_message};
 mod progress;
 pub mod queue;
 pub mod restarts;

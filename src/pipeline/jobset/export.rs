@@ -347,13 +347,33 @@ fn set_tf_config(
     refusals: &mut Vec<Refusal>,
 ) {
     let env = c.env.get_or_insert_with(Vec::new);
-    if env.iter().any(|e| e.name == "TF_CONFIG") {
-        env.retain(|e| e.name != "TF_CONFIG");
-        note(
-            notes,
-            format!("{cpath}.env.TF_CONFIG"),
-            "replaced by the one the operator would set (it appends its own after yours)",
-        );
+    if let Some(first) = env.iter().position(|e| e.name == "TF_CONFIG") {
+        // The kubelet expands `$(TF_CONFIG)` in a later entry to the value above it: the
+        // user's, since the operator appends its own last (kubernetes
+        // third_party/forked/golang/expansion; training-operator setClusterSpec). Such a
+        // reader keeps the user's entry where it is; otherwise it is dropped as dead.
+        let reader = env[first + 1..]
+            .iter()
+            .filter(|e| e.name != "TF_CONFIG")
+            .find(|e| e.value.as_deref().is_some_and(refers_to_tf_config))
+            .map(|e| e.name.clone());
+        match reader {
+            Some(reader) => note(
+                notes,
+                format!("{cpath}.env.TF_CONFIG"),
+                format!(
+                    "kept where it is: {reader} reads it by $(TF_CONFIG), as in the operator's pods; the operator's TF_CONFIG follows it and wins"
+                ),
+            ),
+            None => {
+                env.retain(|e| e.name != "TF_CONFIG");
+                note(
+                    notes,
+                    format!("{cpath}.env.TF_CONFIG"),
+                    "replaced by the one the operator would set (it appends its own after yours)",
+                );
+            }
+        }
     }
     let mut wanted = vec![(
         INDEX_VAR,
@@ -398,6 +418,19 @@ fn set_tf_config(
         value: Some(value),
         value_from: None,
     });
+}
+
+/// Whether an env value refers to `$(TF_CONFIG)` under the kubelet's expansion rules (`$$` is
+/// an escape, not a reference).
+fn refers_to_tf_config(value: &str) -> bool {
+    let hit = std::cell::Cell::new(false);
+    tfconfig::expand(value, |name| {
+        if name == "TF_CONFIG" {
+            hit.set(true);
+        }
+        None
+    });
+    hit.get()
 }
 
 /// What the operator does that a JobSet does not, whatever the replica types.

@@ -220,7 +220,18 @@ fn webhook(js: &JobSet, out: &mut Vec<Finding>) {
         // placement.GenJobName with the largest job index, then GenPodName with the
         // largest pod index plus the random suffix.
         let longest_job = super::job_name(&name, &rj.name, replicas - 1);
-        if let Err(e) = dns1035(&longest_job) {
+        // The replicatedJob's name is part of every Job and pod name: a character those names
+        // may not hold is the problem to name, not their length (no shortening fixes it).
+        if let Err(e) = dns1035(&super::job_name("a", &rj.name, 0)) {
+            out.push(error(
+                RULE,
+                format!("{path}.name"),
+                format!(
+                    "replicatedJob name {:?} is not allowed in the names of its Jobs and pods (such as {longest_job:?}), which must be DNS-1123 labels: {e}; rename it (the TFJob's replica type) to lowercase letters, digits and '-'",
+                    rj.name
+                ),
+            ));
+        } else if let Err(e) = dns1035(&longest_job) {
             out.push(error(
                 RULE,
                 format!("{path}.name"),
@@ -230,7 +241,11 @@ fn webhook(js: &JobSet, out: &mut Vec<Finding>) {
             ));
         }
         let indexed = job.and_then(|j| j.completion_mode.as_deref()) == Some("Indexed");
-        if let Some(completions) = job.and_then(|j| j.completions).filter(|_| indexed) {
+        let chars_ok = dns1035(&super::job_name("a", &rj.name, 0)).is_ok();
+        if let Some(completions) = job
+            .and_then(|j| j.completions)
+            .filter(|_| indexed && chars_ok)
+        {
             let longest_pod = format!(
                 "{}{POD_SUFFIX}",
                 super::pod_hostname(&name, &rj.name, replicas - 1, i64::from(completions) - 1)

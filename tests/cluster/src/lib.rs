@@ -418,6 +418,12 @@ impl TestCluster {
         self.shared.requests.lock().unwrap().clone()
     }
 
+    /// Every request received so far, logged on arrival (before a fault's latency), so a test
+    /// can act while one is in flight; `status` is 0 here.
+    pub fn arrived(&self) -> Vec<Request> {
+        self.shared.arrived.lock().unwrap().clone()
+    }
+
     /// Non-dry-run create/update/patch/delete requests (SelfSubjectAccessReviews excluded).
     pub fn writes(&self) -> Vec<Request> {
         self.requests()
@@ -429,6 +435,7 @@ impl TestCluster {
     /// Forgets the request log.
     pub fn clear_requests(&self) {
         self.shared.requests.lock().unwrap().clear();
+        self.shared.arrived.lock().unwrap().clear();
     }
 
     /// One object by resource plural (e.g. "tfjobs", "pods"), namespace and name.

@@ -98,6 +98,8 @@ pub struct Shared {
     pub scenario: Scenario,
     pub(crate) faults: Mutex<Vec<FaultState>>,
     pub(crate) requests: Mutex<Vec<Request>>,
+    /// Every request as it arrives, before any fault's latency (status 0: not yet answered).
+    pub(crate) arrived: Mutex<Vec<Request>>,
     pub(crate) rbac: Mutex<Rbac>,
     /// When the cluster started.
     pub started: Instant,
@@ -147,6 +149,7 @@ impl Shared {
             scenario,
             faults: Mutex::new(faults),
             requests: Mutex::new(Vec::new()),
+            arrived: Mutex::new(Vec::new()),
             started: Instant::now(),
             logs: Default::default(),
             condition_log: Mutex::new(Vec::new()),

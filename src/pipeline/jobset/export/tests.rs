@@ -374,3 +374,43 @@ fn zero_replicas_make_no_replicated_job_but_stay_in_tf_config() {
             .any(|n| n.field == "spec.tfReplicaSpecs.Evaluator.replicas")
     );
 }
+
+/// Issue 40 item 9: `COPY=$(TF_CONFIG)` after the user's own TF_CONFIG gets the user's value
+/// in the operator's pods (the kubelet expands against the entries above); the export keeps
+/// that, and every pod's TF_CONFIG is still the operator's.
+#[test]
+fn a_later_reference_to_the_users_tf_config_expands_as_in_the_operators_pods() {
+    let env = |extra: Value| {
+        let mut v = serde_json::to_value(article(Some("default"))).unwrap();
+        for t in ["PS", "Worker"] {
+            let e = &mut v["spec"]["tfReplicaSpecs"][t]["template"]["spec"]["containers"][0]["env"];
+            let mut list = e.as_array().cloned().unwrap_or_default();
+            list.extend(extra.as_array().unwrap().iter().cloned());
+            *e = Value::Array(list);
+        }
+        from_json(v)
+    };
+    let job = env(json!([{"name": "TF_CONFIG", "value": "{\"mine\": 1}"},
+        {"name": "COPY", "value": "saved=$(TF_CONFIG)"},
+        {"name": "ESCAPED", "value": "$$(TF_CONFIG)"}]));
+    let js = serde_json::to_value(export(&job, None).unwrap().jobset).unwrap();
+    for (t, i, pod, c) in pods(&js, "tf-dist-train", "default") {
+        let env = container_env(&c, &pod);
+        assert_eq!(env["COPY"], "saved={\"mine\": 1}", "{t}-{i}");
+        assert_eq!(env["ESCAPED"], "$(TF_CONFIG)", "{t}-{i}");
+    }
+    assert_every_pod_sees_itself(&js, "tf-dist-train", "default");
+    // Without a reader the user's TF_CONFIG is dead, and dropped.
+    let job = env(json!([{"name": "TF_CONFIG", "value": "x"},
+        {"name": "ESCAPED", "value": "$$(TF_CONFIG)"}]));
+    let js = serde_json::to_value(export(&job, None).unwrap().jobset).unwrap();
+    let c =
+        &js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0];
+    let n = c["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "TF_CONFIG")
+        .count();
+    assert_eq!(n, 1, "{}", c["env"]);
+}

@@ -203,3 +203,21 @@ fn jobset_embedded_schema_is_current() {
         "src/jobset/jobset-schema.json is stale: run UPDATE_GOLDEN=1 cargo test embedded_schema"
     );
 }
+
+/// Issue 40 item 9: replica type `Worker_1` is refused for its `_`, which no shortening cures,
+/// once, not as "too long … shorten metadata.name by 0 characters".
+#[test]
+fn a_replica_type_with_an_underscore_is_refused_for_the_character() {
+    let mut js = exported(article());
+    js.spec.replicated_jobs[1].name = "worker_1".into();
+    let f: Vec<Finding> = check(&js)
+        .into_iter()
+        .filter(|f| f.path == "spec.replicatedJobs[1].name")
+        .collect();
+    assert_eq!(f.len(), 1, "{f:?}");
+    let m = &f[0].message;
+    assert!(m.contains("\"worker_1\""), "{m}");
+    assert!(m.contains("DNS-1123"), "{m}");
+    assert!(m.contains("'_'"), "{m}");
+    assert!(!m.contains("too long") && !m.contains("shorten"), "{m}");
+}

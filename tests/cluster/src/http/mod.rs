@@ -262,6 +262,7 @@ pub async fn handle(
         ns.as_deref(),
         name.as_deref(),
     );
+    sh.arrived.lock().unwrap().push(log.clone());
     if !decision.latency.is_zero() {
         tokio::time::sleep(decision.latency).await;
     }
