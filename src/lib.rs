@@ -39,7 +39,7 @@
 //! - [`print`]: kubectl's printers (json, yaml, name, jsonpath, custom-columns, go-template,
 //!   tables, `top`'s units), the manifest printers, `check`'s and `diagnose`'s reports, `wait`'s
 //!   progress lines and the day-two tables (`list`, `get`), each taking a writer;
-//!   [`jobview`]: the day-two commands' pure rows and views they print.
+//!   `print::jobview`: the day-two commands' pure rows and views they print.
 //! - [`cluster`]: every fact about the cluster: the client (built as kubectl would, with
 //!   retries), CRD, operator (and its one wording, `Display for OperatorState`), gateway Secret,
 //!   pod facts (`cluster::pod`: the slim `Pod`, phase, replica, started, restarts,
@@ -66,7 +66,6 @@ pub mod duration;
 pub mod error;
 pub mod gateway;
 pub mod input;
-pub mod jobview;
 pub mod logging;
 pub mod model;
 pub mod names;

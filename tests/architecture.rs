@@ -32,7 +32,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "diagnose",
             "placement",
             "print",
-            "jobview",
             "cluster",
             "gateway",
             "operator_pods",
@@ -45,7 +44,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "diagnose",
             "placement",
             "print",
-            "jobview",
             "cluster",
             "gateway",
             "operator_pods",
@@ -62,12 +60,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "pipeline",
         &["print", "cluster", "gateway", "operator_pods"],
     ),
-    // printers take the plain data of diagnose, placement and jobview.
+    // printers take the plain data of diagnose and placement; print::jobview reads the
+    // operator's pods.
     (
         "print",
-        &["diagnose", "placement", "jobview", "cluster", "gateway"],
+        &[
+            "diagnose",
+            "placement",
+            "cluster",
+            "gateway",
+            "operator_pods",
+        ],
     ),
-    ("jobview", &["cluster", "operator_pods"]),
     ("cluster", &["gateway"]),
     ("gateway", &[]),
     ("operator_pods", &[]),

@@ -18,9 +18,9 @@ use super::Context;
 use crate::cluster::{self, Kube};
 use crate::cluster::{events, podtable};
 use crate::error::{Error, Result};
-use crate::jobview::{self, GetView};
 use crate::model::{self, TFJob};
 use crate::output::Output;
+use crate::print::jobview::{self, GetView};
 use crate::print::{self, Format, TableFlags};
 
 /// Which job and how.

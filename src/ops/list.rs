@@ -17,9 +17,9 @@ use super::Context;
 use crate::cluster::podtable::{self, PodRow};
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
-use crate::jobview::{self, JobRow};
 use crate::model::{self, TFJob};
 use crate::output::Output;
+use crate::print::jobview::{self, JobRow};
 use crate::print::{self, Format, TableFlags};
 
 /// What to list.

@@ -30,9 +30,9 @@ use crate::cluster::client as kubeapi;
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
-use crate::jobview::{self, Cursor};
 use crate::model::{self, TFJob};
 use crate::output::Output;
+use crate::print::jobview::{self, Cursor};
 
 /// kubectl's `--max-log-requests` default.
 pub const DEFAULT_MAX_LOG_REQUESTS: usize = 5;

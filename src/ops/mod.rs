@@ -24,7 +24,7 @@
 //! Shared steps sit beside the commands: the pre-flight service [`preflight`] (the gate `submit`
 //! runs, `check`'s report, what `wait` asks of Unschedulable pods), the readiness checks
 //! [`readiness`] and pod dry runs; the pure views of the day-two commands are in
-//! [`crate::jobview`].
+//! [`crate::print::jobview`].
 
 pub mod check;
 pub mod context;

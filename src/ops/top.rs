@@ -18,10 +18,10 @@ use serde_json::Value;
 use super::Context;
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
-use crate::jobview;
 use crate::model;
 use crate::output::Output;
 use crate::print;
+use crate::print::jobview;
 use crate::print::top::{self as units, Declared, JobTop, ReplicaTop, add};
 // The printers moved to print/top.rs with the rows they print; callers keep these paths.
 pub use crate::print::top::{table, to_json};

@@ -21,6 +21,7 @@ pub mod evidence;
 pub mod gofmt;
 pub mod gojson;
 pub mod gotemplate;
+pub mod jobview;
 pub mod jsonpath;
 pub mod manifest;
 pub mod probe;

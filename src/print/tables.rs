@@ -5,10 +5,10 @@
 use std::io::{self, Write};
 
 use crate::cluster::podtable::PodRow;
-use crate::jobview::{
+use crate::model;
+use crate::print::jobview::{
     GetView, JobRow, age, event_time, gateway_env, job_row, replica_order, tf_config_shape,
 };
-use crate::model;
 
 /// Left-aligned columns separated by three spaces, as kubectl's tabwriter prints them.
 pub fn table(headers: Option<&[&str]>, rows: &[Vec<String>]) -> String {
@@ -117,7 +117,7 @@ fn describe(v: &GetView) -> String {
     ));
     // The State column is the operator's last condition: a job stays "Running" while a
     // replica crash-loops. What `list -o wide` names as REASON is said here too.
-    if let Some(problem) = crate::jobview::problem(&row) {
+    if let Some(problem) = crate::print::jobview::problem(&row) {
         s.push_str(&format!("Problem:    {problem}\n"));
     }
     s.push_str(&format!("Age:        {}\n", row.age));

@@ -415,7 +415,7 @@ fn diagnose_with_probe_adds_the_in_pod_layer_after_the_runtime_layer() {
         "{f:#}"
     );
     assert!(
-        f["next_step"]
+        f["nextStep"]
             .as_str()
             .unwrap()
             .contains("kubectl tfjob probe tf-dist-train"),
