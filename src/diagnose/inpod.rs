@@ -403,6 +403,17 @@ pub fn judge_sidecar(container: &str, training: &str) -> Option<Check> {
     })
 }
 
+/// `kubectl tfjob probe NAME`, with the user's connection flags (and `-n` outside `default`):
+/// what `wait` and `diagnose` suggest when the cause is inside the pods.
+pub fn probe_command(hints: &crate::cluster::ConnectionOptions, ns: &str, job: &str) -> String {
+    let flags = if ns == "default" {
+        hints.hint_suffix()
+    } else {
+        format!(" {}", hints.ns_flags(ns))
+    };
+    format!("kubectl tfjob probe {job}{flags}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

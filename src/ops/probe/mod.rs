@@ -322,7 +322,7 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
         only_when_all_running: true,
     };
     let left = end.saturating_duration_since(Instant::now());
-    let hint = suggestion(kube, ns, job);
+    let hint = inpod::probe_command(&kube.hints, ns, job);
     match tokio::time::timeout(left, probe(kube, ns, &opts, end)).await {
         Ok(Ok(report)) => finding(&report, &hint),
         Ok(Err(e)) => Finding::new(Layer::InPod, Verdict::Unknown, format!("not probed: {e}")),
@@ -332,16 +332,6 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
             "not probed: the in-pod checks did not finish before --timeout",
         ),
     }
-}
-
-/// `kubectl tfjob probe NAME`, with the user's connection flags (and `-n` outside `default`).
-pub fn suggestion(kube: &Kube, ns: &str, job: &str) -> String {
-    let flags = if ns == "default" {
-        kube.hints.hint_suffix()
-    } else {
-        format!(" {}", kube.hints.ns_flags(ns))
-    };
-    format!("kubectl tfjob probe {job}{flags}")
 }
 
 /// A probe report as the in-pod layer's finding: the verdict line as its summary, each check

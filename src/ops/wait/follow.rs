@@ -653,7 +653,7 @@ impl Waiter<'_> {
                     out.note_line(&format!(
                         "Every replica runs, yet --for {} was not met: look inside the pods (TF_CONFIG, peers, the gateway) with `{}`",
                         self.opts.wait_for.flag_value(),
-                        crate::ops::probe::suggestion(self.kube, namespace, name)
+                        crate::diagnose::inpod::probe_command(&self.kube.hints, namespace, name)
                     ));
                 }
                 let err = self.with_crash_log(err, snapshot.as_ref());
