@@ -196,8 +196,22 @@ fn main_status(status: &PodStatus) -> Option<&ContainerStatus> {
         .or_else(|| cs.first())
 }
 
-/// The termination that explains the container: the current one if it failed, else the last.
-fn termination(cs: &ContainerStatus) -> Option<&ContainerStateTerminated> {
+/// The memory limit of the training container (`tensorflow`, else the first): the limit an
+/// OOM kill is measured against.
+pub fn memory_limit(spec: Option<&k8s_openapi::api::core::v1::PodSpec>) -> Option<&str> {
+    spec.and_then(|sp| {
+        sp.containers
+            .iter()
+            .find(|c| c.name == DEFAULT_CONTAINER_NAME)
+            .or_else(|| sp.containers.first())
+    })
+    .and_then(|c| c.resources.as_ref()?.limits.as_ref()?.get("memory"))
+    .map(|q| q.0.as_str())
+}
+
+/// The termination that explains the container (a crash, an OOM kill): the current one if it
+/// failed, else the last one. The runtime check reads crashes through it too.
+pub fn failed_termination(cs: &ContainerStatus) -> Option<&ContainerStateTerminated> {
     let current = cs.state.as_ref().and_then(|s| s.terminated.as_ref());
     if let Some(t) =
         current.filter(|t| t.exit_code != 0 || t.reason.as_deref() == Some("OOMKilled"))
@@ -337,7 +351,7 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
         }
     }
     let main = main?;
-    let term = termination(main);
+    let term = failed_termination(main);
     let signature = ev.log.and_then(scan_log);
     let at = term.and_then(|t| t.finished_at.as_ref()).map(|t| t.0);
     // 4. The kernel's OOM killer.

@@ -132,17 +132,7 @@ pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
         .pods
         .iter()
         .filter_map(|p| {
-            let limit = p
-                .spec
-                .as_ref()
-                .and_then(|sp| {
-                    sp.containers
-                        .iter()
-                        .find(|c| c.name == crate::model::DEFAULT_CONTAINER_NAME)
-                        .or_else(|| sp.containers.first())
-                })
-                .and_then(|c| c.resources.as_ref()?.limits.as_ref()?.get("memory"))
-                .map(|q| q.0.as_str());
+            let limit = failure::memory_limit(p.spec.as_ref());
             let node = p.spec.as_ref().and_then(|sp| sp.node_name.as_deref());
             let node_not_ready =
                 node.and_then(|n| s.nodes_not_ready.get(n).map(|why| (n, why.as_str())));

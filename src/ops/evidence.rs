@@ -304,17 +304,7 @@ impl Saver {
         let mut classes: Vec<ReplicaFailure> = present
             .iter()
             .filter_map(|p| {
-                let limit = p
-                    .spec
-                    .as_ref()
-                    .and_then(|sp| {
-                        sp.containers
-                            .iter()
-                            .find(|c| c.name == model::DEFAULT_CONTAINER_NAME)
-                            .or_else(|| sp.containers.first())
-                    })
-                    .and_then(|c| c.resources.as_ref()?.limits.as_ref()?.get("memory"))
-                    .map(|q| q.0.as_str());
+                let limit = failure::memory_limit(p.spec.as_ref());
                 failure::classify(
                     failure::PodEvidence {
                         meta: &p.metadata,

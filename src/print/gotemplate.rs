@@ -243,33 +243,15 @@ fn verb(spec: &str, args: &[G], index: &mut usize) -> Result<(), String> {
         Ok(())
     };
     if !rest.is_empty() {
-        let mut explicit = None;
-        if let Some((i, len)) = bracket(rest)? {
-            *index = i;
-            explicit = Some(i);
-            rest = &rest[len..];
-        }
-        if let Some(r) = rest.strip_prefix('*') {
-            let arg = explicit.unwrap_or_else(|| {
-                *index += 1;
-                *index - 1
-            });
-            star(arg, "width")?;
-            rest = r;
-        } else {
-            let (digits, n) = number(rest);
-            if digits > 0 && n > MAX_WIDTH as usize {
-                return Err(format!(
-                    "width {} is past {MAX_WIDTH} (the limit)",
-                    &rest[..digits]
-                ));
+        // Go's fmt: the width, then after `.` the precision, each `[n]` then `*` (from an
+        // argument) or digits.
+        for what in ["width", "precision"] {
+            if what == "precision" {
+                match rest.strip_prefix('.') {
+                    Some(r) if rest.len() > 1 => rest = r,
+                    _ => break,
+                }
             }
-            rest = &rest[digits..];
-        }
-        if rest.len() > 1
-            && let Some(r) = rest.strip_prefix('.')
-        {
-            rest = r;
             let mut explicit = None;
             if let Some((i, len)) = bracket(rest)? {
                 *index = i;
@@ -281,13 +263,13 @@ fn verb(spec: &str, args: &[G], index: &mut usize) -> Result<(), String> {
                     *index += 1;
                     *index - 1
                 });
-                star(arg, "precision")?;
+                star(arg, what)?;
                 rest = r;
             } else {
                 let (digits, n) = number(rest);
                 if digits > 0 && n > MAX_WIDTH as usize {
                     return Err(format!(
-                        "precision {} is past {MAX_WIDTH} (the limit)",
+                        "{what} {} is past {MAX_WIDTH} (the limit)",
                         &rest[..digits]
                     ));
                 }

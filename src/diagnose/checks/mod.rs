@@ -6,9 +6,7 @@
 use crate::cluster::pod::PodFacts;
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{
-    Container, ContainerStateTerminated, ContainerStatus, Event, Pod,
-};
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 mod controller;

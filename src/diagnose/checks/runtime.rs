@@ -145,20 +145,6 @@ pub(super) fn image_problems(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>)
     }
 }
 
-/// The termination that explains a crash: the current one if it failed, else the last one.
-pub(super) fn failed_termination(cs: &ContainerStatus) -> Option<&ContainerStateTerminated> {
-    let current = cs.state.as_ref().and_then(|s| s.terminated.as_ref());
-    if let Some(t) =
-        current.filter(|t| t.exit_code != 0 || t.reason.as_deref() == Some("OOMKilled"))
-    {
-        return Some(t);
-    }
-    if cs.restart_count > 0 {
-        return cs.last_state.as_ref().and_then(|s| s.terminated.as_ref());
-    }
-    None
-}
-
 /// A pod the kubelet evicted, the scheduler preempted, a drain evicted, or whose node was lost
 /// has its own verdict (issue 37): said as such, not as a crash with "fix the error in the log".
 fn disrupted(pod: &Pod) -> bool {
@@ -230,7 +216,7 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
     for pod in pods.iter().filter(|p| !disrupted(p)) {
         for cs in statuses(pod) {
             let looping = waiting(cs).is_some_and(|(r, _)| r == "CrashLoopBackOff");
-            let Some(t) = failed_termination(cs) else {
+            let Some(t) = crate::diagnose::failure::failed_termination(cs) else {
                 if looping {
                     groups
                         .entry((cs.name.clone(), -1, "CrashLoopBackOff".into()))
