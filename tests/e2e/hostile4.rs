@@ -109,11 +109,13 @@ fn a_namespace_deleted_mid_wait_is_said_once() {
     );
     assert!(stderr.contains("its 25 TFJobs went with it"), "{stderr}");
     assert!(!stderr.contains("Diagnosis"), "{stderr}");
-    assert!(
-        stderr.lines().count() < 3 * n,
-        "{} lines:\n{stderr}",
-        stderr.lines().count()
-    );
+    // Besides the jobs' progress lines (as many as their pods made progress before the
+    // namespace went, which depends on the machine's load), the deletion is a line or two.
+    let other = stderr
+        .lines()
+        .filter(|l| !l.starts_with("tfjob/") && !l.trim().is_empty())
+        .count();
+    assert!(other <= 3, "{other} lines besides progress:\n{stderr}");
 }
 
 /// `--local-queue ''` (and `--queue ''`) was dropped without a word: the job went to no queue.
