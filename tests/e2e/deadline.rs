@@ -157,3 +157,22 @@ fn time_flags_read_as_kubectls_and_condition_names_are_taken() {
     run.exit(0);
     run.stderr_has("--settle shortened from its default 5s to 2.5s (half of --timeout 5s)");
 }
+
+#[test]
+fn probe_ends_at_its_timeout_on_a_slow_api_server() {
+    let c = running();
+    every_request_slow(&c);
+    let (run, took) = timed(&c, &args("probe tf-dist-train --timeout 5s"));
+    run.exit(5);
+    within(took, Duration::from_secs(5), &run);
+    run.stderr_has("--timeout 5s ran out while probing TFJob default/tf-dist-train");
+}
+
+#[test]
+fn delete_wait_ends_at_its_timeout_on_a_slow_api_server() {
+    let c = running();
+    every_request_slow(&c);
+    let (run, took) = timed(&c, &args("delete tf-dist-train --wait --timeout 4s"));
+    run.exit(5);
+    within(took, Duration::from_secs(4), &run);
+}
