@@ -55,6 +55,16 @@ async fn instances_previous_tail_since_timestamps_limit_and_errors() {
         format!("container sidecar is not valid for pod {pod}")
     );
 
+    // The kubelet writes the container's first lines just after it reports it running: wait
+    // for them, so the lines appended next come after them (not a read racing that write).
+    until_async("the container's first log lines", || {
+        let pods = pods.clone();
+        async move {
+            let log = pods.logs(pod, &LogParams::default()).await.ok()?;
+            log.contains("Using MirroredStrategy").then_some(())
+        }
+    })
+    .await;
     c.append_log("default", pod, "tensorflow", "a\nb\nc");
     let all = pods.logs(pod, &LogParams::default()).await.unwrap();
     assert!(all.ends_with("a\nb\nc\n"), "{all:?}");
@@ -123,11 +133,16 @@ async fn instances_previous_tail_since_timestamps_limit_and_errors() {
         .await
         .unwrap();
     assert!(prev.ends_with("a\nb\nc\n"), "{prev:?}");
-    let cur = pods.logs(pod, &LogParams::default()).await.unwrap();
-    assert!(
-        cur.contains("(attempt 1)") && !cur.contains("\na\n"),
-        "{cur:?}"
-    );
+    // The new instance's first lines, once the kubelet has written them.
+    let cur = until_async("the restarted container's first log lines", || {
+        let pods = pods.clone();
+        async move {
+            let log = pods.logs(pod, &LogParams::default()).await.ok()?;
+            log.contains("(attempt 1)").then_some(log)
+        }
+    })
+    .await;
+    assert!(!cur.contains("\na\n"), "{cur:?}");
 
     // Follow ends when the followed instance exits (a crash again, so the container restarts
     // and the job keeps running: the operator recreates pods of unfinished jobs only).
