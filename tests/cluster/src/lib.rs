@@ -135,6 +135,9 @@ fn seed(sh: &Shared) {
 /// Puts the cluster's training-operator installation into `mode`: CRD, Deployment and pod
 /// are created, updated or removed (removing the CRD removes every TFJob, as in Kubernetes).
 fn install_operator(sh: &Shared, mode: OperatorMode) {
+    // No pass may straddle the change: one begun under the old mode could otherwise create
+    // pods for a job the CRD's removal just deleted, or a Service a test just deleted.
+    let _pass = sh.operator_pass.lock().unwrap_or_else(|e| e.into_inner());
     let sc = &sh.scenario;
     let store = &sh.store;
     let ns = &sc.operator_namespace;
@@ -488,6 +491,11 @@ impl TestCluster {
     /// jobs are deleted as the policy says. A test orders "saved" before "deleted" with it
     /// instead of racing the operator.
     pub fn hold_cleanup(&self, held: bool) {
+        let _pass = self
+            .shared
+            .operator_pass
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         self.shared
             .cleanup_held
             .store(held, std::sync::atomic::Ordering::SeqCst);

@@ -124,6 +124,10 @@ pub struct Shared {
     /// While set, the operator leaves an ended job's pods for its cleanPodPolicy
     /// (`TestCluster::hold_cleanup`), so a test can order "saved" before "deleted".
     pub(crate) cleanup_held: std::sync::atomic::AtomicBool,
+    /// Held by the operator for one reconcile pass and by whatever changes what a pass does
+    /// (mode, cleanup hold): once such a change returns, no pass begun before it is still
+    /// writing, so a test's next step sees the operator as it was told to be.
+    pub(crate) operator_pass: Mutex<()>,
 }
 
 impl Shared {
@@ -161,6 +165,7 @@ impl Shared {
             unreachable_images: Mutex::new(initial_unreachable),
             applied: Mutex::new(HashMap::new()),
             cleanup_held: std::sync::atomic::AtomicBool::new(false),
+            operator_pass: Mutex::new(()),
         }
     }
 

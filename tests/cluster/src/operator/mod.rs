@@ -104,6 +104,8 @@ impl Controller for Loop {
         true
     }
     fn reconcile(&mut self) {
+        let sh = Arc::clone(&self.sh);
+        let _pass = sh.operator_pass.lock().unwrap_or_else(|e| e.into_inner());
         while let Ok(k) = self.requeued.try_recv() {
             self.dirty.insert(k);
         }
