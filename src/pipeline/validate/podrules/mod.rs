@@ -183,6 +183,22 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
             out,
         );
     }
+    // plugin/pkg/admission/runtimeclass validateOverhead: a pod with an overhead and no
+    // RuntimeClass is forbidden at create. An empty map never reaches the API server (the
+    // operator's client omits it: omitempty), so only a non-empty one counts; with a class
+    // named, whether it matches is the class's to say.
+    if ps
+        .get("overhead")
+        .and_then(Value::as_object)
+        .is_some_and(|o| !o.is_empty())
+        && s(ps, "runtimeClassName").is_none_or(str::is_empty)
+    {
+        err(
+            out,
+            format!("{path}.overhead"),
+            "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead: drop overhead (a RuntimeClass sets it) or name the RuntimeClass in runtimeClassName".into(),
+        );
+    }
     if let Some(a) = ps.get("affinity") {
         affinity(a, &format!("{path}.affinity"), out);
     }

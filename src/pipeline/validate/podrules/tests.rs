@@ -86,3 +86,26 @@ fn the_rules_upstream_applies_and_their_paths() {
         assert!(port_name(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn an_overhead_without_a_runtime_class_is_forbidden_by_admission() {
+    // plugin/pkg/admission/runtimeclass validateOverhead.
+    let with = |extra: Value| {
+        let mut p = ctr(json!({}));
+        p.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        paths(p)
+    };
+    assert_eq!(
+        with(json!({"overhead": {"cpu": "250m"}})),
+        vec!["p.overhead".to_string()]
+    );
+    assert_eq!(
+        with(json!({"overhead": {"cpu": "250m"}, "runtimeClassName": ""})),
+        vec!["p.overhead".to_string()]
+    );
+    // With a class named, the class decides; an empty map is omitted on the wire.
+    assert!(with(json!({"overhead": {"cpu": "250m"}, "runtimeClassName": "kata"})).is_empty());
+    assert!(with(json!({"overhead": {}})).is_empty());
+}

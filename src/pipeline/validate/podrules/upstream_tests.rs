@@ -147,8 +147,8 @@ upstream!(
 );
 upstream!(
     validate_overhead,
-    pod(json!({"overhead": {"cpu": "250m", "memory": "120Mi"}})),
-    pod(json!({"overhead": {"gpu": "1"}})),
+    pod(json!({"runtimeClassName": "kata", "overhead": {"cpu": "250m", "memory": "120Mi"}})),
+    pod(json!({"runtimeClassName": "kata", "overhead": {"gpu": "1"}})),
     "p.overhead.limits.gpu"
 );
 upstream!(
