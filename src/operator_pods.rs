@@ -252,7 +252,7 @@ impl<'a> OperatorJob<'a> {
     /// The pod spec every pod of `r` shares: the template's, with the pod restartPolicy and
     /// the default `tfjob-port`; no TF_CONFIG, which differs per pod ([`OperatorJob::pod`]).
     pub fn pod_spec(&self, r: &Replica) -> PodSpec {
-        let mut spec = r.spec.template.spec.clone().unwrap_or_default();
+        let mut spec = wire::as_sent(r.spec.template.spec.clone().unwrap_or_default());
         spec.restart_policy =
             Some(pod_restart_policy(r.spec.restart_policy.as_deref()).to_string());
         add_default_port(&mut spec);
@@ -425,6 +425,8 @@ pub fn sparse_tf_config(
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).expect("strings serialize")
 }
+
+pub mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -142,7 +142,12 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
         return Err(invalid(&source, &report, positions.is_none()));
     }
     validate::credentials::refuse(&report, args.allow_literal_credentials)?;
-    let mut job: TFJob = manifest::from_value(&value, positions.as_ref(), &source)?;
+    // Read as the API server decodes it: nulls its schema does not admit are dropped.
+    let mut job: TFJob = manifest::from_value(
+        &validate::schema::prune_model_nulls(&value),
+        positions.as_ref(),
+        &source,
+    )?;
     let as_written = (!inject).then(|| value.clone());
     let gateway = if inject {
         gateway.apply(&mut job);

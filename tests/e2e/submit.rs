@@ -503,11 +503,43 @@ const PLAIN_TFJOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n
 /// tolerations, a security context, an integer-valued quantity and a TTL.
 const FULL_TFJOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: plain\n  labels: {app: mnist}\nspec:\n  runPolicy:\n    cleanPodPolicy: Running\n    ttlSecondsAfterFinished: 600\n    backoffLimit: 3\n  tfReplicaSpecs:\n    Chief:\n      replicas: 1\n      restartPolicy: ExitCode\n      template:\n        metadata:\n          annotations: {sidecar.istio.io/inject: \"false\"}\n        spec:\n          tolerations: [{key: dedicated, operator: Equal, value: ml, effect: NoSchedule}]\n          securityContext: {runAsUser: 1000, fsGroup: 2000}\n          volumes: [{name: shm, emptyDir: {medium: Memory, sizeLimit: 1Gi}}]\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            args: [--epochs, \"10\"]\n            env:\n            - name: POD_NAME\n              valueFrom: {fieldRef: {fieldPath: metadata.name}}\n            resources:\n              requests: {cpu: 500m, memory: 512Mi}\n              limits: {cpu: 2, memory: 2Gi}\n            volumeMounts: [{name: shm, mountPath: /dev/shm}]\n    Worker:\n      replicas: 2\n      restartPolicy: OnFailure\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            ports: [{containerPort: 2222, name: tfjob-port, protocol: TCP}]\n";
 
+/// A template rendered with empty values: nulls the CRD schema does not admit (the API server
+/// prunes them) and empty strings the operator's Go client leaves out (omitempty), so the pods
+/// get the defaults. Both used to be refused before any write.
+const EMPTY_VALUES_TFJOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: plain\nspec:\n  runPolicy: {cleanPodPolicy: None}\n  tfReplicaSpecs:\n    PS:\n      replicas: 1\n      restartPolicy: Never\n      template:\n        spec:\n          serviceAccountName: \"\"\n          priorityClassName: \"\"\n          dnsPolicy: \"\"\n          volumes: null\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            imagePullPolicy: \"\"\n            args: null\n            ports: [{name: tfjob-port, containerPort: 2222, protocol: \"\"}]\n    Worker:\n      replicas: 2\n      restartPolicy: OnFailure\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            env: null\n";
+
 #[test]
 fn submit_file_stores_the_spec_kubectl_create_stores() {
-    for manifest in [PLAIN_TFJOB, FULL_TFJOB] {
+    for manifest in [PLAIN_TFJOB, FULL_TFJOB, EMPTY_VALUES_TFJOB] {
         stores_what_kubectl_stores(manifest);
     }
+}
+
+#[test]
+fn empty_values_are_judged_as_the_api_server_and_the_operator_send_them() {
+    let c = cluster("");
+    let (_dir, path) = manifest_file(EMPTY_VALUES_TFJOB);
+    let p = path.to_str().unwrap();
+    tfjob(&c, &["validate", "-f", p]).exit(0);
+    tfjob(&c, &["submit", "-f", p]).exit(0);
+    assert!(
+        c.wait_for(std::time::Duration::from_secs(30), |c| {
+            c.get("pods", Some("default"), "plain-ps-0")
+                .is_some_and(|pod| pod["spec"]["dnsPolicy"] == "ClusterFirst")
+                && c.list("pods", Some("default")).len() == 3
+        }),
+        "the operator's pods were not all created with the defaults: {:?}",
+        c.list("pods", Some("default"))
+    );
+    // An overhead without a RuntimeClass: the RuntimeClass admission plugin forbids every pod.
+    let (_dir2, path2) = manifest_file(&EMPTY_VALUES_TFJOB.replace(
+        "          dnsPolicy: \"\"\n",
+        "          dnsPolicy: \"\"\n          overhead: {cpu: 250m}\n",
+    ));
+    let run = tfjob(&c, &["validate", "-f", path2.to_str().unwrap()]);
+    run.exit(2);
+    run.stderr_has("spec.tfReplicaSpecs.PS.template.spec.overhead");
+    run.stderr_has("Pod Overhead set without corresponding RuntimeClass");
 }
 
 fn stores_what_kubectl_stores(manifest: &str) {

@@ -214,10 +214,19 @@ pub struct Context<'a> {
 
 /// Validates one TFJob object: schema, webhook rules, lints. Pure.
 pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
+    // The API server drops a TFJob's non-nullable nulls before it validates; every check
+    // below judges what it would store.
+    let is_tfjob = obj.get("kind").and_then(Value::as_str) == Some(crate::model::KIND);
+    let pruned;
+    let obj = if is_tfjob {
+        pruned = schema::prune_model_nulls(obj);
+        &pruned
+    } else {
+        obj
+    };
     let mut findings = lint::check(obj, ctx);
     findings.extend(pod::check(obj));
     // The schema check assumes the object's identity; a Secret in the stream is not a TFJob.
-    let is_tfjob = obj.get("kind").and_then(Value::as_str) == Some(crate::model::KIND);
     if is_tfjob {
         let schema_findings = schema::check_model_schema(obj);
         // A rule that reported the same path says it better (with a precise fix). A set of the
@@ -257,10 +266,8 @@ pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
 /// Compiles the schema on each call; callers validating many objects should hold on to
 /// [`schema::compile`]'s result and use [`schema::check_with`].
 pub fn validate_against_openapi(openapi_v3_schema: &Value, obj: &Value) -> Vec<Finding> {
-    match schema::compile(openapi_v3_schema) {
-        Ok(v) => schema::check_with(&v, obj),
-        Err(e) => vec![Finding::new(Severity::Error, "crd-schema", "", e)],
-    }
+    schema::check_openapi(openapi_v3_schema, obj)
+        .unwrap_or_else(|e| vec![Finding::new(Severity::Error, "crd-schema", "", e)])
 }
 
 /// Findings from reading the YAML itself (duplicate keys), which kubectl accepts silently.

@@ -26,7 +26,8 @@ pub fn crd_openapi_schema(crd: &Value) -> Option<&Value> {
 }
 
 /// Converts a Kubernetes structural OpenAPI v3 schema to JSON Schema (2020-12):
-/// - `nullable: true` admits null; otherwise null is a type error, as the API server says;
+/// - `nullable: true` admits null (a null the schema does not admit is pruned before, as the
+///   API server does: [`prune_nulls`]);
 /// - `x-kubernetes-int-or-string` becomes integer-or-string;
 /// - objects with `properties` reject unknown fields (kubectl's default strict field
 ///   validation) unless `x-kubernetes-preserve-unknown-fields` is set;
@@ -143,6 +144,14 @@ pub fn compile(openapi: &Value) -> Result<Validator, String> {
     compile_translated(&with_root_identity(translate(openapi)))
 }
 
+/// Checks `obj` against a CRD's OpenAPI v3 schema as the API server would: nulls pruned
+/// ([`prune_nulls`]), then validated.
+pub fn check_openapi(openapi: &Value, obj: &Value) -> Result<Vec<Finding>, String> {
+    let translated = with_root_identity(translate(openapi));
+    let validator = compile_translated(&translated)?;
+    Ok(check_with(&validator, &prune_nulls(&translated, obj)))
+}
+
 /// Compiles an already translated JSON Schema, as draft-07: what [`translate`] and
 /// [`share_subschemas`] write means the same there, and compiling it (and checking it against
 /// the draft's meta-schema) costs a third of what 2020-12 does, whose meta-schema is nine
@@ -153,6 +162,84 @@ pub fn compile_translated(schema: &Value) -> Result<Validator, String> {
         .should_validate_formats(false)
         .build(schema)
         .map_err(|e| format!("cannot compile the CRD schema: {e}"))
+}
+
+/// `obj` as the API server decodes a custom resource before validating it: a null whose
+/// schema is not nullable is dropped (apiextensions-apiserver `schema/defaulting/prunenulls.go`
+/// `PruneNonNullableNullsWithoutDefaults`, run by the CR handler's schema coercer), so
+/// `args: null` is judged as no `args`. On a translated schema a node is nullable when its
+/// type admits null; a field the schema does not know keeps its null (the unknown-field check
+/// names it).
+pub fn prune_nulls(schema: &Value, obj: &Value) -> Value {
+    let mut out = obj.clone();
+    prune_nulls_at(schema, schema, &mut out, 0);
+    out
+}
+
+/// Past this depth (instance levels plus `$ref` hops) nothing more is pruned: a hostile
+/// document cannot recurse without bound, and what is left is judged as written.
+const PRUNE_NULLS_DEPTH: usize = 256;
+
+fn prune_nulls_at(root: &Value, s: &Value, inst: &mut Value, depth: usize) {
+    if depth > PRUNE_NULLS_DEPTH {
+        return;
+    }
+    let Some(s) = resolve_ref(root, s) else {
+        return;
+    };
+    match inst {
+        Value::Object(m) => {
+            m.retain(|k, v| {
+                !(v.is_null() && field_schema(root, s, k).is_some_and(|f| !admits_null(root, f)))
+            });
+            for (k, v) in m.iter_mut() {
+                if let Some(f) = field_schema(root, s, k) {
+                    prune_nulls_at(root, f, v, depth + 1);
+                }
+            }
+        }
+        Value::Array(a) => {
+            if let Some(items) = s.get("items").filter(|i| i.is_object()) {
+                for v in a {
+                    prune_nulls_at(root, items, v, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Follows `$ref`s into the root's `definitions` (a bounded number of hops).
+fn resolve_ref<'a>(root: &'a Value, mut s: &'a Value) -> Option<&'a Value> {
+    for _ in 0..16 {
+        match s.get("$ref").and_then(Value::as_str) {
+            Some(r) => s = root.pointer(r.strip_prefix('#')?)?,
+            None => return Some(s),
+        }
+    }
+    None
+}
+
+/// The schema of `key` under the object schema `s`: its property, else `additionalProperties`.
+fn field_schema<'a>(root: &'a Value, s: &'a Value, key: &str) -> Option<&'a Value> {
+    let s = resolve_ref(root, s)?;
+    s.get("properties")
+        .and_then(|p| p.get(key))
+        .or_else(|| s.get("additionalProperties"))
+        .filter(|f| f.is_object())
+}
+
+fn admits_null(root: &Value, s: &Value) -> bool {
+    match resolve_ref(root, s).and_then(|s| s.get("type")) {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        _ => false,
+    }
+}
+
+/// [`prune_nulls`] with our model's schema.
+pub fn prune_model_nulls(obj: &Value) -> Value {
+    prune_nulls(model_schema(), obj)
 }
 
 /// The API server always accepts the object's identity and metadata at the root, whether or
@@ -734,6 +821,39 @@ mod tests {
     fn translation_is_idempotent() {
         let once = derived_model_schema();
         assert_eq!(translate(&once), once);
+    }
+
+    #[test]
+    fn non_nullable_nulls_are_pruned_as_the_api_server_does() {
+        let openapi = json!({"type": "object", "properties": {
+            "spec": {"type": "object", "required": ["containers"], "properties": {
+                "args": {"type": "array", "items": {"type": "string"}},
+                "o": {"type": "string", "nullable": true},
+                "containers": {"type": "array", "items": {"type": "object", "properties": {
+                    "env": {"type": "array", "items": {"type": "object"}}}}},
+                "m": {"type": "object", "additionalProperties": {"type": "string"}}}}}});
+        let obj = json!({"spec": {"args": null, "o": null, "containers": [{"env": null}],
+            "m": {"k": null}}});
+        let t = with_root_identity(translate(&openapi));
+        assert_eq!(
+            prune_nulls(&t, &obj),
+            json!({"spec": {"o": null, "containers": [{}], "m": {}}})
+        );
+        assert!(check_openapi(&openapi, &obj).unwrap().is_empty());
+        // A required field that is null is then missing, as the API server says.
+        let missing = check_openapi(&openapi, &json!({"spec": {"containers": null}})).unwrap();
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        // Our model's schema: the pod template's nulls are pruned too, through its $refs.
+        let job = json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "j"},
+            "spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": {
+                "volumes": null,
+                "containers": [{"name": "tensorflow", "image": "i", "args": null}]}}}}}});
+        let pruned = prune_model_nulls(&job);
+        assert_eq!(
+            pruned["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"],
+            json!({"containers": [{"name": "tensorflow", "image": "i"}]})
+        );
+        assert!(check_model_schema(&pruned).is_empty());
     }
 
     #[test]

@@ -510,3 +510,31 @@ fn user_tf_config_is_shadowed() {
     let r = with(|v| wc(v)["env"][1] = json!({"name": "TF_CONFIG", "value": "{}"}));
     assert!(rules_of(&r, Severity::Warning).contains(&"tf-config-env"));
 }
+
+#[test]
+fn a_template_is_judged_as_the_api_server_receives_it() {
+    // Nulls the CRD schema does not admit are pruned by the API server before it validates.
+    let r = with(|v| {
+        worker(v)["template"]["spec"]["volumes"] = Value::Null;
+        wc(v)["args"] = Value::Null;
+    });
+    assert!(!r.has_errors(), "{:?}", r.findings);
+    // Empty strings the operator's Go client leaves out (omitempty) are defaulted, not refused.
+    let r = with(|v| {
+        let ps = &mut worker(v)["template"]["spec"];
+        for k in [
+            "dnsPolicy",
+            "serviceAccountName",
+            "priorityClassName",
+            "hostname",
+        ] {
+            ps[k] = json!("");
+        }
+        wc(v)["imagePullPolicy"] = json!("");
+        wc(v)["ports"] = json!([{"name": "", "containerPort": 3000, "protocol": ""}]);
+    });
+    assert!(!r.has_errors(), "{:?}", r.findings);
+    // A pointer field is sent as written: an empty runtimeClassName is refused.
+    let r = with(|v| worker(v)["template"]["spec"]["runtimeClassName"] = json!(""));
+    assert!(has(&r, "pod", "runtimeClassName"), "{:?}", r.findings);
+}

@@ -136,11 +136,13 @@ fn walk(schema: &Value, v: &mut Value, path: &str, out: &mut SchemaOutcome) {
             let preserve = schema["x-kubernetes-preserve-unknown-fields"] == json!(true);
             let props = schema["properties"].as_object();
             let addl = &schema["additionalProperties"];
-            // Nulls in non-nullable fields are pruned before validation.
+            // Nulls in non-nullable fields are pruned before validation; a map's values take
+            // their schema from additionalProperties (prunenulls.go getSchemaForField).
             map.retain(|k, val| {
                 !(val.is_null()
                     && props
                         .and_then(|p| p.get(k))
+                        .or(addl.is_object().then_some(addl))
                         .is_some_and(|s| s["nullable"] != json!(true)))
             });
             let keys: Vec<String> = map.keys().cloned().collect();
@@ -343,5 +345,20 @@ mod tests {
         let out = check_schema(schema, &mut obj);
         assert_eq!(out.unknown, vec![".spec.bogus"]);
         assert_eq!(out.errors.len(), 2, "{:?}", out.errors);
+    }
+    #[test]
+    fn non_nullable_nulls_are_pruned_in_properties_and_map_values() {
+        let crd = crate::crd::builtin_tfjob_crd();
+        let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        let mut obj = json!({"spec": {"tfReplicaSpecs": {"PS": {"replicas": null, "template": {"spec": {
+            "containers": [{"name": "tensorflow", "resources": {"limits": {"cpu": null, "memory": "1Gi"}}}]}}}}}});
+        let out = check_schema(schema, &mut obj);
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        let ps = &obj["spec"]["tfReplicaSpecs"]["PS"];
+        assert!(ps.get("replicas").is_none(), "{ps}");
+        assert_eq!(
+            ps["template"]["spec"]["containers"][0]["resources"]["limits"],
+            json!({"memory": "1Gi"})
+        );
     }
 }

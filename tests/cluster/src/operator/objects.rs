@@ -193,6 +193,57 @@ pub(super) fn is_master_role(specs: &BTreeMap<String, Value>, rtype: &str, idx: 
     }
 }
 
+/// The operator decodes the job into Go structs and its client encodes the pod with
+/// encoding/json: an empty non-pointer `omitempty` string (k8s.io/api/core/v1 types.go) is
+/// left out, so `dnsPolicy: ""` arrives as no dnsPolicy and is defaulted. Pointer fields
+/// (`runtimeClassName`, `preemptionPolicy`) keep their `""`.
+fn omit_empty_strings(spec: &mut Value) {
+    fn drop_empty(v: &mut Value, keys: &[&str]) {
+        if let Some(m) = v.as_object_mut() {
+            m.retain(|k, x| !(keys.contains(&k.as_str()) && x == &json!("")));
+        }
+    }
+    drop_empty(
+        spec,
+        &[
+            "restartPolicy",
+            "dnsPolicy",
+            "serviceAccountName",
+            "serviceAccount",
+            "nodeName",
+            "hostname",
+            "subdomain",
+            "schedulerName",
+            "priorityClassName",
+        ],
+    );
+    for list in ["containers", "initContainers"] {
+        let Some(cs) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for c in cs {
+            drop_empty(
+                c,
+                &[
+                    "image",
+                    "workingDir",
+                    "terminationMessagePath",
+                    "terminationMessagePolicy",
+                    "imagePullPolicy",
+                ],
+            );
+            for p in c
+                .get_mut("ports")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                drop_empty(p, &["name", "hostIP", "protocol"]);
+            }
+        }
+    }
+}
+
 pub(super) fn new_pod(
     sh: &Shared,
     job: &Value,
@@ -215,6 +266,7 @@ pub(super) fn new_pod(
         labels.insert(L_ROLE.into(), json!("master"));
     }
     let mut spec = tmpl["spec"].clone();
+    omit_empty_strings(&mut spec);
     if spec["restartPolicy"].is_string() {
         sh.record_event(
             job,
