@@ -28,6 +28,8 @@ use k8s_openapi::api::core::v1::{ContainerPort, EnvVar, Pod, PodSpec, PodTemplat
 
 use crate::model::{self, ReplicaSpec, ReplicaType, TFJob};
 
+pub mod wire;
+
 /// A TFJob as the operator expands it. Built by [`expand`].
 #[derive(Debug)]
 pub struct OperatorJob<'a> {
@@ -249,8 +251,9 @@ impl<'a> OperatorJob<'a> {
         Some(dense_tf_config(cluster, &r.lower, &idx))
     }
 
-    /// The pod spec every pod of `r` shares: the template's, with the pod restartPolicy and
-    /// the default `tfjob-port`; no TF_CONFIG, which differs per pod ([`OperatorJob::pod`]).
+    /// The pod spec every pod of `r` shares: the template's as the operator sends it
+    /// ([`wire`]), with the pod restartPolicy and the default `tfjob-port`; no TF_CONFIG,
+    /// which differs per pod ([`OperatorJob::pod`]).
     pub fn pod_spec(&self, r: &Replica) -> PodSpec {
         let mut spec = wire::as_sent(r.spec.template.spec.clone().unwrap_or_default());
         spec.restart_policy =
@@ -425,8 +428,6 @@ pub fn sparse_tf_config(
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).expect("strings serialize")
 }
-
-pub mod wire;
 
 #[cfg(test)]
 mod tests;
