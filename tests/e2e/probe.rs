@@ -650,3 +650,31 @@ fn a_jobset_exported_from_the_articles_job_is_probed_as_the_export_wrote_it() {
     );
     no_key_in_exec_commands(&c);
 }
+
+/// A JobSet exported from a one-worker job gives its pod no TF_CONFIG: probe says the JobSet's
+/// template is where it comes from, not the operator (a JobSet has none), and never a pass.
+#[test]
+fn a_jobset_replica_without_tf_config_names_the_jobset_template() {
+    let c = cluster(&format!(
+        "jobset: running\ngatewayKey: {TEST_KEY}\nobjects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &args(
+            "submit --to jobset --name solo --image tensorflow/tensorflow:2.13.0 --ps 0 --workers 1 --cpu 1 --memory 1Gi --wait --timeout 60s",
+        ),
+    )
+    .exit(0);
+    let run = tfjob(&c, &args("probe jobset/solo -o json"));
+    let v: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("-o json is JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    let r = &v["replicas"][0];
+    assert_eq!(r["replica"], "worker-0", "{v:#}");
+    assert_eq!(r["tfConfig"]["status"], "notChecked", "{r:#}");
+    let detail = r["tfConfig"]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("the JobSet's pod template gives this replica no TF_CONFIG"),
+        "{detail}"
+    );
+    no_key_in_exec_commands(&c);
+}

@@ -163,6 +163,11 @@ pub async fn probe(
         container: &container,
         key_var: &key_var,
         base_var: &base_var,
+        tf_config_from: if opts.jobset {
+            "the JobSet's pod template"
+        } else {
+            "the operator"
+        },
     };
     let mut replicas: Vec<ReplicaProbe> = stream::iter(pods.iter())
         .map(|pod| {
@@ -416,6 +421,8 @@ struct Vars<'a> {
     container: &'a str,
     key_var: &'a str,
     base_var: &'a str,
+    /// Who gives the pods their TF_CONFIG: the operator, or the exported JobSet's template.
+    tf_config_from: &'static str,
 }
 
 /// `worker-10` after `worker-9`, roles in the operator's order.
@@ -764,9 +771,10 @@ async fn probe_pod(
     } else {
         r.tf_config = Some(match expected.get(&replica) {
             Some(want) => inpod::judge_tf_config(env.value("TF_CONFIG"), want),
-            None => Check::not_checked(
-                "the operator gives this replica no TF_CONFIG (not a distributed job?)",
-            ),
+            None => Check::not_checked(format!(
+                "{} gives this replica no TF_CONFIG (not a distributed job?)",
+                vars.tf_config_from
+            )),
         });
     }
     // 2. Peers: every host of the cluster spec the process sees (else the operator's).
