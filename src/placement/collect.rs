@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{LimitRange, ResourceQuota, Taint};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::Client;
 use kube::api::ListParams;
 use serde::Deserialize;
@@ -618,12 +619,21 @@ pub async fn collect(
         .await?;
         Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(pcs))
     };
-    // The RuntimeClass admission plugin refuses a pod whose class does not exist.
+    // The RuntimeClass admission plugin refuses a pod whose class does not exist, and gives a
+    // pod of a known class its overhead, node selector and tolerations.
     let runtime_classes = async {
-        let mut rcs = BTreeSet::new();
+        let mut rcs = BTreeMap::new();
         let path = "/apis/node.k8s.io/v1/runtimeclasses";
-        let listed = list_paged(client, path, None, |p: Named| {
-            rcs.insert(p.metadata.name);
+        let listed = list_paged(client, path, None, |rc: RuntimeClass| {
+            let scheduling = rc.scheduling.unwrap_or_default();
+            rcs.insert(
+                rc.metadata.name.unwrap_or_default(),
+                super::RuntimeClassInfo {
+                    overhead: rc.overhead.map(|o| o.pod_fixed.unwrap_or_default()),
+                    node_selector: scheduling.node_selector.unwrap_or_default(),
+                    tolerations: scheduling.tolerations.unwrap_or_default(),
+                },
+            );
         })
         .await?;
         Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(rcs))

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Report, Snapshot, Verdict, job_pods, place};
+use super::{Report, Snapshot, Verdict, admitted_pods, place};
 use crate::model::TFJob;
 
 /// What the model adds for a created job's Unschedulable pods: `waits` or `never` with the
@@ -32,7 +32,11 @@ pub fn unschedulable(snapshot: Snapshot, namespace: &str, job: &TFJob) -> Option
 /// [`unschedulable`] before the autoscaler is taken into account: the placement verdict on the
 /// nodes there are now.
 pub fn placement(mut snapshot: Snapshot, namespace: &str, job: &TFJob) -> Option<Unschedulable> {
-    let pods = job_pods(job, &snapshot.limit_ranges);
+    let pods = admitted_pods(
+        job,
+        &snapshot.limit_ranges,
+        snapshot.runtime_classes.as_ref(),
+    );
     let own: BTreeSet<&str> = pods.iter().map(|p| p.name.as_str()).collect();
     if let Some(bound) = &mut snapshot.bound_pods {
         bound.remove_kept(|p| p.namespace == namespace && own.contains(p.name.as_str()));

@@ -67,7 +67,7 @@ use serde::{Deserialize, Serialize};
 pub use admission::{check_quotas, limit_range_violations};
 pub use collect::collect;
 pub use filters::{Res, effective_requests, fit_error_message, node_reject_reason};
-pub use pods::{JobPod, apply_limit_ranges, job_pods};
+pub use pods::{JobPod, RuntimeClassInfo, admitted_pods, apply_limit_ranges, job_pods};
 // The one quantity parser is `crate::quantity`; re-exported for placement's callers.
 pub use crate::quantity::{format_quantity, parse_quantity};
 pub use refs::check_references;
@@ -235,8 +235,8 @@ pub struct Snapshot {
     pub quotas: Vec<ResourceQuota>,
     /// PriorityClass names (None: not readable).
     pub priority_classes: Option<BTreeSet<String>>,
-    /// RuntimeClass names (None: not readable).
-    pub runtime_classes: Option<BTreeSet<String>>,
+    /// RuntimeClasses by name, with what their admission plugin takes (None: not readable).
+    pub runtime_classes: Option<BTreeMap<String, RuntimeClassInfo>>,
     pub pvcs: Option<BTreeMap<String, PvcInfo>>,
     /// ConfigMap name → keys (None: not readable).
     pub config_maps: Option<BTreeMap<String, BTreeSet<String>>>,
@@ -353,7 +353,11 @@ impl Report {
 
 /// The pre-flight: placement, quota and references for `job` over `snapshot`. Pure.
 pub fn check(snapshot: &Snapshot, job: &crate::model::TFJob) -> Report {
-    let pods = job_pods(job, &snapshot.limit_ranges);
+    let pods = admitted_pods(
+        job,
+        &snapshot.limit_ranges,
+        snapshot.runtime_classes.as_ref(),
+    );
     let mut quota = limit_range_violations(&pods, &snapshot.limit_ranges);
     quota.extend(check_quotas(&pods, &snapshot.quotas));
     let mut placement = place(snapshot, &pods);

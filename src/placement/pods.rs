@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{LimitRange, LimitRangeItem, PodSpec};
+use k8s_openapi::api::core::v1::{LimitRange, LimitRangeItem, PodSpec, Toleration};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::filters::{Res, effective_requests};
@@ -51,6 +51,65 @@ pub fn job_pods(job: &TFJob, limit_ranges: &[LimitRange]) -> Vec<JobPod> {
         }
     }
     out
+}
+
+/// What the RuntimeClass admission plugin takes from a class (node.k8s.io/v1 RuntimeClass):
+/// the pod overhead it sets (`overhead.podFixed`, present as an empty list when the class has
+/// an `overhead` without it) and the node selector and tolerations it merges in
+/// (`scheduling`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuntimeClassInfo {
+    pub overhead: Option<BTreeMap<String, Quantity>>,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Toleration>,
+}
+
+/// The pods as the scheduler gets them: [`job_pods`], then what the RuntimeClass admission
+/// plugin does to a pod naming a known class (plugin/pkg/admission/runtimeclass `Admit`:
+/// `setOverhead` makes the class's overhead the pod's, which the scheduler adds to its
+/// requests; `setScheduling` adds the class's node selector and tolerations). A conflicting
+/// node selector or overhead is a refusal, said by [`super::refs`]; here the pod's own value
+/// stays.
+pub fn admitted_pods(
+    job: &TFJob,
+    limit_ranges: &[LimitRange],
+    classes: Option<&BTreeMap<String, RuntimeClassInfo>>,
+) -> Vec<JobPod> {
+    let mut pods = job_pods(job, limit_ranges);
+    let Some(classes) = classes else {
+        return pods;
+    };
+    for p in &mut pods {
+        let Some(class) = p
+            .spec
+            .runtime_class_name
+            .as_deref()
+            .and_then(|n| classes.get(n))
+        else {
+            continue;
+        };
+        if let Some(o) = &class.overhead
+            && p.spec.overhead.as_ref().is_none_or(BTreeMap::is_empty)
+        {
+            p.spec.overhead = Some(o.clone());
+        }
+        if !class.node_selector.is_empty() {
+            let selector = p.spec.node_selector.get_or_insert_with(Default::default);
+            for (k, v) in &class.node_selector {
+                selector.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        if !class.tolerations.is_empty() {
+            let tolerations = p.spec.tolerations.get_or_insert_with(Vec::new);
+            for t in &class.tolerations {
+                if !tolerations.contains(t) {
+                    tolerations.push(t.clone());
+                }
+            }
+        }
+        p.requests = effective_requests(&p.spec);
+    }
+    pods
 }
 
 type List = BTreeMap<String, Quantity>;

@@ -8,10 +8,12 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::pods::JobPod;
+use super::pods::{JobPod, RuntimeClassInfo};
 use super::{ReferenceFinding, Severity, Snapshot};
 use crate::model::TFJob;
+use crate::quantity::parse_quantity;
 
 /// How a pod spec needs an object (what fails without it).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -173,6 +175,57 @@ fn finding(kind: &str, name: &str, severity: Severity, message: String) -> Refer
     }
 }
 
+/// What the RuntimeClass admission plugin refuses of a pod naming `class`, in its words
+/// (plugin/pkg/admission/runtimeclass: `setOverhead` and `validateOverhead`, an overhead other
+/// than the class's or one the class does not define; `setScheduling`, a node selector value
+/// other than the class's for the same key). Quantities compare by value, as
+/// `apiequality.Semantic` does.
+fn runtime_class_refusals(spec: &PodSpec, class: &RuntimeClassInfo) -> Vec<String> {
+    let mut out = vec![];
+    if let Some(own) = spec.overhead.as_ref().filter(|o| !o.is_empty()) {
+        match &class.overhead {
+            Some(defined) if !same_quantities(own, defined) => out.push(format!(
+                "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead ({}; drop overhead from the pod template, the class sets it)",
+                quantities(defined)
+            )),
+            Some(_) => {}
+            None => out.push(
+                "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead (drop overhead from the pod template)".into(),
+            ),
+        }
+    }
+    for (k, v) in &class.node_selector {
+        if let Some(own) = spec.node_selector.as_ref().and_then(|m| m.get(k))
+            && own != v
+        {
+            out.push(format!(
+                "conflict: runtimeClass.scheduling.nodeSelector[{k}] = {v}; pod.spec.nodeSelector[{k}] = {own}"
+            ));
+        }
+    }
+    out
+}
+
+type Quantities = std::collections::BTreeMap<String, Quantity>;
+
+fn same_quantities(a: &Quantities, b: &Quantities) -> bool {
+    a.len() == b.len()
+        && a.iter().all(|(k, q)| {
+            b.get(k).is_some_and(|r| {
+                q.0 == r.0
+                    || matches!((parse_quantity(&q.0), parse_quantity(&r.0)), (Some(x), Some(y)) if x == y)
+            })
+        })
+}
+
+fn quantities(q: &Quantities) -> String {
+    if q.is_empty() {
+        return "the class defines none".into();
+    }
+    let list: Vec<String> = q.iter().map(|(k, v)| format!("{k}: {}", v.0)).collect();
+    format!("the class's is {}", list.join(", "))
+}
+
 /// Checks every object the job's pods refer to (once per name).
 pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<ReferenceFinding> {
     let mut out = vec![];
@@ -214,7 +267,7 @@ pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<Re
         // is forbidden ("pod rejected: RuntimeClass … not found").
         if let Some(rc) = s.runtime_class_name.as_deref().filter(|n| !n.is_empty()) {
             match &snap.runtime_classes {
-                Some(known) if !known.contains(rc) => push(
+                Some(known) if !known.contains_key(rc) => push(
                     finding(
                         "RuntimeClass",
                         rc,
@@ -225,7 +278,23 @@ pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<Re
                     ),
                     &mut out,
                 ),
-                Some(_) => {}
+                Some(known) => {
+                    for refusal in known
+                        .get(rc)
+                        .map(|class| runtime_class_refusals(s, class))
+                        .unwrap_or_default()
+                    {
+                        push(
+                            finding(
+                                "RuntimeClass",
+                                rc,
+                                Severity::Error,
+                                format!("{refusal}: the API server refuses {who}"),
+                            ),
+                            &mut out,
+                        );
+                    }
+                }
                 None => push(
                     finding(
                         "RuntimeClass",

@@ -620,7 +620,7 @@ fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
             .collect()
     };
     let missing = Snapshot {
-        runtime_classes: Some(BTreeSet::new()),
+        runtime_classes: Some(BTreeMap::new()),
         priority_classes: Some(BTreeSet::from(["high".to_string()])),
         ..base.clone()
     };
@@ -633,7 +633,10 @@ fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
     );
     assert!(found(&missing, "PriorityClass").is_empty());
     let present = Snapshot {
-        runtime_classes: Some(BTreeSet::from(["gvisor".to_string()])),
+        runtime_classes: Some(BTreeMap::from([(
+            "gvisor".to_string(),
+            RuntimeClassInfo::default(),
+        )])),
         ..missing.clone()
     };
     assert!(found(&present, "RuntimeClass").is_empty());
@@ -675,5 +678,92 @@ fn karpenter_or_the_cluster_autoscaler_turn_never_into_waiting_for_nodes() {
         Report::autoscaler(&s)
             .unwrap()
             .contains("cluster-autoscaler")
+    );
+}
+
+#[test]
+fn a_runtime_class_gives_its_overhead_and_node_selector_and_refuses_a_conflict() {
+    let with = |extra: serde_json::Value| {
+        let mut pod = json!({"runtimeClassName": "kata",
+            "containers": [{"name": "tensorflow", "image": "tf",
+                "resources": {"requests": {"cpu": "3500m", "memory": "1Gi"}}}]});
+        pod.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        serde_json::from_value::<TFJob>(json!({
+            "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "mnist"},
+            "spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": pod}}}}
+        }))
+        .unwrap()
+    };
+    let kata = RuntimeClassInfo {
+        overhead: Some(BTreeMap::from([(
+            "cpu".to_string(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("1".into()),
+        )])),
+        node_selector: BTreeMap::from([("sandbox".to_string(), "kata".to_string())]),
+        tolerations: vec![],
+    };
+    let mut kata_node = node("b", "8", "8Gi", "0");
+    kata_node.labels.insert("sandbox".into(), "kata".into());
+    let s = Snapshot {
+        runtime_classes: Some(BTreeMap::from([("kata".to_string(), kata)])),
+        ..snap(vec![node("a", "8", "8Gi", "0"), kata_node], vec![])
+    };
+    let refs = |j: &TFJob| -> Vec<String> {
+        check(&s, j)
+            .references
+            .into_iter()
+            .filter(|f| f.kind == "RuntimeClass" && f.severity == Severity::Error)
+            .map(|f| f.message)
+            .collect()
+    };
+    // The class's overhead is the pod's (3.5 + 1 CPU) and only the kata node is a candidate.
+    let plain = with(json!({}));
+    assert!(refs(&plain).is_empty());
+    let pods = admitted_pods(&plain, &s.limit_ranges, s.runtime_classes.as_ref());
+    assert_eq!(
+        pods[0].spec.node_selector.as_ref().unwrap()["sandbox"],
+        "kata"
+    );
+    assert_eq!(check(&s, &plain).placement.verdict, Verdict::Fits);
+    let big = with(json!({"containers": [{"name": "tensorflow", "image": "tf",
+        "resources": {"requests": {"cpu": "7500m"}}}]}));
+    assert_eq!(check(&s, &big).placement.verdict, Verdict::Never);
+    // The same overhead written as 1000m passes; another, or one the class lacks, is refused.
+    assert!(refs(&with(json!({"overhead": {"cpu": "1000m"}}))).is_empty());
+    let r = refs(&with(json!({"overhead": {"cpu": "2"}})));
+    assert!(
+        r.len() == 1
+            && r[0].starts_with(
+                "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
+            ),
+        "{r:?}"
+    );
+    let r = refs(&with(json!({"nodeSelector": {"sandbox": "gvisor"}})));
+    assert!(
+        r.len() == 1
+            && r[0].starts_with("conflict: runtimeClass.scheduling.nodeSelector[sandbox] = kata; pod.spec.nodeSelector[sandbox] = gvisor"),
+        "{r:?}"
+    );
+    let bare = Snapshot {
+        runtime_classes: Some(BTreeMap::from([(
+            "kata".to_string(),
+            RuntimeClassInfo::default(),
+        )])),
+        ..s.clone()
+    };
+    let r: Vec<String> = check(&bare, &with(json!({"overhead": {"cpu": "1"}})))
+        .references
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| f.message)
+        .collect();
+    assert!(
+        r.len() == 1
+            && r[0].starts_with(
+                "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+            ),
+        "{r:?}"
     );
 }

@@ -807,3 +807,68 @@ fn an_existing_class_passes_and_an_unreadable_one_is_unknown() {
     }
     assert!(denied.writes().is_empty(), "writes: {:?}", denied.writes());
 }
+
+/// A RuntimeClass with an overhead and a node selector (Kata's shape): `check` counts the
+/// overhead in the pod's requests and places the pod only on the class's nodes, as the
+/// admission plugin and kube-scheduler do; a template overhead or node selector that differs
+/// from the class's is refused before any write; the test cluster's pods get the class's
+/// overhead and land on its node.
+#[test]
+fn a_runtime_class_overhead_and_node_selector_are_counted_and_conflicts_refused() {
+    let c = cluster(
+        "nodes: [{name: a, cpu: '4', memory: 16Gi, gpu: 0}, {name: b, cpu: '4', memory: 16Gi, gpu: 0, labels: {sandbox: kata}}]\n\
+         objects:\n- {apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata: {name: kata}, handler: kata, overhead: {podFixed: {cpu: '1'}}, scheduling: {nodeSelector: {sandbox: kata}}}\n",
+    );
+    let job = |cpu: &str, extra: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: rc\nspec:\n  runPolicy: {{cleanPodPolicy: None}}\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        spec:\n          runtimeClassName: kata\n{extra}          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            resources: {{requests: {{cpu: '{cpu}', memory: 1Gi}}}}\n"
+        )
+    };
+    // 3.5 CPU fits a 4-CPU node, 3.5 + the class's 1 does not.
+    let (_d1, too_big) = manifest_file(&job("3500m", ""));
+    let run = tfjob(
+        &c,
+        &["check", "-f", too_big.to_str().unwrap(), "-o", "json"],
+    );
+    run.expect_code(4);
+    let r: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(r["placement"]["verdict"], "never", "{r:#}");
+    // A template overhead other than the class's, or a node selector against it: refused.
+    for (extra, words) in [
+        (
+            "          overhead: {cpu: '2'}\n",
+            "Pod's Overhead doesn't match RuntimeClass's defined Overhead",
+        ),
+        (
+            "          nodeSelector: {sandbox: gvisor}\n",
+            "conflict: runtimeClass.scheduling.nodeSelector[sandbox] = kata; pod.spec.nodeSelector[sandbox] = gvisor",
+        ),
+    ] {
+        let (_d, path) = manifest_file(&job("1", extra));
+        for verb in ["check", "submit"] {
+            let run = tfjob(&c, &[verb, "-f", path.to_str().unwrap()]);
+            run.exit(3);
+            assert!(run.all().contains(words), "{verb}: {}", run.all());
+        }
+    }
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+    // 2.5 + 1 fits, on the class's node only; the pod carries the class's overhead.
+    let (_d2, fits) = manifest_file(&job("2500m", ""));
+    tfjob(&c, &["check", "-f", fits.to_str().unwrap()]).exit(0);
+    tfjob(
+        &c,
+        &[
+            "submit",
+            "-f",
+            fits.to_str().unwrap(),
+            "--wait",
+            "--timeout",
+            "60s",
+        ],
+    )
+    .exit(0);
+    let pod = c.get("pods", Some("default"), "rc-worker-0").unwrap();
+    assert_eq!(pod["spec"]["nodeName"], "b", "{pod:#}");
+    assert_eq!(pod["spec"]["overhead"]["cpu"], "1", "{pod:#}");
+    assert_eq!(pod["spec"]["nodeSelector"]["sandbox"], "kata", "{pod:#}");
+}

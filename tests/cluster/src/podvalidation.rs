@@ -554,23 +554,96 @@ pub fn admit_priority(classes: &[Value], pod: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// plugin/pkg/admission/runtimeclass/admission.go `Admit`: a pod naming a RuntimeClass that
-/// does not exist is forbidden (the plugin reads the class to set the pod's overhead).
-pub fn admit_runtime_class(classes: &[Value], pod: &Value) -> Result<(), String> {
-    let class = text(&pod["spec"]["runtimeClassName"]);
-    if class.is_empty()
-        || classes
-            .iter()
-            .any(|c| text(&c["metadata"]["name"]) == class)
-    {
-        return Ok(());
+/// plugin/pkg/admission/runtimeclass/admission.go, `Admit` then `Validate`: a pod naming a
+/// RuntimeClass that does not exist is forbidden; a known class's overhead becomes the pod's
+/// (`setOverhead`: a different one of the pod's own is forbidden) and its scheduling node
+/// selector and tolerations are merged in (`setScheduling`: another value for the same key is
+/// a conflict); a pod overhead without a class that defines one is forbidden
+/// (`validateOverhead`). Quantities compare by value (`apiequality.Semantic`).
+pub fn admit_runtime_class(classes: &[Value], pod: &mut Value) -> Result<(), String> {
+    let class = text(&pod["spec"]["runtimeClassName"]).to_string();
+    let own = pod["spec"]["overhead"]
+        .as_object()
+        .filter(|o| !o.is_empty())
+        .cloned();
+    const WITHOUT: &str =
+        "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead";
+    if class.is_empty() {
+        return match own {
+            Some(_) => Err(WITHOUT.into()),
+            None => Ok(()),
+        };
     }
-    Err(format!("pod rejected: RuntimeClass {class:?} not found"))
+    let Some(rc) = classes
+        .iter()
+        .find(|c| text(&c["metadata"]["name"]) == class)
+    else {
+        return Err(format!("pod rejected: RuntimeClass {class:?} not found"));
+    };
+    match rc.get("overhead").filter(|o| o.is_object()) {
+        Some(o) => {
+            let fixed = o["podFixed"].as_object().cloned().unwrap_or_default();
+            let same = |a: &serde_json::Map<String, Value>, b: &serde_json::Map<String, Value>| {
+                a.len() == b.len()
+                    && a.iter().all(|(k, v)| {
+                        let milli = |v: &Value| {
+                            crate::util::parse_quantity_milli(
+                                &v.as_str()
+                                    .map(String::from)
+                                    .unwrap_or_else(|| v.to_string()),
+                            )
+                        };
+                        b.get(k)
+                            .is_some_and(|w| milli(v).is_some() && milli(v) == milli(w))
+                    })
+            };
+            if own.as_ref().is_some_and(|own| !same(own, &fixed)) {
+                return Err(
+                    "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
+                        .into(),
+                );
+            }
+            pod["spec"]["overhead"] = Value::Object(fixed);
+        }
+        None if own.is_some() => return Err(WITHOUT.into()),
+        None => {}
+    }
+    if let Some(selector) = rc["scheduling"]["nodeSelector"].as_object() {
+        for (k, v) in selector {
+            let mine = &pod["spec"]["nodeSelector"][k];
+            if !mine.is_null() && mine != v {
+                return Err(format!(
+                    "conflict: runtimeClass.scheduling.nodeSelector[{k}] = {}; pod.spec.nodeSelector[{k}] = {}",
+                    text(v),
+                    text(mine)
+                ));
+            }
+        }
+        for (k, v) in selector {
+            pod["spec"]["nodeSelector"][k] = v.clone();
+        }
+    }
+    if let Some(extra) = rc["scheduling"]["tolerations"].as_array() {
+        if !pod["spec"]["tolerations"].is_array() {
+            pod["spec"]["tolerations"] = Value::Array(vec![]);
+        }
+        if let Some(ts) = pod["spec"]["tolerations"].as_array_mut() {
+            for t in extra {
+                if !ts.contains(t) {
+                    ts.push(t.clone());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Both pod-create paths (the API and the simulated operator) run this: Priority and
 /// RuntimeClass admission, then validation. `Err` is the apiserver's error for the create.
-pub fn check_create(sh: &crate::state::Shared, pod: &Value) -> Result<(), crate::status::ApiError> {
+pub fn check_create(
+    sh: &crate::state::Shared,
+    pod: &mut Value,
+) -> Result<(), crate::status::ApiError> {
     let name = text(&pod["metadata"]["name"]).to_string();
     let (classes, _) = sh.store.list("priorityclasses", None);
     admit_priority(&classes, pod).map_err(|m| crate::admission::forbidden(&name, &m))?;

@@ -198,7 +198,7 @@ pub(super) fn create(
     crate::defaults::apply_defaults(&info.plural, &mut obj);
     if info.plural == "pods" && info.group.is_empty() {
         let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
-        crate::podvalidation::check_create(&ctx.sh, &obj)?;
+        crate::podvalidation::check_create(&ctx.sh, &mut obj)?;
         crate::admission::admit_pod(&ctx.sh, &ns, &mut obj)
             .map_err(|m| crate::admission::forbidden(&name, &m))?;
     }
