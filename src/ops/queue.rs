@@ -210,7 +210,8 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
     };
     let ns_labels = namespace_labels(kube, ns).await;
     let limit_ranges = limit_ranges(kube, ns).await;
-    let pod_sets = kueue::pod_sets(job, &limit_ranges);
+    let overheads = runtime_class_overheads(kube, job).await;
+    let pod_sets = kueue::pod_sets(job, &limit_ranges, &overheads);
     let admission = kueue::admit(
         kueue::Input {
             local_queue: &lq_name,
@@ -332,6 +333,30 @@ async fn limit_ranges(kube: &Kube, ns: &str) -> Vec<k8s_openapi::api::core::v1::
         .await
         .map(|l| l.items)
         .unwrap_or_default()
+}
+
+/// The pod overhead of each RuntimeClass the job's templates name, as Kueue reads it
+/// (pkg/workload/resources.go `handlePodOverhead`: a class that cannot be read is skipped, and
+/// the pod set keeps no overhead).
+async fn runtime_class_overheads(kube: &Kube, job: &TFJob) -> kueue::Overheads {
+    use k8s_openapi::api::node::v1::RuntimeClass;
+    let api: Api<RuntimeClass> = Api::all(kube.client.clone());
+    let names: std::collections::BTreeSet<&str> = job
+        .spec
+        .tf_replica_specs
+        .values()
+        .filter_map(|r| r.template.spec.as_ref()?.runtime_class_name.as_deref())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let mut out = BTreeMap::new();
+    for name in names {
+        if let Ok(Some(rc)) = cluster::retry(kube, || api.get_opt(name)).await
+            && let Some(fixed) = rc.overhead.and_then(|o| o.pod_fixed)
+        {
+            out.insert(name.to_string(), fixed);
+        }
+    }
+    out
 }
 
 /// After the create: Kueue's mutating webhook suspends a labelled job on create

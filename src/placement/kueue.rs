@@ -33,6 +33,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{LimitRange, PodSpec};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde::Serialize;
 
 use super::Res;
@@ -118,14 +119,27 @@ pub struct PodSet {
     pub spec: PodSpec,
 }
 
+/// RuntimeClass name → its pod overhead (`overhead.podFixed`), for the classes that have one.
+pub type Overheads = BTreeMap<String, BTreeMap<String, Quantity>>;
+
 /// The Workload's pod sets. Lowercase keys give none (the operator accepts them; Kueue does not
-/// see them), so a job whose keys are all lowercase gets no Workload at all.
-pub fn pod_sets(job: &TFJob, limit_ranges: &[LimitRange]) -> Vec<PodSet> {
+/// see them), so a job whose keys are all lowercase gets no Workload at all. A pod set naming a
+/// RuntimeClass with an overhead and having none of its own gets the class's, before the
+/// LimitRange defaults (`AdjustResources`: `handlePodOverhead`, then `handlePodLimitRange`).
+pub fn pod_sets(job: &TFJob, limit_ranges: &[LimitRange], overheads: &Overheads) -> Vec<PodSet> {
     POD_SET_ORDER
         .iter()
         .filter_map(|key| {
             let rs = job.spec.tf_replica_specs.get(*key)?;
             let mut spec = rs.template.spec.clone().unwrap_or_default();
+            if spec.overhead.as_ref().is_none_or(BTreeMap::is_empty)
+                && let Some(o) = spec
+                    .runtime_class_name
+                    .as_deref()
+                    .and_then(|n| overheads.get(n))
+            {
+                spec.overhead = Some(o.clone());
+            }
             super::apply_limit_ranges(&mut spec, limit_ranges);
             let mut per_pod = super::effective_requests(&spec);
             per_pod.retain(|_, v| *v != 0);

@@ -86,7 +86,7 @@ fn run(
             flavors,
             ns_labels: None,
         },
-        &pod_sets(job, &[]),
+        &pod_sets(job, &[], &Default::default()),
     )
 }
 
@@ -101,13 +101,13 @@ fn pod_sets_follow_kueues_order_and_exact_keys() {
         "PS": replica(1, json!({"cpu": "2"})),
         "evaluator": replica(1, json!({"cpu": "1"})),
     }));
-    let ps = pod_sets(&j, &[]);
+    let ps = pod_sets(&j, &[], &Default::default());
     let names: Vec<(&str, i64)> = ps.iter().map(|p| (p.name.as_str(), p.count)).collect();
     assert_eq!(names, [("ps", 1), ("worker", 3)]);
     assert_eq!(unseen_replica_keys(&j), ["evaluator"]);
     // All lowercase: Kueue builds no pod set at all.
     let lower = job(json!({"worker": replica(2, json!({"cpu": "1"}))}));
-    assert!(pod_sets(&lower, &[]).is_empty());
+    assert!(pod_sets(&lower, &[], &Default::default()).is_empty());
 }
 
 #[test]
@@ -116,8 +116,34 @@ fn a_limit_stands_in_for_a_missing_request() {
         json!({"Worker": {"replicas": 2, "template": {"spec": {"containers": [
         {"name": "tensorflow", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}}),
     );
-    let ps = pod_sets(&j, &[]);
+    let ps = pod_sets(&j, &[], &Default::default());
     assert_eq!(ps[0].per_pod.get("nvidia.com/gpu"), Some(&1000));
+}
+
+#[test]
+fn a_runtime_class_overhead_counts_unless_the_pod_set_has_its_own() {
+    let with = |extra: serde_json::Value| {
+        let mut spec = json!({"runtimeClassName": "kata", "containers": [
+            {"name": "tensorflow", "image": "i", "resources": {"requests": {"cpu": "1"}}}]});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        job(json!({"Worker": {"replicas": 1, "template": {"spec": spec}}}))
+    };
+    let overheads: Overheads = BTreeMap::from([(
+        "kata".to_string(),
+        BTreeMap::from([(
+            "cpu".to_string(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("250m".into()),
+        )]),
+    )]);
+    let cpu = |j: &TFJob, o: &Overheads| pod_sets(j, &[], o)[0].per_pod.get("cpu").copied();
+    assert_eq!(cpu(&with(json!({})), &overheads), Some(1250));
+    assert_eq!(cpu(&with(json!({})), &Default::default()), Some(1000));
+    assert_eq!(
+        cpu(&with(json!({"overhead": {"cpu": "500m"}})), &overheads),
+        Some(1500)
+    );
 }
 
 #[test]
@@ -310,7 +336,7 @@ fn a_tainted_flavor_is_skipped_and_the_next_ones_labels_applied() {
 #[test]
 fn missing_queues_and_selectors() {
     let j = job(json!({"Worker": replica(1, json!({"cpu": "1"}))}));
-    let sets = pod_sets(&j, &[]);
+    let sets = pod_sets(&j, &[], &Default::default());
     let none = admit(
         Input {
             local_queue: "lq",

@@ -549,3 +549,64 @@ fn a_zero_quota_or_dangling_local_queue_is_never_in_line_json_and_exit_code() {
     agree(&c, &["--local-queue", "team-a"], "kueue", 4);
     agree(&c, &["--local-queue", "dangling"], "kueue", 3);
 }
+
+/// Kueue counts a RuntimeClass's pod overhead in the Workload's requests
+/// (pkg/workload/resources.go `handlePodOverhead`): two 30-CPU workers fit gpu-cq's 64 CPUs,
+/// with a 4-CPU overhead each they never do.
+#[test]
+fn kueue_counts_the_runtime_class_overhead() {
+    let class = "  - {apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata: {name: kata}, handler: kata, overhead: {podFixed: {cpu: '4'}}}\n";
+    let c = cluster(&kueue(8, class));
+    let job = |runtime: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: rc\n  labels: {{kueue.x-k8s.io/queue-name: team-a}}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n{runtime}          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            resources: {{requests: {{cpu: '30', memory: 1Gi}}}}\n"
+        )
+    };
+    let (_d1, plain) = crate::manifest_file(&job(""));
+    let run = tfjob(&c, &["check", "-f", plain.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(
+        json(&run.stdout)["queue"]["verdict"],
+        "fits",
+        "{}",
+        run.all()
+    );
+    let (_d2, kata) = crate::manifest_file(&job("          runtimeClassName: kata\n"));
+    let run = tfjob(&c, &["check", "-f", kata.to_str().unwrap(), "-o", "json"]);
+    let q = &json(&run.stdout)["queue"];
+    assert_eq!(q["verdict"], "never", "{q}");
+    assert!(
+        q["message"].as_str().unwrap().contains(
+            "insufficient quota for cpu in flavor a100, previously considered podsets requests (0) + current podset request (68) > maximum capacity (64)"
+        ),
+        "{q}"
+    );
+    assert_eq!(tfjob_creates(&c), 0);
+    // The test cluster's Kueue says the same of the Workload once the job is there.
+    tfjob(
+        &c,
+        &[
+            "submit",
+            "-f",
+            kata.to_str().unwrap(),
+            "--skip-capacity-check",
+        ],
+    )
+    .expect_code(0);
+    let said = c.wait_for(std::time::Duration::from_secs(60), |c| {
+        c.list("workloads", Some("default")).into_iter().any(|w| {
+            w["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| {
+                    c["type"] == "QuotaReserved"
+                        && c["status"] == "False"
+                        && c["message"]
+                            .as_str()
+                            .unwrap_or("")
+                            .contains("current podset request (68) > maximum capacity (64)")
+                })
+        })
+    });
+    assert!(said, "{:#?}", c.list("workloads", Some("default")));
+}

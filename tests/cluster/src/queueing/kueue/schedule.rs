@@ -141,12 +141,31 @@ fn requests(sh: &Shared, wl: &Value, cq: &ClusterQueue) -> Vec<PodSetRequest> {
         .groups
         .iter()
         .any(|g| g.covered.iter().any(|r| r == "pods"));
-    let _ = sh;
     wl["spec"]["podSets"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|ps| {
+            // pkg/workload/resources.go handlePodOverhead: a pod set naming a RuntimeClass and
+            // having no overhead of its own counts the class's.
+            let with_overhead;
+            let mut ps = ps;
+            let class = ps["template"]["spec"]["runtimeClassName"]
+                .as_str()
+                .unwrap_or("");
+            let own = ps["template"]["spec"]["overhead"]
+                .as_object()
+                .is_some_and(|o| !o.is_empty());
+            if !class.is_empty()
+                && !own
+                && let Some(rc) = sh.store.get("runtimeclasses", "", class)
+                && rc["overhead"]["podFixed"].is_object()
+            {
+                let mut copy = ps.clone();
+                copy["template"]["spec"]["overhead"] = rc["overhead"]["podFixed"].clone();
+                with_overhead = copy;
+                ps = &with_overhead;
+            }
             let mut r: Res = pod_set_requests(ps);
             let count = ps["count"].as_i64().unwrap_or(1);
             if covers_pods {
