@@ -42,6 +42,26 @@ fn all_ready(c: &TestCluster, n: usize) {
     assert!(ready, "the job's {n} pods did not become Ready");
 }
 
+/// The article's job, running, whose pods got a base URL ending in `/v1` (the SDK adds another).
+fn running_with_doubled_v1() -> TestCluster {
+    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
+    crate::stored(&c, |job| {
+        for role in ["PS", "Worker"] {
+            let env =
+                job["spec"]["tfReplicaSpecs"][role]["template"]["spec"]["containers"][0]["env"]
+                    .as_array_mut()
+                    .unwrap();
+            for e in env.iter_mut() {
+                if e["name"] == "TAOTOKEN_BASE_URL" {
+                    e["value"] = "https://taotoken.net/api/v1".into();
+                }
+            }
+        }
+    });
+    all_ready(&c, 4);
+    c
+}
+
 fn no_key_in_exec_commands(c: &TestCluster) {
     let execs: Vec<_> = c
         .requests()
@@ -132,21 +152,7 @@ fn a_key_rotated_after_the_pods_started_says_restart_the_job() {
 
 #[test]
 fn a_base_url_ending_in_v1_is_the_doubled_v1() {
-    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
-    crate::stored(&c, |job| {
-        for role in ["PS", "Worker"] {
-            let env =
-                job["spec"]["tfReplicaSpecs"][role]["template"]["spec"]["containers"][0]["env"]
-                    .as_array_mut()
-                    .unwrap();
-            for e in env.iter_mut() {
-                if e["name"] == "TAOTOKEN_BASE_URL" {
-                    e["value"] = "https://taotoken.net/api/v1".into();
-                }
-            }
-        }
-    });
-    all_ready(&c, 4);
+    let c = running_with_doubled_v1();
     let (code, v, _) = probe_json(&c);
     assert_eq!(code, 4, "{v:#}");
     let verdict = v["verdict"].as_str().unwrap();
@@ -578,21 +584,7 @@ fn gateway_chat_sends_one_completion_and_checks_its_choices() {
 
 #[test]
 fn gateway_chat_is_not_sent_when_no_gateway_check_passed() {
-    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
-    crate::stored(&c, |job| {
-        for role in ["PS", "Worker"] {
-            let env =
-                job["spec"]["tfReplicaSpecs"][role]["template"]["spec"]["containers"][0]["env"]
-                    .as_array_mut()
-                    .unwrap();
-            for e in env.iter_mut() {
-                if e["name"] == "TAOTOKEN_BASE_URL" {
-                    e["value"] = "https://taotoken.net/api/v1".into();
-                }
-            }
-        }
-    });
-    all_ready(&c, 4);
+    let c = running_with_doubled_v1();
     let run = tfjob(
         &c,
         &args("probe tf-dist-train --gateway-chat test-model -o json"),

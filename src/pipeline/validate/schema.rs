@@ -188,16 +188,14 @@ fn prune_nulls_at(root: &Value, s: &Value, inst: &mut Value, depth: usize) {
         return;
     };
     match inst {
-        Value::Object(m) => {
-            m.retain(|k, v| {
-                !(v.is_null() && field_schema(root, s, k).is_some_and(|f| !admits_null(root, f)))
-            });
-            for (k, v) in m.iter_mut() {
-                if let Some(f) = field_schema(root, s, k) {
-                    prune_nulls_at(root, f, v, depth + 1);
-                }
+        Value::Object(m) => m.retain(|k, v| match field_schema(root, s, k) {
+            Some(f) if v.is_null() => admits_null(root, f),
+            Some(f) => {
+                prune_nulls_at(root, f, v, depth + 1);
+                true
             }
-        }
+            None => true,
+        }),
         Value::Array(a) => {
             if let Some(items) = s.get("items").filter(|i| i.is_object()) {
                 for v in a {
@@ -801,19 +799,10 @@ mod tests {
 
     #[test]
     fn embedded_schema_is_current() {
-        let derived = embeddable_model_schema();
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src/validate/tfjob-schema.json"
-        );
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(path, serde_json::to_string(&derived).unwrap() + "\n").unwrap();
-            return;
-        }
-        let embedded: Value = serde_json::from_str(EMBEDDED_SCHEMA).unwrap();
-        assert!(
-            embedded == derived,
-            "src/validate/tfjob-schema.json is stale: run UPDATE_GOLDEN=1 cargo test embedded_schema"
+        crate::pipeline::embedded_schema_is_current(
+            "src/pipeline/validate/tfjob-schema.json",
+            EMBEDDED_SCHEMA,
+            &embeddable_model_schema(),
         );
     }
 

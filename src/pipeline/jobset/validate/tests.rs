@@ -191,16 +191,10 @@ fn our_schema_agrees_with_the_upstream_crd() {
 
 #[test]
 fn jobset_embedded_schema_is_current() {
-    let derived = embeddable_schema();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/jobset/jobset-schema.json");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(path, serde_json::to_string(&derived).unwrap() + "\n").unwrap();
-        return;
-    }
-    let embedded: Value = serde_json::from_str(EMBEDDED_SCHEMA).unwrap();
-    assert!(
-        embedded == derived,
-        "src/jobset/jobset-schema.json is stale: run UPDATE_GOLDEN=1 cargo test embedded_schema"
+    crate::pipeline::embedded_schema_is_current(
+        "src/pipeline/jobset/jobset-schema.json",
+        EMBEDDED_SCHEMA,
+        &embeddable_schema(),
     );
 }
 

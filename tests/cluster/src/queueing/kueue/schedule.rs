@@ -136,6 +136,25 @@ pub(crate) struct Queues {
     pub pending: BTreeMap<String, Vec<(String, String, String)>>,
 }
 
+/// pkg/workload/resources.go handlePodOverhead: a pod set naming a RuntimeClass and having no
+/// overhead of its own counts the class's.
+fn with_class_overhead<'a>(sh: &Shared, ps: &'a Value) -> std::borrow::Cow<'a, Value> {
+    let spec = &ps["template"]["spec"];
+    let class = spec["runtimeClassName"].as_str().unwrap_or("");
+    let own = spec["overhead"].as_object().is_some_and(|o| !o.is_empty());
+    if class.is_empty() || own {
+        return std::borrow::Cow::Borrowed(ps);
+    }
+    match sh.store.get("runtimeclasses", "", class) {
+        Some(rc) if rc["overhead"]["podFixed"].is_object() => {
+            let mut copy = ps.clone();
+            copy["template"]["spec"]["overhead"] = rc["overhead"]["podFixed"].clone();
+            std::borrow::Cow::Owned(copy)
+        }
+        _ => std::borrow::Cow::Borrowed(ps),
+    }
+}
+
 fn requests(sh: &Shared, wl: &Value, cq: &ClusterQueue) -> Vec<PodSetRequest> {
     let covers_pods = cq
         .groups
@@ -146,26 +165,7 @@ fn requests(sh: &Shared, wl: &Value, cq: &ClusterQueue) -> Vec<PodSetRequest> {
         .into_iter()
         .flatten()
         .map(|ps| {
-            // pkg/workload/resources.go handlePodOverhead: a pod set naming a RuntimeClass and
-            // having no overhead of its own counts the class's.
-            let with_overhead;
-            let mut ps = ps;
-            let class = ps["template"]["spec"]["runtimeClassName"]
-                .as_str()
-                .unwrap_or("");
-            let own = ps["template"]["spec"]["overhead"]
-                .as_object()
-                .is_some_and(|o| !o.is_empty());
-            if !class.is_empty()
-                && !own
-                && let Some(rc) = sh.store.get("runtimeclasses", "", class)
-                && rc["overhead"]["podFixed"].is_object()
-            {
-                let mut copy = ps.clone();
-                copy["template"]["spec"]["overhead"] = rc["overhead"]["podFixed"].clone();
-                with_overhead = copy;
-                ps = &with_overhead;
-            }
+            let ps = &*with_class_overhead(sh, ps);
             let mut r: Res = pod_set_requests(ps);
             let count = ps["count"].as_i64().unwrap_or(1);
             if covers_pods {
