@@ -20,7 +20,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAcc
 
 use super::filters::{ContainerResources, Res, pod_requests};
 use super::{BoundPod, BoundPods, NodeInfo, PvcInfo, Snapshot};
-use crate::cluster::forbidden;
+use crate::cluster::{client, forbidden};
 use crate::model::TFJob;
 use crate::quantity::parse_quantity;
 
@@ -416,8 +416,10 @@ async fn page_text(
     match client.request_text(req).await {
         Ok(text) => Ok(Ok(text)),
         Err(e) if forbidden::refused(&e).is_some() => Ok(Err(Listed::Forbidden)),
-        // Optional APIs (e.g. storage classes on a minimal server) may be absent.
-        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(Err(Listed::Ok)),
+        // Optional APIs (e.g. storage classes on a minimal server) may be absent. A group that
+        // is not installed answers 404 with the plain text `404 page not found`, not a Status,
+        // so kube's reason-based `Status::is_not_found` misses it: the code decides.
+        Err(e) if client::is_not_found(&e) => Ok(Err(Listed::Ok)),
         Err(e) => Err(e),
     }
 }
@@ -509,7 +511,7 @@ async fn exists(client: &Client, collection: &str, name: &str) -> Result<bool, k
         .map_err(kube::Error::BuildRequest)?;
     match client.request::<IgnoredAny>(req).await {
         Ok(_) => Ok(true),
-        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(false),
+        Err(e) if client::is_not_found(&e) => Ok(false),
         Err(e) if forbidden::refused(&e).is_some() => Ok(false),
         Err(e) => Err(e),
     }

@@ -436,6 +436,7 @@ fn replica_spec(
             .with_hint(Some(format!("move it to {path}.restartPolicy"))),
         );
     }
+    empty_dir_media(pod, &format!("{path}.template.spec.volumes"), out);
     if let Some(list) = pod
         .and_then(|p| p.get("containers"))
         .and_then(Value::as_array)
@@ -447,6 +448,34 @@ fn replica_spec(
         }
     }
     replicas
+}
+
+/// An emptyDir medium the kubelet does not know. The API server stores any medium (it checks
+/// only `sizeLimit`); the kubelet's emptydir plugin then fails the mount ("unknown storage
+/// medium", kubernetes `pkg/volume/emptydir/empty_dir.go` `SetUpAt`) and the pod never starts.
+fn empty_dir_media(pod: Option<&Value>, path: &str, out: &mut Vec<Finding>) {
+    const MEDIA: [&str; 3] = ["", "Memory", "HugePages"];
+    let volumes = pod.and_then(|p| p.get("volumes")).and_then(Value::as_array);
+    for (i, v) in volumes.into_iter().flatten().enumerate() {
+        let Some(Value::String(m)) = v.pointer("/emptyDir/medium") else {
+            continue;
+        };
+        if MEDIA.contains(&m.as_str()) || m.starts_with("HugePages-") {
+            continue;
+        }
+        let hint = crate::names::closest(m, MEDIA[1..].iter().copied())
+            .map(|c| format!("did you mean {c}?"))
+            .unwrap_or_else(|| "use Memory, HugePages or leave medium out".into());
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                "empty-dir-medium",
+                format!("{}.emptyDir.medium", join_index(path, i)),
+                format!("{m:?} is stored, but the kubelet knows only Memory, HugePages and HugePages-<size>: the pod will not start"),
+            )
+            .with_hint(Some(hint)),
+        );
+    }
 }
 
 fn container(

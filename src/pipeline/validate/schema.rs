@@ -371,7 +371,39 @@ const EMBEDDED_SCHEMA: &str = include_str!("tfjob-schema.json");
 pub fn derived_model_schema() -> Value {
     let crd = serde_json::to_value(TFJob::crd()).expect("CRD serializes");
     let schema = crd_openapi_schema(&crd).expect("derived CRD has a schema");
-    translate(schema)
+    let mut translated = translate(schema);
+    embedded_object_meta(&mut translated);
+    translated
+}
+
+/// The fields an embedded ObjectMeta (a pod template's, a volume claim template's) has in the
+/// operator's CRD: controller-gen's `crd:generateEmbeddedObjectMeta=true` writes only these.
+/// The API server prunes every other field and, under strict field validation (kubectl's
+/// default), refuses it as unknown whatever its value: `creationTimestamp: null`, as
+/// `kubectl get -o yaml` writes it, is `unknown field "…template.metadata.creationTimestamp"`.
+pub const EMBEDDED_META_FIELDS: [&str; 5] =
+    ["annotations", "finalizers", "labels", "name", "namespace"];
+
+/// Narrows every ObjectMeta schema below the root (k8s-openapi's full one, known by its
+/// `managedFields`) to [`EMBEDDED_META_FIELDS`], as the CRD the operator installs has it.
+fn embedded_object_meta(s: &mut Value) {
+    let Some(o) = s.as_object_mut() else { return };
+    if let Some(props) = o.get_mut("properties").and_then(Value::as_object_mut) {
+        if props.contains_key("managedFields") && props.contains_key("creationTimestamp") {
+            props.retain(|k, _| EMBEDDED_META_FIELDS.contains(&k.as_str()));
+        }
+        props.values_mut().for_each(embedded_object_meta);
+    }
+    for k in ["items", "additionalProperties", "not"] {
+        if let Some(c) = o.get_mut(k) {
+            embedded_object_meta(c);
+        }
+    }
+    for k in ["anyOf", "allOf", "oneOf"] {
+        if let Some(Value::Array(a)) = o.get_mut(k) {
+            a.iter_mut().for_each(embedded_object_meta);
+        }
+    }
 }
 
 /// What is embedded: the derived schema with root identity and shared subschemas.
