@@ -146,6 +146,30 @@ pub fn metadata(meta: Option<&Value>, path: &str, top: bool, out: &mut Vec<Findi
             format!("{ns:?} is not a valid namespace: {why}"),
         ));
     }
+    // ValidateObjectMeta's finalizers (apimachinery validateFinalizerName): a standard name
+    // or a qualified name with a prefix; the pods the operator makes carry the template's.
+    for (i, f) in meta
+        .get("finalizers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(f) = f.as_str() else { continue };
+        let standard = ["kubernetes", "orphan", "foregroundDeletion"].contains(&f);
+        let qualified = f.contains('/') && qualified_name(f).is_ok();
+        if !standard && !qualified {
+            out.push(
+                Finding::new(
+                    Severity::Error,
+                    "metadata-finalizer",
+                    format!("{}[{i}]", join_key(path, "finalizers")),
+                    format!("Invalid value: {f:?}: name is neither a standard finalizer name nor is it fully qualified"),
+                )
+                .with_hint(Some(format!("prefix it with a domain you own, e.g. example.com/{f}"))),
+            );
+        }
+    }
     for (field, is_label) in [("labels", true), ("annotations", false)] {
         let fpath = join_key(path, field);
         let Some(map) = meta.get(field).and_then(Value::as_object) else {
@@ -153,7 +177,14 @@ pub fn metadata(meta: Option<&Value>, path: &str, top: bool, out: &mut Vec<Findi
         };
         for (k, v) in map {
             let kpath = join_key(&fpath, k);
-            if let Err(why) = qualified_name(k) {
+            // ValidateAnnotations checks `IsQualifiedName(strings.ToLower(k))`
+            // (apimachinery/pkg/api/validation/objectmeta.go); label keys are taken as written.
+            let checked = if is_label {
+                k.clone()
+            } else {
+                k.to_lowercase()
+            };
+            if let Err(why) = qualified_name(&checked) {
                 out.push(Finding::new(
                     Severity::Error,
                     "metadata-key",

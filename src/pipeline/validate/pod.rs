@@ -160,6 +160,7 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
         }
     }
     super::podrules::pod_spec(ps, path, out);
+    pod_resources(ps, path, out);
     if let Some(m) = ps.get("nodeSelector").and_then(Value::as_object) {
         for k in m.keys() {
             if let Err(e) = qualified_name(k) {
@@ -170,6 +171,56 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
                     None,
                 );
             }
+        }
+    }
+}
+
+/// Pod-level `resources` (on by default since 1.34): only cpu, memory and hugepages-<size>,
+/// and no request above its limit (kubernetes `pkg/apis/core/validation` validatePodResources;
+/// the real 1.36 server's words: `Unsupported value: "nvidia.com/gpu": supported values: "cpu",
+/// "hugepages-", "memory"` and `must be less than or equal to cpu limit of 2`).
+fn pod_resources(ps: &Value, path: &str, out: &mut Vec<Finding>) {
+    let part = |k: &str| {
+        ps.pointer(&format!("/resources/{k}"))
+            .and_then(Value::as_object)
+    };
+    for k in ["limits", "requests"] {
+        for name in part(k).into_iter().flatten().map(|(n, _)| n) {
+            if !(name == "cpu" || name == "memory" || name.starts_with("hugepages-")) {
+                err(
+                    out,
+                    join_key(&format!("{path}.resources.{k}"), name),
+                    format!("Unsupported value: {name:?}: supported values: \"cpu\", \"hugepages-\", \"memory\" (pod-level resources)"),
+                    Some("set extended resources such as nvidia.com/gpu on the container's resources".into()),
+                );
+            }
+        }
+    }
+    let (Some(req), Some(lim)) = (part("requests"), part("limits")) else {
+        return;
+    };
+    for (name, r) in req {
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let (Some(l), rt) = (lim.get(name), text(r)) else {
+            continue;
+        };
+        let lt = text(l);
+        if let (Some(rq), Some(lq)) = (
+            crate::quantity::parse_quantity(&rt),
+            crate::quantity::parse_quantity(&lt),
+        ) && rq > lq
+        {
+            err(
+                out,
+                format!("{path}.resources.requests"),
+                format!(
+                    "Invalid value: {rt:?}: must be less than or equal to {name} limit of {lt}"
+                ),
+                None,
+            );
         }
     }
 }
@@ -185,15 +236,50 @@ fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {
             None,
         );
     }
+    // Pod validation checks only that the image has no surrounding spaces (validateContainers);
+    // a reference the runtime cannot parse is stored and fails at pull (InvalidImageName).
     if let Some(image) = c.get("image").and_then(Value::as_str)
-        && let Err(e) = image_reference(image)
+        && image.trim() != image
     {
         err(
             out,
             format!("{path}.image"),
-            format!("image {image:?} is not a valid image reference: {e}"),
-            Some("write it as [registry/]repository[:tag][@digest], e.g. tensorflow/tensorflow:2.13.0".into()),
+            format!("Invalid value: {image:?}: must not have leading or trailing whitespace"),
+            Some(format!("write it as {:?}", image.trim())),
         );
+    } else if let Some(image) = c.get("image").and_then(Value::as_str)
+        && let Err(e) = image_reference(image)
+    {
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                "pod",
+                format!("{path}.image"),
+                format!("image {image:?} is stored, but it is not a valid image reference, so the kubelet cannot pull it (InvalidImageName): {e}"),
+            )
+            .with_hint(Some("write it as [registry/]repository[:tag][@digest], e.g. tensorflow/tensorflow:2.13.0".into())),
+        );
+    }
+    // An env var read from a file names a volume of the pod (the real 1.36 server answers
+    // `…fileKeyRef.volumeName: Not found` otherwise; seen by the real tier's differential).
+    for (j, e) in strs(c, "env") {
+        if let Some(v) = e
+            .pointer("/valueFrom/fileKeyRef/volumeName")
+            .and_then(Value::as_str)
+            && !volumes.contains(&v)
+        {
+            err(
+                out,
+                format!(
+                    "{}.valueFrom.fileKeyRef.volumeName",
+                    join_index(&format!("{path}.env"), j)
+                ),
+                format!("Not found: {v:?}: the pod has no volume of that name"),
+                Some(format!(
+                    "add an emptyDir volume named {v:?} that an init container fills with the env file"
+                )),
+            );
+        }
     }
     for (j, e) in strs(c, "env") {
         if let Some(n) = e.get("name").and_then(Value::as_str)

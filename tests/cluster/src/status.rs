@@ -150,14 +150,19 @@ pub fn not_found(resource: &str, group: &str, name: &str) -> ApiError {
     )
 }
 
-/// 404 for an unknown path: what the apiserver says when a group/version/resource is not served.
+/// The body of [`unknown_resource`]: Go's `http.NotFound`, which kube-apiserver's
+/// NotFoundHandler serves for a path no group, version or resource is registered at.
+pub const PAGE_NOT_FOUND: &str = "404 page not found\n";
+
+/// 404 for an unknown path: what the apiserver says when a group/version/resource is not served:
+/// not a Status but the plain text `404 page not found` (compared on the wire with a real
+/// kube-apiserver 1.36 by the real tier's `wire` test). A JSON string body is sent as text.
 pub fn unknown_resource() -> ApiError {
-    status(
-        404,
-        "NotFound",
-        "the server could not find the requested resource".into(),
-        json!({}),
-    )
+    ApiError {
+        code: 404,
+        body: Value::String(PAGE_NOT_FOUND.into()),
+        retry_after: None,
+    }
 }
 
 /// 409 AlreadyExists.

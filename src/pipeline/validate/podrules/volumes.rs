@@ -93,7 +93,9 @@ pub(super) fn validate_volume_source(v: &Value, vol_name: &str, path: &str, out:
         .filter(|k| m.get(*k).is_some_and(|x| !x.is_null()))
         .collect();
     match sources.len() {
-        0 => return err(out, path.to_string(), "must specify a volume type".into()),
+        // No source: the API server defaults it to `emptyDir: {}` before validating
+        // (pkg/apis/core/v1/defaults.go SetDefaults_Volume), so it is stored and runs.
+        0 => return,
         1 => {}
         _ => err(
             out,

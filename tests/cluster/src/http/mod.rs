@@ -83,7 +83,10 @@ pub(crate) fn text_response(code: u16, s: String) -> Response<Body> {
 
 /// Status error response (with Retry-After when set).
 pub fn error_response(e: &ApiError) -> Response<Body> {
-    let mut r = json_response(e.code, &e.body);
+    let mut r = match &e.body {
+        Value::String(text) => text_response(e.code, text.clone()),
+        body => json_response(e.code, body),
+    };
     if let Some(s) = e.retry_after {
         r.headers_mut()
             .insert("Retry-After", s.to_string().parse().unwrap());

@@ -1,0 +1,270 @@
+//! Wire conformance: the same requests to the project's simulated cluster and to the real
+//! kube-apiserver, compared on status code, content type and body shape. The simulated cluster
+//! answers every fault test; where it differs from the real server here, it is the one to change.
+//!
+//! Compared (each a row of [`cases`]): a group that is not installed and a resource that is not
+//! served (plain-text 404), NotFound / AlreadyExists / Conflict / Invalid Status objects with
+//! their details and causes, strict unknown fields (a null value included), create dry runs,
+//! an unsupported field selector, list paging with `continue`, the initial-events watch ending
+//! in a bookmark, and Table output. Not compared: exec subprotocol negotiation (it needs a pod on
+//! a node; the real-node tier runs `probe` through it), and a watch's 410 (it needs an etcd
+//! compaction).
+
+use http_body_util::BodyExt as _;
+use serde_json::{Value, json};
+
+use crate::with_plane;
+
+/// One request: method, path (the namespace is `wire`), body.
+struct Case {
+    what: &'static str,
+    method: &'static str,
+    path: &'static str,
+    body: Option<Value>,
+    accept: Option<&'static str>,
+}
+
+/// What is compared of an answer.
+#[derive(Debug, PartialEq)]
+struct Shape {
+    status: u16,
+    content_type: String,
+    body: Value,
+}
+
+fn job(name: &str) -> Value {
+    json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
+           "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+               "containers": [{"name": "tensorflow", "image": "local/python:3"}]}}}}}})
+}
+
+fn cases() -> Vec<Case> {
+    let c = |what, method, path, body: Option<Value>| Case {
+        what,
+        method,
+        path,
+        body,
+        accept: None,
+    };
+    let mut unknown = job("unknown");
+    unknown["spec"]["tfReplicaSpecs"]["Worker"]["template"]["metadata"] =
+        json!({"creationTimestamp": null});
+    let mut invalid = job("Bad_Name");
+    invalid["metadata"]["name"] = "Bad_Name".into();
+    vec![
+        c(
+            "group not installed",
+            "GET",
+            "/apis/karpenter.sh/v1/nodepools",
+            None,
+        ),
+        c(
+            "resource not served in a served group",
+            "GET",
+            "/apis/kubeflow.org/v1/namespaces/wire/pytorchjobs",
+            None,
+        ),
+        c(
+            "NotFound",
+            "GET",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs/missing",
+            None,
+        ),
+        c(
+            "create",
+            "POST",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs",
+            Some(job("one")),
+        ),
+        c(
+            "AlreadyExists",
+            "POST",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs",
+            Some(job("one")),
+        ),
+        c(
+            "Conflict (stale resourceVersion)",
+            "PUT",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs/one",
+            Some({
+                let mut j = job("one");
+                j["metadata"]["resourceVersion"] = "1".into();
+                j
+            }),
+        ),
+        c(
+            "Invalid name",
+            "POST",
+            "/api/v1/namespaces/wire/configmaps",
+            Some(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name"}}),
+            ),
+        ),
+        c(
+            "strict unknown field, null value",
+            "POST",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs?fieldValidation=Strict",
+            Some(unknown),
+        ),
+        c(
+            "dry run create",
+            "POST",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs?dryRun=All",
+            Some(job("dry")),
+        ),
+        c(
+            "dry run stored nothing",
+            "GET",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs/dry",
+            None,
+        ),
+        c(
+            "unsupported field selector",
+            "GET",
+            "/api/v1/namespaces/wire/pods?fieldSelector=spec.bogus%3Dx",
+            None,
+        ),
+        c(
+            "page 1",
+            "GET",
+            "/api/v1/namespaces/wire/configmaps?limit=2&labelSelector=page%3Dyes",
+            None,
+        ),
+        Case {
+            what: "Table",
+            method: "GET",
+            path: "/apis/kubeflow.org/v1/namespaces/wire/tfjobs",
+            body: None,
+            accept: Some("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"),
+        },
+    ]
+}
+
+/// The parts of a body that both servers must agree on: for a Status its kind, status, reason,
+/// code, details' name/group/kind and causes' reasons and fields; for a list its kind, item
+/// count and whether a continue token came; for a Table its column names; for an object its
+/// kind and name; for text, the text.
+fn shape(content_type: &str, bytes: &[u8]) -> Value {
+    if !content_type.starts_with("application/json") {
+        return json!({"text": String::from_utf8_lossy(bytes).trim()});
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+        return json!({"unparsable": String::from_utf8_lossy(bytes)});
+    };
+    match v["kind"].as_str() {
+        Some("Status") => {
+            let mut causes: Vec<Value> = v["details"]["causes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| json!({"reason": c["reason"], "field": c["field"]}))
+                .collect();
+            causes.sort_by_key(|c| c.to_string());
+            json!({"kind": "Status", "status": v["status"], "reason": v["reason"], "code": v["code"],
+                   "details": {"name": v["details"]["name"], "group": v["details"]["group"], "kind": v["details"]["kind"]},
+                   "causes": causes, "message_has_unknown_field": v["message"].as_str().map(|m| m.contains("unknown field"))})
+        }
+        Some("Table") => json!({"kind": "Table",
+            "columns": v["columnDefinitions"].as_array().into_iter().flatten().map(|c| c["name"].clone()).collect::<Vec<_>>()}),
+        Some(k) if k.ends_with("List") => {
+            json!({"kind": k, "items": v["items"].as_array().map(Vec::len),
+            "continue": v["metadata"]["continue"].as_str().is_some_and(|c| !c.is_empty())})
+        }
+        _ => json!({"kind": v["kind"], "name": v["metadata"]["name"]}),
+    }
+}
+
+async fn client(kubeconfig: &std::path::Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+    accept: Option<&str>,
+) -> Shape {
+    let mut req = hyper::Request::builder().method(method).uri(path);
+    if let Some(a) = accept {
+        req = req.header("Accept", a);
+    }
+    let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    if !body.is_empty() {
+        req = req.header("Content-Type", "application/json");
+    }
+    let res = client
+        .send(req.body(kube::client::Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    let content_type = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    // The media type alone: parameters (charset) differ in spelling, not in meaning.
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    Shape {
+        status,
+        body: shape(&media, &bytes),
+        content_type: media,
+    }
+}
+
+/// The answers of one server to every case, after the same setup.
+async fn answers(kubeconfig: &std::path::Path) -> Vec<(&'static str, Shape)> {
+    let client = client(kubeconfig).await;
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "wire"}});
+    let made = send(&client, "POST", "/api/v1/namespaces", Some(&ns), None).await;
+    assert!(made.status == 201 || made.status == 409, "{made:?}");
+    for i in 0..3 {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("page-{i}"), "labels": {"page": "yes"}}});
+        send(
+            &client,
+            "POST",
+            "/api/v1/namespaces/wire/configmaps",
+            Some(&cm),
+            None,
+        )
+        .await;
+    }
+    let mut out = vec![];
+    for c in cases() {
+        out.push((
+            c.what,
+            send(&client, c.method, c.path, c.body.as_ref(), c.accept).await,
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_simulated_cluster_answers_as_the_real_api_server_does() {
+    with_plane!(plane => {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let real = rt.block_on(answers(&plane.kubeconfig()));
+        let sim = tfjob_testcluster::TestCluster::start(tfjob_testcluster::Scenario::default());
+        let simulated = rt.block_on(answers(sim.kubeconfig()));
+        let mut differ = vec![];
+        for ((what, r), (_, s)) in real.iter().zip(&simulated) {
+            if r != s {
+                differ.push(format!("{what}:\n  real:      {} {} {}\n  simulated: {} {} {}", r.status, r.content_type, r.body, s.status, s.content_type, s.body));
+            }
+        }
+        eprintln!("wire: {} of {} answers the same", real.len() - differ.len(), real.len());
+        assert!(differ.is_empty(), "{}", differ.join("\n"));
+    })
+}
