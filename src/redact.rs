@@ -22,8 +22,15 @@ const MIN_LEN: usize = 6;
 static NEEDLES: Mutex<Vec<Zeroizing<String>>> = Mutex::new(Vec::new());
 
 /// Registers a secret: from now on neither it nor its base64 forms (standard and URL-safe, with
-/// and without padding: how a Secret's `data` and JSON carry bytes) reach any output.
+/// and without padding: how a Secret's `data` and JSON carry bytes) reach any output. A value
+/// with surrounding white space (`kubectl create secret --from-file` keeps the file's newline)
+/// is registered trimmed too: a client that quotes it (python's `b'Bearer sk-…\n'`) prints
+/// the trimmed text next to an escaped newline, which the untrimmed needle never matches.
 pub fn register(secret: &[u8]) {
+    let trimmed = secret.trim_ascii();
+    if trimmed.len() != secret.len() && !trimmed.is_empty() {
+        register(trimmed);
+    }
     if secret.len() < MIN_LEN {
         return;
     }
@@ -124,6 +131,17 @@ impl<W: Write> Drop for Redacting<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Secret made with `--from-file` ends in a newline; python's header error prints the
+    /// key quoted with an escaped newline (issue 47, item 1).
+    #[test]
+    fn a_key_with_a_trailing_newline_is_redacted_where_a_client_quotes_it() {
+        register(b"sk-unit-test-newline-4567\n");
+        let line =
+            redact("ValueError: Invalid header value b'Bearer sk-unit-test-newline-4567\\n'");
+        assert!(!line.contains("sk-unit-test-newline-4567"), "{line}");
+        assert!(line.contains(MARK), "{line}");
+    }
 
     #[test]
     fn a_registered_key_and_its_base64_never_come_out() {

@@ -524,6 +524,38 @@ async fn delete_sends_one_delete_per_job_and_waits_for_job_and_pods() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_delete_bound_to_a_uid_leaves_a_job_re_created_under_the_name() {
+    // What `wait --delete-on-failure` sends: the uid of the job it followed. The job under the
+    // name now is another instance; it must stay (issue 47, item 2).
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    create(&cl, tfjob("again", 0, 1, "OnFailure", None)).await;
+    let (mut o, mut e) = (Buf::default(), Buf::default());
+    let opts = ops::delete::DeleteOptions {
+        names: vec!["again".into()],
+        uid: Some("uid-of-the-job-that-failed".into()),
+        wait: false,
+        ..Default::default()
+    };
+    let before = c.requests().len();
+    let _ = ops::delete::delete(&kube(&cl), "default", &opts, &mut o, &mut e).await;
+    assert!(
+        c.get("tfjobs", Some("default"), "again").is_some(),
+        "the re-created job was deleted"
+    );
+    let deletes: Vec<_> = c.requests()[before..]
+        .iter()
+        .filter(|r| r.verb == "delete")
+        .map(|r| r.body.clone())
+        .collect();
+    assert_eq!(deletes.len(), 1);
+    assert!(
+        format!("{:?}", deletes[0]).contains("uid-of-the-job-that-failed"),
+        "the DELETE carries the uid precondition: {deletes:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn suspend_and_resume_patch_run_policy_and_say_what_happens_to_pods() {
     let c = TestCluster::start(Scenario::default());
     let cl = client(&c).await;

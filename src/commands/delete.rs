@@ -121,6 +121,7 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
         },
         dry_run: args.dry_run,
         ignore_not_found: args.ignore_not_found,
+        uid: None,
     };
     block_on(&ctx, crate::ops::delete::run(&ctx, opts, out))
 }

@@ -57,14 +57,14 @@ pub const SIGNATURES: &[Signature] = &[
     Signature {
         class: "NCCLError",
         patterns: &[
+            // Not "NCCL WARN": NCCL warns routinely (debug.h WARN) in jobs that train fine.
             "NCCL error",
-            "NCCL WARN",
             "ncclUnhandledCudaError",
             "ncclSystemError",
             "ncclRemoteError",
         ],
         meaning: "the NCCL collective between GPUs failed",
-        source: "NVIDIA/nccl src/init.cc (ncclGetErrorString), src/include/debug.h (WARN → \"NCCL WARN\")",
+        source: "NVIDIA/nccl src/init.cc (ncclGetErrorString)",
         stalls: false,
     },
     Signature {
@@ -91,8 +91,9 @@ pub const SIGNATURES: &[Signature] = &[
     Signature {
         class: "CUDALibraryMissing",
         patterns: &[
+            // Not a bare "libcudart.so": TensorFlow logs "Successfully opened dynamic library
+            // libcudart.so.11.0" on every healthy GPU start.
             "Could not load dynamic library 'libcud",
-            "libcudart.so",
             "libcuda.so.1: cannot open shared object file",
         ],
         meaning: "a CUDA library is missing from the image (a CPU image on a GPU job?)",

@@ -188,6 +188,36 @@ fn every_signature_matches_its_own_patterns_and_the_first_wins() {
     assert!(scan_log("step 401 loss 0.401\n").is_none());
 }
 
+/// Lines every healthy GPU job logs name no failure class; a job that died of a Python
+/// exception after them is a PythonTraceback (issue 47, item 7).
+#[test]
+fn routine_gpu_lines_are_not_failures() {
+    for line in [
+        "I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened dynamic library libcudart.so.11.0",
+        "node-1:42:42 [0] NCCL WARN Bootstrap : no socket interface found",
+    ] {
+        assert!(
+            scan_log(&format!(
+                "{line}
+step 10 loss 0.4
+"
+            ))
+            .is_none(),
+            "{line}"
+        );
+        let died = format!(
+            "{line}
+Traceback (most recent call last):
+  File \"train.py\"\nValueError: bad shape\n"
+        );
+        assert_eq!(
+            scan_log(&died).unwrap().0.class,
+            "PythonTraceback",
+            "{line}"
+        );
+    }
+}
+
 #[test]
 fn a_crash_loop_is_a_failure_while_the_container_runs_between_crashes() {
     // Between two back-offs the container runs: the restarts still say it loops.

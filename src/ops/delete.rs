@@ -51,6 +51,9 @@ pub struct DeleteOptions {
     pub timeout: Duration,
     pub dry_run: DryRun,
     pub ignore_not_found: bool,
+    /// With one name: the uid of the job the caller followed. The DELETE carries it as a
+    /// precondition, so a job re-created under the name meanwhile is never deleted.
+    pub uid: Option<String>,
 }
 
 impl Default for DeleteOptions {
@@ -65,6 +68,7 @@ impl Default for DeleteOptions {
             timeout: Duration::from_secs(300),
             dry_run: DryRun::None,
             ignore_not_found: false,
+            uid: None,
         }
     }
 }
@@ -126,7 +130,15 @@ pub async fn delete(
         }
         n
     } else {
-        opts.names.iter().map(|n| (n.clone(), None)).collect()
+        opts.names
+            .iter()
+            .map(|n| {
+                (
+                    n.clone(),
+                    opts.uid.clone().filter(|_| opts.names.len() == 1),
+                )
+            })
+            .collect()
     };
     let mut dp = DeleteParams {
         propagation_policy: Some(match opts.cascade {

@@ -695,9 +695,15 @@ impl Waiter<'_> {
                 "The job is still there (its pods keep what they requested): `{delete}`"
             );
         }
+        // Bound to the job this wait followed: one re-created under its name meanwhile stays.
+        let uid = self
+            .last
+            .as_ref()
+            .and_then(|(job, _)| job.metadata.uid.clone());
         let opts = crate::ops::delete::DeleteOptions {
             names: vec![name.to_string()],
             wait: false,
+            uid,
             ..Default::default()
         };
         let (_, notes) = out.streams();

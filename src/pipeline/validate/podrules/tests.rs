@@ -69,7 +69,10 @@ fn the_rules_upstream_applies_and_their_paths() {
          ]),
         (json!({"dnsPolicy": "None", "priority": 5, "priorityClassName": "high"}),
          vec!["p.dnsConfig".to_string(), "p.priority".to_string()]),
-        (json!({"volumes": [{"name": "v"}]}), vec!["p.volumes[0]".to_string()]),
+        // No source: defaulted to emptyDir by the API server (SetDefaults_Volume), stored.
+        (json!({"volumes": [{"name": "v"}]}), vec![]),
+        (json!({"volumes": [{"name": "v", "emptyDir": {}, "hostPath": {"path": "/x"}}]}),
+         vec!["p.volumes[0].hostPath".to_string()]),
     ] {
         assert_eq!(paths(pod.clone()), want, "{pod}");
     }
