@@ -214,12 +214,8 @@ fn volumes(v: &mut V, spec: &Value) {
                 ));
             }
         }
-        if seen == 0 {
-            v.push(FieldError::required(
-                vp.clone(),
-                "must specify a volume type",
-            ));
-        }
+        // No source: kube-apiserver defaults it to `emptyDir: {}` before validating
+        // (SetDefaults_Volume), so it is stored; the real tier's differential saw that.
         for (src, key) in [
             ("persistentVolumeClaim", "claimName"),
             ("secret", "secretName"),
