@@ -62,8 +62,9 @@ pub const VIEWER_TOKEN: &str = "real-tier-viewer-token";
 /// One running control plane (etcd + kube-apiserver) with the TFJob CRD installed.
 pub struct ControlPlane {
     pub dir: PathBuf,
-    pub port: u16,
-    assets: Assets,
+    kubeconfig: PathBuf,
+    kubectl: PathBuf,
+    audit: PathBuf,
 }
 
 static PLANE: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
@@ -228,9 +229,14 @@ impl ControlPlane {
             .stdout(log("kube-apiserver")?)
             .stderr(log("kube-apiserver.err")?);
         let api = spawn_tied(api).map_err(|e| format!("cannot start kube-apiserver: {e}"))?;
-        let plane = ControlPlane { dir, port, assets };
-        plane.write_kubeconfig("admin", ADMIN_TOKEN)?;
-        plane.write_kubeconfig("viewer", VIEWER_TOKEN)?;
+        let plane = ControlPlane {
+            kubeconfig: dir.join("admin.kubeconfig"),
+            kubectl: assets.bin("kubectl"),
+            audit: dir.join("audit.log"),
+            dir,
+        };
+        plane.write_kubeconfig("admin", ADMIN_TOKEN, port)?;
+        plane.write_kubeconfig("viewer", VIEWER_TOKEN, port)?;
         // Polled with a generous bound: a busy 2-core machine takes 5–15 s.
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
@@ -257,21 +263,32 @@ impl ControlPlane {
         }
     }
 
-    fn write_kubeconfig(&self, user: &str, token: &str) -> Result<(), String> {
+    /// A cluster that is already up (the real node's, from `../shared/cluster/realnode/up.sh`):
+    /// its admin kubeconfig, kubectl and audit log.
+    pub fn existing(dir: &Path) -> ControlPlane {
+        ControlPlane {
+            kubeconfig: dir.join("kubeconfig"),
+            kubectl: dir.join("bin/kubectl"),
+            audit: dir.join("run/logs/audit.log"),
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn write_kubeconfig(&self, user: &str, token: &str, port: u16) -> Result<(), String> {
         // insecure-skip-tls-verify: the server's certificate is the one it makes itself in
         // --cert-dir, which exists only once it has started.
         let text = format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: real\n  cluster:\n    server: https://127.0.0.1:{}\n    insecure-skip-tls-verify: true\nusers:\n- name: {user}\n  user:\n    token: {token}\ncontexts:\n- name: real\n  context:\n    cluster: real\n    user: {user}\n    namespace: default\ncurrent-context: real\n",
-            self.port
+            port
         );
         std::fs::write(self.dir.join(format!("{user}.kubeconfig")), text).map_err(|e| e.to_string())
     }
 
     pub fn kubeconfig(&self) -> PathBuf {
-        self.dir.join("admin.kubeconfig")
+        self.kubeconfig.clone()
     }
 
-    fn install_crd(&self, crd: &Path) -> Result<(), String> {
+    pub fn install_crd(&self, crd: &Path) -> Result<(), String> {
         let crd = crd.to_str().ok_or("CRD path is not UTF-8")?;
         let applied = self.kubectl(&["apply", "--server-side", "-f", crd]);
         if applied.code != 0 {
@@ -299,15 +316,17 @@ impl ControlPlane {
     }
 
     pub fn kubectl_in(&self, args: &[&str], stdin: Option<&str>) -> Out {
-        let mut cmd = Command::new(self.assets.bin("kubectl"));
+        let mut cmd = Command::new(&self.kubectl);
         cmd.arg("--kubeconfig").arg(self.kubeconfig()).args(args);
         run(cmd, stdin)
     }
 
     /// A fresh namespace for one test (cluster-scoped objects are the test's to serialise).
     pub fn namespace(&self, name: &str) -> String {
+        // The process id too: a long-lived cluster (the real node's) keeps earlier runs' names.
         let ns = format!(
-            "{name}-{}",
+            "{name}-{}-{}",
+            std::process::id(),
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
         let made = self.kubectl(&["create", "namespace", &ns]);
@@ -316,7 +335,7 @@ impl ControlPlane {
         // pods (and their dry runs) need it.
         let sa = self.kubectl(&["-n", &ns, "create", "serviceaccount", "default"]);
         assert!(
-            sa.code == 0 || sa.stderr.contains("AlreadyExists"),
+            sa.code == 0 || sa.stderr.contains("already exists"),
             "{}",
             sa.stderr
         );
@@ -330,7 +349,7 @@ impl ControlPlane {
         user_agent_prefix: &str,
         namespace: &str,
     ) -> Vec<(String, String, String)> {
-        let Ok(file) = std::fs::File::open(self.dir.join("audit.log")) else {
+        let Ok(file) = std::fs::File::open(&self.audit) else {
             return vec![];
         };
         std::io::BufReader::new(file)

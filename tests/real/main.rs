@@ -7,6 +7,8 @@
 mod api;
 mod differential;
 mod harness;
+mod node;
+mod operator;
 mod wire;
 
 /// A lock for tests that change cluster-scoped objects (nodes): they run one at a time.

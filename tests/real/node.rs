@@ -1,0 +1,220 @@
+//! The real-node tier: the article's path on a real kubelet, containerd and cluster DNS
+//! (`../shared/cluster/realnode`, brought up by `.ci/run` and named by `TFJOB_REALNODE`), with
+//! the stand-in operator of [`crate::operator`]. Pods really run, log, crash, get OOM-killed and
+//! fail to pull; the scheduler is the real kube-scheduler.
+//!
+//! The node is one machine: these tests run one at a time ([`NODE`]).
+
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use serde_json::{Value, json};
+
+use crate::harness::{ControlPlane, reference, tfjob};
+
+static NODE: Mutex<()> = Mutex::new(());
+
+/// The node's cluster with the CRD and the stand-in operator, or why the tier is skipped.
+fn node() -> Result<&'static ControlPlane, String> {
+    static CLUSTER: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+    CLUSTER
+        .get_or_init(|| {
+            let Some(dir) = std::env::var_os("TFJOB_REALNODE").filter(|d| !d.is_empty()) else {
+                return Err("TFJOB_REALNODE is not set (the folder of a running ../shared/cluster/realnode; .ci/run brings one up)".into());
+            };
+            let plane = ControlPlane::existing(&PathBuf::from(dir));
+            let crd = reference("kubeflow.org_tfjobs.yaml")?;
+            // Set, yet not up: that fails the tier, it is not a skip.
+            plane.install_crd(&crd).unwrap_or_else(|e| panic!("{e}"));
+            crate::operator::start(&plane.kubeconfig());
+            Ok(plane)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+macro_rules! with_node {
+    ($p:ident, $guard:ident => $body:block) => {
+        match node() {
+            Ok($p) => {
+                let $guard = NODE.lock().unwrap_or_else(|e| e.into_inner());
+                $body
+            }
+            Err(why) => {
+                eprintln!("skipped (real-node tier): {why}");
+                return;
+            }
+        }
+    };
+}
+
+/// A job of `local/python:3` replicas serving TCP on their port, as a trainer waiting for its
+/// peers would; `edit` changes it.
+fn job(name: &str, ps: i64, workers: i64, edit: impl FnOnce(&mut Value)) -> String {
+    let template = |cmd: &str| {
+        json!({"metadata": {"annotations": {"sidecar.istio.io/inject": "false"}},
+               "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "tensorflow", "image": "local/python:3",
+                   "command": ["python3", "-c", cmd],
+                   "env": [{"name": "TAOTOKEN_API_KEY", "valueFrom": {"secretKeyRef": {"name": "taotoken-secret", "key": "api-key"}}}],
+                   "resources": {"limits": {"cpu": "100m", "memory": "128Mi"}}}]}})
+    };
+    let serve = "import http.server,sys;print('step 1 loss 0.9',flush=True);http.server.HTTPServer(('',2222),http.server.BaseHTTPRequestHandler).serve_forever()";
+    let mut j = json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
+        "spec": {"runPolicy": {"cleanPodPolicy": "None"}, "tfReplicaSpecs": {
+            "PS": {"replicas": ps, "restartPolicy": "OnFailure", "template": template(serve)},
+            "Worker": {"replicas": workers, "restartPolicy": "OnFailure", "template": template(serve)}}}});
+    if ps == 0 {
+        j["spec"]["tfReplicaSpecs"]
+            .as_object_mut()
+            .unwrap()
+            .remove("PS");
+    }
+    edit(&mut j);
+    serde_json::to_string_pretty(&j).unwrap()
+}
+
+fn worker(j: &mut Value) -> &mut Value {
+    &mut j["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+}
+
+fn namespace(plane: &ControlPlane, name: &str) -> String {
+    let ns = plane.namespace(name);
+    let s = plane.kubectl(&[
+        "-n",
+        &ns,
+        "create",
+        "secret",
+        "generic",
+        "taotoken-secret",
+        "--from-literal=api-key=sk-real-node-0000",
+    ]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    ns
+}
+
+fn file(body: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.json");
+    std::fs::write(&path, body).unwrap();
+    let p = path.to_str().unwrap().to_string();
+    (dir, p)
+}
+
+#[test]
+fn the_articles_shape_runs_and_every_replica_logs() {
+    with_node!(plane, _g => {
+        let ns = namespace(plane, "node-runs");
+        let (_d, path) = file(&job("runs", 1, 2, |_| {}));
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--wait", "--timeout", "180s"]);
+        assert_eq!(out.code, 0, "{}", out.all());
+        // Every replica runs, by the real kubelet's account.
+        let pods = plane.kubectl(&["-n", &ns, "get", "pods", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}"]);
+        for p in ["runs-ps-0=Running", "runs-worker-0=Running", "runs-worker-1=Running"] {
+            assert!(pods.stdout.contains(p), "{}", pods.stdout);
+        }
+        let logs = tfjob(plane, &["-n", &ns, "logs", "runs"]);
+        assert_eq!(logs.code, 0, "{}", logs.all());
+        assert!(logs.stdout.matches("step 1 loss 0.9").count() >= 3, "{}", logs.stdout);
+        let get = tfjob(plane, &["-n", &ns, "get", "runs"]);
+        assert_eq!(get.code, 0, "{}", get.all());
+        // TF_CONFIG as the pods got it, resolved by the kubelet.
+        let env = plane.kubectl(&["-n", &ns, "exec", "runs-worker-1", "--", "python3", "-c",
+            "import os,json;c=json.loads(os.environ['TF_CONFIG']);print(c['task'],len(c['cluster']['worker']))"]);
+        assert!(env.stdout.contains("'type': 'worker', 'index': 1") && env.stdout.contains(" 2"), "{}", env.all());
+        let probe = tfjob(plane, &["-n", &ns, "probe", "runs", "--timeout", "90s"]);
+        // Peers by their Service names on 2222, TF_CONFIG as expected; the gateway is outside
+        // (no egress from pods here), so exit 0 or the gateway check's failure alone.
+        assert!(probe.all().contains("TF_CONFIG"), "{}", probe.all());
+        assert!(!probe.all().contains("refused") && !probe.all().contains("name not found"), "{}", probe.all());
+        let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    })
+}
+
+#[test]
+fn an_oom_killed_worker_is_named_with_its_limit() {
+    with_node!(plane, _g => {
+        let ns = namespace(plane, "node-oom");
+        let body = job("oom", 0, 1, |j| {
+            let c = worker(j);
+            c["command"] = json!(["python3", "-c", "b=bytearray(400*1024*1024);import time;time.sleep(60)"]);
+            c["resources"]["limits"]["memory"] = "64Mi".into();
+        });
+        let (_d, path) = file(&body);
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--wait", "--for", "succeeded", "--timeout", "180s", "--max-restarts", "1"]);
+        assert_eq!(out.code, 4, "{}", out.all());
+        assert!(out.stderr.contains("OOMKilled"), "{}", out.stderr);
+        assert!(out.stderr.contains("64Mi"), "{}", out.stderr);
+        let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    })
+}
+
+#[test]
+fn a_crash_loop_is_named_as_the_real_kubelet_shows_it() {
+    with_node!(plane, _g => {
+        let ns = namespace(plane, "node-crash");
+        let body = job("crash", 0, 1, |j| {
+            worker(j)["command"] = json!(["python3", "-c", "raise ValueError('bad shape (32, 10) vs (32, 1)')"]);
+        });
+        let (_d, path) = file(&body);
+        // Between restarts the real kubelet shows the container terminated (reason Error), not
+        // CrashLoopBackOff: the verdict comes from the restarts.
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--wait", "--timeout", "180s", "--max-restarts", "2"]);
+        assert_eq!(out.code, 4, "{}", out.all());
+        assert!(out.stderr.contains("crash-worker-0") || out.stderr.contains("Worker-0") || out.stderr.contains("worker-0"), "{}", out.stderr);
+        // The same threshold gives diagnose the same verdict.
+        let diag = tfjob(plane, &["-n", &ns, "diagnose", "crash", "--max-restarts", "2"]);
+        assert_ne!(diag.code, 0, "{}", diag.all());
+        assert!(diag.all().contains("ValueError") || diag.all().contains("Traceback"), "{}", diag.all());
+        let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    })
+}
+
+#[test]
+fn an_image_that_cannot_be_pulled_is_named() {
+    with_node!(plane, _g => {
+        let ns = namespace(plane, "node-pull");
+        let body = job("nopull", 0, 1, |j| {
+            worker(j)["image"] = "registry.invalid:5000/team/trainer:1".into();
+        });
+        let (_d, path) = file(&body);
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--wait", "--timeout", "120s"]);
+        assert_eq!(out.code, 4, "{}", out.all());
+        assert!(out.stderr.contains("ErrImagePull") || out.stderr.contains("ImagePullBackOff"), "{}", out.stderr);
+        assert!(out.stderr.contains("registry.invalid:5000/team/trainer:1"), "{}", out.stderr);
+        let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    })
+}
+
+#[test]
+fn three_gpu_workers_on_a_one_gpu_node() {
+    with_node!(plane, _g => {
+        let ns = namespace(plane, "node-gpu");
+        let node = plane.kubectl(&["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"]).stdout;
+        let patch = plane.kubectl(&["patch", "node", &node, "--subresource=status", "--type=merge",
+            "-p", r#"{"status":{"capacity":{"nvidia.com/gpu":"1"}}}"#]);
+        assert_eq!(patch.code, 0, "{}", patch.stderr);
+        // The kubelet recomputes allocatable from capacity on its next status update.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while plane.kubectl(&["get", "node", &node, "-o", "jsonpath={.status.allocatable.nvidia\\.com/gpu}"]).stdout != "1" {
+            assert!(std::time::Instant::now() < deadline, "allocatable nvidia.com/gpu never became 1");
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let body = job("gpus", 0, 3, |j| {
+            worker(j)["resources"]["limits"]["nvidia.com/gpu"] = 1.into();
+        });
+        let (_d, path) = file(&body);
+        // The pre-flight refuses it before any write.
+        let refused = tfjob(plane, &["-n", &ns, "submit", "-f", &path]);
+        assert_eq!(refused.code, 4, "{}", refused.all());
+        assert!(refused.stderr.contains("Nothing was created"), "{}", refused.stderr);
+        assert_eq!(plane.writes("kubectl-tfjob", &ns), vec![]);
+        // Past it (an autoscaler might add nodes, so the wait waits for capacity until its
+        // deadline: exit 5), the real scheduler says the same in its words.
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--skip-capacity-check", "--wait", "--timeout", "45s"]);
+        assert_eq!(out.code, 5, "{}", out.all());
+        assert!(out.stderr.contains("Insufficient nvidia.com/gpu"), "{}", out.stderr);
+        let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+        let _ = plane.kubectl(&["patch", "node", &node, "--subresource=status", "--type=json",
+            "-p", r#"[{"op":"remove","path":"/status/capacity/nvidia.com~1gpu"}]"#]);
+    })
+}
