@@ -457,6 +457,17 @@ fn cases() -> Vec<Case> {
         format!("{}z: {{*a8: 1, *a7: 2}}\n", billion_laughs(9, 10)).into_bytes(),
         true,
     ));
+    // One 1 MiB string aliased 2,000 times: few nodes, ~2 GB expanded (issue 47 item 4).
+    cases.push(Case::validate(
+        "one long string aliased 2,000 times",
+        format!(
+            "a: &s {}\nb: [{}]\n",
+            "x".repeat(1024 * 1024),
+            "*s, ".repeat(2_000)
+        )
+        .into_bytes(),
+        true,
+    ));
     // Deep nesting, flow and block, just under and far past the depth limit.
     for depth in [60, 65, 1_000, 100_000] {
         cases.push(Case::validate(

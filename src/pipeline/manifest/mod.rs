@@ -32,6 +32,10 @@ pub const MAX_INPUT_BYTES: usize = crate::input::MANIFEST.bytes;
 pub const MAX_DEPTH: usize = 64;
 /// Caps alias expansion ("billion laughs").
 pub const MAX_NODES: usize = 1_000_000;
+/// Caps what aliases add in bytes: one long string aliased many times stays under
+/// [`MAX_NODES`] yet expands to gigabytes. Twice the API server's request limit: a document
+/// that expands past it can never be stored, and the tree stays a few tens of MiB.
+pub const MAX_EXPANDED_BYTES: usize = 2 * MAX_INPUT_BYTES;
 
 /// Where something is in the input. `line` and `column` are 1-based.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -302,6 +306,8 @@ struct Builder {
     anchors: HashMap<usize, Value>,
     root: Option<Value>,
     nodes: usize,
+    /// Bytes the aliases have added so far (see [`MAX_EXPANDED_BYTES`]).
+    alias_bytes: usize,
     warnings: Vec<ParseWarning>,
     /// The last scalar was an untagged plain `<<` (a merge key, go-yaml's `isMerge`).
     plain_merge_key: bool,
@@ -317,6 +323,7 @@ impl Builder {
             anchors: HashMap::new(),
             root: None,
             nodes: 0,
+            alias_bytes: 0,
             warnings: Vec::new(),
             plain_merge_key: false,
         }
@@ -457,16 +464,27 @@ impl Builder {
                 }
                 Event::Alias(id) => {
                     self.begin_node(pos)?;
-                    let size = self
+                    let (size, bytes) = self
                         .anchors
                         .get(&id)
-                        .map(count_nodes)
+                        .map(|v| (count_nodes(v), count_bytes(v)))
                         .ok_or_else(|| self.err("alias to an unknown anchor", pos))?;
                     // Count before cloning, so an over-budget alias never allocates its copy.
                     self.nodes += size;
                     if self.nodes > MAX_NODES {
                         return Err(self.err(
                             format!("aliases expand to more than {MAX_NODES} nodes"),
+                            pos,
+                        ));
+                    }
+                    self.alias_bytes = self.alias_bytes.saturating_add(bytes);
+                    if self.alias_bytes > MAX_EXPANDED_BYTES {
+                        return Err(self.err(
+                            format!(
+                                "aliases expand to more than {} MiB; the API server refuses \
+                                 requests over 3 MiB, so this cannot be a TFJob it stores",
+                                MAX_EXPANDED_BYTES / (1024 * 1024)
+                            ),
                             pos,
                         ));
                     }
@@ -623,6 +641,23 @@ fn count_nodes(v: &Value) -> usize {
         Value::Array(a) => 1 + a.iter().map(count_nodes).sum::<usize>(),
         Value::Object(m) => 1 + m.values().map(count_nodes).sum::<usize>(),
         _ => 1,
+    }
+}
+
+/// Roughly the bytes a value takes as JSON: its strings and keys, a few bytes for other
+/// scalars and punctuation. Exact enough for a budget; never undercounts a string.
+fn count_bytes(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => 2 + a.iter().map(|x| count_bytes(x) + 1).sum::<usize>(),
+        Value::Object(m) => {
+            2 + m
+                .iter()
+                .map(|(k, x)| k.len() + 4 + count_bytes(x))
+                .sum::<usize>()
+        }
+        Value::Number(n) => n.to_string().len(),
+        Value::Bool(_) | Value::Null => 5,
     }
 }
 

@@ -257,6 +257,21 @@ fn hostile_inputs_fail_cleanly() {
 }
 
 #[test]
+fn one_long_string_aliased_many_times_is_refused_by_its_bytes() {
+    // Under the node cap (2,001 nodes) but ~2 GB expanded: the budget counts bytes.
+    let long = "x".repeat(1024 * 1024);
+    let aliases = "*s, ".repeat(2_000);
+    let bomb = format!("a: &s {long}\nb: [{aliases}]\n");
+    let e = parse_documents(&bomb, "bomb.yaml").unwrap_err();
+    assert!(e.message.contains("MiB"), "{e}");
+    assert_eq!(e.location.line, 2, "{e}");
+    // A string aliased a few times, as real manifests do, still reads.
+    let ok = format!("a: &s {}\nb: [*s, *s, *s]\n", "y".repeat(100_000));
+    let docs = parse_documents(&ok, "ok.yaml").unwrap();
+    assert_eq!(docs[0].value["b"][2].as_str().map(str::len), Some(100_000));
+}
+
+#[test]
 fn keys_become_strings_as_kubectl_makes_them_and_a_null_key_is_refused() {
     let doc = parse_one("1.5: a\n1e3: b\n0.00001: d\ntrue: e\n010: f\n", "k.yaml")
         .unwrap()
