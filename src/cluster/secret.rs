@@ -146,3 +146,78 @@ pub async fn require_secret(kube: &Kube, namespace: &str, name: &str) -> Result<
         )),
     }
 }
+
+/// Pure: the Secrets whose values reach a container's environment (`env[].valueFrom.secretKeyRef`
+/// with its key, `envFrom[].secretRef` with all keys: `None`), optional ones included: an
+/// optional Secret that exists is injected all the same.
+pub fn env_secrets<'a>(
+    specs: impl IntoIterator<Item = &'a k8s_openapi::api::core::v1::PodSpec>,
+) -> std::collections::BTreeSet<(String, Option<String>)> {
+    let mut out = std::collections::BTreeSet::new();
+    for spec in specs {
+        let containers = spec
+            .init_containers
+            .iter()
+            .flatten()
+            .chain(spec.containers.iter());
+        for c in containers {
+            for e in c.env.iter().flatten() {
+                if let Some(r) = e
+                    .value_from
+                    .as_ref()
+                    .and_then(|f| f.secret_key_ref.as_ref())
+                {
+                    out.insert((r.name.clone(), Some(r.key.clone())));
+                }
+            }
+            for ef in c.env_from.iter().flatten() {
+                if let Some(r) = &ef.secret_ref {
+                    out.insert((r.name.clone(), None));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Reads the Secrets [`env_secrets`] names and registers their values with the redactor, so
+/// a key a container printed reaches neither the terminal nor a saved file. `done` holds the
+/// Secrets already read by this command (a save runs several times). Returns, for each Secret
+/// that could not be read, why: its values then cannot be recognised in what is printed.
+pub async fn register_env_secrets<'a>(
+    kube: &Kube,
+    namespace: &str,
+    specs: impl IntoIterator<Item = &'a k8s_openapi::api::core::v1::PodSpec>,
+    done: &mut std::collections::BTreeSet<(String, Option<String>)>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let api: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
+    for (name, key) in env_secrets(specs) {
+        if !done.insert((name.clone(), key.clone())) {
+            continue;
+        }
+        match super::retry(kube, || api.get_opt(&name)).await {
+            // Absent: no value to hide (the pod cannot have started with it).
+            Ok(None) => {}
+            Ok(Some(secret)) => {
+                for (k, v) in secret.data.iter().flatten() {
+                    let wanted = match &key {
+                        Some(key) => k == key,
+                        None => k != BASE_URL_KEY,
+                    };
+                    if wanted {
+                        crate::redact::register(&v.0);
+                    }
+                }
+            }
+            Err(e) => {
+                done.remove(&(name.clone(), key));
+                problems.push(format!(
+                    "Secret {namespace}/{name}: not read ({}), so its values are not scrubbed",
+                    crate::error::chain(&e)
+                ));
+            }
+        }
+    }
+    problems
+}

@@ -112,6 +112,8 @@ pub struct Saver {
     /// Files in place (relative), for the summary and a full disk's message.
     written: BTreeSet<String>,
     temp_counter: u32,
+    /// Secrets whose values are registered with the redactor (read once per command).
+    secrets_read: BTreeSet<(String, Option<String>)>,
 }
 
 impl Saver {
@@ -130,7 +132,14 @@ impl Saver {
             failures: Vec::new(),
             written: BTreeSet::new(),
             temp_counter: 0,
+            secrets_read: BTreeSet::new(),
         }
+    }
+
+    /// Secrets the command has already registered with the redactor (not read again).
+    pub fn with_secrets_read(mut self, read: BTreeSet<(String, Option<String>)>) -> Self {
+        self.secrets_read = read;
+        self
     }
 
     /// The job's folder, once a save made it.
@@ -204,6 +213,17 @@ impl Saver {
             self.pods
                 .insert(p.metadata.name.clone().unwrap_or_default(), p.clone());
         }
+        // A key a container logged is scrubbed from what is written: every Secret value the
+        // pods' environment takes is registered before the first file is written.
+        let specs = present.iter().filter_map(|p| p.spec.as_ref()).chain(
+            self.job_object
+                .iter()
+                .flat_map(|j| j.spec.tf_replica_specs.values())
+                .filter_map(|r| r.template.spec.as_ref()),
+        );
+        problems.extend(
+            cluster::secret::register_env_secrets(kube, &ns, specs, &mut self.secrets_read).await,
+        );
         // Logs of the pods there now (those gone keep what an earlier save read).
         let mut tails: BTreeMap<String, String> = BTreeMap::new();
         for p in &present {

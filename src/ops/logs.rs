@@ -459,6 +459,19 @@ pub async fn logs(
     let Some(job) = job else {
         return Err(cluster::notfound::tfjob(kube, namespace, &opts.job).await);
     };
+    // A key a container printed is scrubbed from stdout and from saved files alike: the
+    // values the pods' environment takes from Secrets are registered before any line.
+    let mut secrets_read = std::collections::BTreeSet::new();
+    let specs = job
+        .spec
+        .tf_replica_specs
+        .values()
+        .filter_map(|r| r.template.spec.as_ref());
+    for why in
+        cluster::secret::register_env_secrets(kube, namespace, specs, &mut secrets_read).await
+    {
+        tracing::info!("{why}");
+    }
     let save_until = std::time::Instant::now() + opts.timeout;
     let mut saver = opts.save.clone().map(|s| {
         super::evidence::Saver::new(
@@ -467,6 +480,7 @@ pub async fn logs(
             &opts.job,
             crate::ops::wait::DEFAULT_MAX_RESTARTS,
         )
+        .with_secrets_read(secrets_read.clone())
     });
     if let Some(saver) = saver.as_mut() {
         saver.save(kube, "logs --save", save_until, err).await?;

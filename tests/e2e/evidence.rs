@@ -450,3 +450,74 @@ fn diagnose_shows_how_long_each_running_replica_has_been_silent() {
     assert_eq!(tails.len(), 4, "{tails:?}");
     assert!(tails.iter().all(|r| r.query.contains("timestamps=true")));
 }
+
+/// Issue 47 item 5: a key a container logged (as `kubectl create secret --from-file` stores
+/// it, with its newline) is scrubbed from `wait --save`, `logs --save` and `logs`' stdout,
+/// though none of them needs the Secret for its own work.
+#[test]
+fn a_key_a_container_logged_is_scrubbed_from_every_save_and_from_logs() {
+    let key = crate::TEST_KEY;
+    let c = cluster(&format!(
+        "containerBehaviour:\n\
+         - match: {{replicaType: worker, index: 1}}\n  exitCode: 3\n  runMs: 300\n  log: \"worker-1 key={key}\\n\"\n\
+         - match: {{replicaType: ps}}\n  log: \"ps-0 says: Authorization: Bearer {key}\\n\"\n\
+         objects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &submit_args(&["--restart-policy", "Never", "--skip-capacity-check"]),
+    )
+    .expect_code(0);
+    c.hold_cleanup(true);
+    let dir = tempfile::tempdir().unwrap();
+    let waited = dir.path().join("wait");
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "60s",
+            "--save",
+            waited.to_str().unwrap(),
+        ],
+    );
+    run.exit(4);
+    let logged = dir.path().join("logs");
+    let logs = tfjob(
+        &c,
+        &[
+            "logs",
+            "tf-dist-train",
+            "--save",
+            logged.to_str().unwrap(),
+            "--timeout",
+            "30s",
+        ],
+    );
+    logs.expect_code(0);
+    assert!(logs.stdout.contains("[REDACTED]"), "{}", logs.stdout);
+    for out in [&run.stdout, &run.stderr, &logs.stdout, &logs.stderr] {
+        assert!(!out.contains(key), "the key leaked:\n{out}");
+    }
+    let mut files = walk(&waited);
+    files.extend(walk(&logged));
+    let worker_1 = files
+        .iter()
+        .filter(|f| f.ends_with("tf-dist-train-worker-1/tensorflow.log"))
+        .count();
+    assert_eq!(worker_1, 2, "{files:?}");
+    for f in files {
+        let text = read(f.clone());
+        assert!(
+            !text.contains(key),
+            "{}: the key leaked:\n{text}",
+            f.display()
+        );
+        if f.ends_with("tensorflow.log") && text.contains("key=") {
+            assert!(text.contains("key=[REDACTED]"), "{}: {text}", f.display());
+        }
+    }
+}
