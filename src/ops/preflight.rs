@@ -226,20 +226,29 @@ pub(crate) fn act_on_verdict(
             Ok(())
         }
         Verdict::Never => Err(Error::WontRun {
-            message: format!(
-                "TFJob {ns}/{name} can never run on this cluster as it is: {}{}",
-                // The scheduler's reasons end with a period of their own.
-                if submitting {
-                    reason.trim_end_matches('.')
-                } else {
-                    reason.as_str()
-                },
-                if submitting {
-                    ". Nothing was created."
-                } else {
-                    ""
+            message: {
+                let mut tail: Vec<String> = Vec::new();
+                // A status ConfigMap left behind is no autoscaler: say why it was not counted.
+                if let Some(why) = &snapshot.autoscaler_ruled_out {
+                    tail.push(format!(
+                        "kube-system/cluster-autoscaler-status exists, but {why}."
+                    ));
                 }
-            ),
+                if submitting {
+                    tail.push("Nothing was created.".into());
+                }
+                let head = format!("TFJob {ns}/{name} can never run on this cluster as it is");
+                if tail.is_empty() {
+                    format!("{head}: {reason}")
+                } else {
+                    // The scheduler's reasons end with a period of their own.
+                    format!(
+                        "{head}: {}. {}",
+                        reason.trim_end_matches('.'),
+                        tail.join(" ")
+                    )
+                }
+            },
             hint: Some(match (live::selector_hint(job, snapshot, reason), submitting) {
                 (Some(hint), _) => hint,
                 (None, true) => {

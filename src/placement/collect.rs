@@ -517,6 +517,46 @@ async fn exists(client: &Client, collection: &str, name: &str) -> Result<bool, k
     }
 }
 
+/// The cluster-autoscaler's status ConfigMap, judged ([`super::autoscaler::judge`]):
+/// `(may add nodes, why not when it exists but rules the autoscaler out)`. Absent or
+/// unreadable (403): no autoscaler known.
+async fn autoscaler_status(client: &Client) -> Result<(bool, Option<String>), kube::Error> {
+    #[derive(Deserialize, Default)]
+    struct Meta {
+        #[serde(default)]
+        annotations: BTreeMap<String, String>,
+    }
+    #[derive(Deserialize)]
+    struct StatusMap {
+        #[serde(default)]
+        metadata: Meta,
+        #[serde(default)]
+        data: BTreeMap<String, String>,
+    }
+    let req = kube::core::Request::new("/api/v1/namespaces/kube-system/configmaps")
+        .get("cluster-autoscaler-status", &Default::default())
+        .map_err(kube::Error::BuildRequest)?;
+    let cm: StatusMap = match client.request(req).await {
+        Ok(cm) => cm,
+        Err(e) if client::is_not_found(&e) || forbidden::refused(&e).is_some() => {
+            return Ok((false, None));
+        }
+        Err(e) => return Err(e),
+    };
+    let judged = super::autoscaler::judge(
+        cm.metadata
+            .annotations
+            .get("cluster-autoscaler.kubernetes.io/last-updated")
+            .map(String::as_str),
+        cm.data.get("status").map(String::as_str),
+        k8s_openapi::jiff::Timestamp::now(),
+    );
+    Ok(match judged {
+        Ok(()) => (true, None),
+        Err(why) => (false, Some(why)),
+    })
+}
+
 /// Whether a collection holds at least one object: one item asked for; absent API or 403 = no.
 async fn any_listed(client: &Client, path: &str) -> Result<bool, kube::Error> {
     #[derive(Deserialize)]
@@ -695,11 +735,7 @@ pub async fn collect(
     // pending pod only through a NodePool (karpenter.sh/v1, karpenter docs "NodePools").
     let autoscaler = async {
         futures::try_join!(
-            exists(
-                client,
-                "/api/v1/namespaces/kube-system/configmaps",
-                "cluster-autoscaler-status",
-            ),
+            autoscaler_status(client),
             any_listed(client, "/apis/karpenter.sh/v1/nodepools"),
         )
     };
@@ -764,7 +800,8 @@ pub async fn collect(
         secrets,
         service_accounts,
         crds,
-        autoscaler,
+        autoscaler: autoscaler.0,
+        autoscaler_ruled_out: autoscaler.1,
         karpenter,
         missing_permissions,
     })

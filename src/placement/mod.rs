@@ -46,6 +46,7 @@
 //! Fields are only ever added, never renamed. `readiness` is filled by the caller.
 
 mod admission;
+pub mod autoscaler;
 mod collect;
 mod filters;
 pub mod gang;
@@ -245,8 +246,11 @@ pub struct Snapshot {
     pub service_accounts: Option<BTreeSet<String>>,
     /// Names of CRDs present (e.g. `podgroups.scheduling.volcano.sh`).
     pub crds: BTreeSet<String>,
-    /// The cluster-autoscaler's status ConfigMap exists (nodes may be added).
+    /// The cluster-autoscaler's status ConfigMap shows a running autoscaler with a node group
+    /// it may grow ([`autoscaler::judge`]).
     pub autoscaler: bool,
+    /// The status ConfigMap exists but rules the autoscaler out: why, for the `never` message.
+    pub autoscaler_ruled_out: Option<String>,
     /// Karpenter has a NodePool (`karpenter.sh/v1`): it launches nodes for pending pods.
     pub karpenter: bool,
     /// e.g. "list nodes (cluster-wide)", "list pods (all namespaces)".

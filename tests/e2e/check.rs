@@ -85,6 +85,32 @@ fn an_autoscaler_downgrades_never_to_a_warning() {
     assert!(run.stderr.contains("nvidia.com/gpu"), "{}", run.stderr);
 }
 
+/// Issue 47 item 11: a status ConfigMap an uninstalled autoscaler left behind (dated 2019,
+/// Unhealthy, no node groups) is no autoscaler: the job is refused before any write.
+#[test]
+fn a_status_config_map_left_behind_in_2019_is_no_autoscaler() {
+    let c = cluster(&format!(
+        "{ONE_GPU}namespaces: [default, kubeflow, kube-system]\nobjects:{SECRET}
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: cluster-autoscaler-status
+      namespace: kube-system
+      annotations: {{cluster-autoscaler.kubernetes.io/last-updated: '2019-05-22 12:59:38.41 +0000 UTC'}}
+    data: {{status: \"Cluster-autoscaler status at 2019-05-22 12:59:38.41 +0000 UTC:\\nCluster-wide:\\n  Health: Unhealthy (ready=0 unready=3)\\n\\nNodeGroups:\\n\"}}
+"
+    ));
+    let run = tfjob(&c, &submit_args(&[]));
+    run.expect_code(4);
+    run.stderr_has("can never run on this cluster as it is");
+    run.stderr_has("kube-system/cluster-autoscaler-status exists, but its status was last updated 2019-05-22 12:59:38.41 +0000 UTC");
+    run.stderr_has("so no cluster-autoscaler is running. Nothing was created.");
+    assert!(!run.stderr.contains("nodes may be added"), "{}", run.stderr);
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+    let check = tfjob(&c, &check_args(&[]));
+    check.expect_code(4);
+}
+
 #[test]
 fn server_dry_run_shows_the_verdict() {
     let c = cluster(&format!("objects:{SECRET}"));
