@@ -190,20 +190,8 @@ impl GatewayConfig {
         if let Err(e) = check_key_name(&self.secret_key, "--api-secret-key") {
             problems.push(e.to_string());
         }
-        let p = &self.env_prefix;
-        let env_ok = !p.is_empty()
-            && !p.starts_with(|c: char| c.is_ascii_digit())
-            && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !env_ok {
-            let fix: String = p
-                .to_ascii_uppercase()
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
-            problems.push(format!(
-                "--api-env-prefix {p:?} does not make valid env var names; use letters, digits and '_', e.g. --api-env-prefix {}",
-                if fix.is_empty() { "MY_GATEWAY".to_string() } else { fix }
-            ));
+        if let Err(e) = check_env_prefix(&self.env_prefix) {
+            problems.push(e);
         }
         if problems.is_empty() {
             Ok(())
@@ -443,6 +431,47 @@ fn set_env(c: &mut Container, vars: &[EnvVar]) {
             keep
         });
     }
+}
+
+/// `--api-env-prefix`: a prefix that makes valid env var names (`PREFIX_API_KEY`), else the
+/// flag's error with a fixed spelling to use.
+pub fn check_env_prefix(p: &str) -> std::result::Result<(), String> {
+    let ok = !p.is_empty()
+        && !p.starts_with(|c: char| c.is_ascii_digit())
+        && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        return Ok(());
+    }
+    let fix: String = p
+        .to_ascii_uppercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    Err(format!(
+        "--api-env-prefix {p:?} does not make valid env var names; use letters, digits and '_', e.g. --api-env-prefix {}",
+        if fix.is_empty() || fix.starts_with(|c: char| c.is_ascii_digit()) {
+            "MY_GATEWAY".to_string()
+        } else {
+            fix
+        }
+    ))
+}
+
+/// Pure: the gateway prefixes a container's env names show (`X` of `X_API_KEY` or
+/// `X_BASE_URL`), sorted, for a did-you-mean.
+pub fn env_prefixes_in<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = names
+        .into_iter()
+        .filter_map(|n| {
+            n.strip_suffix("_API_KEY")
+                .or_else(|| n.strip_suffix("_BASE_URL"))
+        })
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 #[cfg(test)]

@@ -28,9 +28,10 @@ pub struct ProbeArgs {
     #[arg(short = 'c', long, value_name = "NAME")]
     pub container: Option<String>,
 
-    /// Prefix of the gateway env vars: PREFIX_API_KEY and PREFIX_BASE_URL.
-    #[arg(long, value_name = "PREFIX", default_value = crate::gateway::DEFAULT_ENV_PREFIX)]
-    pub api_env_prefix: String,
+    /// Prefix of the gateway env vars: PREFIX_API_KEY and PREFIX_BASE_URL [default: TAOTOKEN].
+    /// Given, the container must set one of them: a typo is an error, not a skipped check.
+    #[arg(long, value_name = "PREFIX")]
+    pub api_env_prefix: Option<String>,
 
     /// Also send one tiny chat completion (max_tokens 1) to MODEL from inside the first replica
     /// whose gateway check passed, and check the answer has `choices`. Opt-in: it costs tokens.
@@ -60,10 +61,16 @@ pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
             "--gateway-chat {model:?}: a model name has letters, digits and - _ . : / @ + only (as GET /v1/models lists them)"
         )));
     }
+    if let Some(p) = &args.api_env_prefix {
+        crate::gateway::check_env_prefix(p).map_err(Error::Usage)?;
+    }
     let opts = ProbeOptions {
         job,
         container: args.container,
-        env_prefix: args.api_env_prefix,
+        env_prefix_given: args.api_env_prefix.is_some(),
+        env_prefix: args
+            .api_env_prefix
+            .unwrap_or_else(|| crate::gateway::DEFAULT_ENV_PREFIX.to_string()),
         timeout: args.timeout,
         format: match args.output {
             ProbeOutput::Text => ProbeFormat::Text,

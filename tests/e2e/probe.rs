@@ -670,3 +670,32 @@ fn a_jobset_replica_without_tf_config_names_the_jobset_template() {
     );
     no_key_in_exec_commands(&c);
 }
+
+/// Issue 47 item 14: a misspelt `--api-env-prefix` is refused before any exec, naming the
+/// prefix the container does set; the right one (spelt out) probes as the default does.
+#[test]
+fn a_misspelt_api_env_prefix_is_refused_not_a_skipped_gateway_check() {
+    let c = running_job(TEST_KEY, "");
+    let execs = |c: &TestCluster| {
+        c.requests()
+            .into_iter()
+            .filter(|r| r.subresource == "exec")
+            .count()
+    };
+    let execs_before = execs(&c);
+    let typo = tfjob(&c, &args("probe tf-dist-train --api-env-prefix TAOTOKN"));
+    typo.exit(2);
+    typo.stderr_has("--api-env-prefix TAOTOKN: container tensorflow sets neither TAOTOKN_API_KEY nor TAOTOKN_BASE_URL");
+    typo.stderr_has("e.g. --api-env-prefix TAOTOKEN");
+    assert_eq!(execs(&c), execs_before, "no exec for a refused flag");
+    let bad = tfjob(&c, &args("probe tf-dist-train --api-env-prefix taotoken-x"));
+    bad.exit(2);
+    bad.stderr_has("e.g. --api-env-prefix TAOTOKEN_X");
+    let right = tfjob(
+        &c,
+        &args("probe tf-dist-train --api-env-prefix TAOTOKEN -o json"),
+    );
+    right.exit(0);
+    let v: Value = serde_json::from_str(&right.stdout).unwrap();
+    assert_eq!(v["replicas"][0]["gateway"]["status"], "pass", "{v:#}");
+}

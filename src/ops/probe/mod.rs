@@ -49,6 +49,9 @@ pub struct ProbeOptions {
     pub container: Option<String>,
     /// Prefix of the gateway env vars: PREFIX_API_KEY and PREFIX_BASE_URL.
     pub env_prefix: String,
+    /// The user named the prefix (`--api-env-prefix`): a container that sets neither variable
+    /// is then their typo, not a job without a gateway.
+    pub env_prefix_given: bool,
     pub timeout: Duration,
     pub format: ProbeFormat,
     /// `--gateway-chat MODEL`: one tiny chat completion, from the first replica whose gateway
@@ -157,12 +160,16 @@ pub async fn probe(
     }
     let key_var = format!("{}_API_KEY", opts.env_prefix);
     let base_var = format!("{}_BASE_URL", opts.env_prefix);
+    if opts.env_prefix_given {
+        prefix_in_spec(&pods, &container, &opts.env_prefix)?;
+    }
     let secret_fp = secret_fingerprint(kube, ns, &pods, &container, &key_var).await;
     let facts = |to: &str| peer_facts(to, ns, &pods, services.as_deref(), &policies);
     let env = Vars {
         container: &container,
         key_var: &key_var,
         base_var: &base_var,
+        prefix_given: opts.env_prefix_given,
         tf_config_from: if opts.jobset {
             "the JobSet's pod template"
         } else {
@@ -214,6 +221,49 @@ pub async fn probe(
         not_probed: None,
         replicas,
     })
+}
+
+/// `--api-env-prefix P` given: refuses (exit 2, before any exec) a prefix that no pod's
+/// container sets as `P_API_KEY` or `P_BASE_URL` and cannot take from `envFrom` either,
+/// naming the prefixes it does set. A typo must not turn into a skipped gateway check.
+fn prefix_in_spec(pods: &[Pod], container: &str, prefix: &str) -> Result<()> {
+    let containers: Vec<&k8s_openapi::api::core::v1::Container> = pods
+        .iter()
+        .flat_map(|p| p.spec.iter().flat_map(|s| s.containers.iter()))
+        .filter(|c| c.name == container)
+        .collect();
+    // envFrom may bring any name: only the process's environment can tell (probe_pod).
+    if containers.is_empty() || containers.iter().any(|c| c.env_from.is_some()) {
+        return Ok(());
+    }
+    let names: Vec<&str> = containers
+        .iter()
+        .flat_map(|c| c.env.iter().flatten())
+        .map(|e| e.name.as_str())
+        .collect();
+    let wanted = [format!("{prefix}_API_KEY"), format!("{prefix}_BASE_URL")];
+    if names.iter().any(|n| wanted.iter().any(|w| w == n)) {
+        return Ok(());
+    }
+    let found = crate::gateway::env_prefixes_in(names);
+    Err(Error::Usage(format!(
+        "--api-env-prefix {prefix}: container {} sets neither {} nor {}; {}",
+        crate::print::terminal::escape(container),
+        wanted[0],
+        wanted[1],
+        match found.first() {
+            Some(p) => format!(
+                "it sets the gateway variables of {} (e.g. --api-env-prefix {p})",
+                found
+                    .iter()
+                    .map(|p| crate::print::terminal::escape(p).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "it sets no *_API_KEY or *_BASE_URL variable: the job has no gateway to probe"
+                .to_string(),
+        }
+    )))
 }
 
 /// `--gateway-chat MODEL`: one chat completion from the first replica whose gateway check
@@ -320,6 +370,7 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
         job: job.to_string(),
         container: None,
         env_prefix: crate::gateway::DEFAULT_ENV_PREFIX.to_string(),
+        env_prefix_given: false,
         timeout: end.saturating_duration_since(Instant::now()),
         format: ProbeFormat::Json,
         chat_model: None,
@@ -421,6 +472,8 @@ struct Vars<'a> {
     container: &'a str,
     key_var: &'a str,
     base_var: &'a str,
+    /// `--api-env-prefix` was given (see [`ProbeOptions::env_prefix_given`]).
+    prefix_given: bool,
     /// Who gives the pods their TF_CONFIG: the operator, or the exported JobSet's template.
     tf_config_from: &'static str,
 }
@@ -804,8 +857,15 @@ async fn probe_pod(
             other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
         }
     }
-    // 3. The gateway, where the process has its base URL.
-    if env.value(vars.base_var).is_some() {
+    // 3. The gateway, where the process has its base URL. A prefix the user named but the
+    // process lacks (envFrom hid it from the spec check) is a check not made, never a pass.
+    if vars.prefix_given && env.value(vars.base_var).is_none() && env.value(vars.key_var).is_none()
+    {
+        r.gateway = Some(Check::not_checked(format!(
+            "the process has neither {} nor {}: is --api-env-prefix right?",
+            vars.key_var, vars.base_var
+        )));
+    } else if env.value(vars.base_var).is_some() {
         let timeout = CONNECT_TIMEOUT_SECS.to_string();
         let args = [ENVIRON, vars.base_var, vars.key_var, timeout.as_str()];
         let run = exec(
