@@ -60,8 +60,13 @@ pub fn istio_warning(
     ))
 }
 
-/// Combines several readiness failures into one error (exit code of the first kind).
+/// Combines several readiness failures into one error (exit code of the first kind). The
+/// deadline running out is the command's answer (exit 5): the other checks were cut by it, so
+/// what they would have found is unknown, not "not ready".
 pub fn combine(mut failures: Vec<Error>) -> Error {
+    if let Some(i) = failures.iter().position(|f| matches!(f, Error::Timeout(_))) {
+        return failures.swap_remove(i);
+    }
     if failures.len() == 1 {
         return failures.remove(0);
     }

@@ -176,3 +176,20 @@ fn delete_wait_ends_at_its_timeout_on_a_slow_api_server() {
     run.exit(5);
     within(took, Duration::from_secs(4), &run);
 }
+
+/// Issue 47 item 13: on an API server that never answers, `submit --wait --timeout 3s` ends
+/// at its timeout with exit 5 (the timeout's code), whichever request it was waiting on.
+#[test]
+fn submit_wait_on_an_api_server_that_never_answers_ends_at_its_timeout_with_5() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    c.set_faults(vec![Fault {
+        latency_ms: Some(60_000),
+        times: 0,
+        ..Default::default()
+    }]);
+    let (run, took) = timed(&c, &submit_args(&["--wait", "--timeout", "3s"]));
+    run.exit(5);
+    within(took, Duration::from_secs(3), &run);
+    run.stderr_has("--timeout 3s ran out while ");
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+}
