@@ -87,9 +87,15 @@ use error::{Error, ExitCode};
 pub fn report_error(err: &Error, stderr: &mut dyn Write) -> ExitCode {
     if !err.is_quiet() {
         // Nothing sensible is left to do if stderr is gone too.
-        let _ = writeln!(stderr, "error: {err}");
+        // The message may carry the cluster's words (a log line, an event): escaped for the
+        // terminal here, the one place every error is printed.
+        let _ = writeln!(
+            stderr,
+            "error: {}",
+            crate::print::terminal::escape(&err.to_string())
+        );
         if let Some(hint) = err.hint() {
-            let _ = writeln!(stderr, "\n{hint}");
+            let _ = writeln!(stderr, "\n{}", crate::print::terminal::escape(hint));
         }
     }
     err.exit_code()

@@ -84,15 +84,15 @@ pub fn diagnosis(d: &Diagnosis, color: bool, s: &mut dyn Write) -> io::Result<()
     if !d.restart_ledger.is_empty() {
         writeln!(s, "Restarts (oldest first):")?;
         for line in &d.restart_ledger {
-            writeln!(s, "  {line}")?;
+            writeln!(s, "  {}", esc(line))?;
         }
     }
     if !d.failures.is_empty() {
         writeln!(s, "Failed replicas (the first to fail first):")?;
         for f in &d.failures {
-            writeln!(s, "  {}", f.line)?;
+            writeln!(s, "  {}", esc(&f.line))?;
             if let Some(e) = &f.evidence {
-                writeln!(s, "  {pad}{e}")?;
+                writeln!(s, "  {pad}{}", esc(e))?;
             }
         }
     }

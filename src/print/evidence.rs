@@ -260,7 +260,8 @@ pub fn summary(s: &Summary<'_>) -> String {
     for f in s.files {
         out.push_str(&format!("  {f}\n"));
     }
-    crate::redact::redact(&out)
+    // Read with `cat` in a terminal: the cluster's words (log lines, messages) escaped.
+    super::terminal::escape(&crate::redact::redact(&out)).into_owned()
 }
 
 fn one_line(s: &str) -> String {

@@ -521,3 +521,52 @@ fn a_key_a_container_logged_is_scrubbed_from_every_save_and_from_logs() {
         }
     }
 }
+
+/// Issue 47 item 12: terminal escapes a container logged (OSC 52 sets the clipboard, CSI 2J
+/// clears the screen) reach neither wait's error, diagnose's "Failed replicas" block nor
+/// summary.txt raw: they are shown as kubectl shows them (`^[`).
+#[test]
+fn escapes_a_container_logged_are_shown_escaped_in_every_failure_report() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n\
+         - match: {{replicaType: worker, index: 1}}\n  exitCode: 1\n  runMs: 300\n  log: \"Traceback (most recent call last):\\n  File \\\"t.py\\\", line 1\\nValueError: bad\\e]52;c;SGVsbG8=\\a\\e[2J shape\\n\"\n\
+         objects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &submit_args(&["--restart-policy", "Never", "--skip-capacity-check"]),
+    )
+    .expect_code(0);
+    c.hold_cleanup(true);
+    let dir = tempfile::tempdir().unwrap();
+    let wait = tfjob(
+        &c,
+        &[
+            "wait",
+            "tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "60s",
+            "--save",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    wait.exit(4);
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    let summary = read(saved_folder(dir.path()).join("summary.txt"));
+    for (what, text) in [
+        ("wait", wait.all()),
+        ("diagnose", diagnose.all()),
+        ("summary.txt", summary),
+    ] {
+        assert!(!text.contains('\u{1b}'), "{what}: a raw ESC:\n{text}");
+        assert!(!text.contains('\u{7}'), "{what}: a raw BEL:\n{text}");
+        assert!(
+            text.contains(
+                "Worker-1: ValueError: bad^[]52;c;SGVsbG8=^G^[[2J shape (PythonTraceback: "
+            ),
+            "{what}:\n{text}"
+        );
+    }
+}
