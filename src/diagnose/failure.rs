@@ -43,6 +43,9 @@ pub struct Signature {
     pub source: &'static str,
     /// A replica still running with this in its log is stuck (not merely slow to start).
     pub stalls: bool,
+    /// The evidence line says what happened better than the class (`ValueError: bad shape`
+    /// beats `PythonTraceback`): it heads the one-line verdict, the class follows.
+    pub headline: bool,
 }
 
 /// The log signatures, most specific first: the first one that matches the last lines wins.
@@ -53,6 +56,7 @@ pub const SIGNATURES: &[Signature] = &[
         meaning: "TensorFlow ran out of device (GPU) memory allocating a tensor",
         source: "tensorflow/tensorflow tensorflow/core/framework/op_kernel.cc (errors::ResourceExhausted(\"OOM when allocating tensor with shape\", …))",
         stalls: false,
+        headline: false,
     },
     Signature {
         class: "NCCLError",
@@ -66,6 +70,7 @@ pub const SIGNATURES: &[Signature] = &[
         meaning: "the NCCL collective between GPUs failed",
         source: "NVIDIA/nccl src/init.cc (ncclGetErrorString)",
         stalls: false,
+        headline: false,
     },
     Signature {
         class: "NoGPU",
@@ -73,6 +78,7 @@ pub const SIGNATURES: &[Signature] = &[
         meaning: "the container sees no GPU (no nvidia.com/gpu limit, or no device plugin)",
         source: "tensorflow/tensorflow tensorflow/stream_executor/cuda/cuda_driver.cc (\"failed call to cuInit: \" with the CUresult name)",
         stalls: false,
+        headline: false,
     },
     Signature {
         class: "CreateSessionWaiting",
@@ -80,6 +86,7 @@ pub const SIGNATURES: &[Signature] = &[
         meaning: "the replica never reached a peer named in TF_CONFIG",
         source: "tensorflow/tensorflow tensorflow/core/distributed_runtime/master.cc (LOG(INFO) << \"CreateSession still waiting for response from worker: \")",
         stalls: true,
+        headline: false,
     },
     Signature {
         class: "Unavailable",
@@ -87,6 +94,7 @@ pub const SIGNATURES: &[Signature] = &[
         meaning: "gRPC could not reach a peer (a replica down, or its Service not resolving)",
         source: "grpc/grpc src/core/load_balancing/pick_first (\"failed to connect to all addresses\"); tensorflow/tensorflow tensorflow/python/framework/errors_impl.py (UnavailableError)",
         stalls: true,
+        headline: false,
     },
     Signature {
         class: "CUDALibraryMissing",
@@ -99,6 +107,19 @@ pub const SIGNATURES: &[Signature] = &[
         meaning: "a CUDA library is missing from the image (a CPU image on a GPU job?)",
         source: "tensorflow/tensorflow tensorflow/stream_executor/platform/default/dso_loader.cc (\"Could not load dynamic library '…'; dlerror: …\")",
         stalls: false,
+        headline: false,
+    },
+    Signature {
+        class: "ArgumentError",
+        patterns: &[
+            ": error: the following arguments are required:",
+            ": error: unrecognized arguments:",
+            ": error: argument ",
+        ],
+        meaning: "the training script refused its command-line arguments (argparse exits 2)",
+        source: "python/cpython Lib/argparse.py (ArgumentParser.error: \"%(prog)s: error: %(message)s\", exit status 2)",
+        stalls: false,
+        headline: true,
     },
     Signature {
         class: "PythonTraceback",
@@ -106,6 +127,7 @@ pub const SIGNATURES: &[Signature] = &[
         meaning: "the training script raised an exception",
         source: "python/cpython Python/traceback.c (\"Traceback (most recent call last):\\n\")",
         stalls: false,
+        headline: true,
     },
 ];
 
@@ -120,11 +142,26 @@ pub fn scan_log(log: &str) -> Option<(&'static Signature, String)> {
     let tail = &lines[lines.len().saturating_sub(SCAN_LINES)..];
     SIGNATURES.iter().find_map(|sig| {
         // The last line that matches: the one closest to the end is the one that ended it.
-        tail.iter()
-            .rev()
-            .find(|l| sig.patterns.iter().any(|p| l.contains(p)))
-            .map(|l| (sig, clip(l.trim(), 200)))
+        let at = tail
+            .iter()
+            .rposition(|l| sig.patterns.iter().any(|p| l.contains(p)))?;
+        let line = if sig.class == "PythonTraceback" {
+            exception_line(&tail[at + 1..]).unwrap_or(tail[at])
+        } else {
+            tail[at]
+        };
+        Some((sig, clip(line.trim(), 200)))
     })
+}
+
+/// The exception a traceback ends with: after the indented frames (`  File …`, the source
+/// line, carets), the first line back at the margin (`ValueError: bad shape`), as
+/// `traceback.print_exception` writes it.
+fn exception_line<'a>(after: &[&'a str]) -> Option<&'a str> {
+    after
+        .iter()
+        .find(|l| !l.is_empty() && !l.starts_with([' ', '\t']))
+        .copied()
 }
 
 /// A replica's failure, one line.
@@ -373,7 +410,7 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
     // 5. A signature in the log of a container that died (or is stuck while running).
     if let Some((sig, line)) = &signature {
         if let Some(t) = term {
-            return mk(
+            let mut f = mk(
                 sig.class,
                 format!(
                     " ({}; exit code {}){}{}",
@@ -384,7 +421,19 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
                 ),
                 Some(line.clone()),
                 at,
-            );
+            )?;
+            if sig.headline {
+                // `Worker-1: ValueError: bad shape (PythonTraceback: the training script …)`
+                f.line = format!(
+                    "{replica}: {line} ({}: {}; exit code {}){}{}",
+                    sig.class,
+                    sig.meaning,
+                    t.exit_code,
+                    ran_for(t),
+                    restarts_text(restarts)
+                );
+            }
+            return Some(f);
         }
         if sig.stalls && running_now(main) {
             let mut f = mk(

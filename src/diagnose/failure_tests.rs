@@ -317,3 +317,42 @@ fn labels_come_from_the_operators_labels_or_the_pod_name() {
     );
     assert_eq!(label_from_pod_name("other-worker-0", "my-job"), None);
 }
+
+/// Issue 48 item 6: a crash is headed by what the user must fix, the exception line (after a
+/// chained traceback, the last one) or argparse's complaint, not by the class.
+#[test]
+fn a_crash_is_headed_by_its_exception_line_or_argparses_error() {
+    let log = "step 3\nTraceback (most recent call last):\n  File \"t.py\", line 9, in <module>\n    main()\n    ^^^^^^\nKeyError: 'x'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"t.py\", line 11, in <module>\n    fit(x)\nValueError: bad shape (32, 10) vs (32, 1)\n";
+    let (sig, line) = scan_log(log).unwrap();
+    assert_eq!(sig.class, "PythonTraceback");
+    assert_eq!(line, "ValueError: bad shape (32, 10) vs (32, 1)");
+    // A traceback cut before its exception line keeps the traceback line as evidence.
+    let (_, cut) = scan_log("Traceback (most recent call last):\n  File \"t.py\"\n").unwrap();
+    assert_eq!(cut, "Traceback (most recent call last):");
+    let argparse = "usage: task.py [-h] --batch_size BATCH_SIZE\ntask.py: error: the following arguments are required: --batch_size\n";
+    let (sig, line) = scan_log(argparse).unwrap();
+    assert_eq!(sig.class, "ArgumentError");
+    assert_eq!(
+        line,
+        "task.py: error: the following arguments are required: --batch_size"
+    );
+    let p = labelled(
+        "j-worker-1",
+        "worker",
+        1,
+        json!({"phase": "Failed", "containerStatuses": [{"name": "tensorflow", "image": "i", "imageID": "",
+            "ready": false, "restartCount": 0,
+            "state": terminated(2, "Error", "2026-01-01T10:00:00Z", "2026-01-01T10:00:01Z")}]}),
+    );
+    let mut e = ev(&p, None);
+    e.log = Some(argparse);
+    let f = classify(e, Some("j")).unwrap();
+    assert!(
+        f.line.starts_with(
+            "Worker-1: task.py: error: the following arguments are required: --batch_size (ArgumentError: "
+        ),
+        "{}",
+        f.line
+    );
+    assert!(f.line.contains("exit code 2"), "{}", f.line);
+}
