@@ -37,6 +37,7 @@ pub mod suspend;
 pub mod templates;
 pub mod top;
 pub mod validate;
+pub mod version;
 pub mod wait;
 
 use std::time::Duration;
@@ -253,6 +254,10 @@ pub enum Command {
     /// Store or check the model-gateway API key Secret.
     Secret(secret::SecretArgs),
 
+    /// Print the plugin's version, the API server's and the training-operator's.
+    #[command(after_help = version::VERSION_EXAMPLES)]
+    Version(version::VersionArgs),
+
     /// Print a shell completion script.
     Completion(completion::CompletionArgs),
 
@@ -301,6 +306,7 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Suspend(args) => suspend::exec(ctx, args, SuspendAction::Suspend, out),
         Command::Resume(args) => suspend::exec(ctx, args, SuspendAction::Resume, out),
         Command::Secret(args) => secret::exec(ctx, args, out),
+        Command::Version(args) => version::exec(ctx, args, out),
         Command::Completion(args) => completion::exec(args, out),
         Command::Options => out.data(&options_text()),
         Command::Complete { words } => completion::exec_complete(&ctx, &words, out),

@@ -50,6 +50,7 @@ pub mod submit;
 pub mod suspend;
 pub mod top;
 pub mod validate;
+pub mod version;
 pub mod wait;
 pub mod wait_many;
 

@@ -25,6 +25,7 @@ const COMMANDS: &[&str] = &[
     "secret create",
     "secret check",
     "completion",
+    "version",
     "options",
 ];
 
