@@ -54,6 +54,8 @@ pub fn check_key_name(key: &str, flag: &str) -> crate::error::Result<()> {
 }
 /// Istio's sidecar sits between the replicas and breaks their gRPC rendezvous.
 pub const ISTIO_INJECT_ANNOTATION: &str = "sidecar.istio.io/inject";
+/// The container istio injects; it breaks the replicas' gRPC rendezvous.
+pub const ISTIO_PROXY_CONTAINER: &str = "istio-proxy";
 
 /// Whether istio's injector webhook selects a namespace by its labels, and the label that makes
 /// it so. Istio's sidecar-injector namespaceSelectors (manifests/charts/istio-control/

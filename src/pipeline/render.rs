@@ -102,6 +102,9 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
     };
     let mut report = validate::validate_value(&value, &ctx);
     report.findings.extend(read_warnings);
+    report
+        .findings
+        .extend(validate::gateway_flag_findings(&gateway));
     if !stripped.is_empty() {
         report.findings.push(validate::Finding::new(
             validate::Severity::Info,

@@ -39,7 +39,7 @@ use crate::model::{
 /// How long the operator may take to add the Created condition before we call it stuck.
 pub const RECONCILE_GRACE_SECS: i64 = 10;
 /// The sidecar that breaks the replicas' gRPC rendezvous.
-pub const ISTIO_SIDECAR: &str = "istio-proxy";
+pub const ISTIO_SIDECAR: &str = crate::gateway::ISTIO_PROXY_CONTAINER;
 const OWN_MANAGER: &str = "kubeflow.org/training-operator";
 /// At most this many pod names per replica type in one finding (`replicas` comes from the user).
 const MAX_NAMED_PODS: i32 = 100;

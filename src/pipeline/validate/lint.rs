@@ -405,7 +405,41 @@ fn replica_spec(
         let inject = tmeta
             .and_then(|m| m.get("annotations"))
             .and_then(|a| a.get(crate::gateway::ISTIO_INJECT_ANNOTATION));
-        if !matches!(inject, Some(Value::String(s)) if s == "false")
+        let sidecar_container = pod
+            .and_then(|p| p.get("containers"))
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c.get("name").and_then(Value::as_str)
+                        == Some(crate::gateway::ISTIO_PROXY_CONTAINER)
+                })
+            });
+        let asked = matches!(inject, Some(Value::String(s)) if s == "true")
+            || matches!(inject, Some(Value::Bool(true)));
+        if asked || sidecar_container {
+            // Asked for in so many words: whatever the namespace says, istio injects (or the
+            // sidecar is already there), and `probe` then finds the rendezvous broken.
+            let what = if asked {
+                format!(
+                    "{}: \"true\" asks istio for a sidecar",
+                    crate::gateway::ISTIO_INJECT_ANNOTATION
+                )
+            } else {
+                "the template carries an istio-proxy container".to_string()
+            };
+            out.push(
+                Finding::new(
+                    Severity::Warning,
+                    "istio-sidecar",
+                    format!("{path}.template.metadata.annotations"),
+                    format!("{what}: the istio-proxy sidecar intercepts the replicas' gRPC traffic and breaks their rendezvous (TF_CONFIG peers on port 2222)"),
+                )
+                .with_hint(Some(format!(
+                    "set {}: \"false\" and drop any istio-proxy container, or exclude the port with traffic.sidecar.istio.io/excludeInboundPorts: \"2222\"",
+                    crate::gateway::ISTIO_INJECT_ANNOTATION
+                ))),
+            );
+        } else if !matches!(inject, Some(Value::String(s)) if s == "false")
             && !matches!(inject, Some(Value::Bool(false)))
         {
             // Offline nothing says whether the target namespace injects sidecars (most have no

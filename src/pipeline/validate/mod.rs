@@ -324,12 +324,39 @@ pub struct Checked {
     pub documents: usize,
 }
 
+/// What is wrong with the gateway flags themselves, as warnings: `--api-base-url` ending in `/v1`
+/// (the pods' clients, `probe` and `diagnose` append `/v1`, so every call goes to `…/v1/v1/…`
+/// and gets 404). Said by `render`, `submit` and `validate` alike.
+pub fn gateway_flag_findings(gateway: &GatewayConfig) -> Vec<Finding> {
+    let url = gateway.base_url.trim_end_matches('/');
+    if !(gateway.enabled && gateway.base_url_given && url.ends_with("/v1")) {
+        return Vec::new();
+    }
+    let fixed = url.trim_end_matches("/v1");
+    vec![
+        Finding::new(
+            Severity::Warning,
+            "base-url",
+            "--api-base-url",
+            format!(
+                "{} ends in /v1: the pods' clients, `probe` and `diagnose` append /v1 themselves, so every request goes to …/v1/v1/… and gets 404",
+                crate::gateway::masked_url(url)
+            ),
+        )
+        .with_hint(Some(format!(
+            "--api-base-url {}",
+            crate::gateway::masked_url(fixed)
+        ))),
+    ]
+}
+
 /// Reads and checks every file of `validate -f FILE|- [-f …]`. A file that cannot be read or
 /// parsed is a finding, not an error, so every problem is reported at once.
 pub fn check_files(args: &ValidateOptions) -> Result<Checked> {
     let gateway = GatewayConfig::from_args(&args.gateway);
     gateway.check()?;
     let mut report = Report::default();
+    report.findings.extend(gateway_flag_findings(&gateway));
     let mut valid_names = Vec::new();
     let mut documents = 0;
     for file in &args.files {
