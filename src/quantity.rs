@@ -88,17 +88,39 @@ impl Quantity {
     /// precision (`123456789n` is 124m). `None` when it does not fit an i128.
     pub fn milli(&self) -> Option<i128> {
         let (int, frac) = self.number.split_once('.').unwrap_or((&self.number, ""));
-        let mantissa: i128 = format!("{int}{frac}").parse().ok()?;
-        // value = mantissa × 10^-frac.len() × mult; in milli: × 1000.
-        let (num_mult, den_pow10): (i128, u32) = match self.scale {
-            Scale::Decimal(e) if e >= 0 => (10i128.checked_pow(e as u32)?, 0),
-            Scale::Decimal(e) => (1, e.unsigned_abs()),
-            Scale::Binary(shift) => (1i128 << shift, 0),
+        let digits = format!("{int}{frac}");
+        let v = match self.scale {
+            // value = digits × 10^(e - frac.len()); in milli: × 1000.
+            Scale::Decimal(e) => decimal_milli(&digits, i64::from(e) + 3 - frac.len() as i64)?,
+            Scale::Binary(shift) => {
+                let mantissa: i128 = digits.parse().ok()?;
+                let den = 10i128.checked_pow(frac.len() as u32)?;
+                let scaled = mantissa.checked_mul(1i128 << shift)?.checked_mul(1000)?;
+                (scaled + den - 1) / den
+            }
         };
-        let den = 10i128.checked_pow(frac.len() as u32 + den_pow10)?;
-        let scaled = mantissa.checked_mul(num_mult)?.checked_mul(1000)?;
-        let v = (scaled + den - 1) / den;
         Some(if self.negative { -v } else { v })
+    }
+
+    /// [`Quantity::milli`], with magnitudes beyond [`BEYOND_MILLI`] (or beyond i128) held at it
+    /// and its sign kept. What placement sums and compares.
+    pub fn milli_saturating(&self) -> i128 {
+        if let Some(v) = self.milli() {
+            return v.clamp(-BEYOND_MILLI, BEYOND_MILLI);
+        }
+        // milli() fails on a magnitude beyond i128, or on more digits (or a smaller exponent)
+        // than i128 can scale exactly; the f64 value tells the two apart.
+        let m = self.approx() * 1000.0;
+        let sign: i128 = if self.negative { -1 } else { 1 };
+        if m.abs() >= BEYOND_MILLI as f64 || m.is_nan() {
+            sign * BEYOND_MILLI
+        } else if m == 0.0 && self.number.chars().all(|c| c == '0' || c == '.') {
+            0
+        } else {
+            // A non-zero value: rounded up, away from zero, as MilliValue rounds (a tiny request
+            // is at least 1m).
+            sign * (m.abs().ceil() as i128).max(1)
+        }
     }
 
     /// The value as f64: enough to say whether a quantity is negative or whole, and to compare
@@ -115,15 +137,53 @@ impl Quantity {
     }
 }
 
+/// `digits × 10^exp`, rounded up (away from zero, for the magnitude) to a whole number, exactly
+/// for any number of digits. `None` when the result needs more than 38 digits.
+fn decimal_milli(digits: &str, exp: i64) -> Option<i128> {
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Some(0);
+    }
+    if exp >= 0 {
+        if digits.len() as i64 + exp > 38 {
+            return None;
+        }
+        return digits
+            .parse::<i128>()
+            .ok()?
+            .checked_mul(10i128.pow(exp as u32));
+    }
+    let cut = exp.unsigned_abs();
+    if cut >= digits.len() as u64 {
+        return Some(1); // non-zero, below one unit: rounded up to 1m
+    }
+    let (whole, dropped) = digits.split_at(digits.len() - cut as usize);
+    if whole.len() > 38 {
+        return None;
+    }
+    let up = dropped.bytes().any(|b| b != b'0');
+    Some(whole.parse::<i128>().ok()? + i128::from(up))
+}
+
 /// The value of a quantity as f64, or why it is not one (what validation compares).
 pub fn parse_approx(s: &str) -> Result<f64, String> {
     parse(s).map(|q| q.approx())
 }
 
+/// The magnitude, in milli-units, at which placement stops telling amounts apart: 2^80, about
+/// 130,000 times the largest amount kube-scheduler computes in (an int64 of milli-cpu, or of
+/// bytes), and small enough that a sum over every pod of a cluster, or an amount times a
+/// replica count, stays exact in i128. Anything beyond is larger than any node or quota, which
+/// is all placement needs to know of it.
+pub const BEYOND_MILLI: i128 = 1 << 80;
+
 /// Parses `"500m"`, `"2"`, `"1.5Gi"`, `"1e3"` into milli-units, surrounding whitespace ignored
-/// (values read back from the cluster). `None` when malformed or too large.
+/// (values read back from the cluster). `None` only when malformed: a valid quantity too large
+/// for i128 (`1e36`, `99999999999999999999Ei`) is [`BEYOND_MILLI`], never "nothing", so it is
+/// compared as larger than any node instead of fitting everywhere (issue 47 item 10).
 pub fn parse_quantity(q: &str) -> Option<i128> {
-    parse(q.trim()).ok()?.milli()
+    let q = parse(q.trim()).ok()?;
+    Some(q.milli_saturating())
 }
 
 fn bad_suffix(s: &str, suffix: &str) -> String {
@@ -141,6 +201,10 @@ fn bad_suffix(s: &str, suffix: &str) -> String {
 /// Formats milli-units for messages the way the API server prints quantities: `500m`, `2`,
 /// `4Gi` for memory-like values that are whole binary multiples, else plain units.
 pub fn format_quantity(resource: &str, milli: i128) -> String {
+    if milli.abs() >= BEYOND_MILLI {
+        let sign = if milli < 0 { "-" } else { "" };
+        return format!("{sign}more than any int64 holds");
+    }
     if milli % 1000 != 0 {
         return format!("{milli}m");
     }
@@ -213,8 +277,37 @@ mod tests {
         assert_eq!(parse_quantity(" 2 "), Some(2000));
         assert_eq!(parse_quantity("-500m"), Some(-500));
         assert_eq!(parse_quantity("1e-3"), Some(1));
-        // Valid but beyond i128 milli: approximate only.
-        assert_eq!(parse_quantity("1e40"), None);
-        assert!(parse("1e40").is_ok());
+    }
+
+    /// Issue 47 item 10: a valid quantity too large for exact milli-units is larger than any
+    /// node, not nothing; tiny ones are still at least 1m; the grammar still decides validity.
+    #[test]
+    fn quantities_beyond_i128_saturate_instead_of_vanishing() {
+        use super::BEYOND_MILLI;
+        for q in [
+            "1e40",
+            "1e36",
+            "99999999999999999999Ei",
+            "9300000000000000000000000T",
+        ] {
+            assert_eq!(parse_quantity(q), Some(BEYOND_MILLI), "{q}");
+        }
+        assert_eq!(parse_quantity("-1e40"), Some(-BEYOND_MILLI));
+        // Exact below the cap, including past int64 milli (where the scheduler's int64 ends).
+        assert_eq!(
+            parse_quantity("9223372036854776"),
+            Some(9_223_372_036_854_776_000)
+        );
+        assert_eq!(parse_quantity("1e-400"), Some(1));
+        assert_eq!(parse_quantity("0e-400"), Some(0));
+        assert_eq!(
+            parse_quantity(&format!("1.{}1", "0".repeat(60))),
+            Some(1001)
+        );
+        assert_eq!(parse_quantity("1x"), None);
+        assert_eq!(
+            super::format_quantity("cpu", BEYOND_MILLI),
+            "more than any int64 holds"
+        );
     }
 }

@@ -90,7 +90,7 @@ pub fn gang_of(job: &TFJob) -> Gang {
                 let n = i64::from(r.count).min(left);
                 left -= n;
                 for (k, v) in per_pod {
-                    *sum.entry(k).or_default() += v * i128::from(n);
+                    *sum.entry(k).or_default() += v.saturating_mul(i128::from(n));
                 }
             }
             sum

@@ -433,7 +433,7 @@ pub fn admit(input: Input<'_>, pod_sets: &[PodSet]) -> Admission {
         let mut total: Res = ps
             .per_pod
             .iter()
-            .map(|(k, v)| (k.clone(), v * i128::from(ps.count)))
+            .map(|(k, v)| (k.clone(), v.saturating_mul(i128::from(ps.count))))
             .collect();
         if covers_pods {
             total.insert("pods".into(), i128::from(ps.count) * 1000);

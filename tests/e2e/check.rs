@@ -429,3 +429,36 @@ fn a_node_selector_no_node_matches_names_the_selector_not_capacity() {
     );
     assert!(!run.stderr.contains("add capacity"), "{}", run.stderr);
 }
+
+/// Issue 47 item 10: quantities too large for i128 milli-units were dropped as "nothing" and
+/// the job fitted everywhere. `cpu: 1e36`, and a RuntimeClass overhead of
+/// `99999999999999999999Ei` (the API server caps it at 2^63-1), are more than any node has:
+/// never, with the scheduler's words, and nothing written.
+#[test]
+fn a_quantity_beyond_i128_is_more_than_any_node_not_nothing() {
+    let c = cluster(
+        "nodes: [{name: a, cpu: '4', memory: 16Gi, gpu: 0}]\n\
+         objects:\n- {apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata: {name: huge}, handler: runc, overhead: {podFixed: {cpu: '99999999999999999999Ei'}}}\n",
+    );
+    let job = |cpu: &str, class: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: big\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n        spec:\n{class}          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n            resources: {{requests: {{cpu: '{cpu}'}}}}\n"
+        )
+    };
+    for (cpu, class) in [("1e36", ""), ("1", "          runtimeClassName: huge\n")] {
+        let (_dir, path) = crate::manifest_file(&job(cpu, class));
+        let run = tfjob(&c, &["check", "-f", path.to_str().unwrap(), "-o", "json"]);
+        run.expect_code(4);
+        let r = json(&run.stdout);
+        assert_eq!(r["placement"]["verdict"], "never", "{cpu} {class}: {r:#}");
+        let reason = r["placement"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("Insufficient cpu"),
+            "{cpu} {class}: {reason}"
+        );
+    }
+    // The same job with a real request fits: the refusal is the quantity's.
+    let (_dir, path) = crate::manifest_file(&job("1", ""));
+    tfjob(&c, &["check", "-f", path.to_str().unwrap()]).expect_code(0);
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+}
