@@ -353,8 +353,31 @@ fn judge_reply(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&s
         .strip_suffix("/v1/models")
         .or_else(|| url.strip_suffix("/v1/chat/completions"))
         .unwrap_or(url);
+    if (300..400).contains(&status) {
+        let to = word("redirect").unwrap_or("another address");
+        return Check::fail(format!(
+            "{url}: {status}: redirects to {to}; not followed, so the key went nowhere else: set \
+             the base URL to where the gateway answers"
+        ));
+    }
     match status {
-        200 if word("models") == Some("yes") => Check::pass(format!("{url}: 200, a model list")),
+        // A list anyone may read says nothing about the key (issue 47 item 8): the pod asked
+        // again without a key and, when that was listed too, with a wrong one.
+        200 if word("models") == Some("yes") => match (word("anon"), word("wrong")) {
+            (Some("yes"), Some(w @ ("401" | "403"))) => Check::pass(format!(
+                "{url}: 200, a model list (public, but a wrong key gets {w}: the key was checked)"
+            )),
+            (Some("yes"), _) => Check::not_checked(format!(
+                "{url}: 200, but the model list is public (listed without a key and with a wrong \
+                 one), so it says nothing about the key; --gateway-chat MODEL makes one tiny \
+                 completion that does"
+            )),
+            (Some("error"), _) => Check::not_checked(format!(
+                "{url}: 200, a model list, but asking again without the key failed: whether the \
+                 list is public, and so whether the key was checked, is unknown"
+            )),
+            _ => Check::pass(format!("{url}: 200, a model list")),
+        },
         200 if word("choices") == Some("yes") => {
             Check::pass(format!("{url}: 200, an answer with choices"))
         }

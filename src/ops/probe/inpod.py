@@ -6,7 +6,10 @@
 #   env ENVIRON SECRET_VAR... -- PLAIN_VAR...   the main process's environment (ENVIRON is
 #                                               /proc/1/environ: the process, not the pod spec)
 #   peers TIMEOUT HOST:PORT...                  resolve each host, open a TCP connection
-#   gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT    GET BASE/v1/models with the process's own key
+#   gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT    GET BASE/v1/models with the process's own key;
+#                                               when that lists models, again without a key
+#                                               (anon=yes|no) and, if still listed, with a
+#                                               wrong one (wrong=STATUS)
 #   chat ENVIRON BASE_VAR KEY_VAR TIMEOUT MODEL POST BASE/v1/chat/completions: one tiny
 #                                               completion (max_tokens 1); is there `choices`?
 import hashlib
@@ -85,37 +88,102 @@ def shown(url):
     return urllib.parse.urlunsplit((p.scheme, netloc, p.path, "", "")).replace(" ", "%20")
 
 
+def origin(url):
+    p = urllib.parse.urlsplit(url)
+    return (p.scheme, p.hostname, p.port or {"http": 80, "https": 443}.get(p.scheme))
+
+
+class OtherOrigin(Exception):
+    def __init__(self, code, url):
+        Exception.__init__(self, url)
+        self.code = code
+        self.url = url
+
+
+class SameOriginOnly(urllib.request.HTTPRedirectHandler):
+    # urllib sends the Authorization header on to wherever a redirect points; a gateway key
+    # must not reach another origin, so such a redirect is reported, not followed.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if origin(newurl) != origin(req.full_url):
+            raise OtherOrigin(code, newurl)
+        return urllib.request.HTTPRedirectHandler.redirect_request(self, req, fp, code, msg, headers, newurl)
+
+
+opener = urllib.request.build_opener(SameOriginOnly)
+# A key no gateway issued: what a gateway that checks keys refuses.
+WRONG_KEY = "kubectl-tfjob-probe-not-a-key"
+
+
 def mode_gateway(args):
-    request(args, "gateway", "/v1/models", None, "models", "data")
+    env = environ(args[0])
+    answer = request(env, args, "gateway", "/v1/models", None, "models", "data")
+    if answer is None:
+        return
+    status, found, extra = answer
+    if 200 <= status < 300 and found == "yes":
+        # A model list anyone may read says nothing about the key: ask without one, then with
+        # a wrong one (a gateway may list publicly yet refuse a key it did not issue).
+        try:
+            anon = fetch(env, args, "/v1/models", None, "data", None)
+            public = anon[1] == "yes" and 200 <= anon[0] < 300
+            extra += " anon=%s" % ("yes" if public else "no")
+            if public:
+                extra += " wrong=%d" % fetch(env, args, "/v1/models", None, "data", WRONG_KEY)[0]
+        except (urllib.error.URLError, OSError):
+            extra += " anon=error"
+    print_answer("gateway", env, args, "/v1/models", status, "models", found, extra)
 
 
 def mode_chat(args):
-    body = {"model": args[4], "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}
-    request(args, "chat", "/v1/chat/completions", json.dumps(body).encode(), "choices", "choices")
-
-
-def request(args, name, path, data, word, field):
     env = environ(args[0])
-    base = env.get(args[1], "")
-    if not base:
-        print("%s error=no-base-url" % name)
-        return
-    url = base.rstrip("/") + path
-    headers = {"Authorization": "Bearer " + env.get(args[2], "")}
+    body = {"model": args[4], "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}
+    answer = request(env, args, "chat", "/v1/chat/completions", json.dumps(body).encode(), "choices", "choices")
+    if answer is not None:
+        status, found, extra = answer
+        print_answer("chat", env, args, "/v1/chat/completions", status, "choices", found, extra)
+
+
+def print_answer(name, env, args, path, status, word, found, extra):
+    url = env.get(args[1], "").rstrip("/") + path
+    print("%s url=%s status=%d %s=%s%s" % (name, shown(url), status, word, found, extra))
+
+
+def fetch(env, args, path, data, field, key):
+    # One request: (status, "yes"|"no" for the field, " redirect=URL" or ""). key None sends
+    # no Authorization header; otherwise that key (the process's own when key is True).
+    url = env.get(args[1], "").rstrip("/") + path
+    headers = {}
+    if key is True:
+        headers["Authorization"] = "Bearer " + env.get(args[2], "")
+    elif key:
+        headers["Authorization"] = "Bearer " + key
     if data is not None:
         headers["Content-Type"] = "application/json"
     req = urllib.request.Request(url, data=data, headers=headers)
     found = "no"
     try:
-        with urllib.request.urlopen(req, timeout=float(args[3])) as r:
+        with opener.open(req, timeout=float(args[3])) as r:
             status = r.status
             try:
                 body = json.loads(r.read(1 << 20))
                 found = "yes" if isinstance(body, dict) and isinstance(body.get(field), list) else "no"
             except ValueError:
                 pass
+    except OtherOrigin as e:
+        return e.code, "no", " redirect=%s" % shown(e.url)
     except urllib.error.HTTPError as e:
         status = e.code
+    return status, found, ""
+
+
+def request(env, args, name, path, data, word, field):
+    base = env.get(args[1], "")
+    if not base:
+        print("%s error=no-base-url" % name)
+        return None
+    url = base.rstrip("/") + path
+    try:
+        return fetch(env, args, path, data, field, True)
     except urllib.error.URLError as e:
         r = e.reason
         if isinstance(r, socket.gaierror):
@@ -131,11 +199,10 @@ def request(args, name, path, data, word, field):
         else:
             kind = "other:%s" % type(r).__name__
         print("%s url=%s error=%s" % (name, shown(url), kind))
-        return
+        return None
     except (socket.timeout, TimeoutError):
         print("%s url=%s error=timeout" % (name, shown(url)))
-        return
-    print("%s url=%s status=%d %s=%s" % (name, shown(url), status, word, found))
+        return None
 
 
 modes = {"env": mode_env, "peers": mode_peers, "gateway": mode_gateway, "chat": mode_chat}

@@ -18,6 +18,47 @@ has() { command -v "$1" >/dev/null 2>&1; }
 line_of() { tr '\000' '\n' < "$f" | grep -m 1 "^$1="; }
 nl='
 '
+# $1 made safe inside a double-quoted value of curl's config: \ and " escaped. Builtins only:
+# the key never becomes a program's argument.
+cfg_quote() {
+  s=$1
+  q=
+  while [ -n "$s" ]; do
+    c=${s%"${s#?}"}
+    s=${s#?}
+    case $c in
+    \\ | '"') q="$q\\$c" ;;
+    *) q="$q$c" ;;
+    esac
+  done
+  printf '%s' "$q"
+}
+# A URL without the credentials it may carry (user:password@host), its query or fragment.
+show_url() {
+  rest=${1#*://}
+  hostport=${rest%%/*}
+  path=${rest#"$hostport"}
+  path=${path%%\?*}
+  path=${path%%#*}
+  printf '%s' "${1%%://*}://${hostport##*@}$path"
+}
+# ask QUOTED_KEY [CURL_ARGS...]: GET (or what the args make) $url with that bearer key (none
+# when empty), the header handed to curl as a config on stdin. Prints the body, then a line
+# "STATUS REDIRECT_URL"; exits with curl's code.
+ask() {
+  k=$1
+  shift
+  if [ -n "$k" ]; then printf 'header = "Authorization: Bearer %s"\n' "$k"; fi |
+    curl -sS -K - --max-time "$t" --max-filesize 1048576 -w "\\n%{http_code} %{redirect_url}" "$@" "$url" 2>/dev/null
+}
+# answer OUTPUT: sets a_status, a_redirect and a_found (does the body hold "$field": [ ?).
+answer() {
+  last=${1##*"$nl"}
+  a_status=${last%% *}
+  a_redirect=${last#* }
+  a_found=no
+  if printf '%s' "${1%"$nl"*}" | grep -q "\"$field\"[[:space:]]*:[[:space:]]*\\["; then a_found=yes; fi
+}
 # sh -c SCRIPT MODE ARGS...: MODE is $0.
 mode=$0
 case $mode in
@@ -101,32 +142,46 @@ gateway | chat)
     word=models
     set --
   fi
-  # Shown without credentials a URL may carry (user:password@host), a query or a fragment.
-  rest=${url#*://}
-  hostport=${rest%%/*}
-  path=${rest#"$hostport"}
-  path=${path%%\?*}
-  path=${path%%#*}
-  shown="${url%%://*}://${hostport##*@}$path"
-  out=$(printf 'header = "Authorization: Bearer %s"\n' "$key" |
-    curl -sS -K - --max-time "$t" --max-filesize 1048576 -w "\\n%{http_code}" "$@" "$url" 2>/dev/null)
+  # curl's config syntax: inside "..." a backslash escapes the next character, so a key
+  # holding " or \ must have them escaped, or curl cuts it and the gateway refuses a key that
+  # works.
+  quoted=$(cfg_quote "$key")
+  out=$(ask "$quoted" "$@")
   rc=$?
   case $rc in
   0)
-    status=${out##*"$nl"}
-    body=${out%"$nl"*}
     field=data
     [ "$mode" = chat ] && field=choices
-    found=no
-    if printf '%s' "$body" | grep -q "\"$field\"[[:space:]]*:[[:space:]]*\\["; then found=yes; fi
-    echo "$mode url=$shown status=$status $word=$found"
+    answer "$out"
+    found=$a_found
+    extra=
+    # curl follows no redirect (no -L): where one points is said, the key not sent there.
+    if [ -n "$a_redirect" ]; then extra=" redirect=$(show_url "$a_redirect")"; fi
+    if [ "$mode" = gateway ] && [ "$found" = yes ] && [ "$a_status" -ge 200 ] && [ "$a_status" -lt 300 ]; then
+      # A model list anyone may read says nothing about the key: ask without one, then with a
+      # wrong one (a gateway may list publicly yet refuse a key it did not issue).
+      if anon=$(ask ""); then
+        answer "$anon"
+        if [ "$a_found" = yes ] && [ "$a_status" -ge 200 ] && [ "$a_status" -lt 300 ]; then
+          extra=" anon=yes"
+          wrong=$(ask kubectl-tfjob-probe-not-a-key) && answer "$wrong" || a_status=0
+          extra="$extra wrong=$a_status"
+        else
+          extra=" anon=no"
+        fi
+      else
+        extra=" anon=error"
+      fi
+      answer "$out"
+    fi
+    echo "$mode url=$(show_url "$url") status=$a_status $word=$found$extra"
     ;;
-  6) echo "$mode url=$shown error=dns" ;;
-  7) echo "$mode url=$shown error=refused" ;;
-  28) echo "$mode url=$shown error=timeout" ;;
-  5 | 97) echo "$mode url=$shown error=proxy" ;;
-  35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91) echo "$mode url=$shown error=tls" ;;
-  *) echo "$mode url=$shown error=other:curl-$rc" ;;
+  6) echo "$mode url=$(show_url "$url") error=dns" ;;
+  7) echo "$mode url=$(show_url "$url") error=refused" ;;
+  28) echo "$mode url=$(show_url "$url") error=timeout" ;;
+  5 | 97) echo "$mode url=$(show_url "$url") error=proxy" ;;
+  35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91) echo "$mode url=$(show_url "$url") error=tls" ;;
+  *) echo "$mode url=$(show_url "$url") error=other:curl-$rc" ;;
   esac
   ;;
 *)

@@ -1177,6 +1177,145 @@ mod tests {
         assert!(seen[2].starts_with("GET /api/v1/models "), "{seen:?}");
     }
 
+    /// A gateway on loopback answering each request by `answer(path, authorization)`; what it
+    /// was asked is kept for the test to read.
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>;
+    fn fake_gateway(
+        answer: impl Fn(&str, Option<&str>) -> (u16, String, Option<String>) + Send + 'static,
+    ) -> (u16, Seen) {
+        use std::io::{BufRead, BufReader};
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        let seen: Seen = Default::default();
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for conn in server.incoming() {
+                let Ok(mut s) = conn else { return };
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut lines = Vec::new();
+                loop {
+                    let mut l = String::new();
+                    if r.read_line(&mut l).unwrap_or(0) == 0 || l == "\r\n" {
+                        break;
+                    }
+                    lines.push(l.trim_end().to_string());
+                }
+                let path = lines
+                    .first()
+                    .and_then(|l| l.split(' ').nth(1))
+                    .unwrap_or("")
+                    .to_string();
+                let auth = lines
+                    .iter()
+                    .find_map(|l| l.strip_prefix("Authorization: "))
+                    .map(String::from);
+                let (code, body, location) = answer(&path, auth.as_deref());
+                log.lock().unwrap().push((path, auth));
+                let location = location
+                    .map(|l| format!("Location: {l}\r\n"))
+                    .unwrap_or_default();
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {code} X\r\n{location}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (port, seen)
+    }
+
+    fn gateway_check(program: &str, script: &str, base: &str, key: &str) -> (String, Check) {
+        let f = environ(&[("K", key), ("B", base)]);
+        let path = f.path().to_str().unwrap();
+        let out = run(program, script, &["gateway", path, "B", "K", "3"]);
+        assert!(!out.contains(key), "{program} printed the key: {out}");
+        let check = inpod::judge_gateway(&out, None, None);
+        (out, check)
+    }
+
+    const LIST: &str = "{\"object\":\"list\",\"data\":[{\"id\":\"m\"}]}";
+
+    /// Issue 47 items 3, 8 and 9, in both scripts: a redirect to another origin is not followed
+    /// (the key stays home); a model list anyone may read is "not checked", unless a wrong key
+    /// is refused; a key holding `"` and `\` reaches the gateway whole through curl's config.
+    #[test]
+    fn gateway_scripts_keep_the_key_home_and_do_not_pass_a_public_list() {
+        let key = r#"sk-"quoted\back"-key"#;
+        for (program, script) in [("python3", PY), ("sh", SH)] {
+            // Another origin, which must never be asked.
+            let (elsewhere, stolen) = fake_gateway(|_, _| (200, LIST.into(), None));
+            let (port, _) = fake_gateway(move |_, _| {
+                (
+                    302,
+                    String::new(),
+                    Some(format!("http://127.0.0.1:{elsewhere}/v1/models")),
+                )
+            });
+            let (out, check) = gateway_check(
+                program,
+                script,
+                &format!("http://127.0.0.1:{port}/api"),
+                key,
+            );
+            assert_eq!(check.status, Status::Fail, "{program}: {out}");
+            assert!(
+                check.detail.contains(&format!(
+                    "redirects to http://127.0.0.1:{elsewhere}/v1/models"
+                )),
+                "{program}: {}",
+                check.detail
+            );
+            assert!(
+                stolen.lock().unwrap().is_empty(),
+                "{program} followed the redirect"
+            );
+
+            // Public: any key, or none, gets the list.
+            let (port, seen) = fake_gateway(|_, _| (200, LIST.into(), None));
+            let (out, check) = gateway_check(
+                program,
+                script,
+                &format!("http://127.0.0.1:{port}/api"),
+                key,
+            );
+            assert_eq!(check.status, Status::NotChecked, "{program}: {out}");
+            assert!(check.detail.contains("public"), "{}", check.detail);
+            let asked: Vec<Option<String>> = seen
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|(_, a)| a.clone())
+                .collect();
+            assert_eq!(asked.len(), 3, "{program}: {asked:?}");
+            assert_eq!(asked[1], None, "{program}: the second ask carries no key");
+
+            // Listed publicly, but a key is checked when given; the right one, whole.
+            let want = format!("Bearer {key}");
+            let (port, seen) = fake_gateway(move |_, auth| match auth {
+                None => (200, LIST.into(), None),
+                Some(a) if a == want => (200, LIST.into(), None),
+                Some(_) => (401, "{}".into(), None),
+            });
+            let (out, check) = gateway_check(
+                program,
+                script,
+                &format!("http://127.0.0.1:{port}/api"),
+                key,
+            );
+            assert_eq!(check.status, Status::Pass, "{program}: {out}");
+            assert!(
+                check.detail.contains("wrong key gets 401"),
+                "{}",
+                check.detail
+            );
+            assert_eq!(
+                seen.lock().unwrap()[0].1.as_deref(),
+                Some(format!("Bearer {key}").as_str()),
+                "{program} cut the key"
+            );
+        }
+    }
+
     #[test]
     fn the_shell_script_names_the_tool_an_image_lacks() {
         // A PATH with only a POSIX shell's builtins: no getent, no curl.
