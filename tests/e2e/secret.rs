@@ -307,6 +307,11 @@ fn closed_port() -> u16 {
 /// A one-shot fake OpenAI-compatible gateway on 127.0.0.1: answers `GET …/v1/models` with
 /// 200 for the test key, 401 for anything else, 404 for other paths. Returns its base URL.
 fn fake_gateway(requests: usize) -> String {
+    gateway_listing(requests, false)
+}
+
+/// [`fake_gateway`]; `public`: the model list answers any key, or none (vLLM, Ollama).
+fn gateway_listing(requests: usize, public: bool) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -332,7 +337,7 @@ fn fake_gateway(requests: usize) -> String {
                 .to_string();
             let (status, body) = if path != "/api/v1/models" {
                 ("404 Not Found", r#"{"error":"not found"}"#)
-            } else if auth == format!("Bearer {TEST_KEY}") {
+            } else if public || auth == format!("Bearer {TEST_KEY}") {
                 (
                     "200 OK",
                     r#"{"object":"list","data":[{"id":"m1"},{"id":"m2"},{"id":"m3"}]}"#,
@@ -354,7 +359,8 @@ fn fake_gateway(requests: usize) -> String {
 #[test]
 fn verify_accepts_a_good_key_and_refuses_bad_ones_without_storing() {
     let c = cluster("");
-    let base = fake_gateway(3);
+    // The good key is asked twice: with it, then without any (a 401 says keys are checked).
+    let base = fake_gateway(4);
 
     let run = Cli::new(
         Some(&c),
@@ -679,4 +685,33 @@ fn secret_check_in_a_namespace_that_does_not_exist_says_so() {
     run.stderr_has("namespace \"nope\" does not exist");
     run.stderr_has("kubectl create namespace nope");
     assert!(!run.stderr.contains("secret create"), "{}", run.stderr);
+}
+
+/// Issue 47 item 8: a gateway whose model list answers anyone (vLLM, Ollama, OpenRouter without
+/// a key) says nothing about the key: `--verify` stores it with a warning that it was not
+/// verified, never "accepted the key".
+#[test]
+fn verify_on_a_public_model_list_says_the_key_was_not_verified() {
+    let c = cluster("");
+    // The key, then none, then a wrong one: all listed.
+    let base = gateway_listing(3, true);
+    let run = Cli::new(
+        Some(&c),
+        &[
+            "secret",
+            "create",
+            "--from-stdin",
+            "--verify",
+            "--base-url",
+            &base,
+        ],
+    )
+    .stdin("sk-any-key-at-all")
+    .run();
+    run.exit(0);
+    run.stderr_has("warning: not verified: GET ");
+    run.stderr_has("lists 3 models without a key and to a wrong one too");
+    assert!(!run.stderr.contains("accepted the key"), "{}", run.stderr);
+    assert!(!run.all().contains("sk-any-key-at-all"), "{}", run.all());
+    assert!(stored_key(&c, "default", "taotoken-secret", "api-key").is_some());
 }

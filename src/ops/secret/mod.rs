@@ -313,7 +313,11 @@ pub async fn create(
                 hint: None,
             });
         }
-        out.note_line(&explanation);
+        if matches!(verdict, verify::Verdict::Public { .. }) {
+            out.note_line(&format!("warning: {explanation}"));
+        } else {
+            out.note_line(&explanation);
+        }
     }
 
     let desired = Wiped(desired_secret(

@@ -13,8 +13,13 @@ use secrecy::{ExposeSecret, SecretString};
 /// What the gateway said about the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// 2xx with an OpenAI-style model list: the key works.
+    /// 2xx with an OpenAI-style model list, which a request without a key does not get (or a
+    /// wrong key is refused): the key works.
     Ok { models: usize },
+    /// 2xx with a model list, but the list answers without a key and to a wrong one too
+    /// (vLLM, Ollama, OpenRouter): nothing says whether the key works; the gateway may not
+    /// need one.
+    Public { models: usize },
     /// 2xx but the body is not a model list (a login page, a proxy, the wrong host): nothing
     /// says the key works.
     NotAModelList { status: u16, why: String },
@@ -29,8 +34,10 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Whether the key may be stored: accepted, or a gateway whose list says nothing either way
+    /// (not a refusal for want of evidence; [`Verdict::explain`] says it was not verified).
     pub fn is_ok(&self) -> bool {
-        matches!(self, Verdict::Ok { .. })
+        matches!(self, Verdict::Ok { .. } | Verdict::Public { .. })
     }
 
     /// A one-line explanation with the next step. Never includes the key.
@@ -39,6 +46,12 @@ impl Verdict {
             Verdict::Ok { models: n } => {
                 format!("the gateway accepted the key (GET {url}: {n} models)")
             }
+            Verdict::Public { models: n } => format!(
+                "not verified: GET {url} lists {n} models without a key and to a wrong one too, \
+                 so its answer says nothing about this key (the gateway may need none); \
+                 `kubectl tfjob probe JOB --gateway-chat MODEL` makes one tiny completion from \
+                 the pods"
+            ),
             Verdict::NotAModelList { status, why } => format!(
                 "GET {url} answered HTTP {status} but not with a model list ({why}), so nothing \
                  says the key works; check --base-url: an OpenAI-compatible gateway answers \
@@ -108,10 +121,25 @@ pub fn classify(base_url: &str, status: u16, body: &[u8]) -> Verdict {
 }
 
 /// Calls `GET {base}/v1/models` with the key as a bearer token.
+/// A model list, then, when there is one, whether the list is public: asked again without a
+/// key and, if still listed, with a wrong one. One `timeout` for all of it.
 pub async fn check_models(base_url: &str, key: &SecretString, timeout: Duration) -> Verdict {
     let url = models_url(base_url);
-    match tokio::time::timeout(timeout, fetch(&url, key)).await {
-        Ok(Ok((status, body))) => classify(base_url, status, &body),
+    let asked = async {
+        let (status, body) = fetch(&url, Some(key.expose_secret())).await?;
+        let verdict = classify(base_url, status, &body);
+        let Verdict::Ok { models } = verdict else {
+            return Ok(verdict);
+        };
+        let (status, body) = fetch(&url, None).await?;
+        if !classify(base_url, status, &body).is_ok() {
+            return Ok(verdict);
+        }
+        let (status, _) = fetch(&url, Some(WRONG_KEY)).await?;
+        Ok(public_verdict(models, status))
+    };
+    match tokio::time::timeout(timeout, asked).await {
+        Ok(Ok(verdict)) => verdict,
         Ok(Err(error)) => Verdict::Unreachable { error },
         Err(_) => Verdict::Unreachable {
             error: format!("no answer within {}s", timeout.as_secs()),
@@ -119,7 +147,18 @@ pub async fn check_models(base_url: &str, key: &SecretString, timeout: Duration)
     }
 }
 
-async fn fetch(url: &str, key: &SecretString) -> Result<(u16, Bytes), String> {
+/// A key no gateway issued: what a gateway that checks keys refuses.
+const WRONG_KEY: &str = "kubectl-tfjob-verify-not-a-key";
+
+/// Pure: the list answered without a key; `wrong_status` is its answer to a wrong key.
+pub fn public_verdict(models: usize, wrong_status: u16) -> Verdict {
+    match wrong_status {
+        401 | 403 => Verdict::Ok { models },
+        _ => Verdict::Public { models },
+    }
+}
+
+async fn fetch(url: &str, key: Option<&str>) -> Result<(u16, Bytes), String> {
     let uri: hyper::Uri = url.parse().map_err(|e| format!("invalid URL: {e}"))?;
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_native_roots()
@@ -129,12 +168,17 @@ async fn fetch(url: &str, key: &SecretString) -> Result<(u16, Bytes), String> {
         .build();
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build::<_, Empty<Bytes>>(https);
-    let mut auth = hyper::header::HeaderValue::from_str(&format!("Bearer {}", key.expose_secret()))
-        .map_err(|_| "the key contains characters that cannot go in an HTTP header".to_string())?;
-    // Keeps the header out of any HTTP-level debug output.
-    auth.set_sensitive(true);
-    let request = hyper::Request::get(uri)
-        .header(hyper::header::AUTHORIZATION, auth)
+    let mut request = hyper::Request::get(uri);
+    if let Some(key) = key {
+        let mut auth =
+            hyper::header::HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                "the key contains characters that cannot go in an HTTP header".to_string()
+            })?;
+        // Keeps the header out of any HTTP-level debug output.
+        auth.set_sensitive(true);
+        request = request.header(hyper::header::AUTHORIZATION, auth);
+    }
+    let request = request
         .header(hyper::header::ACCEPT, "application/json")
         .header(
             hyper::header::USER_AGENT,
@@ -194,6 +238,11 @@ mod tests {
             assert!(!v.is_ok());
             assert!(v.explain("u").contains("check --base-url"));
         }
+        // A list that answers without a key: a wrong key refused says keys are checked.
+        assert_eq!(public_verdict(2, 401), Verdict::Ok { models: 2 });
+        let public = public_verdict(2, 200);
+        assert_eq!(public, Verdict::Public { models: 2 });
+        assert!(public.explain("u").starts_with("not verified: "));
         assert_eq!(classify(base, 401, b""), Verdict::Rejected { status: 401 });
         assert_eq!(classify(base, 403, b""), Verdict::Rejected { status: 403 });
         assert_eq!(
