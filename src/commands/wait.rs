@@ -76,8 +76,17 @@ pub fn parse_save_limit(s: &str) -> std::result::Result<u64, String> {
     if milli % 1000 != 0 || bytes < 1 {
         return Err(format!("{s:?} is not a whole, positive number of bytes"));
     }
+    if bytes > MAX_SAVE_LIMIT {
+        return Err(format!(
+            "{s:?} is more than 256Mi: each log's end is held in memory while it is read, so \
+             --save-limit is at most 256Mi per log"
+        ));
+    }
     u64::try_from(bytes).map_err(|_| format!("{s:?} is too large"))
 }
+
+/// The most of one log `--save` keeps (held in memory while read).
+const MAX_SAVE_LIMIT: i128 = 256 * 1024 * 1024;
 
 impl WaitOptionArgs {
     /// The core's options, and a note to print when the default --settle was shortened to fit

@@ -244,20 +244,20 @@ pub async fn collect_within(
             container: Some(container.clone()),
             tail_lines: Some(tail_lines),
             previous,
-            limit_bytes: Some(256 * 1024),
+            limit_bytes: Some(LOG_EXCERPT_BYTES as i64),
             ..LogParams::default()
         };
-        let mut got = budget
-            .attempt(pods_api.logs(&pod_name, &params(previous)))
-            .await;
+        let read = |lp: LogParams| {
+            let (api, pod) = (&pods_api, &pod_name);
+            async move { cluster::bounded::read_log(api, pod, &lp, LOG_EXCERPT_BYTES).await }
+        };
+        let mut got = budget.attempt(read(params(previous))).await;
         // No previous instance (400): the current one is the crashed one. A kubelet that
         // cannot serve logs (5xx) cannot serve the other either.
         if previous
             && matches!(&got, Some(Err(e)) if cluster::status_code(e).is_none_or(|c| c < 500))
         {
-            got = budget
-                .attempt(pods_api.logs(&pod_name, &params(false)))
-                .await;
+            got = budget.attempt(read(params(false))).await;
         }
         match got {
             Some(Ok(text)) => {
@@ -314,7 +314,8 @@ pub async fn read_last_logs(kube: &Kube, s: &mut Snapshot, budget: Budget) {
             limit_bytes: Some(16 * 1024),
             ..LogParams::default()
         };
-        match budget.attempt(pods_api.logs(&pod_name, &params)).await {
+        let read = cluster::bounded::read_log(&pods_api, &pod_name, &params, 16 * 1024);
+        match budget.attempt(read).await {
             Some(Ok(text)) => {
                 s.last_log.insert(pod_name, last_line_time(&text));
             }
@@ -326,6 +327,10 @@ pub async fn read_last_logs(kube: &Kube, s: &mut Snapshot, budget: Budget) {
         }
     }
 }
+
+/// The most of one log `diagnose` reads for its excerpt (the last lines it asks for are far
+/// less; a server that ignores `limitBytes` is cut here).
+const LOG_EXCERPT_BYTES: usize = 256 * 1024;
 
 /// Running pods whose last log line's age is read: at most this many.
 pub const MAX_LAST_LOG: usize = 8;

@@ -266,7 +266,8 @@ pub async fn logs(ctx: &Context, name: &str, container: &str, out: &mut Output) 
             limit_bytes: Some(LOG_LIMIT_BYTES),
             ..Default::default()
         };
-        match cluster::retry(kube, || api.logs(&pname, &lp)).await {
+        let read = || cluster::bounded::read_log(&api, &pname, &lp, LOG_LIMIT_BYTES as usize);
+        match cluster::retry(kube, read).await {
             Ok(text) => {
                 let prefix = crate::print::terminal::escape(&replica(&p)).into_owned();
                 for line in text.lines() {

@@ -269,6 +269,18 @@ struct PodTask {
     sem: Arc<Semaphore>,
     /// Set when the job finished: a task with nothing left to read ends.
     job_done: watch::Receiver<bool>,
+    /// `--request-timeout`: one log request, its body included, as kubectl bounds it
+    /// (client-go's http.Client Timeout covers reading the body).
+    request_timeout: Option<Duration>,
+}
+
+/// How one log request ended without an error.
+#[derive(Debug, PartialEq, Eq)]
+enum ReadEnd {
+    /// The stream ended (the instance stopped, the log was read whole, or it dropped).
+    Ended,
+    /// `--request-timeout` ran out while the body was still coming.
+    TimedOut(Duration),
 }
 
 impl PodTask {
@@ -278,8 +290,22 @@ impl PodTask {
         &self,
         lp: &LogParams,
         cursor: &mut Cursor,
-    ) -> std::result::Result<(), kube::Error> {
+    ) -> std::result::Result<ReadEnd, kube::Error> {
         let _permit = self.sem.acquire().await;
+        let Some(limit) = self.request_timeout else {
+            return self.read_all(lp, cursor).await.map(|()| ReadEnd::Ended);
+        };
+        match tokio::time::timeout(limit, self.read_all(lp, cursor)).await {
+            Ok(r) => r.map(|()| ReadEnd::Ended),
+            Err(_) => Ok(ReadEnd::TimedOut(limit)),
+        }
+    }
+
+    async fn read_all(
+        &self,
+        lp: &LogParams,
+        cursor: &mut Cursor,
+    ) -> std::result::Result<(), kube::Error> {
         let stream = self.pods.log_stream(&self.name, lp).await?;
         let mut lines = Pieces::new(stream);
         cursor.begin();
@@ -376,7 +402,24 @@ impl PodTask {
             };
             let lp = self.params(&cursor, first, previous);
             first = false;
-            if let Err(e) = self.read(&lp, &mut cursor).await {
+            let read = self.read(&lp, &mut cursor).await;
+            if let Ok(ReadEnd::TimedOut(limit)) = read
+                && (previous || !self.opts.follow)
+            {
+                // Read whole is what was asked, and it did not end in time: say so, once.
+                let _ = self
+                    .tx
+                    .send(Msg::Unreadable(format!(
+                        "{}: the log did not end within --request-timeout {}; what came is \
+                         printed above",
+                        self.label,
+                        crate::duration::go(limit)
+                    )))
+                    .await;
+                let _ = self.tx.send(Msg::Done).await;
+                return;
+            }
+            if let Err(e) = read {
                 // 400 while the container is between states: wait for the next status.
                 failures += 1;
                 if failures > 5 || kubeapi::status_code(&e).is_some_and(|c| c != 400) {
@@ -453,9 +496,21 @@ pub async fn logs(
     let client = &kube.client;
     let jobs: Api<TFJob> = Api::namespaced(client.clone(), namespace);
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    let job = cluster::retry(kube, || jobs.get_opt(&opts.job))
-        .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?;
+    // --timeout bounds waiting for the pods, so it bounds reading the job too: an API server
+    // that does not answer ends the command then, not when the retries give up.
+    let job = tokio::time::timeout(
+        opts.timeout,
+        cluster::retry(kube, || jobs.get_opt(&opts.job)),
+    )
+    .await
+    .map_err(|_| {
+        Error::Timeout(format!(
+            "tfjob {} could not be read within {} (--timeout): the API server did not answer",
+            opts.job,
+            crate::duration::go(opts.timeout)
+        ))
+    })?
+    .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?;
     let Some(job) = job else {
         return Err(cluster::notfound::tfjob(kube, namespace, &opts.job).await);
     };
@@ -593,6 +648,7 @@ pub async fn logs(
                 tx: tx.clone(),
                 sem: sem.clone(),
                 job_done: done_rx.clone(),
+                request_timeout: kube.request_timeout,
             };
             running_tasks += 1;
             summary.pods += 1;

@@ -48,11 +48,12 @@ pub fn log_path(pod: &str, container: &str, previous: bool) -> Option<String> {
     Some(format!("{pod}/{container}{suffix}"))
 }
 
-/// The last `limit` bytes of a stream, kept while it is read (memory stays at most twice the
-/// limit), starting at a line's beginning once anything was dropped.
+/// The last `limit` bytes of a stream, kept while it is read (memory stays at the limit plus
+/// the chunk being pushed: a ring, so dropping the front costs only what is dropped), starting
+/// at a line's beginning once anything was dropped.
 #[derive(Debug, Default)]
 pub struct Tail {
-    buf: Vec<u8>,
+    buf: std::collections::VecDeque<u8>,
     /// Bytes dropped from the front.
     pub dropped: u64,
     limit: usize,
@@ -61,17 +62,21 @@ pub struct Tail {
 impl Tail {
     pub fn new(limit: u64) -> Self {
         Tail {
-            buf: Vec::new(),
+            buf: std::collections::VecDeque::new(),
             dropped: 0,
             limit: usize::try_from(limit).unwrap_or(usize::MAX).max(1),
         }
     }
 
     pub fn push(&mut self, chunk: &[u8]) {
-        self.buf.extend_from_slice(chunk);
-        if self.buf.len() >= self.limit.saturating_mul(2) {
-            self.trim();
+        // A chunk longer than the limit keeps only its end.
+        let skip = chunk.len().saturating_sub(self.limit);
+        if skip > 0 {
+            self.dropped += (skip + self.buf.len()) as u64;
+            self.buf.clear();
         }
+        self.buf.extend(&chunk[skip..]);
+        self.trim();
     }
 
     fn trim(&mut self) {
@@ -86,21 +91,18 @@ impl Tail {
     /// out.
     pub fn finish(mut self) -> (Vec<u8>, u64) {
         self.trim();
+        let buf: Vec<u8> = std::mem::take(&mut self.buf).into();
         if self.dropped == 0 {
-            return (self.buf, 0);
+            return (buf, 0);
         }
-        let start = self
-            .buf
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
+        let start = buf.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
         let dropped = self.dropped + start as u64;
         let mut out = format!(
             "[kubectl-tfjob: the first {dropped} bytes of this log were left out: --save-limit keeps the last {} bytes]\n",
             self.limit
         )
         .into_bytes();
-        out.extend_from_slice(&self.buf[start..]);
+        out.extend_from_slice(&buf[start..]);
         (out, dropped)
     }
 }
@@ -305,6 +307,14 @@ mod tests {
             text.starts_with("[kubectl-tfjob: the first 18 bytes"),
             "{text}"
         );
+        // One chunk longer than the limit: only its end, the rest counted as dropped.
+        let mut t = Tail::new(4);
+        t.push(b"ab");
+        t.push(b"x\nyyyy");
+        let (kept, dropped) = t.finish();
+        assert_eq!(dropped, 8 - 4, "{}", String::from_utf8_lossy(&kept));
+        // No line starts in the kept end: it is kept as it is, under the marker.
+        assert!(kept.ends_with(b"bytes]\nyyyy"));
         // Under the limit: as read, no marker.
         let mut t = Tail::new(100);
         t.push(b"short\n");

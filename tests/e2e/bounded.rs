@@ -320,3 +320,91 @@ fn sigterm_and_sighup_end_a_command_as_ctrl_c_does() {
         );
     }
 }
+
+/// A running one-worker job whose pod log, from now on, never ends (the `endlessBody` fault on
+/// pods/log), and the cluster.
+fn endless_log_job(name: &str) -> TestCluster {
+    let c = TestCluster::start(Scenario::default());
+    c.insert(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "Never",
+            "template": {"spec": {"containers": [
+                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}));
+    let pod = format!("{name}-worker-0");
+    assert!(
+        c.wait_for(std::time::Duration::from_secs(30), |c| {
+            c.get("pods", Some("default"), &pod).is_some_and(|p| {
+                p["status"]["containerStatuses"][0]["state"]["running"].is_object()
+            })
+        }),
+        "the worker never ran"
+    );
+    let mut fault = Fault::on("get", "pods").endless_body().times(0);
+    fault.matches.subresource = Some("log".into());
+    c.set_faults(vec![fault]);
+    c
+}
+
+/// Issue 47 item 6: a pod log that never ends. `diagnose` reads at most its excerpt's bytes of
+/// it (it reached gigabytes); `logs` without -f ends at --request-timeout, which bounds a whole
+/// request as kubectl's does.
+#[test]
+fn an_endless_pod_log_is_read_within_bounds_by_diagnose_and_logs() {
+    let c = endless_log_job("flood");
+    let kubeconfig = c.kubeconfig().to_str().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = binary(&["--kubeconfig", &kubeconfig, "diagnose", "flood"]);
+    cmd.stdout(Stdio::null());
+    let o = measured(cmd, &dir.path().join("diagnose.err"), |_| {});
+    bounded(&o, "diagnose of a job with an endless log");
+    assert!(matches!(o.code, Some(0 | 4)), "{:?}: {}", o.code, o.stderr);
+
+    let mut cmd = binary(&[
+        "--kubeconfig",
+        &kubeconfig,
+        "logs",
+        "flood",
+        "--request-timeout",
+        "2s",
+    ]);
+    cmd.stdout(Stdio::null());
+    let o = measured(cmd, &dir.path().join("logs.err"), |_| {});
+    bounded(&o, "logs --request-timeout of an endless log");
+    assert_ne!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("worker-0: the log did not end within --request-timeout 2s"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// Issue 47 item 6: `logs --timeout` is a deadline also when the API server never answers
+/// (it ran 60 s: the retries' own deadline), and `--save-limit` cannot ask for more than a log
+/// may hold in memory (1Ei aborted).
+#[test]
+fn logs_ends_at_its_timeout_on_a_silent_api_and_refuses_a_save_limit_beyond_memory() {
+    let c = TestCluster::start(Scenario::default());
+    c.set_faults(vec![
+        Fault::on("get", "tfjobs").latency_ms(600_000).times(0),
+    ]);
+    let run = tfjob(&c, &["logs", "anything", "--timeout", "2s"]);
+    run.expect_code(5);
+    run.stderr_has("tfjob anything could not be read within 2s (--timeout)");
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = Cli::new(
+        None,
+        &[
+            "logs",
+            "x",
+            "--save",
+            dir.path().to_str().unwrap(),
+            "--save-limit",
+            "1Ei",
+        ],
+    )
+    .run();
+    run.expect_code(2);
+    run.stderr_has("--save-limit is at most 256Mi per log");
+}
