@@ -208,6 +208,27 @@ pub fn too_large(err: &kube::Error) -> Option<&TooLarge> {
     crate::error::find_cause(err)
 }
 
+/// One pod log read whole, at most `max` bytes of it, then the connection dropped. `Api::logs`
+/// collects the body however long it is, and the layer above passes logs through (a followed
+/// log is endless by design); `limitBytes` binds only a kubelet that honours it. A log that
+/// never ends, or a server that ignores the limit, stops here at `max`.
+pub async fn read_log(
+    api: &kube::Api<k8s_openapi::api::core::v1::Pod>,
+    name: &str,
+    lp: &kube::api::LogParams,
+    max: usize,
+) -> Result<String, kube::Error> {
+    use futures::AsyncReadExt;
+    let stream = api.log_stream(name, lp).await?;
+    let mut buf = Vec::new();
+    stream
+        .take(max as u64)
+        .read_to_end(&mut buf)
+        .await
+        .map_err(kube::Error::ReadEvents)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,25 +275,4 @@ mod tests {
         assert!(err.to_string().contains("watch event"), "{err}");
         assert!(capped.frame().await.is_none());
     }
-}
-
-/// One pod log read whole, at most `max` bytes of it, then the connection dropped. `Api::logs`
-/// collects the body however long it is, and the layer above passes logs through (a followed
-/// log is endless by design); `limitBytes` binds only a kubelet that honours it. A log that
-/// never ends, or a server that ignores the limit, stops here at `max`.
-pub async fn read_log(
-    api: &kube::Api<k8s_openapi::api::core::v1::Pod>,
-    name: &str,
-    lp: &kube::api::LogParams,
-    max: usize,
-) -> Result<String, kube::Error> {
-    use futures::AsyncReadExt;
-    let stream = api.log_stream(name, lp).await?;
-    let mut buf = Vec::new();
-    stream
-        .take(max as u64)
-        .read_to_end(&mut buf)
-        .await
-        .map_err(kube::Error::ReadEvents)?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
