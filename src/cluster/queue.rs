@@ -32,6 +32,18 @@ pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 /// The label Kueue puts on a job's Workload (`JobUIDLabel`, same file).
 pub const JOB_UID_LABEL: &str = "kueue.x-k8s.io/job-uid";
 pub const KUEUE_GROUP: &str = "kueue.x-k8s.io";
+/// Kueue's Workload by its full name, as every hint says it: Kubernetes 1.36 serves a core
+/// `Workload` kind (scheduling.k8s.io), so `kubectl get workloads` lists those, and Kueue
+/// renamed its short name to `kwl`.
+pub const KUEUE_WORKLOADS: &str = "workloads.kueue.x-k8s.io";
+
+/// What Kueue's `waitForPodsReady` means for a TFJob, said wherever a job is queued by Kueue:
+/// Kueue's kubeflow integration counts the job ready once its Running condition is true
+/// (kueue `pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go`, `PodsReady`),
+/// and the operator sets Running when one replica runs, so the rest may stay Pending.
+pub const KUEUE_PODS_READY_NOTE: &str = "Kueue counts a TFJob as ready once its Running \
+condition is true, which the operator sets when one replica runs: waitForPodsReady does not keep \
+the job whole (the other replicas may stay Pending); `kubectl tfjob wait` waits for every replica";
 pub const KUEUE_VERSION: &str = "v1beta2";
 pub const VOLCANO_GROUP: &str = "scheduling.volcano.sh";
 pub const COSCHEDULING_GROUP: &str = "scheduling.x-k8s.io";

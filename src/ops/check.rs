@@ -132,6 +132,10 @@ pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<
             let mut value =
                 serde_json::to_value(&report).map_err(|e| Error::Other(e.to_string()))?;
             value["queue"] = serde_json::to_value(&queue.report).unwrap_or_default();
+            if queue.report.system == Some("kueue") {
+                value["queue"]["note"] =
+                    serde_json::json!(crate::cluster::queue::KUEUE_PODS_READY_NOTE);
+            }
             value["verdict"] = serde_json::json!(if problems > 0 {
                 NOT_READY
             } else {

@@ -401,7 +401,13 @@ pub async fn gate(
 pub fn render_text(r: &QueueReport) -> String {
     match r.system {
         None => "Queue: none\n".into(),
-        Some(system) => format!("Queue ({system}): {} — {}\n", r.verdict.as_str(), r.reason),
+        Some(system) => {
+            let mut text = format!("Queue ({system}): {} — {}\n", r.verdict.as_str(), r.reason);
+            if system == "kueue" {
+                text.push_str(&format!("  note: {}\n", q::KUEUE_PODS_READY_NOTE));
+            }
+            text
+        }
     }
 }
 

@@ -67,7 +67,8 @@ pub async fn set_active(
         ..Action::new("patch", "workloads", Some(ns)).named(&wl_name)
     };
     let check = format!(
-        "kubectl get workload {wl_name} {} -o jsonpath={{.spec.active}}",
+        "kubectl get {} {wl_name} {} -o jsonpath={{.spec.active}}",
+        crate::cluster::queue::KUEUE_WORKLOADS,
         kube.hints.ns_flags(ns)
     );
     crate::error::on_interrupt_write("Workload", ns, &wl_name, "patched", &check);

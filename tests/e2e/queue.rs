@@ -64,6 +64,17 @@ fn check_says_fits_queued_or_never_against_the_cluster_queue() {
     assert_eq!(q["verdict"], "fits", "{q}");
     assert_eq!(q["localQueue"], "team-a");
     assert_eq!(q["clusterQueue"], "gpu-cq");
+    // Kueue's readiness is one replica for a TFJob (issue 48 item 11): said in JSON and text,
+    // and the hints name Kueue's Workload in full (1.36 has a core Workload kind).
+    assert!(
+        q["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("waitForPodsReady does not keep the job whole")),
+        "{q}"
+    );
+    let run = tfjob(&c, &article_args("check", &["--local-queue", "team-a"]));
+    run.expect_code(0);
+    run.stdout_has("\n  note: Kueue counts a TFJob as ready once its Running condition is true");
 
     // Two GPUs of quota: more than gpu-cq can ever give.
     let c = cluster(&kueue(2, ""));
@@ -165,11 +176,20 @@ fn never_is_refused_before_any_write() {
 #[test]
 fn submit_wait_keeps_waiting_while_queued_and_succeeds_once_admitted() {
     let c = cluster(&kueue(4, ""));
-    tfjob(
+    let run = tfjob(
         &c,
         &submit_args(&["--local-queue", "team-a", "--wait", "--timeout", "2m"]),
-    )
-    .expect_code(0);
+    );
+    run.expect_code(0);
+    // What Kueue's readiness means for a TFJob is said once by the wait.
+    assert_eq!(
+        run.stderr
+            .matches("note: Kueue counts a TFJob as ready")
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
     // The second waits for the first's quota; deleting the first frees it.
     let second = [
         "submit",

@@ -113,7 +113,8 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             Some(queue) => f
                 .evidence(format!("queued in Kueue LocalQueue {queue:?} ({KUEUE_QUEUE_LABEL})"))
                 .next(format!(
-                    "Kueue resumes it once admitted; see why it waits: kubectl get workloads {flags}; kubectl describe localqueue {queue} {flags}",
+                    "Kueue resumes it once admitted; see why it waits: kubectl get {} {flags}; kubectl describe localqueue {queue} {flags}",
+                    crate::cluster::queue::KUEUE_WORKLOADS,
                     flags = ns_flags(s, ns)
                 )),
             None => f.next(format!(

@@ -61,7 +61,8 @@ pub(super) fn queue(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         let evidence = wl.map(conditions_line).unwrap_or_default();
         let describe = |cq: &str| {
             format!(
-                "see why: kubectl describe workload {wl_name} {flags}; kubectl describe clusterqueue {cq}{}",
+                "see why: kubectl describe {} {wl_name} {flags}; kubectl describe clusterqueue {cq}{}",
+                crate::cluster::queue::KUEUE_WORKLOADS,
                 s.hints.hint_suffix()
             )
         };

@@ -275,7 +275,7 @@ fn suspended_by_kueue_points_at_the_workload() {
         f.next_step
             .as_deref()
             .unwrap()
-            .contains("kubectl get workloads -n default")
+            .contains("kubectl get workloads.kueue.x-k8s.io -n default")
     );
 }
 

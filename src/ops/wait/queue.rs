@@ -28,6 +28,8 @@ pub struct QueueWatch {
     kueue_served: Option<bool>,
     /// The job is held (queued or gang waiting) right now.
     pub held: bool,
+    /// What Kueue's readiness means for a TFJob was said (once per wait).
+    pods_ready_said: bool,
 }
 
 impl QueueWatch {
@@ -47,6 +49,10 @@ impl QueueWatch {
         self.next_read = Some(now + READ_EVERY);
         let name = job.metadata.name.as_deref().unwrap_or_default();
         let mut lines = vec![];
+        if q::local_queue_name(job).is_some() && !self.pods_ready_said {
+            self.pods_ready_said = true;
+            lines.push(format!("note: {}", q::KUEUE_PODS_READY_NOTE));
+        }
         let held = if let Some(lq) = q::local_queue_name(job) {
             self.kueue(kube, ns, job, lq, &mut lines).await?
         } else if !has_pods && !job.is_finished() && !job.is_suspended() {
