@@ -549,3 +549,25 @@ fn mesh_job(inject: &str) -> String {
         "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: mesh\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        metadata:\n          annotations: {annotations}\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n"
     )
 }
+
+/// Issue 48 item 11: with an Evaluator, a cleanPodPolicy of Running or All deletes it when the
+/// Chief succeeds (kubeflow/trainer#1658): a warning naming the field; None is quiet.
+#[test]
+fn an_evaluator_cut_short_by_clean_pod_policy_is_warned() {
+    let job = |policy: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: ev\nspec:\n  runPolicy: {{cleanPodPolicy: {policy}}}\n  tfReplicaSpecs:\n    Chief:\n      replicas: 1\n      template:\n        spec:\n          containers: [{{name: tensorflow, image: tensorflow/tensorflow:2.13.0}}]\n    Evaluator:\n      replicas: 1\n      template:\n        spec:\n          containers: [{{name: tensorflow, image: tensorflow/tensorflow:2.13.0}}]\n"
+        )
+    };
+    for policy in ["Running", "All"] {
+        let (_dir, path) = crate::manifest_file(&job(policy));
+        let run = crate::Cli::new(None, &["validate", "-f", path.to_str().unwrap()]).run();
+        run.expect_code(0);
+        run.stderr_has("spec.runPolicy.cleanPodPolicy");
+        run.stderr_has("when the Chief succeeds the job is Succeeded at once and the operator deletes the Evaluator");
+    }
+    let (_dir, path) = crate::manifest_file(&job("None"));
+    let run = crate::Cli::new(None, &["validate", "-f", path.to_str().unwrap()]).run();
+    run.expect_code(0);
+    assert!(!run.all().contains("Evaluator"), "{}", run.all());
+}

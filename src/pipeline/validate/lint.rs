@@ -65,6 +65,7 @@ pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
         return out; // schema reports the type
     };
     replica_keys(replicas, &mut out);
+    evaluator_cleanup(spec, replicas, &mut out);
     super::queue_lint::check(root, replicas, &mut out);
     let mut total_known: i64 = 0;
     let mut longest: Option<(String, String)> = None; // (pod name, path)
@@ -283,6 +284,52 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
         }
     }
     roles(replicas, out);
+}
+
+/// An Evaluator beside the replicas that decide success: when the Chief (or worker 0) succeeds
+/// the job is Succeeded at once, and a cleanPodPolicy of Running or All deletes the Evaluator
+/// still running its last evaluation (training-operator `DeletePodsAndServices`;
+/// kubeflow/trainer#1658). `None` (the default since v1.7) lets it finish.
+fn evaluator_cleanup(
+    spec: &Map<String, Value>,
+    replicas: &Map<String, Value>,
+    out: &mut Vec<Finding>,
+) {
+    let has = |t: ReplicaType| {
+        replicas
+            .keys()
+            .any(|k| ReplicaType::from_any_case(k) == Some(t))
+    };
+    if !has(ReplicaType::Evaluator) {
+        return;
+    }
+    let policy = spec
+        .get("runPolicy")
+        .and_then(|r| r.get("cleanPodPolicy"))
+        .and_then(Value::as_str);
+    let Some(policy @ ("Running" | "All")) = policy else {
+        return;
+    };
+    let decider = if has(ReplicaType::Chief) {
+        "the Chief"
+    } else if has(ReplicaType::Master) {
+        "the Master"
+    } else {
+        "worker 0"
+    };
+    out.push(
+        Finding::new(
+            Severity::Warning,
+            "evaluator-cleanup",
+            "spec.runPolicy.cleanPodPolicy",
+            format!(
+                "{policy}: when {decider} succeeds the job is Succeeded at once and the operator deletes the Evaluator while it may still be evaluating (kubeflow/trainer#1658)"
+            ),
+        )
+        .with_hint(Some(
+            "set cleanPodPolicy: None and delete the job when the Evaluator is done".into(),
+        )),
+    );
 }
 
 /// What the operator's status logic and TensorFlow make of the roles present.
