@@ -237,7 +237,9 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
     }
     // Every command whose positional is a TFJob name; `delete` takes several.
     let wants_job_name = match cmd.get_name() {
-        "wait" | "diagnose" | "logs" | "get" | "top" | "suspend" | "resume" => positionals == 0,
+        "wait" | "diagnose" | "logs" | "get" | "top" | "suspend" | "resume" | "restart" => {
+            positionals == 0
+        }
         "delete" => true,
         _ => false,
     };

@@ -30,6 +30,7 @@ pub mod list;
 pub mod logs;
 pub mod probe;
 pub mod render;
+pub mod restart;
 mod runtime;
 pub mod secret;
 pub mod submit;
@@ -251,6 +252,10 @@ pub enum Command {
     #[command(after_help = suspend::SUSPEND_EXAMPLES)]
     Resume(suspend::SuspendArgs),
 
+    /// Make a TFJob's pods again from scratch (suspend, wait for them to go, resume), e.g. to pick up a rotated key.
+    #[command(after_help = restart::RESTART_EXAMPLES)]
+    Restart(restart::RestartArgs),
+
     /// Store or check the model-gateway API key Secret.
     Secret(secret::SecretArgs),
 
@@ -305,6 +310,7 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Delete(args) => delete::exec(ctx, args, out),
         Command::Suspend(args) => suspend::exec(ctx, args, SuspendAction::Suspend, out),
         Command::Resume(args) => suspend::exec(ctx, args, SuspendAction::Resume, out),
+        Command::Restart(args) => restart::exec(ctx, args, out),
         Command::Secret(args) => secret::exec(ctx, args, out),
         Command::Version(args) => version::exec(ctx, args, out),
         Command::Completion(args) => completion::exec(args, out),

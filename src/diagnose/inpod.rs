@@ -394,7 +394,7 @@ fn judge_reply(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&s
             ),
             (Some(p), Some(s)) => format!(
                 "{url}: {status}: the pod's key (fingerprint {p}) is not the Secret's now ({s}): \
-                 the pod started before the Secret changed; restart the job"
+                 the pod started before the Secret changed; restart the job so its pods read it: `kubectl tfjob restart`"
             ),
             _ => format!(
                 "{url}: {status}: the gateway rejects the pod's key (whether the Secret changed since is unknown)"

@@ -45,6 +45,7 @@ pub mod queue;
 pub mod queue_suspend;
 pub mod readiness;
 pub mod render;
+pub mod restart;
 pub mod secret;
 pub mod submit;
 pub mod suspend;

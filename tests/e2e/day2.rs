@@ -490,3 +490,68 @@ fn logs_container_completes_from_the_jobs_pods() {
     // top takes a job name too.
     assert_eq!(complete(&["top", ""]), "cj\n:4\n");
 }
+
+/// Issue 48 item 12: a rotated key reaches the pods only when they start again. `restart`
+/// suspends, waits until the operator deleted this job's pods, resumes: the pods come back
+/// as new objects and the job is not left suspended.
+#[test]
+fn restart_makes_the_pods_again_and_leaves_the_job_running() {
+    let c = TestCluster::start(Scenario::default());
+    c.insert(job("rs", "default", 2, "OnFailure"));
+    until(&c, "workers running", |c| {
+        running(c, "default", "rs-worker-0") && running(c, "default", "rs-worker-1")
+    });
+    let before: Vec<Value> = job_pods(&c, "rs")
+        .iter()
+        .map(|p| p["metadata"]["uid"].clone())
+        .collect();
+    let run = tfjob(&c, &["restart", "rs"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org/rs restarted\n");
+    run.stderr_has("read the Secrets' current values");
+    let stored = c.get("tfjobs", Some("default"), "rs").unwrap();
+    assert_ne!(stored["spec"]["runPolicy"]["suspend"], true, "{stored}");
+    until(&c, "new pods running", |c| {
+        let pods = job_pods(c, "rs");
+        pods.len() == 2
+            && pods.iter().all(|p| !before.contains(&p["metadata"]["uid"]))
+            && running(c, "default", "rs-worker-0")
+    });
+
+    // A finished job has no pods to make again: refused, nothing patched.
+    let mut done = job("fin", "default", 1, "OnFailure");
+    done["status"] = json!({"conditions": [{"type": "Succeeded", "status": "True"}]});
+    let c2 = TestCluster::start(
+        Scenario::default().with_operator(tfjob_testcluster::OperatorMode::Installed),
+    );
+    c2.insert(done);
+    let run = tfjob(&c2, &["restart", "fin"]);
+    assert_ne!(run.code, 0);
+    run.stderr_has("tfjob fin has already finished");
+    assert!(c2.writes().is_empty(), "{:?}", c2.writes());
+}
+
+/// An operator that never deletes the pods: `restart` ends at its --timeout, exit 5, and says
+/// the job stays suspended and how to resume it (never half-applied without a word).
+#[test]
+fn a_restart_cut_by_its_timeout_says_the_job_stays_suspended() {
+    let c = TestCluster::start(
+        Scenario::default().with_operator(tfjob_testcluster::OperatorMode::Installed),
+    );
+    c.insert(job("stuck", "default", 1, "OnFailure"));
+    c.insert(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "stuck-worker-0", "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": "stuck",
+            "training.kubeflow.org/operator-name": "tfjob-controller"}},
+        "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}));
+    let uid = c.get("tfjobs", Some("default"), "stuck").unwrap()["metadata"]["uid"].clone();
+    let mut pod = c.get("pods", Some("default"), "stuck-worker-0").unwrap();
+    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "name": "stuck", "uid": uid, "controller": true}]);
+    c.insert(pod);
+    let run = tfjob(&c, &["restart", "stuck", "--timeout", "2s"]);
+    run.expect_code(5);
+    run.stderr_has("stays suspended until `kubectl tfjob resume stuck");
+    let stored = c.get("tfjobs", Some("default"), "stuck").unwrap();
+    assert_eq!(stored["spec"]["runPolicy"]["suspend"], true, "{stored}");
+}

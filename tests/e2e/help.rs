@@ -21,6 +21,7 @@ const COMMANDS: &[&str] = &[
     "delete",
     "suspend",
     "resume",
+    "restart",
     "secret",
     "secret create",
     "secret check",

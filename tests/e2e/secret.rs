@@ -83,6 +83,8 @@ fn different_content_needs_overwrite() {
         .run();
     run.exit(0);
     assert_eq!(run.stdout.trim(), "secret/taotoken-secret configured");
+    // A rotation reaches running pods only when they start again: said, with the verb.
+    run.stderr_has("kubectl tfjob restart JOB");
     assert_eq!(
         stored_key(&c, "default", "taotoken-secret", "api-key").unwrap(),
         TEST_KEY.as_bytes()

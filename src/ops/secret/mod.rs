@@ -475,6 +475,13 @@ pub async fn create(
                         &format!("secret/{} configured{suffix}", args.name),
                         dry_run == DryRun::None,
                     )?;
+                    if dry_run == DryRun::None {
+                        // Environment from a Secret is read when a container starts.
+                        out.note_line(
+                            "Running pods keep the value they started with; restart a job so its pods \
+                             read this one: kubectl tfjob restart JOB",
+                        );
+                    }
                 }
             }
         }

@@ -1,0 +1,124 @@
+//! `restart`: a job's pods made again from scratch, e.g. so they read a rotated gateway key
+//! (environment from a Secret is read only when a container starts). Suspend, wait until the
+//! operator has deleted the job's pods, resume: the operator then creates them anew. A
+//! Kueue-managed job goes through its Workload, as `suspend` does.
+//!
+//! Never half-applied without saying so: if the pods are not gone by `--timeout`, the job is
+//! left suspended and the error names the command that resumes it.
+
+use std::io::Write;
+
+use kube::api::Api;
+use kube::runtime::reflector::Lookup;
+
+use super::Context;
+use super::suspend::{SuspendAction, SuspendOptions, set_suspend};
+use crate::cluster::pod::Pod;
+use crate::cluster::{self, Kube};
+use crate::error::{Error, Result};
+use crate::model::{self, TFJob};
+use crate::output::Output;
+
+#[derive(Debug, Clone)]
+pub struct RestartOptions {
+    pub name: String,
+}
+
+pub async fn run(ctx: &Context, opts: RestartOptions, out: &mut Output) -> Result<()> {
+    let deadline = ctx.deadline().clone();
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        restart(kube, ns, &opts, &deadline, data, notes).await
+    })
+    .await
+}
+
+async fn restart(
+    kube: &Kube,
+    namespace: &str,
+    opts: &RestartOptions,
+    deadline: &cluster::budget::Deadline,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let io = |e: std::io::Error| Error::io("writing output", e);
+    let name = &opts.name;
+    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
+    let job = cluster::retry(kube, || api.get_opt(name))
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+    let Some(job) = job else {
+        return Err(cluster::notfound::tfjob(kube, namespace, name).await);
+    };
+    if job.is_finished() {
+        return Err(Error::Conflict {
+            message: format!(
+                "tfjob {name} has already finished: the operator makes no pods for it again"
+            ),
+            hint: Some(format!(
+                "Submit it again under a new name, or delete it first: kubectl tfjob delete {name} {}",
+                kube.hints.ns_flags(namespace)
+            )),
+        });
+    }
+    let uid = job.metadata.uid.clone().unwrap_or_default();
+    // suspend/resume's own lines describe those verbs; restart says its own.
+    let mut quiet = Vec::new();
+    let suspend = SuspendOptions {
+        name: name.clone(),
+        action: SuspendAction::Suspend,
+    };
+    set_suspend(kube, namespace, &suspend, &mut quiet, &mut std::io::sink()).await?;
+    let resume_hint = format!(
+        "kubectl tfjob resume {name} {}",
+        kube.hints.ns_flags(namespace)
+    );
+    writeln!(
+        err,
+        "tfjob {name} suspended; waiting for the operator to delete its pods"
+    )
+    .map_err(io)?;
+    deadline.phase(format!(
+        "waiting for the pods of tfjob {name} to be deleted; it stays suspended until \
+         `{resume_hint}`"
+    ));
+    let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
+    // Only this job's pods (a job re-created under the name has another uid).
+    let owned = |p: &Pod| {
+        p.metadata
+            .owner_references
+            .as_ref()
+            .is_some_and(|o| o.iter().any(|o| o.uid == uid))
+    };
+    let selector = model::job_selector(name);
+    let gone = cluster::pod::pods_gone(pods, &selector, owned, |n| {
+        writeln!(err, "waiting for {n} pod(s) to be deleted").map_err(io)
+    });
+    let gone = match deadline.remaining() {
+        Some(left) => tokio::time::timeout(left, gone)
+            .await
+            .map_err(|_| Error::Timeout(deadline.ran_out_message()))?,
+        None => gone.await,
+    };
+    gone?;
+    let resume = SuspendOptions {
+        name: name.clone(),
+        action: SuspendAction::Resume,
+    };
+    deadline.phase(format!("resuming tfjob {name}"));
+    set_suspend(kube, namespace, &resume, &mut quiet, &mut std::io::sink())
+        .await
+        .map_err(|e| Error::Other(format!("{e}; tfjob {name} stays suspended: {resume_hint}")))?;
+    writeln!(
+        out,
+        "tfjob.kubeflow.org/{} restarted",
+        job.name().unwrap_or_default()
+    )
+    .map_err(io)?;
+    writeln!(
+        err,
+        "The training-operator creates the pods of tfjob {name} again from scratch: they read \
+         the Secrets' current values; training resumes only from its own checkpoints."
+    )
+    .map_err(io)?;
+    Ok(())
+}
