@@ -116,7 +116,7 @@ async fn follow_three_replicas_one_restarting_prints_every_line_once() {
     let err = Buf::default();
     let mut opts = ops::logs::LogsOptions::new("lg");
     opts.follow = true;
-    opts.max_log_requests = 3;
+    opts.max_log_requests = Some(3);
     let (mut o, mut e) = (out.clone(), err.clone());
     let script = async {
         for (i, p) in pods.iter().enumerate() {
@@ -223,6 +223,7 @@ async fn follow_refuses_more_streams_than_allowed() {
     create(&cl, tfjob("many", 1, 6, "OnFailure", None)).await;
     let mut opts = ops::logs::LogsOptions::new("many");
     opts.follow = true;
+    opts.max_log_requests = Some(5);
     let (mut o, mut e) = (Buf::default(), Buf::default());
     let r = ops::logs::logs(&kube(&cl), "default", &opts, &mut o, &mut e).await;
     match r {
@@ -233,6 +234,43 @@ async fn follow_refuses_more_streams_than_allowed() {
         other => panic!("{other:?}"),
     }
     assert!(c.requests().iter().all(|r| r.subresource != "log"));
+}
+
+/// Issue 48 item 4: a 1 PS + 8 worker job is ordinary; `logs -f` follows all nine without
+/// --max-log-requests (kubectl's 5 is for an open selector; the job bounds the streams).
+#[tokio::test(flavor = "multi_thread")]
+async fn follow_takes_every_replica_of_a_nine_replica_job_by_default() {
+    let c = TestCluster::start(Scenario::default());
+    let cl = client(&c).await;
+    create(&cl, tfjob("nine", 0, 9, "OnFailure", None)).await;
+    let pods: Vec<String> = (0..9).map(|i| format!("nine-worker-{i}")).collect();
+    until("nine running workers", || {
+        pods.iter().all(|p| running(&c, p))
+    })
+    .await;
+    let out = Buf::default();
+    let mut opts = ops::logs::LogsOptions::new("nine");
+    opts.follow = true;
+    let (mut o, mut e) = (out.clone(), Buf::default());
+    let script = async {
+        for (i, p) in pods.iter().enumerate() {
+            c.append_log("default", p, "tensorflow", &format!("hello from {i}"));
+        }
+        until("every replica's line printed", || {
+            let t = out.text();
+            (0..9).all(|i| t.contains(&format!("[worker-{i}] hello from {i}")))
+        })
+        .await;
+        for p in &pods {
+            c.exit_container("default", p, "tensorflow", 0);
+        }
+    };
+    let k = kube(&cl);
+    let (res, ()) = tokio::join!(
+        ops::logs::logs(&k, "default", &opts, &mut o, &mut e),
+        script
+    );
+    assert_eq!(res.unwrap().finished.as_deref(), Some("Succeeded"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -10,7 +10,7 @@ use super::{block_on, parse_duration};
 use crate::cluster::{Target, parse_job_name};
 use crate::error::{Error, Result};
 use crate::ops::Context;
-use crate::ops::logs::{DEFAULT_MAX_LOG_REQUESTS, LogsOptions};
+use crate::ops::logs::LogsOptions;
 use crate::output::Output;
 
 #[derive(Debug, Clone, Args)]
@@ -56,8 +56,9 @@ pub struct LogsArgs {
     pub previous: bool,
 
     /// Most log streams followed at once; following more replicas than this is an error.
-    #[arg(long, default_value_t = DEFAULT_MAX_LOG_REQUESTS, value_name = "N")]
-    pub max_log_requests: usize,
+    /// Default: every replica of the job (at most 256).
+    #[arg(long, value_name = "N")]
+    pub max_log_requests: Option<usize>,
 
     /// Keep the job's evidence before the operator's cleanPodPolicy deletes it: write
     /// DIR/<job>-<UTC time>/ with each pod's current and previous container logs, the job

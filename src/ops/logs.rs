@@ -34,8 +34,11 @@ use crate::model::{self, TFJob};
 use crate::output::Output;
 use crate::print::jobview::{self, Cursor};
 
-/// kubectl's `--max-log-requests` default.
-pub const DEFAULT_MAX_LOG_REQUESTS: usize = 5;
+/// How many streams `logs -f` follows when `--max-log-requests` is not given: every replica the
+/// job has, up to this. kubectl's default of 5 is for a pod selector, which may match anything;
+/// here the job bounds the streams (a 1 PS + 8 worker job is ordinary), as stern follows all it
+/// selects. The cap only keeps a job of thousands from opening as many connections.
+pub const MAX_FOLLOWED_BY_DEFAULT: usize = 256;
 
 /// What to print. Plain data: the CLI layer fills it from flags.
 #[derive(Debug, Clone)]
@@ -60,8 +63,10 @@ pub struct LogsOptions {
     pub tail: Option<i64>,
     /// Keep the kubelet's RFC3339Nano timestamp on each line.
     pub timestamps: bool,
-    /// Concurrent log streams allowed; more selected replicas than this is an error (as kubectl).
-    pub max_log_requests: usize,
+    /// `--max-log-requests`: concurrent log streams allowed; following more selected replicas
+    /// than this is an error (as kubectl). `None`: every replica, up to
+    /// [`MAX_FOLLOWED_BY_DEFAULT`].
+    pub max_log_requests: Option<usize>,
     /// How long to wait for pods to exist and start before giving up.
     pub timeout: Duration,
     /// Colour the prefixes (the caller knows whether stdout is a terminal).
@@ -85,7 +90,7 @@ impl LogsOptions {
             since_time: None,
             tail: None,
             timestamps: false,
-            max_log_requests: DEFAULT_MAX_LOG_REQUESTS,
+            max_log_requests: None,
             timeout: Duration::from_secs(300),
             colour: false,
             save: None,
@@ -555,14 +560,14 @@ pub async fn logs(
         )));
     }
     // kubectl (polymorphichelpers/logs): following more streams than allowed is an error.
-    if opts.follow && expected > opts.max_log_requests {
+    let allowed = opts.max_log_requests.unwrap_or(MAX_FOLLOWED_BY_DEFAULT);
+    if opts.follow && expected > allowed {
         return Err(Error::Usage(format!(
-            "you are attempting to follow {expected} log streams, but maximum allowed concurrency is {}, use --max-log-requests to increase the limit",
-            opts.max_log_requests
+            "you are attempting to follow {expected} log streams, but maximum allowed concurrency is {allowed}, use --max-log-requests to increase the limit"
         )));
     }
     let sem = Arc::new(Semaphore::new(if opts.follow {
-        opts.max_log_requests.max(1)
+        allowed.max(1)
     } else {
         1 // one after another: each replica's lines stay together
     }));
