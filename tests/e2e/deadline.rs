@@ -68,9 +68,9 @@ fn submit_replace_wait_spends_one_timeout_across_every_phase() {
     // Which phase: the pre-flight, the deletion, the create, the wait or its diagnosis.
     assert!(
         run.stderr.contains("--timeout 20s ran out while ")
-            || run
-                .stderr
-                .contains("timed out after 20s waiting for TFJob default/tf-dist-train"),
+            || run.stderr.contains(
+                "of watching (--timeout 20s bounds the whole command, the diagnosis below included) waiting for TFJob default/tf-dist-train"
+            ),
         "{}",
         run.stderr
     );
@@ -85,7 +85,7 @@ fn wait_ends_at_its_timeout_on_a_slow_api_server() {
     within(took, Duration::from_secs(8), &run);
     assert!(
         run.stderr
-            .contains("timed out after 8s waiting for TFJob default/tf-dist-train")
+            .contains("of watching (--timeout 8s bounds the whole command, the diagnosis below included) waiting for TFJob default/tf-dist-train")
             || run
                 .stderr
                 .contains("--timeout 8s ran out while waiting for TFJob default/tf-dist-train"),

@@ -782,7 +782,7 @@ fn timeout_bounds_the_whole_wait_the_closing_diagnosis_included() {
     );
     let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 3s"));
     run.exit(5);
-    run.stderr_has("timed out after 3s");
+    run.stderr_has("of watching (--timeout 3s bounds the whole command");
     run.stderr_has("(no diagnosis: --timeout ran out before it could be read)");
 }
 

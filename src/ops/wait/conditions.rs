@@ -422,8 +422,8 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
                 .into()
         }
         WaitFor::AllRunning if all_started(job, view.pods) => format!(
-            "all replicas running; waiting until they have run {}s without a restart",
-            limits.settle.as_secs()
+            "all replicas running; waiting until they have run {} without a restart",
+            crate::cluster::client::seconds(limits.settle)
         ),
         WaitFor::AllRunning => {
             let expected = expected_replicas(job);

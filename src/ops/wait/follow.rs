@@ -385,7 +385,7 @@ impl Waiter<'_> {
         {
             return decided;
         }
-        Err(self.not_met(&format!("timed out after {}s", timeout.as_secs())))
+        Err(self.not_met(&timed_out(self.started.elapsed(), timeout)))
     }
 
     fn not_met(&self, how: &str) -> Error {
@@ -1146,6 +1146,21 @@ async fn report_diagnosis(
 
 #[path = "stuck.rs"]
 mod stuck;
+
+/// How long the wait watched before it gave up, said as it was: the watch stops early enough
+/// to leave the closing diagnosis its share of `--timeout` (and `submit --wait` spent part of
+/// it before), so the watch's own time is not the flag's. Pure.
+pub fn timed_out(watched: Duration, timeout: Duration) -> String {
+    let said = crate::cluster::client::seconds(watched);
+    let flag = crate::duration::go(timeout);
+    if timeout.saturating_sub(watched) < Duration::from_millis(500) {
+        format!("timed out after {flag}")
+    } else {
+        format!(
+            "timed out after {said} of watching (--timeout {flag} bounds the whole command, the diagnosis below included)"
+        )
+    }
+}
 
 #[cfg(test)]
 #[path = "follow_tests.rs"]

@@ -237,3 +237,17 @@ fn the_logs_are_said_gone_whether_the_closing_read_comes_before_or_after_the_cle
     let kept = logs_gone_note(all.as_deref(), true, Some(std::path::Path::new("/d/j-1"))).unwrap();
     assert!(kept.contains("--save kept them in /d/j-1"), "{kept}");
 }
+
+/// Issue 48 item 7: a wait that gave up at 18 s of a 20 s --timeout said "after 20s".
+#[test]
+fn a_timeout_message_says_the_time_actually_watched() {
+    use std::time::Duration;
+    assert_eq!(
+        super::timed_out(Duration::from_millis(18_060), Duration::from_secs(20)),
+        "timed out after 18.1s of watching (--timeout 20s bounds the whole command, the diagnosis below included)"
+    );
+    assert_eq!(
+        super::timed_out(Duration::from_millis(19_800), Duration::from_secs(20)),
+        "timed out after 20s"
+    );
+}
