@@ -571,3 +571,22 @@ fn an_evaluator_cut_short_by_clean_pod_policy_is_warned() {
     run.expect_code(0);
     assert!(!run.all().contains("Evaluator"), "{}", run.all());
 }
+
+/// Issue 48 item 8: a values file written in the flags' language with a slip (`gpu:` for
+/// `gpus:`, `worker_memory:` for `workerMemory:`) is told the flag key it meant.
+#[test]
+fn a_values_key_near_a_flags_name_is_told_that_name() {
+    let (_dir, path) = crate::manifest_file(
+        "name: t\nimage: tensorflow/tensorflow:2.13.0\ngpu: 1\nworker_memory: 8Gi\n",
+    );
+    let run = crate::Cli::new(
+        None,
+        &["render", "-t", "ps-worker", "-f", path.to_str().unwrap()],
+    )
+    .run();
+    run.expect_code(2);
+    run.stderr_has(":3:1: gpu: unknown key `gpu`");
+    run.stderr_has("did you mean `gpus`?");
+    run.stderr_has("did you mean `workerMemory`?");
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}

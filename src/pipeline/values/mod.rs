@@ -615,6 +615,22 @@ mod tests {
         let mut v = json!({"replicas": 3});
         let p = check_shape(&mut v, false);
         assert!(p[0].hint.as_deref().unwrap().contains(".replicas"), "{p:?}");
+
+        // The flags' names are top-level keys too (issue 48 item 8), and a key is the same
+        // key in snake_case or kebab-case.
+        for (written, meant) in [
+            ("gpu", "gpus"),
+            ("worker_memory", "workerMemory"),
+            ("cpu-request", "cpuRequest"),
+        ] {
+            let mut v = json!({ written: 1 });
+            let p = check_shape(&mut v, false);
+            assert_eq!(
+                p[0].hint.as_deref(),
+                Some(format!("did you mean `{meant}`?").as_str()),
+                "{written}: {p:?}"
+            );
+        }
     }
 
     #[test]

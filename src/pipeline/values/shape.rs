@@ -224,9 +224,28 @@ fn all_value_paths() -> &'static Vec<String> {
     })
 }
 
+/// A key as written without its case and separators: `worker_memory`, `worker-memory` and
+/// `workerMemory` are one key.
+fn folded(key: &str) -> String {
+    key.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 fn unknown_key(parent: &str, key: &str, siblings: &[&str]) -> Problem {
     let path = join_key(parent, key);
-    let suggestion = closest(key, siblings.iter().copied())
+    // At the top, the flags' names are keys too (flagkeys.rs): `gpu` is `gpus`.
+    let mut candidates: Vec<&str> = siblings.to_vec();
+    if parent.is_empty() {
+        candidates.extend(super::flagkeys::FLAG_KEYS.iter().map(|(k, _)| *k));
+    }
+    let want = folded(key);
+    let suggestion = candidates
+        .iter()
+        .copied()
+        .find(|c| folded(c) == want)
+        .or_else(|| closest(key, candidates.iter().copied()))
         .map(|k| join_key(parent, k))
         .or_else(|| {
             // Not a typo of a sibling: maybe the key belongs elsewhere (`replicas` at the top).
