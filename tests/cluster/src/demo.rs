@@ -134,9 +134,11 @@ fn article(cmd: &str, extra: &[&str]) -> Invocation {
 }
 
 /// The simulated cluster the story starts on: the training-operator running, one CPU node and
-/// one node with a single GPU — too few for three one-GPU workers.
+/// one node with a single GPU — too few for three one-GPU workers. The model gateway the pods
+/// reach answers the demo key, so `probe` sees a working gateway (`gatewayKey` in a scenario).
 pub fn scenario() -> Scenario {
     Scenario::default()
+        .with_gateway_key(DEMO_KEY)
         .with_nodes(vec![
             NodeSpec::new("cpu-1", "8", "32Gi", 0),
             NodeSpec::new("gpu-1", "16", "64Gi", 1),
@@ -222,6 +224,16 @@ pub fn steps() -> Vec<Step> {
                     .expect("taotoken-secret"),
             ),
         Step::new(
+            "Look inside the running pods, as the training process sees them: its TF_CONFIG, \
+             every peer reached by its Service name on port 2222, and the gateway answering the \
+             pod's own key (only a fingerprint of it leaves the pod).",
+        )
+        .run(
+            tfjob(&["probe", "tf-dist-train"])
+                .expect("ok: 4/4 replicas")
+                .show(20),
+        ),
+        Step::new(
             "A second job reads the key `token`, which the Secret does not have: submit refuses \
              it before writing anything.",
         )
@@ -260,12 +272,11 @@ pub fn steps() -> Vec<Step> {
                 .expect("token")
                 .expect("taotoken-secret"),
         ),
-        Step::new("Clean up: delete both jobs; it returns once the jobs and their pods are gone.")
-            .run(
-                tfjob(&["delete", "tf-dist-train", "tf-eval"])
-                    .expect("tfjob.kubeflow.org \"tf-dist-train\" deleted")
-                    .expect("tfjob.kubeflow.org \"tf-eval\" deleted"),
-            ),
+        Step::new(
+            "Clean up the broken job; it returns once the job and its pods are gone. tf-dist-train \
+             keeps running (with `demo --keep`, try `kubectl tfjob probe tf-dist-train`).",
+        )
+        .run(tfjob(&["delete", "tf-eval"]).expect("tfjob.kubeflow.org \"tf-eval\" deleted")),
     ]
 }
 
