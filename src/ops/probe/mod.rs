@@ -1098,7 +1098,8 @@ mod tests {
         let port = server.local_addr().unwrap().port();
         let serve = std::thread::spawn(move || {
             let mut seen = Vec::new();
-            for _ in 0..4 {
+            // Each script: the key (listed), again without one (401), the doubled /v1.
+            for _ in 0..6 {
                 let (mut s, _) = server.accept().unwrap();
                 let mut lines = Vec::new();
                 let mut r = BufReader::new(s.try_clone().unwrap());
@@ -1174,7 +1175,7 @@ mod tests {
         }
         let seen = serve.join().unwrap();
         assert!(seen[0].starts_with("GET /api/v1/models "), "{seen:?}");
-        assert!(seen[2].starts_with("GET /api/v1/models "), "{seen:?}");
+        assert!(seen[3].starts_with("GET /api/v1/models "), "{seen:?}");
     }
 
     /// A gateway on loopback answering each request by `answer(path, authorization)`; what it
