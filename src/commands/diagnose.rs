@@ -39,6 +39,17 @@ pub struct DiagnoseArgs {
     /// training process sees (TF_CONFIG, its peers, the gateway), as `kubectl tfjob probe`.
     #[arg(long)]
     pub probe: bool,
+
+    /// How a progress line of your training code reads, when it is none of the shapes known
+    /// (Keras, Estimator, `step N`): a regex with a named group `step`, and optionally `total`,
+    /// `epoch` and `loss`, e.g. 'it=(?P<step>\d+) of (?P<total>\d+)'.
+    #[arg(long, value_name = "REGEX", value_parser = parse_progress_pattern)]
+    pub progress_pattern: Option<String>,
+}
+
+/// `--progress-pattern`: a regex that names the step it reads (diagnose::progress::pattern).
+pub fn parse_progress_pattern(s: &str) -> std::result::Result<String, String> {
+    crate::diagnose::progress::pattern(s).map(|_| s.to_string())
 }
 
 pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
@@ -61,6 +72,7 @@ pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
         timeout: args.timeout,
         max_restarts: args.max_restarts,
         probe: args.probe,
+        progress_pattern: args.progress_pattern,
     };
     block_on(&ctx, crate::ops::diagnose::run(&ctx, opts, out))
 }

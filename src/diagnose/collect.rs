@@ -307,17 +307,20 @@ pub async fn read_last_logs(kube: &Kube, s: &mut Snapshot, budget: Budget) {
     let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), &s.namespace);
     let budget = budget.min(Budget::new(DECORATION));
     for (pod_name, container) in running_targets(&s.pods) {
+        // The last lines, not only the last one: progress is read from them too (issue 49).
         let params = LogParams {
             container: Some(container),
-            tail_lines: Some(1),
+            tail_lines: Some(super::progress::TAIL_LINES),
             timestamps: true,
-            limit_bytes: Some(16 * 1024),
+            limit_bytes: Some(RECENT_LOG_BYTES as i64),
             ..LogParams::default()
         };
-        let read = cluster::bounded::read_log(&pods_api, &pod_name, &params, 16 * 1024);
+        let read = cluster::bounded::read_log(&pods_api, &pod_name, &params, RECENT_LOG_BYTES);
         match budget.attempt(read).await {
             Some(Ok(text)) => {
-                s.last_log.insert(pod_name, last_line_time(&text));
+                s.last_log.insert(pod_name.clone(), last_line_time(&text));
+                let text = scrub(&text, &[]);
+                s.recent_log.insert(pod_name, text);
             }
             Some(Err(e)) => {
                 tracing::debug!(error = %e, pod = %pod_name, "last log line not read");
@@ -331,6 +334,9 @@ pub async fn read_last_logs(kube: &Kube, s: &mut Snapshot, budget: Budget) {
 /// The most of one log `diagnose` reads for its excerpt (the last lines it asks for are far
 /// less; a server that ignores `limitBytes` is cut here).
 const LOG_EXCERPT_BYTES: usize = 256 * 1024;
+
+/// The most of one running replica's recent lines read for its progress and last line.
+const RECENT_LOG_BYTES: usize = 64 * 1024;
 
 /// Running pods whose last log line's age is read: at most this many.
 pub const MAX_LAST_LOG: usize = 8;

@@ -20,6 +20,7 @@ mod collect_tests;
 pub mod failure;
 pub mod inpod;
 pub mod missing;
+pub mod progress;
 pub mod refused;
 #[cfg(test)]
 mod tests;
@@ -74,8 +75,13 @@ pub struct Snapshot {
     /// Nodes of the job's pods that are not Ready (or gone), with why (issue 37).
     pub nodes_not_ready: BTreeMap<String, String>,
     /// Running pod name → the time of its training container's last log line (`None`: no line
-    /// yet), read with one `tailLines=1&timestamps=true` request each, a few pods at most.
+    /// yet), from the same request as `recent_log` (`tailLines=200&timestamps=true`), a few pods.
     pub last_log: BTreeMap<String, Option<Timestamp>>,
+    /// Running pod name → the last [`progress::TAIL_LINES`] lines of its training container,
+    /// timestamped (the same request as `last_log`): where progress is read from.
+    pub recent_log: BTreeMap<String, String>,
+    /// `--progress-pattern`: a regex with a `step` group, read before the built-in shapes.
+    pub progress_pattern: Option<regex::Regex>,
     /// A log read answered 5xx: the kubelet (or the way to it) cannot serve logs.
     pub kubelet_logs_failed: bool,
 }
@@ -114,6 +120,8 @@ impl Snapshot {
             max_restarts: DEFAULT_MAX_RESTARTS,
             nodes_not_ready: BTreeMap::new(),
             last_log: BTreeMap::new(),
+            recent_log: BTreeMap::new(),
+            progress_pattern: None,
             kubelet_logs_failed: false,
         }
     }
@@ -190,6 +198,27 @@ pub fn last_log_ages(s: &Snapshot) -> Vec<String> {
         .collect();
     out.sort();
     out.into_iter().map(|(_, l)| l).collect()
+}
+
+/// Pure: each running replica's training progress read from its recent log lines, by replica
+/// label (`worker-0`), replicas without a step left out.
+pub fn progress_of(s: &Snapshot) -> Vec<(String, progress::Progress)> {
+    let mut out: Vec<(String, progress::Progress)> = s
+        .recent_log
+        .iter()
+        .filter_map(|(pod, text)| {
+            let p = progress::of_log(text, s.progress_pattern.as_ref())?;
+            let replica = s
+                .pods
+                .iter()
+                .find(|p| p.metadata.name.as_deref() == Some(pod.as_str()))
+                .map(|p| failure::replica_label(&p.metadata, Some(&s.job_name)))
+                .unwrap_or_else(|| pod.clone());
+            Some((replica, p))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// Every pod's restart ledger, oldest first per replica (issue 37), with the kubelet's BackOff
@@ -359,6 +388,10 @@ pub struct Diagnosis {
     /// runs and says nothing is stalled, whatever its phase says.
     #[serde(rename = "lastLog", skip_serializing_if = "Vec::is_empty")]
     pub last_log: Vec<String>,
+    /// Each running replica's training progress read from its log (`worker-0: step 4,100/10,000
+    /// (12.3/s, ETA 12m), loss 0.41`), issue 49.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub progress: Vec<String>,
 }
 
 impl Diagnosis {

@@ -24,6 +24,9 @@ pub struct DiagnoseOptions {
     pub max_restarts: u32,
     /// Add the in-pod layer (`--probe`): `ops::probe` when every replica runs.
     pub probe: bool,
+    /// `--progress-pattern`: the user's shape of a progress line (a regex with `step`), as
+    /// written (compiled once more where it is read, and checked by the CLI).
+    pub progress_pattern: Option<String>,
 }
 
 pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
@@ -64,6 +67,13 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
         Ok(Err(e)) => return Err(e),
     };
     snapshot.max_restarts = opts.max_restarts;
+    snapshot.progress_pattern = match &opts.progress_pattern {
+        Some(p) => Some(
+            diagnose::progress::pattern(p)
+                .map_err(|e| Error::Usage(format!("--progress-pattern: {e}")))?,
+        ),
+        None => None,
+    };
     // How long each running replica has been silent: cheap decoration, within what is left.
     let _ = tokio::time::timeout(
         end.saturating_duration_since(std::time::Instant::now()),

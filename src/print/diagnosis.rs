@@ -81,6 +81,12 @@ pub fn diagnosis(d: &Diagnosis, color: bool, s: &mut dyn Write) -> io::Result<()
     if !d.last_log.is_empty() {
         writeln!(s, "Last log line: {}", esc(&d.last_log.join(", ")))?;
     }
+    if !d.progress.is_empty() {
+        writeln!(s, "Progress:")?;
+        for line in &d.progress {
+            writeln!(s, "  {}", esc(line))?;
+        }
+    }
     if !d.restart_ledger.is_empty() {
         writeln!(s, "Restarts (oldest first):")?;
         for line in &d.restart_ledger {

@@ -441,12 +441,14 @@ fn diagnose_shows_how_long_each_running_replica_has_been_silent() {
     // Just printed: seconds, not silent.
     assert!(line.contains("Worker-0 logged "), "{line}");
     assert!(!line.contains("Worker-0 silent"), "{line}");
-    // One request per running replica (4), each the last line only, with its timestamp.
+    // One request per running replica (4), each its last lines (progress is read from them
+    // too, issue 49), bounded, with their timestamps.
     let tails: Vec<_> = c
         .requests()
         .into_iter()
-        .filter(|r| r.subresource == "log" && r.query.contains("tailLines=1"))
+        .filter(|r| r.subresource == "log" && r.query.contains("tailLines=200"))
         .collect();
+    assert!(tails.iter().all(|r| r.query.contains("limitBytes=65536")));
     assert_eq!(tails.len(), 4, "{tails:?}");
     assert!(tails.iter().all(|r| r.query.contains("timestamps=true")));
 }

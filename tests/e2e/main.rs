@@ -20,6 +20,7 @@ mod jobset;
 mod newuser;
 mod printers;
 mod probe;
+mod progress;
 mod queue;
 mod redact;
 mod refused;

@@ -95,6 +95,17 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
     }
     // Template-level runtime checks (TF_CONFIG, base URL, Secrets) apply even before pods run.
     runtime(s, &mut out, &gate);
+    // Running is not training: a replica whose step stopped while its peers go on (issue 49).
+    let progress = super::progress_of(s);
+    for stall in super::progress::stalls(&progress, s.now, super::progress::STALL_AFTER) {
+        out.push(
+            Finding::new(Layer::Runtime, Verdict::Warning, stall).next(format!(
+                "read its last lines: kubectl tfjob logs {} --tail 50 {}",
+                s.job_name,
+                s.hints.ns_flags(&s.namespace)
+            )),
+        );
+    }
 
     for f in &mut out {
         redact_finding(f);
@@ -122,6 +133,10 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
             .collect(),
         restart_ledger: super::restart_ledger(s),
         last_log: super::last_log_ages(s),
+        progress: progress
+            .iter()
+            .map(|(replica, p)| format!("{replica}: {}", p.summary()))
+            .collect(),
     }
 }
 
