@@ -17,6 +17,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The extended resource NVIDIA's device plugin advertises GPUs as.
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 /// API group of the TFJob CRD.
 pub const GROUP: &str = "kubeflow.org";
 /// The only served version.

@@ -86,6 +86,10 @@ pub struct ReplicaProbe {
     pub gateway_chat: Option<Check>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<Check>,
+    /// The GPUs the process can open against the ones its container requested (issue 49);
+    /// `None` where none were requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<Check>,
     /// The program that ran the checks (`python3` or `sh`), for the chat check.
     #[serde(skip)]
     pub program: Option<&'static str>,
@@ -100,6 +104,7 @@ impl ReplicaProbe {
             .chain(self.peers_check.iter())
             .chain(self.gateway.iter())
             .chain(self.gateway_chat.iter())
+            .chain(self.gpus.iter())
             .chain(self.containers.iter())
     }
 }
@@ -410,6 +415,66 @@ fn judge_reply(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&s
     }
 }
 
+/// The GPU check's line (`gpus devices=N driver=M|none`) against the `nvidia.com/gpu` the
+/// container requested and the two variables that hide devices from CUDA: what TensorFlow will
+/// see. `CUDA_VISIBLE_DEVICES` empty or `-1` hides every GPU from CUDA; `NVIDIA_VISIBLE_DEVICES`
+/// `void`/`none` keeps the NVIDIA runtime from mounting any.
+pub fn judge_gpus(
+    out: &str,
+    requested: u64,
+    cuda_visible: Option<&str>,
+    nvidia_visible: Option<&str>,
+) -> Check {
+    let line = out.lines().find(|l| l.starts_with("gpus ")).unwrap_or("");
+    let word = |k: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k).and_then(|r| r.strip_prefix('=')))
+    };
+    let Some(devices) = word("devices").and_then(|d| d.parse::<u64>().ok()) else {
+        return Check::not_checked("the GPU check gave no answer");
+    };
+    let driver = word("driver").unwrap_or("none");
+    if let Some(v) = cuda_visible.map(str::trim)
+        && (v.is_empty() || v == "-1" || v.eq_ignore_ascii_case("none"))
+    {
+        return Check::fail(format!(
+            "CUDA_VISIBLE_DEVICES={v:?} hides every GPU from CUDA: TensorFlow will see none of \
+             the {requested} requested"
+        ));
+    }
+    if let Some(v) = nvidia_visible.map(str::trim)
+        && (v.eq_ignore_ascii_case("void") || v.eq_ignore_ascii_case("none"))
+        && devices == 0
+    {
+        return Check::fail(format!(
+            "NVIDIA_VISIBLE_DEVICES={v} keeps the NVIDIA runtime from giving the container any \
+             GPU: TensorFlow will see none of the {requested} requested"
+        ));
+    }
+    if devices == 0 {
+        let why = if driver == "none" {
+            "no /dev/nvidia device and no NVIDIA driver visible: the node's NVIDIA container \
+             runtime or device plugin did not give the container its GPU"
+        } else {
+            "no /dev/nvidia device although the driver lists GPUs"
+        };
+        return Check::fail(format!(
+            "{requested} nvidia.com/gpu requested, 0 visible ({why}): TensorFlow will run on the CPU"
+        ));
+    }
+    let hidden = cuda_visible
+        .map(|v| format!(", CUDA_VISIBLE_DEVICES={v}"))
+        .unwrap_or_default();
+    if devices < requested {
+        return Check::fail(format!(
+            "{devices} of the {requested} requested GPUs visible{hidden}"
+        ));
+    }
+    Check::pass(format!(
+        "{devices} GPU(s) visible, {requested} requested{hidden}"
+    ))
+}
+
 /// A container other than the training one, injected or declared (§5.4).
 pub fn judge_sidecar(container: &str, training: &str) -> Option<Check> {
     if container == training {
@@ -667,5 +732,31 @@ mod tests {
             judge_sidecar("log-shipper", "tensorflow").unwrap().status,
             Status::Pass
         );
+    }
+
+    #[test]
+    fn gpus_are_judged_against_the_request_and_the_variables_that_hide_them() {
+        let seen = "gpus devices=2 driver=2\n";
+        assert_eq!(judge_gpus(seen, 2, None, None).status, Status::Pass);
+        assert_eq!(judge_gpus(seen, 4, None, None).status, Status::Fail);
+        let none = judge_gpus("gpus devices=0 driver=none", 1, None, None);
+        assert_eq!(none.status, Status::Fail);
+        assert!(
+            none.detail.contains("TensorFlow will run on the CPU"),
+            "{}",
+            none.detail
+        );
+        for hidden in ["", "-1", "none"] {
+            let c = judge_gpus(seen, 2, Some(hidden), None);
+            assert_eq!(c.status, Status::Fail, "{hidden:?}");
+            assert!(c.detail.contains("hides every GPU"), "{}", c.detail);
+        }
+        let void = judge_gpus("gpus devices=0 driver=none", 1, None, Some("void"));
+        assert!(
+            void.detail.starts_with("NVIDIA_VISIBLE_DEVICES=void"),
+            "{}",
+            void.detail
+        );
+        assert_eq!(judge_gpus("", 1, None, None).status, Status::NotChecked);
     }
 }

@@ -56,7 +56,7 @@ fn declared(pod: &Pod) -> (Declared, Declared, i64) {
         req.memory_bytes = add(req.memory_bytes, q(rq, "memory").map(|m| m / 1000));
         lim.cpu_milli = add(lim.cpu_milli, q(lm, "cpu"));
         lim.memory_bytes = add(lim.memory_bytes, q(lm, "memory").map(|m| m / 1000));
-        let g = q(lm, "nvidia.com/gpu").or_else(|| q(rq, "nvidia.com/gpu"));
+        let g = q(lm, crate::model::GPU_RESOURCE).or_else(|| q(rq, crate::model::GPU_RESOURCE));
         gpus += g.map(|m| (m / 1000) as i64).unwrap_or(0);
     }
     (req, lim, gpus)

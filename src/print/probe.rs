@@ -73,6 +73,9 @@ pub fn text(r: &ProbeReport) -> String {
         if let Some(c) = &rep.gateway_chat {
             line(&mut out, "chat", c);
         }
+        if let Some(c) = &rep.gpus {
+            line(&mut out, "GPUs", c);
+        }
         for c in &rep.containers {
             line(&mut out, "container", c);
         }

@@ -699,3 +699,63 @@ fn a_misspelt_api_env_prefix_is_refused_not_a_skipped_gateway_check() {
     let v: Value = serde_json::from_str(&right.stdout).unwrap();
     assert_eq!(v["replicas"][0]["gateway"]["status"], "pass", "{v:#}");
 }
+
+/// Issue 49: the GPUs each replica's process can open against what it requested. The article's
+/// workers ask for one GPU each (the PS for none, so it is not checked); a node whose runtime
+/// mounts no NVIDIA device, or a CUDA_VISIBLE_DEVICES that hides them, is named: TensorFlow
+/// would quietly run on the CPU.
+#[test]
+fn probe_counts_the_gpus_each_worker_sees_against_its_request() {
+    let c = running_job(TEST_KEY, "");
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 0, "{v:#}");
+    for r in v["replicas"].as_array().unwrap() {
+        if r["replica"] == "ps-0" {
+            assert!(r.get("gpus").is_none(), "{r:#}");
+        } else {
+            assert_eq!(r["gpus"]["status"], "pass", "{r:#}");
+            assert_eq!(
+                r["gpus"]["detail"], "1 GPU(s) visible, 1 requested",
+                "{r:#}"
+            );
+        }
+    }
+
+    let c = running_job(TEST_KEY, "gpuDevices: 0\n");
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 4, "{v:#}");
+    let w0 = &v["replicas"][1];
+    assert_eq!(w0["gpus"]["status"], "fail", "{w0:#}");
+    assert!(
+        w0["gpus"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("1 nvidia.com/gpu requested, 0 visible"),
+        "{w0:#}"
+    );
+    let text = tfjob(&c, &args("probe tf-dist-train"));
+    text.stdout_has("TensorFlow will run on the CPU");
+}
+
+/// CUDA_VISIBLE_DEVICES=-1 in the template hides the GPU the worker got.
+#[test]
+fn a_cuda_visible_devices_that_hides_every_gpu_is_named() {
+    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
+    crate::stored(&c, |job| {
+        job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"name": "CUDA_VISIBLE_DEVICES", "value": "-1"}));
+    });
+    all_ready(&c, 4);
+    let (code, v, _) = probe_json(&c);
+    assert_eq!(code, 4, "{v:#}");
+    let w0 = &v["replicas"][1];
+    assert!(
+        w0["gpus"]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("CUDA_VISIBLE_DEVICES=\"-1\" hides every GPU from CUDA"),
+        "{w0:#}"
+    );
+}

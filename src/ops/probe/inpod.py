@@ -10,6 +10,8 @@
 #                                               when that lists models, again without a key
 #                                               (anon=yes|no) and, if still listed, with a
 #                                               wrong one (wrong=STATUS)
+#   gpus                                        /dev/nvidia<N> device files and the GPUs
+#                                               /proc/driver/nvidia lists
 #   chat ENVIRON BASE_VAR KEY_VAR TIMEOUT MODEL POST BASE/v1/chat/completions: one tiny
 #                                               completion (max_tokens 1); is there `choices`?
 import hashlib
@@ -205,5 +207,21 @@ def request(env, args, name, path, data, word, field):
         return None
 
 
-modes = {"env": mode_env, "peers": mode_peers, "gateway": mode_gateway, "chat": mode_chat}
+def mode_gpus(args):
+    # What CUDA, and so TensorFlow, can open in this container: the NVIDIA device files the
+    # runtime mounted, and the GPUs the driver lists (none: no driver visible here).
+    import os
+    import re
+    try:
+        devices = len([d for d in os.listdir("/dev") if re.fullmatch(r"nvidia[0-9]+", d)])
+    except OSError:
+        devices = 0
+    try:
+        driver = str(len(os.listdir("/proc/driver/nvidia/gpus")))
+    except OSError:
+        driver = "none"
+    print("gpus devices=%d driver=%s" % (devices, driver))
+
+
+modes = {"env": mode_env, "peers": mode_peers, "gateway": mode_gateway, "chat": mode_chat, "gpus": mode_gpus}
 modes[sys.argv[1]](sys.argv[2:])

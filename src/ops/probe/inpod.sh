@@ -5,6 +5,7 @@
 #   peers TIMEOUT HOST:PORT...                  getent hosts, then bash's /dev/tcp under
 #                                               timeout, or nc -z
 #   gateway ENVIRON BASE_VAR KEY_VAR TIMEOUT    curl, its header given as a config on stdin
+#   gpus                                        /dev/nvidia<N> files, /proc/driver/nvidia's GPUs
 #   chat ENVIRON BASE_VAR KEY_VAR TIMEOUT MODEL the same, POST BASE/v1/chat/completions
 #                                               (MODEL is checked by the plugin: no quotes)
 # It prints what inpod.py prints, plus `missing=TOOL` when the image lacks what a check needs
@@ -183,6 +184,17 @@ gateway | chat)
   35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91) echo "$mode url=$(show_url "$url") error=tls" ;;
   *) echo "$mode url=$(show_url "$url") error=other:curl-$rc" ;;
   esac
+  ;;
+gpus)
+  # Globs and test are builtins: no program is needed to count devices.
+  n=0
+  for d in /dev/nvidia[0-9]*; do [ -e "$d" ] && n=$((n + 1)); done
+  g=none
+  if [ -d /proc/driver/nvidia/gpus ]; then
+    g=0
+    for d in /proc/driver/nvidia/gpus/*; do [ -e "$d" ] && g=$((g + 1)); done
+  fi
+  echo "gpus devices=$n driver=$g"
   ;;
 *)
   echo "unknown mode $mode" >&2

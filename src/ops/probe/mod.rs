@@ -762,6 +762,7 @@ async fn probe_pod(
         gateway: None,
         gateway_chat: None,
         containers,
+        gpus: None,
         program: None,
     };
     if let Some(state) = not_running(pod, vars.container) {
@@ -793,7 +794,15 @@ async fn probe_pod(
             .collect()
     };
     // 1. The environment, python3 first, then sh.
-    let env_args = [ENVIRON, vars.key_var, "--", "TF_CONFIG", vars.base_var];
+    let env_args = [
+        ENVIRON,
+        vars.key_var,
+        "--",
+        "TF_CONFIG",
+        vars.base_var,
+        "CUDA_VISIBLE_DEVICES",
+        "NVIDIA_VISIBLE_DEVICES",
+    ];
     let mut env_run = exec(
         words("python3", PY, "env", &env_args),
         Duration::from_secs(10),
@@ -857,7 +866,21 @@ async fn probe_pod(
             other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
         }
     }
-    // 3. The gateway, where the process has its base URL. A prefix the user named but the
+    // 3. The GPUs the process can open, where its container asked for some.
+    let requested = requested_gpus(pod, vars.container);
+    if requested > 0 {
+        let run = exec(words(program, script, "gpus", &[]), Duration::from_secs(10)).await;
+        r.gpus = Some(match &run.ended {
+            Ended::Exited(0) => inpod::judge_gpus(
+                &run.stdout,
+                requested,
+                env.value("CUDA_VISIBLE_DEVICES"),
+                env.value("NVIDIA_VISIBLE_DEVICES"),
+            ),
+            other => Check::not_checked(exec_problem(other, &run.stderr)),
+        });
+    }
+    // 4. The gateway, where the process has its base URL. A prefix the user named but the
     // process lacks (envFrom hid it from the spec check) is a check not made, never a pass.
     if vars.prefix_given && env.value(vars.base_var).is_none() && env.value(vars.key_var).is_none()
     {
@@ -884,6 +907,27 @@ async fn probe_pod(
         });
     }
     r
+}
+
+/// The `nvidia.com/gpu` the training container asks for (its limit, else its request).
+fn requested_gpus(pod: &Pod, container: &str) -> u64 {
+    let Some(c) = pod
+        .spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .find(|c| c.name == container)
+    else {
+        return 0;
+    };
+    let r = c.resources.as_ref();
+    r.and_then(|r| r.limits.as_ref())
+        .and_then(|l| l.get(crate::model::GPU_RESOURCE))
+        .or_else(|| {
+            r.and_then(|r| r.requests.as_ref())
+                .and_then(|l| l.get(crate::model::GPU_RESOURCE))
+        })
+        .and_then(|q| crate::quantity::parse_quantity(&q.0))
+        .map_or(0, |milli| u64::try_from(milli / 1000).unwrap_or(0))
 }
 
 /// Why a check could not run, in one line.
@@ -1315,6 +1359,16 @@ mod tests {
                 "{program} cut the key"
             );
         }
+    }
+
+    /// Both scripts count GPUs alike; this machine has none, and says so the same way.
+    #[test]
+    fn both_scripts_count_the_gpus_alike() {
+        let py = run("python3", PY, &["gpus"]);
+        let sh = run("sh", SH, &["gpus"]);
+        assert_eq!(py, sh);
+        let c = inpod::judge_gpus(&py, 1, None, None);
+        assert_ne!(c.status, Status::NotChecked, "{py}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::model::{
 use crate::pipeline::manifest::{join_index, join_key};
 use crate::quantity;
 
-const GPU: &str = "nvidia.com/gpu";
+const GPU: &str = crate::model::GPU_RESOURCE;
 
 /// Runs every rule: the webhook's, the API server's and the lints.
 pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {

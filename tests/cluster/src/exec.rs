@@ -328,6 +328,7 @@ pub(crate) fn run(sh: &Shared, pod: &Value, container: &str, argv: &[String]) ->
                 )),
                 "gateway" | "chat" if !has("curl") => ok("missing=curl\n".into()),
                 "gateway" | "chat" => ok(probe_gateway(sh, &lookup, mode, args)),
+                "gpus" => ok(probe_gpus(sh, pod, container)),
                 _ => Outcome {
                     stderr: format!("{program}: unknown probe mode {mode:?}\n").into_bytes(),
                     exit: Ok(2),
@@ -491,6 +492,36 @@ fn probe_gateway(
         return format!("{mode} url={url} status=400 {word}=no\n");
     }
     format!("{mode} url={url} status=200 {word}=yes\n")
+}
+
+/// The GPU check's answer (`gpus devices=N driver=M|none`): the container's requested
+/// `nvidia.com/gpu` as device files, or what the scenario's `gpuDevices` says; the driver lists
+/// as many GPUs as there are devices (none without any).
+fn probe_gpus(sh: &Shared, pod: &Value, container: &str) -> String {
+    let requested = pod["spec"]["containers"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == container))
+        .and_then(|c| {
+            let r = &c["resources"];
+            let q = if r["limits"]["nvidia.com/gpu"].is_null() {
+                &r["requests"]["nvidia.com/gpu"]
+            } else {
+                &r["limits"]["nvidia.com/gpu"]
+            };
+            match q {
+                Value::Number(n) => n.as_u64(),
+                Value::String(s) => s.parse().ok(),
+                _ => None,
+            }
+        })
+        .unwrap_or(0);
+    let devices = sh.scenario.gpu_devices.map_or(requested, u64::from);
+    let driver = if devices == 0 {
+        "none".to_string()
+    } else {
+        devices.to_string()
+    };
+    format!("gpus devices={devices} driver={driver}\n")
 }
 
 #[cfg(test)]

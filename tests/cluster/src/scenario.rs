@@ -450,6 +450,10 @@ pub struct Scenario {
     /// path with `/v1/v1`. None: no gateway answers (the name does not resolve, as in a
     /// sandbox without internet).
     pub gateway_key: Option<String>,
+    /// The NVIDIA device files every container finds under /dev (`probe`'s GPU check). None:
+    /// as many as the container requested (`nvidia.com/gpu`), as the device plugin and the
+    /// NVIDIA container runtime give them; `0`: a node whose runtime mounts none.
+    pub gpu_devices: Option<u32>,
     /// Which programs each image has for `pods/exec` (exec.rs). The first entry whose `image`
     /// is a substring of the container's image wins; other images have [`DEFAULT_TOOLS`].
     pub image_tools: Vec<ImageTools>,
@@ -502,6 +506,7 @@ impl Default for Scenario {
             gang_scheduler: None,
             gang_scheduler_running: true,
             gateway_key: None,
+            gpu_devices: None,
             image_tools: vec![],
         }
     }
@@ -636,6 +641,12 @@ impl Scenario {
         self.gateway_key = Some(key.into());
         self
     }
+    /// See [`Scenario::gpu_devices`].
+    pub fn with_gpu_devices(mut self, n: u32) -> Self {
+        self.gpu_devices = Some(n);
+        self
+    }
+
     /// See [`Scenario::image_tools`].
     pub fn with_image_tools(mut self, image: &str, tools: &[&str]) -> Self {
         self.image_tools.push(ImageTools {
