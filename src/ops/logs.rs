@@ -660,9 +660,10 @@ pub async fn logs(
             started_any = true;
             tokio::spawn(task.run());
         }
-        // Say why we wait, once per change.
+        // Say why we wait, once per change. A finished job's missing pods are not awaited:
+        // they are gone (said below), not about to be created.
         let missing = expected.saturating_sub(tasks.len() + waiting.len());
-        if listed && (!waiting.is_empty() || (missing > 0 && !started_any)) {
+        if listed && finished.is_none() && (!waiting.is_empty() || (missing > 0 && !started_any)) {
             let mut note = String::new();
             if missing > 0 && !started_any {
                 note = format!(
@@ -855,13 +856,23 @@ fn pods_gone(
         .filter(|p| matches!(*p, "All" | "Running"))
         .map(|p| format!(" (runPolicy.cleanPodPolicy {p} deletes the pods of an ended job)"))
         .unwrap_or_default();
-    let kept = match saver.and_then(|s| s.folder()) {
+    let now = saver.and_then(|s| s.folder());
+    let mut kept = match now {
         Some(folder) => format!(
             "What is left (the job, its events, the failure classes) was saved in {}. ",
             folder.display()
         ),
         None => String::new(),
     };
+    // An earlier `--save` into the same folder may hold the logs the cleanup deleted.
+    if let Some(dir) = opts.save.as_ref().map(|s| &s.dir)
+        && let Some((folder, logs)) = earlier_save(dir, name, now)
+    {
+        kept.push_str(&format!(
+            "The logs saved before the cleanup are in {} ({logs} log file(s)). ",
+            folder.display()
+        ));
+    }
     Error::NotReady {
         message: format!(
             "tfjob {name} has finished ({}) and its pods are gone{policy}: their logs went with them, there is no log to print",
@@ -873,9 +884,68 @@ fn pods_gone(
     }
 }
 
+/// The newest `<job>-<time>` folder under `dir` that holds saved logs (`<pod>/<container>.log`),
+/// other than `skip` (the one just written), with how many logs it has.
+fn earlier_save(
+    dir: &std::path::Path,
+    job: &str,
+    skip: Option<&std::path::Path>,
+) -> Option<(std::path::PathBuf, usize)> {
+    let prefix = format!("{job}-");
+    let mut found: Vec<(std::path::PathBuf, usize)> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && Some(p.as_path()) != skip
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&prefix))
+        })
+        .filter_map(|p| {
+            let logs = std::fs::read_dir(&p)
+                .ok()?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .flat_map(|pod| std::fs::read_dir(pod.path()).into_iter().flatten())
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                .count();
+            (logs > 0).then_some((p, logs))
+        })
+        .collect();
+    // The folder names end in the UTC time: the greatest name is the newest.
+    found.sort();
+    found.pop()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_earlier_save_with_logs_is_found_and_the_new_one_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let make = |name: &str, log: bool| {
+            let pod = dir.path().join(name).join("j-worker-0");
+            std::fs::create_dir_all(&pod).unwrap();
+            if log {
+                std::fs::write(pod.join("tensorflow.log"), "x").unwrap();
+            }
+            dir.path().join(name)
+        };
+        let old = make("j-20261201T100000Z", true);
+        let newer = make("j-20261202T100000Z", true);
+        let empty = make("j-20261203T100000Z", false);
+        make("other-20261204T100000Z", true);
+        assert_eq!(
+            earlier_save(dir.path(), "j", Some(&empty)),
+            Some((newer.clone(), 1))
+        );
+        assert_eq!(earlier_save(dir.path(), "j", Some(&newer)), Some((old, 1)));
+        assert_eq!(earlier_save(dir.path(), "nobody", None), None);
+    }
 
     #[test]
     fn a_cut_never_splits_a_character() {

@@ -196,6 +196,12 @@ pub fn summary(s: &Summary<'_>) -> String {
         s.trigger
     );
     match &s.state {
+        // The operator says Running through a crash loop (one running replica sets it): the
+        // replicas that failed are the state, the condition only what the operator saw.
+        Some((state, _)) if !s.failures.is_empty() && state != "Failed" => out.push_str(&format!(
+            "State: {} replica(s) failed (below); the operator's last condition is still {state}\n",
+            s.failures.len()
+        )),
         Some((state, message)) if !message.is_empty() => {
             out.push_str(&format!("State: {state}: {message}\n"))
         }
@@ -217,9 +223,9 @@ pub fn summary(s: &Summary<'_>) -> String {
         .iter()
         .partition(|(_, e)| matches!(e, LogEntry::Saved { .. }));
     out.push_str(&format!(
-        "\nLogs saved ({}, each the last {} bytes at most):\n",
+        "\nLogs saved ({}, each log's last {} at most):\n",
         saved.len(),
-        s.limit
+        crate::input::human(usize::try_from(s.limit).unwrap_or(usize::MAX))
     ));
     if saved.is_empty() {
         out.push_str("  none\n");
@@ -383,5 +389,28 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("State: Failed: TFJob j has failed"), "{text}");
+        // Issue 48 item 9: the limit in the units it was given, not a byte count.
+        assert!(text.contains("each log's last 10 MiB at most"), "{text}");
+        // A wait that ended on a crash loop: the operator still says Running, which is not the
+        // job's state.
+        let text = summary(&Summary {
+            job: "j",
+            namespace: "default",
+            saved_at: at,
+            trigger: "the wait ended",
+            state: Some(("Running".into(), "TFJob j is running".into())),
+            failures: std::slice::from_ref(&f),
+            logs: &logs,
+            files: &[],
+            problems: &[],
+            limit: DEFAULT_LIMIT,
+        });
+        assert!(
+            text.contains(
+                "State: 1 replica(s) failed (below); the operator's last condition is still Running\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("State: Running"), "{text}");
     }
 }

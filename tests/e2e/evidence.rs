@@ -401,8 +401,18 @@ fn logs_of_a_finished_job_whose_pods_are_gone_say_so_and_point_at_save() {
     run.stderr_has("tfjob tf-dist-train has finished (Failed) and its pods are gone (runPolicy.cleanPodPolicy All deletes the pods of an ended job): their logs went with them");
     run.stderr_has("--save DIR");
     run.stderr_has("kubectl tfjob diagnose tf-dist-train");
-    // With --save, what is left is kept: the job, its events, the classes from them.
+    // Gone pods are not awaited (issue 48 item 9).
+    assert!(!run.stderr.contains("waiting for"), "{}", run.stderr);
+    // With --save, what is left is kept: the job, its events, the classes from them; and a
+    // save made before the cleanup into the same folder is where the logs are.
     let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("tf-dist-train-20261201T000000Z");
+    std::fs::create_dir_all(earlier.join("tf-dist-train-worker-1")).unwrap();
+    std::fs::write(
+        earlier.join("tf-dist-train-worker-1/tensorflow.log"),
+        "Traceback\n",
+    )
+    .unwrap();
     let run = tfjob(
         &c,
         &[
@@ -413,7 +423,11 @@ fn logs_of_a_finished_job_whose_pods_are_gone_say_so_and_point_at_save() {
         ],
     );
     run.exit(3);
-    let folder = saved_folder(dir.path());
+    let folder = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| *p != earlier)
+        .unwrap();
     let summary = read(folder.join("summary.txt"));
     assert!(summary.contains("State: Failed"), "{summary}");
     assert!(
@@ -421,6 +435,10 @@ fn logs_of_a_finished_job_whose_pods_are_gone_say_so_and_point_at_save() {
         "{summary}"
     );
     run.stderr_has(&format!("saved in {}", folder.display()));
+    run.stderr_has(&format!(
+        "The logs saved before the cleanup are in {} (1 log file(s))",
+        earlier.display()
+    ));
 }
 
 #[test]
