@@ -45,6 +45,15 @@ pub struct DiagnoseArgs {
     /// `epoch` and `loss`, e.g. 'it=(?P<step>\d+) of (?P<total>\d+)'.
     #[arg(long, value_name = "REGEX", value_parser = parse_progress_pattern)]
     pub progress_pattern: Option<String>,
+
+    /// Keep the evidence after the report, as `wait --save` does: DIR/<job>-<UTC time>/ with
+    /// each pod's current and previous logs, the job, its pods and events, and summary.txt.
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<std::path::PathBuf>,
+
+    /// With --save: the bytes kept of each log, its end (a quantity: 10Mi, 512Ki).
+    #[arg(long, value_name = "BYTES", default_value = "10Mi", value_parser = super::wait::parse_save_limit, requires = "save")]
+    pub save_limit: u64,
 }
 
 /// `--progress-pattern`: a regex that names the step it reads (diagnose::progress::pattern).
@@ -60,6 +69,11 @@ pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
                 "--probe is diagnose's for a TFJob; for JobSet {name} run `kubectl tfjob probe jobset/{name}`"
             )));
         }
+        Target::JobSet(_) if args.save.is_some() => {
+            return Err(crate::error::Error::Usage(
+                "--save keeps a TFJob's evidence; it is not taken for a JobSet".into(),
+            ));
+        }
         Target::JobSet(name) => {
             return block_on(&ctx, crate::ops::jobset_diagnose::run(&ctx, &name, out));
         }
@@ -73,7 +87,15 @@ pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
         max_restarts: args.max_restarts,
         probe: args.probe,
         progress_pattern: args.progress_pattern,
+        save: args.save.map(|dir| crate::ops::evidence::SaveOptions {
+            dir,
+            limit: args.save_limit,
+        }),
     };
+    // The folder is checked before any request (exit 2 naming it), as wait and logs do.
+    if let Some(save) = &opts.save {
+        crate::ops::evidence::check_dir(save)?;
+    }
     block_on(&ctx, crate::ops::diagnose::run(&ctx, opts, out))
 }
 

@@ -27,6 +27,8 @@ pub struct DiagnoseOptions {
     /// `--progress-pattern`: the user's shape of a progress line (a regex with `step`), as
     /// written (compiled once more where it is read, and checked by the CLI).
     pub progress_pattern: Option<String>,
+    /// `--save DIR`: the evidence `wait --save` keeps, written after the report.
+    pub save: Option<super::evidence::SaveOptions>,
 }
 
 pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
@@ -95,6 +97,13 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
             &serde_json::to_string_pretty(&d)
                 .map_err(|e| Error::Other(format!("encoding the diagnosis: {e}")))?,
         )?,
+    }
+    // The evidence, after the verdict: what the report read, kept before a cleanup deletes it.
+    if let Some(save) = opts.save.clone() {
+        deadline.phase(format!("saving the evidence of TFJob {namespace}/{name}"));
+        let mut saver = super::evidence::Saver::new(save, &namespace, &name, opts.max_restarts);
+        let (_, err) = out.streams();
+        saver.save(kube, "diagnose --save", end, err).await?;
     }
     match diagnose::outcome(&snapshot, &d) {
         // Said as every command says it, with where the job is or the name meant.

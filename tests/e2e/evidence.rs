@@ -590,3 +590,53 @@ fn escapes_a_container_logged_are_shown_escaped_in_every_failure_report() {
         );
     }
 }
+
+/// Issue 48 item 9: `diagnose` keeps the evidence too (`--save DIR`), after its report: the
+/// pods' logs, the job, and summary.txt with what it found. The folder is checked first.
+#[test]
+fn diagnose_save_keeps_the_logs_after_the_report() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 0}}\n  log: \"worker-0 says: step 7\\n\"\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
+    tfjob(&c, &args("wait tf-dist-train --timeout 30s")).expect_code(0);
+    let dir = tempfile::tempdir().unwrap();
+    let run = tfjob(
+        &c,
+        &[
+            "diagnose",
+            "tf-dist-train",
+            "--save",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    run.exit(0);
+    assert!(
+        run.stdout.contains("TFJob default/tf-dist-train"),
+        "{}",
+        run.stdout
+    );
+    let folder = saved_folder(dir.path());
+    let log = read(folder.join("tf-dist-train-worker-0/tensorflow.log"));
+    assert!(log.contains("worker-0 says: step 7"), "{log}");
+    let summary = read(folder.join("summary.txt"));
+    assert!(summary.contains("(diagnose --save)"), "{summary}");
+    run.stderr_has(&format!("{}", folder.display()));
+
+    // A file where the folder should be: refused before any request, exit 2.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    c.clear_requests();
+    let run = tfjob(
+        &c,
+        &[
+            "diagnose",
+            "tf-dist-train",
+            "--save",
+            file.to_str().unwrap(),
+        ],
+    );
+    run.exit(2);
+    run.stderr_has("is not a folder");
+    assert!(c.requests().is_empty(), "{:?}", c.requests());
+}
