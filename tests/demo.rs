@@ -33,3 +33,50 @@ fn demo_tells_the_whole_story_and_leaves_nothing_behind() {
         "{transcript}"
     );
 }
+
+/// Issue 48 item 10: `demo --keep` stopped by SIGTERM (a supervisor, `timeout`) removes its
+/// temporary folder as Ctrl-C does. Runs the workspace's `tfjob-testcluster` binary.
+#[test]
+fn demo_keep_stopped_by_sigterm_leaves_nothing_behind() {
+    use std::io::{BufRead, BufReader};
+    let plugin = Path::new(env!("CARGO_BIN_EXE_kubectl-tfjob"));
+    let bin = plugin.with_file_name("tfjob-testcluster");
+    if !bin.exists() {
+        println!(
+            "skipped: {} is not built (cargo test --workspace builds it)",
+            bin.display()
+        );
+        return;
+    }
+    let mut child = std::process::Command::new(&bin)
+        .args(["demo", "--keep"])
+        .env("KUBECTL_TFJOB", plugin)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut kubeconfig = None;
+    for line in out.by_ref().map_while(Result::ok) {
+        if let Some(path) = line.strip_prefix("export KUBECONFIG=") {
+            kubeconfig = Some(std::path::PathBuf::from(path.trim()));
+            break;
+        }
+    }
+    // The rest is read to its end, so the demo's last line meets an open pipe.
+    let rest = std::thread::spawn(move || out.map_while(Result::ok).collect::<Vec<_>>());
+    let kubeconfig = kubeconfig.expect("demo --keep printed its KUBECONFIG");
+    let dir = kubeconfig.parent().unwrap().to_path_buf();
+    assert!(dir.exists());
+    // SAFETY: a plain signal to our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(!dir.exists(), "{} left behind", dir.display());
+    let rest = rest.join().unwrap();
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("its temporary directory is gone")),
+        "{rest:?}"
+    );
+}

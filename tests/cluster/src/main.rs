@@ -84,8 +84,40 @@ fn serve(args: Vec<String>) {
             cluster.url(),
             kubeconfig.display()
         );
-        let _ = tokio::signal::ctrl_c().await;
+        Signals::new().stopped().await;
     })
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM, listened to from creation on (within a runtime).
+struct Signals {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        Signals {
+            int: signal(SignalKind::interrupt()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+        }
+    }
+
+    /// Returns on the first of the two.
+    async fn stopped(&mut self) {
+        async fn one(s: Option<&mut tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+        tokio::select! {
+            _ = one(self.int.as_mut()) => {}
+            _ = one(self.term.as_mut()) => {}
+        }
+    }
 }
 
 fn run_demo(args: &[String]) -> i32 {
@@ -118,6 +150,9 @@ fn run_demo(args: &[String]) -> i32 {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     if keep {
+        let rt = runtime();
+        // Listening before the KUBECONFIG line is printed: a signal right after it is heard.
+        let mut signals = rt.block_on(async { Signals::new() });
         println!(
             "\n# The cluster keeps running (Ctrl-C stops it). In another shell:\n\
              export KUBECONFIG={}\n\
@@ -126,7 +161,9 @@ fn run_demo(args: &[String]) -> i32 {
             cluster.kubeconfig().display(),
             plugin.display()
         );
-        let _ = runtime().block_on(tokio::signal::ctrl_c());
+        // Ctrl-C, or the SIGTERM a supervisor (or `timeout`) sends: either way the cluster
+        // stops and its temporary folder goes (issue 48 item 10: SIGTERM left it behind).
+        rt.block_on(signals.stopped());
     }
     drop(cluster);
     // The kubeconfig lived in the cluster's temporary directory: nothing may be left behind.
@@ -134,7 +171,11 @@ fn run_demo(args: &[String]) -> i32 {
         eprintln!("demo FAILED: {} was not removed", dir.display());
         return 1;
     }
-    println!("\n# Cluster stopped; its temporary directory is gone. The story holds.");
+    // Not println!: a reader gone by now (a closed pipe) must not turn into a panic.
+    let _ = writeln!(
+        std::io::stdout(),
+        "\n# Cluster stopped; its temporary directory is gone. The story holds."
+    );
     0
 }
 
