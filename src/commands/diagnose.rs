@@ -9,8 +9,9 @@ use crate::cluster::Target;
 use crate::cluster::budget::Deadline;
 use crate::error::Result;
 use crate::ops::Context;
+use crate::ops::diagnose::DiagnoseFormat;
 use crate::ops::diagnose::DiagnoseOptions;
-use crate::output::{Output, ReportFormat};
+use crate::output::Output;
 
 #[derive(Debug, Clone, Args)]
 pub struct DiagnoseArgs {
@@ -19,7 +20,7 @@ pub struct DiagnoseArgs {
 
     /// Output format for the findings.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
-    pub output: ReportFormat,
+    pub output: DiagnoseFormat,
 
     /// Lines of the tensorflow container's log to show for crashing pods.
     #[arg(long, default_value_t = 20)]

@@ -354,6 +354,12 @@ value_enum!(ManifestFormat {
     ManifestFormat::Name => "name",
 });
 
+value_enum!(crate::ops::diagnose::DiagnoseFormat {
+    crate::ops::diagnose::DiagnoseFormat::Text => "text",
+    crate::ops::diagnose::DiagnoseFormat::Json => "json",
+    crate::ops::diagnose::DiagnoseFormat::Yaml => "yaml",
+});
+
 value_enum!(ReportFormat {
     ReportFormat::Text => "text",
     ReportFormat::Json => "json",

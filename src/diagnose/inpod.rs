@@ -212,11 +212,14 @@ pub fn judge_tf_config(seen: Option<&str>, expected: &Value) -> Check {
     if let Some(extra) = have.keys().find(|k| !want.contains_key(*k)) {
         return Check::fail(format!("cluster.{extra} is not a role of the job"));
     }
+    let roles = match want.len() {
+        1 => "1 role".to_string(),
+        n => format!("{n} roles"),
+    };
     Check::pass(format!(
-        "task {}:{}, {} roles as the operator gives them",
+        "task {}:{}, {roles} as the operator gives them",
         expected["task"]["type"].as_str().unwrap_or(""),
         expected["task"]["index"],
-        want.len()
     ))
 }
 
@@ -758,5 +761,13 @@ mod tests {
             void.detail
         );
         assert_eq!(judge_gpus("", 1, None, None).status, Status::NotChecked);
+    }
+
+    #[test]
+    fn one_role_is_said_in_the_singular() {
+        let want = serde_json::json!({"cluster": {"worker": ["w-0.ns.svc:2222"]}, "task": {"type": "worker", "index": 0}});
+        let c = judge_tf_config(Some(&want.to_string()), &want);
+        assert_eq!(c.status, Status::Pass, "{}", c.detail);
+        assert_eq!(c.detail, "task worker:0, 1 role as the operator gives them");
     }
 }

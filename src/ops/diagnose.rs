@@ -8,14 +8,23 @@ use std::time::Duration;
 use crate::cluster::budget::Budget;
 use crate::diagnose;
 use crate::error::{Error, Result};
-use crate::output::{Output, ReportFormat};
+use crate::output::Output;
+
+/// `-o`: the report as text, or the same report as JSON or YAML (kubectl's `-o yaml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiagnoseFormat {
+    #[default]
+    Text,
+    Json,
+    Yaml,
+}
 
 /// What `diagnose` looks at and how it reports (the flags, clap-free).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiagnoseOptions {
     /// The job, in any form kubectl accepts (`NAME`, `tfjob/NAME`).
     pub name: String,
-    pub format: ReportFormat,
+    pub format: DiagnoseFormat,
     /// Log lines per excerpt.
     pub tail: i64,
     /// Bounds the whole command (exit 5).
@@ -88,15 +97,18 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
         d.findings
             .push(super::probe::layer(kube, &namespace, &name, end).await);
     }
+    let encoding = |e: String| Error::Other(format!("encoding the diagnosis: {e}"));
     match opts.format {
-        ReportFormat::Text => {
+        DiagnoseFormat::Text => {
             let color = out.out_color();
             out.data(&crate::print::diagnosis::text(&d, color))?
         }
-        ReportFormat::Json => out.data_line(
-            &serde_json::to_string_pretty(&d)
-                .map_err(|e| Error::Other(format!("encoding the diagnosis: {e}")))?,
-        )?,
+        DiagnoseFormat::Json => {
+            out.data_line(&serde_json::to_string_pretty(&d).map_err(|e| encoding(e.to_string()))?)?
+        }
+        DiagnoseFormat::Yaml => {
+            out.data(&serde_saphyr::to_string(&d).map_err(|e| encoding(e.to_string()))?)?
+        }
     }
     // The evidence, after the verdict: what the report read, kept before a cleanup deletes it.
     if let Some(save) = opts.save.clone() {

@@ -90,3 +90,21 @@ fn diagnose_shows_each_replicas_step_loss_and_epoch_from_its_log() {
     run.expect_code(2);
     run.stderr_has("has no group named step");
 }
+
+/// Issue 48 item 10: `diagnose -o yaml`, as kubectl users reach for it: the same report as
+/// `-o json`, in YAML.
+#[test]
+fn diagnose_prints_its_report_as_yaml_too() {
+    let c = TestCluster::start(Scenario::default());
+    running_job(&c, "yml", 1);
+    let run = tfjob(&c, &["diagnose", "yml", "-o", "yaml"]);
+    run.expect_code(0);
+    let v: serde_json::Value = serde_saphyr::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not YAML ({e}):\n{}", run.stdout));
+    assert_eq!(v["job"], "yml", "{v:#}");
+    assert_eq!(v["namespace"], "default", "{v:#}");
+    assert!(
+        v["findings"].as_array().is_some_and(|f| !f.is_empty()),
+        "{v:#}"
+    );
+}
