@@ -293,6 +293,7 @@ pub enum Command {
 /// context here, before any I/O; each command adds its deadline and hands it to its core.
 pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
     let ctx = cli.global.context();
+    let verbose = cli.global.verbose > 0;
     match cli.command {
         Command::Submit(args) => submit::exec(ctx, args, out),
         Command::Check(args) => check::exec(ctx, args, out),
@@ -302,7 +303,7 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Templates(args) => templates::exec(args, out),
         Command::Wait(args) => wait::exec(ctx, args, out),
         Command::Diagnose(args) => diagnose::exec(ctx, args, out),
-        Command::Probe(args) => probe::exec(ctx, args, out),
+        Command::Probe(args) => probe::exec(ctx, args, verbose, out),
         Command::Logs(args) => logs::exec(ctx, args, out),
         Command::List(args) => list::exec(ctx, args, out),
         Command::Get(args) => get::exec(ctx, args, out),

@@ -15,6 +15,8 @@ use crate::output::Output;
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ProbeOutput {
     Text,
+    /// Every replica's checks and the peer matrix.
+    Wide,
     Json,
     Yaml,
 }
@@ -38,7 +40,8 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "MODEL")]
     pub gateway_chat: Option<String>,
 
-    /// Output: the verdict line and a block per replica, or the whole result.
+    /// Output: text (the verdict and what did not pass, by cause), wide (every replica's
+    /// checks and the peer matrix; also with -v), json or yaml (the whole result).
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: ProbeOutput,
 
@@ -47,7 +50,8 @@ pub struct ProbeArgs {
     pub timeout: Duration,
 }
 
-pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
+/// `verbose`: the global `-v` was given.
+pub fn exec(ctx: Context, args: ProbeArgs, verbose: bool, out: &mut Output) -> Result<()> {
     // `--timeout` is the whole command's deadline: every exec spends from it.
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
     let (job, jobset) = match Target::parse(&args.name, "probe")? {
@@ -73,7 +77,10 @@ pub fn exec(ctx: Context, args: ProbeArgs, out: &mut Output) -> Result<()> {
             .unwrap_or_else(|| crate::gateway::DEFAULT_ENV_PREFIX.to_string()),
         timeout: args.timeout,
         format: match args.output {
+            // -v asks for more, as it does of kubectl: the blocks.
+            ProbeOutput::Text if verbose => ProbeFormat::Wide,
             ProbeOutput::Text => ProbeFormat::Text,
+            ProbeOutput::Wide => ProbeFormat::Wide,
             ProbeOutput::Json => ProbeFormat::Json,
             ProbeOutput::Yaml => ProbeFormat::Yaml,
         },

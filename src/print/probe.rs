@@ -1,5 +1,7 @@
-//! `probe`'s report as text: the verdict line first, then one block per replica (its state,
-//! TF_CONFIG, the gateway, extra containers) and the peer matrix, from → to.
+//! `probe`'s report as text. By default ([`summary`]) the verdict line and the checks that did
+//! not pass, collapsed by cause with the replicas they hit, then a `next:` line: 10 healthy
+//! replicas are one line, not 150. `-o wide` or `-v` ([`text`]) adds one block per replica (its
+//! state, TF_CONFIG, the gateway, GPUs, extra containers) and the peer matrix, from → to.
 
 use std::fmt::Write;
 
@@ -36,6 +38,78 @@ fn line(out: &mut String, label: &str, c: &Check) {
     );
 }
 
+/// The default report: the verdict, the checks that did not pass grouped by what they say
+/// (each with the replicas it hit), and what to run next.
+pub fn summary(r: &ProbeReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", clean(&r.verdict));
+    // (status, label, detail) → replicas, in the order first met.
+    let mut causes: Vec<((Status, String, String), Vec<String>)> = Vec::new();
+    let mut add = |status: Status, label: &str, detail: String, replica: &str| {
+        let key = (status, label.to_string(), detail);
+        match causes.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, reps)) => reps.push(replica.to_string()),
+            None => causes.push((key, vec![replica.to_string()])),
+        }
+    };
+    let mut not_running = Vec::new();
+    for rep in &r.replicas {
+        if !rep.probed {
+            not_running.push(format!("{} ({})", rep.replica, rep.state));
+            continue;
+        }
+        let labelled = rep
+            .tf_config
+            .iter()
+            .map(|c| ("TF_CONFIG", c.clone()))
+            .chain(rep.peers_check.iter().map(|c| ("peers", c.clone())))
+            .chain(rep.peers.iter().map(|p| {
+                (
+                    "→ peer",
+                    Check {
+                        status: p.check.status,
+                        detail: format!("{}: {}", p.to, p.check.detail),
+                    },
+                )
+            }))
+            .chain(rep.gateway.iter().map(|c| ("gateway", c.clone())))
+            .chain(rep.gateway_chat.iter().map(|c| ("chat", c.clone())))
+            .chain(rep.gpus.iter().map(|c| ("GPUs", c.clone())))
+            .chain(rep.containers.iter().map(|c| ("container", c.clone())));
+        for (label, c) in labelled {
+            if c.status != Status::Pass {
+                add(c.status, label, c.detail, &rep.replica);
+            }
+        }
+    }
+    if !not_running.is_empty() {
+        let _ = writeln!(
+            out,
+            "not probed (not running): {}",
+            clean(&not_running.join(", "))
+        );
+    }
+    if !causes.is_empty() {
+        let _ = writeln!(out);
+    }
+    for ((status, label, detail), reps) in &causes {
+        let _ = writeln!(
+            out,
+            "  {label:<10} {:<4} {} ({})",
+            mark(*status),
+            clean(detail),
+            clean(&reps.join(", "))
+        );
+    }
+    let _ = writeln!(
+        out,
+        "next: kubectl tfjob probe {} -o wide (every replica's checks and the peer matrix)",
+        clean(&r.job)
+    );
+    out
+}
+
+/// The full report: [`summary`]'s verdict, then every replica's block and the peer matrix.
 pub fn text(r: &ProbeReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", clean(&r.verdict));

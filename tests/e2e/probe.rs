@@ -114,15 +114,25 @@ fn the_articles_job_passes_every_check_from_every_replica() {
             .starts_with("ok: 4/4 replicas"),
         "{v:#}"
     );
-    // The text report: the verdict first, then the matrix.
+    // The text report (issue 48 item 5): healthy is the verdict and what to run next; the
+    // blocks and the matrix with -o wide, or -v.
     let text = tfjob(&c, &args("probe tf-dist-train"));
     text.exit(0);
-    assert!(
-        text.stdout.starts_with("ok: 4/4 replicas"),
-        "{}",
-        text.stdout
+    assert_eq!(
+        text.stdout,
+        "ok: 4/4 replicas see their TF_CONFIG and reach their peers and the gateway\nnext: kubectl tfjob probe tf-dist-train -o wide (every replica's checks and the peer matrix)\n"
     );
-    text.stdout_has("Peers (from ↓, to →)");
+    for wide in ["probe tf-dist-train -o wide", "probe tf-dist-train -v"] {
+        let text = tfjob(&c, &args(wide));
+        text.exit(0);
+        assert!(
+            text.stdout.starts_with("ok: 4/4 replicas"),
+            "{}",
+            text.stdout
+        );
+        text.stdout_has("\nworker-2 (pod tf-dist-train-worker-2): Running\n");
+        text.stdout_has("Peers (from ↓, to →)");
+    }
     no_key_in_exec_commands(&c);
 }
 
@@ -146,6 +156,20 @@ fn a_key_rotated_after_the_pods_started_says_restart_the_job() {
     assert!(
         verdict.contains("401") && verdict.contains("restart the job"),
         "{verdict}"
+    );
+    // The text report collapses the four replicas' same failure into one line naming them.
+    let text = tfjob(&c, &args("probe tf-dist-train"));
+    text.exit(4);
+    let gateway: Vec<&str> = text
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("gateway"))
+        .collect();
+    assert_eq!(gateway.len(), 1, "{}", text.stdout);
+    assert!(
+        gateway[0].ends_with("(ps-0, worker-0, worker-1, worker-2)"),
+        "{}",
+        text.stdout
     );
     no_key_in_exec_commands(&c);
 }
@@ -572,7 +596,10 @@ fn gateway_chat_sends_one_completion_and_checks_its_choices() {
     assert_eq!(chats(&c), 1, "one completion, from one replica");
     no_key_in_exec_commands(&c);
     // The text report shows it.
-    let text = tfjob(&c, &args("probe tf-dist-train --gateway-chat test-model"));
+    let text = tfjob(
+        &c,
+        &args("probe tf-dist-train --gateway-chat test-model -o wide"),
+    );
     text.exit(0);
     text.stdout_has("chat");
     // A model name that is not one is refused before anything is sent.

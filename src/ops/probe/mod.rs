@@ -67,7 +67,10 @@ pub struct ProbeOptions {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProbeFormat {
+    /// The verdict and what did not pass, collapsed by cause.
     Text,
+    /// Every replica's checks and the peer matrix (`-o wide`, or `-v`).
+    Wide,
     Json,
     Yaml,
 }
@@ -87,7 +90,8 @@ pub async fn run(ctx: &Context, opts: ProbeOptions, out: &mut Output) -> Result<
         .await
         .map_err(|_| deadline.ran_out())??;
     match opts.format {
-        ProbeFormat::Text => out.data(&crate::print::probe::text(&report))?,
+        ProbeFormat::Text => out.data(&crate::print::probe::summary(&report))?,
+        ProbeFormat::Wide => out.data(&crate::print::probe::text(&report))?,
         ProbeFormat::Json => out.data_line(
             &serde_json::to_string_pretty(&report)
                 .map_err(|e| Error::Other(format!("encoding the probe: {e}")))?,
