@@ -13,6 +13,15 @@ use crate::output::Output;
 pub struct SuspendArgs {
     /// TFJob name (or tfjob/NAME).
     pub name: String,
+
+    /// Return once it took effect: suspend, when the operator has deleted the job's pods;
+    /// resume, when every replica runs again (as `wait --for all-running`).
+    #[arg(long)]
+    pub wait: bool,
+
+    /// With --wait: how long to wait (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = super::parse_duration, requires = "wait")]
+    pub timeout: std::time::Duration,
 }
 
 pub fn exec(
@@ -28,6 +37,15 @@ pub fn exec(
     let opts = SuspendOptions {
         name: parse_job_name(&args.name, command)?.to_string(),
         action,
+        wait: args.wait,
+    };
+    let ctx = if args.wait {
+        ctx.with_deadline(crate::cluster::budget::Deadline::after(
+            args.timeout,
+            "--timeout",
+        ))
+    } else {
+        ctx
     };
     block_on(&ctx, crate::ops::suspend::run(&ctx, opts, out))
 }
@@ -37,5 +55,5 @@ Examples:
   # Stop the job's pods (the operator deletes them); only checkpointed training survives
   kubectl tfjob suspend tf-dist-train
 
-  # Create its pods again from scratch
-  kubectl tfjob resume tf-dist-train";
+  # Create its pods again from scratch, and return once every replica runs
+  kubectl tfjob resume tf-dist-train --wait";

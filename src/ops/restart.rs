@@ -13,10 +13,9 @@ use kube::runtime::reflector::Lookup;
 
 use super::Context;
 use super::suspend::{SuspendAction, SuspendOptions, set_suspend};
-use crate::cluster::pod::Pod;
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
-use crate::model::{self, TFJob};
+use crate::model::TFJob;
 use crate::output::Output;
 
 #[derive(Debug, Clone)]
@@ -60,12 +59,12 @@ async fn restart(
             )),
         });
     }
-    let uid = job.metadata.uid.clone().unwrap_or_default();
     // suspend/resume's own lines describe those verbs; restart says its own.
     let mut quiet = Vec::new();
     let suspend = SuspendOptions {
         name: name.clone(),
         action: SuspendAction::Suspend,
+        wait: false,
     };
     set_suspend(kube, namespace, &suspend, &mut quiet, &mut std::io::sink()).await?;
     let resume_hint = format!(
@@ -81,28 +80,11 @@ async fn restart(
         "waiting for the pods of tfjob {name} to be deleted; it stays suspended until \
          `{resume_hint}`"
     ));
-    let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
-    // Only this job's pods (a job re-created under the name has another uid).
-    let owned = |p: &Pod| {
-        p.metadata
-            .owner_references
-            .as_ref()
-            .is_some_and(|o| o.iter().any(|o| o.uid == uid))
-    };
-    let selector = model::job_selector(name);
-    let gone = cluster::pod::pods_gone(pods, &selector, owned, |n| {
-        writeln!(err, "waiting for {n} pod(s) to be deleted").map_err(io)
-    });
-    let gone = match deadline.remaining() {
-        Some(left) => tokio::time::timeout(left, gone)
-            .await
-            .map_err(|_| Error::Timeout(deadline.ran_out_message()))?,
-        None => gone.await,
-    };
-    gone?;
+    super::suspend::pods_gone(kube, namespace, name, deadline, err).await?;
     let resume = SuspendOptions {
         name: name.clone(),
         action: SuspendAction::Resume,
+        wait: false,
     };
     deadline.phase(format!("resuming tfjob {name}"));
     set_suspend(kube, namespace, &resume, &mut quiet, &mut std::io::sink())

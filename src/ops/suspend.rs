@@ -30,6 +30,8 @@ pub enum SuspendAction {
 pub struct SuspendOptions {
     pub name: String,
     pub action: SuspendAction,
+    /// Return once it took effect (the pods gone, or every replica running again).
+    pub wait: bool,
 }
 
 /// What the user should know about running pods, said plainly.
@@ -67,9 +69,67 @@ pub fn crd_has_suspend(crd: &CustomResourceDefinition) -> bool {
 /// `kubectl tfjob suspend|resume NAME`: patches the job in the context's namespace.
 pub async fn run(ctx: &Context, opts: SuspendOptions, out: &mut Output) -> Result<()> {
     ctx.with_streams(out, async |kube, ns, data, notes| {
-        set_suspend(kube, ns, &opts, data, notes).await
+        set_suspend(kube, ns, &opts, data, notes).await?;
+        if opts.wait && opts.action == SuspendAction::Suspend {
+            pods_gone(kube, ns, &opts.name, ctx.deadline(), notes).await?;
+        }
+        Ok(())
     })
-    .await
+    .await?;
+    if opts.wait && opts.action == SuspendAction::Resume {
+        // As `wait` follows it: every replica running, said by the wait's own lines.
+        let kube = ctx.kube().await?;
+        let wait = super::wait::WaitOptions {
+            wait_for: super::wait::WaitFor::AllRunning,
+            timeout: ctx.deadline().timeout().unwrap_or_default(),
+            ..Default::default()
+        };
+        super::wait::follow(
+            kube,
+            &kube.namespace.clone(),
+            &opts.name,
+            &wait,
+            crate::output::ReportFormat::Text,
+            out,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Returns once the operator has deleted every pod of the job (this job's, by owner uid); cut
+/// by the deadline with a message that says the job is suspended all the same.
+pub async fn pods_gone(
+    kube: &Kube,
+    namespace: &str,
+    name: &str,
+    deadline: &crate::cluster::budget::Deadline,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let io = |e: std::io::Error| Error::io("writing progress", e);
+    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
+    let uid = cluster::retry(kube, || api.get_opt(name))
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?
+        .and_then(|j| j.metadata.uid)
+        .unwrap_or_default();
+    let pods: Api<crate::cluster::pod::Pod> = Api::namespaced(kube.client.clone(), namespace);
+    let owned = |p: &crate::cluster::pod::Pod| {
+        p.metadata
+            .owner_references
+            .as_ref()
+            .is_some_and(|o| o.iter().any(|o| o.uid == uid))
+    };
+    let selector = model::job_selector(name);
+    let gone = cluster::pod::pods_gone(pods, &selector, owned, |n| {
+        writeln!(err, "waiting for {n} pod(s) of tfjob {name} to be deleted").map_err(io)
+    });
+    match deadline.remaining() {
+        Some(left) => tokio::time::timeout(left, gone)
+            .await
+            .map_err(|_| Error::Timeout(deadline.ran_out_message()))?,
+        None => gone.await,
+    }
 }
 
 /// Patches `runPolicy.suspend`; prints `tfjob.kubeflow.org/NAME suspended|resumed` on `out`

@@ -555,3 +555,30 @@ fn a_restart_cut_by_its_timeout_says_the_job_stays_suspended() {
     let stored = c.get("tfjobs", Some("default"), "stuck").unwrap();
     assert_eq!(stored["spec"]["runPolicy"]["suspend"], true, "{stored}");
 }
+
+/// Issue 48 item 10: `suspend --wait` returns once the operator has deleted the pods,
+/// `resume --wait` once every replica runs again.
+#[test]
+fn suspend_and_resume_wait_until_it_took_effect() {
+    let c = TestCluster::start(Scenario::default());
+    c.insert(job("sw", "default", 2, "OnFailure"));
+    until(&c, "workers running", |c| {
+        running(c, "default", "sw-worker-0") && running(c, "default", "sw-worker-1")
+    });
+    let run = tfjob(&c, &["suspend", "sw", "--wait", "--timeout", "60s"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org/sw suspended\n");
+    // Returned only once the pods were gone: nothing to wait for here.
+    assert!(job_pods(&c, "sw").is_empty(), "{:?}", job_pods(&c, "sw"));
+    let run = tfjob(&c, &["resume", "sw", "--wait", "--timeout", "60s"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.starts_with("tfjob.kubeflow.org/sw resumed\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        running(&c, "default", "sw-worker-0") && running(&c, "default", "sw-worker-1"),
+        "resume --wait returned before every replica ran"
+    );
+}
