@@ -604,6 +604,7 @@ async fn suspend_and_resume_patch_run_policy_and_say_what_happens_to_pods() {
     let opts = ops::suspend::SuspendOptions {
         name: "sus".into(),
         action: ops::suspend::SuspendAction::Suspend,
+        wait: false,
     };
     ops::suspend::set_suspend(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
@@ -621,6 +622,7 @@ async fn suspend_and_resume_patch_run_policy_and_say_what_happens_to_pods() {
     let opts = ops::suspend::SuspendOptions {
         name: "sus".into(),
         action: ops::suspend::SuspendAction::Resume,
+        wait: false,
     };
     let (out, mut e) = (Buf::default(), Buf::default());
     let mut o = out.clone();
@@ -646,6 +648,7 @@ async fn suspend_refuses_a_crd_without_the_field_and_writes_nothing() {
     let opts = ops::suspend::SuspendOptions {
         name: "old".into(),
         action: ops::suspend::SuspendAction::Suspend,
+        wait: false,
     };
     let before = c.writes().len();
     let r = ops::suspend::set_suspend(&kube(&cl), "default", &opts, &mut o, &mut e).await;
