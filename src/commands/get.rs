@@ -12,8 +12,10 @@ use crate::output::Output;
 
 #[derive(Debug, Clone, Args)]
 pub struct GetArgs {
-    /// TFJob name (or tfjob/NAME).
-    pub name: String,
+    /// TFJob names (or tfjob/NAME); several are shown one after another, or as one List with
+    /// -o json|yaml, as `kubectl get` does.
+    #[arg(required = true, num_args = 1..)]
+    pub names: Vec<String>,
 
     /// Default: conditions, replicas, services, events, gateway env, TF_CONFIG. `-o wide` is the
     /// job's `list -o wide` row; the other formats print the TFJob as the API returned it.
@@ -22,22 +24,36 @@ pub struct GetArgs {
 }
 
 pub fn exec(ctx: Context, args: GetArgs, out: &mut Output) -> Result<()> {
-    let name = match Target::parse(&args.name, "get")? {
-        Target::JobSet(name) => {
-            return block_on(&ctx, crate::ops::jobset_day2::get(&ctx, &name, out));
+    let mut names = Vec::new();
+    for arg in &args.names {
+        match Target::parse(arg, "get")? {
+            Target::JobSet(name) if args.names.len() == 1 => {
+                return block_on(&ctx, crate::ops::jobset_day2::get(&ctx, &name, out));
+            }
+            Target::JobSet(name) => {
+                return Err(crate::error::Error::Usage(format!(
+                    "jobset/{name} is shown on its own: `kubectl tfjob get jobset/{name}`"
+                )));
+            }
+            Target::TfJob(name) => names.push(name),
         }
-        Target::TfJob(name) => name,
-    };
-    let mut opts = GetOptions::new(&name);
+    }
+    let mut opts = GetOptions::new(&names[0]);
     opts.format = args.print.format()?;
     opts.table = args.print.table();
-    block_on(&ctx, crate::ops::get::run(&ctx, opts, out))
+    if let [_] = names.as_slice() {
+        return block_on(&ctx, crate::ops::get::run(&ctx, opts, out));
+    }
+    block_on(&ctx, crate::ops::get::run_many(&ctx, &names, opts, out))
 }
 
 pub(super) const GET_EXAMPLES: &str = "\
 Examples:
   # Conditions, replica pods, services, recent events, the gateway Secret each role reads
   kubectl tfjob get tf-dist-train
+
+  # Two jobs one after the other; as one List with -o yaml
+  kubectl tfjob get tf-dist-train tf-eval
 
   # The TFJob as the API server returns it, or one field of it
   kubectl tfjob get tf-dist-train -o yaml

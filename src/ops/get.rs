@@ -55,6 +55,77 @@ pub async fn run(ctx: &Context, opts: GetOptions, out: &mut Output) -> Result<()
     .await
 }
 
+/// `kubectl tfjob get A B …`: each job's description in turn (a blank line between), or, for
+/// the printers of objects, one `v1` List of them, as `kubectl get` prints several. A name
+/// that is not found is said on stderr and the others are still shown; the command then fails
+/// with the last such error.
+pub async fn run_many(
+    ctx: &Context,
+    names: &[String],
+    opts: GetOptions,
+    out: &mut Output,
+) -> Result<()> {
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        let io = |e: std::io::Error| Error::io("writing output", e);
+        // Each error is said once: all but the last on stderr as they come, the last as the
+        // command's own (its exit code).
+        let mut errors: Vec<Error> = Vec::new();
+        match &opts.format {
+            Format::Default | Format::Wide => {
+                for (i, name) in names.iter().enumerate() {
+                    if i > 0 && matches!(opts.format, Format::Default) {
+                        writeln!(data).map_err(io)?;
+                    }
+                    let one = GetOptions {
+                        name: name.clone(),
+                        ..opts.clone()
+                    };
+                    if let Err(e) = get(kube, ns, &one, data, notes).await {
+                        errors.push(e);
+                    }
+                }
+            }
+            format => {
+                let ar = ApiResource::from_gvk_with_plural(
+                    &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
+                    model::PLURAL,
+                );
+                let raw: Api<DynamicObject> = Api::namespaced_with(kube.client.clone(), ns, &ar);
+                let mut items = Vec::new();
+                for name in names {
+                    match cluster::retry(kube, || raw.get_opt(name)).await {
+                        Ok(Some(obj)) => items.push(serde_json::to_value(&obj).unwrap_or_default()),
+                        Ok(None) => errors.push(cluster::notfound::tfjob(kube, ns, name).await),
+                        Err(e) => errors.push(Error::kube(format!("reading tfjob {name}"), e)),
+                    }
+                }
+                let list = serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "metadata": {"resourceVersion": ""},
+                    "items": items,
+                });
+                print::print(
+                    format,
+                    &list,
+                    crate::ops::list::QUALIFIED_KIND,
+                    opts.table.no_headers,
+                    data,
+                )?;
+            }
+        }
+        let last = errors.pop();
+        for e in &errors {
+            writeln!(notes, "error: {e}").map_err(io)?;
+        }
+        match last {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    })
+    .await
+}
+
 /// Prints the job to `out`.
 pub async fn get(
     kube: &Kube,

@@ -582,3 +582,31 @@ fn suspend_and_resume_wait_until_it_took_effect() {
         "resume --wait returned before every replica ran"
     );
 }
+
+/// Issue 48 item 10: `get a b` as kubectl takes it: each described in turn, one List for the
+/// object printers, a missing one said while the others are shown.
+#[test]
+fn get_takes_several_names_as_kubectl_does() {
+    let c = TestCluster::start(
+        Scenario::default().with_operator(tfjob_testcluster::OperatorMode::Installed),
+    );
+    c.insert(job("ga", "default", 1, "OnFailure"));
+    c.insert(job("gb", "default", 1, "OnFailure"));
+    let run = tfjob(&c, &["get", "ga", "tfjob/gb"]);
+    run.expect_code(0);
+    let a = run.stdout.find("ga").unwrap();
+    let b = run.stdout.find("gb").unwrap();
+    assert!(a < b, "{}", run.stdout);
+    let run = tfjob(&c, &["get", "ga", "gb", "-o", "name"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org/ga\ntfjob.kubeflow.org/gb\n");
+    let run = tfjob(&c, &["get", "ga", "gb", "-o", "json"]);
+    run.expect_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["kind"], "List");
+    assert_eq!(v["items"].as_array().map(Vec::len), Some(2));
+    let run = tfjob(&c, &["get", "ga", "ghost", "-o", "name"]);
+    run.expect_code(3);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org/ga\n");
+    run.stderr_has("ghost");
+}
