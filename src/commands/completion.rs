@@ -461,7 +461,14 @@ mod tests {
         let c = complete(&root(), &words("wait x --for "));
         assert_eq!(
             values(&c),
-            vec!["created", "running", "all-running", "succeeded", "finished"]
+            vec![
+                "created",
+                "running",
+                "all-running",
+                "succeeded",
+                "finished",
+                "delete"
+            ]
         );
         let c = complete(&root(), &words("wait "));
         assert!(c.wants_job_name);

@@ -372,6 +372,7 @@ value_enum!(WaitFor {
     WaitFor::AllRunning => "all-running": "Every replica pod of every role runs, for --settle without a restart (default).",
     WaitFor::Succeeded => "succeeded": "The Succeeded condition.",
     WaitFor::Finished => "finished": "Succeeded (exit 0) or Failed (exit 4).",
+    WaitFor::Deleted => "delete": "The TFJob is gone (kubectl's --for=delete).",
 });
 
 #[cfg(test)]

@@ -90,6 +90,11 @@ pub fn exec(ctx: Context, args: SubmitArgs, out: &mut Output) -> Result<()> {
         wait: args.wait,
         wait_opts: {
             let (opts, note) = args.wait_opts.options()?;
+            if opts.wait_for == crate::ops::wait::WaitFor::Deleted {
+                return Err(crate::error::Error::Usage(
+                    "--for delete is `wait`'s: a job just submitted is not waited for to go".into(),
+                ));
+            }
             // Said only when it matters: the settle window is the wait's.
             if let Some(note) = note.filter(|_| args.wait) {
                 out.note_line(&note);

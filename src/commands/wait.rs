@@ -184,6 +184,19 @@ pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
     }
     // `--timeout` is the whole command's deadline (0: check once, bounded by the requests).
     let ctx = ctx.with_deadline(wait.deadline());
+    if wait.wait_for == WaitFor::Deleted {
+        if args.names.is_empty() {
+            return Err(crate::error::Error::Usage(
+                "--for delete waits for TFJobs named on the line (not -l or --all)".into(),
+            ));
+        }
+        let names = args
+            .names
+            .iter()
+            .map(|n| crate::cluster::parse_job_name(n, "wait").map(String::from))
+            .collect::<Result<Vec<_>>>()?;
+        return block_on(&ctx, crate::ops::delete::wait_deleted(&ctx, &names, out));
+    }
     if let [one] = args.names.as_slice()
         && let Target::JobSet(name) = Target::parse(one, "wait")?
     {

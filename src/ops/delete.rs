@@ -365,6 +365,30 @@ async fn delete_one(
     }
 }
 
+/// `wait --for delete NAME…` (kubectl's `--for=delete`): returns once each named job is gone,
+/// one already gone included, printing kubectl's `tfjob.kubeflow.org/NAME condition met`. The
+/// command's deadline bounds it.
+pub async fn wait_deleted(ctx: &Context, names: &[String], out: &mut Output) -> Result<()> {
+    let deadline = ctx.deadline().clone();
+    ctx.with_streams(out, async |kube, ns, data, notes| {
+        let io = |e: std::io::Error| Error::io("writing output", e);
+        let api: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
+        for name in names {
+            deadline.phase(format!("waiting for tfjob {ns}/{name} to be deleted"));
+            let job = crate::cluster::retry(kube, || api.get_opt(name))
+                .await
+                .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+            if let Some(job) = job {
+                let uid = job.metadata.uid.clone().unwrap_or_default();
+                wait_gone(&kube.client, ns, &[(name.clone(), uid)], false, notes).await?;
+            }
+            writeln!(data, "tfjob.kubeflow.org/{name} condition met").map_err(io)?;
+        }
+        Ok(())
+    })
+    .await
+}
+
 fn api_namespace(api: &Api<TFJob>) -> Option<&str> {
     api.namespace()
 }

@@ -403,6 +403,7 @@ pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
         .collect();
     let what = match target {
         WaitFor::Succeeded | WaitFor::Finished => "waiting for the JobSet's Completed condition",
+        WaitFor::Deleted => "waiting for the JobSet to be deleted",
         WaitFor::Created => "waiting for the JobSet controller to make its Jobs",
         WaitFor::Running => "waiting for a Job of it to be ready",
         WaitFor::AllRunning => "waiting for every replicatedJob's pods to be ready",

@@ -610,3 +610,43 @@ fn get_takes_several_names_as_kubectl_does() {
     assert_eq!(run.stdout, "tfjob.kubeflow.org/ga\n");
     run.stderr_has("ghost");
 }
+
+/// Issue 48 item 10: `wait --for=delete`, as kubectl's: returns once the job is gone (at once
+/// when it already is), `condition met` on stdout; bounded by --timeout (exit 5).
+#[test]
+fn wait_for_delete_returns_once_the_job_is_gone() {
+    let c = TestCluster::start(
+        Scenario::default().with_operator(tfjob_testcluster::OperatorMode::Installed),
+    );
+    c.insert(job("del", "default", 1, "OnFailure"));
+    let run = tfjob(&c, &["wait", "del", "--for=delete", "--timeout", "2s"]);
+    run.expect_code(5);
+    run.stderr_has("waiting for tfjob default/del to be deleted");
+    let (mut child, mut out) = spawn(
+        &c,
+        &["wait", "tfjob/del", "--for", "delete", "--timeout", "60s"],
+    );
+    // Deleted while it waits.
+    until(&c, "the wait started", |c| {
+        c.requests()
+            .iter()
+            .any(|r| r.verb == "watch" && r.resource == "tfjobs")
+    });
+    c.delete("tfjobs", Some("default"), "del");
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line, "tfjob.kubeflow.org/del condition met\n");
+    assert!(child.wait().unwrap().success());
+    // Already gone: met at once.
+    let run = tfjob(&c, &["wait", "del", "--for=delete"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org/del condition met\n");
+    // Not for a job just submitted.
+    let run = tfjob(
+        &c,
+        &[
+            "submit", "--name", "x", "--image", "i:1", "--wait", "--for", "delete",
+        ],
+    );
+    run.expect_code(2);
+}

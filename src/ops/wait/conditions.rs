@@ -265,6 +265,8 @@ pub fn evaluate(
         // A job that succeeded has run; its pods may be gone already (cleanPodPolicy).
         WaitFor::AllRunning => succeeded || settled(view, tracker, limits.settle, now),
         WaitFor::Succeeded | WaitFor::Finished => succeeded,
+        // A job that still exists is not deleted (`wait` follows deletion apart).
+        WaitFor::Deleted => false,
     };
     if reached {
         return Outcome::Reached(match target {
@@ -273,6 +275,7 @@ pub fn evaluate(
             WaitFor::AllRunning if succeeded => "Succeeded".into(),
             WaitFor::AllRunning => "all replicas Running".into(),
             WaitFor::Succeeded | WaitFor::Finished => "Succeeded".into(),
+            WaitFor::Deleted => "deleted".into(),
         });
     }
     // A job in a Kueue queue is suspended by Kueue until admitted: the queue layer
@@ -439,6 +442,7 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
             )
         }
         WaitFor::Succeeded | WaitFor::Finished => "waiting for the job to finish".into(),
+        WaitFor::Deleted => "waiting for the job to be deleted".into(),
     }
 }
 

@@ -45,6 +45,9 @@ pub enum WaitFor {
     Succeeded,
     /// Succeeded (exit 0) or Failed (exit 4).
     Finished,
+    /// The TFJob is gone (kubectl's `--for=delete`); followed by `commands::wait` itself, not
+    /// by the job follower.
+    Deleted,
 }
 
 impl WaitFor {
@@ -56,6 +59,7 @@ impl WaitFor {
             WaitFor::AllRunning => "all-running",
             WaitFor::Succeeded => "succeeded",
             WaitFor::Finished => "finished",
+            WaitFor::Deleted => "delete",
         }
     }
 }
