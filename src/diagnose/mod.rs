@@ -168,6 +168,15 @@ pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
 /// A running replica whose last log line is this old is called silent.
 pub const SILENT_AFTER: i64 = 5 * 60;
 
+/// The replica label (`Worker-1`) of a pod of the snapshot, else the pod's name.
+fn replica_of(s: &Snapshot, pod: &str) -> String {
+    s.pods
+        .iter()
+        .find(|p| p.metadata.name.as_deref() == Some(pod))
+        .map(|p| failure::replica_label(&p.metadata, Some(&s.job_name)))
+        .unwrap_or_else(|| pod.to_string())
+}
+
 /// Pure: each running replica's last log line's age, by replica (`Worker-1 silent for 12m`
 /// past [`SILENT_AFTER`], `Worker-0 logged 4s ago` before, `PS-0 has printed nothing`).
 pub fn last_log_ages(s: &Snapshot) -> Vec<String> {
@@ -175,12 +184,7 @@ pub fn last_log_ages(s: &Snapshot) -> Vec<String> {
         .last_log
         .iter()
         .map(|(pod, at)| {
-            let replica = s
-                .pods
-                .iter()
-                .find(|p| p.metadata.name.as_deref() == Some(pod.as_str()))
-                .map(|p| failure::replica_label(&p.metadata, Some(&s.job_name)))
-                .unwrap_or_else(|| pod.clone());
+            let replica = replica_of(s, pod);
             let line = match at {
                 None => format!("{replica} has printed nothing"),
                 Some(t) => {
@@ -208,12 +212,7 @@ pub fn progress_of(s: &Snapshot) -> Vec<(String, progress::Progress)> {
         .iter()
         .filter_map(|(pod, text)| {
             let p = progress::of_log(text, s.progress_pattern.as_ref())?;
-            let replica = s
-                .pods
-                .iter()
-                .find(|p| p.metadata.name.as_deref() == Some(pod.as_str()))
-                .map(|p| failure::replica_label(&p.metadata, Some(&s.job_name)))
-                .unwrap_or_else(|| pod.clone());
+            let replica = replica_of(s, pod);
             Some((replica, p))
         })
         .collect();
