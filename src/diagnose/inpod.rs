@@ -243,6 +243,9 @@ pub struct PeerFacts {
     pub service_exists: Option<bool>,
     /// The pod behind it, when the operator's naming gives one, and whether it is Ready.
     pub pod_ready: Option<bool>,
+    /// Why that pod does not run (`Pending (Unschedulable: …)`), when it does not: the layer
+    /// below the pods' view, so its name not resolving is not the network's fault.
+    pub pod_not_running: Option<String>,
     /// The ports the pod's containers declare (None: no such pod or unreadable).
     pub declared_ports: Option<Vec<i32>>,
     /// NetworkPolicies that select the pod (names).
@@ -286,6 +289,14 @@ pub fn judge_peers(out: &str, facts: &dyn Fn(&str) -> PeerFacts) -> Vec<Peer> {
             ("ok", NO_TOOL) => Check::not_checked(
                 "the name resolves; the image has no bash (with timeout) or nc to open a connection",
             ),
+            // A peer that does not run yet resolves once it is Ready: not checked, and the
+            // replica itself is named by the verdict (issue 46).
+            ("nxdomain", _) if f.service_exists != Some(false) && f.pod_not_running.is_some() => {
+                Check::not_checked(format!(
+                    "not checked: its pod does not run yet ({}); the name resolves once it is Ready",
+                    f.pod_not_running.as_deref().unwrap_or_default()
+                ))
+            }
             ("nxdomain", _) => Check::fail(match (f.service_exists, f.pod_ready) {
                 (Some(false), _) => format!(
                     "name not found: the headless Service {} is missing (the operator creates one per replica)",
@@ -665,6 +676,17 @@ mod tests {
                 .detail
                 .contains("not Ready")
         );
+        // A peer whose pod does not run yet is the layer below: not checked, not a DNS fault.
+        let pending = |_: &str| PeerFacts {
+            service: "b".into(),
+            service_exists: Some(true),
+            pod_ready: Some(false),
+            pod_not_running: Some("Pending (Unschedulable: 0/1 nodes are available)".into()),
+            ..Default::default()
+        };
+        let p = judge_peers("peer=b:1 resolve=nxdomain connect=skipped", &pending);
+        assert_eq!(p[0].check.status, Status::NotChecked, "{:?}", p[0]);
+        assert!(p[0].check.detail.contains("Unschedulable"), "{:?}", p[0]);
     }
 
     #[test]

@@ -786,3 +786,38 @@ fn a_cuda_visible_devices_that_hides_every_gpu_is_named() {
         "{w0:#}"
     );
 }
+
+/// Issue 46: a replica that does not run is the layer below the pods' view: `probe` says so,
+/// exit 3 (something could not be checked), naming the replica with the scheduler's words,
+/// instead of blaming DNS for the peers it cannot reach yet (exit 4).
+#[test]
+fn probe_with_a_pending_replica_names_it_with_the_schedulers_words_exit_3() {
+    let c = cluster(&format!(
+        "gatewayKey: {TEST_KEY}\nnodes:\n- {{name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}}\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
+    assert!(
+        c.wait_for(std::time::Duration::from_secs(30), |c| {
+            c.list("pods", Some("default"))
+                .iter()
+                .filter(|p| p["status"]["phase"] == "Running")
+                .count()
+                == 2
+        }),
+        "PS and one worker did not start"
+    );
+    let run = tfjob(&c, &args("probe tf-dist-train"));
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let verdict = run.stdout.lines().next().unwrap_or_default();
+    assert!(
+        verdict.starts_with("worker-") && verdict.contains("not probed: Pending (Unschedulable: "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        verdict.contains("Insufficient nvidia.com/gpu"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.all().contains("name not found"), "{}", run.all());
+}

@@ -718,6 +718,17 @@ fn not_running(pod: &Pod, container: &str) -> Option<String> {
     let phase = status
         .and_then(|s| s.phase.clone())
         .unwrap_or_else(|| "Pending".into());
+    // Not scheduled: the scheduler's own words say why.
+    if let Some(c) = status.and_then(|s| s.conditions.as_ref()).and_then(|cs| {
+        cs.iter()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+    }) {
+        return Some(format!(
+            "{phase} ({}: {})",
+            c.reason.clone().unwrap_or_default(),
+            c.message.clone().unwrap_or_default()
+        ));
+    }
     let cs = status
         .and_then(|s| s.container_statuses.as_ref())
         .and_then(|cs| cs.iter().find(|c| c.name == container));
@@ -1014,10 +1025,26 @@ fn peer_facts(
         })
         .filter_map(|np| np.metadata.name.clone())
         .collect();
+    let pod_not_running = pod.and_then(|p| {
+        let container = p
+            .spec
+            .as_ref()
+            .and_then(|s| s.containers.first())
+            .map(|c| c.name.clone())
+            .unwrap_or_default();
+        let training = p
+            .spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .find(|c| c.name == model::DEFAULT_CONTAINER_NAME)
+            .map_or(container, |c| c.name.clone());
+        not_running(p, &training)
+    });
     PeerFacts {
         service,
         service_exists,
         pod_ready,
+        pod_not_running,
         declared_ports,
         policies,
     }
