@@ -494,6 +494,9 @@ fn verdict(kind: &str, name: &str, total: usize, replicas: &[ReplicaProbe]) -> S
     if replicas.is_empty() {
         return format!("{kind} {name} has no pods to probe yet");
     }
+    if let Some(line) = failing_column(replicas) {
+        return line;
+    }
     for r in replicas {
         if let Some(c) = r.checks().find(|c| c.status == Status::Fail) {
             return format!("{}: {}", r.replica, c.detail);
@@ -516,6 +519,34 @@ fn verdict(kind: &str, name: &str, total: usize, replicas: &[ReplicaProbe]) -> S
             ""
         }
     )
+}
+
+/// A peer that every replica which tried it failed to reach (two at least): the fault is the
+/// target's, not the first source's (issue 46). Its replica label when a probed pod is behind
+/// the name, else the address. Pure.
+fn failing_column(replicas: &[ReplicaProbe]) -> Option<String> {
+    let targets: Vec<&str> = replicas
+        .iter()
+        .flat_map(|r| r.peers.iter().map(|p| p.to.as_str()))
+        .collect();
+    for to in targets {
+        let tried: Vec<&crate::diagnose::inpod::Peer> = replicas
+            .iter()
+            .filter_map(|r| r.peers.iter().find(|p| p.to == to))
+            .collect();
+        if tried.len() >= 2 && tried.iter().all(|p| p.check.status == Status::Fail) {
+            let host = to.split('.').next().unwrap_or(to);
+            let who = replicas
+                .iter()
+                .find(|r| r.pod == host)
+                .map_or(to, |r| r.replica.as_str());
+            return Some(format!(
+                "{who}: not reachable from any replica ({to}: {})",
+                tried[0].check.detail
+            ));
+        }
+    }
+    None
 }
 
 /// What is probed, read from the cluster.
