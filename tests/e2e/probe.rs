@@ -456,9 +456,8 @@ fn diagnose_with_probe_adds_the_in_pod_layer_after_the_runtime_layer() {
     no_key_in_exec_commands(&c);
 }
 
-#[test]
-fn diagnose_with_probe_says_why_it_did_not_probe_while_a_replica_waits() {
-    // One GPU for three one-GPU workers: two workers stay Pending.
+/// The article's job on one GPU: the PS and one worker run, two workers stay Pending.
+fn two_workers_pending() -> TestCluster {
     let c = cluster(&format!(
         "gatewayKey: {TEST_KEY}\nnodes:\n- {{name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}}\nobjects:{SECRET}"
     ));
@@ -473,6 +472,12 @@ fn diagnose_with_probe_says_why_it_did_not_probe_while_a_replica_waits() {
         }),
         "PS and one worker did not start"
     );
+    c
+}
+
+#[test]
+fn diagnose_with_probe_says_why_it_did_not_probe_while_a_replica_waits() {
+    let c = two_workers_pending();
     let run = tfjob(&c, &args("diagnose tf-dist-train --probe -o json"));
     let d: Value = serde_json::from_str(&run.stdout).unwrap();
     let f = d["findings"]
@@ -794,20 +799,7 @@ fn a_cuda_visible_devices_that_hides_every_gpu_is_named() {
 /// instead of blaming DNS for the peers it cannot reach yet (exit 4).
 #[test]
 fn probe_with_a_pending_replica_names_it_with_the_schedulers_words_exit_3() {
-    let c = cluster(&format!(
-        "gatewayKey: {TEST_KEY}\nnodes:\n- {{name: gpu-1, cpu: '32', memory: 128Gi, gpu: 1}}\nobjects:{SECRET}"
-    ));
-    tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
-    assert!(
-        c.wait_for(std::time::Duration::from_secs(30), |c| {
-            c.list("pods", Some("default"))
-                .iter()
-                .filter(|p| p["status"]["phase"] == "Running")
-                .count()
-                == 2
-        }),
-        "PS and one worker did not start"
-    );
+    let c = two_workers_pending();
     let run = tfjob(&c, &args("probe tf-dist-train"));
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     let verdict = run.stdout.lines().next().unwrap_or_default();
