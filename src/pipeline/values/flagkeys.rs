@@ -11,52 +11,10 @@
 
 use serde_json::{Map, Value};
 
+use super::flagnames::FLAG_KEYS;
 use super::pod::flags_overlay;
 use super::shape::{Problem, describe, scalar_text};
 use super::{RenderOptions, RoleResource, merge};
-
-/// The flag-shaped top-level keys a values source may use, as values keys (camelCase), each
-/// with its flag. `name`, `image`, `command`, `restartPolicy`, `successPolicy`,
-/// `serviceAccount` and `namespace` are values keys with the flag's meaning already.
-pub const FLAG_KEYS: &[(&str, &str)] = &[
-    ("ps", "--ps"),
-    ("workers", "--workers"),
-    ("chief", "--chief"),
-    ("evaluator", "--evaluator"),
-    ("gpus", "--gpus"),
-    ("cpu", "--cpu"),
-    ("memory", "--memory"),
-    ("cpuRequest", "--cpu-request"),
-    ("memoryRequest", "--memory-request"),
-    ("psCpu", "--ps-cpu"),
-    ("psMemory", "--ps-memory"),
-    ("workerCpu", "--worker-cpu"),
-    ("workerMemory", "--worker-memory"),
-    ("chiefCpu", "--chief-cpu"),
-    ("chiefMemory", "--chief-memory"),
-    ("evaluatorCpu", "--evaluator-cpu"),
-    ("evaluatorMemory", "--evaluator-memory"),
-    ("label", "--label"),
-    ("labels", "--label"),
-    ("annotation", "--annotation"),
-    ("annotations", "--annotation"),
-    ("env", "--env"),
-    ("cleanPodPolicy", "--clean-pod-policy"),
-    ("backoffLimit", "--backoff-limit"),
-    ("activeDeadlineSeconds", "--active-deadline-seconds"),
-    ("ttlSecondsAfterFinished", "--ttl-seconds-after-finished"),
-    ("queue", "--queue"),
-    ("priorityClass", "--priority-class"),
-    ("pvc", "--pvc"),
-    ("configMap", "--config-map"),
-    ("secretVolume", "--secret-volume"),
-    ("emptyDir", "--empty-dir"),
-    ("imagePullSecret", "--image-pull-secret"),
-    ("nodeSelector", "--node-selector"),
-    ("toleration", "--toleration"),
-    ("podPriorityClass", "--pod-priority-class"),
-    ("envFromSecret", "--env-from-secret"),
-];
 
 /// Flags that shape the job but have no values form, with why: refused with the flag to use.
 const FLAG_ONLY: &[(&str, &str, &str)] = &[

@@ -17,13 +17,14 @@ use crate::error::{Error, Result};
 use crate::pipeline::manifest::{Document, join_index, join_key};
 
 mod flagkeys;
+mod flagnames;
 mod options;
 mod pod;
 pub mod resources;
 mod set;
 mod shape;
 
-pub use flagkeys::FLAG_KEYS;
+pub use flagnames::FLAG_KEYS;
 pub use options::{PodOptions, RenderOptions};
 pub use pod::flags_overlay;
 pub use resources::RoleResource;

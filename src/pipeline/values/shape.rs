@@ -235,10 +235,10 @@ fn folded(key: &str) -> String {
 
 fn unknown_key(parent: &str, key: &str, siblings: &[&str]) -> Problem {
     let path = join_key(parent, key);
-    // At the top, the flags' names are keys too (flagkeys.rs): `gpu` is `gpus`.
+    // At the top, the flags' names are keys too (flagnames.rs): `gpu` is `gpus`.
     let mut candidates: Vec<&str> = siblings.to_vec();
     if parent.is_empty() {
-        candidates.extend(super::flagkeys::FLAG_KEYS.iter().map(|(k, _)| *k));
+        candidates.extend(super::flagnames::FLAG_KEYS.iter().map(|(k, _)| *k));
     }
     let want = folded(key);
     let suggestion = candidates

@@ -1,0 +1,46 @@
+//! The flags' names as top-level values keys: the table alone, read by the flag-key reading
+//! (`flagkeys`, which builds on `shape`) and by `shape`'s unknown-key suggestions, so that
+//! `shape` does not import `flagkeys` back.
+
+/// The flag-shaped top-level keys a values source may use, as values keys (camelCase), each
+/// with its flag. `name`, `image`, `command`, `restartPolicy`, `successPolicy`,
+/// `serviceAccount` and `namespace` are values keys with the flag's meaning already.
+pub const FLAG_KEYS: &[(&str, &str)] = &[
+    ("ps", "--ps"),
+    ("workers", "--workers"),
+    ("chief", "--chief"),
+    ("evaluator", "--evaluator"),
+    ("gpus", "--gpus"),
+    ("cpu", "--cpu"),
+    ("memory", "--memory"),
+    ("cpuRequest", "--cpu-request"),
+    ("memoryRequest", "--memory-request"),
+    ("psCpu", "--ps-cpu"),
+    ("psMemory", "--ps-memory"),
+    ("workerCpu", "--worker-cpu"),
+    ("workerMemory", "--worker-memory"),
+    ("chiefCpu", "--chief-cpu"),
+    ("chiefMemory", "--chief-memory"),
+    ("evaluatorCpu", "--evaluator-cpu"),
+    ("evaluatorMemory", "--evaluator-memory"),
+    ("label", "--label"),
+    ("labels", "--label"),
+    ("annotation", "--annotation"),
+    ("annotations", "--annotation"),
+    ("env", "--env"),
+    ("cleanPodPolicy", "--clean-pod-policy"),
+    ("backoffLimit", "--backoff-limit"),
+    ("activeDeadlineSeconds", "--active-deadline-seconds"),
+    ("ttlSecondsAfterFinished", "--ttl-seconds-after-finished"),
+    ("queue", "--queue"),
+    ("priorityClass", "--priority-class"),
+    ("pvc", "--pvc"),
+    ("configMap", "--config-map"),
+    ("secretVolume", "--secret-volume"),
+    ("emptyDir", "--empty-dir"),
+    ("imagePullSecret", "--image-pull-secret"),
+    ("nodeSelector", "--node-selector"),
+    ("toleration", "--toleration"),
+    ("podPriorityClass", "--pod-priority-class"),
+    ("envFromSecret", "--env-from-secret"),
+];
