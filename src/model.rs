@@ -17,6 +17,15 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The TFJob resource for kube's dynamic API, where the object is wanted as the API server
+/// returned it (fields this crate's types do not model kept).
+pub fn dynamic_resource() -> kube::core::ApiResource {
+    kube::core::ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(GROUP, VERSION, KIND),
+        PLURAL,
+    )
+}
+
 /// The extended resource NVIDIA's device plugin advertises GPUs as.
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 /// API group of the TFJob CRD.

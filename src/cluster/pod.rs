@@ -53,6 +53,12 @@ impl k8s_openapi::Metadata for Pod {
     }
 }
 
+/// Splits the kubelet's `timestamps=true` prefix (RFC3339NanoFixed then a space) off a log line.
+pub fn split_timestamp(line: &str) -> Option<(k8s_openapi::jiff::Timestamp, &str)> {
+    let (ts, rest) = line.split_once(' ')?;
+    Some((ts.parse().ok()?, rest))
+}
+
 /// The kubelet's waiting reasons that keep a container from running until something changes
 /// (an image, a Secret, the process itself), as opposed to `ContainerCreating`.
 pub const STUCK_WAITING_REASONS: [&str; 7] = [

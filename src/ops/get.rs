@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{Event, Service};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::DynamicObject;
 
 use super::Context;
 use crate::cluster::{self, Kube};
@@ -86,25 +86,18 @@ pub async fn run_many(
                 }
             }
             format => {
-                let ar = ApiResource::from_gvk_with_plural(
-                    &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
-                    model::PLURAL,
-                );
-                let raw: Api<DynamicObject> = Api::namespaced_with(kube.client.clone(), ns, &ar);
-                let mut items = Vec::new();
+                let raw: Api<DynamicObject> =
+                    Api::namespaced_with(kube.client.clone(), ns, &model::dynamic_resource());
+                let mut found = Vec::new();
                 for name in names {
                     match cluster::retry(kube, || raw.get_opt(name)).await {
-                        Ok(Some(obj)) => items.push(serde_json::to_value(&obj).unwrap_or_default()),
+                        Ok(Some(obj)) => found.push(obj),
                         Ok(None) => errors.push(cluster::notfound::tfjob(kube, ns, name).await),
                         Err(e) => errors.push(Error::kube(format!("reading tfjob {name}"), e)),
                     }
                 }
-                let list = serde_json::json!({
-                    "apiVersion": "v1",
-                    "kind": "List",
-                    "metadata": {"resourceVersion": ""},
-                    "items": items,
-                });
+                // The List `list -o …` prints, as kubectl prints several objects.
+                let list = crate::ops::list::as_list(&found);
                 print::print(
                     format,
                     &list,
@@ -134,12 +127,9 @@ pub async fn get(
     out: &mut dyn Write,
     _err: &mut dyn Write,
 ) -> Result<()> {
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
-        model::PLURAL,
-    );
     let client = &kube.client;
-    let raw: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
+    let raw: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), namespace, &model::dynamic_resource());
     let obj = cluster::retry(kube, || raw.get_opt(&opts.name))
         .await
         .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?;

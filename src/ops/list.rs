@@ -11,7 +11,7 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams, WatchEvent, WatchParams};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::DynamicObject;
 
 use super::Context;
 use crate::cluster::podtable::{self, PodRow};
@@ -167,10 +167,7 @@ pub async fn list(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
-        model::PLURAL,
-    );
+    let ar = model::dynamic_resource();
     let api: Api<DynamicObject> = if opts.all_namespaces {
         Api::all_with(kube.client.clone(), &ar)
     } else {

@@ -315,7 +315,7 @@ impl PodTask {
         let mut lines = Pieces::new(stream);
         cursor.begin();
         while let Some(line) = lines.next().await.map_err(kube::Error::ReadEvents)? {
-            let text = match jobview::split_timestamp(&line) {
+            let text = match crate::cluster::pod::split_timestamp(&line) {
                 Some((ts, rest)) => {
                     if !cursor.accept(ts) {
                         continue;

@@ -128,13 +128,6 @@ pub fn build(
         .collect()
 }
 
-fn tfjob_resource() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
-        model::PLURAL,
-    )
-}
-
 /// PodMetrics by (namespace, pod), or why they could not be read.
 async fn read_metrics(
     kube: &Kube,
@@ -193,7 +186,7 @@ pub async fn top(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let ar = tfjob_resource();
+    let ar = model::dynamic_resource();
     let ns = (!opts.all_namespaces || opts.name.is_some()).then_some(namespace);
     let jobs: Vec<(String, String)> = if let Some(name) = &opts.name {
         let api: Api<DynamicObject> = Api::namespaced_with(kube.client.clone(), namespace, &ar);

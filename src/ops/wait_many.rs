@@ -13,7 +13,7 @@ use std::io::Write;
 
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::DynamicObject;
 use tokio::sync::mpsc;
 
 use crate::cluster::{self, Kube};
@@ -97,10 +97,7 @@ pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Resu
 
 /// The names of the TFJobs `selector` (None: all) matches in `namespace`, sorted.
 async fn select(kube: &Kube, namespace: &str, selector: Option<&str>) -> Result<Vec<String>> {
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(model::GROUP, model::VERSION, model::KIND),
-        model::PLURAL,
-    );
+    let ar = model::dynamic_resource();
     let api: Api<DynamicObject> = Api::namespaced_with(kube.client.clone(), namespace, &ar);
     let mut lp = ListParams::default();
     if let Some(s) = selector {

@@ -79,12 +79,6 @@ pub fn log_prefix(label: &str, slot: usize, colour: bool) -> String {
     }
 }
 
-/// Splits the kubelet's `timestamps=true` prefix (RFC3339NanoFixed then a space) off a line.
-pub fn split_timestamp(line: &str) -> Option<(Timestamp, &str)> {
-    let (ts, rest) = line.split_once(' ')?;
-    Some((ts.parse().ok()?, rest))
-}
-
 /// Where a container's log has been printed up to, so a resumed request (after a dropped
 /// stream, or the previous instance after a restart) prints every line exactly once.
 ///
