@@ -318,9 +318,7 @@ pub async fn read_last_logs(kube: &Kube, s: &mut Snapshot, budget: Budget) {
         let read = cluster::bounded::read_log(&pods_api, &pod_name, &params, RECENT_LOG_BYTES);
         match budget.attempt(read).await {
             Some(Ok(text)) => {
-                s.last_log.insert(pod_name.clone(), last_line_time(&text));
-                let text = scrub(&text, &[]);
-                s.recent_log.insert(pod_name, text);
+                s.recent_log.insert(pod_name, scrub(&text, &[]));
             }
             Some(Err(e)) => {
                 tracing::debug!(error = %e, pod = %pod_name, "last log line not read");

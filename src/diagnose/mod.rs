@@ -74,11 +74,9 @@ pub struct Snapshot {
     pub max_restarts: u32,
     /// Nodes of the job's pods that are not Ready (or gone), with why (issue 37).
     pub nodes_not_ready: BTreeMap<String, String>,
-    /// Running pod name → the time of its training container's last log line (`None`: no line
-    /// yet), from the same request as `recent_log` (`tailLines=200&timestamps=true`), a few pods.
-    pub last_log: BTreeMap<String, Option<Timestamp>>,
     /// Running pod name → the last [`progress::TAIL_LINES`] lines of its training container,
-    /// timestamped (the same request as `last_log`): where progress is read from.
+    /// timestamped (`tailLines=200&timestamps=true`, one request each, a few pods at most): its
+    /// last line's age and its progress are read from them.
     pub recent_log: BTreeMap<String, String>,
     /// `--progress-pattern`: a regex with a `step` group, read before the built-in shapes.
     pub progress_pattern: Option<regex::Regex>,
@@ -119,7 +117,6 @@ impl Snapshot {
             queue: QueueFacts::default(),
             max_restarts: DEFAULT_MAX_RESTARTS,
             nodes_not_ready: BTreeMap::new(),
-            last_log: BTreeMap::new(),
             recent_log: BTreeMap::new(),
             progress_pattern: None,
             kubelet_logs_failed: false,
@@ -181,14 +178,14 @@ fn replica_of(s: &Snapshot, pod: &str) -> String {
 /// past [`SILENT_AFTER`], `Worker-0 logged 4s ago` before, `PS-0 has printed nothing`).
 pub fn last_log_ages(s: &Snapshot) -> Vec<String> {
     let mut out: Vec<(String, String)> = s
-        .last_log
+        .recent_log
         .iter()
-        .map(|(pod, at)| {
+        .map(|(pod, text)| {
             let replica = replica_of(s, pod);
-            let line = match at {
+            let line = match collect::last_line_time(text) {
                 None => format!("{replica} has printed nothing"),
                 Some(t) => {
-                    let secs = s.now.duration_since(*t).as_secs().max(0);
+                    let secs = s.now.duration_since(t).as_secs().max(0);
                     let age = crate::duration::coarse(secs);
                     if secs >= SILENT_AFTER {
                         format!("{replica} silent for {age}")

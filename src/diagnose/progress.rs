@@ -178,17 +178,6 @@ pub fn read_line(line: &str, user: Option<&Regex>) -> Option<Reading> {
     })
 }
 
-/// A line as read with `timestamps=true`: the kubelet's RFC 3339 time, a space, the text.
-fn split_time(line: &str) -> (Option<Timestamp>, &str) {
-    match line.split_once(' ') {
-        Some((ts, rest)) => match ts.parse::<Timestamp>() {
-            Ok(t) => (Some(t), rest),
-            Err(_) => (None, line),
-        },
-        None => (None, line),
-    }
-}
-
 /// One replica's progress from its log's last lines (timestamped as `timestamps=true` gives
 /// them), or `None` when no line has a step.
 pub fn of_log(text: &str, user: Option<&Regex>) -> Option<Progress> {
@@ -196,9 +185,12 @@ pub fn of_log(text: &str, user: Option<&Regex>) -> Option<Progress> {
     let mut steps: Vec<(Option<Timestamp>, u64)> = Vec::new();
     let mut p = Progress::default();
     let mut stated_rate = None;
-    let mut seen = false;
     for raw in text.lines() {
-        let (at, line) = split_time(raw);
+        // Lines read with `timestamps=true` carry the kubelet's time; others are read as they are.
+        let (at, line) = match crate::cluster::pod::split_timestamp(raw) {
+            Some((t, rest)) => (Some(t), rest),
+            None => (None, raw),
+        };
         let Some(r) = read_line(line, user) else {
             continue;
         };
@@ -217,7 +209,6 @@ pub fn of_log(text: &str, user: Option<&Regex>) -> Option<Progress> {
         let Some(step) = r.step else {
             continue;
         };
-        seen = true;
         // Keras counts steps within the epoch: over the run, the epochs before count too.
         let (step, total) = match (r.in_epoch, p.epoch, r.total) {
             (true, Some(e), Some(t)) => (
@@ -232,7 +223,8 @@ pub fn of_log(text: &str, user: Option<&Regex>) -> Option<Progress> {
             steps.push((at, step));
         }
     }
-    if !seen {
+    // The first step read is always recorded: none recorded, no step seen.
+    if steps.is_empty() {
         return None;
     }
     p.last_advance = steps.last().and_then(|(at, _)| *at);

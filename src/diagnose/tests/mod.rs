@@ -833,10 +833,13 @@ fn unbound_pvc() {
 #[test]
 fn each_running_replicas_last_log_line_is_aged_and_a_long_silence_named() {
     let mut s = healthy_with(&[("Worker", 3)], &["Created", "Running"]);
-    let at = |secs: i64| Some(ago(secs).parse::<Timestamp>().unwrap());
-    s.last_log.insert(format!("{JOB}-worker-0"), at(4));
-    s.last_log.insert(format!("{JOB}-worker-1"), at(12 * 60));
-    s.last_log.insert(format!("{JOB}-worker-2"), None);
+    // The replicas' last lines as read with timestamps; worker-2 has printed nothing.
+    let line = |secs: i64| format!("{} step 10\n", ago(secs));
+    s.recent_log.insert(format!("{JOB}-worker-0"), line(4));
+    s.recent_log
+        .insert(format!("{JOB}-worker-1"), line(12 * 60));
+    s.recent_log
+        .insert(format!("{JOB}-worker-2"), String::new());
     assert_eq!(
         last_log_ages(&s),
         vec![
@@ -852,7 +855,7 @@ fn each_running_replicas_last_log_line_is_aged_and_a_long_silence_named() {
         "{text}"
     );
     // Not read (the kubelet could not serve logs): nothing said.
-    s.last_log.clear();
+    s.recent_log.clear();
     assert!(!render_text(&diagnose(&s), false).contains("Last log line"));
 }
 
