@@ -72,17 +72,20 @@ pub struct WaitOptionArgs {
 pub fn parse_save_limit(s: &str) -> std::result::Result<u64, String> {
     let milli = crate::quantity::parse_quantity(s)
         .ok_or_else(|| format!("{s:?} is not a size like 10Mi, 512Ki or 1000000"))?;
-    let bytes = milli / 1000;
-    if milli % 1000 != 0 || bytes < 1 {
-        return Err(format!("{s:?} is not a whole, positive number of bytes"));
-    }
-    if bytes > MAX_SAVE_LIMIT {
+    // The bound first: a quantity too large to count (held at quantity::BEYOND_MILLI) is
+    // said as too large, not as a fraction.
+    if milli > MAX_SAVE_LIMIT * 1000 {
         return Err(format!(
             "{s:?} is more than 256Mi: each log's end is held in memory while it is read, so \
              --save-limit is at most 256Mi per log"
         ));
     }
-    u64::try_from(bytes).map_err(|_| format!("{s:?} is too large"))
+    let bytes = milli / 1000;
+    if milli % 1000 != 0 || bytes < 1 {
+        return Err(format!("{s:?} is not a whole, positive number of bytes"));
+    }
+    // Between 1 and MAX_SAVE_LIMIT: a u64 without loss.
+    Ok(bytes as u64)
 }
 
 /// The most of one log `--save` keeps (held in memory while read).

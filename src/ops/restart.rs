@@ -66,7 +66,7 @@ async fn restart(
         action: SuspendAction::Suspend,
         wait: false,
     };
-    set_suspend(kube, namespace, &suspend, &mut quiet, &mut std::io::sink()).await?;
+    let uid = set_suspend(kube, namespace, &suspend, &mut quiet, &mut std::io::sink()).await?;
     let resume_hint = format!(
         "kubectl tfjob resume {name} {}",
         kube.hints.ns_flags(namespace)
@@ -80,7 +80,7 @@ async fn restart(
         "waiting for the pods of tfjob {name} to be deleted; it stays suspended until \
          `{resume_hint}`"
     ));
-    super::suspend::pods_gone(kube, namespace, name, deadline, err).await?;
+    super::suspend::pods_gone(kube, namespace, name, &uid, deadline, err).await?;
     let resume = SuspendOptions {
         name: name.clone(),
         action: SuspendAction::Resume,

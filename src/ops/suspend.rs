@@ -69,9 +69,9 @@ pub fn crd_has_suspend(crd: &CustomResourceDefinition) -> bool {
 /// `kubectl tfjob suspend|resume NAME`: patches the job in the context's namespace.
 pub async fn run(ctx: &Context, opts: SuspendOptions, out: &mut Output) -> Result<()> {
     ctx.with_streams(out, async |kube, ns, data, notes| {
-        set_suspend(kube, ns, &opts, data, notes).await?;
+        let uid = set_suspend(kube, ns, &opts, data, notes).await?;
         if opts.wait && opts.action == SuspendAction::Suspend {
-            pods_gone(kube, ns, &opts.name, ctx.deadline(), notes).await?;
+            pods_gone(kube, ns, &opts.name, &uid, ctx.deadline(), notes).await?;
         }
         Ok(())
     })
@@ -86,7 +86,7 @@ pub async fn run(ctx: &Context, opts: SuspendOptions, out: &mut Output) -> Resul
         };
         super::wait::follow(
             kube,
-            &kube.namespace.clone(),
+            &kube.namespace,
             &opts.name,
             &wait,
             crate::output::ReportFormat::Text,
@@ -97,22 +97,18 @@ pub async fn run(ctx: &Context, opts: SuspendOptions, out: &mut Output) -> Resul
     Ok(())
 }
 
-/// Returns once the operator has deleted every pod of the job (this job's, by owner uid); cut
-/// by the deadline with a message that says the job is suspended all the same.
+/// Returns once the operator has deleted every pod of job `name` whose owner is `uid` (a job
+/// re-created under the name has another); cut by the deadline with its message (the job is
+/// suspended all the same).
 pub async fn pods_gone(
     kube: &Kube,
     namespace: &str,
     name: &str,
+    uid: &str,
     deadline: &crate::cluster::budget::Deadline,
     err: &mut dyn Write,
 ) -> Result<()> {
     let io = |e: std::io::Error| Error::io("writing progress", e);
-    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
-    let uid = cluster::retry(kube, || api.get_opt(name))
-        .await
-        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?
-        .and_then(|j| j.metadata.uid)
-        .unwrap_or_default();
     let pods: Api<crate::cluster::pod::Pod> = Api::namespaced(kube.client.clone(), namespace);
     let owned = |p: &crate::cluster::pod::Pod| {
         p.metadata
@@ -133,14 +129,15 @@ pub async fn pods_gone(
 }
 
 /// Patches `runPolicy.suspend`; prints `tfjob.kubeflow.org/NAME suspended|resumed` on `out`
-/// (or `… unchanged` when it already was), and the consequence on `err`.
+/// (or `… unchanged` when it already was), and the consequence on `err`. Returns the uid of
+/// the job it read, whose pods a caller may wait for.
 pub async fn set_suspend(
     kube: &Kube,
     namespace: &str,
     opts: &SuspendOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<()> {
+) -> Result<String> {
     let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
     let crd = cluster::retry(kube, || crds.get_opt(model::CRD_NAME))
         .await
@@ -167,12 +164,13 @@ pub async fn set_suspend(
     let Some(job) = job else {
         return Err(cluster::notfound::tfjob(kube, namespace, &opts.name).await);
     };
+    let uid = job.metadata.uid.clone().unwrap_or_default();
     let want = opts.action == SuspendAction::Suspend;
     // A Kueue-managed job is paused through its Workload, not runPolicy.suspend.
     if !(want && job.is_finished())
         && super::queue_suspend::set_active(kube, namespace, &job, want, out, err).await?
     {
-        return Ok(());
+        return Ok(uid);
     }
     let io = |e: std::io::Error| Error::io("writing output", e);
     let verb = if want { "suspended" } else { "resumed" };
@@ -184,7 +182,7 @@ pub async fn set_suspend(
             opts.name
         )
         .map_err(io)?;
-        return Ok(());
+        return Ok(uid);
     }
     if want && job.is_finished() {
         return Err(Error::Conflict {
@@ -209,5 +207,5 @@ pub async fn set_suspend(
     patched.map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;
     writeln!(out, "tfjob.kubeflow.org/{} {verb}", opts.name).map_err(io)?;
     writeln!(err, "{}", consequence(opts.action, &opts.name)).map_err(io)?;
-    Ok(())
+    Ok(uid)
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::diagnose::inpod::{Check, ProbeReport, Status};
+use crate::diagnose::inpod::{Check, ProbeReport, ReplicaProbe, Status};
 
 fn mark(s: Status) -> &'static str {
     match s {
@@ -38,6 +38,24 @@ fn line(out: &mut String, label: &str, c: &Check) {
     );
 }
 
+/// A probed replica's checks with the label each is printed under, in the report's order; a
+/// peer's check names the peer.
+fn labelled(rep: &ReplicaProbe) -> Vec<(&'static str, Check)> {
+    let mut checks = Vec::new();
+    checks.extend(rep.tf_config.iter().map(|c| ("TF_CONFIG", c.clone())));
+    checks.extend(rep.peers_check.iter().map(|c| ("peers", c.clone())));
+    checks.extend(rep.peers.iter().map(|p| {
+        let detail = format!("{}: {}", p.to, p.check.detail);
+        let status = p.check.status;
+        ("→ peer", Check { status, detail })
+    }));
+    checks.extend(rep.gateway.iter().map(|c| ("gateway", c.clone())));
+    checks.extend(rep.gateway_chat.iter().map(|c| ("chat", c.clone())));
+    checks.extend(rep.gpus.iter().map(|c| ("GPUs", c.clone())));
+    checks.extend(rep.containers.iter().map(|c| ("container", c.clone())));
+    checks
+}
+
 /// The default report: the verdict, the checks that did not pass grouped by what they say
 /// (each with the replicas it hit), and what to run next.
 pub fn summary(r: &ProbeReport) -> String {
@@ -58,25 +76,7 @@ pub fn summary(r: &ProbeReport) -> String {
             not_running.push(format!("{} ({})", rep.replica, rep.state));
             continue;
         }
-        let labelled = rep
-            .tf_config
-            .iter()
-            .map(|c| ("TF_CONFIG", c.clone()))
-            .chain(rep.peers_check.iter().map(|c| ("peers", c.clone())))
-            .chain(rep.peers.iter().map(|p| {
-                (
-                    "→ peer",
-                    Check {
-                        status: p.check.status,
-                        detail: format!("{}: {}", p.to, p.check.detail),
-                    },
-                )
-            }))
-            .chain(rep.gateway.iter().map(|c| ("gateway", c.clone())))
-            .chain(rep.gateway_chat.iter().map(|c| ("chat", c.clone())))
-            .chain(rep.gpus.iter().map(|c| ("GPUs", c.clone())))
-            .chain(rep.containers.iter().map(|c| ("container", c.clone())));
-        for (label, c) in labelled {
+        for (label, c) in labelled(rep) {
             if c.status != Status::Pass {
                 add(c.status, label, c.detail, &rep.replica);
             }
@@ -125,33 +125,8 @@ pub fn text(r: &ProbeReport) -> String {
             let _ = writeln!(out, "  not probed: only running replicas are");
             continue;
         }
-        if let Some(c) = &rep.tf_config {
-            line(&mut out, "TF_CONFIG", c);
-        }
-        if let Some(c) = &rep.peers_check {
-            line(&mut out, "peers", c);
-        }
-        for p in &rep.peers {
-            line(
-                &mut out,
-                "→ peer",
-                &Check {
-                    status: p.check.status,
-                    detail: format!("{}: {}", p.to, p.check.detail),
-                },
-            );
-        }
-        if let Some(c) = &rep.gateway {
-            line(&mut out, "gateway", c);
-        }
-        if let Some(c) = &rep.gateway_chat {
-            line(&mut out, "chat", c);
-        }
-        if let Some(c) = &rep.gpus {
-            line(&mut out, "GPUs", c);
-        }
-        for c in &rep.containers {
-            line(&mut out, "container", c);
+        for (label, c) in labelled(rep) {
+            line(&mut out, label, &c);
         }
     }
     let probed: Vec<_> = r.replicas.iter().filter(|r| !r.peers.is_empty()).collect();

@@ -168,7 +168,7 @@ pub async fn probe(
         prefix_in_spec(&pods, &container, &opts.env_prefix)?;
     }
     let secret_fp = secret_fingerprint(kube, ns, &pods, &container, &key_var).await;
-    let facts = |to: &str| peer_facts(to, ns, &pods, services.as_deref(), &policies);
+    let facts = |to: &str| peer_facts(to, ns, &pods, &container, services.as_deref(), &policies);
     let env = Vars {
         container: &container,
         key_var: &key_var,
@@ -998,6 +998,7 @@ fn peer_facts(
     to: &str,
     ns: &str,
     pods: &[Pod],
+    container: &str,
     services: Option<&[Service]>,
     policies: &[NetworkPolicy],
 ) -> PeerFacts {
@@ -1056,21 +1057,8 @@ fn peer_facts(
         })
         .filter_map(|np| np.metadata.name.clone())
         .collect();
-    let pod_not_running = pod.and_then(|p| {
-        let container = p
-            .spec
-            .as_ref()
-            .and_then(|s| s.containers.first())
-            .map(|c| c.name.clone())
-            .unwrap_or_default();
-        let training = p
-            .spec
-            .iter()
-            .flat_map(|s| s.containers.iter())
-            .find(|c| c.name == model::DEFAULT_CONTAINER_NAME)
-            .map_or(container, |c| c.name.clone());
-        not_running(p, &training)
-    });
+    // The container probed in the replicas, judged in the peer as it is in them.
+    let pod_not_running = pod.and_then(|p| not_running(p, container));
     PeerFacts {
         service,
         service_exists,
