@@ -116,11 +116,26 @@ pub trait PodFacts {
         };
         let containers = status.container_statuses.as_deref().unwrap_or_default();
         self.meta().deletion_timestamp.is_none()
+            && !self.node_stopped_reporting()
             && self.pod_phase() == "Running"
             && !containers.is_empty()
             && containers.iter().all(|cs| {
                 cs.started != Some(false) && cs.state.as_ref().is_some_and(|s| s.running.is_some())
             })
+    }
+
+    /// Its node stopped reporting: the node lifecycle controller turns `Ready` False on every
+    /// pod of a NotReady node and leaves the rest of the status, the containers' last state
+    /// included (kubernetes `pkg/controller/util/node/controller_utils.go` `MarkPodsNotReady`).
+    /// The kubelet never writes `Ready` False with `ContainersReady` True but for readiness
+    /// gates (`pkg/kubelet/status/generate.go` `GeneratePodReadyCondition`), so that pair,
+    /// without the gates' reason, is the mark.
+    fn node_stopped_reporting(&self) -> bool {
+        let conds = self.pod_status().and_then(|s| s.conditions.as_deref());
+        let cond = |t: &str| conds.into_iter().flatten().find(|c| c.type_ == t);
+        cond("Ready").is_some_and(|c| {
+            c.status == "False" && c.reason.as_deref() != Some("ReadinessGatesNotReady")
+        }) && cond("ContainersReady").is_some_and(|c| c.status == "True")
     }
 
     /// Restarts of the pod's containers, summed (init containers not counted).
@@ -164,6 +179,29 @@ impl PodFacts for k8s_openapi::api::core::v1::Pod {
     fn pod_status(&self) -> Option<&PodStatus> {
         self.status.as_ref()
     }
+}
+
+/// What a pod of a node that stopped reporting is ([`PodFacts::node_stopped_reporting`]).
+pub const NODE_STOPPED: &str = "not Ready: its node stopped reporting (kubectl get nodes); its containers' state is the last the kubelet sent";
+
+/// `Terminating (DeletionByTaintManager: Taint manager: deleting due to NoExecute taint …)`: a
+/// pod being deleted, with why when its `DisruptionTarget` condition says (kubectl shows
+/// `Terminating`, or `Unknown` when the pod's node is unreachable).
+pub fn terminating<P: PodFacts>(pod: &P) -> String {
+    let why = pod
+        .pod_status()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .find(|c| c.type_ == "DisruptionTarget" && c.status == "True")
+        .map(|c| match (&c.reason, &c.message) {
+            (Some(r), Some(m)) => format!(" ({r}: {m})"),
+            (Some(r), None) => format!(" ({r})"),
+            (None, Some(m)) => format!(" ({m})"),
+            (None, None) => String::new(),
+        })
+        .unwrap_or_default();
+    format!("Terminating{why}")
 }
 
 /// A replica type as the operator names it (`ps` → `PS`); unknown types as given.
@@ -328,9 +366,23 @@ mod tests {
         let mut deleting = running.clone();
         deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z".into();
         assert!(!pod(deleting).started());
-        let mut waiting = running;
+        let mut waiting = running.clone();
         waiting["status"]["containerStatuses"][0]["state"] =
             serde_json::json!({"waiting": {"reason": "CrashLoopBackOff"}});
         assert!(!pod(waiting).started());
+        // The node lifecycle controller's mark: Ready False, ContainersReady still True.
+        let mut lost = running.clone();
+        lost["status"]["conditions"] = serde_json::json!([
+            {"type": "ContainersReady", "status": "True"},
+            {"type": "Ready", "status": "False"}]);
+        assert!(pod(lost.clone()).node_stopped_reporting());
+        assert!(!pod(lost).started());
+        // A readiness gate not met is the kubelet's own verdict, not a lost node.
+        let mut gated = running;
+        gated["status"]["conditions"] = serde_json::json!([
+            {"type": "ContainersReady", "status": "True"},
+            {"type": "Ready", "status": "False", "reason": "ReadinessGatesNotReady"}]);
+        assert!(!pod(gated.clone()).node_stopped_reporting());
+        assert!(pod(gated).started());
     }
 }

@@ -334,6 +334,23 @@ pub fn judge_peers(out: &str, facts: &dyn Fn(&str) -> PeerFacts) -> Vec<Peer> {
     peers
 }
 
+/// Every peer asked about gets a row: one the script's answer left out (an output cut short,
+/// an empty answer) is "not checked", never counted as reached (issue 46). Pure.
+pub fn account_for(hosts: &[String], peers: &mut Vec<Peer>) {
+    for host in hosts {
+        if !peers.iter().any(|p| &p.to == host) {
+            peers.push(Peer {
+                to: host.clone(),
+                resolve: String::new(),
+                connect: String::new(),
+                check: Check::not_checked(
+                    "no answer for this peer: the probe's output was cut short or the script stopped",
+                ),
+            });
+        }
+    }
+}
+
 /// The gateway check's line (`gateway url=URL status=CODE models=yes|no` or `… error=KIND`),
 /// with the key's fingerprint in the pod and in the Secret now (None: not readable).
 pub fn judge_gateway(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
@@ -348,6 +365,21 @@ pub fn judge_chat(out: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> C
 }
 
 fn judge_reply(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
+    let check = judge_answer(out, kind, pod_fp, secret_fp);
+    // The gateway still takes the pod's old key after the Secret changed (issue 46): it works
+    // until the old key is revoked, and then every replica fails at once.
+    match (check.status, pod_fp, secret_fp) {
+        (Status::Pass | Status::NotChecked, Some(p), Some(s)) if p != s => Check::fail(format!(
+            "{}; but the pod's key (fingerprint {p}) is not the Secret's now ({s}): the pod \
+             started before the Secret changed and keeps the old key until it restarts: \
+             `kubectl tfjob restart`",
+            check.detail
+        )),
+        _ => check,
+    }
+}
+
+fn judge_answer(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&str>) -> Check {
     let line = out.lines().find(|l| l.starts_with(kind)).unwrap_or("");
     let word = |k: &str| {
         line.split_whitespace()
@@ -690,6 +722,21 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_left_out_of_the_answer_is_not_checked() {
+        let hosts = vec!["a:1".to_string(), "b:1".to_string()];
+        let mut peers = judge_peers("peer=a:1 resolve=ok connect=ok\n", &|_| {
+            PeerFacts::default()
+        });
+        account_for(&hosts, &mut peers);
+        assert_eq!(peers.len(), 2);
+        assert_eq!(peers[1].to, "b:1");
+        assert_eq!(peers[1].check.status, Status::NotChecked);
+        let mut none = judge_peers("", &|_| PeerFacts::default());
+        account_for(&hosts, &mut none);
+        assert!(none.iter().all(|p| p.check.status == Status::NotChecked));
+    }
+
+    #[test]
     fn gateway_answers_are_classified() {
         let ok = "gateway url=https://g/api/v1/models status=200 models=yes";
         assert_eq!(judge_gateway(ok, None, None).status, Status::Pass);
@@ -730,6 +777,27 @@ mod tests {
             judge_gateway("gateway url=u status=200 models=no", None, None).status,
             Status::Fail
         );
+    }
+
+    /// The gateway still takes the pod's key, but the Secret holds another now: the drift is
+    /// said (issue 46), not hidden behind the 200.
+    #[test]
+    fn a_key_the_gateway_takes_but_the_secret_no_longer_holds_is_drift() {
+        let ok = "gateway url=https://g/api/v1/models status=200 models=yes";
+        assert_eq!(
+            judge_gateway(ok, Some("aa"), Some("aa")).status,
+            Status::Pass
+        );
+        let drift = judge_gateway(ok, Some("aa"), Some("bb"));
+        assert_eq!(drift.status, Status::Fail, "{drift:?}");
+        assert!(
+            drift.detail.contains("200, a model list")
+                && drift.detail.contains("not the Secret's now (bb)")
+                && drift.detail.contains("kubectl tfjob restart"),
+            "{drift:?}"
+        );
+        // Unreadable Secret: nothing to compare, the pass stands.
+        assert_eq!(judge_gateway(ok, Some("aa"), None).status, Status::Pass);
     }
 
     #[test]

@@ -14,6 +14,10 @@ pub struct Counts {
     pub expected: i32,
     pub pending: i32,
     pub running: i32,
+    /// Phase Running, but a container waits or restarts (a crash loop between two back-offs).
+    pub restarting: i32,
+    /// Being deleted (a lost node's pods keep phase Running): not running.
+    pub terminating: i32,
     pub succeeded: i32,
     pub failed: i32,
 }
@@ -36,6 +40,8 @@ impl Progress {
             let mut parts = vec![format!("{}/{} running", c.running, c.expected)];
             for (n, what) in [
                 (c.pending, "pending"),
+                (c.restarting, "restarting"),
+                (c.terminating, "terminating"),
                 (c.succeeded, "succeeded"),
                 (c.failed, "failed"),
             ] {

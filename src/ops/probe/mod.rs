@@ -213,6 +213,7 @@ pub async fn probe(
     let verdict = verdict(kind, &opts.job, total, &replicas);
     let ok = replicas.iter().all(|r| r.probed)
         && !replicas.is_empty()
+        && replicas.len() == total
         && replicas
             .iter()
             .flat_map(|r| r.checks())
@@ -511,6 +512,15 @@ fn verdict(kind: &str, name: &str, total: usize, replicas: &[ReplicaProbe]) -> S
         }
     }
     let n = replicas.len();
+    if n > total {
+        return format!(
+            "{n} pods run but their TF_CONFIG names {total} replicas: the cluster spec is stale \
+             (a JobSet scaled after export? export it again)"
+        );
+    }
+    if n < total {
+        return format!("{} of {total} replicas have no pod to probe", total - n);
+    }
     format!(
         "ok: {n}/{total} replicas see their TF_CONFIG and reach their peers{}",
         if replicas.iter().any(|r| r.gateway.is_some()) {
@@ -749,6 +759,14 @@ fn not_running(pod: &Pod, container: &str) -> Option<String> {
     let phase = status
         .and_then(|s| s.phase.clone())
         .unwrap_or_else(|| "Pending".into());
+    // Being deleted (a lost node's pods stay Running for want of a kubelet to confirm): not
+    // running, whatever its containers last said (issue 46).
+    if pod.metadata.deletion_timestamp.is_some() {
+        return Some(crate::cluster::pod::terminating(pod));
+    }
+    if crate::cluster::pod::PodFacts::node_stopped_reporting(pod) {
+        return Some(format!("{phase} ({})", crate::cluster::pod::NODE_STOPPED));
+    }
     // Not scheduled: the scheduler's own words say why.
     if let Some(c) = status.and_then(|s| s.conditions.as_ref()).and_then(|cs| {
         cs.iter()
@@ -776,6 +794,28 @@ fn not_running(pod: &Pod, container: &str) -> Option<String> {
         }),
         None => Some(phase),
     }
+}
+
+/// A replica that restarts over and over runs only between two back-offs: probing it then
+/// would pass on a process that dies again (issue 46). Judged as `diagnose` and `wait` judge a
+/// crash loop, by restarts, never by the back-off timer.
+fn crash_looping(pod: &Pod) -> Option<String> {
+    use crate::cluster::pod::PodFacts;
+    if pod.restarts() < crate::diagnose::DEFAULT_MAX_RESTARTS as i32 {
+        return None;
+    }
+    let ev = crate::diagnose::failure::PodEvidence {
+        meta: &pod.metadata,
+        status: pod.status.as_ref(),
+        memory_limit: None,
+        log: None,
+        node_not_ready: None,
+        max_restarts: crate::diagnose::DEFAULT_MAX_RESTARTS,
+    };
+    let f = crate::diagnose::failure::classify(ev, None)?;
+    // `Worker-1: CrashLoop (4 restarts, …)` without the label the report puts first.
+    let line = f.line.split_once(": ").map_or(f.line.as_str(), |(_, l)| l);
+    Some(format!("{line}: it runs only between restarts"))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -811,7 +851,7 @@ async fn probe_pod(
         gpus: None,
         program: None,
     };
-    if let Some(state) = not_running(pod, vars.container) {
+    if let Some(state) = not_running(pod, vars.container).or_else(|| crash_looping(pod)) {
         r.state = state;
         return r;
     }
@@ -907,7 +947,10 @@ async fn probe_pod(
                         "the image has no {tool}: peers were not checked"
                     )))
                 }
-                None => r.peers = inpod::judge_peers(&run.stdout, facts),
+                None => {
+                    r.peers = inpod::judge_peers(&run.stdout, facts);
+                    inpod::account_for(&hosts, &mut r.peers);
+                }
             },
             other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
         }

@@ -140,7 +140,13 @@ pub fn not_running(job: &TFJob, pods: &[Arc<Pod>]) -> Vec<String> {
         if pod.started() {
             continue;
         }
-        let why = scheduler_says(pod)
+        let why = (pod.metadata.deletion_timestamp.is_some())
+            .then(|| pod::terminating(pod.as_ref()))
+            .or_else(|| {
+                pod.node_stopped_reporting()
+                    .then(|| pod::NODE_STOPPED.to_string())
+            })
+            .or_else(|| scheduler_says(pod))
             .or_else(|| pod_reason(pod))
             .map(|r| format!(": {r}"))
             .unwrap_or_default();
@@ -207,9 +213,15 @@ pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
             continue;
         };
         let c = replicas.entry(rtype).or_default();
+        // Running means what `started` means for every command: not being deleted, every
+        // container running (issue 46: `Worker 2/2 running (CrashLoopBackOff)`).
         match pod.pod_phase() {
-            "Running" if pod.metadata.deletion_timestamp.is_none() => c.running += 1,
-            "Running" | "Failed" => c.failed += 1,
+            _ if pod.metadata.deletion_timestamp.is_some() && pod.pod_phase() != "Succeeded" => {
+                c.terminating += 1
+            }
+            "Running" if pod.started() => c.running += 1,
+            "Running" => c.restarting += 1,
+            "Failed" => c.failed += 1,
             "Succeeded" => c.succeeded += 1,
             _ => c.pending += 1,
         }

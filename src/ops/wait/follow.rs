@@ -646,9 +646,13 @@ impl Waiter<'_> {
                 .await?;
                 // Every replica ran and the job still did not get there: what the API shows is
                 // fine, so the cause is inside the pods (issue 36).
+                // Not when a replica failed (a crash loop runs between its restarts): that
+                // failure is the answer, and the hint would contradict it (issue 46).
                 if let Some((job, pods)) = &self.last
                     && !pods.is_empty()
                     && conditions::not_running(job, pods).is_empty()
+                    && failures.iter().all(|f| f.running)
+                    && err.exit_code() != crate::error::ExitCode::JobFailed
                 {
                     out.note_line(&format!(
                         "Every replica runs, yet --for {} was not met: look inside the pods (TF_CONFIG, peers, the gateway) with `{}`",
