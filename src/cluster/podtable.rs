@@ -49,6 +49,9 @@ pub struct PodRow {
     pub namespace: String,
     pub name: String,
     pub labels: BTreeMap<String, String>,
+    /// The pod's uid (empty when the row carried no object): events of an earlier pod of the
+    /// same name are not this one's.
+    pub uid: String,
     /// kubectl's READY (`1/1`).
     pub ready: String,
     /// kubectl's STATUS (phase or the container/scheduling reason kubectl derives).
@@ -123,6 +126,7 @@ pub async fn list(kube: &Kube, namespace: Option<&str>, selector: &str) -> Resul
                     .and_then(|m| m.name.clone())
                     .unwrap_or_else(|| cell(r, Some(0))),
                 labels: meta.and_then(|m| m.labels.clone()).unwrap_or_default(),
+                uid: meta.and_then(|m| m.uid.clone()).unwrap_or_default(),
                 ready: cell(r, ready),
                 status: cell(r, status),
                 restarts: cell(r, restarts),

@@ -157,11 +157,21 @@ pub async fn get(
         ))
     })?;
     let sel = model::job_selector(&opts.name);
-    let pods = podtable::list(kube, Some(namespace), &sel).await?;
+    let mut pods = podtable::list(kube, Some(namespace), &sel).await?;
+    // The same row `list` shows, with the same reasons (the scheduler's, Kueue's).
+    crate::ops::list::mark_unschedulable(kube, Some(namespace), &mut pods).await;
+    let mut row = {
+        let refs: Vec<&podtable::PodRow> = pods.iter().collect();
+        jobview::job_row(&job, &refs, Timestamp::now())
+    };
+    crate::ops::list::mark_queued(
+        kube,
+        std::slice::from_ref(&job),
+        std::slice::from_mut(&mut row),
+    )
+    .await;
     if matches!(opts.format, Format::Wide) {
         // The job's row of `list -o wide`, as `kubectl get tfjob NAME -o wide` is its row.
-        let refs: Vec<&podtable::PodRow> = pods.iter().collect();
-        let row = jobview::job_row(&job, &refs, Timestamp::now());
         let mut table = Vec::new();
         if !opts.table.no_headers {
             let mut h: Vec<String> = print::tables::list_headers(false, true)
@@ -218,6 +228,7 @@ pub async fn get(
     );
     let view = GetView {
         job: &job,
+        row,
         pods: &pods,
         services: services
             .iter()

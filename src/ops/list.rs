@@ -261,6 +261,7 @@ pub async fn list(
             mark_unschedulable(kube, ns, &mut pods).await;
             let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
             let mut rows = rows(&typed_jobs, &pods, Timestamp::now());
+            mark_queued(kube, &typed_jobs, &mut rows).await;
             for (r, j) in rows.iter_mut().zip(&jobs) {
                 if invalid_age.contains(&(j.namespace().unwrap_or_default(), j.name_any())) {
                     r.age = "<invalid>".into();
@@ -304,23 +305,89 @@ pub async fn list(
     Ok(())
 }
 
-/// kubectl's STATUS of a pod waiting for a node is `Pending`, which hides why. When a listed pod
-/// is Pending with no node, one list of the namespace's `FailedScheduling` events (small, unlike
-/// the pods, whose TF_CONFIG grows with the job) gives the scheduler's latest reason, shown as
-/// `Unschedulable: <message>`. Best effort: without the events (RBAC, API error) it stays Pending.
-async fn mark_unschedulable(kube: &Kube, namespace: Option<&str>, pods: &mut [PodRow]) {
-    use k8s_openapi::api::core::v1::Event;
-    let waiting = |p: &PodRow| p.status == "Pending" && (p.node.is_empty() || p.node == "<none>");
-    if !pods.iter().any(waiting) {
-        return;
+/// How many Queued jobs `list` asks Kueue about (one Workload list each); the rest keep
+/// `<none>`: a list must not cost a request per row.
+const QUEUED_ASKED: usize = 20;
+
+/// A job Kueue holds (State `Queued`) says why in REASON, from its Workload, as `wait` and
+/// `diagnose` say it (`placement::queue_state`). Best effort: without Kueue's API or the right
+/// to read Workloads, the REASON stays `<none>`.
+pub(crate) async fn mark_queued(kube: &Kube, jobs: &[TFJob], rows: &mut [JobRow]) {
+    use crate::placement::queue_state::{held_reason, kueue_state};
+    let asks = jobs
+        .iter()
+        .zip(rows.iter())
+        .enumerate()
+        .filter(|(_, (_, r))| r.state == "Queued" && r.reason == "<none>")
+        .take(QUEUED_ASKED)
+        .map(|(i, (j, _))| async move {
+            let ns = j.metadata.namespace.as_deref().unwrap_or_default();
+            let uid = j.metadata.uid.as_deref().unwrap_or_default();
+            let wl = match cluster::queue::workload_for(kube, ns, uid).await {
+                Ok(cluster::queue::Fact::Known(wl)) => wl,
+                _ => return (i, None),
+            };
+            (i, held_reason(&kueue_state(j, wl.as_ref())))
+        });
+    for (i, reason) in futures::future::join_all(asks).await {
+        if let Some(reason) = reason {
+            rows[i].reason = reason;
+        }
     }
+}
+
+/// kubectl's STATUS hides some causes: a pod waiting for a node is `Pending`, an evicted one
+/// `ContainerStatusUnknown` or `Error`, a lost node's `Terminating`. One list of the events of
+/// that reason (small, unlike the pods, whose TF_CONFIG grows with the job), made only when such
+/// a row exists, gives the cause as `diagnose` names it: `Unschedulable: <the scheduler's
+/// message>`, `Evicted: <the kubelet's>`, `Preempted: …`, `DeletionByTaintManager: …`. Best
+/// effort: without the events (RBAC, API error) the STATUS stays kubectl's.
+pub(crate) async fn mark_unschedulable(kube: &Kube, namespace: Option<&str>, pods: &mut [PodRow]) {
+    let waiting = |p: &PodRow| p.status == "Pending" && (p.node.is_empty() || p.node == "<none>");
+    let gone = |p: &PodRow| {
+        matches!(
+            p.status.as_str(),
+            "ContainerStatusUnknown" | "Error" | "Terminating" | "Unknown" | "Evicted"
+        ) || p.status.starts_with("ExitCode:")
+    };
+    type Explains<'a> = &'a dyn Fn(&PodRow) -> bool;
+    // (event reason, the cause shown, which rows it explains), most specific first.
+    let causes: [(&str, &str, Explains); 4] = [
+        ("FailedScheduling", "Unschedulable", &waiting),
+        ("Evicted", "Evicted", &gone),
+        ("Preempted", "Preempted", &gone),
+        ("TaintManagerEviction", "DeletionByTaintManager", &gone),
+    ];
+    for (reason, shown, explains) in causes {
+        if !pods.iter().any(explains) {
+            continue;
+        }
+        let latest = latest_events(kube, namespace, reason).await;
+        for p in pods.iter_mut().filter(|p| explains(p)) {
+            if let Some((uid, msg)) = latest.get(&(p.namespace.clone(), p.name.clone()))
+                && (uid.is_empty() || p.uid.is_empty() || *uid == p.uid)
+            {
+                p.status = format!("{shown}: {}", msg.trim());
+            }
+        }
+    }
+}
+
+/// The latest (pod uid, message) of each pod's events of `reason`, by (namespace, pod); empty
+/// when the events cannot be read.
+async fn latest_events(
+    kube: &Kube,
+    namespace: Option<&str>,
+    reason: &str,
+) -> HashMap<(String, String), (String, String)> {
+    use k8s_openapi::api::core::v1::Event;
     let api: Api<Event> = match namespace {
         Some(ns) => Api::namespaced(kube.client.clone(), ns),
         None => Api::all(kube.client.clone()),
     };
-    let lp = ListParams::default().fields("involvedObject.kind=Pod,reason=FailedScheduling");
+    let lp = ListParams::default().fields(&format!("involvedObject.kind=Pod,reason={reason}"));
     let Ok(events) = cluster::retry(kube, || api.list(&lp)).await else {
-        return;
+        return HashMap::new();
     };
     let when = |e: &Event| {
         e.last_timestamp
@@ -342,13 +409,13 @@ async fn mark_unschedulable(kube: &Kube, namespace: Option<&str>, pods: &mut [Po
             }
         }
     }
-    for p in pods.iter_mut().filter(|p| waiting(p)) {
-        if let Some(e) = latest.get(&(p.namespace.clone(), p.name.clone()))
-            && let Some(msg) = e.message.as_deref()
-        {
-            p.status = format!("Unschedulable: {}", msg.trim());
-        }
-    }
+    latest
+        .into_iter()
+        .filter_map(|(k, e)| {
+            let uid = e.involved_object.uid.clone().unwrap_or_default();
+            Some((k, (uid, e.message.clone()?)))
+        })
+        .collect()
 }
 
 fn labels(job: &DynamicObject) -> std::collections::BTreeMap<String, String> {

@@ -100,6 +100,24 @@ pub fn kueue_state(job: &TFJob, wl: Option<&Workload>) -> KueueState {
     }
 }
 
+/// Why a job Kueue holds does not run, in one phrase for `list`'s REASON and `get`'s Problem;
+/// None when Kueue does not hold it. Pure.
+pub fn held_reason(state: &KueueState) -> Option<String> {
+    Some(match state {
+        KueueState::NotHeld => return None,
+        KueueState::NoWorkload => {
+            "queued: Kueue has made no Workload for it yet (is Kueue running?)".into()
+        }
+        KueueState::Queued { why, .. } => format!("queued: {why}"),
+        KueueState::Deactivated => {
+            "queued: its Workload is deactivated (spec.active: false)".into()
+        }
+        KueueState::Missing(m) => format!("queued: {m}"),
+        KueueState::Never { why, .. } => format!("never admitted: {why}"),
+        KueueState::Evicted { reason, why } => format!("evicted by Kueue ({reason}): {why}"),
+    })
+}
+
 pub use crate::cluster::queue::list_state;
 
 #[cfg(test)]

@@ -266,20 +266,23 @@ pub struct JobRow {
 /// The row's REASON when it is a problem, not a stage every pod passes through (Pending,
 /// ContainerCreating, `Init:0/1`, …): `worker-0: CrashLoopBackOff`.
 pub fn problem(row: &JobRow) -> Option<&str> {
-    const PASSING: [&str; 6] = [
+    const PASSING: [&str; 5] = [
         "<none>",
         "Pending",
         "ContainerCreating",
         "PodInitializing",
-        "Terminating",
         "Running",
     ];
     let status = row
         .reason
-        .rsplit_once(": ")
+        .split_once(": ")
         .map_or(row.reason.as_str(), |(_, s)| s);
+    // A pod deleted while its job runs (a lost node, a drain) is a replica gone; after the job
+    // ends it is the operator's cleanPodPolicy at work.
+    let finished = matches!(row.state.as_str(), "Succeeded" | "Failed");
     (!row.reason.is_empty()
         && !PASSING.contains(&status)
+        && (!finished || status != "Terminating")
         && !status
             .strip_prefix("Init:")
             .is_some_and(|n| n.contains('/')))
@@ -355,6 +358,8 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
 /// Everything `get` shows, fetched by `ops::get` and printed by `print::tables::get`.
 pub struct GetView<'a> {
     pub job: &'a TFJob,
+    /// The job's row of `list`, with its reasons ([`job_row`] and the callers' marks).
+    pub row: JobRow,
     pub pods: &'a [PodRow],
     /// (name, cluster IP, ports).
     pub services: Vec<(String, String, String)>,

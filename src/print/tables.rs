@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use crate::cluster::podtable::PodRow;
 use crate::model;
 use crate::print::jobview::{
-    GetView, JobRow, age, event_time, gateway_env, job_row, replica_order, tf_config_shape,
+    GetView, JobRow, age, event_time, gateway_env, replica_order, tf_config_shape,
 };
 
 /// Left-aligned columns separated by three spaces, as kubectl's tabwriter prints them.
@@ -65,10 +65,11 @@ pub fn row_cells(r: &JobRow, all_namespaces: bool, wide: bool) -> Vec<String> {
         r.restarts.clone(),
         r.gpus.to_string(),
     ]);
+    // REASON by default (issue 46): the State column says Running while a replica crash-loops.
     if wide {
         v.push(r.nodes.clone());
-        v.push(r.reason.clone());
     }
+    v.push(r.reason.clone());
     v
 }
 
@@ -82,8 +83,9 @@ pub fn list_headers(all_namespaces: bool, wide: bool) -> Vec<&'static str> {
         "NAME", "STATE", "AGE", "DURATION", "REPLICAS", "RESTARTS", "GPUS",
     ]);
     if wide {
-        h.extend(["NODES", "REASON"]);
+        h.push("NODES");
     }
+    h.push("REASON");
     h
 }
 
@@ -101,7 +103,7 @@ fn describe(v: &GetView) -> String {
     let job = v.job;
     let mut s = String::new();
     let name = job.metadata.name.as_deref().unwrap_or_default();
-    let row = job_row(job, &v.pods.iter().collect::<Vec<_>>(), v.now);
+    let row = &v.row;
     s.push_str(&format!("Name:       {name}\n"));
     s.push_str(&format!(
         "Namespace:  {}\n",
@@ -117,7 +119,7 @@ fn describe(v: &GetView) -> String {
     ));
     // The State column is the operator's last condition: a job stays "Running" while a
     // replica crash-loops. What `list -o wide` names as REASON is said here too.
-    if let Some(problem) = crate::print::jobview::problem(&row) {
+    if let Some(problem) = crate::print::jobview::problem(row) {
         s.push_str(&format!("Problem:    {problem}\n"));
     }
     s.push_str(&format!("Age:        {}\n", row.age));

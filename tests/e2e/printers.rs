@@ -331,7 +331,7 @@ fn printer_errors_are_input_errors_and_label_columns_decorate_the_table() {
     run.expect_code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert!(
-        lines[0].ends_with("GPUS   TEAM     NAME   LABELS"),
+        lines[0].ends_with("GPUS   REASON   TEAM     NAME   LABELS"),
         "{}",
         run.stdout
     );

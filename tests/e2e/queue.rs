@@ -355,6 +355,7 @@ fn wait_and_diagnose_name_the_cluster_queue_and_the_shortfall() {
     assert!(queue_line.contains(shortfall), "{queue_line}");
     assert!(!run.stdout.contains("kubectl patch"), "{}", run.stdout);
 
+    // list and get say why it waits, from its Workload, as wait and diagnose do (issue 46).
     let run = tfjob(&c, &["list"]);
     run.expect_code(0);
     let row = run
@@ -363,6 +364,19 @@ fn wait_and_diagnose_name_the_cluster_queue_and_the_shortfall() {
         .find(|l| l.starts_with("second"))
         .unwrap();
     assert!(row.contains("Queued"), "{}", run.stdout);
+    assert!(
+        row.contains("queued: ") && row.contains(shortfall),
+        "{}",
+        run.stdout
+    );
+    let run = tfjob(&c, &["get", "second"]);
+    run.expect_code(0);
+    let problem = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Problem:"))
+        .unwrap_or_else(|| panic!("no Problem line:\n{}", run.stdout));
+    assert!(problem.contains(shortfall), "{problem}");
 }
 
 #[test]
