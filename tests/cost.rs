@@ -100,8 +100,10 @@ fn scenario(crowded: bool) -> TestCluster {
                     "template": {"spec": {"containers": [{"name": "tensorflow", "image": "tf:1"}]}}}}}}));
         }
     }
-    let s =
-        json!({"namespaces": ["default", "kubeflow", "crowd"], "nodes": nodes, "objects": objects});
+    // A gateway that takes the pods' key: `diagnose` looks inside the pods by default, and its
+    // in-pod reads are counted with the rest.
+    let s = json!({"namespaces": ["default", "kubeflow", "crowd"], "nodes": nodes,
+        "objects": objects, "gatewayKey": TEST_KEY});
     TestCluster::start(Scenario::from_json(&s.to_string()).expect("scenario parses"))
 }
 

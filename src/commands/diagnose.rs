@@ -36,10 +36,15 @@ pub struct DiagnoseArgs {
     #[arg(long, default_value_t = crate::diagnose::DEFAULT_MAX_RESTARTS)]
     pub max_restarts: u32,
 
-    /// Add the in-pod layer: when every replica runs, exec into each and check what the
-    /// training process sees (TF_CONFIG, its peers, the gateway), as `kubectl tfjob probe`.
-    #[arg(long)]
+    /// The in-pod layer, on by default once every replica runs: exec into each and check what
+    /// the training process sees (TF_CONFIG, its peers, the gateway), as `kubectl tfjob probe`.
+    /// Given, the row is shown even when a replica does not run (saying which).
+    #[arg(long, overrides_with = "no_probe")]
     pub probe: bool,
+
+    /// Skip the in-pod layer (no exec into the pods; the verdict then says it was not checked).
+    #[arg(long, overrides_with = "probe")]
+    pub no_probe: bool,
 
     /// How a progress line of your training code reads, when it is none of the shapes known
     /// (Keras, Estimator, `step N`): a regex with a named group `step`, and optionally `total`,
@@ -86,7 +91,11 @@ pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
         tail: args.tail,
         timeout: args.timeout,
         max_restarts: args.max_restarts,
-        probe: args.probe,
+        in_pod: match (args.probe, args.no_probe) {
+            (true, _) => crate::ops::diagnose::InPod::Always,
+            (_, true) => crate::ops::diagnose::InPod::Never,
+            _ => crate::ops::diagnose::InPod::Auto,
+        },
         progress_pattern: args.progress_pattern,
         save: args.save.map(|dir| crate::ops::evidence::SaveOptions {
             dir,
@@ -105,4 +114,4 @@ Examples:
   kubectl tfjob diagnose tf-dist-train
   kubectl tfjob diagnose tf-dist-train -n team-a -o json
   kubectl tfjob diagnose tf-dist-train --timeout 10s
-  kubectl tfjob diagnose tf-dist-train --probe     # and inside the pods, once they all run";
+  kubectl tfjob diagnose tf-dist-train --no-probe  # without exec'ing into the pods";

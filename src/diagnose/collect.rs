@@ -170,6 +170,31 @@ pub async fn collect_within(
             ));
         }
     }
+    // The pods the operator saw killed (137/143): their events whatever the uid, since the
+    // pod may be gone or recreated under its name (failure::from_operator_events).
+    let mut killed = super::failure::killed_pods(&s.job_events);
+    // A failed job's pods that are gone: taken away (a lost node, a preemption) before they
+    // could exit, their own events are all that says why.
+    if job.is_failed() {
+        let present: BTreeSet<&str> = s.pods.iter().map(|p| p.pod_name()).collect();
+        killed.extend(
+            crate::operator_pods::expand(&job)
+                .pod_names()
+                .into_iter()
+                .filter(|n| !present.contains(n.as_str())),
+        );
+        killed.sort();
+        killed.dedup();
+    }
+    let killed: Vec<cluster::events::PodRef> = killed
+        .into_iter()
+        .map(|name| cluster::events::PodRef { name, uid: None })
+        .collect();
+    if !killed.is_empty()
+        && let Ok(read) = cluster::events::of_pods(kube, namespace, killed).await
+    {
+        s.killed_pod_events = sorted(read.events);
+    }
     // Events pod by pod (cluster::events): the troubled pods first, then the expected pods that
     // do not exist (an earlier one's events), then the rest, as many as the cap allows.
     if !s.pods.is_empty() {

@@ -136,7 +136,9 @@ pub const SIGNATURES: &[Signature] = &[
 pub const SCAN_LINES: usize = 200;
 
 /// The most specific signature in the last [`SCAN_LINES`] lines of `log`, with the line that
-/// showed it (trimmed, at most 200 characters).
+/// showed it (trimmed, at most 200 characters). A stall signature (a peer not reached yet)
+/// followed by a progress line is the past, not the cause: a worker that starts before its PS
+/// logs `UnavailableError` once, then trains.
 pub fn scan_log(log: &str) -> Option<(&'static Signature, String)> {
     let lines: Vec<&str> = log.lines().collect();
     let tail = &lines[lines.len().saturating_sub(SCAN_LINES)..];
@@ -145,6 +147,9 @@ pub fn scan_log(log: &str) -> Option<(&'static Signature, String)> {
         let at = tail
             .iter()
             .rposition(|l| sig.patterns.iter().any(|p| l.contains(p)))?;
+        if sig.stalls && tail[at + 1..].iter().any(|l| progressed(l)) {
+            return None;
+        }
         let line = if sig.class == "PythonTraceback" {
             exception_line(&tail[at + 1..]).unwrap_or(tail[at])
         } else {
@@ -152,6 +157,12 @@ pub fn scan_log(log: &str) -> Option<(&'static Signature, String)> {
         };
         Some((sig, clip(line.trim(), 200)))
     })
+}
+
+/// A line that shows training going on (a step, an epoch, a loss), timestamped or not.
+fn progressed(raw: &str) -> bool {
+    let line = crate::cluster::pod::split_timestamp(raw).map_or(raw, |(_, rest)| rest);
+    super::progress::read_line(line, None).is_some()
 }
 
 /// The exception a traceback ends with: after the indented frames (`  File …`, the source
@@ -285,13 +296,19 @@ fn restarts_text(n: i32) -> String {
     }
 }
 
+/// The first line of `s` in at most `max` characters: its start and its end when longer, since
+/// a gRPC or Python error puts the cause last (`…: Connection refused`).
 fn clip(s: &str, max: usize) -> String {
     let first = s.lines().next().unwrap_or_default().trim();
-    if first.chars().count() <= max {
-        first.to_string()
-    } else {
-        format!("{}…", first.chars().take(max).collect::<String>())
+    let n = first.chars().count();
+    if n <= max {
+        return first.to_string();
     }
+    let head = max * 3 / 5;
+    let tail = max.saturating_sub(head + 1);
+    let start: String = first.chars().take(head).collect();
+    let end: String = first.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// The pod's failure, if it failed (or is stuck). `None` for a healthy or pending pod.
@@ -502,28 +519,100 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
     )
 }
 
+/// `(pod, exit code)` of an operator's `ExitedWithCode` event: `Pod: <ns>.<pod> exited with
+/// code <n>` (training-operator `pkg/controller.v1/common/pod.go`).
+fn exited_with_code(e: &Event) -> Option<(&str, i32)> {
+    if e.reason.as_deref() != Some("ExitedWithCode") {
+        return None;
+    }
+    let rest = e.message.as_deref()?.strip_prefix("Pod: ")?;
+    let (pod, code) = rest.split_once(" exited with code ")?;
+    // `<ns>.<pod>`: a namespace has no dot, a pod name may.
+    let pod = pod.split_once('.').map_or(pod, |(_, p)| p);
+    Some((pod, code.trim().parse().ok()?))
+}
+
+/// The pods the operator's events say were killed (exit 137 or 143), whose own events may say
+/// by whom.
+pub fn killed_pods(job_events: &[Event]) -> Vec<String> {
+    let mut pods: Vec<String> = job_events
+        .iter()
+        .filter_map(exited_with_code)
+        .filter(|(_, code)| matches!(code, 137 | 143))
+        .map(|(pod, _)| pod.to_string())
+        .collect();
+    pods.sort();
+    pods.dedup();
+    pods
+}
+
+/// Who took a pod away, from its own surviving events: the kubelet's `Evicted`
+/// (`pkg/kubelet/eviction/eviction_manager.go`), the scheduler's `Preempted`
+/// (`pkg/scheduler/framework/preemption/preemption.go`), the taint manager's
+/// `TaintManagerEviction` (`pkg/controller/tainteviction/taint_eviction.go`). The class is the
+/// `DisruptionTarget` reason the pod carried, as [`classify`] names it while the pod exists.
+fn disrupted_by<'a>(pod: &str, pod_events: &'a [Event]) -> Option<(&'static str, &'a Event)> {
+    pod_events
+        .iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some(pod))
+        .filter_map(|e| {
+            let class = match e.reason.as_deref()? {
+                "Evicted" => "Evicted",
+                "Preempted" => "PreemptionByScheduler",
+                "TaintManagerEviction" => "DeletionByTaintManager",
+                _ => return None,
+            };
+            Some((class, e))
+        })
+        .next_back()
+}
+
 /// The replicas named by the operator's `ExitedWithCode` events with a non-zero code (their
-/// pods may be gone), latest event per pod. `Pod: <ns>.<pod> exited with code <n>`.
-pub fn from_operator_events(events: &[Event], namespace: &str, job: &str) -> Vec<ReplicaFailure> {
-    let prefix = format!("Pod: {namespace}.");
+/// pods may be gone), latest event per pod. A kill (137, 143) whose pod's own events say who
+/// took it away (`pod_events`, any uid) is classed by them, not guessed from the code.
+pub fn from_operator_events(
+    events: &[Event],
+    pod_events: &[Event],
+    namespace: &str,
+    job: &str,
+) -> Vec<ReplicaFailure> {
     let mut by_pod: BTreeMap<String, ReplicaFailure> = BTreeMap::new();
     for e in events {
-        if e.reason.as_deref() != Some("ExitedWithCode") {
-            continue;
-        }
-        let Some(rest) = e.message.as_deref().and_then(|m| m.strip_prefix(&prefix)) else {
+        let Some((pod, code)) = exited_with_code(e) else {
             continue;
         };
-        let Some((pod, code)) = rest.split_once(" exited with code ") else {
-            continue;
-        };
-        let Ok(code) = code.trim().parse::<i32>() else {
-            continue;
-        };
-        if code == 0 {
+        if code == 0
+            || !e
+                .message
+                .as_deref()
+                .is_some_and(|m| m.starts_with(&format!("Pod: {namespace}.")))
+        {
             continue;
         }
         let replica = label_from_pod_name(pod, job).unwrap_or_else(|| pod.to_string());
+        if matches!(code, 137 | 143)
+            && let Some((class, by)) = disrupted_by(pod, pod_events)
+        {
+            let at = by
+                .last_timestamp
+                .as_ref()
+                .map(|t| t.0)
+                .or_else(|| by.event_time.as_ref().map(|t| t.0));
+            let said = by.message.as_deref().map(|m| clip(m, 300));
+            by_pod.entry(pod.to_string()).or_insert(ReplicaFailure {
+                replica: replica.clone(),
+                pod: pod.to_string(),
+                class: class.into(),
+                line: format!(
+                    "{replica}: {class} (exit code {code}; {}), from its events; the pod that ran is gone",
+                    said.as_deref().unwrap_or("no message")
+                ),
+                evidence: said,
+                at,
+                running: false,
+            });
+            continue;
+        }
         let hint = match code {
             137 => " (SIGKILL: the OOM killer, an eviction or a preemption)",
             143 => " (SIGTERM)",
@@ -545,6 +634,43 @@ pub fn from_operator_events(events: &[Event], namespace: &str, job: &str) -> Vec
             at,
             running: false,
         });
+    }
+    // Pods taken away before they exited (a lost node's, deleted by the taint manager; the
+    // operator counts a deleted running pod as failed): only their events are left.
+    let mut disrupted: Vec<&str> = pod_events
+        .iter()
+        .filter_map(|e| e.involved_object.name.as_deref())
+        .collect();
+    disrupted.sort();
+    disrupted.dedup();
+    for pod in disrupted {
+        if by_pod.contains_key(pod) {
+            continue;
+        }
+        let Some((class, by)) = disrupted_by(pod, pod_events) else {
+            continue;
+        };
+        let replica = label_from_pod_name(pod, job).unwrap_or_else(|| pod.to_string());
+        let said = by.message.as_deref().map(|m| clip(m, 300));
+        by_pod.insert(
+            pod.to_string(),
+            ReplicaFailure {
+                replica: replica.clone(),
+                pod: pod.to_string(),
+                class: class.into(),
+                line: format!(
+                    "{replica}: {class} ({}), from its events; its pod is gone",
+                    said.as_deref().unwrap_or("no message")
+                ),
+                evidence: said,
+                at: by
+                    .last_timestamp
+                    .as_ref()
+                    .map(|t| t.0)
+                    .or_else(|| by.event_time.as_ref().map(|t| t.0)),
+                running: false,
+            },
+        );
     }
     by_pod.into_values().collect()
 }

@@ -253,11 +253,32 @@ fn operator_events_name_replicas_whose_pods_are_gone() {
         "reason": "ExitedWithCode", "message": "Pod: default.j-ps-0 exited with code 0"
     }))
     .unwrap();
-    let f = from_operator_events(&[e, ok], "default", "j");
+    let f = from_operator_events(&[e.clone(), ok.clone()], &[], "default", "j");
     assert_eq!(f.len(), 1);
     assert_eq!(
         f[0].line,
         "Worker-1: ExitCode 137 (SIGKILL: the OOM killer, an eviction or a preemption), from the operator's events; its pod and logs are gone"
+    );
+    assert_eq!(killed_pods(&[e.clone(), ok.clone()]), ["j-worker-1"]);
+    // The pod's own events outlive it: the kill is named by who made it (issue 46), not
+    // guessed from the code; another pod's events do not count.
+    let preempted: Event = serde_json::from_value(json!({
+        "metadata": {"name": "e3"},
+        "involvedObject": {"kind": "Pod", "name": "j-worker-1", "uid": "old"},
+        "reason": "Preempted", "message": "Preempted by pod 1234 on node gpu-a",
+        "lastTimestamp": "2026-01-01T09:59:58Z"
+    }))
+    .unwrap();
+    let mut elsewhere = preempted.clone();
+    elsewhere.involved_object.name = Some("j-worker-2".into());
+    assert_eq!(
+        from_operator_events(std::slice::from_ref(&e), &[elsewhere], "default", "j")[0].class,
+        "ExitCode"
+    );
+    let f = from_operator_events(&[e, ok], &[preempted], "default", "j");
+    assert_eq!(
+        f[0].line,
+        "Worker-1: PreemptionByScheduler (exit code 137; Preempted by pod 1234 on node gpu-a), from its events; the pod that ran is gone"
     );
 }
 
@@ -355,4 +376,36 @@ fn a_crash_is_headed_by_its_exception_line_or_argparses_error() {
         f.line
     );
     assert!(f.line.contains("exit code 2"), "{}", f.line);
+}
+
+/// A worker that starts before its PS logs a gRPC failure once and then trains: the log is
+/// judged by what came after, not by the word (issue 46). Still failing at the end, it counts.
+#[test]
+fn a_peer_not_reached_at_start_then_progress_is_not_a_failure() {
+    let early = "2026-12-06T07:00:00.000000000Z UnavailableError: failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.7:2222: Connection refused\n\
+                 2026-12-06T07:00:30.000000000Z Epoch 1/10\n\
+                 2026-12-06T07:01:00.000000000Z 120/500 [====>...] - ETA: 3:10 - loss: 0.91\n";
+    assert!(scan_log(early).is_none(), "{:?}", scan_log(early));
+    let still = "step 10 loss 0.4\nUnavailableError: failed to connect to all addresses\n";
+    assert_eq!(scan_log(still).unwrap().0.class, "Unavailable");
+    // Not for a crash: a traceback after progress still ended the process.
+    let died = "step 10 loss 0.4\nTraceback (most recent call last):\n  File \"t.py\"\nValueError: x\nstep 11\n";
+    assert_eq!(scan_log(died).unwrap().0.class, "PythonTraceback");
+}
+
+/// A long gRPC line keeps its end, where the cause is (issue 46: the excerpt was cut before
+/// `Connection refused`).
+#[test]
+fn a_long_line_keeps_its_cause_at_the_end() {
+    let line = format!(
+        "UnavailableError: failed to connect to all addresses; last error: UNKNOWN: ipv4:10.244.0.17:2222: {}Connection refused",
+        "x".repeat(300)
+    );
+    let (_, shown) = scan_log(&line).unwrap();
+    assert!(shown.ends_with("Connection refused"), "{shown}");
+    assert!(
+        shown.starts_with("UnavailableError: failed to connect"),
+        "{shown}"
+    );
+    assert_eq!(shown.chars().count(), 200);
 }

@@ -54,6 +54,10 @@ pub struct Snapshot {
     pub job_events: Vec<Event>,
     /// Events on the job's pods.
     pub pod_events: Vec<Event>,
+    /// Every event, whatever the pod's uid, of the pods the operator saw killed (exit 137 or
+    /// 143): an eviction or a preemption said by the kubelet or the scheduler outlives the pod
+    /// and its successor of the same name.
+    pub killed_pod_events: Vec<Event>,
     /// Secrets referenced by the job's pods and templates (`None` = not found). A Secret that
     /// could not be read (forbidden) is absent from the map, and the cross-check is skipped.
     pub secrets: BTreeMap<String, Option<Secret>>,
@@ -108,6 +112,7 @@ impl Snapshot {
             services: Vec::new(),
             job_events: Vec::new(),
             pod_events: Vec::new(),
+            killed_pod_events: Vec::new(),
             secrets: BTreeMap::new(),
             logs: BTreeMap::new(),
             notes: Vec::new(),
@@ -156,10 +161,29 @@ pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
         .collect();
     failure::merge(
         &mut out,
-        failure::from_operator_events(&s.job_events, &s.namespace, &s.job_name),
+        failure::from_operator_events(
+            &s.job_events,
+            &s.killed_pod_events,
+            &s.namespace,
+            &s.job_name,
+        ),
     );
     failure::order(&mut out);
     out
+}
+
+/// Every replica of an unfinished job has its pod and runs ([`PodFacts::started`]): when the
+/// in-pod checks can ask the replicas about each other.
+///
+/// [`PodFacts::started`]: crate::cluster::pod::PodFacts::started
+pub fn every_replica_runs(s: &Snapshot) -> bool {
+    use crate::cluster::pod::PodFacts;
+    let Some(job) = &s.job else { return false };
+    !job.is_finished()
+        && crate::operator_pods::expand(job)
+            .pod_names()
+            .iter()
+            .all(|n| s.pods.iter().any(|p| p.pod_name() == n && p.started()))
 }
 
 /// A running replica whose last log line is this old is called silent.
@@ -344,7 +368,7 @@ impl Finding {
         self
     }
 
-    fn next(mut self, step: impl Into<String>) -> Self {
+    pub fn next(mut self, step: impl Into<String>) -> Self {
         self.next_step = Some(step.into());
         self
     }

@@ -19,6 +19,19 @@ pub enum DiagnoseFormat {
     Yaml,
 }
 
+/// When `diagnose` looks inside the pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InPod {
+    /// The default: probe when every replica of an unfinished job runs; otherwise the layers
+    /// below already say why, and no row is added.
+    #[default]
+    Auto,
+    /// `--probe`: the row always, saying why nothing was probed when a replica does not run.
+    Always,
+    /// `--no-probe`: no exec; the row says what was not checked.
+    Never,
+}
+
 /// What `diagnose` looks at and how it reports (the flags, clap-free).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiagnoseOptions {
@@ -31,8 +44,8 @@ pub struct DiagnoseOptions {
     pub timeout: Duration,
     /// Restarts of one container that make a crash loop (`--max-restarts`).
     pub max_restarts: u32,
-    /// Add the in-pod layer (`--probe`): `ops::probe` when every replica runs.
-    pub probe: bool,
+    /// The in-pod layer: `ops::probe` when every replica runs.
+    pub in_pod: InPod,
     /// `--progress-pattern`: the user's shape of a progress line (a regex with `step`), as
     /// written (compiled once more where it is read, and checked by the CLI).
     pub progress_pattern: Option<String>,
@@ -92,10 +105,26 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
     )
     .await;
     let mut d = diagnose::diagnose(&snapshot);
-    if opts.probe && snapshot.job.is_some() {
+    let probe = match opts.in_pod {
+        InPod::Always => true,
+        InPod::Auto => diagnose::every_replica_runs(&snapshot),
+        InPod::Never => false,
+    };
+    if probe && snapshot.job.is_some() {
         deadline.phase(format!("probing TFJob {namespace}/{name} inside its pods"));
         d.findings
             .push(super::probe::layer(kube, &namespace, &name, end).await);
+    } else if opts.in_pod == InPod::Never && snapshot.job.is_some() {
+        // Said, so an all-[ok] report is not read as "it trains" (issue 46).
+        let command = diagnose::inpod::probe_command(&kube.hints, &namespace, &name);
+        d.findings.push(
+            diagnose::Finding::new(
+                diagnose::Layer::InPod,
+                diagnose::Verdict::Info,
+                "not checked (--no-probe): TF_CONFIG, the peers and the gateway as the training process sees them",
+            )
+            .next(command),
+        );
     }
     let encoding = |e: String| Error::Other(format!("encoding the diagnosis: {e}"));
     match opts.format {

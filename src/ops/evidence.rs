@@ -347,7 +347,7 @@ impl Saver {
         let all_events: Vec<Event> = self.events.values().cloned().collect();
         failure::merge(
             &mut classes,
-            failure::from_operator_events(&all_events, &ns, &name),
+            failure::from_operator_events(&all_events, &all_events, &ns, &name),
         );
         failure::order(&mut classes);
         self.failures = classes;

@@ -416,7 +416,8 @@ fn diagnose_with_probe_adds_the_in_pod_layer_after_the_runtime_layer() {
         "{}",
         run.stdout
     );
-    // Without --probe: no exec, no in-pod layer.
+    // By default too, every replica running (issue 46); with --no-probe: no exec, and the
+    // row says what was not checked.
     let execs = |c: &TestCluster| {
         c.requests()
             .iter()
@@ -426,7 +427,21 @@ fn diagnose_with_probe_adds_the_in_pod_layer_after_the_runtime_layer() {
     let before = execs(&c);
     let run = tfjob(&c, &args("diagnose tf-dist-train"));
     run.exit(0);
-    assert!(!run.stdout.contains("In-pod"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("[ok]   In-pod     ok: 4/4 replicas"),
+        "{}",
+        run.stdout
+    );
+    assert!(execs(&c) > before);
+    let before = execs(&c);
+    let run = tfjob(&c, &args("diagnose tf-dist-train --no-probe"));
+    run.exit(0);
+    assert!(
+        run.stdout
+            .contains("[info] In-pod     not checked (--no-probe)"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(execs(&c), before);
     // A gateway that rejects the pods' key (the Secret's too): the layer fails (exit 4),
     // naming the replica and that the gateway rejects this key.

@@ -492,7 +492,8 @@ fn ctrl_c_leaves_the_job_alone_and_says_how_to_resume() {
 
 #[test]
 fn diagnose_reports_healthy_and_broken_jobs_in_text_and_json() {
-    let c = submitted("");
+    // Healthy includes a gateway that takes the pods' key: diagnose looks inside the pods.
+    let c = submitted(&format!("gatewayKey: {}", crate::TEST_KEY));
     tfjob(
         &c,
         &args("wait tf-dist-train --for all-running --timeout 30s"),
@@ -689,7 +690,10 @@ fn a_job_without_status_long_after_its_creation_is_unreconciled_in_wait_and_diag
 
 #[test]
 fn no_command_lists_every_deployment_in_the_cluster() {
-    let c = cluster(&format!("objects:{SECRET}"));
+    let c = cluster(&format!(
+        "gatewayKey: {}\nobjects:{SECRET}",
+        crate::TEST_KEY
+    ));
     tfjob(&c, &crate::submit::article_args("check", &[])).expect_code(0);
     tfjob(
         &c,

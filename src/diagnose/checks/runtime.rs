@@ -176,19 +176,22 @@ pub(super) fn disruptions(s: &Snapshot, out: &mut Vec<Finding>) {
         if !disruption && !f.running {
             continue;
         }
+        // Next steps in this tool's own verbs and flags, where one fits.
+        let job = &s.job_name;
         let next = match f.class.as_str() {
             "Evicted" | "TerminationByKubelet" => format!(
-                "set requests equal to limits for memory and ephemeral-storage (a Guaranteed pod is evicted last), or give the node room; events: kubectl describe pod {} {ns_flags}",
+                "a pod whose memory request equals its limit is evicted last: resubmit without --memory-request (--worker-memory sets the limit), or give the node room; events: kubectl describe pod {} {ns_flags}",
                 f.pod
             ),
-            "PreemptionByScheduler" => "give the job a PriorityClass at least as high as what preempted it, or run it where it is not preempted; then resubmit".to_string(),
-            "NodeLost" | "DeletionByTaintManager" | "DeletionByPodGC" => {
-                "the node is gone or NotReady: resubmit the job, or wait for the node (kubectl get nodes)".to_string()
-            }
-            "EvictionByEvictionAPI" => "a drain or an autoscaler evicted it: resubmit, or protect the job with a PodDisruptionBudget".to_string(),
+            "PreemptionByScheduler" => "give the job a PriorityClass at least as high as what preempted it (--pod-priority-class), or run it where it is not preempted; then resubmit".to_string(),
+            "NodeLost" | "DeletionByTaintManager" | "DeletionByPodGC" => format!(
+                "the node is gone or NotReady (kubectl get nodes): once a node can take it, kubectl tfjob restart {job} {ns_flags}"
+            ),
+            "EvictionByEvictionAPI" => format!(
+                "a drain or an autoscaler evicted it: kubectl tfjob restart {job} {ns_flags}, and protect the job with a PodDisruptionBudget"
+            ),
             _ => format!(
-                "a peer named in TF_CONFIG is not answering: check the other replicas (kubectl tfjob diagnose {} {ns_flags}) and that their Services resolve",
-                s.job_name
+                "a peer named in TF_CONFIG is not answering: check from inside the pods with kubectl tfjob probe {job} {ns_flags}, and follow the replicas with kubectl tfjob logs {job} -f {ns_flags}"
             ),
         };
         let mut finding = Finding::new(Layer::Runtime, Verdict::Fail, f.line.clone()).next(next);
