@@ -841,10 +841,9 @@ pub(crate) async fn disrupt(sh: &Arc<Shared>, pod: &Value, cname: &str, d: Disru
                     Some(msg),
                     &n2,
                 );
-                p["metadata"]["deletionTimestamp"] = json!(n2);
-                p["metadata"]["deletionGracePeriodSeconds"] = json!(30);
                 true
             });
+            sh.store.mark_deleting("pods", &ns, &name, &uid, &now, 30);
             let p = json!({"apiVersion": "v1", "metadata": {"name": name, "namespace": ns, "uid": uid}});
             sh.record_event(
                 &p,
@@ -894,10 +893,10 @@ pub(crate) async fn disrupt(sh: &Arc<Shared>, pod: &Value, cname: &str, d: Disru
                         Some("Taint manager: deleting due to NoExecute taint"),
                         &n3,
                     );
-                    p["metadata"]["deletionTimestamp"] = json!(n3);
-                    p["metadata"]["deletionGracePeriodSeconds"] = json!(30);
                     true
                 });
+                // The taint manager's delete: graceful, so the pod stays Terminating.
+                sh.store.mark_deleting("pods", &ns, &pn, &pu, &now, 30);
                 sh.record_event(
                     &p,
                     "Pod",

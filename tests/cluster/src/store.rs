@@ -336,8 +336,53 @@ impl Store {
         resource: &str,
         namespace: &str,
         name: &str,
+        obj: Value,
+        expected_rv: Option<&str>,
+    ) -> Result<Value, StoreError> {
+        self.write(resource, namespace, name, obj, expected_rv, false)
+    }
+
+    /// Starts a graceful deletion as the API server's `BeforeDelete` does for an object with a
+    /// grace period (apiserver `pkg/registry/rest/delete.go`): `deletionTimestamp` and
+    /// `deletionGracePeriodSeconds` set, the object kept (Terminating) until someone removes
+    /// it. A lost node's pods stay so, since no kubelet confirms.
+    pub fn mark_deleting(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        at: &str,
+        grace_seconds: i64,
+    ) -> Option<Value> {
+        for _ in 0..16 {
+            let cur = self.get(resource, namespace, name)?;
+            if cur["metadata"]["uid"] != json!(uid)
+                || cur["metadata"].get("deletionTimestamp").is_some()
+            {
+                return Some(cur);
+            }
+            let rv = meta_str(&cur, "resourceVersion").to_string();
+            let mut next = cur.clone();
+            next["metadata"]["deletionTimestamp"] = json!(at);
+            next["metadata"]["deletionGracePeriodSeconds"] = json!(grace_seconds);
+            match self.write(resource, namespace, name, next, Some(&rv), true) {
+                Ok(v) => return Some(v),
+                Err(StoreError::Conflict) => continue,
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    fn write(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
         mut obj: Value,
         expected_rv: Option<&str>,
+        deleting: bool,
     ) -> Result<Value, StoreError> {
         let mut g = self.inner.lock().unwrap();
         let old = g
@@ -361,6 +406,9 @@ impl Store {
             "generation",
             "deletionTimestamp",
         ] {
+            if deleting && k == "deletionTimestamp" {
+                continue;
+            }
             match old["metadata"].get(k) {
                 Some(v) => {
                     obj["metadata"][k] = v.clone();
