@@ -11,6 +11,7 @@ mod consistent;
 mod day2;
 mod deadline;
 mod evidence;
+mod health;
 mod help;
 mod hostile;
 mod hostile3;

@@ -1,0 +1,288 @@
+//! One answer to "is it training?" (issue 46): for each case, `wait`, `get`, `list`,
+//! `diagnose` and `probe` say the same thing about the same replica, each with its code from
+//! the one exit table (wait: 5 while it waits, 4 when it failed; diagnose: 4 when it failed;
+//! probe: 3 for a replica it could not probe, 4 for a check that failed; list/get: 0, data).
+
+use std::time::Duration;
+
+use tfjob_testcluster::TestCluster;
+
+use crate::submit::{SECRET, submit_args};
+use crate::{Run, TEST_KEY, args, cluster, tfjob};
+
+const OTHER_KEY: &str = "sk-e2e-rotated-key-ffff-eeee-dddd";
+
+/// The article's job on a cluster whose worker-1 behaves as `behaviour` (YAML under its
+/// match) and whose gateway takes `TEST_KEY`; submitted without waiting.
+fn article_with_worker_1(behaviour: &str, flags: &[&str]) -> TestCluster {
+    let c = cluster(&format!(
+        "gatewayKey: {TEST_KEY}\ncontainerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n{behaviour}\nobjects:{SECRET}"
+    ));
+    let mut all = vec!["--skip-capacity-check"];
+    all.extend_from_slice(flags);
+    tfjob(&c, &submit_args(&all)).exit(0);
+    c
+}
+
+/// Waits (bounded, not timed) until some pod of the job satisfies `pred`.
+fn until_pod(c: &TestCluster, what: &str, pred: impl Fn(&serde_json::Value) -> bool) {
+    let seen = c.wait_for(Duration::from_secs(30), |c| {
+        c.list("pods", Some("default")).iter().any(&pred)
+    });
+    assert!(seen, "never saw a pod {what}");
+}
+
+fn row<'a>(run: &'a Run, name: &str) -> &'a str {
+    run.stdout
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("no row {name}:\n{}", run.stdout))
+}
+
+fn first_line(run: &Run) -> &str {
+    run.stdout.lines().next().unwrap_or_default()
+}
+
+/// A node that stops reporting: the node lifecycle controller marks its pods not Ready, the
+/// taint manager deletes them, and the operator counts a deleted running pod as failed
+/// (training-operator `pkg/core/status.go`), so the job fails. Every command names the lost
+/// replica by the taint manager's event, not by a guess, and none calls it running.
+#[test]
+fn a_lost_nodes_pods_are_named_by_the_taint_manager_in_every_command() {
+    let c = article_with_worker_1("  disruption: nodeNotReady\n  runMs: 200", &[]);
+    let wait = tfjob(
+        &c,
+        &args("wait tf-dist-train --for all-running --timeout 30s"),
+    );
+    wait.exit(4);
+    let line = wait
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("error: Worker-1: DeletionByTaintManager ("),
+        "{}",
+        wait.stderr
+    );
+    assert!(!wait.stderr.contains("condition met"), "{}", wait.stderr);
+
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    diagnose.exit(4);
+    let last = diagnose.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: Worker-1: DeletionByTaintManager"),
+        "{}\n{}",
+        diagnose.stdout,
+        diagnose.stderr
+    );
+    assert!(
+        diagnose
+            .stdout
+            .contains("kubectl tfjob restart tf-dist-train"),
+        "{}",
+        diagnose.stdout
+    );
+
+    // The job failed: list and get give the operator's outcome per role, probe has no pod.
+    let list = tfjob(&c, &args("list"));
+    list.exit(0);
+    let r = row(&list, "tf-dist-train");
+    assert!(
+        r.contains("Failed") && r.contains("Worker 1/3 failed"),
+        "{}",
+        list.stdout
+    );
+    let probe = tfjob(&c, &args("probe tf-dist-train"));
+    assert_ne!(probe.code, 0, "{}", probe.all());
+}
+
+/// Preempted under the operator's default restart policy, the pod gone with the job's end:
+/// the scheduler's `Preempted` event outlives it, so the kill is named by who made it, not
+/// guessed from exit code 143.
+#[test]
+fn a_preemption_is_named_from_its_event_after_the_pod_is_gone() {
+    let c = article_with_worker_1("  disruption: preempted\n  runMs: 200", &[]);
+    let wait = tfjob(
+        &c,
+        &args("wait tf-dist-train --for succeeded --timeout 30s"),
+    );
+    wait.exit(4);
+    let line = wait
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("error: Worker-1: PreemptionByScheduler"),
+        "{}",
+        wait.stderr
+    );
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    diagnose.exit(4);
+    let last = diagnose.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: Worker-1: PreemptionByScheduler (")
+            && last.contains("Preempted by pod "),
+        "{}\n{}",
+        diagnose.stdout,
+        diagnose.stderr
+    );
+    assert!(
+        !diagnose.all().contains("ExitCode 143"),
+        "{}",
+        diagnose.all()
+    );
+}
+
+/// A worker that starts before its PS logs `UnavailableError` once, then trains: nothing
+/// calls that a failure. The same line as the last word of the log is one, and the next step
+/// is this tool's probe and logs, not diagnose again.
+#[test]
+fn a_peer_refused_at_start_then_training_is_not_a_failure() {
+    let c = article_with_worker_1(
+        "  log: \"UnavailableError: failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.7:2222: Failed to connect to remote host: Connection refused\\nEpoch 1/10\\n100/500 [====>.........] - ETA: 3:10 - loss: 0.9120\\n\"",
+        &["--wait", "--settle", "0", "--timeout", "60s"],
+    );
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    diagnose.exit(0);
+    assert!(
+        !diagnose.stdout.contains("Unavailable"),
+        "{}",
+        diagnose.stdout
+    );
+
+    let stuck = article_with_worker_1(
+        "  log: \"Epoch 1/10\\nUnavailableError: failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.7:2222: Failed to connect to remote host: Connection refused\\n\"",
+        &["--wait", "--settle", "0", "--timeout", "60s"],
+    );
+    let diagnose = tfjob(&stuck, &args("diagnose tf-dist-train --no-probe"));
+    diagnose.exit(4);
+    let finding = diagnose
+        .stdout
+        .lines()
+        .skip_while(|l| !l.contains("Worker-1: Unavailable"))
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        finding.contains("Connection refused"),
+        "{}",
+        diagnose.stdout
+    );
+    assert!(
+        finding.contains("kubectl tfjob probe tf-dist-train")
+            && finding.contains("kubectl tfjob logs tf-dist-train -f"),
+        "{}",
+        diagnose.stdout
+    );
+}
+
+/// Plain `diagnose` looks inside the pods once every replica runs: a key the gateway rejects
+/// fails it, as `probe` does. `--no-probe` skips that and says what it did not check.
+#[test]
+fn plain_diagnose_finds_a_key_the_gateway_rejects() {
+    let c = cluster(&format!("gatewayKey: {OTHER_KEY}\nobjects:{SECRET}"));
+    tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
+    )
+    .exit(0);
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    diagnose.exit(4);
+    assert!(
+        diagnose
+            .stdout
+            .lines()
+            .any(|l| l.contains("In-pod") && l.contains("401")),
+        "{}",
+        diagnose.stdout
+    );
+    let probe = tfjob(&c, &args("probe tf-dist-train"));
+    probe.exit(4);
+    assert!(first_line(&probe).contains("401"), "{}", probe.stdout);
+
+    let skipped = tfjob(&c, &args("diagnose tf-dist-train --no-probe"));
+    skipped.exit(0);
+    assert!(
+        skipped
+            .stdout
+            .lines()
+            .any(|l| l.contains("In-pod") && l.contains("not checked (--no-probe)")),
+        "{}",
+        skipped.stdout
+    );
+}
+
+/// The Secret changed after the pods started, and the gateway still takes the old key the
+/// pods hold: it works until that key is revoked. `probe` says so, and plain `diagnose` too.
+#[test]
+fn a_key_the_gateway_still_takes_but_the_secret_no_longer_holds_is_drift() {
+    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
+    tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
+    )
+    .exit(0);
+    let mut secret = c
+        .get("secrets", Some("default"), "taotoken-secret")
+        .unwrap();
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(OTHER_KEY);
+    secret["data"] = serde_json::json!({"api-key": b64});
+    secret.as_object_mut().unwrap().remove("stringData");
+    c.insert(secret);
+    let probe = tfjob(&c, &args("probe tf-dist-train"));
+    probe.exit(4);
+    assert!(
+        first_line(&probe).contains("is not the Secret's now")
+            && first_line(&probe).contains("kubectl tfjob restart"),
+        "{}",
+        probe.stdout
+    );
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    diagnose.exit(4);
+    assert!(
+        diagnose.stdout.contains("is not the Secret's now"),
+        "{}",
+        diagnose.stdout
+    );
+}
+
+/// A replica restarting over and over runs only between two back-offs: `probe` does not pass
+/// it whatever moment it catches, and `wait`'s progress does not count it as running.
+#[test]
+fn a_crash_looping_replica_is_not_running_for_probe_or_wait() {
+    let c = article_with_worker_1("  exitCode: 1\n  runMs: 100\n  crashLoop: true", &[]);
+    until_pod(&c, "restarted 3 times", |p| {
+        p["status"]["containerStatuses"][0]["restartCount"]
+            .as_i64()
+            .is_some_and(|n| n >= 3)
+    });
+    let probe = tfjob(&c, &args("probe tf-dist-train"));
+    probe.exit(3);
+    assert!(
+        first_line(&probe).starts_with("worker-1: not probed: "),
+        "{}",
+        probe.stdout
+    );
+    let wait = tfjob(
+        &c,
+        &args("wait tf-dist-train --for all-running --timeout 30s --max-restarts 3"),
+    );
+    wait.exit(4);
+    // The crash loop is the answer; no hint to look inside pods that "all run".
+    assert!(
+        wait.stderr.contains("error: Worker-1: CrashLoop")
+            && !wait.stderr.contains("Every replica runs"),
+        "{}",
+        wait.stderr
+    );
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    diagnose.exit(4);
+    assert!(
+        diagnose.all().contains("Worker-1: CrashLoop"),
+        "{}",
+        diagnose.all()
+    );
+}
