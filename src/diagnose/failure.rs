@@ -140,7 +140,11 @@ pub const SCAN_LINES: usize = 200;
 /// followed by a progress line is the past, not the cause: a worker that starts before its PS
 /// logs `UnavailableError` once, then trains.
 pub fn scan_log(log: &str) -> Option<(&'static Signature, String)> {
-    let lines: Vec<&str> = log.lines().collect();
+    // A `timestamps=true` log is read as its lines (a traceback's frames are indented).
+    let lines: Vec<&str> = log
+        .lines()
+        .map(|l| crate::cluster::pod::split_timestamp(l).map_or(l, |(_, rest)| rest))
+        .collect();
     let tail = &lines[lines.len().saturating_sub(SCAN_LINES)..];
     SIGNATURES.iter().find_map(|sig| {
         // The last line that matches: the one closest to the end is the one that ended it.
@@ -157,6 +161,31 @@ pub fn scan_log(log: &str) -> Option<(&'static Signature, String)> {
         };
         Some((sig, clip(line.trim(), 200)))
     })
+}
+
+/// How long a running replica may log that it has not reached a peer before that is its
+/// failure: a worker that starts before its PS retries for a while, then trains.
+pub const STALL_GRACE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// When the trailing run of stall lines began: the kubelet's time of the first line showing a
+/// stall signature after the last progress line, in a `timestamps=true` log. None without one
+/// (no stall at the end, or lines without times).
+pub fn stalled_since(log: &str) -> Option<Timestamp> {
+    let lines: Vec<&str> = log.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(SCAN_LINES)..];
+    let after_progress = tail
+        .iter()
+        .rposition(|l| progressed(l))
+        .map_or(0, |i| i + 1);
+    tail[after_progress..]
+        .iter()
+        .filter(|l| {
+            SIGNATURES
+                .iter()
+                .filter(|s| s.stalls)
+                .any(|s| s.patterns.iter().any(|p| l.contains(p)))
+        })
+        .find_map(|l| crate::cluster::pod::split_timestamp(l).map(|(t, _)| t))
 }
 
 /// A line that shows training going on (a step, an epoch, a loss), timestamped or not.
@@ -213,6 +242,8 @@ pub struct PodEvidence<'a> {
     pub node_not_ready: Option<(&'a str, &'a str)>,
     /// Restarts of one container that make a crash loop (`--max-restarts`).
     pub max_restarts: u32,
+    /// Now, to judge how long a running replica has logged a stall (a timestamped `log`).
+    pub now: Option<Timestamp>,
 }
 
 /// `Worker-2` for a pod with the operator's labels; the pod name otherwise.
@@ -452,7 +483,15 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
             }
             return Some(f);
         }
-        if sig.stalls && running_now(main) {
+        // A replica still running is stuck once it has not reached a peer for the grace
+        // period; before that it may be waiting for a peer that is starting (issue 46).
+        let young = match (ev.now, ev.log.and_then(stalled_since)) {
+            (Some(now), Some(since)) => {
+                now.duration_since(since).as_secs() < STALL_GRACE.as_secs() as i64
+            }
+            _ => false,
+        };
+        if sig.stalls && running_now(main) && !young {
             let mut f = mk(
                 sig.class,
                 format!(" (still running: {})", sig.meaning),
@@ -673,30 +712,6 @@ pub fn from_operator_events(
         );
     }
     by_pod.into_values().collect()
-}
-
-/// Kueue evicted the job's Workload (`Evicted` condition, reason `Preempted` or
-/// `InactiveWorkload`, kueue `apis/kueue/v1beta1/workload_types.go`): the job was suspended and
-/// its pods deleted, so no replica failed on its own.
-pub fn kueue_eviction(job: &str, reason: &str, message: &str) -> ReplicaFailure {
-    let what = match reason {
-        "Preempted" => "preempted by Kueue for a higher-priority workload",
-        "InactiveWorkload" => "deactivated (spec.active: false)",
-        "PodsReadyTimeout" => "its pods were not ready in time",
-        _ => "evicted by Kueue",
-    };
-    ReplicaFailure {
-        replica: format!("Job {job}"),
-        pod: String::new(),
-        class: format!("KueueEvicted/{reason}"),
-        line: format!(
-            "Job {job}: KueueEvicted ({reason}: {what}): {}",
-            clip(message, 200)
-        ),
-        evidence: Some(message.to_string()),
-        at: None,
-        running: false,
-    }
 }
 
 /// Dead replicas in the order they failed (unknown times last, then by name), stalled ones

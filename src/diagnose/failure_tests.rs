@@ -27,6 +27,7 @@ fn ev<'a>(p: &'a k8s_openapi::api::core::v1::Pod, log: Option<&'a str>) -> PodEv
         log,
         node_not_ready: None,
         max_restarts: 3,
+        now: None,
     }
 }
 
@@ -169,6 +170,36 @@ fn log_signatures_classify_a_crash_and_a_stall() {
             Some("j")
         )
         .is_none()
+    );
+    // Judged by time (issue 46): stalled for less than the grace period it may be waiting for
+    // a peer that is starting; past it, it is stuck. The run of stall lines counts from its
+    // first line after the last progress.
+    let now: Timestamp = "2026-01-01T10:10:00Z".parse().unwrap();
+    let stalled = |since: &str| {
+        format!(
+            "2026-01-01T10:00:00.000000000Z step 5 loss 0.5\n{since} W grpc: UnavailableError: failed to connect to all addresses\n2026-01-01T10:09:59.000000000Z CreateSession still waiting for response from worker: /job:worker/replica:0/task:1\n"
+        )
+    };
+    let mut e = ev(&running, None);
+    e.now = Some(now);
+    let young = stalled("2026-01-01T10:09:00.000000000Z");
+    e.log = Some(&young);
+    assert!(classify(e, Some("j")).is_none());
+    let old = stalled("2026-01-01T10:05:00.000000000Z");
+    e.log = Some(&old);
+    let f = classify(e, Some("j")).unwrap();
+    assert!(f.running, "{f:?}");
+    assert_eq!(
+        stalled_since(&old),
+        Some("2026-01-01T10:05:00Z".parse().unwrap())
+    );
+    // The line shown is the line, not the kubelet's time.
+    assert!(
+        f.evidence
+            .as_deref()
+            .unwrap()
+            .starts_with("CreateSession still waiting"),
+        "{f:?}"
     );
 }
 

@@ -129,8 +129,8 @@ impl Snapshot {
     }
 }
 
-/// The default `--max-restarts` of `diagnose` (the same as `wait`'s): one restart is routine,
-/// three is a loop.
+/// The default `--max-restarts` of `diagnose`, `wait` and `probe`: one restart is routine (a
+/// worker that starts before its PS), three is a loop.
 pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 
 /// Each replica's failure class from a snapshot, the first to fail first (issue 37): the pods
@@ -151,9 +151,17 @@ pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
                     meta: &p.metadata,
                     status: p.status.as_ref(),
                     memory_limit: limit,
-                    log: s.logs.get(p.pod_name()).map(String::as_str),
+                    // A running replica's recent lines carry the kubelet's times, which say
+                    // how long it has been stalled; a crashed one's excerpt is its end.
+                    log: s
+                        .recent_log
+                        .get(p.pod_name())
+                        .filter(|_| p.started())
+                        .or_else(|| s.logs.get(p.pod_name()))
+                        .map(String::as_str),
                     node_not_ready,
                     max_restarts: s.max_restarts,
+                    now: Some(s.now),
                 },
                 Some(&s.job_name),
             )

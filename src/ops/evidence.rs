@@ -338,6 +338,7 @@ impl Saver {
                             .map(String::as_str),
                         node_not_ready: None,
                         max_restarts: self.max_restarts,
+                        now: None,
                     },
                     Some(&name),
                 )

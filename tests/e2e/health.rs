@@ -156,6 +156,37 @@ fn a_peer_refused_at_start_then_training_is_not_a_failure() {
         "  log: \"Epoch 1/10\\nUnavailableError: failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.7:2222: Failed to connect to remote host: Connection refused\\n\"",
         &["--wait", "--settle", "0", "--timeout", "60s"],
     );
+    // Just logged: it may be waiting for a peer that is starting; diagnose and wait agree.
+    let young = tfjob(&stuck, &args("diagnose tf-dist-train --no-probe"));
+    young.exit(0);
+    let wait = tfjob(
+        &stuck,
+        &args("wait tf-dist-train --for all-running --settle 0 --timeout 30s"),
+    );
+    wait.exit(0);
+    assert!(
+        wait.stderr
+            .contains("note: Worker-1: has not reached a peer for "),
+        "{}",
+        wait.stderr
+    );
+    // Three minutes later by its log (past the 2 min grace): stuck, for both.
+    stuck.age_log(
+        "default",
+        "tf-dist-train-worker-1",
+        "tensorflow",
+        Duration::from_secs(180),
+    );
+    let wait = tfjob(
+        &stuck,
+        &args("wait tf-dist-train --for all-running --settle 0 --timeout 30s"),
+    );
+    wait.exit(4);
+    assert!(
+        wait.stderr.contains("error: Worker-1: Unavailable"),
+        "{}",
+        wait.stderr
+    );
     let diagnose = tfjob(&stuck, &args("diagnose tf-dist-train --no-probe"));
     diagnose.exit(4);
     let finding = diagnose

@@ -811,6 +811,7 @@ fn crash_looping(pod: &Pod) -> Option<String> {
         log: None,
         node_not_ready: None,
         max_restarts: crate::diagnose::DEFAULT_MAX_RESTARTS,
+        now: None,
     };
     let f = crate::diagnose::failure::classify(ev, None)?;
     // `Worker-1: CrashLoop (4 restarts, …)` without the label the report puts first.

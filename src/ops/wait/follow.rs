@@ -584,6 +584,7 @@ impl Waiter<'_> {
         out: &mut Output,
     ) -> Result<()> {
         let (namespace, name) = (self.namespace, self.name);
+        let outcome = self.look_at_training(outcome, out).await;
         match outcome {
             Ok(what) => {
                 // The answer first: what is said about the replicas comes from what the
@@ -675,6 +676,53 @@ impl Waiter<'_> {
                 Err(with_leftover(err, &left))
             }
         }
+    }
+
+    /// `--for all-running` reached: before saying so, the running replicas' last log lines
+    /// (issue 46). One stuck past the grace period fails the wait as `diagnose` fails it; one
+    /// that has not reached a peer for less is said; and what was not checked (inside the pods)
+    /// is said, with the command that checks it.
+    async fn look_at_training(&self, outcome: Result<String>, out: &mut Output) -> Result<String> {
+        let Ok(what) = outcome else { return outcome };
+        let Some((_, pods)) = &self.last else {
+            return Ok(what);
+        };
+        if self.opts.wait_for != WaitFor::AllRunning || what == "Succeeded" {
+            return Ok(what);
+        }
+        let budget = Budget::until(self.end).min(Budget::new(DECORATION));
+        let look = super::training::look(
+            self.kube,
+            self.namespace,
+            self.name,
+            pods,
+            self.opts.max_restarts,
+            budget,
+        )
+        .await;
+        if let Some(first) = look.stuck.first() {
+            return Err(Error::JobFailed(format!(
+                "{}: every replica runs, but it has not reached its peers for over {}",
+                first.line,
+                crate::duration::coarse(crate::diagnose::failure::STALL_GRACE.as_secs() as i64)
+            )));
+        }
+        for line in &look.not_yet {
+            out.note_line(&format!(
+                "note: {line}; it may still be waiting for a peer that is starting"
+            ));
+        }
+        let probe =
+            crate::diagnose::inpod::probe_command(&self.kube.hints, self.namespace, self.name);
+        let unread = if look.unread > 0 {
+            format!(", nor the last lines of {} replica(s)", look.unread)
+        } else {
+            String::new()
+        };
+        out.note_line(&format!(
+            "note: not checked inside the pods (TF_CONFIG, the peers, the gateway){unread}: {probe}"
+        ));
+        Ok(what)
     }
 
     /// After a failed wait (exit 4) the job is still there, restarting and holding what its pods
@@ -993,6 +1041,7 @@ fn classes_of_vanished(
                     log: None,
                     node_not_ready: None,
                     max_restarts: seen.max_restarts,
+                    now: None,
                 },
                 Some(job),
             )

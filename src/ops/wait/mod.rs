@@ -13,6 +13,7 @@
 //! - `stuck`: while a reconciled job's pods stay missing or Pending, the operator's refused
 //!   creates and the missing objects they mount, read with bounded requests.
 //! - `progress`: the live line on a terminal, one line per change otherwise, or NDJSON.
+//! - `training`: before saying every replica runs, one cheap look at their last log lines.
 
 pub mod conditions;
 mod follow;
@@ -21,6 +22,7 @@ mod progress;
 pub mod queue;
 pub mod restarts;
 pub mod state;
+mod training;
 
 use std::time::Duration;
 
@@ -193,9 +195,8 @@ pub struct WaitJobOptions {
     pub format: ReportFormat,
 }
 
-/// The default `--max-restarts`: one restart is routine (a worker that starts before its PS),
-/// three in one wait is a loop.
-pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+/// The default `--max-restarts`, `diagnose`'s: both judge a crash loop by the same count.
+pub use crate::diagnose::DEFAULT_MAX_RESTARTS;
 
 /// The default `--settle`: long enough to see a container that dies right after it starts
 /// (bad flags, import errors), short enough not to slow a healthy submit down.

@@ -559,6 +559,12 @@ impl TestCluster {
         self.shared.logs.append(namespace, pod, container, text);
     }
 
+    /// Time passes for a container's log: its lines are dated `by` earlier, as if printed that
+    /// long ago. The deterministic stand-in for a test sleeping through a grace period.
+    pub fn age_log(&self, namespace: &str, pod: &str, container: &str, by: std::time::Duration) {
+        self.shared.logs.age(namespace, pod, container, by);
+    }
+
     /// The current instance's log text of a container, if it ever started.
     pub fn log_text(&self, namespace: &str, pod: &str, container: &str) -> Option<String> {
         self.shared.logs.text(namespace, pod, container)

@@ -153,6 +153,19 @@ impl LogStore {
         self.append(ns, pod, container, text);
     }
 
+    /// Moves the current instance's line times `by` into the past (tests' `age_log`).
+    pub(crate) fn age(&self, ns: &str, pod: &str, container: &str, by: Duration) {
+        let mut m = self.inner.lock().unwrap();
+        if let Some(cur) = m
+            .get_mut(&key(ns, pod, container))
+            .and_then(|e| e.instances.last_mut())
+        {
+            for l in &mut cur.lines {
+                l.at = l.at.saturating_sub(by.as_nanos());
+            }
+        }
+    }
+
     /// Asks the kubelet to end the running container with `code` (a crash a test scripts).
     pub(crate) fn kill(&self, ns: &str, pod: &str, container: &str, code: i32) {
         self.kills

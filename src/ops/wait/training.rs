@@ -1,0 +1,179 @@
+//! Before `wait` says every replica runs: one cheap look at each running replica's last log
+//! lines (issue 46), judged by the failure classifier `diagnose` uses, so the two agree. A
+//! replica that has logged for longer than [`failure::STALL_GRACE`] that it cannot reach a peer
+//! is a failure for both; one that started doing so recently is said, not failed; and what was
+//! not looked at (the in-pod checks) is said too.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod as FullPod;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, LogParams};
+
+use crate::cluster::budget::Budget;
+use crate::cluster::pod::{Pod, PodFacts};
+use crate::cluster::{self, Kube};
+use crate::diagnose::failure::{self, ReplicaFailure};
+use crate::model::DEFAULT_CONTAINER_NAME;
+
+/// Replicas looked at, the first ones in the operator's order: as many as `diagnose` reads.
+const MAX_LOOKED: usize = 8;
+/// Lines and bytes read of each, as `diagnose` reads a running replica's recent lines.
+const TAIL_LINES: i64 = 200;
+const TAIL_BYTES: usize = 64 * 1024;
+
+/// What the look found.
+#[derive(Debug, Default)]
+pub struct Look {
+    /// Replicas stuck past the grace period: the failure, as `diagnose` names it.
+    pub stuck: Vec<ReplicaFailure>,
+    /// Replicas that have not reached a peer yet, for less than the grace period.
+    pub not_yet: Vec<String>,
+    /// Replicas whose lines were not read (the budget, an error).
+    pub unread: usize,
+}
+
+/// Reads the last lines of the running replicas (at most [`MAX_LOOKED`], within `budget`).
+pub async fn look(
+    kube: &Kube,
+    ns: &str,
+    job: &str,
+    pods: &[Arc<Pod>],
+    max_restarts: u32,
+    budget: Budget,
+) -> Look {
+    let api: Api<FullPod> = Api::namespaced(kube.client.clone(), ns);
+    let mut running: Vec<&Arc<Pod>> = pods.iter().filter(|p| p.started()).collect();
+    running.sort_by_key(|p| {
+        crate::print::jobview::replica_order(
+            &failure::replica_label(&p.metadata, Some(job)).to_lowercase(),
+        )
+    });
+    let mut look = Look::default();
+    let now = Timestamp::now();
+    for pod in running.iter().take(MAX_LOOKED) {
+        let params = LogParams {
+            container: Some(main_container(pod)),
+            tail_lines: Some(TAIL_LINES),
+            timestamps: true,
+            limit_bytes: Some(TAIL_BYTES as i64),
+            ..LogParams::default()
+        };
+        let read = cluster::bounded::read_log(&api, pod.pod_name(), &params, TAIL_BYTES);
+        let Some(Ok(log)) = budget.attempt(read).await else {
+            look.unread += 1;
+            continue;
+        };
+        judge(pod, job, &log, now, max_restarts, &mut look);
+    }
+    look.unread += running.len().saturating_sub(MAX_LOOKED);
+    look
+}
+
+/// Pure: one replica's lines into the look.
+fn judge(pod: &Pod, job: &str, log: &str, now: Timestamp, max_restarts: u32, look: &mut Look) {
+    let ev = failure::PodEvidence {
+        meta: &pod.metadata,
+        status: pod.status.as_ref(),
+        memory_limit: None,
+        log: Some(log),
+        node_not_ready: None,
+        max_restarts,
+        now: Some(now),
+    };
+    match failure::classify(ev, Some(job)) {
+        Some(f) if f.running => look.stuck.push(f),
+        _ => {
+            if let (Some(since), Some((sig, line))) =
+                (failure::stalled_since(log), failure::scan_log(log))
+                && sig.stalls
+            {
+                let secs = now.duration_since(since).as_secs().max(0);
+                look.not_yet.push(format!(
+                    "{}: has not reached a peer for {} ({line})",
+                    failure::replica_label(&pod.metadata, Some(job)),
+                    crate::duration::coarse(secs)
+                ));
+            }
+        }
+    }
+}
+
+/// The training container: `tensorflow`, else the first the kubelet reports.
+fn main_container(pod: &Pod) -> String {
+    let names: Vec<&str> = pod
+        .status
+        .iter()
+        .flat_map(|s| s.container_statuses.iter().flatten())
+        .map(|c| c.name.as_str())
+        .collect();
+    names
+        .iter()
+        .find(|n| **n == DEFAULT_CONTAINER_NAME)
+        .or(names.first())
+        .unwrap_or(&DEFAULT_CONTAINER_NAME)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn running(name: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {
+                "training.kubeflow.org/replica-type": "worker",
+                "training.kubeflow.org/replica-index": "1"}},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "tensorflow",
+                "image": "i", "imageID": "", "ready": true, "restartCount": 0,
+                "state": {"running": {"startedAt": "2026-01-01T10:00:00Z"}}}]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_stall_is_said_while_young_and_a_failure_once_old() {
+        let pod = running("j-worker-1");
+        let now: Timestamp = "2026-01-01T10:10:00Z".parse().unwrap();
+        let log = |t: &str| {
+            format!(
+                "{t} UnavailableError: failed to connect to all addresses; last error: Connection refused\n"
+            )
+        };
+        let mut young = Look::default();
+        judge(
+            &pod,
+            "j",
+            &log("2026-01-01T10:09:30.000000000Z"),
+            now,
+            3,
+            &mut young,
+        );
+        assert!(young.stuck.is_empty());
+        assert_eq!(young.not_yet.len(), 1);
+        assert!(
+            young.not_yet[0].starts_with("Worker-1: has not reached a peer for 30s (Unavailable"),
+            "{:?}",
+            young.not_yet
+        );
+        let mut old = Look::default();
+        judge(
+            &pod,
+            "j",
+            &log("2026-01-01T10:01:00.000000000Z"),
+            now,
+            3,
+            &mut old,
+        );
+        assert_eq!(old.stuck.len(), 1);
+        assert!(old.stuck[0].line.starts_with("Worker-1: Unavailable"));
+        // Progress after it: nothing to say.
+        let mut fine = Look::default();
+        let trained = format!(
+            "{}2026-01-01T10:02:00.000000000Z step 10 loss 0.3\n",
+            log("2026-01-01T10:01:00.000000000Z")
+        );
+        judge(&pod, "j", &trained, now, 3, &mut fine);
+        assert!(fine.stuck.is_empty() && fine.not_yet.is_empty());
+    }
+}
