@@ -201,18 +201,29 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         } else if message.contains("deadline") {
             "the job ran longer than runPolicy.activeDeadlineSeconds: raise it or make training shorter".to_string()
         } else {
+            // The logs of the replica that failed first, while its pod is there.
+            let first = crate::diagnose::failures(s).into_iter().next();
+            let present = |name: &str| s.pods.iter().any(|p| pod_name(p) == name);
+            let pod = first
+                .as_ref()
+                .map(|f| f.pod.clone())
+                .filter(|p| !p.is_empty())
+                .or_else(|| {
+                    s.pods
+                        .iter()
+                        .find(|p| pod_phase(p) == "Failed")
+                        .map(pod_name)
+                });
+            let logs = match pod {
+                Some(p) if present(&p) => format!(
+                    " (logs: kubectl logs {p} -c {DEFAULT_CONTAINER_NAME} {})",
+                    ns_flags(s, ns)
+                ),
+                Some(p) => format!(" ({p} is gone with its logs; --save DIR keeps them next time)"),
+                None => String::new(),
+            };
             format!(
-                "fix the cause in the Runtime findings (logs: kubectl logs {} -c {DEFAULT_CONTAINER_NAME} {}), then delete and resubmit it: {}",
-                s.pods
-                    .iter()
-                    .find(|p| pod_phase(p) == "Failed")
-                    .map(pod_name)
-                    .or_else(|| crate::operator_pods::expand(job)
-                        .pod_names()
-                        .first()
-                        .cloned())
-                    .unwrap_or_else(|| "POD".into()),
-                ns_flags(s, ns),
+                "fix the cause in the Runtime findings{logs}, then delete and resubmit it: {}",
                 s.delete_command()
             )
         };

@@ -47,6 +47,15 @@ pub(super) fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         summary.push_str(" (the operator is still creating them)");
     }
     let mut f = Finding::new(Layer::Objects, verdict, summary);
+    // An ended job's pods and Services go by its cleanPodPolicy: naming each is noise.
+    if finished {
+        out.push(f);
+        return if s.pods.is_empty() {
+            Err("no pods".into())
+        } else {
+            Ok(())
+        };
+    }
     if !missing_pods.is_empty() {
         f = f.evidence(format!("missing pods: {}", name_list(&missing_pods)));
     }
