@@ -82,6 +82,33 @@ struct SlimNodeSpec {
 struct SlimNodeStatus {
     #[serde(deserialize_with = "null_default")]
     allocatable: BTreeMap<String, String>,
+    #[serde(deserialize_with = "null_default")]
+    conditions: Vec<SlimCondition>,
+}
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SlimCondition {
+    #[serde(rename = "type")]
+    type_: String,
+    status: String,
+    reason: String,
+    message: String,
+}
+
+impl SlimNodeStatus {
+    /// `Unknown: Kubelet stopped posting node status.` when `Ready` is not True; None when it
+    /// is, or when the node reports no `Ready` at all (then nothing is known against it).
+    fn not_ready(&self) -> Option<String> {
+        let ready = self.conditions.iter().find(|c| c.type_ == "Ready")?;
+        (ready.status != "True").then(|| {
+            let why = if ready.message.is_empty() {
+                &ready.reason
+            } else {
+                &ready.message
+            };
+            format!("Ready {}: {why}", ready.status)
+        })
+    }
 }
 
 /// A pod row with only what resource accounting needs (no env, volumes, status), its strings
@@ -101,6 +128,40 @@ struct RowMeta<'a> {
     name: Cow<'a, str>,
     #[serde(borrow)]
     namespace: Cow<'a, str>,
+    #[serde(borrow, deserialize_with = "null_default")]
+    labels: RowLabels<'a>,
+    #[serde(borrow, rename = "ownerReferences", deserialize_with = "null_default")]
+    owners: Vec<RowOwner<'a>>,
+}
+/// The one label that names a pod's TFJob; the others are skipped while reading.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RowLabels<'a> {
+    #[serde(borrow, rename = "training.kubeflow.org/job-name")]
+    job: Option<Cow<'a, str>>,
+}
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RowOwner<'a> {
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    controller: Option<bool>,
+}
+
+impl RowMeta<'_> {
+    /// `TFJob team-b/bert` (the operator's label), else its controller (`ReplicaSet ns/x`).
+    fn owner(&self) -> String {
+        if let Some(job) = &self.labels.job {
+            return format!("TFJob {}/{job}", self.namespace);
+        }
+        self.owners
+            .iter()
+            .find(|o| o.controller == Some(true))
+            .map(|o| format!("{} {}/{}", o.kind, self.namespace, o.name))
+            .unwrap_or_default()
+    }
 }
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
@@ -258,6 +319,7 @@ fn decode_pod_page(
             );
             let keep = p.metadata.namespace == own.namespace
                 && own.names.contains(p.metadata.name.as_ref());
+            let owner = p.metadata.owner();
             if keep {
                 bound.add(
                     BoundPod {
@@ -265,11 +327,12 @@ fn decode_pod_page(
                         name: p.metadata.name.into_owned(),
                         node: node.to_string(),
                         requests,
+                        owner,
                     },
                     true,
                 );
             } else {
-                bound.add_usage(node, &requests);
+                bound.add_usage(node, &requests, &owner);
             }
         },
         _item: std::marker::PhantomData,
@@ -589,6 +652,7 @@ async fn nodes(client: &Client) -> Result<Option<Vec<NodeInfo>>, kube::Error> {
             labels: n.metadata.labels,
             taints: n.spec.taints,
             unschedulable: n.spec.unschedulable,
+            not_ready: n.status.not_ready(),
             allocatable: res_of(&n.status.allocatable),
         })
     })

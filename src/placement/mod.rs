@@ -104,6 +104,10 @@ pub struct NodeInfo {
     pub taints: Vec<Taint>,
     /// `spec.unschedulable` (cordoned).
     pub unschedulable: bool,
+    /// Its `Ready` condition when not True (`Unknown: Kubelet stopped posting node status.`):
+    /// kube-scheduler does not read it (only the taints the node lifecycle controller adds for
+    /// it), so it changes no verdict, but a pod placed there will not start.
+    pub not_ready: Option<String>,
     /// `status.allocatable` in milli-units; `pods` holds the pod count limit × 1000.
     pub allocatable: Res,
 }
@@ -116,6 +120,8 @@ pub struct BoundPod {
     pub node: String,
     /// Effective requests (milli-units), as the scheduler counts them.
     pub requests: Res,
+    /// What it belongs to (`TFJob team-b/bert`), to name who holds a resource; empty if unknown.
+    pub owner: String,
 }
 
 /// What the non-terminal pods bound to one node hold, summed: a cluster's 150,000 pods cost
@@ -129,11 +135,19 @@ pub struct NodeUsage {
     /// Per resource: the sum of the positive requests and how many pods make it (what a
     /// "2 nvidia.com/gpu held by 3 pods on node-a" reason says).
     pub held: BTreeMap<String, (i128, usize)>,
+    /// Per extended resource (a GPU, not cpu or memory, which every pod holds): the pods of each
+    /// owner holding some, to say whose jobs hold what a job waits for.
+    pub holders: BTreeMap<String, BTreeMap<String, usize>>,
+}
+
+/// Resources every pod holds some of: naming their holders would name everything.
+fn core_resource(r: &str) -> bool {
+    matches!(r, "cpu" | "memory" | "pods" | "ephemeral-storage") || r.starts_with("hugepages-")
 }
 
 impl NodeUsage {
     /// Adds (`sign` 1) or takes out (`sign` -1) one pod's requests.
-    fn apply(&mut self, requests: &Res, sign: i128) {
+    fn apply(&mut self, requests: &Res, sign: i128, owner: &str) {
         self.pods = self.pods.saturating_add_signed(sign as isize);
         for (k, v) in requests {
             // Looked up before inserting: a cluster's pods name the same few resources.
@@ -150,6 +164,14 @@ impl NodeUsage {
                 };
                 h.0 += sign * v;
                 h.1 = h.1.saturating_add_signed(sign as isize);
+                if !owner.is_empty() && !core_resource(k) {
+                    let by = self.holders.entry(k.clone()).or_default();
+                    let n = by.entry(owner.to_string()).or_default();
+                    *n = n.saturating_add_signed(sign as isize);
+                    if *n == 0 {
+                        by.remove(owner);
+                    }
+                }
             }
         }
     }
@@ -166,21 +188,21 @@ pub struct BoundPods {
 impl BoundPods {
     /// Counts `pod` on its node; `keep` also remembers it for [`BoundPods::remove_kept`].
     pub fn add(&mut self, pod: BoundPod, keep: bool) {
-        self.add_usage(&pod.node, &pod.requests);
+        self.add_usage(&pod.node, &pod.requests, &pod.owner);
         if keep {
             self.kept.push(pod);
         }
     }
 
     /// Counts a pod that is not kept, by its node and effective requests.
-    pub fn add_usage(&mut self, node: &str, requests: &Res) {
+    pub fn add_usage(&mut self, node: &str, requests: &Res, owner: &str) {
         match self.by_node.get_mut(node) {
-            Some(u) => u.apply(requests, 1),
+            Some(u) => u.apply(requests, 1, owner),
             None => self
                 .by_node
                 .entry(node.to_string())
                 .or_default()
-                .apply(requests, 1),
+                .apply(requests, 1, owner),
         }
     }
 
@@ -193,7 +215,7 @@ impl BoundPods {
         self.kept = kept;
         for p in gone {
             if let Some(u) = self.by_node.get_mut(&p.node) {
-                u.apply(&p.requests, -1);
+                u.apply(&p.requests, -1, &p.owner);
                 if u.pods == 0 {
                     self.by_node.remove(&p.node);
                 }

@@ -65,6 +65,7 @@ fn bound(name: &str, node: &str, r: &[(&str, &str)]) -> BoundPod {
         name: name.into(),
         node: node.into(),
         requests: res(r),
+        owner: String::new(),
     }
 }
 
@@ -339,6 +340,51 @@ fn verdict_waits_names_the_holders() {
         "{}",
         r.placement.reason
     );
+}
+
+/// Issue 46: the jobs holding the GPUs are named, and a GPU node that does not report Ready is
+/// said rather than left out of the story.
+#[test]
+fn verdict_waits_names_the_jobs_holding_gpus_and_a_node_not_ready() {
+    let j = job(json!({"Worker": replica(2, json!({}), json!({"nvidia.com/gpu": "1"}))}));
+    let owned = |name: &str, owner: &str| BoundPod {
+        owner: owner.into(),
+        ..bound(name, "gpu-a", &[("nvidia.com/gpu", "1"), ("cpu", "1")])
+    };
+    let mut lost = node("gpu-b", "8", "8Gi", "4");
+    lost.not_ready = Some("Ready Unknown: Kubelet stopped posting node status.".into());
+    lost.taints = vec![k8s_openapi::api::core::v1::Taint {
+        key: "node.kubernetes.io/unreachable".into(),
+        effect: "NoSchedule".into(),
+        ..Default::default()
+    }];
+    let s = snap(
+        vec![node("gpu-a", "8", "8Gi", "2"), lost],
+        vec![
+            owned("x", "TFJob team-b/bert"),
+            owned("y", "TFJob team-b/bert"),
+        ],
+    );
+    let r = check(&s, &j);
+    assert_eq!(
+        r.placement.verdict,
+        Verdict::Waits,
+        "{}",
+        r.placement.reason
+    );
+    assert!(
+        r.placement.reason.contains(
+            "2 nvidia.com/gpu held by 2 pods on gpu-a (TFJob team-b/bert), gpu-b (4 nvidia.com/gpu) is not Ready: Ready Unknown: Kubelet stopped posting node status."
+        ),
+        "{}",
+        r.placement.reason
+    );
+    // A cpu holder is not named: every pod holds cpu.
+    let mut usage = BoundPods::default();
+    usage.add(owned("z", "Deployment team-c/web"), false);
+    let u = &usage.by_node()["gpu-a"];
+    assert!(!u.holders.contains_key("cpu"));
+    assert_eq!(u.holders["nvidia.com/gpu"]["Deployment team-c/web"], 1);
 }
 
 #[test]

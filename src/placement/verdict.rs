@@ -153,7 +153,18 @@ pub fn place(snap: &Snapshot, pods: &[JobPod]) -> Placement {
             pods: (0..pods.len())
                 .map(|i| {
                     let mut row = pod_row(i, &current[i], Verdict::Fits, String::new());
-                    row.reason = format!("fits on {}", row.node.clone().unwrap_or_default());
+                    let on = row.node.clone().unwrap_or_default();
+                    row.reason = format!("fits on {on}");
+                    // kube-scheduler binds there all the same; the pod would not start.
+                    if let Some(why) = nodes
+                        .iter()
+                        .find(|n| n.name == on)
+                        .and_then(|n| n.not_ready.as_deref())
+                    {
+                        row.reason.push_str(&format!(
+                            ", but {on} is not Ready ({why}): it would not start"
+                        ));
+                    }
                     row
                 })
                 .collect(),
@@ -278,6 +289,19 @@ fn never_alone_reason(p: &JobPod, nodes: &[NodeInfo], rej: &[Rejection]) -> Stri
     )
 }
 
+/// Why a node is not Ready: its condition, else the taint the node lifecycle controller puts
+/// on a NotReady or unreachable node (`node.kubernetes.io/not-ready`, `…/unreachable`).
+fn not_ready(n: &NodeInfo) -> Option<String> {
+    n.not_ready.clone().or_else(|| {
+        n.taints
+            .iter()
+            .find(|t| {
+                t.key == "node.kubernetes.io/not-ready" || t.key == "node.kubernetes.io/unreachable"
+            })
+            .map(|t| format!("tainted {}", t.key))
+    })
+}
+
 /// "2 nvidia.com/gpu held by 3 pods on node-a" for the resources a pod lacked.
 fn wait_reason(
     r: &Result<usize, Vec<Rejection>>,
@@ -290,6 +314,8 @@ fn wait_reason(
     let mut parts = vec![];
     for res in &short {
         let mut per_node: BTreeMap<usize, (i128, usize)> = BTreeMap::new();
+        // Whose pods hold it, per node: `TFJob team-b/bert` (issue 46).
+        let mut owners: BTreeMap<usize, Vec<(String, usize)>> = BTreeMap::new();
         for (node, usage) in bound.by_node() {
             // Only pods holding some of `res` count (each pod holds 1 of "pods").
             let held = if res == "pods" {
@@ -304,16 +330,48 @@ fn wait_reason(
                 let e = per_node.entry(i).or_default();
                 e.0 += held.0;
                 e.1 += held.1;
+                if let Some(by) = usage.holders.get(res) {
+                    owners
+                        .entry(i)
+                        .or_default()
+                        .extend(by.iter().map(|(o, n)| (o.clone(), *n)));
+                }
             }
         }
         let mut rows: Vec<(usize, (i128, usize))> = per_node.into_iter().collect();
         rows.sort_by_key(|(_, (v, _))| std::cmp::Reverse(*v));
         for (i, (v, c)) in rows.into_iter().take(3) {
+            let mut of = owners.remove(&i).unwrap_or_default();
+            of.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let named = match of.len() {
+                0 => String::new(),
+                1 | 2 => format!(
+                    " ({})",
+                    of.iter()
+                        .map(|(o, _)| o.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                n => format!(" ({}, {} and {} more)", of[0].0, of[1].0, n - 2),
+            };
             parts.push(format!(
-                "{} {res} held by {c} pod{} on {}",
+                "{} {res} held by {c} pod{} on {}{named}",
                 format_quantity(res, v),
                 if c == 1 { "" } else { "s" },
                 nodes[i].name
+            ));
+        }
+        // A node that has it but does not report Ready: its capacity is not coming back
+        // until it does (its taints keep pods off, or a pod placed there would not start).
+        for n in nodes
+            .iter()
+            .filter(|n| n.allocatable.get(res).copied().unwrap_or(0) > 0 && not_ready(n).is_some())
+        {
+            parts.push(format!(
+                "{} ({} {res}) is not Ready: {}",
+                n.name,
+                format_quantity(res, n.allocatable.get(res).copied().unwrap_or(0)),
+                not_ready(n).unwrap_or_default()
             ));
         }
     }

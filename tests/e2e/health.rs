@@ -317,3 +317,40 @@ fn a_crash_looping_replica_is_not_running_for_probe_or_wait() {
         diagnose.all()
     );
 }
+
+/// Waiting for GPUs: the jobs that hold them are named, and the GPU node that stopped
+/// reporting (its unreachable taint keeps pods off) is said, in check and in diagnose.
+#[test]
+fn a_job_waiting_for_gpus_names_who_holds_them_and_the_node_not_ready() {
+    let c = cluster(&format!(
+        r#"namespaces: [default, team-b]
+nodes:
+  - {{name: gpu-a, cpu: "32", memory: 128Gi, gpu: 4}}
+  - {{name: gpu-b, cpu: "32", memory: 128Gi, gpu: 4, taints: [{{key: node.kubernetes.io/unreachable, effect: NoSchedule}}]}}
+objects:{SECRET}
+  - apiVersion: v1
+    kind: Pod
+    metadata: {{name: bert-worker-0, namespace: team-b, labels: {{training.kubeflow.org/job-name: bert}}}}
+    spec: {{nodeName: gpu-a, containers: [{{name: tensorflow, image: tf, resources: {{limits: {{nvidia.com/gpu: "2"}}}}}}]}}
+    status: {{phase: Running}}
+"#
+    ));
+    let check = tfjob(&c, &crate::submit::article_args("check", &[]));
+    check.exit(0);
+    let held = "2 nvidia.com/gpu held by 1 pod on gpu-a (TFJob team-b/bert), gpu-b (4 nvidia.com/gpu) is not Ready: tainted node.kubernetes.io/unreachable";
+    assert!(check.stdout.contains(held), "{}", check.stdout);
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).exit(0);
+    until_pod(&c, "Unschedulable", |p| {
+        p["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["reason"] == "Unschedulable")
+    });
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    assert!(
+        diagnose.stdout.contains("TFJob team-b/bert"),
+        "{}",
+        diagnose.stdout
+    );
+}
