@@ -465,6 +465,7 @@ mod tests {
                 "created",
                 "running",
                 "all-running",
+                "training",
                 "succeeded",
                 "finished",
                 "delete"

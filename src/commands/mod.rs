@@ -370,6 +370,7 @@ value_enum!(WaitFor {
     WaitFor::Created => "created": "The operator has seen the job (Created condition).",
     WaitFor::Running => "running": "The operator's Running condition: the chief, or any one worker, runs; other replicas may be Pending.",
     WaitFor::AllRunning => "all-running": "Every replica pod of every role runs, for --settle without a restart (default).",
+    WaitFor::Training => "training": "As all-running, and every worker (or chief) has logged a progress line: it trains.",
     WaitFor::Succeeded => "succeeded": "The Succeeded condition.",
     WaitFor::Finished => "finished": "Succeeded (exit 0) or Failed (exit 4).",
     WaitFor::Deleted => "delete": "The TFJob is gone (kubectl's --for=delete).",

@@ -122,6 +122,11 @@ pub fn exec(ctx: Context, args: SubmitArgs, out: &mut Output) -> Result<()> {
                 "submit --to jobset prints the created JobSet's name; for the object use `export --to jobset -o yaml|json`".into(),
             ));
         }
+        if options.wait_opts.wait_for == crate::ops::wait::WaitFor::Training {
+            return Err(crate::error::Error::Usage(
+                "--for training reads a TFJob's replicas' progress lines; with --to jobset use --for all-running".into(),
+            ));
+        }
         return block_on(&ctx, crate::ops::jobset_submit::run(&ctx, options, out));
     }
     block_on(&ctx, crate::ops::submit::run(&ctx, options, out))

@@ -208,6 +208,11 @@ pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
                 "--save keeps a TFJob's evidence; it is not taken for a JobSet".into(),
             ));
         }
+        if wait.wait_for == WaitFor::Training {
+            return Err(crate::error::Error::Usage(format!(
+                "--for training reads a TFJob's replicas' progress lines; for JobSet {name} use --for all-running and `kubectl tfjob logs jobset/{name}`"
+            )));
+        }
         return block_on(
             &ctx,
             crate::ops::jobset_day2::wait(&ctx, &name, wait.wait_for, wait.timeout, out),

@@ -406,7 +406,9 @@ pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
         WaitFor::Deleted => "waiting for the JobSet to be deleted",
         WaitFor::Created => "waiting for the JobSet controller to make its Jobs",
         WaitFor::Running => "waiting for a Job of it to be ready",
-        WaitFor::AllRunning => "waiting for every replicatedJob's pods to be ready",
+        WaitFor::AllRunning | WaitFor::Training => {
+            "waiting for every replicatedJob's pods to be ready"
+        }
     };
     let suspended = if js.spec.suspend == Some(true) {
         " (the JobSet is suspended)"

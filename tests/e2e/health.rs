@@ -354,3 +354,44 @@ objects:{SECRET}
         diagnose.stdout
     );
 }
+
+/// `--for training`: every replica runs and every worker has logged a step. Without a step
+/// line the wait times out naming the silent workers; with Keras's lines it is reached with
+/// where each worker is.
+#[test]
+fn wait_for_training_needs_a_step_from_every_worker() {
+    let c = cluster(&format!("gatewayKey: {TEST_KEY}\nobjects:{SECRET}"));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).exit(0);
+    let quiet = tfjob(
+        &c,
+        &args("wait tf-dist-train --for training --settle 0 --timeout 4s"),
+    );
+    quiet.exit(5);
+    assert!(
+        quiet
+            .stderr
+            .contains("no progress line yet from Worker-0, Worker-1, Worker-2"),
+        "{}",
+        quiet.stderr
+    );
+
+    let c = cluster(&format!(
+        "gatewayKey: {TEST_KEY}\ncontainerBehaviour:\n- match: {{replicaType: worker}}\n  log: \"Epoch 1/10\\n 10/100 [==>...........] - ETA: 1:00 - loss: 0.9120\\n\"\nobjects:{SECRET}"
+    ));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).exit(0);
+    let trains = tfjob(
+        &c,
+        &args("wait tf-dist-train --for training --settle 0 --timeout 60s"),
+    );
+    trains.exit(0);
+    assert!(
+        trains.stdout.contains(
+            "condition met (training: Worker-0 step 10/1000, Worker-1 step 10/1000, Worker-2 step 10/1000)"
+        ),
+        "{}",
+        trains.stdout
+    );
+    // A JobSet's replicas are not read: refused, with what to use.
+    let js = tfjob(&c, &args("wait jobset/tf-dist-train --for training"));
+    js.exit(2);
+}

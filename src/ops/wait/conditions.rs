@@ -275,7 +275,11 @@ pub fn evaluate(
         WaitFor::Created => is_reconciled().matches_object(Some(job)),
         WaitFor::Running => operator_says_running().matches_object(Some(job)),
         // A job that succeeded has run; its pods may be gone already (cleanPodPolicy).
-        WaitFor::AllRunning => succeeded || settled(view, tracker, limits.settle, now),
+        // `training` is reached here as all-running; its progress lines are read by the
+        // follower (`wait::training`), which alone does I/O.
+        WaitFor::AllRunning | WaitFor::Training => {
+            succeeded || settled(view, tracker, limits.settle, now)
+        }
         WaitFor::Succeeded | WaitFor::Finished => succeeded,
         // A job that still exists is not deleted (`wait` follows deletion apart).
         WaitFor::Deleted => false,
@@ -284,8 +288,8 @@ pub fn evaluate(
         return Outcome::Reached(match target {
             WaitFor::Created => "Created".into(),
             WaitFor::Running => "Running".into(),
-            WaitFor::AllRunning if succeeded => "Succeeded".into(),
-            WaitFor::AllRunning => "all replicas Running".into(),
+            WaitFor::AllRunning | WaitFor::Training if succeeded => "Succeeded".into(),
+            WaitFor::AllRunning | WaitFor::Training => "all replicas Running".into(),
             WaitFor::Succeeded | WaitFor::Finished => "Succeeded".into(),
             WaitFor::Deleted => "deleted".into(),
         });
@@ -436,11 +440,16 @@ pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
             "waiting for the operator's Running condition (the chief, or one worker, running)"
                 .into()
         }
-        WaitFor::AllRunning if all_started(job, view.pods) => format!(
-            "all replicas running; waiting until they have run {} without a restart",
-            crate::cluster::client::seconds(limits.settle)
+        WaitFor::AllRunning | WaitFor::Training if all_started(job, view.pods) => format!(
+            "all replicas running; waiting until they have run {} without a restart{}",
+            crate::cluster::client::seconds(limits.settle),
+            if target == WaitFor::Training {
+                " and every worker logs a step"
+            } else {
+                ""
+            }
         ),
-        WaitFor::AllRunning => {
+        WaitFor::AllRunning | WaitFor::Training => {
             let expected = expected_replicas(job);
             let started = started_per_role(view.pods);
             let total: i32 = expected.values().sum();

@@ -43,6 +43,8 @@ const MAX_BATCH: usize = 10_000;
 const READ_LIMIT: Duration = Duration::from_secs(30);
 /// Log lines of a crash-looping container quoted in the failure.
 const CRASH_LOG_LINES: usize = 5;
+/// `--for training`: how often the running replicas' last lines are read while no step shows.
+const LOOK_EVERY: Duration = Duration::from_secs(5);
 
 /// `kubectl tfjob wait NAME`: `opts.name` as given on the command line (`NAME`,
 /// `tfjob/NAME`, …).
@@ -100,6 +102,8 @@ pub async fn follow(
             .save
             .clone()
             .map(|s| crate::ops::evidence::Saver::new(s, namespace, name, opts.max_restarts)),
+        next_look: Instant::now(),
+        silent: Vec::new(),
     };
     // One GET first: a missing job or CRD is reported at once instead of after a timeout.
     let first = w.get_job().await?;
@@ -149,6 +153,9 @@ struct Waiter<'a> {
     queue: super::queue::QueueWatch,
     /// `--save DIR`: the evidence, written as replicas terminate and when the wait ends.
     saver: Option<crate::ops::evidence::Saver>,
+    /// `--for training`: when the replicas' lines may be read again, and who had no step yet.
+    next_look: Instant,
+    silent: Vec<String>,
 }
 
 /// Which watch an event came from.
@@ -366,7 +373,10 @@ impl Waiter<'_> {
         let read = Action::new("list", "pods", Some(self.namespace));
         match self.read().await {
             Ok(Some((job, pods))) => match self.judge(job, pods, out)? {
-                Some(decided) => decided,
+                Some(decided) => match self.trained(decided, out).await {
+                    Some(decided) => decided,
+                    None => Err(self.not_met("checked once (--timeout 0)")),
+                },
                 None => Err(self.not_met("checked once (--timeout 0)")),
             },
             Ok(None) => Err(self.deleted()),
@@ -382,6 +392,7 @@ impl Waiter<'_> {
         let limit = READ_LIMIT.min(self.end.saturating_duration_since(Instant::now()) / 2);
         if let Ok(Ok(Some((job, pods)))) = tokio::time::timeout(limit, self.read()).await
             && let Some(decided) = self.judge(job, pods, out)?
+            && let Some(decided) = self.trained(decided, out).await
         {
             return decided;
         }
@@ -389,11 +400,18 @@ impl Waiter<'_> {
     }
 
     fn not_met(&self, how: &str) -> Error {
-        let waiting = self
+        let mut waiting = self
             .last_shown
             .as_ref()
             .map(|(_, w)| format!("; {w}"))
             .unwrap_or_default();
+        if !self.silent.is_empty() {
+            waiting.push_str(&format!(
+                "; no progress line yet from {} (kubectl tfjob logs {} -f)",
+                self.silent.join(", "),
+                self.name
+            ));
+        }
         Error::Timeout(format!(
             "{how} waiting for TFJob {}/{} to be {}{waiting}",
             self.namespace,
@@ -525,7 +543,10 @@ impl Waiter<'_> {
                 next_operator = Instant::now() + OPERATOR_EVERY;
                 self.check_operator(&job).await?;
             }
-            if let Some(decided) = self.judge(job, pods, out)? {
+            if let Some(decided) = self.judge(job, pods, out)?
+                && (self.opts.wait_for != WaitFor::Training || Instant::now() >= self.next_look)
+                && let Some(decided) = self.trained(decided, out).await
+            {
                 return decided;
             }
             self.save_on_termination(out).await?;
@@ -678,6 +699,61 @@ impl Waiter<'_> {
         }
     }
 
+    /// `--for training` once every replica runs: one look at the replicas' last lines (at most
+    /// every [`LOOK_EVERY`]) decides. Every worker showing a step is reached; one stuck past the
+    /// grace period fails as `diagnose` fails it; otherwise None (keep waiting). Other targets
+    /// pass through.
+    async fn trained(
+        &mut self,
+        decided: Result<String>,
+        out: &mut Output,
+    ) -> Option<Result<String>> {
+        if self.opts.wait_for != WaitFor::Training
+            || decided.as_deref().is_err()
+            || decided.as_deref().is_ok_and(|w| w == "Succeeded")
+        {
+            return Some(decided);
+        }
+        self.next_look = Instant::now() + LOOK_EVERY;
+        let pods = self
+            .last
+            .as_ref()
+            .map(|(_, p)| p.clone())
+            .unwrap_or_default();
+        let budget = Budget::until(self.end).min(Budget::new(DECORATION));
+        let look = super::training::look(
+            self.kube,
+            self.namespace,
+            self.name,
+            &pods,
+            self.opts.max_restarts,
+            budget,
+        )
+        .await;
+        if let Some(first) = look.stuck.first() {
+            return Some(Err(Error::JobFailed(format!(
+                "{}: every replica runs, but it has not reached its peers for over {}",
+                first.line,
+                crate::duration::coarse(crate::diagnose::failure::STALL_GRACE.as_secs() as i64)
+            ))));
+        }
+        if look.trains() {
+            return Some(Ok(format!("training: {}", look.progress())));
+        }
+        let silent = look.silent();
+        if silent != self.silent && !silent.is_empty() {
+            self.display.note(
+                out,
+                &format!(
+                    "every replica runs; no progress line yet from {}",
+                    silent.join(", ")
+                ),
+            );
+        }
+        self.silent = silent;
+        None
+    }
+
     /// `--for all-running` reached: before saying so, the running replicas' last log lines
     /// (issue 46). One stuck past the grace period fails the wait as `diagnose` fails it; one
     /// that has not reached a peer for less is said; and what was not checked (inside the pods)
@@ -687,7 +763,16 @@ impl Waiter<'_> {
         let Some((_, pods)) = &self.last else {
             return Ok(what);
         };
-        if self.opts.wait_for != WaitFor::AllRunning || what == "Succeeded" {
+        if !self.opts.wait_for.needs_every_replica() || what == "Succeeded" {
+            return Ok(what);
+        }
+        let probe =
+            crate::diagnose::inpod::probe_command(&self.kube.hints, self.namespace, self.name);
+        if self.opts.wait_for == WaitFor::Training {
+            // The lines were read to get here.
+            out.note_line(&format!(
+                "note: not checked inside the pods (TF_CONFIG, the peers, the gateway): {probe}"
+            ));
             return Ok(what);
         }
         let budget = Budget::until(self.end).min(Budget::new(DECORATION));
@@ -712,8 +797,6 @@ impl Waiter<'_> {
                 "note: {line}; it may still be waiting for a peer that is starting"
             ));
         }
-        let probe =
-            crate::diagnose::inpod::probe_command(&self.kube.hints, self.namespace, self.name);
         let unread = if look.unread > 0 {
             format!(", nor the last lines of {} replica(s)", look.unread)
         } else {

@@ -43,6 +43,9 @@ pub enum WaitFor {
     /// Every replica pod of every role runs with its containers started, for the settle window.
     #[default]
     AllRunning,
+    /// Every replica runs (as `AllRunning`) and every worker, chief or master looked at has
+    /// logged a progress line (a step, an epoch, a loss): the job trains.
+    Training,
     /// The Succeeded condition.
     Succeeded,
     /// Succeeded (exit 0) or Failed (exit 4).
@@ -53,12 +56,18 @@ pub enum WaitFor {
 }
 
 impl WaitFor {
+    /// Every replica must run, settled (`all-running`, and `training` on top of it).
+    pub fn needs_every_replica(self) -> bool {
+        matches!(self, WaitFor::AllRunning | WaitFor::Training)
+    }
+
     /// The `--for` value, for messages and resume hints.
     pub fn flag_value(self) -> &'static str {
         match self {
             WaitFor::Created => "created",
             WaitFor::Running => "running",
             WaitFor::AllRunning => "all-running",
+            WaitFor::Training => "training",
             WaitFor::Succeeded => "succeeded",
             WaitFor::Finished => "finished",
             WaitFor::Deleted => "delete",
@@ -104,7 +113,7 @@ pub fn fit_settle(
     settle: Option<Duration>,
 ) -> crate::error::Result<(Duration, Option<String>)> {
     let fits = |s: Duration| {
-        wait_for != WaitFor::AllRunning || timeout.is_zero() || s.is_zero() || s < timeout
+        !wait_for.needs_every_replica() || timeout.is_zero() || s.is_zero() || s < timeout
     };
     let go = crate::duration::go;
     match settle {

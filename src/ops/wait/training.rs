@@ -31,6 +31,44 @@ pub struct Look {
     pub not_yet: Vec<String>,
     /// Replicas whose lines were not read (the budget, an error).
     pub unread: usize,
+    /// The workers, chiefs and masters looked at: their label and, once their lines show one,
+    /// where they are (`step 120/500`).
+    pub trainers: Vec<(String, Option<String>)>,
+}
+
+impl Look {
+    /// Every trainer looked at shows progress, and one was looked at.
+    pub fn trains(&self) -> bool {
+        self.unread == 0
+            && !self.trainers.is_empty()
+            && self.trainers.iter().all(|(_, p)| p.is_some())
+    }
+
+    /// `Worker-0 step 120/500, Worker-1 step 118/500`.
+    pub fn progress(&self) -> String {
+        self.trainers
+            .iter()
+            .map(|(r, p)| format!("{r} {}", p.as_deref().unwrap_or("no step yet")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The trainers without a progress line yet.
+    pub fn silent(&self) -> Vec<String> {
+        self.trainers
+            .iter()
+            .filter(|(_, p)| p.is_none())
+            .map(|(r, _)| r.clone())
+            .collect()
+    }
+}
+
+/// The replica types that log training steps (a PS or an evaluator need not).
+fn trains_itself(pod: &Pod) -> bool {
+    matches!(
+        pod.replica_type().as_deref(),
+        Some("Worker" | "Chief" | "Master")
+    )
 }
 
 /// Reads the last lines of the running replicas (at most [`MAX_LOOKED`], within `budget`).
@@ -65,6 +103,14 @@ pub async fn look(
             continue;
         };
         judge(pod, job, &log, now, max_restarts, &mut look);
+        if trains_itself(pod) {
+            let at = crate::diagnose::progress::of_log(&log, None).map(|p| match p.total {
+                Some(t) => format!("step {}/{t}", p.step),
+                None => format!("step {}", p.step),
+            });
+            look.trainers
+                .push((failure::replica_label(&pod.metadata, Some(job)), at));
+        }
     }
     look.unread += running.len().saturating_sub(MAX_LOOKED);
     look
