@@ -1150,6 +1150,41 @@ mod tests {
     use std::io::Write;
     use std::process::Command;
 
+    fn passed(replica: &str) -> ReplicaProbe {
+        ReplicaProbe {
+            replica: replica.into(),
+            pod: format!("j-{replica}"),
+            state: "Running".into(),
+            probed: true,
+            tf_config: Some(Check::pass("as the operator gives it")),
+            peers: vec![],
+            peers_check: None,
+            gateway: None,
+            gateway_chat: None,
+            containers: vec![],
+            gpus: None,
+            program: None,
+        }
+    }
+
+    /// Issue 46: an ok counts what it saw against what TF_CONFIG names. A JobSet scaled from 2
+    /// to 3 workers after export runs 4 pods whose TF_CONFIG names 3: not `ok: 4/3`.
+    #[test]
+    fn the_verdict_is_ok_only_for_every_replica_tf_config_names() {
+        let four: Vec<ReplicaProbe> = ["ps-0", "worker-0", "worker-1", "worker-2"]
+            .into_iter()
+            .map(passed)
+            .collect();
+        assert!(verdict("TFJob", "j", 4, &four).starts_with("ok: 4/4 replicas"));
+        let scaled = verdict("JobSet", "j", 3, &four);
+        assert!(
+            scaled.starts_with("4 pods run but their TF_CONFIG names 3 replicas"),
+            "{scaled}"
+        );
+        let short = verdict("TFJob", "j", 5, &four);
+        assert_eq!(short, "1 of 5 replicas have no pod to probe");
+    }
+
     /// The scripts as a real pod runs them: a real python3 and sh on this machine, an environ
     /// file written here, a listening socket and a refused port on 127.0.0.1, a local gateway.
     fn run(program: &str, script: &str, args: &[&str]) -> String {
