@@ -229,6 +229,29 @@ pub async fn read_log(
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
+/// Lines of a running replica read for its progress and its stalls: as many as a training log
+/// needs to show a step and what came after, each with the kubelet's time.
+pub const RECENT_LINES: i64 = 200;
+/// The most of those lines read (a server that ignores `limitBytes` is cut here too).
+pub const RECENT_BYTES: usize = 64 * 1024;
+
+/// The recent lines of `container` of `pod` ([`RECENT_LINES`], at most [`RECENT_BYTES`],
+/// `timestamps=true`): the one read `diagnose`, `get` and `wait` make of a running replica.
+pub async fn recent_lines(
+    api: &kube::Api<k8s_openapi::api::core::v1::Pod>,
+    pod: &str,
+    container: &str,
+) -> Result<String, kube::Error> {
+    let params = kube::api::LogParams {
+        container: Some(container.to_string()),
+        tail_lines: Some(RECENT_LINES),
+        timestamps: true,
+        limit_bytes: Some(RECENT_BYTES as i64),
+        ..kube::api::LogParams::default()
+    };
+    read_log(api, pod, &params, RECENT_BYTES).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

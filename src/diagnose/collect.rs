@@ -333,14 +333,7 @@ pub async fn read_last_logs(kube: &Kube, s: &mut Snapshot, budget: Budget) {
     let budget = budget.min(Budget::new(DECORATION));
     for (pod_name, container) in running_targets(&s.pods) {
         // The last lines, not only the last one: progress is read from them too (issue 49).
-        let params = LogParams {
-            container: Some(container),
-            tail_lines: Some(super::progress::TAIL_LINES),
-            timestamps: true,
-            limit_bytes: Some(RECENT_LOG_BYTES as i64),
-            ..LogParams::default()
-        };
-        let read = cluster::bounded::read_log(&pods_api, &pod_name, &params, RECENT_LOG_BYTES);
+        let read = cluster::bounded::recent_lines(&pods_api, &pod_name, &container);
         match budget.attempt(read).await {
             Some(Ok(text)) => {
                 s.recent_log.insert(pod_name, scrub(&text, &[]));
@@ -357,9 +350,6 @@ pub async fn read_last_logs(kube: &Kube, s: &mut Snapshot, budget: Budget) {
 /// The most of one log `diagnose` reads for its excerpt (the last lines it asks for are far
 /// less; a server that ignores `limitBytes` is cut here).
 const LOG_EXCERPT_BYTES: usize = 256 * 1024;
-
-/// The most of one running replica's recent lines read for its progress and last line.
-const RECENT_LOG_BYTES: usize = 64 * 1024;
 
 /// Running pods whose last log line's age is read: at most this many.
 pub const MAX_LAST_LOG: usize = 8;

@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::model::TFJob;
 pub use checks::QueueFacts;
 
-pub use collect::{collect, collect_within, job_name, outcome, read_last_logs};
+pub use collect::{MAX_LAST_LOG, collect, collect_within, job_name, outcome, read_last_logs};
 
 /// The CRD and operator facts come from [`crate::cluster`], which owns them for every command.
 pub use crate::cluster::{CrdState, OperatorState};
@@ -78,7 +78,7 @@ pub struct Snapshot {
     pub max_restarts: u32,
     /// Nodes of the job's pods that are not Ready (or gone), with why (issue 37).
     pub nodes_not_ready: BTreeMap<String, String>,
-    /// Running pod name → the last [`progress::TAIL_LINES`] lines of its training container,
+    /// Running pod name → the last [`crate::cluster::bounded::RECENT_LINES`] lines of its training container,
     /// timestamped (`tailLines=200&timestamps=true`, one request each, a few pods at most): its
     /// last line's age and its progress are read from them.
     pub recent_log: BTreeMap<String, String>,

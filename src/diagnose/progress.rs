@@ -20,9 +20,6 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 use regex::Regex;
 
-/// Lines of each replica's log `diagnose` and `get` read for progress (with their timestamps).
-pub const TAIL_LINES: i64 = 200;
-
 /// A replica whose step has not moved for this long, while a peer's has, is stalled.
 pub const STALL_AFTER: Duration = Duration::from_secs(10 * 60);
 

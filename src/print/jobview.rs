@@ -360,6 +360,8 @@ pub struct GetView<'a> {
     pub job: &'a TFJob,
     /// The job's row of `list`, with its reasons ([`job_row`] and the callers' marks).
     pub row: JobRow,
+    /// Where each running worker is (`Worker-0`, `step 120/1,000 …`), read from its lines.
+    pub progress: Vec<(String, String)>,
     pub pods: &'a [PodRow],
     /// (name, cluster IP, ports).
     pub services: Vec<(String, String, String)>,

@@ -127,6 +127,10 @@ fn describe(v: &GetView) -> String {
     s.push_str(&format!("Replicas:   {}\n", row.replicas));
     s.push_str(&format!("Restarts:   {}\n", row.restarts));
     s.push_str(&format!("GPUs:       {}\n", row.gpus));
+    for (i, (replica, at)) in v.progress.iter().enumerate() {
+        let head = if i == 0 { "Progress:" } else { "" };
+        s.push_str(&format!("{head:<12}{replica} {at}\n"));
+    }
 
     s.push_str("\nConditions:\n");
     let conds = job

@@ -66,6 +66,17 @@ fn diagnose_shows_each_replicas_step_loss_and_epoch_from_its_log() {
     // Nothing has stalled: the lines are seconds old.
     assert!(!text.contains("no step for"), "{text}");
 
+    // get says the same (issue 49), one line per worker.
+    let get = tfjob(&c, &["get", "prog"]);
+    get.expect_code(0);
+    assert!(
+        get.stdout.contains(
+            "Progress:   Worker-0 step 620/5,000, epoch 2/10, loss 0.4123\n            Worker-1 step 225 (12.5/s), loss 0.123\n            Worker-2 step 300/1,000, epoch 2/4, loss 0.3\n"
+        ),
+        "{}",
+        get.stdout
+    );
+
     let run = tfjob(&c, &["diagnose", "prog", "-o", "json"]);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["progress"].as_array().map(Vec::len), Some(3), "{v:#}");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod as FullPod;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, LogParams};
+use kube::api::Api;
 
 use crate::cluster::budget::Budget;
 use crate::cluster::pod::{Pod, PodFacts};
@@ -17,10 +17,7 @@ use crate::diagnose::failure::{self, ReplicaFailure};
 use crate::model::DEFAULT_CONTAINER_NAME;
 
 /// Replicas looked at, the first ones in the operator's order: as many as `diagnose` reads.
-const MAX_LOOKED: usize = 8;
-/// Lines and bytes read of each, as `diagnose` reads a running replica's recent lines.
-const TAIL_LINES: i64 = 200;
-const TAIL_BYTES: usize = 64 * 1024;
+const MAX_LOOKED: usize = crate::diagnose::MAX_LAST_LOG;
 
 /// What the look found.
 #[derive(Debug, Default)]
@@ -90,14 +87,8 @@ pub async fn look(
     let mut look = Look::default();
     let now = Timestamp::now();
     for pod in running.iter().take(MAX_LOOKED) {
-        let params = LogParams {
-            container: Some(main_container(pod)),
-            tail_lines: Some(TAIL_LINES),
-            timestamps: true,
-            limit_bytes: Some(TAIL_BYTES as i64),
-            ..LogParams::default()
-        };
-        let read = cluster::bounded::read_log(&api, pod.pod_name(), &params, TAIL_BYTES);
+        let container = main_container(pod);
+        let read = cluster::bounded::recent_lines(&api, pod.pod_name(), &container);
         let Some(Ok(log)) = budget.attempt(read).await else {
             look.unread += 1;
             continue;
