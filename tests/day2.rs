@@ -734,10 +734,14 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     .unwrap();
     assert_eq!(
         n_small,
-        4 + 3,
-        "job, pods, services, the job's events, 3 pods' events"
+        4 + 3 + 2,
+        "job, pods, services, the job's events, 3 pods' events, 2 workers' recent lines"
     );
-    assert_eq!(c.requests().len() - before, 4 + 7, "7 pods' events");
+    assert_eq!(
+        c.requests().len() - before,
+        4 + 7 + 6,
+        "7 pods' events, 6 workers' recent lines (at most 8)"
+    );
 
     let (out, mut e) = (Buf::default(), Buf::default());
     let mut o = out.clone();
