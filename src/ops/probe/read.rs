@@ -1,0 +1,323 @@
+//! What `probe` reads of the cluster: the job (or the exported JobSet) with its pods, the
+//! TF_CONFIG each replica should see, the facts that name a peer's failure (Services, pod
+//! readiness, declared ports, NetworkPolicies) and the gateway Secret's fingerprint.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::{Api, ListParams};
+use serde_json::Value;
+
+use super::judge::not_running;
+use crate::cluster::{self, Kube};
+use crate::diagnose::inpod::{self, PeerFacts};
+use crate::error::{Error, Result};
+use crate::model::{self, TFJob};
+
+/// What is probed, read from the cluster.
+pub(super) struct Subject {
+    /// The TFJob (None for a JobSet).
+    pub(super) job: Option<TFJob>,
+    pub(super) pods: Vec<Pod>,
+    /// The Services peers' names go through (None: not readable).
+    pub(super) services: Option<Vec<Service>>,
+    /// The TF_CONFIG each replica (`worker-1`) should see.
+    pub(super) expected: BTreeMap<String, Value>,
+    /// How many replicas the job has.
+    pub(super) total: usize,
+}
+
+pub(super) async fn read_tfjob(kube: &Kube, ns: &str, name: &str) -> Result<Subject> {
+    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
+    let job = cluster::retry(kube, || jobs.get_opt(name))
+        .await
+        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+    let Some(job) = job else {
+        return Err(cluster::notfound::tfjob(kube, ns, name).await);
+    };
+    let by_job = ListParams::default().labels(&format!("{}={name}", model::LABEL_JOB_NAME));
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
+    let pods = cluster::retry(kube, || pods_api.list(&by_job))
+        .await
+        .map_err(|e| Error::kube(format!("listing the pods of tfjob {name}"), e))?
+        .items;
+    // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
+    let services: Option<Vec<Service>> = {
+        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
+        cluster::retry(kube, || api.list(&by_job))
+            .await
+            .ok()
+            .map(|l| l.items)
+    };
+    let expected = expected_tf_configs(&job, ns);
+    let total = job
+        .replica_types()
+        .iter()
+        .map(|t| job.replicas(*t).max(0) as usize)
+        .sum();
+    Ok(Subject {
+        job: Some(job),
+        pods,
+        services,
+        expected,
+        total,
+    })
+}
+
+/// A JobSet that `export --to jobset` made: its pods by JobSet's label, the headless Service
+/// its pods' subdomain names, and the TF_CONFIG the export wrote into each pod's template,
+/// expanded as the kubelet expands it for that pod (`jobset::tfconfig::expand`).
+pub(super) async fn read_jobset(
+    kube: &Kube,
+    ns: &str,
+    name: &str,
+    container: &str,
+) -> Result<Subject> {
+    use crate::pipeline::jobset::model::JobSet;
+    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), ns);
+    let js = cluster::retry(kube, || api.get_opt(name))
+        .await
+        .map_err(|e| Error::kube(format!("reading jobset {name}"), e))?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "jobsets.jobset.x-k8s.io \"{name}\" not found in namespace {ns}"
+            ))
+        })?;
+    crate::ops::jobset_day2::ours(js, ns)?;
+    let by_js = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
+    let pods = cluster::retry(kube, || pods_api.list(&by_js))
+        .await
+        .map_err(|e| Error::kube(format!("listing the pods of jobset {name}"), e))?
+        .items;
+    let subdomain = pods
+        .iter()
+        .find_map(|p| p.spec.as_ref()?.subdomain.clone())
+        .unwrap_or_else(|| name.to_string());
+    let services: Option<Vec<Service>> = {
+        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
+        cluster::retry(kube, || api.get_opt(&subdomain))
+            .await
+            .ok()
+            .map(|s| s.into_iter().collect())
+    };
+    let expected: BTreeMap<String, Value> = pods
+        .iter()
+        .filter_map(|p| Some((replica_of(p), exported_tf_config(p, container, ns)?)))
+        .collect();
+    let total = expected
+        .values()
+        .next()
+        .map(|v| inpod::cluster_hosts(v).len())
+        .unwrap_or(pods.len());
+    Ok(Subject {
+        job: None,
+        pods,
+        services,
+        expected,
+        total,
+    })
+}
+
+/// The TF_CONFIG a JobSet pod's template gives `container`, with the `$(VAR)` references the
+/// export wrote expanded from the variables declared before it (literals, and the fieldRefs to
+/// the pod's own name, namespace, labels and annotations), as the kubelet does.
+pub(super) fn exported_tf_config(pod: &Pod, container: &str, ns: &str) -> Option<Value> {
+    let env = pod
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == container)?
+        .env
+        .clone()?;
+    let at = env.iter().position(|e| e.name == "TF_CONFIG")?;
+    let template = env[at].value.clone()?;
+    let meta = &pod.metadata;
+    let value_of = |e: &k8s_openapi::api::core::v1::EnvVar| -> Option<String> {
+        if let Some(v) = &e.value {
+            return Some(v.clone());
+        }
+        let path = e
+            .value_from
+            .as_ref()?
+            .field_ref
+            .as_ref()?
+            .field_path
+            .clone();
+        let key = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .and_then(|r| r.strip_suffix("']"))
+                .map(str::to_string)
+        };
+        match path.as_str() {
+            "metadata.name" => meta.name.clone(),
+            "metadata.namespace" => Some(meta.namespace.clone().unwrap_or_else(|| ns.into())),
+            _ => {
+                if let Some(k) = key("metadata.annotations['") {
+                    meta.annotations.as_ref()?.get(&k).cloned()
+                } else if let Some(k) = key("metadata.labels['") {
+                    meta.labels.as_ref()?.get(&k).cloned()
+                } else {
+                    None
+                }
+            }
+        }
+    };
+    let declared = &env[..at];
+    let value = crate::pipeline::jobset::tfconfig::expand(&template, |name| {
+        declared
+            .iter()
+            .rev()
+            .find(|e| e.name == name)
+            .and_then(value_of)
+    });
+    serde_json::from_str(&value).ok()
+}
+
+/// The TF_CONFIG the operator gives each replica (`worker-1` → JSON), as the one model of the
+/// operator's pods writes it; nothing for a job that is not distributed.
+pub(super) fn expected_tf_configs(job: &TFJob, ns: &str) -> BTreeMap<String, Value> {
+    let model = crate::operator_pods::expand(job).in_namespace(ns);
+    let mut out = BTreeMap::new();
+    for r in &model.replicas {
+        for i in 0..r.count.max(0) {
+            if let Some(v) = model
+                .tf_config(r, i)
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            {
+                out.insert(format!("{}-{i}", r.lower), v);
+            }
+        }
+    }
+    out
+}
+
+/// `worker-1`: the operator's replica labels, or a JobSet pod's replicatedJob and completion
+/// index (the export names each replicatedJob after its replica type).
+pub(super) fn replica_of(pod: &Pod) -> String {
+    let labels = pod.metadata.labels.clone().unwrap_or_default();
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+    match (
+        labels.get(model::LABEL_REPLICA_TYPE),
+        labels.get(model::LABEL_REPLICA_INDEX),
+    ) {
+        (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
+        _ => match (
+            labels.get(crate::pipeline::jobset::LABEL_REPLICATED_JOB),
+            annotations.get(crate::pipeline::jobset::COMPLETION_INDEX_ANNOTATION),
+        ) {
+            (Some(rjob), Some(i)) => format!("{rjob}-{i}"),
+            _ => pod.metadata.name.clone().unwrap_or_default(),
+        },
+    }
+}
+
+/// What the cluster says about a peer `<pod>.<ns>.svc:<port>`: its Service, its pod's
+/// readiness and declared ports, the NetworkPolicies that select it.
+pub(super) fn peer_facts(
+    to: &str,
+    ns: &str,
+    pods: &[Pod],
+    container: &str,
+    services: Option<&[Service]>,
+    policies: &[NetworkPolicy],
+) -> PeerFacts {
+    let host = to.rsplit_once(':').map(|(h, _)| h).unwrap_or(to);
+    let labels: Vec<&str> = host.split('.').collect();
+    // `<hostname>.<subdomain>.<ns>.svc` (a JobSet pod, through its subdomain's headless
+    // Service) or `<service>.<ns>.svc` (the operator names each replica's Service after its pod).
+    let by_hostname = labels.len() >= 4 && labels[3] == "svc";
+    let service = if by_hostname { labels[1] } else { labels[0] }.to_string();
+    let service_exists = services.map(|s| {
+        s.iter()
+            .any(|s| s.metadata.name.as_deref() == Some(service.as_str()))
+    });
+    let pod = pods.iter().find(|p| {
+        if by_hostname {
+            p.spec.as_ref().is_some_and(|s| {
+                s.hostname.as_deref() == Some(labels[0])
+                    && s.subdomain.as_deref() == Some(labels[1])
+            })
+        } else {
+            p.metadata.name.as_deref() == Some(service.as_str())
+        }
+    });
+    let pod_ready = pod.map(|p| {
+        p.status
+            .iter()
+            .flat_map(|s| s.conditions.iter().flatten())
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    });
+    let declared_ports = pod.map(|p| {
+        p.spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .flat_map(|c| c.ports.iter().flatten())
+            .map(|p| p.container_port)
+            .collect()
+    });
+    let labels = pod
+        .and_then(|p| p.metadata.labels.clone())
+        .unwrap_or_default();
+    let policies = policies
+        .iter()
+        .filter(|np| np.metadata.namespace.as_deref().unwrap_or(ns) == ns)
+        .filter(|np| {
+            // An empty podSelector selects every pod of the namespace.
+            np.spec.as_ref().is_some_and(|s| match &s.pod_selector {
+                None => true,
+                Some(sel) => {
+                    sel.match_labels
+                        .iter()
+                        .flatten()
+                        .all(|(k, v)| labels.get(k) == Some(v))
+                        && sel.match_expressions.as_ref().is_none_or(Vec::is_empty)
+                }
+            })
+        })
+        .filter_map(|np| np.metadata.name.clone())
+        .collect();
+    // The container probed in the replicas, judged in the peer as it is in them.
+    let pod_not_running = pod.and_then(|p| not_running(p, container));
+    PeerFacts {
+        service,
+        service_exists,
+        pod_ready,
+        pod_not_running,
+        declared_ports,
+        policies,
+    }
+}
+
+/// The first 8 hex digits of the SHA-256 of the key the pods' key variable comes from (the
+/// Secret's value now), or None when it cannot be read. The value itself is dropped here.
+pub(super) async fn secret_fingerprint(
+    kube: &Kube,
+    ns: &str,
+    pods: &[Pod],
+    container: &str,
+    key_var: &str,
+) -> Option<String> {
+    let (secret, key) = pods
+        .iter()
+        .flat_map(|p| p.spec.iter().flat_map(|s| s.containers.iter()))
+        .filter(|c| c.name == container)
+        .flat_map(|c| c.env.iter().flatten())
+        .filter(|e| e.name == key_var)
+        .find_map(|e| {
+            let r = e.value_from.as_ref()?.secret_key_ref.as_ref()?;
+            Some((r.name.clone(), r.key.clone()))
+        })?;
+    let api: Api<Secret> = Api::namespaced(kube.client.clone(), ns);
+    let s = cluster::retry(kube, || api.get_opt(&secret)).await.ok()??;
+    let value = s.data.as_ref()?.get(&key)?;
+    Some(fingerprint(&value.0))
+}
+
+/// SHA-256's first 8 hex digits, as the in-pod scripts print it.
+pub(super) fn fingerprint(value: &[u8]) -> String {
+    let d = ring::digest::digest(&ring::digest::SHA256, value);
+    d.as_ref()[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
