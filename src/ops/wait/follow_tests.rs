@@ -1,5 +1,6 @@
 //! The pod watch against the project's test cluster, with its fault injection.
 
+use super::report::*;
 use super::*;
 use kube::runtime::reflector::Store;
 use serde_json::json;
