@@ -135,7 +135,7 @@ pub(super) fn image_problems(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>)
                 format!("cannot pull image {image} ({} pod{})", names.len(), plural(names.len())),
             )
             .next(format!(
-                "check that {image} exists and the tag is right (docker manifest inspect {image}); for a private registry add imagePullSecrets to the pod templates"
+                "check that {image} exists and the tag is right (docker manifest inspect {image}); for a private registry resubmit with --image-pull-secret NAME (the pod templates' imagePullSecrets)"
             ))
         };
         for m in messages.into_iter().take(3) {
@@ -293,8 +293,13 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
                 ),
             )
             .next(format!(
-                "give the {} replicas more memory (resources.limits.memory{}), or lower the batch size",
+                "give the {} replicas more memory (resubmit with {}, resources.limits.memory{}), or lower the batch size",
                 c.rtype,
+                // submit's per-role flags (values `workerMemory`, …); --memory for the rest.
+                match c.rtype.to_lowercase().as_str() {
+                    r @ ("worker" | "ps" | "chief" | "evaluator") => format!("--{r}-memory"),
+                    _ => "--memory".to_string(),
+                },
                 c.limit.as_deref().map(|l| format!(", now {l}")).unwrap_or_default()
             ))
         } else {
@@ -435,7 +440,9 @@ pub(super) fn gateway_unauthorized(s: &Snapshot, pods: &[Pod], out: &mut Vec<Fin
     }
     out.push(
         f.next(format!(
-            "store a valid key, checked against the gateway first: {fix}; containers read it when they (re)start, so delete the pods or resubmit the job"
+            "store a valid key, checked against the gateway first: {fix}; containers read it when they (re)start: then kubectl tfjob restart {} {}",
+            s.job_name,
+            ns_flags(s, &s.namespace)
         ))
         .replicas(hits.into_iter().map(|(p, _)| p).collect()),
     );

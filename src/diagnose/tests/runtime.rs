@@ -232,7 +232,9 @@ fn oom_killed_suggests_more_memory() {
     );
     let next = f.next_step.as_deref().unwrap();
     assert!(
-        next.contains("more memory (resources.limits.memory, now 4Gi)"),
+        next.contains(
+            "more memory (resubmit with --worker-memory, resources.limits.memory, now 4Gi)"
+        ),
         "{next}"
     );
 }
