@@ -39,6 +39,14 @@ fn row<'a>(run: &'a Run, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no row {name}:\n{}", run.stdout))
 }
 
+/// The first `error: …` line of stderr: the verdict, first replica to fail first.
+fn error_line(run: &Run) -> &str {
+    run.stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_default()
+}
+
 fn first_line(run: &Run) -> &str {
     run.stdout.lines().next().unwrap_or_default()
 }
@@ -55,11 +63,7 @@ fn a_lost_nodes_pods_are_named_by_the_taint_manager_in_every_command() {
         &args("wait tf-dist-train --for all-running --timeout 30s"),
     );
     wait.exit(4);
-    let line = wait
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("error: "))
-        .unwrap_or_default();
+    let line = error_line(&wait);
     assert!(
         line.starts_with("error: Worker-1: DeletionByTaintManager ("),
         "{}",
@@ -108,11 +112,7 @@ fn a_preemption_is_named_from_its_event_after_the_pod_is_gone() {
         &args("wait tf-dist-train --for succeeded --timeout 30s"),
     );
     wait.exit(4);
-    let line = wait
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("error: "))
-        .unwrap_or_default();
+    let line = error_line(&wait);
     assert!(
         line.starts_with("error: Worker-1: PreemptionByScheduler"),
         "{}",

@@ -4,11 +4,10 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::read::replica_of;
 use crate::cluster::podexec::Ended;
 use crate::diagnose::inpod::{ReplicaProbe, Status};
 use crate::error::{Error, Result};
-use crate::model::TFJob;
+use crate::model::{self, TFJob};
 
 /// `--api-env-prefix P` given: refuses (exit 2, before any exec) a prefix that no pod's
 /// container sets as `P_API_KEY` or `P_BASE_URL` and cannot take from `envFrom` either,
@@ -258,5 +257,25 @@ pub(super) fn exec_problem(ended: &Ended, stderr: &str) -> String {
             "the check exited {code}: {}",
             stderr.lines().last().unwrap_or("").trim()
         ),
+    }
+}
+
+/// `worker-1`: the operator's replica labels, or a JobSet pod's replicatedJob and completion
+/// index (the export names each replicatedJob after its replica type).
+pub(super) fn replica_of(pod: &Pod) -> String {
+    let labels = pod.metadata.labels.clone().unwrap_or_default();
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+    match (
+        labels.get(model::LABEL_REPLICA_TYPE),
+        labels.get(model::LABEL_REPLICA_INDEX),
+    ) {
+        (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
+        _ => match (
+            labels.get(crate::pipeline::jobset::LABEL_REPLICATED_JOB),
+            annotations.get(crate::pipeline::jobset::COMPLETION_INDEX_ANNOTATION),
+        ) {
+            (Some(rjob), Some(i)) => format!("{rjob}-{i}"),
+            _ => pod.metadata.name.clone().unwrap_or_default(),
+        },
     }
 }

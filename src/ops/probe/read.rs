@@ -9,7 +9,7 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
 
-use super::judge::not_running;
+use super::judge::{not_running, replica_of};
 use crate::cluster::{self, Kube};
 use crate::diagnose::inpod::{self, PeerFacts};
 use crate::error::{Error, Result};
@@ -192,26 +192,6 @@ pub(super) fn expected_tf_configs(job: &TFJob, ns: &str) -> BTreeMap<String, Val
         }
     }
     out
-}
-
-/// `worker-1`: the operator's replica labels, or a JobSet pod's replicatedJob and completion
-/// index (the export names each replicatedJob after its replica type).
-pub(super) fn replica_of(pod: &Pod) -> String {
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
-    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
-    match (
-        labels.get(model::LABEL_REPLICA_TYPE),
-        labels.get(model::LABEL_REPLICA_INDEX),
-    ) {
-        (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
-        _ => match (
-            labels.get(crate::pipeline::jobset::LABEL_REPLICATED_JOB),
-            annotations.get(crate::pipeline::jobset::COMPLETION_INDEX_ANNOTATION),
-        ) {
-            (Some(rjob), Some(i)) => format!("{rjob}-{i}"),
-            _ => pod.metadata.name.clone().unwrap_or_default(),
-        },
-    }
 }
 
 /// What the cluster says about a peer `<pod>.<ns>.svc:<port>`: its Service, its pod's
