@@ -154,5 +154,20 @@ PY
 else
   echo "skipped: $ref/article-tfjob.yaml not present"
 fi
+
+echo "## 7. detection latency on a real kube-apiserver 1.36.2 (../shared/cluster/realk8s), alternating"
+if [ -x "$root/../shared/cluster/install.sh" ]; then
+  real="$root/target/k8s"
+  [ -x "$real/bin/kube-apiserver" ] || "$root/../shared/cluster/install.sh" "$real" >/dev/null
+  # Ports of its own, beside a real node's control plane on the defaults.
+  export REALK8S="$real" APISERVER_PORT=16443 ETCD_PORT=12379 ETCD_PEER_PORT=12380 SCHEDULER_PORT=20259 CONTROLLER_MANAGER_PORT=20257
+  RESET=1 "$root/../shared/cluster/realk8s/up.sh" >/dev/null
+  "$real/bin/kubectl" --kubeconfig "$real/kubeconfig" apply --server-side -f "$ref/kubeflow.org_tfjobs.yaml" >/dev/null
+  "$real/bin/kubectl" --kubeconfig "$real/kubeconfig" wait --for=condition=Established crd/tfjobs.kubeflow.org >/dev/null
+  "$real/venv/bin/python" "$root/bench/real_wait.py" "$bin" "$kc_new" "$real/kubeconfig" "${BENCH_RUNS:-20}"
+  "$root/../shared/cluster/realk8s/down.sh" >/dev/null
+else
+  echo "skipped: ../shared/cluster is not present"
+fi
 } 2>&1 | tee "$log"
 echo "raw output: $log"
