@@ -262,6 +262,9 @@ pub async fn list(
             let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
             let mut rows = rows(&typed_jobs, &pods, Timestamp::now());
             mark_queued(kube, &typed_jobs, &mut rows).await;
+            if wide {
+                mark_progress(kube, &pods, &mut rows).await;
+            }
             for (r, j) in rows.iter_mut().zip(&jobs) {
                 if invalid_age.contains(&(j.namespace().unwrap_or_default(), j.name_any())) {
                     r.age = "<invalid>".into();
@@ -303,6 +306,34 @@ pub async fn list(
         watch(kube, &api, namespace, opts, rv, widths, out).await?;
     }
     Ok(())
+}
+
+/// Running jobs whose first worker's recent lines `list -o wide` reads for PROGRESS.
+const PROGRESS_ASKED: usize = 20;
+
+/// `-o wide`'s PROGRESS (issue 49): where the first running worker (or chief) of each running
+/// job is, `Worker-0 step 620/5,000`, read from its recent lines as `get` and `diagnose` read
+/// them; at most [`PROGRESS_ASKED`] jobs within the 2 s decoration budget, `-` for the rest.
+async fn mark_progress(kube: &Kube, pods: &[PodRow], rows: &mut [JobRow]) {
+    let budget = super::get::decoration(kube);
+    let mut asked = 0;
+    for row in rows.iter_mut() {
+        if row.state != "Running" || asked >= PROGRESS_ASKED {
+            continue;
+        }
+        let mine: Vec<&PodRow> = pods
+            .iter()
+            .filter(|p| p.namespace == row.namespace && p.job() == Some(row.name.as_str()))
+            .collect();
+        asked += 1;
+        if let Some((replica, at)) = super::get::progress(kube, &mine, 1, true, &budget)
+            .await
+            .into_iter()
+            .next()
+        {
+            row.progress = format!("{replica} {at}");
+        }
+    }
 }
 
 /// How many Queued jobs `list` asks Kueue about (one Workload list each); the rest keep

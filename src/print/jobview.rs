@@ -259,6 +259,8 @@ pub struct JobRow {
     pub gpus: i64,
     /// Distinct nodes of its pods (wide).
     pub nodes: String,
+    /// Where its first running worker is (wide): `Worker-0 step 620/5,000`, or `-`.
+    pub progress: String,
     /// The first replica not Running/Completed, with kubectl's STATUS (wide).
     pub reason: String,
 }
@@ -345,6 +347,7 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
         } else {
             nodes.join(",")
         },
+        progress: "-".into(),
         reason: stuck
             .first()
             .map(|(l, r)| format!("{l}: {r}"))

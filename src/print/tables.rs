@@ -68,6 +68,7 @@ pub fn row_cells(r: &JobRow, all_namespaces: bool, wide: bool) -> Vec<String> {
     // REASON by default (issue 46): the State column says Running while a replica crash-loops.
     if wide {
         v.push(r.nodes.clone());
+        v.push(r.progress.clone());
     }
     v.push(r.reason.clone());
     v
@@ -83,7 +84,7 @@ pub fn list_headers(all_namespaces: bool, wide: bool) -> Vec<&'static str> {
         "NAME", "STATE", "AGE", "DURATION", "REPLICAS", "RESTARTS", "GPUS",
     ]);
     if wide {
-        h.push("NODES");
+        h.extend(["NODES", "PROGRESS"]);
     }
     h.push("REASON");
     h

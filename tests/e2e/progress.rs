@@ -66,6 +66,19 @@ fn diagnose_shows_each_replicas_step_loss_and_epoch_from_its_log() {
     // Nothing has stalled: the lines are seconds old.
     assert!(!text.contains("no step for"), "{text}");
 
+    // list -o wide: where the first worker is, one cell per job.
+    let list = tfjob(&c, &["list", "-o", "wide"]);
+    list.expect_code(0);
+    assert!(
+        list.stdout.lines().next().unwrap_or_default().contains("NODES    PROGRESS"),
+        "{}",
+        list.stdout
+    );
+    assert!(
+        list.stdout.contains("Worker-0 step 620/5,000"),
+        "{}",
+        list.stdout
+    );
     // get says the same (issue 49), one line per worker.
     let get = tfjob(&c, &["get", "prog"]);
     get.expect_code(0);
