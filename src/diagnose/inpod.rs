@@ -66,7 +66,7 @@ pub struct ProbeReport {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaProbe {
-    /// `worker-1`.
+    /// `Worker-1` (the replica type as the operator names it, as `diagnose` and `wait` label replicas).
     pub replica: String,
     pub pod: String,
     /// `Running`, or why it was not probed (`Pending`, `Succeeded`, a waiting reason…).

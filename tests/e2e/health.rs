@@ -293,7 +293,7 @@ fn a_crash_looping_replica_is_not_running_for_probe_or_wait() {
     let probe = tfjob(&c, &args("probe tf-dist-train"));
     probe.exit(3);
     assert!(
-        first_line(&probe).starts_with("worker-1: not probed: "),
+        first_line(&probe).starts_with("Worker-1: not probed: "),
         "{}",
         probe.stdout
     );

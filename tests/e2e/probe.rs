@@ -98,7 +98,7 @@ fn the_articles_job_passes_every_check_from_every_replica() {
         .iter()
         .map(|r| r["replica"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["ps-0", "worker-0", "worker-1", "worker-2"]);
+    assert_eq!(names, ["PS-0", "Worker-0", "Worker-1", "Worker-2"]);
     for r in replicas {
         assert_eq!(r["probed"], true, "{r:#}");
         assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
@@ -130,7 +130,7 @@ fn the_articles_job_passes_every_check_from_every_replica() {
             "{}",
             text.stdout
         );
-        text.stdout_has("\nworker-2 (pod tf-dist-train-worker-2): Running\n");
+        text.stdout_has("\nWorker-2 (pod tf-dist-train-worker-2): Running\n");
         text.stdout_has("Peers (from ↓, to →)");
     }
     no_key_in_exec_commands(&c);
@@ -152,7 +152,7 @@ fn a_key_rotated_after_the_pods_started_says_restart_the_job() {
     let (code, v, _) = probe_json(&c);
     assert_eq!(code, 4, "{v:#}");
     let verdict = v["verdict"].as_str().unwrap();
-    assert!(verdict.starts_with("ps-0: "), "{verdict}");
+    assert!(verdict.starts_with("PS-0: "), "{verdict}");
     assert!(
         verdict.contains("401") && verdict.contains("restart the job"),
         "{verdict}"
@@ -167,7 +167,7 @@ fn a_key_rotated_after_the_pods_started_says_restart_the_job() {
         .collect();
     assert_eq!(gateway.len(), 1, "{}", text.stdout);
     assert!(
-        gateway[0].ends_with("(ps-0, worker-0, worker-1, worker-2)"),
+        gateway[0].ends_with("(PS-0, Worker-0, Worker-1, Worker-2)"),
         "{}",
         text.stdout
     );
@@ -198,7 +198,7 @@ fn a_deleted_headless_service_is_named_from_every_replica() {
     // A column that fails from every replica is the target's fault, named as such (issue 46),
     // not the first source's.
     assert!(
-        verdict.starts_with("worker-1: not reachable from any replica ")
+        verdict.starts_with("Worker-1: not reachable from any replica ")
             && verdict.contains("headless Service tf-dist-train-worker-1 is missing"),
         "{verdict}"
     );
@@ -255,7 +255,7 @@ fn an_istio_sidecar_is_named_with_the_annotation_that_keeps_it_out() {
     assert_eq!(code, 4, "{v:#}");
     let verdict = v["verdict"].as_str().unwrap();
     assert!(
-        verdict.starts_with("worker-0: ")
+        verdict.starts_with("Worker-0: ")
             && verdict.contains("istio")
             && verdict.contains("sidecar.istio.io/inject"),
         "{verdict}"
@@ -458,7 +458,7 @@ fn diagnose_with_probe_adds_the_in_pod_layer_after_the_runtime_layer() {
     assert_eq!(f["verdict"], "fail", "{f:#}");
     let summary = f["summary"].as_str().unwrap();
     assert!(
-        summary.starts_with("ps-0: ") && summary.contains("the gateway rejects this key"),
+        summary.starts_with("PS-0: ") && summary.contains("the gateway rejects this key"),
         "{f:#}"
     );
     assert!(
@@ -503,7 +503,7 @@ fn diagnose_with_probe_says_why_it_did_not_probe_while_a_replica_waits() {
         .unwrap_or_else(|| panic!("no in-pod finding: {d:#}"));
     let summary = f["summary"].as_str().unwrap();
     assert!(
-        summary.starts_with("not probed: worker-") && summary.contains("Pending"),
+        summary.starts_with("not probed: Worker-") && summary.contains("Pending"),
         "{f:#}"
     );
     assert_eq!(f["verdict"], "info", "{f:#}");
@@ -605,7 +605,7 @@ fn gateway_chat_sends_one_completion_and_checks_its_choices() {
     run.exit(0);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     let replicas = v["replicas"].as_array().unwrap();
-    assert_eq!(replicas[0]["replica"], "ps-0");
+    assert_eq!(replicas[0]["replica"], "PS-0");
     assert_eq!(replicas[0]["gatewayChat"]["status"], "pass", "{v:#}");
     assert!(
         replicas[0]["gatewayChat"]["detail"]
@@ -666,7 +666,7 @@ fn a_jobset_exported_from_the_articles_job_is_probed_as_the_export_wrote_it() {
         .iter()
         .map(|r| r["replica"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["ps-0", "worker-0", "worker-1", "worker-2"]);
+    assert_eq!(names, ["PS-0", "Worker-0", "Worker-1", "Worker-2"]);
     for r in replicas {
         assert_eq!(r["tfConfig"]["status"], "pass", "{r:#}");
         let peers = r["peers"].as_array().unwrap();
@@ -710,7 +710,7 @@ fn a_jobset_replica_without_tf_config_names_the_jobset_template() {
     let v: Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("-o json is JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
     let r = &v["replicas"][0];
-    assert_eq!(r["replica"], "worker-0", "{v:#}");
+    assert_eq!(r["replica"], "Worker-0", "{v:#}");
     assert_eq!(r["tfConfig"]["status"], "notChecked", "{r:#}");
     let detail = r["tfConfig"]["detail"].as_str().unwrap();
     assert!(
@@ -759,7 +759,7 @@ fn probe_counts_the_gpus_each_worker_sees_against_its_request() {
     let (code, v, _) = probe_json(&c);
     assert_eq!(code, 0, "{v:#}");
     for r in v["replicas"].as_array().unwrap() {
-        if r["replica"] == "ps-0" {
+        if r["replica"] == "PS-0" {
             assert!(r.get("gpus").is_none(), "{r:#}");
         } else {
             assert_eq!(r["gpus"]["status"], "pass", "{r:#}");
@@ -819,7 +819,7 @@ fn probe_with_a_pending_replica_names_it_with_the_schedulers_words_exit_3() {
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     let verdict = run.stdout.lines().next().unwrap_or_default();
     assert!(
-        verdict.starts_with("worker-") && verdict.contains("not probed: Pending (Unschedulable: "),
+        verdict.starts_with("Worker-") && verdict.contains("not probed: Pending (Unschedulable: "),
         "{}",
         run.stdout
     );

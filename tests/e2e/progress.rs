@@ -70,7 +70,11 @@ fn diagnose_shows_each_replicas_step_loss_and_epoch_from_its_log() {
     let list = tfjob(&c, &["list", "-o", "wide"]);
     list.expect_code(0);
     assert!(
-        list.stdout.lines().next().unwrap_or_default().contains("NODES    PROGRESS"),
+        list.stdout
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("NODES    PROGRESS"),
         "{}",
         list.stdout
     );

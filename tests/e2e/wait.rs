@@ -174,7 +174,7 @@ fn failed_job_ends_the_wait_with_the_operator_message() {
         run.stderr
             .contains("has failed because 1 Worker replica(s) failed")
             || run.stderr.contains(
-                "worker-1 (pod tf-dist-train-worker-1) failed with exit code 1, Error; restartPolicy Never does not restart it"
+                "Worker-1 (pod tf-dist-train-worker-1) failed with exit code 1, Error; restartPolicy Never does not restart it"
             ),
         "{}",
         run.stderr
@@ -553,7 +553,7 @@ fn replicas_that_each_crash_then_run_end_submit_wait_with_success() {
     run.exit(0);
     run.stdout_has("condition met");
     // Each restart is shown (the count depends on which statuses the watch delivered apart).
-    for replica in ["ps-0", "worker-0", "worker-1", "worker-2"] {
+    for replica in ["PS-0", "Worker-0", "Worker-1", "Worker-2"] {
         assert!(
             run.stderr
                 .contains(&format!("{replica} restarted (exit 1), ")),
@@ -575,9 +575,9 @@ fn a_replica_that_fails_on_every_start_ends_submit_wait_with_4() {
     );
     run.exit(4);
     for part in [
-        "worker-1 (pod tf-dist-train-worker-1) is crash-looping: container tensorflow restarted ",
+        "Worker-1 (pod tf-dist-train-worker-1) is crash-looping: container tensorflow restarted ",
         "during the wait, last exit code 1 (Error) (--max-restarts 3)",
-        "worker-1 restarted (exit 1), ",
+        "Worker-1 restarted (exit 1), ",
     ] {
         assert!(run.stderr.contains(part), "{part:?}: {}", run.stderr);
     }
@@ -767,7 +767,7 @@ fn a_crash_loop_is_reported_when_no_log_can_be_read() {
     tfjob(&c, &submit_args(&[])).expect_code(0);
     let run = tfjob(&c, &args("wait tf-dist-train --for succeeded --timeout 2m"));
     run.exit(4);
-    run.stderr_has("worker-1 (pod tf-dist-train-worker-1) is crash-looping");
+    run.stderr_has("Worker-1 (pod tf-dist-train-worker-1) is crash-looping");
     run.stderr_has("the kubelet could not serve the log of pod tf-dist-train-worker-1");
     assert!(!run.stderr.contains("its last log lines"), "{}", run.stderr);
     let log_reads = c
@@ -807,5 +807,5 @@ fn logs_follow_ends_as_wait_does_a_restart_is_shown_a_crash_loop_is_4() {
     tfjob(&c, &submit_args(&[])).expect_code(0);
     let run = tfjob(&c, &args("logs tf-dist-train -f --timeout 2m"));
     run.exit(4);
-    run.stderr_has("worker-1 (pod tf-dist-train-worker-1) is crash-looping");
+    run.stderr_has("Worker-1 (pod tf-dist-train-worker-1) is crash-looping");
 }

@@ -178,7 +178,7 @@ fn a_crash_loop_is_named_as_the_real_kubelet_shows_it() {
         }
         let probe = tfjob(plane, &["-n", &ns, "probe", "crash", "--timeout", "60s"]);
         assert_eq!(probe.code, 3, "{}", probe.all());
-        assert!(probe.stdout.lines().next().unwrap_or_default().starts_with("worker-0: not probed: "), "{}", probe.all());
+        assert!(probe.stdout.lines().next().unwrap_or_default().starts_with("Worker-0: not probed: "), "{}", probe.all());
         let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
     })
 }

@@ -4,6 +4,7 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
+use crate::cluster::pod::canonical_replica_type;
 use crate::cluster::podexec::Ended;
 use crate::diagnose::inpod::{ReplicaProbe, Status};
 use crate::error::{Error, Result};
@@ -67,7 +68,7 @@ pub fn valid_model(model: &str) -> bool {
 pub(super) fn waiting_for(job: &TFJob, pods: &[Pod], container: &str) -> Option<String> {
     for t in job.replica_types() {
         for i in 0..job.replicas(t).max(0) {
-            let replica = format!("{}-{i}", t.lower());
+            let replica = format!("{}-{i}", t.as_str());
             match pods.iter().find(|p| replica_of(p) == replica) {
                 None => return Some(format!("{replica} has no pod yet")),
                 Some(p) => {
@@ -260,7 +261,7 @@ pub(super) fn exec_problem(ended: &Ended, stderr: &str) -> String {
     }
 }
 
-/// `worker-1`: the operator's replica labels, or a JobSet pod's replicatedJob and completion
+/// `Worker-1`: the operator's replica labels, or a JobSet pod's replicatedJob and completion
 /// index (the export names each replicatedJob after its replica type).
 pub(super) fn replica_of(pod: &Pod) -> String {
     let labels = pod.metadata.labels.clone().unwrap_or_default();
@@ -269,12 +270,12 @@ pub(super) fn replica_of(pod: &Pod) -> String {
         labels.get(model::LABEL_REPLICA_TYPE),
         labels.get(model::LABEL_REPLICA_INDEX),
     ) {
-        (Some(t), Some(i)) => format!("{}-{i}", t.to_lowercase()),
+        (Some(t), Some(i)) => format!("{}-{i}", canonical_replica_type(t)),
         _ => match (
             labels.get(crate::pipeline::jobset::LABEL_REPLICATED_JOB),
             annotations.get(crate::pipeline::jobset::COMPLETION_INDEX_ANNOTATION),
         ) {
-            (Some(rjob), Some(i)) => format!("{rjob}-{i}"),
+            (Some(rjob), Some(i)) => format!("{}-{i}", canonical_replica_type(rjob)),
             _ => pod.metadata.name.clone().unwrap_or_default(),
         },
     }

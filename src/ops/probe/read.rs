@@ -187,7 +187,7 @@ pub(super) fn expected_tf_configs(job: &TFJob, ns: &str) -> BTreeMap<String, Val
                 .tf_config(r, i)
                 .and_then(|t| serde_json::from_str::<Value>(&t).ok())
             {
-                out.insert(format!("{}-{i}", r.lower), v);
+                out.insert(format!("{}-{i}", r.type_name), v);
             }
         }
     }

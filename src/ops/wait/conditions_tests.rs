@@ -325,7 +325,7 @@ fn a_restart_is_shown_and_starts_the_settle_window_again_but_is_not_a_failure() 
         ),
         Outcome::Waiting
     );
-    assert_eq!(t.take_notes(), ["worker-1 restarted (exit 1), 1\u{d7}"]);
+    assert_eq!(t.take_notes(), ["Worker-1 restarted (exit 1), 1\u{d7}"]);
     // Running again: the window starts from here, so 5s after t0 is not enough.
     let t2 = t0.after(Duration::from_secs(2));
     let again = pods(running_since("2026-01-01T00:00:02Z", 1));
@@ -377,8 +377,8 @@ fn a_crash_loop_is_max_restarts_of_one_container_during_the_wait() {
     assert_eq!(
         t.take_notes(),
         [
-            "worker-0 restarted (exit 2), 1\u{d7}",
-            "worker-0 restarted (exit 2), 2\u{d7}"
+            "Worker-0 restarted (exit 2), 1\u{d7}",
+            "Worker-0 restarted (exit 2), 2\u{d7}"
         ]
     );
     match ev(
@@ -391,7 +391,7 @@ fn a_crash_loop_is_max_restarts_of_one_container_during_the_wait() {
     ) {
         Outcome::Fatal(m) => {
             for part in [
-                "worker-0 (pod tf-worker-0) is crash-looping",
+                "Worker-0 (pod tf-worker-0) is crash-looping",
                 "restarted 3\u{d7} in 60.0s during the wait",
                 "last exit code 2 (Error)",
                 "(--max-restarts 3)",
@@ -442,7 +442,7 @@ fn backoff_limit_takes_the_place_of_max_restarts_and_recreated_pods_count() {
         ev(WaitFor::Succeeded, &j, &b, &mut t, LIMITS, t0),
         Outcome::Waiting
     );
-    assert_eq!(t.take_notes(), ["worker-1 restarted (exit 137), 1\u{d7}"]);
+    assert_eq!(t.take_notes(), ["Worker-1 restarted (exit 137), 1\u{d7}"]);
     assert_eq!(
         ev(WaitFor::Succeeded, &j, &b_failed, &mut t, LIMITS, t0),
         Outcome::Waiting
@@ -494,7 +494,7 @@ fn a_failed_pod_is_permanent_under_never_and_non_retryable_exit_codes_only() {
         match verdict(policy, code) {
             Outcome::Fatal(m) => assert!(
                 m.contains(&format!(
-                    "worker-0 (pod tf-worker-0) failed with exit code {code}, Error"
+                    "Worker-0 (pod tf-worker-0) failed with exit code {code}, Error"
                 )) && m.contains(&format!("restartPolicy {}", policy.unwrap_or("Never"))),
                 "{m}"
             ),

@@ -36,11 +36,11 @@ pub fn pods_failed(
 }
 
 /// The label of a replica in messages: `worker-1` for pod `JOB-worker-1`.
-fn replica_label<'a>(job: &TFJob, pod: &'a str) -> &'a str {
+/// `Worker-1`, as `diagnose`, `probe` and the closing error name the replica (issue 48: one
+/// label in one output); the pod's name when it is not the operator's.
+fn replica_label(job: &TFJob, pod: &str) -> String {
     let job_name = job.metadata.name.as_deref().unwrap_or_default();
-    pod.strip_prefix(job_name)
-        .and_then(|r| r.strip_prefix('-'))
-        .unwrap_or(pod)
+    crate::diagnose::failure::label_from_pod_name(pod, job_name).unwrap_or_else(|| pod.to_string())
 }
 
 fn times(n: u32) -> String {
