@@ -137,7 +137,7 @@ impl Tracker {
 /// One restart (or recreation after a failure) of a replica's container.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restarted {
-    /// `worker-1`.
+    /// `Worker-1`, as `wait` and `diagnose` name it.
     pub replica: String,
     /// The container, unless it is the default `tensorflow` one.
     pub container: Option<String>,
@@ -146,7 +146,8 @@ pub struct Restarted {
 }
 
 impl Restarted {
-    /// `--- worker-1 restarted (exit 1) ---`: where one instance's log ends and the next begins.
+    /// `--- worker-1 restarted (exit 1) ---`: where one instance's log ends and the next begins,
+    /// labelled as `logs` prefixes the replica's lines (`[worker-1]`).
     pub fn marker(&self) -> String {
         let container = self
             .container
@@ -157,7 +158,10 @@ impl Restarted {
             .exit
             .map(|c| format!(" (exit {c})"))
             .unwrap_or_default();
-        format!("--- {}{container} restarted{exit} ---", self.replica)
+        format!(
+            "--- {}{container} restarted{exit} ---",
+            self.replica.to_lowercase()
+        )
     }
 }
 
