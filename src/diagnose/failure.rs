@@ -632,24 +632,13 @@ pub fn from_operator_events(
         if matches!(code, 137 | 143)
             && let Some((class, by)) = disrupted_by(pod, pod_events)
         {
-            let at = by
-                .last_timestamp
-                .as_ref()
-                .map(|t| t.0)
-                .or_else(|| by.event_time.as_ref().map(|t| t.0));
-            let said = by.message.as_deref().map(|m| clip(m, 300));
-            by_pod.entry(pod.to_string()).or_insert(ReplicaFailure {
-                replica: replica.clone(),
-                pod: pod.to_string(),
-                class: class.into(),
-                line: format!(
-                    "{replica}: {class} (exit code {code}; {}), from its events; the pod that ran is gone",
-                    said.as_deref().unwrap_or("no message")
-                ),
-                evidence: said,
-                at,
-                running: false,
-            });
+            by_pod.entry(pod.to_string()).or_insert(taken_away(
+                replica,
+                pod,
+                class,
+                by,
+                Some(code),
+            ));
             continue;
         }
         let hint = match code {
@@ -690,28 +679,41 @@ pub fn from_operator_events(
             continue;
         };
         let replica = label_from_pod_name(pod, job).unwrap_or_else(|| pod.to_string());
-        let said = by.message.as_deref().map(|m| clip(m, 300));
-        by_pod.insert(
-            pod.to_string(),
-            ReplicaFailure {
-                replica: replica.clone(),
-                pod: pod.to_string(),
-                class: class.into(),
-                line: format!(
-                    "{replica}: {class} ({}), from its events; its pod is gone",
-                    said.as_deref().unwrap_or("no message")
-                ),
-                evidence: said,
-                at: by
-                    .last_timestamp
-                    .as_ref()
-                    .map(|t| t.0)
-                    .or_else(|| by.event_time.as_ref().map(|t| t.0)),
-                running: false,
-            },
-        );
+        by_pod.insert(pod.to_string(), taken_away(replica, pod, class, by, None));
     }
     by_pod.into_values().collect()
+}
+
+/// A replica's failure told by the event of whoever took its pod away, with the exit code the
+/// operator saw when it saw one.
+fn taken_away(
+    replica: String,
+    pod: &str,
+    class: &str,
+    by: &Event,
+    code: Option<i32>,
+) -> ReplicaFailure {
+    let said = by.message.as_deref().map(|m| clip(m, 300));
+    let said_text = said.as_deref().unwrap_or("no message");
+    let line = match code {
+        Some(code) => format!(
+            "{replica}: {class} (exit code {code}; {said_text}), from its events; the pod that ran is gone"
+        ),
+        None => format!("{replica}: {class} ({said_text}), from its events; its pod is gone"),
+    };
+    ReplicaFailure {
+        replica,
+        pod: pod.to_string(),
+        class: class.into(),
+        line,
+        evidence: said,
+        at: by
+            .last_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .or_else(|| by.event_time.as_ref().map(|t| t.0)),
+        running: false,
+    }
 }
 
 /// Dead replicas in the order they failed (unknown times last, then by name), stalled ones

@@ -20,6 +20,12 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 use regex::Regex;
 
+/// The replica types that log training steps, as the operator names them: a PS or an
+/// evaluator need not, so their silence says nothing about progress.
+pub fn logs_steps(replica_type: &str) -> bool {
+    matches!(replica_type, "Worker" | "Chief" | "Master")
+}
+
 /// A replica whose step has not moved for this long, while a peer's has, is stalled.
 pub const STALL_AFTER: Duration = Duration::from_secs(10 * 60);
 

@@ -134,13 +134,19 @@ fn pod_selector() -> String {
     )
 }
 
-fn rows(jobs: &[TFJob], pods: &[PodRow], now: Timestamp) -> Vec<JobRow> {
+/// The pods of each job, by (namespace, job name).
+fn by_job(pods: &[PodRow]) -> HashMap<(&str, &str), Vec<&PodRow>> {
     let mut by_job: HashMap<(&str, &str), Vec<&PodRow>> = HashMap::new();
     for p in pods {
         if let Some(j) = p.job() {
             by_job.entry((p.namespace.as_str(), j)).or_default().push(p);
         }
     }
+    by_job
+}
+
+fn rows(jobs: &[TFJob], pods: &[PodRow], now: Timestamp) -> Vec<JobRow> {
+    let by_job = by_job(pods);
     jobs.iter()
         .map(|j| {
             let ns = j.metadata.namespace.as_deref().unwrap_or_default();
@@ -328,7 +334,7 @@ pub(crate) async fn progress(
                 p.labels.get(model::LABEL_REPLICA_TYPE)?,
             );
             let i = p.labels.get(model::LABEL_REPLICA_INDEX)?;
-            matches!(t.as_str(), "Worker" | "Chief" | "Master").then(|| (format!("{t}-{i}"), p))
+            crate::diagnose::progress::logs_steps(&t).then(|| (format!("{t}-{i}"), p))
         })
         .collect();
     trainers.sort_by_key(|(l, _)| jobview::replica_order(&l.to_lowercase()));
@@ -379,12 +385,12 @@ const PROGRESS_ASKED: usize = 20;
 /// them; at most [`PROGRESS_ASKED`] jobs within the 2 s decoration budget, `-` for the rest.
 async fn mark_progress(kube: &Kube, pods: &[PodRow], rows: &mut [JobRow]) {
     let budget = decoration(kube);
+    let by_job = by_job(pods);
     let mut asked = 0;
     for row in rows.iter_mut() {
-        let mine: Vec<&PodRow> = pods
-            .iter()
-            .filter(|p| p.namespace == row.namespace && p.job() == Some(row.name.as_str()))
-            .collect();
+        let Some(mine) = by_job.get(&(row.namespace.as_str(), row.name.as_str())) else {
+            continue;
+        };
         if !mine.iter().any(|p| p.status == "Running") {
             continue;
         }
@@ -393,7 +399,7 @@ async fn mark_progress(kube: &Kube, pods: &[PodRow], rows: &mut [JobRow]) {
             continue;
         }
         asked += 1;
-        if let Some((replica, at)) = progress(kube, &mine, 1, true, &budget)
+        if let Some((replica, at)) = progress(kube, mine, 1, true, &budget)
             .await
             .into_iter()
             .next()

@@ -602,6 +602,22 @@ impl Waiter<'_> {
     /// every [`LOOK_EVERY`]) decides. Every worker showing a step is reached; one stuck past the
     /// grace period fails as `diagnose` fails it; otherwise None (keep waiting). Other targets
     /// pass through.
+    /// One look at the running replicas' last lines ([`super::training`]), within the
+    /// decoration budget and the deadline.
+    async fn look(&self) -> super::training::Look {
+        let pods = self.last.as_ref().map(|(_, p)| &p[..]).unwrap_or_default();
+        let budget = Budget::until(self.end).min(Budget::new(DECORATION));
+        super::training::look(
+            self.kube,
+            self.namespace,
+            self.name,
+            pods,
+            self.opts.max_restarts,
+            budget,
+        )
+        .await
+    }
+
     async fn trained(
         &mut self,
         decided: Result<String>,
@@ -614,27 +630,9 @@ impl Waiter<'_> {
             return Some(decided);
         }
         self.next_look = Instant::now() + LOOK_EVERY;
-        let pods = self
-            .last
-            .as_ref()
-            .map(|(_, p)| p.clone())
-            .unwrap_or_default();
-        let budget = Budget::until(self.end).min(Budget::new(DECORATION));
-        let look = super::training::look(
-            self.kube,
-            self.namespace,
-            self.name,
-            &pods,
-            self.opts.max_restarts,
-            budget,
-        )
-        .await;
-        if let Some(first) = look.stuck.first() {
-            return Some(Err(Error::JobFailed(format!(
-                "{}: every replica runs, but it has not reached its peers for over {}",
-                first.line,
-                crate::duration::coarse(crate::diagnose::failure::STALL_GRACE.as_secs() as i64)
-            ))));
+        let look = self.look().await;
+        if let Some(stuck) = look.stuck_error() {
+            return Some(Err(stuck));
         }
         if look.trains() {
             return Some(Ok(format!("training: {}", look.progress())));

@@ -118,10 +118,7 @@ impl Waiter<'_> {
         out: &mut Output,
     ) -> Result<String> {
         let Ok(what) = outcome else { return outcome };
-        let Some((_, pods)) = &self.last else {
-            return Ok(what);
-        };
-        if !self.opts.wait_for.needs_every_replica() || what == "Succeeded" {
+        if self.last.is_none() || !self.opts.wait_for.needs_every_replica() || what == "Succeeded" {
             return Ok(what);
         }
         let probe =
@@ -133,22 +130,9 @@ impl Waiter<'_> {
             ));
             return Ok(what);
         }
-        let budget = Budget::until(self.end).min(Budget::new(DECORATION));
-        let look = super::super::training::look(
-            self.kube,
-            self.namespace,
-            self.name,
-            pods,
-            self.opts.max_restarts,
-            budget,
-        )
-        .await;
-        if let Some(first) = look.stuck.first() {
-            return Err(Error::JobFailed(format!(
-                "{}: every replica runs, but it has not reached its peers for over {}",
-                first.line,
-                crate::duration::coarse(crate::diagnose::failure::STALL_GRACE.as_secs() as i64)
-            )));
+        let look = self.look().await;
+        if let Some(stuck) = look.stuck_error() {
+            return Err(stuck);
         }
         for line in &look.not_yet {
             out.note_line(&format!(

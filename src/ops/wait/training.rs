@@ -50,6 +50,17 @@ impl Look {
             .join(", ")
     }
 
+    /// The first replica stuck past the grace period, as the wait's failure (exit 4).
+    pub fn stuck_error(&self) -> Option<crate::error::Error> {
+        self.stuck.first().map(|first| {
+            crate::error::Error::JobFailed(format!(
+                "{}: every replica runs, but it has not reached its peers for over {}",
+                first.line,
+                crate::duration::coarse(failure::STALL_GRACE.as_secs() as i64)
+            ))
+        })
+    }
+
     /// The trainers without a progress line yet.
     pub fn silent(&self) -> Vec<String> {
         self.trainers
@@ -60,12 +71,10 @@ impl Look {
     }
 }
 
-/// The replica types that log training steps (a PS or an evaluator need not).
+/// The replica types that log training steps (`diagnose::progress::logs_steps`).
 fn trains_itself(pod: &Pod) -> bool {
-    matches!(
-        pod.replica_type().as_deref(),
-        Some("Worker" | "Chief" | "Master")
-    )
+    pod.replica_type()
+        .is_some_and(|t| crate::diagnose::progress::logs_steps(&t))
 }
 
 /// Reads the last lines of the running replicas (at most [`MAX_LOOKED`], within `budget`).
