@@ -21,6 +21,7 @@ pub mod operator;
 pub mod pod;
 pub mod podexec;
 pub mod podtable;
+pub mod prometheus;
 pub mod queue;
 pub mod secret;
 

@@ -1,5 +1,5 @@
-//! `kubectl tfjob top [NAME]`: per job and replica, node, GPUs, CPU/memory requested, limited
-//! and used (metrics.k8s.io when served).
+//! `kubectl tfjob top [NAME]`: per job and replica, node, GPUs and their use, CPU/memory
+//! requested, limited and used (metrics.k8s.io when served), and training progress.
 
 use clap::{Args, ValueEnum};
 
@@ -35,6 +35,23 @@ pub struct TopArgs {
     /// Leave out the header row.
     #[arg(long)]
     pub no_headers: bool,
+
+    /// The Prometheus that scrapes NVIDIA's DCGM exporter, read through the API server's
+    /// service proxy, instead of the one found by its labels (operated-prometheus=true,
+    /// app.kubernetes.io/name=prometheus). Without one, GPU use is read by nvidia-smi in the pods.
+    #[arg(long, value_name = "NAMESPACE/SERVICE[:PORT]", value_parser = parse_prometheus)]
+    pub prometheus: Option<crate::cluster::prometheus::PromService>,
+
+    /// How a progress line of your training code reads, when it is none of the shapes known
+    /// (Keras, Estimator, `step N`): a regex with a named group `step`, as diagnose takes it.
+    #[arg(long, value_name = "REGEX", value_parser = super::diagnose::parse_progress_pattern)]
+    pub progress_pattern: Option<String>,
+}
+
+fn parse_prometheus(
+    s: &str,
+) -> std::result::Result<crate::cluster::prometheus::PromService, String> {
+    crate::cluster::prometheus::PromService::parse(s)
 }
 
 pub fn exec(ctx: Context, args: TopArgs, out: &mut Output) -> Result<()> {
@@ -48,6 +65,12 @@ pub fn exec(ctx: Context, args: TopArgs, out: &mut Output) -> Result<()> {
         selector: args.selector,
         json: matches!(args.output, Some(TopFormat::Json)),
         no_headers: args.no_headers,
+        prometheus: args.prometheus,
+        // Checked by the parser already.
+        progress_pattern: args
+            .progress_pattern
+            .as_deref()
+            .and_then(|p| crate::diagnose::progress::pattern(p).ok()),
     };
     block_on(&ctx, crate::ops::top::run(&ctx, opts, out))
 }
@@ -60,6 +83,9 @@ Examples:
   # One job; or every namespace's jobs with a label
   kubectl tfjob top tf-dist-train
   kubectl tfjob top -A -l team=nlp
+
+  # GPU use from a Prometheus that scrapes the DCGM exporter, named rather than found
+  kubectl tfjob top tf-dist-train --prometheus monitoring/prometheus-operated:9090
 
   # Millicores and bytes for scripts
   kubectl tfjob top tf-dist-train -o json";

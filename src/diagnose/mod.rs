@@ -18,6 +18,7 @@ mod collect;
 #[cfg(test)]
 mod collect_tests;
 pub mod failure;
+pub mod gpu_use;
 pub mod inpod;
 pub mod missing;
 pub mod progress;

@@ -288,7 +288,7 @@ impl Progress {
     }
 }
 
-fn rate_text(r: f64) -> String {
+pub fn rate_text(r: f64) -> String {
     if r >= 100.0 {
         format!("{r:.0}")
     } else if r >= 1.0 {

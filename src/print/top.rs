@@ -46,6 +46,7 @@ mod tests {
 use serde_json::{Value, json};
 
 use super::tabwrite;
+use crate::diagnose::gpu_use::{GpuSample, GpuUse};
 
 /// Summed over a pod's containers; `None` when no container declares it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -66,6 +67,10 @@ pub struct ReplicaTop {
     pub limits: Declared,
     /// (millicores, bytes) from PodMetrics; `None` without a sample.
     pub usage: Option<(i128, i128)>,
+    /// What its GPUs do (DCGM through Prometheus, or nvidia-smi in the pod).
+    pub gpu_use: GpuUse,
+    /// Where its training is, from its recent lines (`step 620/5,000 (12.3/s)`).
+    pub progress: Option<String>,
 }
 
 /// One job and its replicas in the operator's order.
@@ -112,12 +117,15 @@ pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String 
             "REPLICA",
             "NODE",
             "GPUS",
+            "GPU(%)",
+            "GPU MEMORY",
             "CPU(cores)",
             "CPU REQUESTS",
             "CPU LIMITS",
             "MEMORY(bytes)",
             "MEMORY REQUESTS",
             "MEMORY LIMITS",
+            "PROGRESS",
             "",
         ] {
             h.push(c.into());
@@ -129,9 +137,11 @@ pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String 
                 replica: &str,
                 node: &str,
                 gpus: i64,
+                gpu: (String, String),
                 usage: Option<(i128, i128)>,
                 req: Declared,
-                lim: Declared| {
+                lim: Declared,
+                progress: &str| {
         let mut r = Vec::new();
         if all_namespaces {
             r.push(ns.to_string());
@@ -141,12 +151,15 @@ pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String 
             replica.to_string(),
             node.to_string(),
             gpus.to_string(),
+            gpu.0,
+            gpu.1,
             self::usage(usage.map(|u| u.0), cpu),
             declared(req.cpu_milli, cpu),
             declared(lim.cpu_milli, cpu),
             self::usage(usage.map(|u| u.1), memory),
             declared(req.memory_bytes, memory),
             declared(lim.memory_bytes, memory),
+            progress.to_string(),
             String::new(),
         ]);
         r
@@ -158,9 +171,11 @@ pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String 
             "*",
             "",
             j.replicas.iter().map(|r| r.gpus).sum(),
+            gpu_cells(&sum_gpu(&j.replicas)),
             sum_usage(&j.replicas),
             sum_declared(&j.replicas, |r| r.requests),
             sum_declared(&j.replicas, |r| r.limits),
+            "",
         ));
         for r in &j.replicas {
             rows.push(line(
@@ -169,13 +184,84 @@ pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String 
                 &r.replica,
                 r.node.as_deref().unwrap_or("<none>"),
                 r.gpus,
+                gpu_cells(&r.gpu_use),
                 r.usage,
                 r.requests,
                 r.limits,
+                r.progress.as_deref().unwrap_or("-"),
             ));
         }
     }
     tabwrite(&rows)
+}
+
+/// The job's GPUs together: utilization averaged over the GPUs read, memory summed; unknown
+/// when a replica holding GPUs was not read, none when no replica holds any.
+fn sum_gpu(rs: &[ReplicaTop]) -> GpuUse {
+    let mut seen: Vec<&GpuSample> = Vec::new();
+    for r in rs {
+        match &r.gpu_use {
+            GpuUse::None => {}
+            GpuUse::Seen { sample, .. } => seen.push(sample),
+            GpuUse::Unknown(why) => return GpuUse::Unknown(why.clone()),
+        }
+    }
+    if seen.is_empty() {
+        return GpuUse::None;
+    }
+    let weighted: Vec<(f64, u32)> = seen
+        .iter()
+        .filter_map(|s| Some((s.util_percent?, s.devices.max(1))))
+        .collect();
+    let n: u32 = weighted.iter().map(|(_, d)| d).sum();
+    let opt_sum = |f: fn(&GpuSample) -> Option<u64>| -> Option<u64> {
+        seen.iter().map(|s| f(s)).sum::<Option<u64>>()
+    };
+    GpuUse::Seen {
+        sample: GpuSample {
+            devices: seen.iter().map(|s| s.devices).sum(),
+            util_percent: (n > 0)
+                .then(|| weighted.iter().map(|(u, d)| u * *d as f64).sum::<f64>() / n as f64),
+            memory_used_mib: opt_sum(|s| s.memory_used_mib),
+            memory_total_mib: opt_sum(|s| s.memory_total_mib),
+        },
+        source: String::new(),
+    }
+}
+
+/// GPU(%) and GPU MEMORY cells: `-` without GPUs, `<unknown>` when not read.
+fn gpu_cells(g: &GpuUse) -> (String, String) {
+    match g {
+        GpuUse::None => ("-".into(), "-".into()),
+        GpuUse::Unknown(_) => (UNKNOWN.into(), UNKNOWN.into()),
+        GpuUse::Seen { sample, .. } => (
+            sample
+                .util_percent
+                .map_or_else(|| UNKNOWN.to_string(), |u| format!("{u:.0}%")),
+            sample
+                .memory_used_mib
+                .map_or_else(|| UNKNOWN.to_string(), |m| format!("{m}Mi")),
+        ),
+    }
+}
+
+fn gpu_json(g: &GpuUse) -> (Value, Value) {
+    match g {
+        GpuUse::None => (Value::Null, Value::Null),
+        GpuUse::Unknown(why) => (Value::Null, json!(why)),
+        GpuUse::Seen { sample, source } => {
+            let mut v = json!({
+                "devices": sample.devices,
+                "utilizationPercent": sample.util_percent,
+                "memoryUsedBytes": sample.memory_used_mib.map(|m| m * 1024 * 1024),
+                "memoryTotalBytes": sample.memory_total_mib.map(|m| m * 1024 * 1024),
+            });
+            if !source.is_empty() {
+                v["source"] = json!(source);
+            }
+            (v, Value::Null)
+        }
+    }
 }
 
 fn declared_json(d: Declared) -> Value {
@@ -195,17 +281,23 @@ pub fn to_json(jobs: &[JobTop], metrics_available: bool) -> Value {
     let items: Vec<Value> = jobs
         .iter()
         .map(|j| {
+            let (job_gpu, job_gpu_unknown) = gpu_json(&sum_gpu(&j.replicas));
             json!({
                 "namespace": j.namespace, "name": j.name,
                 "gpus": j.replicas.iter().map(|r| r.gpus).sum::<i64>(),
                 "requests": declared_json(sum_declared(&j.replicas, |r| r.requests)),
                 "limits": declared_json(sum_declared(&j.replicas, |r| r.limits)),
                 "usage": usage_json(sum_usage(&j.replicas)),
-                "replicas": j.replicas.iter().map(|r| json!({
-                    "replica": r.replica, "pod": r.pod, "node": r.node, "phase": r.phase,
-                    "gpus": r.gpus, "requests": declared_json(r.requests),
-                    "limits": declared_json(r.limits), "usage": usage_json(r.usage),
-                })).collect::<Vec<_>>(),
+                "gpuUse": job_gpu, "gpuUseUnknown": job_gpu_unknown,
+                "replicas": j.replicas.iter().map(|r| {
+                    let (gpu, gpu_unknown) = gpu_json(&r.gpu_use);
+                    json!({
+                        "replica": r.replica, "pod": r.pod, "node": r.node, "phase": r.phase,
+                        "gpus": r.gpus, "requests": declared_json(r.requests),
+                        "limits": declared_json(r.limits), "usage": usage_json(r.usage),
+                        "gpuUse": gpu, "gpuUseUnknown": gpu_unknown, "progress": r.progress,
+                    })
+                }).collect::<Vec<_>>(),
             })
         })
         .collect();

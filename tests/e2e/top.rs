@@ -82,12 +82,15 @@ fn top_prints_requests_limits_and_usage_as_kubectl_top_does() {
             "REPLICA",
             "NODE",
             "GPUS",
+            "GPU(%)",
+            "GPU MEMORY",
             "CPU(cores)",
             "CPU REQUESTS",
             "CPU LIMITS",
             "MEMORY(bytes)",
             "MEMORY REQUESTS",
-            "MEMORY LIMITS"
+            "MEMORY LIMITS",
+            "PROGRESS"
         ],
         "{}",
         run.stdout
@@ -97,7 +100,17 @@ fn top_prints_requests_limits_and_usage_as_kubectl_top_does() {
     assert_eq!(
         cells(lines[1]),
         [
-            "train", "*", "2", "500m", "4000m", "8000m", "2048Mi", "8192Mi", "16384Mi"
+            "train",
+            "*",
+            "2",
+            "<unknown>",
+            "<unknown>",
+            "500m",
+            "4000m",
+            "8000m",
+            "2048Mi",
+            "8192Mi",
+            "16384Mi"
         ],
         "{}",
         run.stdout
@@ -105,8 +118,19 @@ fn top_prints_requests_limits_and_usage_as_kubectl_top_does() {
     assert_eq!(
         cells(lines[2]),
         [
-            "train", "worker-0", "node-1", "1", "500m", "2000m", "4000m", "2048Mi", "4096Mi",
-            "8192Mi"
+            "train",
+            "worker-0",
+            "node-1",
+            "1",
+            "<unknown>",
+            "<unknown>",
+            "500m",
+            "2000m",
+            "4000m",
+            "2048Mi",
+            "4096Mi",
+            "8192Mi",
+            "-"
         ]
     );
     assert_eq!(
@@ -117,17 +141,27 @@ fn top_prints_requests_limits_and_usage_as_kubectl_top_does() {
             "node-3",
             "1",
             "<unknown>",
+            "<unknown>",
+            "<unknown>",
             "2000m",
             "4000m",
             "<unknown>",
             "4096Mi",
-            "8192Mi"
+            "8192Mi",
+            "-"
         ]
     );
     assert_eq!(lines.len(), 4);
     // kubectl's printer ends every cell with a tab, so the last column is padded as well.
-    assert!(lines[0].ends_with("MEMORY LIMITS   "), "{:?}", lines[0]);
-    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    assert!(lines[0].ends_with("PROGRESS   "), "{:?}", lines[0]);
+    // GPU use is not on this cluster (no Prometheus, a finished pod): said once per reason.
+    assert!(
+        run.stderr
+            .contains("note: GPU use of train/worker-1 is unknown: its pod is not running.\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 2, "{}", run.stderr);
     // The reads: the job, its pods, their metrics.
     assert!(
         c.requests().iter().any(|r| r
@@ -177,11 +211,14 @@ fn top_without_a_metrics_api_says_unknown_once_and_succeeds() {
             "node-1",
             "1",
             "<unknown>",
+            "<unknown>",
+            "<unknown>",
             "2000m",
             "4000m",
             "<unknown>",
             "4096Mi",
-            "8192Mi"
+            "8192Mi",
+            "-"
         ],
         "{}",
         run.stdout
@@ -214,4 +251,210 @@ fn top_of_a_missing_job_is_not_found() {
         "{}",
         run.stderr
     );
+}
+
+/// A job run by the test cluster's operator: 2 workers holding 2 GPUs each, both running.
+fn gpu_job(scenario: &str) -> tfjob_testcluster::TestCluster {
+    let c = cluster(scenario);
+    c.insert(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "bert", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "OnFailure",
+            "template": {"spec": {"containers": [{"name": "tensorflow",
+                "image": "tensorflow/tensorflow:2.13.0-gpu",
+                "resources": {"limits": {"nvidia.com/gpu": 2}}}]}}}}}}));
+    assert!(
+        c.wait_for(std::time::Duration::from_secs(30), |c| {
+            (0..2).all(|i| {
+                c.get("pods", Some("default"), &format!("bert-worker-{i}"))
+                    .is_some_and(|p| {
+                        p["status"]["containerStatuses"][0]["state"]["running"].is_object()
+                    })
+            })
+        }),
+        "the workers never ran"
+    );
+    c
+}
+
+fn replica(v: &Value, i: usize) -> &Value {
+    &v["items"][0]["replicas"][i]
+}
+
+#[test]
+fn top_reads_gpu_use_from_dcgm_through_prometheus_and_progress_from_the_logs() {
+    let c = gpu_job(
+        "prometheus: {}\ngpuUse:\n\
+         - {pod: bert-worker-0, utilization: 87, memoryUsedMiB: 30000, memoryTotalMiB: 40960}\n\
+         - {pod: bert-worker-1, utilization: 3, memoryUsedMiB: 500, memoryTotalMiB: 40960}\n",
+    );
+    c.append_log(
+        "default",
+        "bert-worker-0",
+        "tensorflow",
+        "Epoch 2/10\n120/500 [====>.....] - ETA: 9s - loss: 0.4123",
+    );
+    c.append_log("default", "bert-worker-1", "tensorflow", "step 7");
+    let run = tfjob(&c, &["top", "bert"]);
+    run.expect_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        cells(lines[0])[..6],
+        ["NAME", "REPLICA", "NODE", "GPUS", "GPU(%)", "GPU MEMORY"],
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[0].contains("MEMORY LIMITS   PROGRESS"),
+        "{}",
+        run.stdout
+    );
+    // The job: 4 GPUs, (87 + 87 + 3 + 3) / 4 = 45 %, memory summed over the GPUs.
+    assert_eq!(cells(lines[1])[..5], ["bert", "*", "4", "45%", "61000Mi"]);
+    let w0 = cells(lines[2]);
+    assert_eq!(w0[..2], ["bert", "worker-0"]);
+    assert_eq!(w0[3..6], ["2", "87%", "60000Mi"], "{}", run.stdout);
+    assert_eq!(w0.last(), Some(&"step 620/5,000"), "{}", run.stdout);
+    let w1 = cells(lines[3]);
+    assert_eq!(w1[3..6], ["2", "3%", "1000Mi"], "{}", run.stdout);
+    assert_eq!(w1.last(), Some(&"step 7"), "{}", run.stdout);
+    assert!(!run.stderr.contains("GPU use"), "{}", run.stderr);
+    // Found by its label, read through the API server's service proxy, one query for both.
+    let proxied: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/proxy/"))
+        .collect();
+    assert_eq!(proxied.len(), 1, "one query for every pod");
+    assert_eq!(
+        proxied[0].path,
+        "/api/v1/namespaces/monitoring/services/prometheus-operated:web/proxy/api/v1/query"
+    );
+    assert!(
+        c.requests()
+            .iter()
+            .any(|r| r.path == "/api/v1/services" && r.query.contains("operated-prometheus")),
+        "the Service is found by prometheus-operator's label"
+    );
+
+    let run = tfjob(&c, &["top", "bert", "-o", "json"]);
+    run.expect_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    let g = &replica(&v, 0)["gpuUse"];
+    assert_eq!(
+        g["source"],
+        "DCGM via Prometheus monitoring/prometheus-operated:web"
+    );
+    assert_eq!(g["devices"], 2);
+    assert_eq!(g["utilizationPercent"], 87.0);
+    assert_eq!(g["memoryUsedBytes"], 60000u64 * 1024 * 1024);
+    assert_eq!(g["memoryTotalBytes"], 81920u64 * 1024 * 1024);
+    assert_eq!(replica(&v, 0)["progress"], "step 620/5,000");
+    assert_eq!(v["items"][0]["gpuUse"]["devices"], 4);
+}
+
+#[test]
+fn top_attributes_dcgm_series_under_either_labelling_and_takes_a_named_prometheus() {
+    // honor_labels on, a Service no label finds: named with --prometheus.
+    let c = gpu_job(
+        "prometheus: {namespace: obs, name: prom, labels: {}, portName: http, port: 80, \
+         honorLabels: true}\nnamespaces: [default, obs]\n\
+         gpuUse: [{pod: bert, utilization: 50, memoryUsedMiB: 1024, memoryTotalMiB: 16384}]\n",
+    );
+    let run = tfjob(&c, &["top", "bert"]);
+    run.expect_code(0);
+    assert_eq!(cells(run.stdout.lines().nth(1).unwrap())[3], "<unknown>");
+    assert!(
+        !c.requests().iter().any(|r| r.path.contains("/proxy/")),
+        "nothing proxied without a Service found"
+    );
+    assert!(
+        run.stderr.contains(
+            "note: GPU use of bert/worker-0, -1 is unknown: no Prometheus Service found \
+             (labelled operated-prometheus=true or app.kubernetes.io/name=prometheus; \
+             --prometheus NAMESPACE/SERVICE[:PORT] names one), and nvidia-smi is not in the \
+             pod's image."
+        ),
+        "{}",
+        run.stderr
+    );
+    let run = tfjob(&c, &["top", "bert", "--prometheus", "obs/prom:http"]);
+    run.expect_code(0);
+    assert_eq!(
+        cells(run.stdout.lines().nth(1).unwrap())[3..5],
+        ["50%", "4096Mi"],
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let run = tfjob(&c, &["top", "bert", "--prometheus", "obs"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("expected NAMESPACE/SERVICE[:PORT]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn top_falls_back_to_nvidia_smi_in_the_pods() {
+    let c = gpu_job(
+        "imageTools: [{image: '-gpu', tools: [sh, python3, nvidia-smi]}]\n\
+         gpuUse: [{pod: bert-worker-1, utilization: 64, memoryUsedMiB: 2048, memoryTotalMiB: 16384}]\n",
+    );
+    let run = tfjob(&c, &["top", "bert", "-o", "json"]);
+    run.expect_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    let g = &replica(&v, 1)["gpuUse"];
+    assert_eq!(g["source"], "nvidia-smi");
+    assert_eq!(g["devices"], 2);
+    assert_eq!(g["utilizationPercent"], 64.0);
+    assert_eq!(g["memoryTotalBytes"], 32768u64 * 1024 * 1024);
+    // worker-0 matched no gpuUse entry: an idle GPU, read all the same.
+    assert_eq!(replica(&v, 0)["gpuUse"]["utilizationPercent"], 0.0);
+    // One exec per GPU replica, and it names no secret: only nvidia-smi's own words.
+    let execs: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/exec"))
+        .collect();
+    assert_eq!(execs.len(), 2);
+    assert!(
+        execs.iter().all(|r| r.query.contains("command=nvidia-smi")),
+        "{:?}",
+        execs.iter().map(|r| &r.query).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn top_says_why_gpu_use_is_unknown_and_still_answers() {
+    // A Prometheus whose pods do not run, an image without nvidia-smi.
+    let c = gpu_job("prometheus: {running: false}\n");
+    let run = tfjob(&c, &["top", "bert"]);
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains(
+            "note: GPU use of bert/worker-0, -1 is unknown: monitoring/prometheus-operated:web \
+             did not answer: HTTP 503: no endpoints available for service \
+             \"prometheus-operated\", and nvidia-smi is not in the pod's image."
+        ),
+        "{}",
+        run.stderr
+    );
+    // The proxy refused by RBAC.
+    let c = gpu_job(
+        "prometheus: {}\nrbac: {deny: [{verb: get, resource: services/proxy}]}\n\
+         imageTools: [{image: '-gpu', tools: [sh]}]\n",
+    );
+    let run = tfjob(&c, &["top", "bert", "-o", "json"]);
+    run.expect_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    let why = replica(&v, 0)["gpuUseUnknown"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with(
+            "reading monitoring/prometheus-operated:web through the API server's service proxy \
+             is forbidden (it needs get on services/proxy)"
+        ),
+        "{why}"
+    );
+    assert_eq!(replica(&v, 0)["gpuUse"], Value::Null);
 }

@@ -6,7 +6,8 @@
 //! served (plain-text 404), NotFound / AlreadyExists / Conflict / Invalid Status objects with
 //! their details and causes, strict unknown fields (a null value included), create dry runs,
 //! an unsupported field selector, list paging with `continue`, the initial-events watch ending
-//! in a bookmark, and Table output. Not compared: exec subprotocol negotiation (it needs a pod on
+//! in a bookmark, Table output, and the service proxy `top` reads Prometheus through (a
+//! missing Service, a Service with nothing behind it) with the label lookup that finds it. Not compared: exec subprotocol negotiation (it needs a pod on
 //! a node; the real-node tier runs `probe` through it), and a watch's 410 (it needs an etcd
 //! compaction).
 
@@ -130,6 +131,24 @@ fn cases() -> Vec<Case> {
             "/api/v1/namespaces/wire/configmaps?limit=2&labelSelector=page%3Dyes",
             None,
         ),
+        c(
+            "service proxy, no such Service",
+            "GET",
+            "/api/v1/namespaces/wire/services/nope:9090/proxy/api/v1/query?query=up",
+            None,
+        ),
+        c(
+            "service proxy, nothing behind the Service",
+            "GET",
+            "/api/v1/namespaces/wire/services/prometheus-operated:web/proxy/api/v1/query?query=up",
+            None,
+        ),
+        c(
+            "Services found by label in all namespaces",
+            "GET",
+            "/api/v1/services?labelSelector=operated-prometheus%3Dtrue&limit=20",
+            None,
+        ),
         Case {
             what: "Table",
             method: "GET",
@@ -241,6 +260,19 @@ async fn answers(kubeconfig: &std::path::Path) -> Vec<(&'static str, Shape)> {
         )
         .await;
     }
+    // What `top` looks for: prometheus-operator's governing Service, with no pod behind it.
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "prometheus-operated",
+        "labels": {"operated-prometheus": "true"}},
+        "spec": {"clusterIP": "None", "selector": {"app": "prometheus"},
+                 "ports": [{"name": "web", "port": 9090}]}});
+    send(
+        &client,
+        "POST",
+        "/api/v1/namespaces/wire/services",
+        Some(&svc),
+        None,
+    )
+    .await;
     let mut out = vec![];
     for c in cases() {
         out.push((

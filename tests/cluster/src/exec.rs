@@ -19,7 +19,8 @@
 //!   (`AuthorizePodWebsocketUpgradeCreatePermission`, on by default).
 //!
 //! The simulated container answers from the pod itself. It has the programs its image has
-//! (`Scenario::image_tools`): `env`, `printenv [NAME]`, `cat /proc/1/environ`, and the checks
+//! (`Scenario::image_tools`): `env`, `printenv [NAME]`, `cat /proc/1/environ`, `nvidia-smi`
+//! (its answer in prometheus.rs), and the checks
 //! kubectl-tfjob's `probe` runs as `python3 -c SCRIPT MODE ARGS…` or `sh -c SCRIPT MODE ARGS…`
 //! (the shell script answering only as far as the image's other programs let it: `getent`,
 //! `bash` with `timeout` or `nc`, `curl`, `sha256sum`).
@@ -336,6 +337,16 @@ pub(crate) fn run(sh: &Shared, pod: &Value, container: &str, argv: &[String]) ->
                 },
             }
         }
+        // `top`'s GPU reading, for an image that has it (imageTools).
+        ("nvidia-smi", _) => {
+            let (stdout, code) =
+                crate::prometheus::nvidia_smi(sh, pod, container_spec(pod, container));
+            Outcome {
+                stdout: stdout.into_bytes(),
+                exit: Ok(code),
+                ..Outcome::default()
+            }
+        }
         _ => Outcome {
             stderr: format!("{program}: this simulated image runs only env, printenv, cat /proc/1/environ and the probe checks\n").into_bytes(),
             exit: Ok(127),
@@ -498,23 +509,7 @@ fn probe_gateway(
 /// `nvidia.com/gpu` as device files, or what the scenario's `gpuDevices` says; the driver lists
 /// as many GPUs as there are devices (none without any).
 fn probe_gpus(sh: &Shared, pod: &Value, container: &str) -> String {
-    let requested = pod["spec"]["containers"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["name"] == container))
-        .and_then(|c| {
-            let r = &c["resources"];
-            let q = if r["limits"]["nvidia.com/gpu"].is_null() {
-                &r["requests"]["nvidia.com/gpu"]
-            } else {
-                &r["limits"]["nvidia.com/gpu"]
-            };
-            match q {
-                Value::Number(n) => n.as_u64(),
-                Value::String(s) => s.parse().ok(),
-                _ => None,
-            }
-        })
-        .unwrap_or(0);
+    let requested = crate::prometheus::requested(container_spec(pod, container));
     let devices = sh.scenario.gpu_devices.map_or(requested, u64::from);
     let driver = if devices == 0 {
         "none".to_string()

@@ -40,6 +40,7 @@ mod openapi;
 mod operator;
 mod patch;
 mod podvalidation;
+mod prometheus;
 mod proto;
 mod queueing;
 mod resources;
@@ -117,6 +118,9 @@ fn seed(sh: &Shared) {
     jobset::install(sh, sc.jobset);
     queueing::kueue::install(sh);
     queueing::gang::install(sh);
+    if let Some(p) = &sc.prometheus {
+        insert_object(sh, prometheus::service(p));
+    }
     for obj in &sc.objects {
         insert_object(sh, obj.clone());
     }

@@ -457,6 +457,12 @@ pub struct Scenario {
     /// Which programs each image has for `pods/exec` (exec.rs). The first entry whose `image`
     /// is a substring of the container's image wins; other images have [`DEFAULT_TOOLS`].
     pub image_tools: Vec<ImageTools>,
+    /// A Prometheus scraping DCGM's exporter, reached through the service proxy (`top`'s GPU
+    /// use; prometheus.rs). None: no Prometheus is installed.
+    pub prometheus: Option<crate::prometheus::PrometheusSim>,
+    /// What the GPUs given to each pod do, as DCGM and `nvidia-smi` (an image that has it,
+    /// `imageTools`) report it; see prometheus.rs.
+    pub gpu_use: Vec<crate::prometheus::GpuUseSpec>,
 }
 
 /// The programs `pods/exec` finds in a training image unless [`Scenario::image_tools`] says
@@ -508,6 +514,8 @@ impl Default for Scenario {
             gateway_key: None,
             gpu_devices: None,
             image_tools: vec![],
+            prometheus: None,
+            gpu_use: vec![],
         }
     }
 }

@@ -150,6 +150,12 @@ pub fn not_found(resource: &str, group: &str, name: &str) -> ApiError {
     )
 }
 
+/// 503 ServiceUnavailable with a message (`errors.NewServiceUnavailable`), e.g. the service
+/// proxy's `no endpoints available for service "NAME"`.
+pub fn service_unavailable(message: &str) -> ApiError {
+    status(503, "ServiceUnavailable", message.to_string(), Value::Null)
+}
+
 /// The body of [`unknown_resource`]: Go's `http.NotFound`, which kube-apiserver's
 /// NotFoundHandler serves for a path no group, version or resource is registered at.
 pub const PAGE_NOT_FOUND: &str = "404 page not found\n";

@@ -111,6 +111,8 @@ pub struct Target {
     pub sub: String,
     /// Legacy `/watch/` prefix.
     pub legacy_watch: bool,
+    /// What follows `…/proxy/` (the `services/proxy` subresource).
+    pub proxy_path: String,
 }
 
 fn parse_target(path: &str) -> Option<Target> {
@@ -144,7 +146,10 @@ fn parse_target(path: &str) -> Option<Target> {
     t.name = rest.get(1).map(|s| s.to_string());
     t.sub = rest.get(2).map(|s| s.to_string()).unwrap_or_default();
     if rest.len() > 3 {
-        return None;
+        if t.sub != "proxy" {
+            return None;
+        }
+        t.proxy_path = rest[3..].join("/");
     }
     Some(t)
 }
@@ -483,6 +488,9 @@ async fn route(
             ),
         );
     }
+    if t.group.is_empty() && t.resource == "services" && t.sub == "proxy" {
+        return service_proxy(ctx, &t, verb);
+    }
     let Some(info) = resources::find(&sh.store, &t.group, &t.version, &t.resource) else {
         return error_response(&status::unknown_resource());
     };
@@ -531,6 +539,40 @@ async fn route(
 
 fn kueue_visibility(sh: &Shared) -> bool {
     sh.scenario.kueue.as_ref().is_some_and(|k| k.visibility)
+}
+
+/// `services/proxy` (the only proxy served): RBAC on the subresource as kube-apiserver checks
+/// it, then the scenario's Prometheus (prometheus.rs).
+fn service_proxy(ctx: &Ctx, t: &Target, verb: &str) -> Response<Body> {
+    let (Some(ns), Some(name)) = (t.namespace.as_deref(), t.name.as_deref()) else {
+        return error_response(&status::unknown_resource());
+    };
+    if verb != "get" {
+        return error_response(&status::method_not_allowed());
+    }
+    if ctx
+        .sh
+        .denied(&ctx.user.name, verb, "services/proxy", Some(ns))
+    {
+        return error_response(&status::forbidden(
+            &ctx.user.name,
+            verb,
+            "services/proxy",
+            "",
+            Some(ns),
+            name,
+        ));
+    }
+    match crate::prometheus::proxy(
+        &ctx.sh,
+        ns,
+        name,
+        &t.proxy_path,
+        ctx.q.get("query").map(String::as_str),
+    ) {
+        Ok((code, v)) => json_response(code, &v),
+        Err(e) => error_response(&e),
+    }
 }
 
 fn non_resource(ctx: &Ctx, path: &str) -> Response<Body> {

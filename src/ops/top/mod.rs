@@ -5,6 +5,7 @@
 //! Requests, constant in the number of replicas: the job (or one list of jobs), one list of their
 //! pods, one list of PodMetrics with the same label selector. Metrics that cannot be read (API not
 //! served, forbidden, down) are `<unknown>` with one note: usage is decoration, never a failure.
+//! Then, within one small budget ([`enrich`]): GPU use per replica and its training progress.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -15,8 +16,11 @@ use kube::api::{Api, ListParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::Value;
 
+mod enrich;
+
 use super::Context;
 use crate::cluster::{self, Kube};
+use crate::diagnose::gpu_use::GpuUse;
 use crate::error::{Error, Result};
 use crate::model;
 use crate::output::Output;
@@ -38,6 +42,10 @@ pub struct TopOptions {
     /// `-o json` instead of the table.
     pub json: bool,
     pub no_headers: bool,
+    /// The Prometheus to ask for DCGM's GPU metrics, instead of looking for one.
+    pub prometheus: Option<crate::cluster::prometheus::PromService>,
+    /// `--progress-pattern`: a regex with a `step` group, for logs of other shapes.
+    pub progress_pattern: Option<regex::Regex>,
 }
 
 /// Requests and limits of the app containers, and GPUs (limit, else request, of
@@ -115,6 +123,12 @@ pub fn build(
                         requests,
                         limits,
                         usage: usage.get(&(ns.clone(), p.name_any())).copied(),
+                        gpu_use: if gpus > 0 {
+                            GpuUse::Unknown("not read".into())
+                        } else {
+                            GpuUse::None
+                        },
+                        progress: None,
                     }
                 })
                 .collect();
@@ -168,6 +182,67 @@ async fn read_metrics(
                 .unwrap_or_else(|| "no reply".into())
         )),
     }
+}
+
+/// Each replica's GPU use and progress ([`enrich`]), both at once within one budget; the
+/// replicas whose GPU use stays unknown are named on `err` with the reason, once per reason.
+async fn read_replicas(
+    kube: &Kube,
+    ns: Option<&str>,
+    opts: &TopOptions,
+    pods: &[Pod],
+    rows: &mut [JobTop],
+    err: &mut dyn Write,
+) -> Result<()> {
+    let mine: Vec<&Pod> = pods
+        .iter()
+        .filter(|p| {
+            rows.iter().any(|j| {
+                p.namespace().as_deref() == Some(j.namespace.as_str())
+                    && p.labels().get(model::LABEL_JOB_NAME) == Some(&j.name)
+            })
+        })
+        .collect();
+    let gpus: BTreeMap<(String, String), i64> = rows
+        .iter()
+        .flat_map(|j| {
+            j.replicas
+                .iter()
+                .map(|r| ((j.namespace.clone(), r.pod.clone()), r.gpus))
+        })
+        .collect();
+    let budget = enrich::budget(kube);
+    let (gpu, progress) = futures::join!(
+        enrich::gpu_use(kube, &mine, &gpus, ns, opts.prometheus.as_ref(), &budget),
+        enrich::progress(kube, &mine, opts.progress_pattern.as_ref(), &budget),
+    );
+    let mut unknown: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for j in rows.iter_mut() {
+        for r in j.replicas.iter_mut() {
+            let k = (j.namespace.clone(), r.pod.clone());
+            if let Some(g) = gpu.get(&k) {
+                r.gpu_use = g.clone();
+            }
+            r.progress = progress.get(&k).cloned();
+            if let GpuUse::Unknown(why) = &r.gpu_use {
+                unknown
+                    .entry(why.clone())
+                    .or_default()
+                    .push(format!("{}/{}", j.name, r.replica));
+            }
+        }
+    }
+    let io = |e: std::io::Error| Error::io("writing output", e);
+    for (why, who) in unknown {
+        let who = crate::print::diagnosis::compact(&who);
+        writeln!(
+            err,
+            "note: GPU use of {who} is unknown: {}.",
+            crate::print::terminal::escape(&why)
+        )
+        .map_err(io)?;
+    }
+    Ok(())
 }
 
 /// `kubectl tfjob top [NAME]`: the jobs' usage, in the context's namespace (or all).
@@ -254,7 +329,8 @@ pub async fn top(
             (BTreeMap::new(), false)
         }
     };
-    let rows = build(&jobs, &pods, &usage);
+    let mut rows = build(&jobs, &pods, &usage);
+    read_replicas(kube, ns, opts, &pods, &mut rows, err).await?;
     if opts.json {
         writeln!(
             out,
