@@ -7,6 +7,7 @@
 #   BENCH_RUNS=50 bench/run.sh
 #   BENCH_SCALE=10,100 bench/run.sh
 #   BENCH_CHECK_RUNS=10 BENCH_READ_RUNS=3 bench/run.sh   # section 5: check's runs, kubectl's reads
+#   BENCH_ONLY=8 bench/run.sh    # one section (its number as in "## N."; 2 runs sections 2 and 3)
 #
 # Sections are numbered "## N. what"; bench/README.md's table cites them. A new figure is
 # one more section here and one more row there.
@@ -39,6 +40,9 @@ echo "== building release binaries (the shipped profile, Cargo.toml [profile.rel
 cargo build --release --locked -p kubectl-tfjob -p tfjob-testcluster
 bin="$root/target/release/kubectl-tfjob"
 
+# BENCH_ONLY=N: only section N runs (the header and the builds always do).
+want() { [ -z "${BENCH_ONLY:-}" ] || [ "$BENCH_ONLY" = "$1" ]; }
+
 {
 echo "# kubectl-tfjob benchmarks, $stamp"
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -sr); $(rustc --version); load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -47,6 +51,7 @@ echo "kubectl new: $("$kc_new" version --client 2>/dev/null | head -1)"
 echo "python: $(python3 --version), jsonschema $(python3 -c 'import jsonschema, importlib.metadata as m; print(m.version("jsonschema"))'), PyYAML $(python3 -c 'import yaml; print(yaml.__version__, "libyaml" if yaml.__with_libyaml__ else "pure")')"
 echo
 
+if want 1; then
 echo "## 1. offline render + validate of the article's job (whole process)"
 if [ -f "$ref/article-tfjob.yaml" ]; then
   # The article's job with its one error fixed (the unquoted annotation), so all tools accept it.
@@ -74,10 +79,14 @@ else
 fi
 echo
 
+fi
+if want 2; then
 echo "## 2 and 3. detection latency (vs kubectl 1.20 and 1.36) and cost at scale"
 KUBECTL_TFJOB="$bin" KUBECTL="$kc_old:$kc_new" BENCH_RUNS="${BENCH_RUNS:-20}" cargo bench --locked --bench cluster 2>/dev/null
 echo
 
+fi
+if want 4; then
 echo "## 4. binary size and --help"
 size=$(stat -c %s "$bin")
 echo "stripped release binary: $size bytes ($(awk "BEGIN{printf \"%.1f\", $size/1048576}") MiB)"
@@ -89,6 +98,8 @@ print(f"median {r['median']*1000:.1f} ms  --help")
 PY
 echo
 
+fi
+if want 5; then
 echo "## 5. check at scale: 5,000 nodes with 30 bound pods each (targets: <= 0.5 s, <= 100 MB peak RSS)"
 # The cluster is generated as JSON (150,000 pods, ~40 MB) and served by the standalone test cluster;
 # check reads every node and bound pod through paged lists (limit=500).
@@ -136,6 +147,8 @@ PY
 kill $cluster_pid; unset cluster_pid
 echo
 
+fi
+if want 6; then
 echo "## 6. submit the article's job end to end vs kubectl create -f (whole process, alternating)"
 if [ -f "$work/article.yaml" ]; then
   # Room for every job the runs create (3 GPUs each), the operator running, the gateway Secret.
@@ -155,6 +168,8 @@ else
   echo "skipped: $ref/article-tfjob.yaml not present"
 fi
 
+fi
+if want 7; then
 echo "## 7. detection latency on a real kube-apiserver 1.36.2 (../shared/cluster/realk8s), alternating"
 if [ -x "$root/../shared/cluster/install.sh" ]; then
   real="$root/target/k8s"
@@ -168,6 +183,14 @@ if [ -x "$root/../shared/cluster/install.sh" ]; then
   "$root/../shared/cluster/realk8s/down.sh" >/dev/null
 else
   echo "skipped: ../shared/cluster is not present"
+fi
+fi
+if want 8; then
+echo "## 8. is it training? diagnose, probe and progress at scale vs kubectl's reads (issue 49)"
+# The release test cluster with the stand-in operator: a failed 100-replica job, 4 and 64
+# running replicas for probe, 100 running workers logging Keras steps for top's PROGRESS.
+python3 "$root/bench/training.py" "$bin" "$kc_new" "$root/target/release/tfjob-testcluster" "$work" "${BENCH_RUNS:-20}"
+echo
 fi
 } 2>&1 | tee "$log"
 echo "raw output: $log"

@@ -385,13 +385,16 @@ fn probe_env(lookup: &dyn Fn(&str) -> Option<String>, args: &[String], hashes: b
 /// `connect=no-tool` for a resolved peer when the image has nothing to connect with.
 fn probe_peers(sh: &Shared, ns: &str, args: &[String], connects: bool) -> String {
     let mut out = String::new();
+    // The pods of each namespace asked about, listed once for all the peers (a 64-replica
+    // job asks 64 names of every pod).
+    let mut pods_of = std::collections::HashMap::new();
     for a in args.iter().skip(1) {
         let Some((host, port)) = a.rsplit_once(':') else {
             out += &format!("peer={a} resolve=error:bad-address connect=skipped\n");
             continue;
         };
         let port: i64 = port.parse().unwrap_or(-1);
-        let (resolve, connect) = match resolve(sh, ns, host) {
+        let (resolve, connect) = match resolve(sh, ns, host, &mut pods_of) {
             None => ("nxdomain".to_string(), "skipped".to_string()),
             Some(_) if !connects => ("ok".to_string(), "no-tool".to_string()),
             Some(pods) => {
@@ -412,7 +415,12 @@ fn probe_peers(sh: &Shared, ns: &str, args: &[String], connects: bool) -> String
 /// `HOSTNAME.SUBDOMAIN.NS.svc` (coredns `plugin/kubernetes` pod hostname records of a headless
 /// Service's endpoints). A headless Service publishes
 /// only Ready pods (unless `publishNotReadyAddresses`); no ready pod is NXDOMAIN.
-fn resolve(sh: &Shared, ns: &str, host: &str) -> Option<Vec<Value>> {
+fn resolve(
+    sh: &Shared,
+    ns: &str,
+    host: &str,
+    pods_of: &mut std::collections::HashMap<String, Vec<Value>>,
+) -> Option<Vec<Value>> {
     let host = host.trim_end_matches('.');
     let host = host.strip_suffix(".cluster.local").unwrap_or(host);
     let host = host.strip_suffix(".svc").unwrap_or(host);
@@ -429,9 +437,11 @@ fn resolve(sh: &Shared, ns: &str, host: &str) -> Option<Vec<Value>> {
     let svc = sh.store.get("services", svc_ns, svc_name)?;
     let selector = svc["spec"]["selector"].as_object()?.clone();
     let publish_not_ready = svc["spec"]["publishNotReadyAddresses"] == true;
-    let (pods, _) = sh.store.list("pods", Some(svc_ns));
+    let pods = pods_of
+        .entry(svc_ns.to_string())
+        .or_insert_with(|| sh.store.list("pods", Some(svc_ns)).0);
     let backing: Vec<Value> = pods
-        .into_iter()
+        .iter()
         .filter(|p| {
             selector
                 .iter()
@@ -442,6 +452,7 @@ fn resolve(sh: &Shared, ns: &str, host: &str) -> Option<Vec<Value>> {
             hostname
                 .is_none_or(|h| p["spec"]["hostname"] == h && p["spec"]["subdomain"] == svc_name)
         })
+        .cloned()
         .collect();
     (!backing.is_empty()).then_some(backing)
 }
