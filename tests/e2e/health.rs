@@ -394,4 +394,55 @@ fn wait_for_training_needs_a_step_from_every_worker() {
     // A JobSet's replicas are not read: refused, with what to use.
     let js = tfjob(&c, &args("wait jobset/tf-dist-train --for training"));
     js.exit(2);
+
+    // Fifteen minutes on, Worker-1 is where it was while its peers went on: a stall, which
+    // fails `--for training` (exit 4) and is a warning for a wait for running, as in diagnose.
+    for i in 0..3 {
+        c.age_log(
+            "default",
+            &format!("tf-dist-train-worker-{i}"),
+            "tensorflow",
+            Duration::from_secs(15 * 60),
+        );
+    }
+    for i in [0, 2] {
+        c.append_log(
+            "default",
+            &format!("tf-dist-train-worker-{i}"),
+            "tensorflow",
+            " 50/100 [=====>........] - ETA: 40s - loss: 0.5120",
+        );
+    }
+    let stalled = tfjob(
+        &c,
+        &args("wait tf-dist-train --for training --settle 0 --timeout 60s"),
+    );
+    stalled.exit(4);
+    assert!(
+        stalled.stderr.contains(
+            "error: Worker-1: no step for 15m (at step 10), peers at step 50: every replica \
+             runs, but training stopped advancing"
+        ),
+        "{}",
+        stalled.stderr
+    );
+    let running = tfjob(
+        &c,
+        &args("wait tf-dist-train --for all-running --settle 0 --timeout 60s"),
+    );
+    running.exit(0);
+    assert!(
+        running
+            .stderr
+            .contains("warning: Worker-1: no step for 15m (at step 10), peers at step 50"),
+        "{}",
+        running.stderr
+    );
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train --no-probe"));
+    diagnose.exit(0);
+    assert!(
+        diagnose.stdout.contains("Worker-1: no step for 15m"),
+        "{}",
+        diagnose.stdout
+    );
 }

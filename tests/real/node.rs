@@ -262,3 +262,67 @@ fn three_gpu_workers_on_a_one_gpu_node() {
             "-p", r#"[{"op":"remove","path":"/status/capacity/nvidia.com~1gpu"}]"#]);
     })
 }
+
+/// A real TensorFlow 2 run (MultiWorkerMirroredStrategy over gRPC between two worker pods, a
+/// custom loop printing `step N/TOTAL loss X`): `wait --for training` sees every worker's step
+/// and `top` shows where each one is, read from the real kubelet's logs (issue 49). Needs
+/// `local/tensorflow:2` on the node (`TF=1 images.sh` in ../shared/cluster/realnode).
+#[test]
+fn a_real_tensorflow_run_shows_its_progress() {
+    with_node!(plane, _g => {
+        let images = plane.kubectl(&["get", "nodes", "-o", "jsonpath={.items[*].status.images[*].names}"]);
+        if !images.stdout.contains("local/tensorflow:2") {
+            eprintln!("skipped (real-node tier): local/tensorflow:2 is not on the node (TF=1 ../shared/cluster/realnode/images.sh builds it)");
+            return;
+        }
+        let ns = namespace(plane, "node-tf");
+        let train = r#"
+import json, os, time
+import tensorflow as tf
+strategy = tf.distribute.MultiWorkerMirroredStrategy()
+with strategy.scope():
+    w = tf.Variable(tf.zeros((4, 1)))
+@tf.function
+def step(x, y):
+    def replica(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        g = tf.distribute.get_replica_context().all_reduce("mean", tape.gradient(loss, w))
+        w.assign_sub(0.1 * g)
+        return loss
+    return strategy.reduce("mean", strategy.run(replica, args=(x, y)), axis=None)
+total = 600
+for i in range(total):
+    x = tf.random.uniform((32, 4))
+    loss = float(step(x, tf.reduce_sum(x, axis=1, keepdims=True)))
+    print(f"step {i + 1}/{total} loss {loss:.4f}", flush=True)
+    time.sleep(0.1)
+"#;
+        let body = job("mnist", 0, 2, |j| {
+            let c = worker(j);
+            c["image"] = "local/tensorflow:2".into();
+            c["command"] = json!(["python3", "-c", train]);
+            c["resources"] = json!({"limits": {"cpu": "1", "memory": "2Gi"}});
+        });
+        let (_d, path) = file(&body);
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--wait", "--timeout", "180s"]);
+        assert_eq!(out.code, 0, "{}", out.all());
+        // Every worker has logged a step: TensorFlow started and the collective ran.
+        let trained = tfjob(plane, &["-n", &ns, "wait", "mnist", "--for", "training", "--timeout", "180s"]);
+        assert_eq!(trained.code, 0, "{}", trained.all());
+        let top = tfjob(plane, &["-n", &ns, "top", "mnist", "-o", "json"]);
+        assert_eq!(top.code, 0, "{}", top.all());
+        let v: Value = serde_json::from_str(&top.stdout).unwrap();
+        let replicas = v["items"][0]["replicas"].as_array().cloned().unwrap_or_default();
+        assert_eq!(replicas.len(), 2, "{}", top.stdout);
+        for r in &replicas {
+            let p = r["progress"].as_str().unwrap_or_default();
+            assert!(p.starts_with("step ") && p.contains("/600"), "{}", top.stdout);
+            // No GPU asked for: nothing to read, nothing claimed.
+            assert_eq!(r["gpuUse"], Value::Null, "{}", top.stdout);
+            assert_eq!(r["gpuUseUnknown"], Value::Null, "{}", top.stdout);
+        }
+        eprintln!("real TensorFlow run, top: {}", replicas.iter().map(|r| format!("{} {}", r["replica"], r["progress"])).collect::<Vec<_>>().join(", "));
+        let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    })
+}

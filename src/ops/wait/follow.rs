@@ -631,7 +631,7 @@ impl Waiter<'_> {
         }
         self.next_look = Instant::now() + LOOK_EVERY;
         let look = self.look().await;
-        if let Some(stuck) = look.stuck_error() {
+        if let Some(stuck) = look.stuck_error().or_else(|| look.stall_error()) {
             return Some(Err(stuck));
         }
         if look.trains() {

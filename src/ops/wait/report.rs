@@ -139,6 +139,10 @@ impl Waiter<'_> {
                 "note: {line}; it may still be waiting for a peer that is starting"
             ));
         }
+        // A warning in diagnose; a failure only for `--for training`.
+        for stall in &look.stalled {
+            out.note_line(&format!("warning: {stall}"));
+        }
         let unread = if look.unread > 0 {
             format!(", nor the last lines of {} replica(s)", look.unread)
         } else {

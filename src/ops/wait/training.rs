@@ -14,6 +14,7 @@ use crate::cluster::budget::Budget;
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::{self, Kube};
 use crate::diagnose::failure::{self, ReplicaFailure};
+use crate::diagnose::progress;
 use crate::model::DEFAULT_CONTAINER_NAME;
 
 /// Replicas looked at, the first ones in the operator's order: as many as `diagnose` reads.
@@ -31,6 +32,9 @@ pub struct Look {
     /// The workers, chiefs and masters looked at: their label and, once their lines show one,
     /// where they are (`step 120/500`).
     pub trainers: Vec<(String, Option<String>)>,
+    /// Trainers whose step has not moved for [`progress::STALL_AFTER`] while a peer's has, or
+    /// the whole job's, as `diagnose` words them (`Worker-2: no step for 12m, …`).
+    pub stalled: Vec<String>,
 }
 
 impl Look {
@@ -48,6 +52,16 @@ impl Look {
             .map(|(r, p)| format!("{r} {}", p.as_deref().unwrap_or("no step yet")))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// A stall of the steps as `--for training`'s failure (exit 4): the job was asked to
+    /// train and does not. (`diagnose` and `wait` for running say it as a warning.)
+    pub fn stall_error(&self) -> Option<crate::error::Error> {
+        self.stalled.first().map(|stall| {
+            crate::error::Error::JobFailed(format!(
+                "{stall}: every replica runs, but training stopped advancing"
+            ))
+        })
     }
 
     /// The first replica stuck past the grace period, as the wait's failure (exit 4).
@@ -95,6 +109,7 @@ pub async fn look(
     });
     let mut look = Look::default();
     let now = Timestamp::now();
+    let mut progressed: Vec<(String, progress::Progress)> = Vec::new();
     for pod in running.iter().take(MAX_LOOKED) {
         let container = main_container(pod);
         let read = cluster::bounded::recent_lines(&api, pod.pod_name(), &container);
@@ -104,15 +119,20 @@ pub async fn look(
         };
         judge(pod, job, &log, now, max_restarts, &mut look);
         if trains_itself(pod) {
-            let at = crate::diagnose::progress::of_log(&log, None).map(|p| match p.total {
+            let label = failure::replica_label(&pod.metadata, Some(job));
+            let found = progress::of_log(&log, None);
+            let at = found.as_ref().map(|p| match p.total {
                 Some(t) => format!("step {}/{t}", p.step),
                 None => format!("step {}", p.step),
             });
-            look.trainers
-                .push((failure::replica_label(&pod.metadata, Some(job)), at));
+            if let Some(p) = found {
+                progressed.push((label.clone(), p));
+            }
+            look.trainers.push((label, at));
         }
     }
     look.unread += running.len().saturating_sub(MAX_LOOKED);
+    look.stalled = progress::stalls(&progressed, now, progress::STALL_AFTER);
     look
 }
 
