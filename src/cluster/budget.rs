@@ -164,6 +164,15 @@ impl Budget {
         Budget { until }
     }
 
+    /// `d` from now, or the command's deadline when that comes first.
+    pub fn within(d: Duration, deadline: &Deadline) -> Self {
+        let own = Budget::new(d);
+        match deadline.until() {
+            Some(until) => own.min(Budget::until(until)),
+            None => own,
+        }
+    }
+
     /// The earlier of the two deadlines.
     pub fn min(self, other: Budget) -> Budget {
         Budget {

@@ -256,12 +256,17 @@ impl Progress {
         (secs.is_finite() && secs < 1e9).then(|| Duration::from_secs_f64(secs))
     }
 
+    /// Where it is: `step 4,100/10,000` (a table cell's worth).
+    pub fn position(&self) -> String {
+        match self.total {
+            Some(t) => format!("step {}/{}", grouped(self.step), grouped(t)),
+            None => format!("step {}", grouped(self.step)),
+        }
+    }
+
     /// `step 4,100/10,000 (12.3/s, ETA 12m), epoch 3/10, loss 0.412`.
     pub fn summary(&self) -> String {
-        let mut s = format!("step {}", grouped(self.step));
-        if let Some(t) = self.total {
-            s.push_str(&format!("/{}", grouped(t)));
-        }
+        let mut s = self.position();
         let mut paren = Vec::new();
         if let Some(r) = self.rate {
             paren.push(format!("{}/s", rate_text(r)));

@@ -350,14 +350,7 @@ pub(crate) async fn progress(
         let at = match (progress, short) {
             (Some(p), false) => p.summary(),
             // A table cell: where it is, nothing more.
-            (Some(p), true) => match p.total {
-                Some(t) => format!(
-                    "step {}/{}",
-                    crate::diagnose::progress::grouped(p.step),
-                    crate::diagnose::progress::grouped(t)
-                ),
-                None => format!("step {}", crate::diagnose::progress::grouped(p.step)),
-            },
+            (Some(p), true) => p.position(),
             (None, false) => "no progress line in its last lines".into(),
             (None, true) => "no step yet".into(),
         };
@@ -369,12 +362,7 @@ pub(crate) async fn progress(
 /// The decoration budget of a day-two read: 2 s, within the command's deadline.
 pub(crate) fn decoration(kube: &Kube) -> crate::cluster::budget::Budget {
     use crate::cluster::budget::{Budget, DECORATION};
-    Budget::new(DECORATION).min(
-        kube.deadline
-            .until()
-            .map(Budget::until)
-            .unwrap_or_else(|| Budget::new(DECORATION)),
-    )
+    Budget::within(DECORATION, &kube.deadline)
 }
 
 /// Running jobs whose first worker's recent lines `list -o wide` reads for PROGRESS.

@@ -227,10 +227,7 @@ pub async fn progress(
 
 /// A table cell: the step, of how many, and the rate.
 fn cell(p: &progress::Progress) -> String {
-    let mut s = format!("step {}", progress::grouped(p.step));
-    if let Some(t) = p.total {
-        s.push_str(&format!("/{}", progress::grouped(t)));
-    }
+    let mut s = p.position();
     if let Some(r) = p.rate {
         s.push_str(&format!(" ({}/s)", progress::rate_text(r)));
     }
@@ -239,11 +236,7 @@ fn cell(p: &progress::Progress) -> String {
 
 /// The readings' budget: [`ENRICH`] within the command's deadline.
 pub fn budget(kube: &Kube) -> Budget {
-    let own = Budget::new(ENRICH);
-    match kube.deadline.until() {
-        Some(until) => own.min(Budget::until(until)),
-        None => own,
-    }
+    Budget::within(ENRICH, &kube.deadline)
 }
 
 /// How long `top` spends on GPU use and progress together, beyond its reads of the jobs, pods
