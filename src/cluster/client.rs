@@ -327,6 +327,13 @@ pub fn is_not_found(err: &kube::Error) -> bool {
     status_code(err) == Some(404)
 }
 
+/// A 404 that is not a `Status`: kube-apiserver's plain-text `404 page not found` for a group or
+/// resource it does not serve (a CRD not installed), as opposed to the NotFound `Status` of an
+/// object that is not there (apiserver's `NotFoundHandler`, kube's `Status::is_not_found`).
+pub fn not_served(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(status) if status.code == 404 && !status.is_not_found())
+}
+
 /// A refused read (RBAC and the like) becomes the reason to report as unknown; a cluster that
 /// cannot be reached, or rejects our credentials (which makes every other read fail too), ends
 /// the command with [`explain`]'s error.
@@ -390,6 +397,7 @@ pub fn explain(err: kube::Error, action: &Action, kube: &Kube) -> Error {
                  the user of your current context: `kubectl config view --minify{conn}`."
             )),
         },
+        _ if action.resource == "tfjobs" && not_served(&err) => super::crd_not_served(),
         kube::Error::Api(status) if status.code == 404 => {
             Error::NotFound(format!("cannot {}: {}", action.describe(), status.message))
         }

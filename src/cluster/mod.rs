@@ -30,7 +30,7 @@ use std::time::Duration;
 
 pub use client::{
     Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, for_look, is_not_found, is_transport,
-    outcome_unknown, retry, status_code, unknown_reason,
+    not_served, outcome_unknown, retry, status_code, unknown_reason,
 };
 pub use crd::CrdState;
 pub use operator::OperatorState;
@@ -380,9 +380,41 @@ pub fn crd_not_served() -> Error {
     )
 }
 
+/// A failed TFJob request, said alike by every verb: the resource not served is the missing CRD
+/// ([`crd_not_served`], exit 3), not a bare `404 page not found` (exit 1); the rest as
+/// [`Error::kube`] says it.
+pub fn tfjob_error(context: impl Into<String>, err: kube::Error) -> Error {
+    if not_served(&err) {
+        return crd_not_served();
+    }
+    Error::kube(context, err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_404_is_the_missing_crd_and_a_status_404_is_not() {
+        // kube's client turns a body that is no Status into this reason (client/mod.rs).
+        let plain = kube::Error::Api(Box::new(
+            kube::core::Status::failure("404 page not found", "Failed to parse error data")
+                .with_code(404),
+        ));
+        assert!(not_served(&plain));
+        let err = tfjob_error("listing tfjobs", plain);
+        assert_eq!(err.exit_code(), crate::error::ExitCode::NotReady);
+        assert!(
+            err.to_string().contains("the TFJob CRD is not installed"),
+            "{err}"
+        );
+        let missing = kube::Error::Api(Box::new(
+            kube::core::Status::failure("tfjobs.kubeflow.org \"x\" not found", "NotFound")
+                .with_code(404),
+        ));
+        assert!(!not_served(&missing));
+        assert!(is_not_found(&missing));
+    }
 
     #[test]
     fn namespace_flag_must_be_a_dns_label() {

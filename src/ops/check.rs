@@ -163,7 +163,10 @@ pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<
                 problems,
                 if problems == 1 { "" } else { "s" }
             ),
-            hint: Some("Fix them, then run `kubectl tfjob check` again.".into()),
+            hint: Some(format!(
+                "Fix {}, then run `kubectl tfjob check` again.",
+                if problems == 1 { "it" } else { "them" }
+            )),
         });
     }
     if let Some(refused) = queue.refusal {

@@ -119,7 +119,7 @@ pub async fn delete(
         }
         let mut n: Vec<(String, Option<String>)> = cluster::retry(kube, || api.list_metadata(&lp))
             .await
-            .map_err(|e| Error::kube("listing tfjobs", e))?
+            .map_err(|e| cluster::tfjob_error("listing tfjobs", e))?
             .items
             .iter()
             .map(|m| (m.name_any(), m.uid()))
@@ -317,6 +317,7 @@ async fn delete_one(
                 reply_lost: lost.get(),
             })
         }
+        Err(e) if cluster::not_served(&e) => Err(cluster::crd_not_served()),
         Err(e) if cluster::is_not_found(&e) && lost.get() => Ok(Gone::Deleted {
             uid: uid.borrow().clone().unwrap_or_default(),
             reply_lost: true,
@@ -377,7 +378,7 @@ pub async fn wait_deleted(ctx: &Context, names: &[String], out: &mut Output) -> 
             deadline.phase(format!("waiting for tfjob {ns}/{name} to be deleted"));
             let job = crate::cluster::retry(kube, || api.get_opt(name))
                 .await
-                .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+                .map_err(|e| cluster::tfjob_error(format!("reading tfjob {name}"), e))?;
             if let Some(job) = job {
                 let uid = job.metadata.uid.clone().unwrap_or_default();
                 wait_gone(&kube.client, ns, &[(name.clone(), uid)], false, notes).await?;

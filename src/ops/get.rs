@@ -93,7 +93,9 @@ pub async fn run_many(
                     match cluster::retry(kube, || raw.get_opt(name)).await {
                         Ok(Some(obj)) => found.push(obj),
                         Ok(None) => errors.push(cluster::notfound::tfjob(kube, ns, name).await),
-                        Err(e) => errors.push(Error::kube(format!("reading tfjob {name}"), e)),
+                        Err(e) => {
+                            errors.push(cluster::tfjob_error(format!("reading tfjob {name}"), e))
+                        }
                     }
                 }
                 // The List `list -o …` prints, as kubectl prints several objects.
@@ -132,7 +134,7 @@ pub async fn get(
         Api::namespaced_with(client.clone(), namespace, &model::dynamic_resource());
     let obj = cluster::retry(kube, || raw.get_opt(&opts.name))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?;
+        .map_err(|e| cluster::tfjob_error(format!("reading tfjob {}", opts.name), e))?;
     let Some(obj) = obj else {
         return Err(cluster::notfound::tfjob(kube, namespace, &opts.name).await);
     };

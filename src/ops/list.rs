@@ -208,7 +208,7 @@ pub async fn list(
             .await
     })
     .await
-    .map_err(|e| Error::kube("listing tfjobs", e))?;
+    .map_err(|e| cluster::tfjob_error("listing tfjobs", e))?;
     let rv = list.metadata.resource_version.clone().unwrap_or_default();
     let mut invalid_age: std::collections::HashSet<(String, String)> = Default::default();
     let mut jobs = Vec::with_capacity(list.items.len());

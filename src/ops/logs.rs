@@ -515,7 +515,7 @@ pub async fn logs(
             crate::duration::go(opts.timeout)
         ))
     })?
-    .map_err(|e| Error::kube(format!("reading tfjob {}", opts.job), e))?;
+    .map_err(|e| cluster::tfjob_error(format!("reading tfjob {}", opts.job), e))?;
     let Some(job) = job else {
         return Err(cluster::notfound::tfjob(kube, namespace, &opts.job).await);
     };

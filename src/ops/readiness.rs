@@ -117,7 +117,10 @@ pub async fn check_readiness(
     match operator {
         OperatorCheck::Ready => {}
         OperatorCheck::NotReady(e) => r.failures.push(e),
-        OperatorCheck::Unknown(why) => r.warnings.push(why),
+        // Without the CRD nothing serves TFJobs whatever runs: its failure (whose hint installs
+        // the operator) says it, and a warning that "goes on" just before that refusal would not.
+        OperatorCheck::Unknown(why) if crd_ok => r.warnings.push(why),
+        OperatorCheck::Unknown(_) => {}
     }
     match ns {
         Ok(injection) => r.istio_injection = injection,

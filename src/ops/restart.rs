@@ -44,7 +44,7 @@ async fn restart(
     let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let job = cluster::retry(kube, || api.get_opt(name))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+        .map_err(|e| cluster::tfjob_error(format!("reading tfjob {name}"), e))?;
     let Some(job) = job else {
         return Err(cluster::notfound::tfjob(kube, namespace, name).await);
     };

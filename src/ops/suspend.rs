@@ -142,12 +142,7 @@ pub async fn set_suspend(
     let crd = cluster::retry(kube, || crds.get_opt(model::CRD_NAME))
         .await
         .map_err(|e| Error::kube("reading the TFJob CRD", e))?
-        .ok_or_else(|| {
-            Error::not_ready(
-                format!("the CRD {} is not installed", model::CRD_NAME),
-                "install the training-operator (v1.7 or later), then retry",
-            )
-        })?;
+        .ok_or_else(cluster::crd_not_served)?;
     if !crd_has_suspend(&crd) {
         return Err(Error::not_ready(
             format!(
@@ -160,7 +155,7 @@ pub async fn set_suspend(
     let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let job = cluster::retry(kube, || api.get_opt(&opts.name))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {}", opts.name), e))?;
+        .map_err(|e| cluster::tfjob_error(format!("reading tfjob {}", opts.name), e))?;
     let Some(job) = job else {
         return Err(cluster::notfound::tfjob(kube, namespace, &opts.name).await);
     };

@@ -105,7 +105,7 @@ async fn select(kube: &Kube, namespace: &str, selector: Option<&str>) -> Result<
     }
     let list = cluster::retry(kube, || api.list(&lp))
         .await
-        .map_err(|e| Error::kube("listing tfjobs", e))?;
+        .map_err(|e| cluster::tfjob_error("listing tfjobs", e))?;
     let mut names: Vec<String> = list.items.iter().map(|j| j.name_any()).collect();
     names.sort();
     Ok(names)

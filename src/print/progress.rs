@@ -52,7 +52,7 @@ impl Progress {
             out.push_str(&format!("  {rtype} {}", parts.join(", ")));
         }
         if let Some(reason) = &self.reason {
-            out.push_str(&format!("  ({reason})"));
+            out.push_str(&format!(" ({reason})"));
         }
         // State, replica types and reasons are the cluster's text.
         super::terminal::escape(&out).into_owned()

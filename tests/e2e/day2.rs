@@ -650,3 +650,49 @@ fn wait_for_delete_returns_once_the_job_is_gone() {
     );
     run.expect_code(2);
 }
+
+/// Issue 48 item 10 (one cause, one wording): on a cluster without the TFJob CRD, kube-apiserver
+/// answers a TFJob request with the plain text `404 page not found` (compared on the wire in
+/// tests/real/wire.rs). Every day-two verb says the CRD is missing (exit 3), as submit, wait and
+/// diagnose do; before, `list`, `get`, `logs`, `top`, `probe`, `restart` printed that 404 with
+/// exit 1 and `delete` said the job was not found.
+#[test]
+fn every_verb_says_the_crd_is_missing_as_submit_does() {
+    let c = crate::cluster("operator: absent\n");
+    let verbs: [&[&str]; 11] = [
+        &["list"],
+        &["list", "-A"],
+        &["get", "x"],
+        &["delete", "x"],
+        &["suspend", "x"],
+        &["logs", "x"],
+        &["top"],
+        &["top", "x"],
+        &["probe", "x"],
+        &["restart", "x"],
+        &["wait", "x", "--for", "delete", "--timeout", "20s"],
+    ];
+    for args in verbs {
+        let run = tfjob(&c, args);
+        assert_eq!(run.code, 3, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.starts_with(
+                "error: the API server does not serve tfjobs.kubeflow.org/v1: the TFJob CRD is not installed\n"
+            ),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("ref=v1.9.4"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+    // `delete` sends its DELETE (as kubectl does), answered 404: nothing was stored or removed.
+    assert!(
+        c.writes().iter().all(|w| w.status == 404),
+        "{:?}",
+        c.writes()
+    );
+}

@@ -101,7 +101,28 @@ fn crd_missing_fails_before_any_write() {
     run.stderr_has("CRD");
     run.stderr_has("not installed");
     run.stderr_has("ref=v1.9.4");
+    // Issue 48 item 10: no "operator not found; going on" warning just before the refusal
+    // of the same cause (it was printed first, and check listed it as a [WARN] row).
+    assert!(!run.stderr.contains("going on"), "{}", run.stderr);
     assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+    let check = tfjob(
+        &c,
+        &[
+            "check",
+            "--name",
+            "tf-dist-train",
+            "--image",
+            "tensorflow/tensorflow:2.13.0",
+        ],
+    );
+    check.exit(3);
+    check.stderr_has("(1 problem, listed under Readiness)\n\nFix it, then");
+    assert!(!check.stdout.contains("going on"), "{}", check.stdout);
+    assert!(
+        check.stdout.contains("[FAIL] the TFJob CRD"),
+        "{}",
+        check.stdout
+    );
 }
 
 #[test]

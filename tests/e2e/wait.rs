@@ -305,7 +305,7 @@ fn the_articles_job_never_succeeds_while_a_worker_cannot_run() {
     run.exit(4);
     run.stderr_has("can never be scheduled");
     assert!(!run.stdout.contains("condition met"), "{}", run.stdout);
-    run.stderr_has("Worker 1/3 running, 2 pending  (Unschedulable)");
+    run.stderr_has("Worker 1/3 running, 2 pending (Unschedulable)");
     assert!(
         c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["status"]["conditions"]
             .as_array()

@@ -32,7 +32,7 @@ pub(super) async fn read_tfjob(kube: &Kube, ns: &str, name: &str) -> Result<Subj
     let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
     let job = cluster::retry(kube, || jobs.get_opt(name))
         .await
-        .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+        .map_err(|e| cluster::tfjob_error(format!("reading tfjob {name}"), e))?;
     let Some(job) = job else {
         return Err(cluster::notfound::tfjob(kube, ns, name).await);
     };

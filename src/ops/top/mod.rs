@@ -267,7 +267,7 @@ pub async fn top(
         let api: Api<DynamicObject> = Api::namespaced_with(kube.client.clone(), namespace, &ar);
         let job = cluster::retry(kube, || api.get_opt(name))
             .await
-            .map_err(|e| Error::kube(format!("reading tfjob {name}"), e))?;
+            .map_err(|e| cluster::tfjob_error(format!("reading tfjob {name}"), e))?;
         let Some(job) = job else {
             return Err(cluster::notfound::tfjob(kube, namespace, name).await);
         };
@@ -283,7 +283,7 @@ pub async fn top(
         }
         let list = cluster::retry(kube, || api.list(&lp))
             .await
-            .map_err(|e| Error::kube("listing tfjobs", e))?;
+            .map_err(|e| cluster::tfjob_error("listing tfjobs", e))?;
         let mut v: Vec<(String, String)> = list
             .items
             .iter()

@@ -181,7 +181,7 @@ impl Waiter<'_> {
         match cluster::retry(self.kube, || self.jobs.get_opt(self.name)).await {
             Ok(Some(job)) => Ok(job),
             Ok(None) => Err(cluster::notfound::tfjob(self.kube, self.namespace, self.name).await),
-            Err(e) if cluster::is_not_found(&e) => Err(cluster::crd_not_served()),
+            Err(e) if cluster::not_served(&e) => Err(cluster::crd_not_served()),
             Err(e) => Err(cluster::explain(e, &get, self.kube)),
         }
     }
