@@ -392,7 +392,7 @@ async fn list_requests_do_not_grow_with_the_jobs_and_show_kubectl_columns() {
     assert!(
         lines[2].starts_with("stuck ")
             && lines[2].contains("Worker 0/1")
-            && lines[2].contains("worker-0: Unschedulable: 0/3 nodes are available"),
+            && lines[2].contains("Worker-0: Unschedulable: 0/3 nodes are available"),
         "{out}"
     );
     assert_eq!(lines.len(), 3);

@@ -316,7 +316,7 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-/// The replicas whose step has not moved for `window` while a peer's has (`worker-2: no step
+/// The replicas whose step has not moved for `window` while a peer's has (`Worker-2: no step
 /// for 12m, peers at step 4,100`), or the whole job when none has moved. Replicas without
 /// progress (a PS prints no steps) are not judged.
 pub fn stalls(replicas: &[(String, Progress)], now: Timestamp, window: Duration) -> Vec<String> {

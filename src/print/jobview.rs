@@ -266,7 +266,7 @@ pub struct JobRow {
 }
 
 /// The row's REASON when it is a problem, not a stage every pod passes through (Pending,
-/// ContainerCreating, `Init:0/1`, …): `worker-0: CrashLoopBackOff`.
+/// ContainerCreating, `Init:0/1`, …): `Worker-0: CrashLoopBackOff`.
 pub fn problem(row: &JobRow) -> Option<&str> {
     const PASSING: [&str; 5] = [
         "<none>",
@@ -314,7 +314,12 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
                 .get(model::LABEL_REPLICA_INDEX)
                 .cloned()
                 .unwrap_or_default();
-            stuck.push((format!("{rtype}-{idx}"), p.status.clone()));
+            // Named as diagnose, wait and PROGRESS name it (`Worker-1`), in the same row.
+            let label = format!(
+                "{}-{idx}",
+                crate::cluster::pod::canonical_replica_type(&rtype)
+            );
+            stuck.push((label, p.status.clone()));
         }
         if !p.node.is_empty() && p.node != "<none>" && !nodes.contains(&p.node) {
             nodes.push(p.node.clone());

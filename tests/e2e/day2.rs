@@ -398,6 +398,14 @@ fn list_shows_restarts_marked_when_crash_looping_and_a_finished_jobs_outcome_per
         "{}",
         run.stdout
     );
+    // REASON names the replica as PROGRESS, diagnose and wait do (issue 48 item 10: one
+    // output said `worker-0` here and `Worker-0` in PROGRESS).
+    assert_eq!(
+        looping.last().map(String::as_str),
+        Some("Worker-0: CrashLoopBackOff"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
