@@ -202,5 +202,5 @@ fn a_crash_loop_is_said_by_list_wide_and_get_alike() {
         .find(|l| l.starts_with("Problem:"))
         .unwrap_or_else(|| panic!("no Problem line:\n{}", run.stdout));
     assert!(problem.contains("CrashLoopBackOff"), "{problem}");
-    assert!(problem.contains("worker-0"), "{problem}");
+    assert!(problem.contains("Worker-0"), "{problem}");
 }
