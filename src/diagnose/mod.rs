@@ -168,17 +168,54 @@ pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
             )
         })
         .collect();
-    failure::merge(
-        &mut out,
-        failure::from_operator_events(
-            &s.job_events,
-            &s.killed_pod_events,
-            &s.namespace,
-            &s.job_name,
-        ),
-    );
+    failure::merge(&mut out, from_events(s).0);
     failure::order(&mut out);
     out
+}
+
+/// Replicas the operator's and the pods' events say were killed or taken away, whose pod the
+/// operator made again under the same name and which runs now, in a job not ended: a restart
+/// the job recovered from (`UpdateJobStatus` keeps such a job Restarting, not Failed), said as
+/// a warning, never a failure. Pure.
+pub fn recovered(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
+    let mut out = from_events(s).1;
+    // What the pods themselves say of a replica comes first, as in [`failures`].
+    out.retain(|f| {
+        !s.pods.iter().any(|p| {
+            p.metadata.name.as_deref() == Some(f.pod.as_str())
+                && failure::classify(
+                    failure::PodEvidence {
+                        meta: &p.metadata,
+                        status: p.status.as_ref(),
+                        memory_limit: None,
+                        log: None,
+                        node_not_ready: None,
+                        max_restarts: s.max_restarts,
+                        now: Some(s.now),
+                    },
+                    Some(&s.job_name),
+                )
+                .is_some()
+        })
+    });
+    out
+}
+
+/// The failures read from events, split into (still failed, recovered): recovered when the job
+/// has not ended and a pod of that name runs now ([`PodFacts::started`]).
+///
+/// [`PodFacts::started`]: crate::cluster::pod::PodFacts::started
+fn from_events(s: &Snapshot) -> (Vec<failure::ReplicaFailure>, Vec<failure::ReplicaFailure>) {
+    use crate::cluster::pod::PodFacts;
+    let ended = s.job.as_ref().is_some_and(|j| j.is_finished());
+    failure::from_operator_events(
+        &s.job_events,
+        &s.killed_pod_events,
+        &s.namespace,
+        &s.job_name,
+    )
+    .into_iter()
+    .partition(|f| ended || !s.pods.iter().any(|p| p.pod_name() == f.pod && p.started()))
 }
 
 /// Every replica of an unfinished job has its pod and runs ([`PodFacts::started`]): when the

@@ -101,6 +101,75 @@ fn a_lost_nodes_pods_are_named_by_the_taint_manager_in_every_command() {
     assert_ne!(probe.code, 0, "{}", probe.all());
 }
 
+/// Evicted by the kubelet under restartPolicy OnFailure: the operator deletes the Failed pod,
+/// marks the job Restarting and makes the pod again (training-operator common/pod.go
+/// ReconcilePods); a peer still running does not fail the job, since UpdateJobStatus keeps the
+/// Restarting condition it read before setting Running (tfjob_controller.go,
+/// `existingRestartingCondition`). Once the new pod runs, every command says the job trains and
+/// diagnose warns of the eviction; before, diagnose said FAIL (exit 4) from the old pod's
+/// events while wait said condition met.
+#[test]
+fn an_eviction_the_operator_recovers_from_is_not_a_failure() {
+    let c = article_with_worker_1(
+        "  disruption: evicted\n  runMs: 200",
+        &["--restart-policy", "OnFailure"],
+    );
+    // Both facts observed, no sleep: the kubelet's Evicted event, and the pod made again runs.
+    let evicted = c.wait_for(Duration::from_secs(30), |c| {
+        c.list("events", Some("default"))
+            .iter()
+            .any(|e| e["reason"] == "Evicted")
+    });
+    assert!(evicted, "no Evicted event");
+    until_pod(&c, "worker-1 running again", |p| {
+        p["metadata"]["name"] == "tf-dist-train-worker-1"
+            && p["status"]["reason"].is_null()
+            && p["metadata"]["deletionTimestamp"].is_null()
+            && p["status"]["containerStatuses"][0]["state"]["running"].is_object()
+    });
+
+    let wait = tfjob(
+        &c,
+        &args("wait tf-dist-train --for all-running --timeout 30s"),
+    );
+    wait.exit(0);
+    assert!(
+        wait.stdout.contains("condition met (all replicas Running)"),
+        "{}",
+        wait.all()
+    );
+
+    let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
+    diagnose.exit(0);
+    assert!(
+        diagnose
+            .stdout
+            .contains("[warn] Runtime    restarted (running again): Worker-1: Evicted ("),
+        "{}",
+        diagnose.stdout
+    );
+    assert!(!diagnose.stdout.contains("[FAIL]"), "{}", diagnose.stdout);
+    assert!(
+        !diagnose.stdout.contains("Failed replicas"),
+        "{}",
+        diagnose.stdout
+    );
+
+    let list = tfjob(&c, &args("list"));
+    list.exit(0);
+    let r = row(&list, "tf-dist-train");
+    assert!(
+        r.contains("Running") && r.ends_with("<none>"),
+        "{}",
+        list.stdout
+    );
+    let get = tfjob(&c, &args("get tf-dist-train"));
+    get.exit(0);
+    assert!(!get.stdout.contains("Problem:"), "{}", get.stdout);
+    let probe = tfjob(&c, &args("probe tf-dist-train"));
+    probe.exit(0);
+}
+
 /// Preempted under the operator's default restart policy, the pod gone with the job's end:
 /// the scheduler's `Preempted` event outlives it, so the kill is named by who made it, not
 /// guessed from exit code 143.

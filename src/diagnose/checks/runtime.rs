@@ -12,6 +12,7 @@ pub(super) fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
     secret_problems(s, pods, out);
     config_errors_without_secret_cause(s, pods, out, before);
     disruptions(s, out);
+    recovered(s, out);
     crashes(s, pods, out);
     gateway_unauthorized(s, pods, out);
     template_checks(s, out);
@@ -195,6 +196,31 @@ pub(super) fn disruptions(s: &Snapshot, out: &mut Vec<Finding>) {
             ),
         };
         let mut finding = Finding::new(Layer::Runtime, Verdict::Fail, f.line.clone()).next(next);
+        if let Some(e) = &f.evidence {
+            finding = finding.evidence(truncate(e, 300));
+        }
+        out.push(finding.replicas(vec![f.pod.clone()]));
+    }
+}
+
+/// A replica killed or taken away (an eviction, a preemption, an exit the operator restarts)
+/// whose pod the operator made again and which runs: a warning with what happened, as a
+/// container restart the kubelet recovers from is (`crashes`).
+fn recovered(s: &Snapshot, out: &mut Vec<Finding>) {
+    for f in crate::diagnose::recovered(s) {
+        let mut finding = Finding::new(
+            Layer::Runtime,
+            Verdict::Warning,
+            format!(
+                "restarted (running again): {}; the operator made its pod again",
+                f.line
+            ),
+        )
+        .next(format!(
+            "nothing to do unless it repeats; follow it with kubectl tfjob logs {} -f {}",
+            s.job_name,
+            ns_flags(s, &s.namespace)
+        ));
         if let Some(e) = &f.evidence {
             finding = finding.evidence(truncate(e, 300));
         }

@@ -612,6 +612,13 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
             .as_ref()
             .and_then(|b| b.disruption)
             .filter(|_| attempt == 0)
+            .filter(|_| {
+                // Once per replica: the pod recreated under its name is not disrupted again.
+                sh.disrupted
+                    .lock()
+                    .unwrap()
+                    .insert((ns.clone(), pname.clone()))
+            })
         {
             tokio::select! {
                 _ = sleep(b.as_ref().and_then(|b| b.run_ms).unwrap_or(50)) => {}

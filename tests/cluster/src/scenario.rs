@@ -139,8 +139,9 @@ pub struct ContainerBehaviour {
     pub oom_killed: bool,
     /// Text served by the pods/log subresource for this container.
     pub log: Option<String>,
-    /// Instead of exiting after `runMs`, the pod is disrupted (on its first start): evicted by
-    /// the kubelet, preempted by the scheduler, or its node goes NotReady (issue 37).
+    /// Instead of exiting after `runMs`, the pod is disrupted (on its first start, once per
+    /// replica: the pod recreated under its name runs on): evicted by the kubelet, preempted by
+    /// the scheduler, or its node goes NotReady (issue 37).
     pub disruption: Option<Disruption>,
 }
 

@@ -128,6 +128,9 @@ pub struct Shared {
     /// (mode, cleanup hold): once such a change returns, no pass begun before it is still
     /// writing, so a test's next step sees the operator as it was told to be.
     pub(crate) operator_pass: Mutex<()>,
+    /// Replicas (namespace, pod name) already disrupted: an eviction or a preemption takes one
+    /// pod away, and the pod the operator recreates under the same name runs on.
+    pub(crate) disrupted: Mutex<std::collections::HashSet<(String, String)>>,
 }
 
 impl Shared {
@@ -166,6 +169,7 @@ impl Shared {
             applied: Mutex::new(HashMap::new()),
             cleanup_held: std::sync::atomic::AtomicBool::new(false),
             operator_pass: Mutex::new(()),
+            disrupted: Mutex::new(Default::default()),
         }
     }
 

@@ -75,6 +75,13 @@ pub(super) fn update_job_status(
         });
     let all_workers = job["spec"]["successPolicy"] == "AllWorkers";
     let chief = contains_chief(specs);
+    // Read before the loop, as the operator does (tfjob_controller.go UpdateJobStatus,
+    // `existingRestartingCondition`): a Running condition set below drops Restarting
+    // (setCondition), and a replica restarted in this very pass must not fail the job because a
+    // peer still runs.
+    let existing_restarting = status["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Restarting").cloned());
     for rtype in KNOWN {
         let Some(rs) = specs.get(rtype) else { continue };
         let st = &status["replicaStatuses"][rtype];
@@ -122,10 +129,7 @@ pub(super) fn update_job_status(
             }
         }
         if failed > 0 {
-            let restarting = status["conditions"]
-                .as_array()
-                .and_then(|cs| cs.iter().find(|c| c["type"] == "Restarting").cloned());
-            if let Some(r) = restarting {
+            if let Some(r) = &existing_restarting {
                 set_condition(
                     status,
                     "Restarting",
