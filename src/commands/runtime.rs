@@ -35,12 +35,15 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(
             crate::error::request_interrupt();
             let _ = tx.send(signal);
         });
-        let interrupted = async {
+        // Unconstrained: a command future that always has work (a log that never ends) spends
+        // the task's whole cooperative budget each poll, and a budgeted channel polled after it
+        // would never see the signal (`logs -f` ran on after SIGTERM, two cores busy).
+        let interrupted = tokio::task::unconstrained(async {
             match rx.await {
                 Ok(signal) => signal,
                 Err(_) => std::future::pending().await,
             }
-        };
+        });
         tokio::select! {
             biased;
             result = ctx.deadline().bound(future) => result,

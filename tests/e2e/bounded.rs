@@ -321,23 +321,32 @@ fn sigterm_and_sighup_end_a_command_as_ctrl_c_does() {
     }
 }
 
-/// A running one-worker job whose pod log, from now on, never ends (the `endlessBody` fault on
+/// A running job of `workers` workers whose pod logs, from now on, never end (the `endlessBody` fault on
 /// pods/log), and the cluster.
-fn endless_log_job(name: &str) -> TestCluster {
+fn endless_log_job(name: &str, workers: u32) -> TestCluster {
     let c = TestCluster::start(Scenario::default());
+    // The gateway key from a Secret, as submit injects it: `logs` scrubs its value from every
+    // line, which makes printing, not reading, the slower side.
+    c.insert(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "taotoken-secret", "namespace": "default"},
+        "stringData": {"api-key": crate::TEST_KEY}}));
     c.insert(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
         "metadata": {"name": name, "namespace": "default"},
-        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "Never",
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": workers, "restartPolicy": "Never",
             "template": {"spec": {"containers": [
-                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}));
-    let pod = format!("{name}-worker-0");
+                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0",
+                 "env": [{"name": "TAOTOKEN_API_KEY", "valueFrom": {"secretKeyRef":
+                     {"name": "taotoken-secret", "key": "api-key"}}}]}]}}}}}}));
     assert!(
         c.wait_for(std::time::Duration::from_secs(30), |c| {
-            c.get("pods", Some("default"), &pod).is_some_and(|p| {
-                p["status"]["containerStatuses"][0]["state"]["running"].is_object()
+            (0..workers).all(|i| {
+                c.get("pods", Some("default"), &format!("{name}-worker-{i}"))
+                    .is_some_and(|p| {
+                        p["status"]["containerStatuses"][0]["state"]["running"].is_object()
+                    })
             })
         }),
-        "the worker never ran"
+        "the workers never ran"
     );
     let mut fault = Fault::on("get", "pods").endless_body().times(0);
     fault.matches.subresource = Some("log".into());
@@ -350,7 +359,7 @@ fn endless_log_job(name: &str) -> TestCluster {
 /// request as kubectl's does.
 #[test]
 fn an_endless_pod_log_is_read_within_bounds_by_diagnose_and_logs() {
-    let c = endless_log_job("flood");
+    let c = endless_log_job("flood", 1);
     let kubeconfig = c.kubeconfig().to_str().unwrap().to_string();
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = binary(&["--kubeconfig", &kubeconfig, "diagnose", "flood"]);
@@ -407,4 +416,39 @@ fn logs_ends_at_its_timeout_on_a_silent_api_and_refuses_a_save_limit_beyond_memo
     .run();
     run.expect_code(2);
     run.stderr_has("--save-limit is at most 256Mi per log");
+}
+
+/// Issue 47 item 6: `logs -f` on a log that never ends stops on SIGTERM as any command does.
+/// The log kept the command's future busy for its whole cooperative budget on every poll, and
+/// the interrupt, polled after it, was never seen: the process ran on, two cores busy, until
+/// SIGKILL (seen: `timeout 5 kubectl-tfjob logs -f` still running after 600 s).
+#[test]
+fn logs_follow_on_an_endless_log_stops_on_sigterm() {
+    let c = endless_log_job("spin", 2);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = binary(&[
+        "--kubeconfig",
+        c.kubeconfig().to_str().unwrap(),
+        "logs",
+        "spin",
+        "-f",
+    ]);
+    cmd.stdout(Stdio::piped());
+    let o = measured(cmd, &dir.path().join("logs.err"), |child| {
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        // The flood is under way: 256 pieces of the endless line (16 MiB) came.
+        for _ in 0..256 {
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            assert!(line.starts_with("[worker-"), "{:.80}", line);
+        }
+        // Keep reading: a closed stdout would end the command on its own (quietly), and the
+        // signal is what this test is about.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        // SAFETY: a plain syscall on our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    });
+    bounded(&o, "logs -f on an endless log, then SIGTERM");
+    assert_eq!(o.code, Some(130), "{}", o.stderr);
+    assert!(o.stderr.contains("interrupted (SIGTERM)"), "{}", o.stderr);
 }
