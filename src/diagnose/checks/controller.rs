@@ -4,11 +4,44 @@ use super::*;
 
 pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     let ns = &s.namespace;
+    let operator = operator(s);
+    let Some(job) = &s.job else {
+        out.push(operator);
+        out.push(
+            Finding::new(
+                Layer::Controller,
+                Verdict::Fail,
+                format!("TFJob {ns}/{} not found", s.job_name),
+            )
+            .next(format!(
+                "list the jobs: kubectl get tfjobs {}",
+                ns_flags(s, ns)
+            )),
+        );
+        return Err("TFJob not found".into());
+    };
+    let (status, gate) = job_status(s, job);
+    if operator.verdict == Verdict::Ok && status.verdict == Verdict::Ok {
+        let mut merged = operator;
+        merged.summary = format!("{}; {}", merged.summary, status.summary);
+        out.push(merged);
+    } else {
+        out.push(operator);
+        out.push(status);
+    }
+    ended(s, job, out);
+    creation_failures(s, job, out);
+    gate
+}
+
+/// The training-operator as found: running, not ready, not found (with or without a sign that
+/// something reconciled the job), or not readable.
+fn operator(s: &Snapshot) -> Finding {
     let reconciled = s
         .job
         .as_ref()
         .is_some_and(|j| j.condition(condition::CREATED).is_some());
-    let operator = match &s.operator {
+    match &s.operator {
         OperatorState::Running { .. } => Finding::new(
             Layer::Controller,
             Verdict::Ok,
@@ -50,23 +83,13 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             s.operator.headline(),
         )
         .evidence(why.clone()),
-    };
+    }
+}
 
-    let Some(job) = &s.job else {
-        out.push(operator);
-        out.push(
-            Finding::new(
-                Layer::Controller,
-                Verdict::Fail,
-                format!("TFJob {ns}/{} not found", s.job_name),
-            )
-            .next(format!(
-                "list the jobs: kubectl get tfjobs {}",
-                ns_flags(s, ns)
-            )),
-        );
-        return Err("TFJob not found".into());
-    };
+/// What the job's own status says of its reconciliation (managed elsewhere, suspended, not
+/// reconciled, or Created and where it is now), and the gate for the layers below.
+fn job_status(s: &Snapshot, job: &TFJob) -> (Finding, Gate) {
+    let ns = &s.namespace;
     let name = &s.job_name;
     let age = age_secs(s.now, job.metadata.creation_timestamp.as_ref());
     let run_policy = job.spec.run_policy.as_ref();
@@ -82,7 +105,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     // The job's own progress, merged into the operator line when both are fine.
     let mut gate = Ok(());
     let created = job.condition(condition::CREATED);
-    let status_finding = if let Some(m) = managed_by.filter(|m| *m != OWN_MANAGER) {
+    let status = if let Some(m) = managed_by.filter(|m| *m != OWN_MANAGER) {
         let known = MANAGED_BY_VALUES.contains(&m);
         gate = Err(format!("job managed by {m}"));
         Finding::new(
@@ -185,15 +208,12 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         }
         Finding::new(Layer::Controller, Verdict::Ok, summary)
     };
-    if operator.verdict == Verdict::Ok && status_finding.verdict == Verdict::Ok {
-        let mut merged = operator;
-        merged.summary = format!("{}; {}", merged.summary, status_finding.summary);
-        out.push(merged);
-    } else {
-        out.push(operator);
-        out.push(status_finding);
-    }
+    (status, gate)
+}
 
+/// A Failed job's cause and next step, or a Restarting one's.
+fn ended(s: &Snapshot, job: &TFJob, out: &mut Vec<Finding>) {
+    let ns = &s.namespace;
     if let Some(failed) = job.condition(condition::FAILED).filter(|c| c.is_true()) {
         let message = failed.message.clone().unwrap_or_default();
         let next = if message.contains("backoff limit") {
@@ -255,7 +275,12 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             .next("see the Runtime findings for why the replica failed"),
         );
     }
+}
 
+/// The operator's FailedCreatePod/FailedCreateService events, while something is missing.
+fn creation_failures(s: &Snapshot, job: &TFJob, out: &mut Vec<Finding>) {
+    let ns = &s.namespace;
+    let name = &s.job_name;
     // Creation failures matter only while something is still missing.
     let missing = missing_objects(s, job);
     if !missing.is_empty() {
@@ -305,7 +330,6 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             out.push(f);
         }
     }
-    gate
 }
 
 /// The names of a list of objects.
