@@ -43,14 +43,35 @@ pub async fn collect_within(
 ) -> Result<Snapshot> {
     let mut s = Snapshot::new(namespace, name, k8s_openapi::jiff::Timestamp::now());
     s.hints = kube.hints.clone();
-
     // Each step names itself, so a `--timeout` that runs out says where.
     let phase = |what: &str| {
         kube.deadline
             .phase(format!("diagnosing TFJob {namespace}/{name} ({what})"))
     };
-    // 1. CRD
     phase("reading the TFJob CRD");
+    read_crd(kube, &mut s).await?;
+    // The operator, anywhere; with only namespaced rights, try its usual namespace.
+    phase("looking for the training-operator");
+    s.operator = cluster::operator::current(kube).await?;
+    phase("reading the job");
+    read_job(kube, &mut s).await?;
+    let Some(job) = s.job.clone() else {
+        return Ok(s);
+    };
+    phase("reading its pods, services and events");
+    read_objects(kube, &mut s, &job).await?;
+    past_refusals(kube, &mut s).await;
+    read_killed_events(kube, &mut s, &job).await;
+    read_pod_events(kube, &mut s, &job).await?;
+    // The real values, only to scrub them from the logs below; zeroed when dropped.
+    let mut values = read_secrets(kube, &mut s, &job).await?;
+    read_logs(kube, &mut s, tail, budget, &values).await?;
+    values.iter_mut().for_each(|v| v.clear());
+    Ok(s)
+}
+
+/// The CRD, as present, missing, or not readable (why).
+async fn read_crd(kube: &Kube, s: &mut Snapshot) -> Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(kube.client.clone());
     let action = Action::new("get", "customresourcedefinitions", None).named(model::CRD_NAME);
     s.crd = match cluster::retry(kube, || crds.get_opt(model::CRD_NAME)).await {
@@ -62,12 +83,13 @@ pub async fn collect_within(
         }
     };
 
-    // 2. The operator, anywhere; with only namespaced rights, try its usual namespace.
-    phase("looking for the training-operator");
-    s.operator = cluster::operator::current(kube).await?;
+    Ok(())
+}
 
-    // 3. The job.
-    phase("reading the job");
+/// The job, unless the CRD is missing.
+async fn read_job(kube: &Kube, s: &mut Snapshot) -> Result<()> {
+    let (namespace, name) = (s.namespace.clone(), s.job_name.clone());
+    let (namespace, name) = (namespace.as_str(), name.as_str());
     if s.crd != CrdState::Missing {
         let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
         match cluster::retry(kube, || jobs.get_opt(name)).await {
@@ -80,30 +102,32 @@ pub async fn collect_within(
             }
         }
     }
-    let Some(job) = s.job.clone() else {
-        return Ok(s);
-    };
+    Ok(())
+}
 
-    // 4. Pods and services by the operator's labels; events on the job and on pods.
-    phase("reading its pods, services and events");
+/// Pods and services by the operator's labels, the nodes and queue they wait on, what the
+/// Pending ones mount, the placement of Unschedulable ones, and the events on the job.
+async fn read_objects(kube: &Kube, s: &mut Snapshot, job: &TFJob) -> Result<()> {
+    let (namespace, name) = (s.namespace.clone(), s.job_name.clone());
+    let (namespace, name) = (namespace.as_str(), name.as_str());
     let selector = model::job_selector(name);
     let lp = ListParams::default().labels(&selector);
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
     match cluster::retry(kube, || pods.list(&lp)).await {
         Ok(list) => s.pods = list.items,
         Err(e) => note(
-            &mut s,
+            s,
             cluster::unknown_reason(e, &Action::new("list", "pods", Some(namespace)), kube)?,
         ),
     }
     s.nodes_not_ready = nodes_not_ready(kube, &s.pods).await;
-    s.queue = queue_facts(kube, namespace, &job, s.pods.is_empty()).await?;
+    s.queue = queue_facts(kube, namespace, job, s.pods.is_empty()).await?;
     // Pending pods: are they waiting for an object they mount that does not exist?
     if s.pods.iter().any(|p| p.pod_phase() == "Pending") {
         s.missing_objects = super::missing::missing_objects(
             kube,
             namespace,
-            &job,
+            job,
             std::time::Duration::from_secs(10),
         )
         .await;
@@ -112,18 +136,18 @@ pub async fn collect_within(
     // The same question `wait` asks (ops::preflight::unschedulable_verdict), read here because
     // diagnose sits below ops; a failed read only leaves the verdict out.
     if cluster::pod::any_unschedulable(&s.pods) {
-        s.placement = cluster::retry(kube, || placement::collect(&kube.client, namespace, &job))
+        s.placement = cluster::retry(kube, || placement::collect(&kube.client, namespace, job))
             .await
             .map_err(|e| tracing::debug!(error = %e, "pre-flight for an unschedulable pod failed"))
             .ok()
-            .and_then(|snapshot| placement::live::unschedulable(snapshot, namespace, &job))
+            .and_then(|snapshot| placement::live::unschedulable(snapshot, namespace, job))
             .map(|u| (u.verdict, u.reason));
     }
     let services: Api<Service> = Api::namespaced(kube.client.clone(), namespace);
     match cluster::retry(kube, || services.list(&lp)).await {
         Ok(list) => s.services = list.items,
         Err(e) => note(
-            &mut s,
+            s,
             cluster::unknown_reason(e, &Action::new("list", "services", Some(namespace)), kube)?,
         ),
     }
@@ -149,12 +173,18 @@ pub async fn collect_within(
             )
         }
         Err(e) => note(
-            &mut s,
+            s,
             cluster::unknown_reason(e, &Action::new("list", "events", Some(namespace)), kube)?,
         ),
     }
-    // A refusal for want of a ServiceAccount created since is past: the operator's next retry
-    // makes the pods. Its events are dropped, said as a note.
+    Ok(())
+}
+
+/// A refusal for want of a ServiceAccount created since is past: the operator's next retry
+/// makes the pods. Its events are dropped, said as a note.
+async fn past_refusals(kube: &Kube, s: &mut Snapshot) {
+    let namespace = s.namespace.clone();
+    let namespace = namespace.as_str();
     if let Some(sa) = super::refused::refusal(&s.job_events).and_then(|r| r.missing_service_account)
     {
         let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
@@ -170,6 +200,13 @@ pub async fn collect_within(
             ));
         }
     }
+}
+
+/// The pods the operator saw killed (137/143), and a failed job's pods that are gone: their
+/// own events, whatever the uid.
+async fn read_killed_events(kube: &Kube, s: &mut Snapshot, job: &TFJob) {
+    let namespace = s.namespace.clone();
+    let namespace = namespace.as_str();
     // The pods the operator saw killed (137/143): their events whatever the uid, since the
     // pod may be gone or recreated under its name (failure::from_operator_events).
     let mut killed = super::failure::killed_pods(&s.job_events);
@@ -178,7 +215,7 @@ pub async fn collect_within(
     if job.is_failed() {
         let present: BTreeSet<&str> = s.pods.iter().map(|p| p.pod_name()).collect();
         killed.extend(
-            crate::operator_pods::expand(&job)
+            crate::operator_pods::expand(job)
                 .pod_names()
                 .into_iter()
                 .filter(|n| !present.contains(n.as_str())),
@@ -195,8 +232,13 @@ pub async fn collect_within(
     {
         s.killed_pod_events = sorted(read.events);
     }
-    // Events pod by pod (cluster::events): the troubled pods first, then the expected pods that
-    // do not exist (an earlier one's events), then the rest, as many as the cap allows.
+}
+
+/// Events pod by pod: the troubled pods first, then the expected pods that do not exist (an
+/// earlier one's events), then the rest, as many as the cap allows.
+async fn read_pod_events(kube: &Kube, s: &mut Snapshot, job: &TFJob) -> Result<()> {
+    let namespace = s.namespace.clone();
+    let namespace = namespace.as_str();
     if !s.pods.is_empty() {
         let mut refs: Vec<(u8, cluster::events::PodRef)> = s
             .pods
@@ -212,7 +254,7 @@ pub async fn collect_within(
             .collect();
         let present: BTreeSet<String> = refs.iter().map(|(_, r)| r.name.clone()).collect();
         refs.extend(
-            crate::operator_pods::expand(&job)
+            crate::operator_pods::expand(job)
                 .pod_names()
                 .into_iter()
                 .filter(|n| !present.contains(n))
@@ -232,17 +274,27 @@ pub async fn collect_within(
                 }
             }
             Err(e) => note(
-                &mut s,
+                s,
                 cluster::unknown_reason(e, &Action::new("list", "events", Some(namespace)), kube)?,
             ),
         }
     }
 
-    // 5. Referenced Secrets: existence and key names only.
+    Ok(())
+}
+
+/// The referenced Secrets: existence and key names kept in the snapshot, their values returned
+/// only to scrub them from the logs.
+async fn read_secrets(
+    kube: &Kube,
+    s: &mut Snapshot,
+    job: &TFJob,
+) -> Result<Zeroizing<Vec<String>>> {
+    let namespace = s.namespace.clone();
+    let namespace = namespace.as_str();
     let secrets: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
-    // The real values, only to scrub them from the logs below; zeroed when dropped.
     let mut values: Zeroizing<Vec<String>> = Zeroizing::new(Vec::new());
-    for secret_name in referenced_secrets(Some(&job), &s.pods) {
+    for secret_name in referenced_secrets(Some(job), &s.pods) {
         match cluster::retry(kube, || secrets.get_opt(&secret_name)).await {
             Ok(found) => {
                 let found = found.map(|sec| {
@@ -253,14 +305,26 @@ pub async fn collect_within(
             }
             Err(e) => {
                 let action = Action::new("get", "secrets", Some(namespace)).named(&secret_name);
-                note(&mut s, cluster::unknown_reason(e, &action, kube)?);
+                note(s, cluster::unknown_reason(e, &action, kube)?);
             }
         }
     }
 
-    // 6. Logs: crashing pods first, then running ones (a 401 loop may not crash), capped. They
-    // decorate the verdict: one attempt each under the shared budget, never retried.
-    let pods_api = pods;
+    Ok(values)
+}
+
+/// Logs: crashing pods first, then running ones (a 401 loop may not crash), capped. They
+/// decorate the verdict: one attempt each under the shared budget, never retried.
+async fn read_logs(
+    kube: &Kube,
+    s: &mut Snapshot,
+    tail: i64,
+    budget: Budget,
+    values: &[String],
+) -> Result<()> {
+    let namespace = s.namespace.clone();
+    let namespace = namespace.as_str();
+    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
     // The decoration budget starts once the verdict's reads are done.
     let budget = budget.min(Budget::new(DECORATION));
     for (pod_name, container, previous) in log_targets(&s.pods) {
@@ -286,7 +350,7 @@ pub async fn collect_within(
         }
         match got {
             Some(Ok(text)) => {
-                let text = scrub(&text, &values);
+                let text = scrub(&text, values);
                 s.logs.insert(pod_name, text);
             }
             Some(Err(e)) => {
@@ -303,11 +367,11 @@ pub async fn collect_within(
                     }
                     _ => cluster::unknown_reason(e, &action, kube)?,
                 };
-                note(&mut s, why);
+                note(s, why);
             }
             None => {
                 note(
-                    &mut s,
+                    s,
                     format!(
                         "the log of pod {pod_name} was not read: the {}s budget for log excerpts was spent",
                         DECORATION.as_secs()
@@ -317,8 +381,7 @@ pub async fn collect_within(
             }
         }
     }
-    values.iter_mut().for_each(|v| v.clear());
-    Ok(s)
+    Ok(())
 }
 
 /// How long each running replica has been silent (issue 37), for `diagnose`: its last log
