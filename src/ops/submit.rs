@@ -62,24 +62,8 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     let prepared = render::prepare(ctx.conn(), &args.render)?;
     super::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
-    let mut job = prepared.job;
-    // The printer runs on a sample first: a -o that cannot print the job fails here, before
-    // any write, not after the job exists.
-    if let Some(format) = args.output.as_ref() {
-        print::manifest::job(
-            &sample(&job),
-            Some(format),
-            crate::ops::list::QUALIFIED_KIND,
-            "",
-            &mut std::io::sink(),
-        )
-        .map_err(|e| match e {
-            Error::Interrupted(_) => e,
-            other => Error::Usage(format!(
-                "-o cannot print the job, so nothing was created: {other}"
-            )),
-        })?;
-    }
+    let mut job = prepared.job.clone();
+    try_printer(&job, args.output.as_ref())?;
     // With generateName the API server picks the name; until then, show the prefix.
     let name = job
         .metadata
@@ -110,18 +94,100 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     }
 
     // From here `--timeout` (with --wait or --replace) is spent phase by phase.
-    let deadline = &kube.deadline;
-    deadline.phase(format!(
+    kube.deadline.phase(format!(
         "checking TFJob {namespace}/{name} before creating it (readiness, placement, dry runs); nothing was created"
     ));
+    // 3.-5. Readiness, the live schema, placement and queues.
+    let existing = check_cluster(kube, &namespace, &mut job, &prepared, &args, out).await?;
+    // 6. The pods the operator will create, as server dry runs: PodSecurity, policy engines
+    //    and webhooks on pods answer only there.
+    super::pod_dry_run::check(kube, &namespace, &job, out).await?;
+    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &namespace);
+    let wire = Wire::new(kube, &namespace, prepared.as_written.as_ref());
+    let answered = server_dry_run(kube, &jobs, &wire, &job, existing.as_ref()).await?;
+
+    if args.dry_run == DryRun::Server {
+        // As kubectl does, show what the server answered (with its generated name).
+        let shown = answered.unwrap_or(job);
+        let shown_name = shown.metadata.name.clone().unwrap_or(name);
+        print_job(
+            out,
+            &shown,
+            args.output.as_ref(),
+            &format!("tfjob.kubeflow.org/{shown_name} created (server dry run)"),
+        )?;
+        return Ok(());
+    }
+
+    // 7. The writes: replace if asked, then create; what was made is said.
+    let target = Target {
+        kube,
+        jobs: &jobs,
+        wire: &wire,
+        namespace: &namespace,
+        name: &name,
+    };
+    let name = write(&target, job, existing, &args, out).await?;
+    if args.wait {
+        // With -o, stdout carries the object alone: what `wait` prints goes to stderr.
+        let mut out = out.data_to_stderr(args.output.is_some());
+        let wait_opts = WaitOptions {
+            capacity_may_come: args.skip_capacity_check,
+            ..args.wait_opts.clone()
+        };
+        wait::follow(
+            kube,
+            &namespace,
+            &name,
+            &wait_opts,
+            ReportFormat::Text,
+            &mut out,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The printer runs on a sample first: a -o that cannot print the job fails here, before any
+/// write, not after the job exists.
+fn try_printer(job: &TFJob, output: Option<&Format>) -> Result<()> {
+    if let Some(format) = output {
+        print::manifest::job(
+            &sample(job),
+            Some(format),
+            crate::ops::list::QUALIFIED_KIND,
+            "",
+            &mut std::io::sink(),
+        )
+        .map_err(|e| match e {
+            Error::Interrupted(_) => e,
+            other => Error::Usage(format!(
+                "-o cannot print the job, so nothing was created: {other}"
+            )),
+        })?;
+    }
+    Ok(())
+}
+
+/// Steps 3 to 5 of [`run`], all reads and dry runs: the cluster is ready (every check, all
+/// failures together), the namespace's stored gateway URL applied, the job matches the live CRD,
+/// and the queue and placement gates pass. Returns the job of the same name `--replace` found.
+async fn check_cluster(
+    kube: &Kube,
+    namespace: &str,
+    job: &mut TFJob,
+    prepared: &render::Prepared,
+    args: &SubmitOptions,
+    out: &mut Output,
+) -> Result<Option<TFJob>> {
     // 3. Readiness: every check runs, all failures are reported together.
-    let readiness = check_readiness(kube, &namespace, &job, &prepared.gateway, args.replace).await;
+    let readiness = check_readiness(kube, namespace, job, &prepared.gateway, args.replace).await;
     for warning in &readiness.warnings {
         out.note_line(&format!("warning: {warning}"));
     }
     if let Some((message, hint)) = super::readiness::istio_warning(
         &prepared.report,
-        &namespace,
+        namespace,
         readiness.istio_injection.as_deref(),
     ) {
         out.note_line(&format!("warning: {message}\n  hint: {hint}"));
@@ -146,14 +212,14 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
                         cluster::secret::create_command(
                             &gateway.secret_name,
                             &gateway.secret_key,
-                            &namespace,
+                            namespace,
                             &kube.hints
                         )
                     ),
                 ));
             }
             gateway.use_stored_base_url(&stored);
-            gateway.apply(&mut job);
+            gateway.apply(job);
             out.note_line(&format!(
                 "gateway base URL: {} (from Secret {namespace}/{}, key {BASE_URL_KEY:?})",
                 gateway.base_url, gateway.secret_name
@@ -164,7 +230,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     // 4. Cluster-side validation: the live CRD's schema (version skew), then a server dry run
     //    (which runs the operator's admission webhook too).
     if let Some(schema) = &readiness.live_schema {
-        let value = serde_json::to_value(&job).map_err(|e| Error::Other(e.to_string()))?;
+        let value = serde_json::to_value(&*job).map_err(|e| Error::Other(e.to_string()))?;
         let findings = validate::validate_against_openapi(schema, &value);
         let report = validate::Report { findings };
         if report.has_errors() {
@@ -181,30 +247,33 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         capacity: !args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
-    let queued = super::queue::gate(kube, &namespace, &job, gate.capacity, out).await?;
-    super::preflight::gate(kube, &namespace, queued.placement_job(&job), gate, out).await?;
-    // 6. The pods the operator will create, as server dry runs: PodSecurity, policy engines
-    //    and webhooks on pods answer only there.
-    super::pod_dry_run::check(kube, &namespace, &job, out).await?;
-    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &namespace);
-    let wire = Wire::new(kube, &namespace, prepared.as_written.as_ref());
-    let existing = readiness.existing;
-    let answered = server_dry_run(kube, &jobs, &wire, &job, existing.as_ref()).await?;
+    let queued = super::queue::gate(kube, namespace, job, gate.capacity, out).await?;
+    super::preflight::gate(kube, namespace, queued.placement_job(job), gate, out).await?;
+    Ok(readiness.existing)
+}
 
-    if args.dry_run == DryRun::Server {
-        // As kubectl does, show what the server answered (with its generated name).
-        let shown = answered.unwrap_or(job);
-        let shown_name = shown.metadata.name.clone().unwrap_or(name);
-        print_job(
-            out,
-            &shown,
-            args.output.as_ref(),
-            &format!("tfjob.kubeflow.org/{shown_name} created (server dry run)"),
-        )?;
-        return Ok(());
-    }
+/// Where the writes go: the job's API, how it is sent, and its name.
+struct Target<'a> {
+    kube: &'a Kube,
+    jobs: &'a Api<TFJob>,
+    wire: &'a Wire<'a>,
+    namespace: &'a str,
+    name: &'a str,
+}
 
-    // 7. The writes: replace (delete, wait for the job and its pods to go) if asked, then create.
+/// Step 7 of [`run`]: `--replace`'s delete (waiting for the job and its pods to go), then the
+/// create, each said on stdout as kubectl says it, with what an interrupt means at each point.
+/// Returns the name the server gave.
+async fn write(
+    t: &Target<'_>,
+    job: TFJob,
+    existing: Option<TFJob>,
+    args: &SubmitOptions,
+    out: &mut Output,
+) -> Result<String> {
+    let (kube, jobs, wire) = (t.kube, t.jobs, t.wire);
+    let (namespace, name) = (t.namespace.to_string(), t.name.to_string());
+    let deadline = &kube.deadline;
     if let Some(old) = existing {
         let deleted = format!("tfjob.kubeflow.org/{name} deleted");
         deadline.phase(format!(
@@ -212,7 +281,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         ));
         delete_and_wait(
             kube,
-            &jobs,
+            jobs,
             &old,
             deadline.slice(args.wait_opts.timeout),
             out,
@@ -240,7 +309,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     deadline.phase(format!(
         "creating TFJob {namespace}/{name}: it may exist; check with `{check}`"
     ));
-    let (created, reply_lost) = create(kube, &jobs, &wire, job).await?;
+    let (created, reply_lost) = create(kube, jobs, wire, job).await?;
     let shown = created.metadata.name.clone().unwrap_or(name.clone());
     crate::error::on_interrupt(format!(
         "interrupted: TFJob {namespace}/{shown} was created and is left as it is"
@@ -278,24 +347,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
             model::LABEL_JOB_NAME
         ));
     }
-    if args.wait {
-        // With -o, stdout carries the object alone: what `wait` prints goes to stderr.
-        let mut out = out.data_to_stderr(args.output.is_some());
-        let wait_opts = WaitOptions {
-            capacity_may_come: args.skip_capacity_check,
-            ..args.wait_opts.clone()
-        };
-        wait::follow(
-            kube,
-            &namespace,
-            &name,
-            &wait_opts,
-            ReportFormat::Text,
-            &mut out,
-        )
-        .await?;
-    }
-    Ok(())
+    Ok(name)
 }
 
 /// The job as the API server would return it, for a printer's trial run: the fields the
