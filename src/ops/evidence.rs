@@ -191,8 +191,33 @@ impl Saver {
     ) -> Result<()> {
         let folder = self.ensure_folder()?;
         let mut problems = Vec::new();
+        let present = self.read_job_and_pods(kube, &mut problems).await;
+        // A key a container logged is scrubbed from what is written: every Secret value the
+        // pods' environment takes is registered before the first file is written.
+        let specs = present.iter().filter_map(|p| p.spec.as_ref()).chain(
+            self.job_object
+                .iter()
+                .flat_map(|j| j.spec.tf_replica_specs.values())
+                .filter_map(|r| r.template.spec.as_ref()),
+        );
+        problems.extend(
+            cluster::secret::register_env_secrets(
+                kube,
+                &self.namespace,
+                specs,
+                &mut self.secrets_read,
+            )
+            .await,
+        );
+        let tails = self.save_logs(kube, &folder, &present, end).await?;
+        self.read_events(kube, &mut problems).await;
+        self.classify(&present, &tails);
+        self.write_files(&folder, trigger, &problems, err)
+    }
+
+    /// The job and its pods there now (kept with those earlier saves saw).
+    async fn read_job_and_pods(&mut self, kube: &Kube, problems: &mut Vec<String>) -> Vec<Pod> {
         let (ns, name) = (self.namespace.clone(), self.job.clone());
-        // The job.
         let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), &ns);
         match cluster::retry(kube, || jobs.get_opt(&name)).await {
             Ok(Some(job)) => self.job_object = Some(job),
@@ -213,20 +238,21 @@ impl Saver {
             self.pods
                 .insert(p.metadata.name.clone().unwrap_or_default(), p.clone());
         }
-        // A key a container logged is scrubbed from what is written: every Secret value the
-        // pods' environment takes is registered before the first file is written.
-        let specs = present.iter().filter_map(|p| p.spec.as_ref()).chain(
-            self.job_object
-                .iter()
-                .flat_map(|j| j.spec.tf_replica_specs.values())
-                .filter_map(|r| r.template.spec.as_ref()),
-        );
-        problems.extend(
-            cluster::secret::register_env_secrets(kube, &ns, specs, &mut self.secrets_read).await,
-        );
-        // Logs of the pods there now (those gone keep what an earlier save read).
+        present
+    }
+
+    /// Logs of the pods there now (those gone keep what an earlier save read), written as
+    /// read. Returns the last lines of each pod's training container, for its failure class.
+    async fn save_logs(
+        &mut self,
+        kube: &Kube,
+        folder: &std::path::Path,
+        present: &[Pod],
+        end: Instant,
+    ) -> Result<BTreeMap<String, String>> {
+        let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), &self.namespace);
         let mut tails: BTreeMap<String, String> = BTreeMap::new();
-        for p in &present {
+        for p in present {
             let pod = p.metadata.name.clone().unwrap_or_default();
             for cs in p
                 .status
@@ -273,7 +299,7 @@ impl Saver {
                                     tails.insert(pod.clone(), tail);
                                 }
                             }
-                            self.write(&folder, &path, &bytes)?;
+                            self.write(folder, &path, &bytes)?;
                             LogEntry::Saved { dropped, final_ }
                         }
                         Err(why) => LogEntry::Unreadable(why),
@@ -287,7 +313,12 @@ impl Saver {
                 }
             }
         }
-        // Events: the job's and its pods'.
+        Ok(tails)
+    }
+
+    /// Events: the job's and its pods', added to those earlier saves read.
+    async fn read_events(&mut self, kube: &Kube, problems: &mut Vec<String>) {
+        let (ns, name) = (self.namespace.clone(), self.job.clone());
         let events: Api<Event> = Api::namespaced(kube.client.clone(), &ns);
         let on_job = ListParams::default().fields(&format!(
             "involvedObject.name={name},involvedObject.kind={}",
@@ -319,8 +350,12 @@ impl Saver {
                 .unwrap_or_default();
             self.events.insert(key, e);
         }
-        // Failure classes: the pods there now, then what earlier saves said of pods gone, then
-        // the operator's events.
+    }
+
+    /// Failure classes: the pods there now, then what earlier saves said of pods gone, then the
+    /// operator's events.
+    fn classify(&mut self, present: &[Pod], tails: &BTreeMap<String, String>) {
+        let (ns, name) = (self.namespace.clone(), self.job.clone());
         let mut classes: Vec<ReplicaFailure> = present
             .iter()
             .filter_map(|p| {
@@ -352,14 +387,23 @@ impl Saver {
         );
         failure::order(&mut classes);
         self.failures = classes;
+    }
 
-        // The objects, then the summary last: it lists what is in place.
+    /// The objects, then the summary last (it lists what is in place), and one line on `err`.
+    fn write_files(
+        &mut self,
+        folder: &std::path::Path,
+        trigger: &str,
+        problems: &[String],
+        err: &mut dyn Write,
+    ) -> Result<()> {
+        let (ns, name) = (self.namespace.clone(), self.job.clone());
         if let Some(job) = &self.job_object {
             let yaml = layout::job_yaml(job);
-            self.write(&folder, layout::JOB, yaml.as_bytes())?;
+            self.write(folder, layout::JOB, yaml.as_bytes())?;
         }
         let pods: Vec<Pod> = self.pods.values().cloned().collect();
-        self.write(&folder, layout::PODS, layout::pods_yaml(&pods).as_bytes())?;
+        self.write(folder, layout::PODS, layout::pods_yaml(&pods).as_bytes())?;
         let mut events: Vec<Event> = self.events.values().cloned().collect();
         events.sort_by_key(|e| {
             e.last_timestamp
@@ -368,7 +412,7 @@ impl Saver {
                 .or(e.event_time.as_ref().map(|t| t.0))
         });
         self.write(
-            &folder,
+            folder,
             layout::EVENTS,
             layout::events_yaml(&events).as_bytes(),
         )?;
@@ -399,10 +443,10 @@ impl Saver {
             failures: &self.failures,
             logs: &logs,
             files: &files,
-            problems: &problems,
+            problems,
             limit: self.opts.limit,
         });
-        self.write(&folder, layout::SUMMARY, text.as_bytes())?;
+        self.write(folder, layout::SUMMARY, text.as_bytes())?;
         let unreadable = logs
             .iter()
             .filter(|(_, e)| matches!(e, LogEntry::Unreadable(_)))
