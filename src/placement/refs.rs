@@ -226,199 +226,220 @@ fn quantities(q: &Quantities) -> String {
     format!("the class's is {}", list.join(", "))
 }
 
+/// The findings of [`check_references`], each said once per object and message.
+#[derive(Default)]
+struct Found {
+    out: Vec<ReferenceFinding>,
+    seen: BTreeSet<(String, String)>,
+}
+
+impl Found {
+    fn push(&mut self, f: ReferenceFinding) {
+        if self
+            .seen
+            .insert((f.kind.clone(), f.name.clone() + &f.message))
+        {
+            self.out.push(f);
+        }
+    }
+}
+
 /// Checks every object the job's pods refer to (once per name).
 pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<ReferenceFinding> {
-    let mut out = vec![];
-    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut push = |f: ReferenceFinding, out: &mut Vec<ReferenceFinding>| {
-        if seen.insert((f.kind.clone(), f.name.clone() + &f.message)) {
-            out.push(f);
-        }
-    };
-    let ns = &snap.namespace;
-    let mut specs: Vec<&JobPod> = vec![];
+    let mut found = Found::default();
     let mut types = BTreeSet::new();
-    for p in pods {
-        if types.insert(&p.replica_type) {
-            specs.push(p);
-        }
-    }
-    for p in specs {
+    // One pod per replica type: the pods of a type share their template.
+    for p in pods.iter().filter(|p| types.insert(&p.replica_type)) {
         let s = &p.spec;
         let who = format!("{} pods", p.replica_type);
-        if let (Some(pc), Some(known)) = (s.priority_class_name.as_deref(), &snap.priority_classes)
-            && !known.contains(pc)
-            && pc != "system-cluster-critical"
-            && pc != "system-node-critical"
-        {
-            push(
-                finding(
-                    "PriorityClass",
-                    pc,
-                    Severity::Error,
-                    format!(
-                        "no PriorityClass with name {pc} was found: the API server refuses {who} (create it or drop priorityClassName)"
-                    ),
+        classes(snap, s, &who, &mut found);
+        account_and_scheduler(snap, s, &who, &mut found);
+        needs(snap, s, &who, &mut found);
+        pull_secrets(snap, s, &who, &mut found);
+    }
+    gang_policy(snap, job, &mut found);
+    found.out
+}
+
+/// The PriorityClass and RuntimeClass the pods name (admission refuses a missing one).
+fn classes(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
+    if let (Some(pc), Some(known)) = (s.priority_class_name.as_deref(), &snap.priority_classes)
+        && !known.contains(pc)
+        && pc != "system-cluster-critical"
+        && pc != "system-node-critical"
+    {
+        found.push(
+            finding(
+                "PriorityClass",
+                pc,
+                Severity::Error,
+                format!(
+                    "no PriorityClass with name {pc} was found: the API server refuses {who} (create it or drop priorityClassName)"
                 ),
-                &mut out,
-            );
-        }
-        // plugin/pkg/admission/runtimeclass: a pod naming a RuntimeClass that does not exist
-        // is forbidden ("pod rejected: RuntimeClass … not found").
-        if let Some(rc) = s.runtime_class_name.as_deref().filter(|n| !n.is_empty()) {
-            match &snap.runtime_classes {
-                Some(known) if !known.contains_key(rc) => push(
-                    finding(
-                        "RuntimeClass",
-                        rc,
-                        Severity::Error,
-                        format!(
-                            "pod rejected: RuntimeClass {rc:?} not found: the API server refuses {who} (kubectl get runtimeclass lists the classes)"
-                        ),
-                    ),
-                    &mut out,
-                ),
-                Some(known) => {
-                    for refusal in known
-                        .get(rc)
-                        .map(|class| runtime_class_refusals(s, class))
-                        .unwrap_or_default()
-                    {
-                        push(
-                            finding(
-                                "RuntimeClass",
-                                rc,
-                                Severity::Error,
-                                format!("{refusal}: the API server refuses {who}"),
-                            ),
-                            &mut out,
+            ),
                         );
-                    }
-                }
-                None => push(
-                    finding(
-                        "RuntimeClass",
-                        rc,
-                        Severity::Warning,
-                        format!(
-                            "unknown whether RuntimeClass {rc:?} exists (runtimeclasses cannot be listed): if it does not, the API server refuses {who}"
-                        ),
-                    ),
-                    &mut out,
-                ),
-            }
-        }
-        if let (Some(pc), None) = (s.priority_class_name.as_deref(), &snap.priority_classes)
-            && !pc.is_empty()
-        {
-            push(
+    }
+    // plugin/pkg/admission/runtimeclass: a pod naming a RuntimeClass that does not exist
+    // is forbidden ("pod rejected: RuntimeClass … not found").
+    if let Some(rc) = s.runtime_class_name.as_deref().filter(|n| !n.is_empty()) {
+        match &snap.runtime_classes {
+            Some(known) if !known.contains_key(rc) => found.push(
                 finding(
-                    "PriorityClass",
-                    pc,
-                    Severity::Warning,
-                    format!(
-                        "unknown whether PriorityClass {pc:?} exists (priorityclasses cannot be listed): if it does not, the API server refuses {who}"
-                    ),
-                ),
-                &mut out,
-            );
-        }
-        if let (Some(sa), Some(known)) = (s.service_account_name.as_deref(), &snap.service_accounts)
-            && !known.contains(sa)
-        {
-            push(
-                finding(
-                    "ServiceAccount",
-                    sa,
+                    "RuntimeClass",
+                    rc,
                     Severity::Error,
                     format!(
-                        "error looking up service account {ns}/{sa}: serviceaccount {sa:?} not found: the operator's pod creations for {who} are refused"
+                        "pod rejected: RuntimeClass {rc:?} not found: the API server refuses {who} (kubectl get runtimeclass lists the classes)"
                     ),
                 ),
-                &mut out,
-            );
-        }
-        if let Some(sched) = s.scheduler_name.as_deref()
-            && sched != "default-scheduler"
-        {
-            push(
+                                ),
+            Some(known) => {
+                for refusal in known
+                    .get(rc)
+                    .map(|class| runtime_class_refusals(s, class))
+                    .unwrap_or_default()
+                {
+                    found.push(
+                        finding(
+                            "RuntimeClass",
+                            rc,
+                            Severity::Error,
+                            format!("{refusal}: the API server refuses {who}"),
+                        ),
+                                                );
+                }
+            }
+            None => found.push(
                 finding(
-                    "Scheduler",
-                    sched,
+                    "RuntimeClass",
+                    rc,
                     Severity::Warning,
                     format!(
-                        "{who} use schedulerName {sched:?}: they stay Pending unless that scheduler runs in the cluster"
+                        "unknown whether RuntimeClass {rc:?} exists (runtimeclasses cannot be listed): if it does not, the API server refuses {who}"
                     ),
                 ),
-                &mut out,
-            );
-        }
-        for need in pod_needs(s) {
-            let effect = match need.via {
-                Via::Volume { .. } => "FailedMount",
-                _ => "CreateContainerConfigError",
-            };
-            let known = match need.kind {
-                "Secret" => snap.secrets.as_ref(),
-                "ConfigMap" => snap.config_maps.as_ref(),
-                _ => None,
-            };
-            if need.kind != "PersistentVolumeClaim" {
-                check_keys(
-                    &mut out, &mut push, need.kind, &need.name, &need.keys, known, &who, effect,
-                );
-                continue;
-            }
-            let Some(pvcs) = &snap.pvcs else { continue };
-            let c = &need.name;
-            match pvcs.get(c) {
-                None => push(
-                    finding(
-                        "PersistentVolumeClaim",
-                        c,
-                        Severity::Error,
-                        format!("persistentvolumeclaim {c:?} not found: {who} stay Pending"),
-                    ),
-                    &mut out,
-                ),
-                Some(i) if i.phase != "Bound" && !i.wait_for_first_consumer => push(
-                    finding(
-                        "PersistentVolumeClaim",
-                        c,
-                        Severity::Warning,
-                        format!(
-                            "persistentvolumeclaim {c:?} is {}: {who} stay Pending (pod has unbound immediate PersistentVolumeClaims)",
-                            if i.phase.is_empty() {
-                                "Pending"
-                            } else {
-                                &i.phase
-                            }
-                        ),
-                    ),
-                    &mut out,
-                ),
-                _ => {}
-            }
-        }
-        for ips in s.image_pull_secrets.iter().flatten() {
-            if let Some(secrets) = &snap.secrets
-                && !secrets.contains_key(&ips.name)
-            {
-                push(
-                    finding(
-                        "Secret",
-                        &ips.name,
-                        Severity::Warning,
-                        format!(
-                            "imagePullSecret {:?} not found: pulls from a private registry fail for {who} (ErrImagePull)",
-                            ips.name
-                        ),
-                    ),
-                    &mut out,
-                );
-            }
+                                ),
         }
     }
+    if let (Some(pc), None) = (s.priority_class_name.as_deref(), &snap.priority_classes)
+        && !pc.is_empty()
+    {
+        found.push(
+            finding(
+                "PriorityClass",
+                pc,
+                Severity::Warning,
+                format!(
+                    "unknown whether PriorityClass {pc:?} exists (priorityclasses cannot be listed): if it does not, the API server refuses {who}"
+                ),
+            ),
+                        );
+    }
+}
+
+/// The ServiceAccount (the operator's creates are refused without it) and the scheduler.
+fn account_and_scheduler(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
+    let ns = &snap.namespace;
+    if let (Some(sa), Some(known)) = (s.service_account_name.as_deref(), &snap.service_accounts)
+        && !known.contains(sa)
+    {
+        found.push(
+            finding(
+                "ServiceAccount",
+                sa,
+                Severity::Error,
+                format!(
+                    "error looking up service account {ns}/{sa}: serviceaccount {sa:?} not found: the operator's pod creations for {who} are refused"
+                ),
+            ),
+                        );
+    }
+    if let Some(sched) = s.scheduler_name.as_deref()
+        && sched != "default-scheduler"
+    {
+        found.push(
+            finding(
+                "Scheduler",
+                sched,
+                Severity::Warning,
+                format!(
+                    "{who} use schedulerName {sched:?}: they stay Pending unless that scheduler runs in the cluster"
+                ),
+            ),
+                        );
+    }
+}
+
+/// The Secrets, ConfigMaps and claims the containers and volumes need.
+fn needs(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
+    for need in pod_needs(s) {
+        let effect = match need.via {
+            Via::Volume { .. } => "FailedMount",
+            _ => "CreateContainerConfigError",
+        };
+        let known = match need.kind {
+            "Secret" => snap.secrets.as_ref(),
+            "ConfigMap" => snap.config_maps.as_ref(),
+            _ => None,
+        };
+        if need.kind != "PersistentVolumeClaim" {
+            check_keys(found, need.kind, &need.name, &need.keys, known, who, effect);
+            continue;
+        }
+        let Some(pvcs) = &snap.pvcs else { continue };
+        let c = &need.name;
+        match pvcs.get(c) {
+            None => found.push(
+                finding(
+                    "PersistentVolumeClaim",
+                    c,
+                    Severity::Error,
+                    format!("persistentvolumeclaim {c:?} not found: {who} stay Pending"),
+                ),
+                                ),
+            Some(i) if i.phase != "Bound" && !i.wait_for_first_consumer => found.push(
+                finding(
+                    "PersistentVolumeClaim",
+                    c,
+                    Severity::Warning,
+                    format!(
+                        "persistentvolumeclaim {c:?} is {}: {who} stay Pending (pod has unbound immediate PersistentVolumeClaims)",
+                        if i.phase.is_empty() {
+                            "Pending"
+                        } else {
+                            &i.phase
+                        }
+                    ),
+                ),
+                                ),
+            _ => {}
+        }
+    }
+}
+
+/// The imagePullSecrets: a missing one fails private pulls.
+fn pull_secrets(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
+    for ips in s.image_pull_secrets.iter().flatten() {
+        if let Some(secrets) = &snap.secrets
+            && !secrets.contains_key(&ips.name)
+        {
+            found.push(
+                finding(
+                    "Secret",
+                    &ips.name,
+                    Severity::Warning,
+                    format!(
+                        "imagePullSecret {:?} not found: pulls from a private registry fail for {who} (ErrImagePull)",
+                        ips.name
+                    ),
+                ),
+                                );
+        }
+    }
+}
+
+/// A schedulingPolicy with no gang scheduler installed is ignored by the operator.
+fn gang_policy(snap: &Snapshot, job: &TFJob, found: &mut Found) {
     if let Some(sp) = job
         .spec
         .run_policy
@@ -428,7 +449,7 @@ pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<Re
         let volcano = snap.crds.contains(VOLCANO_PODGROUP);
         let plugins = snap.crds.contains(SCHED_PLUGINS_PODGROUP);
         if !volcano && !plugins {
-            push(
+            found.push(
                 finding(
                     "CustomResourceDefinition",
                     VOLCANO_PODGROUP,
@@ -441,17 +462,13 @@ pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<Re
                             .unwrap_or_default()
                     ),
                 ),
-                &mut out,
-            );
+                            );
         }
     }
-    out
 }
 
-#[allow(clippy::too_many_arguments)]
 fn check_keys(
-    out: &mut Vec<ReferenceFinding>,
-    push: &mut impl FnMut(ReferenceFinding, &mut Vec<ReferenceFinding>),
+    found: &mut Found,
     kind: &str,
     name: &str,
     keys: &[String],
@@ -462,28 +479,22 @@ fn check_keys(
     let Some(known) = known else { return };
     let lower = kind.to_lowercase();
     match known.get(name) {
-        None => push(
-            finding(
-                kind,
-                name,
-                Severity::Error,
-                format!("{lower} {name:?} not found: {who} cannot start ({effect})"),
-            ),
-            out,
-        ),
+        None => found.push(finding(
+            kind,
+            name,
+            Severity::Error,
+            format!("{lower} {name:?} not found: {who} cannot start ({effect})"),
+        )),
         Some(have) => {
             for k in keys.iter().filter(|k| !have.contains(*k)) {
-                push(
-                    finding(
-                        kind,
-                        name,
-                        Severity::Error,
-                        format!(
-                            "couldn't find key {k} in {kind} {name}: {who} cannot start ({effect})"
-                        ),
+                found.push(finding(
+                    kind,
+                    name,
+                    Severity::Error,
+                    format!(
+                        "couldn't find key {k} in {kind} {name}: {who} cannot start ({effect})"
                     ),
-                    out,
-                );
+                ));
             }
         }
     }
