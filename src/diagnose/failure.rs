@@ -21,7 +21,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Event, PodStatus};
+use k8s_openapi::api::core::v1::{
+    ContainerStateTerminated, ContainerStatus, Event, PodCondition, PodStatus,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
@@ -342,93 +344,139 @@ fn clip(s: &str, max: usize) -> String {
     format!("{start}…{end}")
 }
 
-/// The pod's failure, if it failed (or is stuck). `None` for a healthy or pending pod.
+/// The pod's failure, if it failed (or is stuck). `None` for a healthy or pending pod. The
+/// most telling evidence first: the pod's own verdict, a disruption it was told of, its node,
+/// the OOM killer, a log signature, a crash loop, a plain exit.
 pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure> {
-    let replica = replica_label(ev.meta, job);
-    let pod = ev.meta.name.clone().unwrap_or_default();
+    let who = Who {
+        replica: replica_label(ev.meta, job),
+        pod: ev.meta.name.clone().unwrap_or_default(),
+    };
     let status = ev.status;
     let main = status.and_then(main_status);
     let restarts = main.map(|c| c.restart_count).unwrap_or(0);
-    let mk = |class: &str, rest: String, evidence: Option<String>, at: Option<Timestamp>| {
-        Some(ReplicaFailure {
-            replica: replica.clone(),
-            pod: pod.clone(),
-            class: class.to_string(),
-            line: format!("{replica}: {class}{rest}"),
-            evidence,
-            at,
-            running: false,
-        })
-    };
     let disruption = status
         .and_then(|s| s.conditions.as_ref())
         .into_iter()
         .flatten()
         .find(|c| c.type_ == "DisruptionTarget" && c.status == "True");
-    // 1. The pod's own verdict.
-    if let Some(s) = status {
-        let message = s.message.as_deref().map(|m| clip(m, 300));
-        match s.reason.as_deref() {
-            Some("Evicted") => {
-                let by = disruption
-                    .and_then(|c| c.reason.as_deref())
-                    .map(|r| format!(" ({r})"))
-                    .unwrap_or_default();
-                let at = disruption
-                    .and_then(|c| c.last_transition_time.as_ref())
-                    .map(|t| t.0);
-                let what = message
-                    .as_deref()
-                    .map(|m| format!(": {}", m.trim_end()))
-                    .unwrap_or_default();
-                return mk(
-                    "Evicted",
-                    format!(" by the kubelet{by}{what}{}", restarts_text(restarts)),
-                    message,
-                    at,
-                );
-            }
-            Some("NodeLost") => {
-                let what = message
-                    .as_deref()
-                    .map(|m| format!(": {m}"))
-                    .unwrap_or_default();
-                return mk("NodeLost", what, message, None);
-            }
-            _ => {}
-        }
+    if let Some(f) = status.and_then(|s| pod_verdict(&who, s, disruption, restarts)) {
+        return Some(f);
     }
-    // 2. A disruption the pod was told about before it was killed.
     if let Some(c) = disruption {
-        let reason = c
-            .reason
-            .clone()
-            .unwrap_or_else(|| "DisruptionTarget".into());
-        let what = match reason.as_str() {
-            "PreemptionByScheduler" => "preempted by the scheduler for a higher-priority pod",
-            "TerminationByKubelet" => "terminated by the kubelet (node shutdown or pressure)",
-            "EvictionByEvictionAPI" => {
-                "evicted through the Eviction API (a drain or an autoscaler)"
-            }
-            "DeletionByTaintManager" => {
-                "deleted by the taint manager (its node is NotReady or tainted NoExecute)"
-            }
-            "DeletionByPodGC" => "deleted by the pod garbage collector (its node is gone)",
-            _ => "disrupted",
-        };
-        let message = c.message.as_deref().map(|m| clip(m, 300));
-        return mk(
-            &reason,
-            format!(" ({what}){}", restarts_text(restarts)),
-            message,
-            c.last_transition_time.as_ref().map(|t| t.0),
-        );
+        return disrupted(&who, c, restarts);
     }
-    // 3. Its node is gone or not Ready.
+    if let Some(f) = node_lost(&who, &ev) {
+        return Some(f);
+    }
+    let main = main?;
+    let term = failed_termination(main);
+    let at = term.and_then(|t| t.finished_at.as_ref()).map(|t| t.0);
+    oom_killed(&who, &ev, term, restarts, at)
+        .or_else(|| signature(&who, &ev, main, term, restarts, at))
+        .or_else(|| crash_loop(&who, &ev, main, term, restarts, at))
+        .or_else(|| exited(&who, main, restarts, at))
+}
+
+/// The replica a failure is told of.
+struct Who {
+    replica: String,
+    pod: String,
+}
+
+impl Who {
+    /// `Worker-2: <class><rest>`.
+    fn mk(
+        &self,
+        class: &str,
+        rest: String,
+        evidence: Option<String>,
+        at: Option<Timestamp>,
+    ) -> Option<ReplicaFailure> {
+        Some(ReplicaFailure {
+            replica: self.replica.clone(),
+            pod: self.pod.clone(),
+            class: class.to_string(),
+            line: format!("{}: {class}{rest}", self.replica),
+            evidence,
+            at,
+            running: false,
+        })
+    }
+}
+
+/// The pod's own verdict: evicted by the kubelet, or its node lost.
+fn pod_verdict(
+    who: &Who,
+    s: &PodStatus,
+    disruption: Option<&PodCondition>,
+    restarts: i32,
+) -> Option<ReplicaFailure> {
+    let message = s.message.as_deref().map(|m| clip(m, 300));
+    match s.reason.as_deref() {
+        Some("Evicted") => {
+            let by = disruption
+                .and_then(|c| c.reason.as_deref())
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            let at = disruption
+                .and_then(|c| c.last_transition_time.as_ref())
+                .map(|t| t.0);
+            let what = message
+                .as_deref()
+                .map(|m| format!(": {}", m.trim_end()))
+                .unwrap_or_default();
+            return who.mk(
+                "Evicted",
+                format!(" by the kubelet{by}{what}{}", restarts_text(restarts)),
+                message,
+                at,
+            );
+        }
+        Some("NodeLost") => {
+            let what = message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            return who.mk("NodeLost", what, message, None);
+        }
+        _ => {}
+    }
+    None
+}
+
+/// A disruption the pod was told about before it was killed.
+fn disrupted(who: &Who, c: &PodCondition, restarts: i32) -> Option<ReplicaFailure> {
+    let reason = c
+        .reason
+        .clone()
+        .unwrap_or_else(|| "DisruptionTarget".into());
+    let what = match reason.as_str() {
+        "PreemptionByScheduler" => "preempted by the scheduler for a higher-priority pod",
+        "TerminationByKubelet" => "terminated by the kubelet (node shutdown or pressure)",
+        "EvictionByEvictionAPI" => "evicted through the Eviction API (a drain or an autoscaler)",
+        "DeletionByTaintManager" => {
+            "deleted by the taint manager (its node is NotReady or tainted NoExecute)"
+        }
+        "DeletionByPodGC" => "deleted by the pod garbage collector (its node is gone)",
+        _ => "disrupted",
+    };
+    let message = c.message.as_deref().map(|m| clip(m, 300));
+    who.mk(
+        &reason,
+        format!(" ({what}){}", restarts_text(restarts)),
+        message,
+        c.last_transition_time.as_ref().map(|t| t.0),
+    )
+}
+
+/// Its node is gone or not Ready (a pod that succeeded is past caring).
+fn node_lost(who: &Who, ev: &PodEvidence<'_>) -> Option<ReplicaFailure> {
+    let status = ev.status;
     if let Some((node, why)) = ev.node_not_ready {
         let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("Pending");
         if phase != "Succeeded" {
-            return mk(
+            return who.mk(
                 "NodeLost",
                 format!(" (node {node} is not Ready: {})", clip(why, 200)),
                 Some(why.to_string()),
@@ -436,14 +484,20 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
             );
         }
     }
-    let main = main?;
-    let term = failed_termination(main);
-    let signature = ev.log.and_then(scan_log);
-    let at = term.and_then(|t| t.finished_at.as_ref()).map(|t| t.0);
-    // 4. The kernel's OOM killer.
+    None
+}
+
+/// The kernel's OOM killer.
+fn oom_killed(
+    who: &Who,
+    ev: &PodEvidence<'_>,
+    term: Option<&ContainerStateTerminated>,
+    restarts: i32,
+    at: Option<Timestamp>,
+) -> Option<ReplicaFailure> {
     if let Some(t) = term.filter(|t| t.reason.as_deref() == Some("OOMKilled")) {
         let limit = ev.memory_limit.unwrap_or("unknown");
-        return mk(
+        return who.mk(
             "OOMKilled",
             format!(
                 " (limit {limit}, exit code {}){}{}",
@@ -455,10 +509,23 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
             at,
         );
     }
-    // 5. A signature in the log of a container that died (or is stuck while running).
+    None
+}
+
+/// A signature in the log of a container that died (or is stuck while running).
+fn signature(
+    who: &Who,
+    ev: &PodEvidence<'_>,
+    main: &ContainerStatus,
+    term: Option<&ContainerStateTerminated>,
+    restarts: i32,
+    at: Option<Timestamp>,
+) -> Option<ReplicaFailure> {
+    let replica = &who.replica;
+    let signature = ev.log.and_then(scan_log);
     if let Some((sig, line)) = &signature {
         if let Some(t) = term {
-            let mut f = mk(
+            let mut f = who.mk(
                 sig.class,
                 format!(
                     " ({}; exit code {}){}{}",
@@ -492,7 +559,7 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
             _ => false,
         };
         if sig.stalls && running_now(main) && !young {
-            let mut f = mk(
+            let mut f = who.mk(
                 sig.class,
                 format!(" (still running: {})", sig.meaning),
                 Some(line.clone()),
@@ -502,7 +569,18 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
             return Some(f);
         }
     }
-    // 6. A crash loop, whatever the back-off timer shows right now.
+    None
+}
+
+/// A crash loop, whatever the back-off timer shows right now.
+fn crash_loop(
+    who: &Who,
+    ev: &PodEvidence<'_>,
+    main: &ContainerStatus,
+    term: Option<&ContainerStateTerminated>,
+    restarts: i32,
+    at: Option<Timestamp>,
+) -> Option<ReplicaFailure> {
     let looping = main
         .state
         .as_ref()
@@ -518,7 +596,7 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
                 )
             })
             .unwrap_or_default();
-        return mk(
+        return who.mk(
             "CrashLoop",
             format!(
                 " ({} restart{}{last})",
@@ -529,7 +607,16 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
             at,
         );
     }
-    // 7. A plain non-zero exit of a container that is down now.
+    None
+}
+
+/// A plain non-zero exit of a container that is down now.
+fn exited(
+    who: &Who,
+    main: &ContainerStatus,
+    restarts: i32,
+    at: Option<Timestamp>,
+) -> Option<ReplicaFailure> {
     let t = main.state.as_ref().and_then(|s| s.terminated.as_ref())?;
     if t.exit_code == 0 {
         return None;
@@ -545,7 +632,7 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
     } else {
         format!(", {reason}")
     };
-    mk(
+    who.mk(
         class,
         format!(
             " {}{reason_text}{}{}",
