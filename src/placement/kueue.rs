@@ -37,7 +37,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde::Serialize;
 
 use super::Res;
-use crate::cluster::queue::{ClusterQueue, LocalQueue, ResourceFlavor};
+use crate::cluster::queue::{ClusterQueue, LocalQueue, ResourceFlavor, ResourceGroup};
 use crate::model::TFJob;
 
 /// A quantity as the API sends it (a string; a number from a hand-written object), in
@@ -372,197 +372,42 @@ fn flavor_rejects(spec: &PodSpec, flavor: &ResourceFlavor, name: &str) -> Option
 
 /// The model. `job` must carry its namespace (for the selector's message only).
 pub fn admit(input: Input<'_>, pod_sets: &[PodSet]) -> Admission {
-    let Some(lq) = input.lq else {
-        let mut a = fail(
-            QueueVerdict::Never,
-            format!("LocalQueue {} doesn't exist", input.local_queue),
-            None,
-        );
-        a.missing = Some(Missing::LocalQueue);
-        return a;
+    let (cq, cq_name) = match queues(&input) {
+        Ok(found) => found,
+        Err(refused) => return *refused,
     };
-    let cq_name = lq.spec.cluster_queue.clone();
-    let Some(cq) = input.cq else {
-        let mut a = fail(
-            QueueVerdict::Never,
-            format!("ClusterQueue {cq_name} doesn't exist"),
-            Some(cq_name.clone()),
-        );
-        a.missing = Some(Missing::ClusterQueue(cq_name));
-        return a;
+    let mut assigner = Assigner {
+        input: &input,
+        cq,
+        covers_pods: cq
+            .spec
+            .resource_groups
+            .iter()
+            .any(|g| g.covered_resources.iter().any(|r| r == "pods")),
+        assumed: BTreeMap::new(),
+        shortfall: None,
     };
-    if inactive(lq.spec.stop_policy.as_deref(), &lq.status.conditions) {
-        return fail(
-            QueueVerdict::Queued,
-            format!("LocalQueue {} is inactive", input.local_queue),
-            Some(cq_name),
-        );
-    }
-    if inactive(cq.spec.stop_policy.as_deref(), &cq.status.conditions) {
-        return fail(
-            QueueVerdict::Queued,
-            format!("ClusterQueue {cq_name} is inactive"),
-            Some(cq_name),
-        );
-    }
-    // A nil selector selects no namespace; one we cannot evaluate (namespace unread) passes.
-    let selected = match (cq.spec.namespace_selector.as_ref(), input.ns_labels) {
-        (None, _) => false,
-        (Some(sel), Some(labels)) => selects(Some(sel), labels),
-        (Some(_), None) => true,
-    };
-    if !selected {
-        return fail(
-            QueueVerdict::Never,
-            "workload namespace doesn't match ClusterQueue selector".into(),
-            Some(cq_name),
-        );
-    }
-    let covers_pods = cq
-        .spec
-        .resource_groups
-        .iter()
-        .any(|g| g.covered_resources.iter().any(|r| r == "pods"));
-    let mut assumed: BTreeMap<(String, String), i128> = BTreeMap::new();
     let mut clauses = Vec::new();
     let mut worst = Mode::Fit;
     let mut severity = None::<Severity>;
     let mut flavors_out = BTreeMap::new();
-    let mut shortfall = None;
     for ps in pod_sets {
-        let mut total: Res = ps
-            .per_pod
-            .iter()
-            .map(|(k, v)| (k.clone(), v.saturating_mul(i128::from(ps.count))))
-            .collect();
-        if covers_pods {
-            total.insert("pods".into(), i128::from(ps.count) * 1000);
-        }
-        total.retain(|_, v| *v != 0);
-        let mut reasons: Vec<String> = Vec::new();
-        let mut ps_mode = Mode::Fit;
-        let mut ps_severity = None::<Severity>;
-        let mut chosen: BTreeMap<String, String> = BTreeMap::new();
-        let mut done: Vec<usize> = Vec::new();
-        for res in total.keys() {
-            let Some(gi) = cq
-                .spec
-                .resource_groups
-                .iter()
-                .position(|g| g.covered_resources.contains(res))
-            else {
-                reasons.push(format!("resource {res} unavailable in ClusterQueue"));
-                ps_mode = Mode::NoFit;
-                ps_severity = ps_severity.max(Some(Severity::NoMatchingFlavor));
-                continue;
-            };
-            if done.contains(&gi) {
-                continue;
-            }
-            done.push(gi);
-            let group = &cq.spec.resource_groups[gi];
-            let wanted: Vec<(&String, i128)> = total
-                .iter()
-                .filter(|(r, _)| group.covered_resources.contains(r))
-                .map(|(r, v)| (r, *v))
-                .collect();
-            // The best flavor of this group, and the least severe reason among those tried.
-            let mut best: Option<Best<'_>> = None;
-            let mut group_severity = None::<Severity>;
-            let mut group_short = None;
-            for f in &group.flavors {
-                let fname = f.name.as_str();
-                let Some(flavor) = input
-                    .flavors
-                    .iter()
-                    .find(|rf| rf.metadata.name.as_deref() == Some(fname))
-                else {
-                    reasons.push(format!("flavor {fname} not found"));
-                    group_severity = min_sev(group_severity, Severity::NoMatchingFlavor);
-                    continue;
-                };
-                if let Some(why) = flavor_rejects(&ps.spec, flavor, fname) {
-                    reasons.push(why);
-                    group_severity = min_sev(group_severity, Severity::NoMatchingFlavor);
-                    continue;
-                }
-                let mut mode = Mode::Fit;
-                let mut sev = None::<Severity>;
-                for (res, val) in &wanted {
-                    let key = (fname.to_string(), (*res).clone());
-                    let before = assumed.get(&key).copied().unwrap_or(0);
-                    let sum = before + val;
-                    let (available, potential) = capacity(cq, input.all_cqs, fname, res);
-                    if sum > potential {
-                        reasons.push(format!(
-                            "insufficient quota for {res} in flavor {fname}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
-                            fmt_q(res, before),
-                            fmt_q(res, *val),
-                            fmt_q(res, potential)
-                        ));
-                        mode = Mode::NoFit;
-                        sev = sev.max(Some(Severity::ExceedsMaxQuota));
-                    } else if sum > available {
-                        reasons.push(format!(
-                            "insufficient unused quota for {res} in flavor {fname}, {} more needed",
-                            fmt_q(res, sum - available)
-                        ));
-                        mode = mode.min(Mode::Wait);
-                        sev = sev.max(Some(Severity::WaitingForQuota));
-                        group_short.get_or_insert(Shortfall {
-                            resource: (*res).clone(),
-                            flavor: fname.to_string(),
-                            need: sum,
-                            unused: available,
-                        });
-                    }
-                }
-                if let Some(s) = sev {
-                    group_severity = min_sev(group_severity, s);
-                }
-                if best.as_ref().is_none_or(|(m, _, _)| mode > *m) {
-                    best = Some((mode, fname, wanted.clone()));
-                }
-                if mode == Mode::Fit {
-                    break;
-                }
-            }
-            match best {
-                Some((mode, fname, wanted)) if mode != Mode::NoFit => {
-                    for (res, val) in wanted {
-                        chosen.insert(res.clone(), fname.to_string());
-                        *assumed.entry((fname.to_string(), res.clone())).or_default() += val;
-                    }
-                    if mode == Mode::Wait {
-                        ps_mode = ps_mode.min(Mode::Wait);
-                        ps_severity = ps_severity.max(Some(Severity::WaitingForQuota));
-                        if shortfall.is_none() {
-                            shortfall = group_short;
-                        }
-                    }
-                }
-                _ => {
-                    ps_mode = Mode::NoFit;
-                    ps_severity =
-                        ps_severity.max(group_severity.or(Some(Severity::NoMatchingFlavor)));
-                }
-            }
-        }
-        if !reasons.is_empty() && ps_mode != Mode::Fit {
-            reasons.sort();
+        let mut got = assigner.pod_set(ps);
+        if !got.reasons.is_empty() && got.mode != Mode::Fit {
+            got.reasons.sort();
             clauses.push(format!(
                 "couldn't assign flavors to pod set {}: {}",
                 ps.name,
-                reasons.join(", ")
+                got.reasons.join(", ")
             ));
         }
-        worst = worst.min(ps_mode);
-        if ps_mode != Mode::Fit {
-            severity = severity.max(ps_severity);
+        worst = worst.min(got.mode);
+        if got.mode != Mode::Fit {
+            severity = severity.max(got.severity);
         }
-        flavors_out.insert(ps.name.clone(), chosen);
+        flavors_out.insert(ps.name.clone(), got.chosen);
         // A pod set with no fit at all ends the assignment.
-        if ps_mode == Mode::NoFit {
+        if got.mode == Mode::NoFit {
             break;
         }
     }
@@ -577,7 +422,235 @@ pub fn admit(input: Input<'_>, pod_sets: &[PodSet]) -> Admission {
         missing: None,
         cluster_queue: Some(cq_name),
         flavors: flavors_out,
-        shortfall,
+        shortfall: assigner.shortfall,
+    }
+}
+
+/// The LocalQueue and its ClusterQueue exist, are active, and the ClusterQueue selects the
+/// namespace: the ClusterQueue and its name, else the refusal as Kueue words it.
+fn queues<'a>(input: &Input<'a>) -> Result<(&'a ClusterQueue, String), Box<Admission>> {
+    let Some(lq) = input.lq else {
+        let mut a = fail(
+            QueueVerdict::Never,
+            format!("LocalQueue {} doesn't exist", input.local_queue),
+            None,
+        );
+        a.missing = Some(Missing::LocalQueue);
+        return Err(Box::new(a));
+    };
+    let cq_name = lq.spec.cluster_queue.clone();
+    let Some(cq) = input.cq else {
+        let mut a = fail(
+            QueueVerdict::Never,
+            format!("ClusterQueue {cq_name} doesn't exist"),
+            Some(cq_name.clone()),
+        );
+        a.missing = Some(Missing::ClusterQueue(cq_name));
+        return Err(Box::new(a));
+    };
+    if inactive(lq.spec.stop_policy.as_deref(), &lq.status.conditions) {
+        return Err(Box::new(fail(
+            QueueVerdict::Queued,
+            format!("LocalQueue {} is inactive", input.local_queue),
+            Some(cq_name),
+        )));
+    }
+    if inactive(cq.spec.stop_policy.as_deref(), &cq.status.conditions) {
+        return Err(Box::new(fail(
+            QueueVerdict::Queued,
+            format!("ClusterQueue {cq_name} is inactive"),
+            Some(cq_name),
+        )));
+    }
+    // A nil selector selects no namespace; one we cannot evaluate (namespace unread) passes.
+    let selected = match (cq.spec.namespace_selector.as_ref(), input.ns_labels) {
+        (None, _) => false,
+        (Some(sel), Some(labels)) => selects(Some(sel), labels),
+        (Some(_), None) => true,
+    };
+    if !selected {
+        return Err(Box::new(fail(
+            QueueVerdict::Never,
+            "workload namespace doesn't match ClusterQueue selector".into(),
+            Some(cq_name),
+        )));
+    }
+    Ok((cq, cq_name))
+}
+
+/// Kueue's flavor assignment over the pod sets in order: the quota the earlier pod sets took
+/// is assumed for the later ones (`flavorassigner`).
+struct Assigner<'i, 'a> {
+    input: &'i Input<'a>,
+    cq: &'a ClusterQueue,
+    covers_pods: bool,
+    /// (flavor, resource) → what earlier pod sets took.
+    assumed: BTreeMap<(String, String), i128>,
+    /// The first quota a pod set waits for.
+    shortfall: Option<Shortfall>,
+}
+
+/// One pod set's assignment.
+struct PodSetFit {
+    mode: Mode,
+    severity: Option<Severity>,
+    reasons: Vec<String>,
+    /// resource → flavor.
+    chosen: BTreeMap<String, String>,
+}
+
+/// One resource group's answer: the best flavor, the least severe reason among those tried,
+/// and the first quota it waits for.
+struct GroupFit<'a> {
+    best: Option<Best<'a>>,
+    severity: Option<Severity>,
+    short: Option<Shortfall>,
+}
+
+impl<'a> Assigner<'_, 'a> {
+    fn pod_set(&mut self, ps: &PodSet) -> PodSetFit {
+        let mut total: Res = ps
+            .per_pod
+            .iter()
+            .map(|(k, v)| (k.clone(), v.saturating_mul(i128::from(ps.count))))
+            .collect();
+        if self.covers_pods {
+            total.insert("pods".into(), i128::from(ps.count) * 1000);
+        }
+        total.retain(|_, v| *v != 0);
+        let mut fit = PodSetFit {
+            mode: Mode::Fit,
+            severity: None,
+            reasons: Vec::new(),
+            chosen: BTreeMap::new(),
+        };
+        let mut done: Vec<usize> = Vec::new();
+        for res in total.keys() {
+            let Some(gi) = self
+                .cq
+                .spec
+                .resource_groups
+                .iter()
+                .position(|g| g.covered_resources.contains(res))
+            else {
+                fit.reasons
+                    .push(format!("resource {res} unavailable in ClusterQueue"));
+                fit.mode = Mode::NoFit;
+                fit.severity = fit.severity.max(Some(Severity::NoMatchingFlavor));
+                continue;
+            };
+            if done.contains(&gi) {
+                continue;
+            }
+            done.push(gi);
+            let cq: &'a ClusterQueue = self.cq;
+            let group = &cq.spec.resource_groups[gi];
+            let wanted: Vec<(&String, i128)> = total
+                .iter()
+                .filter(|(r, _)| group.covered_resources.contains(r))
+                .map(|(r, v)| (r, *v))
+                .collect();
+            let g = self.group(ps, group, &wanted, &mut fit.reasons);
+            match g.best {
+                Some((mode, fname, wanted)) if mode != Mode::NoFit => {
+                    for (res, val) in wanted {
+                        fit.chosen.insert(res.clone(), fname.to_string());
+                        *self
+                            .assumed
+                            .entry((fname.to_string(), res.clone()))
+                            .or_default() += val;
+                    }
+                    if mode == Mode::Wait {
+                        fit.mode = fit.mode.min(Mode::Wait);
+                        fit.severity = fit.severity.max(Some(Severity::WaitingForQuota));
+                        if self.shortfall.is_none() {
+                            self.shortfall = g.short;
+                        }
+                    }
+                }
+                _ => {
+                    fit.mode = Mode::NoFit;
+                    fit.severity = fit
+                        .severity
+                        .max(g.severity.or(Some(Severity::NoMatchingFlavor)));
+                }
+            }
+        }
+        fit
+    }
+
+    /// The flavors of one resource group in order, the first that fits ending the search.
+    fn group<'g>(
+        &self,
+        ps: &PodSet,
+        group: &'g ResourceGroup,
+        wanted: &[(&'g String, i128)],
+        reasons: &mut Vec<String>,
+    ) -> GroupFit<'g> {
+        let mut out = GroupFit {
+            best: None,
+            severity: None,
+            short: None,
+        };
+        for f in &group.flavors {
+            let fname = f.name.as_str();
+            let Some(flavor) = self
+                .input
+                .flavors
+                .iter()
+                .find(|rf| rf.metadata.name.as_deref() == Some(fname))
+            else {
+                reasons.push(format!("flavor {fname} not found"));
+                out.severity = min_sev(out.severity, Severity::NoMatchingFlavor);
+                continue;
+            };
+            if let Some(why) = flavor_rejects(&ps.spec, flavor, fname) {
+                reasons.push(why);
+                out.severity = min_sev(out.severity, Severity::NoMatchingFlavor);
+                continue;
+            }
+            let mut mode = Mode::Fit;
+            let mut sev = None::<Severity>;
+            for (res, val) in wanted {
+                let key = (fname.to_string(), (*res).clone());
+                let before = self.assumed.get(&key).copied().unwrap_or(0);
+                let sum = before + val;
+                let (available, potential) = capacity(self.cq, self.input.all_cqs, fname, res);
+                if sum > potential {
+                    reasons.push(format!(
+                        "insufficient quota for {res} in flavor {fname}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
+                        fmt_q(res, before),
+                        fmt_q(res, *val),
+                        fmt_q(res, potential)
+                    ));
+                    mode = Mode::NoFit;
+                    sev = sev.max(Some(Severity::ExceedsMaxQuota));
+                } else if sum > available {
+                    reasons.push(format!(
+                        "insufficient unused quota for {res} in flavor {fname}, {} more needed",
+                        fmt_q(res, sum - available)
+                    ));
+                    mode = mode.min(Mode::Wait);
+                    sev = sev.max(Some(Severity::WaitingForQuota));
+                    out.short.get_or_insert(Shortfall {
+                        resource: (*res).clone(),
+                        flavor: fname.to_string(),
+                        need: sum,
+                        unused: available,
+                    });
+                }
+            }
+            if let Some(s) = sev {
+                out.severity = min_sev(out.severity, s);
+            }
+            if out.best.as_ref().is_none_or(|(m, _, _)| mode > *m) {
+                out.best = Some((mode, fname, wanted.to_vec()));
+            }
+            if mode == Mode::Fit {
+                break;
+            }
+        }
+        out
     }
 }
 
