@@ -302,24 +302,9 @@ pub async fn create(
         .map(|k| k.namespace.clone())
         .or_else(|| ctx.conn().namespace.clone())
         .unwrap_or_else(|| "default".into());
-
     if args.verify {
-        let base = args.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL);
-        let verdict = verify::check_models(base, &key, Duration::from_secs(15)).await;
-        let explanation = verdict.explain(&verify::models_url(base));
-        if !verdict.is_ok() {
-            return Err(Error::NotReady {
-                message: format!("{explanation}; nothing was stored"),
-                hint: None,
-            });
-        }
-        if matches!(verdict, verify::Verdict::Public { .. }) {
-            out.note_line(&format!("warning: {explanation}"));
-        } else {
-            out.note_line(&explanation);
-        }
+        verify_key(&args, &key, out).await?;
     }
-
     let desired = Wiped(desired_secret(
         &args.name,
         &namespace,
@@ -344,145 +329,201 @@ pub async fn create(
         Ok(existing) => existing.map(Wiped),
         Err(e) => return Err(cluster::explain(e, &get, kube)),
     };
-    let server_dry_run = dry_run == DryRun::Server;
-    let params = PostParams {
-        dry_run: server_dry_run || dry_run == DryRun::Client,
-        field_manager: Some(crate::cluster::FIELD_MANAGER.into()),
-    };
-    let suffix = if dry_run == DryRun::None {
-        ""
-    } else {
-        " (dry run)"
+    let st = Store {
+        kube,
+        api: &api,
+        params: PostParams {
+            dry_run: dry_run != DryRun::None,
+            field_manager: Some(crate::cluster::FIELD_MANAGER.into()),
+        },
+        args: &args,
+        namespace: &namespace,
+        dry_run,
     };
     match existing {
-        None => {
+        None => store_new(&st, &desired, out).await,
+        Some(existing) => update(&st, &existing, &desired, out).await,
+    }
+}
+
+/// `--verify`: the gateway takes the key (a public model list is a warning); else nothing
+/// is stored.
+async fn verify_key(
+    args: &SecretCreateOptions,
+    key: &SecretString,
+    out: &mut Output,
+) -> Result<()> {
+    let base = args.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL);
+    let verdict = verify::check_models(base, key, Duration::from_secs(15)).await;
+    let explanation = verdict.explain(&verify::models_url(base));
+    if !verdict.is_ok() {
+        return Err(Error::NotReady {
+            message: format!("{explanation}; nothing was stored"),
+            hint: None,
+        });
+    }
+    if matches!(verdict, verify::Verdict::Public { .. }) {
+        out.note_line(&format!("warning: {explanation}"));
+    } else {
+        out.note_line(&explanation);
+    }
+    Ok(())
+}
+
+/// Where and how the Secret is written.
+struct Store<'a> {
+    kube: &'a Kube,
+    api: &'a Api<Secret>,
+    params: PostParams,
+    args: &'a SecretCreateOptions,
+    namespace: &'a str,
+    dry_run: DryRun,
+}
+
+impl Store<'_> {
+    /// ` (dry run)` after what was done, when nothing was.
+    fn suffix(&self) -> &'static str {
+        if self.dry_run == DryRun::None {
+            ""
+        } else {
+            " (dry run)"
+        }
+    }
+}
+
+/// No Secret of that name: create it.
+async fn store_new(st: &Store<'_>, desired: &Wiped, out: &mut Output) -> Result<()> {
+    let (kube, api, args, params, dry_run) = (st.kube, st.api, st.args, &st.params, st.dry_run);
+    let namespace = st.namespace;
+    let suffix = st.suffix();
+    if dry_run == DryRun::Client {
+        print_object(
+            out,
+            &masked(desired),
+            args.output,
+            &format!("secret/{} created{suffix}", args.name),
+            false,
+        )?;
+        return Ok(());
+    }
+    let action = Action::new("create", "secrets", Some(namespace)).named(&args.name);
+    if !params.dry_run {
+        let check = format!(
+            "kubectl get secret {} {}",
+            args.name,
+            kube.hints.ns_flags(namespace)
+        );
+        crate::error::on_interrupt_write("Secret", namespace, &args.name, "created", &check);
+    }
+    let created = create_secret(kube, api, params, desired, namespace, &action).await;
+    crate::error::on_interrupt_settled();
+    let (created, reply_lost) = created?;
+    let created = Wiped(created);
+    if reply_lost {
+        out.note_line(&format!(
+            "secret/{} created (the reply was lost; the Secret exists with this key)",
+            args.name
+        ));
+    }
+    print_object(
+        out,
+        &masked(&created),
+        args.output,
+        &format!("secret/{} created{suffix}", args.name),
+        dry_run == DryRun::None,
+    )?;
+    Ok(())
+}
+
+/// A Secret of that name: unchanged, refused without --overwrite, or updated (compare-and-swap
+/// on the resourceVersion read).
+async fn update(st: &Store<'_>, existing: &Wiped, desired: &Wiped, out: &mut Output) -> Result<()> {
+    let (kube, api, args, params, dry_run) = (st.kube, st.api, st.args, &st.params, st.dry_run);
+    let namespace = st.namespace;
+    let suffix = st.suffix();
+    if existing.type_.as_deref().unwrap_or("Opaque") != "Opaque" {
+        return Err(Error::Conflict {
+            message: format!(
+                "Secret {namespace}/{} exists with type {:?}, not Opaque; nothing was changed",
+                args.name,
+                existing.type_.as_deref().unwrap_or_default()
+            ),
+            hint: Some("Choose another name, or delete that Secret if it is yours.".into()),
+        });
+    }
+    match compare(existing, desired) {
+        Comparison::Same => print_object(
+            out,
+            &masked(existing),
+            args.output,
+            &format!("secret/{} unchanged", args.name),
+            false,
+        )?,
+        Comparison::Differs(keys) if !args.overwrite => {
+            return Err(Error::Conflict {
+                message: format!(
+                    "Secret {namespace}/{} already exists with different content under {}; nothing was changed",
+                    args.name,
+                    keys.iter()
+                        .map(|k| format!("{k:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                hint: Some("Pass --overwrite to replace it.".into()),
+            });
+        }
+        Comparison::Differs(_) => {
+            let updated = Wiped(merged(existing, desired));
             if dry_run == DryRun::Client {
                 print_object(
                     out,
-                    &masked(&desired),
+                    &masked(&updated),
                     args.output,
-                    &format!("secret/{} created{suffix}", args.name),
+                    &format!("secret/{} configured{suffix}", args.name),
                     false,
                 )?;
                 return Ok(());
             }
-            let action = Action::new("create", "secrets", Some(&namespace)).named(&args.name);
+            let action = Action::new("update", "secrets", Some(namespace)).named(&args.name);
+            // The resourceVersion from our read makes this a compare-and-swap: a
+            // concurrent change gives 409 instead of being silently overwritten.
             if !params.dry_run {
                 let check = format!(
                     "kubectl get secret {} {}",
                     args.name,
-                    kube.hints.ns_flags(&namespace)
+                    kube.hints.ns_flags(namespace)
                 );
                 crate::error::on_interrupt_write(
-                    "Secret", &namespace, &args.name, "created", &check,
+                    "Secret", namespace, &args.name, "updated", &check,
                 );
             }
-            let created = create_secret(kube, &api, &params, &desired, &namespace, &action).await;
+            let stored = cluster::retry(kube, || api.replace(&args.name, params, &updated.0)).await;
             crate::error::on_interrupt_settled();
-            let (created, reply_lost) = created?;
-            let created = Wiped(created);
-            if reply_lost {
-                out.note_line(&format!(
-                    "secret/{} created (the reply was lost; the Secret exists with this key)",
-                    args.name
-                ));
-            }
+            let stored = stored
+                .map_err(|e| match cluster::status_code(&e) {
+                    Some(409) => Error::Conflict {
+                        message: format!(
+                            "Secret {namespace}/{} changed while we were updating it; nothing was changed",
+                            args.name
+                        ),
+                        hint: Some("Run the command again.".into()),
+                    },
+                    _ => cluster::explain(e, &action, kube),
+                })
+                .map(Wiped)?;
             print_object(
                 out,
-                &masked(&created),
+                &masked(&stored),
                 args.output,
-                &format!("secret/{} created{suffix}", args.name),
+                &format!("secret/{} configured{suffix}", args.name),
                 dry_run == DryRun::None,
             )?;
-        }
-        Some(existing) => {
-            if existing.type_.as_deref().unwrap_or("Opaque") != "Opaque" {
-                return Err(Error::Conflict {
-                    message: format!(
-                        "Secret {namespace}/{} exists with type {:?}, not Opaque; nothing was changed",
-                        args.name,
-                        existing.type_.as_deref().unwrap_or_default()
-                    ),
-                    hint: Some("Choose another name, or delete that Secret if it is yours.".into()),
-                });
-            }
-            match compare(&existing, &desired) {
-                Comparison::Same => print_object(
-                    out,
-                    &masked(&existing),
-                    args.output,
-                    &format!("secret/{} unchanged", args.name),
-                    false,
-                )?,
-                Comparison::Differs(keys) if !args.overwrite => {
-                    return Err(Error::Conflict {
-                        message: format!(
-                            "Secret {namespace}/{} already exists with different content under {}; nothing was changed",
-                            args.name,
-                            keys.iter()
-                                .map(|k| format!("{k:?}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                        hint: Some("Pass --overwrite to replace it.".into()),
-                    });
-                }
-                Comparison::Differs(_) => {
-                    let updated = Wiped(merged(&existing, &desired));
-                    if dry_run == DryRun::Client {
-                        print_object(
-                            out,
-                            &masked(&updated),
-                            args.output,
-                            &format!("secret/{} configured{suffix}", args.name),
-                            false,
-                        )?;
-                        return Ok(());
-                    }
-                    let action =
-                        Action::new("update", "secrets", Some(&namespace)).named(&args.name);
-                    // The resourceVersion from our read makes this a compare-and-swap: a
-                    // concurrent change gives 409 instead of being silently overwritten.
-                    if !params.dry_run {
-                        let check = format!(
-                            "kubectl get secret {} {}",
-                            args.name,
-                            kube.hints.ns_flags(&namespace)
-                        );
-                        crate::error::on_interrupt_write(
-                            "Secret", &namespace, &args.name, "updated", &check,
-                        );
-                    }
-                    let stored =
-                        cluster::retry(kube, || api.replace(&args.name, &params, &updated.0)).await;
-                    crate::error::on_interrupt_settled();
-                    let stored = stored
-                        .map_err(|e| match cluster::status_code(&e) {
-                            Some(409) => Error::Conflict {
-                                message: format!(
-                                    "Secret {namespace}/{} changed while we were updating it; nothing was changed",
-                                    args.name
-                                ),
-                                hint: Some("Run the command again.".into()),
-                            },
-                            _ => cluster::explain(e, &action, kube),
-                        })
-                        .map(Wiped)?;
-                    print_object(
-                        out,
-                        &masked(&stored),
-                        args.output,
-                        &format!("secret/{} configured{suffix}", args.name),
-                        dry_run == DryRun::None,
-                    )?;
-                    if dry_run == DryRun::None {
-                        // Environment from a Secret is read when a container starts.
-                        out.note_line(
-                            "Running pods keep the value they started with; restart a job so its pods \
-                             read this one: kubectl tfjob restart JOB",
-                        );
-                    }
-                }
+            if dry_run == DryRun::None {
+                // Environment from a Secret is read when a container starts.
+                out.note_line(
+                    "Running pods keep the value they started with; restart a job so its pods \
+                     read this one: kubectl tfjob restart JOB",
+                );
             }
         }
     }
