@@ -54,33 +54,14 @@ pub fn translate(tree: &mut Value) -> Vec<Problem> {
     let Some(map) = tree.as_object_mut() else {
         return problems;
     };
-    // Values keys in the flag's spelling first: `restart-policy` is `restartPolicy`.
-    let kebab: Vec<String> = map.keys().filter(|k| k.contains('-')).cloned().collect();
     // Problems name a key as written (its file position is found by that name).
-    let mut written: Vec<(String, String)> = Vec::new();
-    for key in kebab {
-        let to = camel(&key);
-        if map.contains_key(&to) {
-            problems.push(Problem {
-                path: key.clone(),
-                message: format!("set twice, here and as `{to}`"),
-                hint: Some(format!("keep one of `{key}` and `{to}`")),
-            });
-            continue;
-        }
-        if let Some(v) = map.remove(&key) {
-            map.insert(to.clone(), v);
-            written.push((to, key));
-        }
-    }
+    let written = rename_kebab(map, &mut problems);
     let as_written = |key: &str| {
         written
             .iter()
             .find(|(to, _)| to == key)
             .map_or(key.to_string(), |(_, from)| from.clone())
     };
-    let mut o = RenderOptions::default();
-    let mut taken: Vec<String> = Vec::new();
     for &(key, flag, why) in FLAG_ONLY {
         if map.contains_key(key) {
             problems.push(Problem {
@@ -91,139 +72,21 @@ pub fn translate(tree: &mut Value) -> Vec<Problem> {
             map.remove(key);
         }
     }
+    let mut o = RenderOptions::default();
+    let mut taken: Vec<String> = Vec::new();
     for &(key, flag) in FLAG_KEYS {
         let Some(v) = map.get(key) else { continue };
-        let mut bad = |expected: &str| {
-            problems.push(Problem {
+        match assign(key, flag, v, &mut o) {
+            Assign::NotOurs => continue,
+            Assign::Set => {}
+            Assign::Bad(expected) => problems.push(Problem {
                 path: as_written(key),
                 message: format!("expected {expected}, as {flag} takes, got {}", describe(v)),
                 hint: None,
-            })
-        };
-        let taken_now = match key {
-            // Values keys of their own (a role, a map): the flag's meaning only for the
-            // flag's type; anything else is left to the values schema.
-            "ps" | "chief" | "evaluator" if !v.is_i64() => false,
-            "labels" | "annotations" | "env" | "nodeSelector" | "envFromSecret"
-                if v.is_object() || v.is_null() =>
-            {
-                false
-            }
-            "ps"
-            | "workers"
-            | "chief"
-            | "evaluator"
-            | "backoffLimit"
-            | "ttlSecondsAfterFinished" => match v.as_i64().and_then(|n| i32::try_from(n).ok()) {
-                Some(n) => {
-                    let slot = match key {
-                        "ps" => &mut o.ps,
-                        "workers" => &mut o.workers,
-                        "chief" => &mut o.chief,
-                        "evaluator" => &mut o.evaluator,
-                        "backoffLimit" => &mut o.backoff_limit,
-                        _ => &mut o.ttl_seconds_after_finished,
-                    };
-                    *slot = Some(n);
-                    true
-                }
-                None => {
-                    bad("an integer");
-                    true
-                }
-            },
-            "gpus" | "activeDeadlineSeconds" => match v.as_i64() {
-                Some(n) => {
-                    if key == "gpus" {
-                        o.gpus = Some(n);
-                    } else {
-                        o.active_deadline_seconds = Some(n);
-                    }
-                    true
-                }
-                None => {
-                    bad("an integer");
-                    true
-                }
-            },
-            _ if key.ends_with("Cpu")
-                || key.ends_with("Memory")
-                || key.ends_with("Request")
-                || key == "cpu"
-                || key == "memory" =>
-            {
-                match v {
-                    Value::String(_) | Value::Number(_) => {
-                        let q = scalar_text(v);
-                        match key {
-                            "cpu" => o.cpu = Some(q),
-                            "memory" => o.memory = Some(q),
-                            "cpuRequest" => o.pod.cpu_request = Some(q),
-                            "memoryRequest" => o.pod.memory_request = Some(q),
-                            _ => {
-                                let (role, res) = per_role(key);
-                                o.pod.per_role.push(RoleResource {
-                                    role,
-                                    key: res,
-                                    value: q,
-                                });
-                            }
-                        }
-                        true
-                    }
-                    _ => {
-                        bad("a quantity like 4, 500m or 8Gi");
-                        true
-                    }
-                }
-            }
-            "cleanPodPolicy" | "queue" | "priorityClass" | "podPriorityClass" => match v {
-                Value::String(s) => {
-                    let slot = match key {
-                        "cleanPodPolicy" => &mut o.clean_pod_policy,
-                        "queue" => &mut o.queue,
-                        "priorityClass" => &mut o.priority_class,
-                        _ => &mut o.pod.pod_priority_class,
-                    };
-                    *slot = Some(s.clone());
-                    true
-                }
-                _ => {
-                    bad("a string");
-                    true
-                }
-            },
-            // The repeatable flags: one argument, or a list of them.
-            _ => match strings(v) {
-                Some(list) => {
-                    let slot = match key {
-                        "label" | "labels" => &mut o.labels,
-                        "annotation" | "annotations" => &mut o.annotations,
-                        "env" => &mut o.env,
-                        "pvc" => &mut o.pod.pvc,
-                        "configMap" => &mut o.pod.config_map,
-                        "secretVolume" => &mut o.pod.secret_volume,
-                        "emptyDir" => &mut o.pod.empty_dir,
-                        "imagePullSecret" => &mut o.pod.image_pull_secret,
-                        "nodeSelector" => &mut o.pod.node_selector,
-                        "toleration" => &mut o.pod.toleration,
-                        _ => &mut o.pod.env_from_secret,
-                    };
-                    slot.extend(list);
-                    true
-                }
-                None => {
-                    bad(&format!(
-                        "{flag}'s argument or a list of them (a string or a list of strings)"
-                    ));
-                    true
-                }
-            },
-        };
-        // Taken: translated, or refused above (so the schema does not call it unknown too).
-        if taken_now {
-            taken.push(key.to_string());
+            }),
         }
+        // Taken: translated, or refused (so the schema does not call it unknown too).
+        taken.push(key.to_string());
     }
     if taken.is_empty() {
         return problems;
@@ -252,6 +115,147 @@ pub fn translate(tree: &mut Value) -> Vec<Problem> {
         }
     }
     problems
+}
+
+/// Values keys in the flag's spelling first: `restart-policy` is `restartPolicy`. Returns
+/// (new key, key as written) of each renamed.
+fn rename_kebab(
+    map: &mut Map<String, Value>,
+    problems: &mut Vec<Problem>,
+) -> Vec<(String, String)> {
+    let kebab: Vec<String> = map.keys().filter(|k| k.contains('-')).cloned().collect();
+    let mut written: Vec<(String, String)> = Vec::new();
+    for key in kebab {
+        let to = camel(&key);
+        if map.contains_key(&to) {
+            problems.push(Problem {
+                path: key.clone(),
+                message: format!("set twice, here and as `{to}`"),
+                hint: Some(format!("keep one of `{key}` and `{to}`")),
+            });
+            continue;
+        }
+        if let Some(v) = map.remove(&key) {
+            map.insert(to.clone(), v);
+            written.push((to, key));
+        }
+    }
+    written
+}
+
+/// What one flag-named key did.
+enum Assign {
+    /// A values key of its own with this name (a role, a map): left to the values schema.
+    NotOurs,
+    Set,
+    /// Not of the flag's type: what was expected.
+    Bad(String),
+}
+
+/// Sets the option `key` stands for from its value, as the flag would.
+fn assign(key: &str, flag: &str, v: &Value, o: &mut RenderOptions) -> Assign {
+    match key {
+        // Values keys of their own (a role, a map): the flag's meaning only for the
+        // flag's type; anything else is left to the values schema.
+        "ps" | "chief" | "evaluator" if !v.is_i64() => Assign::NotOurs,
+        "labels" | "annotations" | "env" | "nodeSelector" | "envFromSecret"
+            if v.is_object() || v.is_null() =>
+        {
+            Assign::NotOurs
+        }
+        "ps" | "workers" | "chief" | "evaluator" | "backoffLimit" | "ttlSecondsAfterFinished" => {
+            match v.as_i64().and_then(|n| i32::try_from(n).ok()) {
+                Some(n) => {
+                    let slot = match key {
+                        "ps" => &mut o.ps,
+                        "workers" => &mut o.workers,
+                        "chief" => &mut o.chief,
+                        "evaluator" => &mut o.evaluator,
+                        "backoffLimit" => &mut o.backoff_limit,
+                        _ => &mut o.ttl_seconds_after_finished,
+                    };
+                    *slot = Some(n);
+                    Assign::Set
+                }
+                None => Assign::Bad("an integer".to_string()),
+            }
+        }
+        "gpus" | "activeDeadlineSeconds" => match v.as_i64() {
+            Some(n) => {
+                if key == "gpus" {
+                    o.gpus = Some(n);
+                } else {
+                    o.active_deadline_seconds = Some(n);
+                }
+                Assign::Set
+            }
+            None => Assign::Bad("an integer".to_string()),
+        },
+        _ if key.ends_with("Cpu")
+            || key.ends_with("Memory")
+            || key.ends_with("Request")
+            || key == "cpu"
+            || key == "memory" =>
+        {
+            match v {
+                Value::String(_) | Value::Number(_) => {
+                    let q = scalar_text(v);
+                    match key {
+                        "cpu" => o.cpu = Some(q),
+                        "memory" => o.memory = Some(q),
+                        "cpuRequest" => o.pod.cpu_request = Some(q),
+                        "memoryRequest" => o.pod.memory_request = Some(q),
+                        _ => {
+                            let (role, res) = per_role(key);
+                            o.pod.per_role.push(RoleResource {
+                                role,
+                                key: res,
+                                value: q,
+                            });
+                        }
+                    }
+                    Assign::Set
+                }
+                _ => Assign::Bad("a quantity like 4, 500m or 8Gi".to_string()),
+            }
+        }
+        "cleanPodPolicy" | "queue" | "priorityClass" | "podPriorityClass" => match v {
+            Value::String(s) => {
+                let slot = match key {
+                    "cleanPodPolicy" => &mut o.clean_pod_policy,
+                    "queue" => &mut o.queue,
+                    "priorityClass" => &mut o.priority_class,
+                    _ => &mut o.pod.pod_priority_class,
+                };
+                *slot = Some(s.clone());
+                Assign::Set
+            }
+            _ => Assign::Bad("a string".to_string()),
+        },
+        // The repeatable flags: one argument, or a list of them.
+        _ => match strings(v) {
+            Some(list) => {
+                let slot = match key {
+                    "label" | "labels" => &mut o.labels,
+                    "annotation" | "annotations" => &mut o.annotations,
+                    "env" => &mut o.env,
+                    "pvc" => &mut o.pod.pvc,
+                    "configMap" => &mut o.pod.config_map,
+                    "secretVolume" => &mut o.pod.secret_volume,
+                    "emptyDir" => &mut o.pod.empty_dir,
+                    "imagePullSecret" => &mut o.pod.image_pull_secret,
+                    "nodeSelector" => &mut o.pod.node_selector,
+                    "toleration" => &mut o.pod.toleration,
+                    _ => &mut o.pod.env_from_secret,
+                };
+                slot.extend(list);
+                Assign::Set
+            }
+            None => Assign::Bad(format!(
+                "{flag}'s argument or a list of them (a string or a list of strings)"
+            )),
+        },
+    }
 }
 
 /// `psCpu` → (`ps`, `cpu`).
