@@ -4,6 +4,7 @@
 
 use super::{Finding, Gate, Layer, Snapshot, Verdict, ns_flags};
 use crate::cluster::queue::{self as q, Fact, PodGroup, QueueSystem, Workload, cond_true};
+use crate::model::TFJob;
 use crate::placement::queue_state::{KueueState, kueue_state};
 
 /// What `collect` read for the Queue layer.
@@ -27,162 +28,180 @@ pub struct QueueFacts {
 /// later layers are then not reached.
 pub(super) fn queue(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     let Some(job) = &s.job else { return Ok(()) };
+    match q::local_queue_name(job) {
+        Some(lq) => kueue(s, job, lq, out),
+        None => gang(s, out),
+    }
+}
+
+/// A job naming a Kueue LocalQueue: whether Kueue serves it, and what its Workload says.
+fn kueue(s: &Snapshot, job: &TFJob, lq: &str, out: &mut Vec<Finding>) -> Gate {
+    let facts = &s.queue;
+    if facts.kueue_served == Some(false) {
+        out.push(
+            Finding::new(
+                Layer::Queue,
+                Verdict::Warning,
+                format!("names Kueue LocalQueue {lq}, but Kueue's API is not served here: nothing queues the job"),
+            )
+            .next(format!("remove the {} label, or install Kueue", q::QUEUE_LABEL)),
+        );
+        return Ok(());
+    }
+    let wl = match &facts.workload {
+        Some(Fact::Known(w)) => w.as_ref(),
+        Some(Fact::Unknown(why)) => {
+            out.push(Finding::new(
+                Layer::Queue,
+                Verdict::Unknown,
+                format!("queued in Kueue LocalQueue {lq}; its Workload is not readable: {why}"),
+            ));
+            return Err("Workload not readable".into());
+        }
+        None => None,
+    };
+    let (finding, gate) = held(s, job, lq, wl);
+    out.push(finding);
+    gate
+}
+
+/// The finding for the Workload's state (admitted, queued, never, evicted, …) and the gate.
+fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding, Gate) {
     let ns = &s.namespace;
     let name = &s.job_name;
     let flags = ns_flags(s, ns);
     let facts = &s.queue;
-    if let Some(lq) = q::local_queue_name(job) {
-        if facts.kueue_served == Some(false) {
-            out.push(
-                Finding::new(
+    let wl_name = wl
+        .and_then(|w| w.metadata.name.clone())
+        .unwrap_or_else(|| "(none)".into());
+    let evidence = wl.map(conditions_line).unwrap_or_default();
+    let describe = |cq: &str| {
+        format!(
+            "see why: kubectl describe {} {wl_name} {flags}; kubectl describe clusterqueue {cq}{}",
+            crate::cluster::queue::KUEUE_WORKLOADS,
+            s.hints.hint_suffix()
+        )
+    };
+    let position = facts
+        .position
+        .map(|p| format!(" (position {} in the ClusterQueue)", p + 1))
+        .unwrap_or_default();
+    match kueue_state(job, wl) {
+        KueueState::NotHeld => {
+            let admitted = wl.filter(|w| cond_true(&w.status.conditions, "Admitted"));
+            let f = match (wl, admitted) {
+                (_, Some(w)) => Finding::new(
+                    Layer::Queue,
+                    Verdict::Ok,
+                    format!(
+                        "admitted by Kueue ClusterQueue {} (Workload {wl_name}, LocalQueue {lq})",
+                        w.status
+                            .admission
+                            .as_ref()
+                            .map(|a| a.cluster_queue.as_str())
+                            .unwrap_or("?")
+                    ),
+                ),
+                (Some(_), None) => Finding::new(
+                    Layer::Queue,
+                    Verdict::Info,
+                    format!("Workload {wl_name} in LocalQueue {lq}"),
+                ),
+                (None, None) => Finding::new(
                     Layer::Queue,
                     Verdict::Warning,
-                    format!("names Kueue LocalQueue {lq}, but Kueue's API is not served here: nothing queues the job"),
-                )
-                .next(format!("remove the {} label, or install Kueue", q::QUEUE_LABEL)),
-            );
-            return Ok(());
+                    format!(
+                        "names Kueue LocalQueue {lq} but runs unsuspended without a Workload: Kueue's TFJob integration (kubeflow.org/tfjob) looks not enabled, so nothing queues it"
+                    ),
+                ),
+            };
+            (f, Ok(()))
         }
-        let wl = match &facts.workload {
-            Some(Fact::Known(w)) => w.as_ref(),
-            Some(Fact::Unknown(why)) => {
-                out.push(Finding::new(
+        KueueState::NoWorkload => {
+            let unseen = crate::placement::kueue::unseen_replica_keys(job);
+            let none_seen = unseen.len() == job.spec.tf_replica_specs.len();
+            let f = if none_seen {
+                Finding::new(
                     Layer::Queue,
-                    Verdict::Unknown,
-                    format!("queued in Kueue LocalQueue {lq}; its Workload is not readable: {why}"),
-                ));
-                return Err("Workload not readable".into());
-            }
-            None => None,
-        };
-        let wl_name = wl
-            .and_then(|w| w.metadata.name.clone())
-            .unwrap_or_else(|| "(none)".into());
-        let evidence = wl.map(conditions_line).unwrap_or_default();
-        let describe = |cq: &str| {
-            format!(
-                "see why: kubectl describe {} {wl_name} {flags}; kubectl describe clusterqueue {cq}{}",
-                crate::cluster::queue::KUEUE_WORKLOADS,
-                s.hints.hint_suffix()
+                    Verdict::Fail,
+                    format!(
+                        "suspended by Kueue with no Workload: Kueue reads none of its replica types ({}), so its Workload has no pod sets and is never created",
+                        unseen.join(", ")
+                    ),
+                )
+                .next("recreate the job with canonical replica keys (Worker, PS, Chief)")
+            } else {
+                Finding::new(
+                    Layer::Queue,
+                    Verdict::Warning,
+                    format!("suspended by Kueue (LocalQueue {lq}), no Workload yet"),
+                )
+                .next("Kueue's controller creates it within seconds; if none appears, check that the Kueue controller runs")
+            };
+            (f, Err("no Workload".to_string()))
+        }
+        KueueState::Queued { cq, why } => {
+            let cq = cq.or(facts.cluster_queue.clone()).unwrap_or_else(|| "?".into());
+            (
+                Finding::new(
+                    Layer::Queue,
+                    Verdict::Warning,
+                    format!("queued in ClusterQueue {cq} (LocalQueue {lq}){position}: {why}"),
+                )
+                .evidence(evidence)
+                .next(format!("Kueue admits it once quota frees; {}", describe(&cq))),
+                Err("queued in Kueue".to_string()),
             )
-        };
-        let position = facts
-            .position
-            .map(|p| format!(" (position {} in the ClusterQueue)", p + 1))
-            .unwrap_or_default();
-        let (finding, gate) = match kueue_state(job, wl) {
-            KueueState::NotHeld => {
-                let admitted = wl.filter(|w| cond_true(&w.status.conditions, "Admitted"));
-                let f = match (wl, admitted) {
-                    (_, Some(w)) => Finding::new(
-                        Layer::Queue,
-                        Verdict::Ok,
-                        format!(
-                            "admitted by Kueue ClusterQueue {} (Workload {wl_name}, LocalQueue {lq})",
-                            w.status
-                                .admission
-                                .as_ref()
-                                .map(|a| a.cluster_queue.as_str())
-                                .unwrap_or("?")
-                        ),
-                    ),
-                    (Some(_), None) => Finding::new(
-                        Layer::Queue,
-                        Verdict::Info,
-                        format!("Workload {wl_name} in LocalQueue {lq}"),
-                    ),
-                    (None, None) => Finding::new(
-                        Layer::Queue,
-                        Verdict::Warning,
-                        format!(
-                            "names Kueue LocalQueue {lq} but runs unsuspended without a Workload: Kueue's TFJob integration (kubeflow.org/tfjob) looks not enabled, so nothing queues it"
-                        ),
-                    ),
-                };
-                (f, Ok(()))
-            }
-            KueueState::NoWorkload => {
-                let unseen = crate::placement::kueue::unseen_replica_keys(job);
-                let none_seen = unseen.len() == job.spec.tf_replica_specs.len();
-                let f = if none_seen {
-                    Finding::new(
-                        Layer::Queue,
-                        Verdict::Fail,
-                        format!(
-                            "suspended by Kueue with no Workload: Kueue reads none of its replica types ({}), so its Workload has no pod sets and is never created",
-                            unseen.join(", ")
-                        ),
-                    )
-                    .next("recreate the job with canonical replica keys (Worker, PS, Chief)")
-                } else {
-                    Finding::new(
-                        Layer::Queue,
-                        Verdict::Warning,
-                        format!("suspended by Kueue (LocalQueue {lq}), no Workload yet"),
-                    )
-                    .next("Kueue's controller creates it within seconds; if none appears, check that the Kueue controller runs")
-                };
-                (f, Err("no Workload".to_string()))
-            }
-            KueueState::Queued { cq, why } => {
-                let cq = cq.or(facts.cluster_queue.clone()).unwrap_or_else(|| "?".into());
-                (
-                    Finding::new(
-                        Layer::Queue,
-                        Verdict::Warning,
-                        format!("queued in ClusterQueue {cq} (LocalQueue {lq}){position}: {why}"),
-                    )
-                    .evidence(evidence)
-                    .next(format!("Kueue admits it once quota frees; {}", describe(&cq))),
-                    Err("queued in Kueue".to_string()),
-                )
-            }
-            KueueState::Missing(m) => (
-                Finding::new(Layer::Queue, Verdict::Fail, format!("{m}: Kueue keeps the job suspended"))
-                    .evidence(evidence)
-                    .next(format!("list the LocalQueues: kubectl get localqueues {flags}")),
-                Err("queue missing".to_string()),
-            ),
-            KueueState::Never { cq, why } => {
-                let cq = cq.or(facts.cluster_queue.clone()).unwrap_or_else(|| "?".into());
-                (
-                    Finding::new(
-                        Layer::Queue,
-                        Verdict::Fail,
-                        format!("can never be admitted by ClusterQueue {cq} (LocalQueue {lq}) as configured: {why}"),
-                    )
-                    .evidence(evidence)
-                    .next(format!(
-                        "lower the replicas or their requests, or ask for more quota; {}",
-                        describe(&cq)
-                    )),
-                    Err("never admitted".to_string()),
-                )
-            }
-            KueueState::Evicted { reason, why } => (
+        }
+        KueueState::Missing(m) => (
+            Finding::new(Layer::Queue, Verdict::Fail, format!("{m}: Kueue keeps the job suspended"))
+                .evidence(evidence)
+                .next(format!("list the LocalQueues: kubectl get localqueues {flags}")),
+            Err("queue missing".to_string()),
+        ),
+        KueueState::Never { cq, why } => {
+            let cq = cq.or(facts.cluster_queue.clone()).unwrap_or_else(|| "?".into());
+            (
                 Finding::new(
                     Layer::Queue,
-                    Verdict::Warning,
-                    format!("evicted by Kueue ({reason}): {why}; suspended and queued again"),
+                    Verdict::Fail,
+                    format!("can never be admitted by ClusterQueue {cq} (LocalQueue {lq}) as configured: {why}"),
                 )
-                .evidence(evidence),
-                Err("evicted by Kueue".to_string()),
-            ),
-            KueueState::Deactivated => (
-                Finding::new(
-                    Layer::Queue,
-                    Verdict::Warning,
-                    format!("Workload {wl_name} is deactivated (spec.active: false): Kueue will not admit it"),
-                )
-                .next(format!("reactivate it: kubectl tfjob resume {name} {flags}")),
-                Err("deactivated in Kueue".to_string()),
-            ),
-        };
-        out.push(finding);
-        return gate;
+                .evidence(evidence)
+                .next(format!(
+                    "lower the replicas or their requests, or ask for more quota; {}",
+                    describe(&cq)
+                )),
+                Err("never admitted".to_string()),
+            )
+        }
+        KueueState::Evicted { reason, why } => (
+            Finding::new(
+                Layer::Queue,
+                Verdict::Warning,
+                format!("evicted by Kueue ({reason}): {why}; suspended and queued again"),
+            )
+            .evidence(evidence),
+            Err("evicted by Kueue".to_string()),
+        ),
+        KueueState::Deactivated => (
+            Finding::new(
+                Layer::Queue,
+                Verdict::Warning,
+                format!("Workload {wl_name} is deactivated (spec.active: false): Kueue will not admit it"),
+            )
+            .next(format!("reactivate it: kubectl tfjob resume {name} {flags}")),
+            Err("deactivated in Kueue".to_string()),
+        ),
     }
-    // A gang: a PodGroup still Pending with no pods holds the job (Volcano creates none until
-    // the group is Inqueue).
+}
+
+/// A gang: a PodGroup still Pending with no pods holds the job (Volcano creates none until
+/// the group is Inqueue).
+fn gang(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
+    let name = &s.job_name;
+    let flags = ns_flags(s, &s.namespace);
+    let facts = &s.queue;
     let Some(Fact::Known(Some((system, pg)))) = &facts.pod_group else {
         out.push(Finding::new(
             Layer::Queue,
