@@ -144,36 +144,7 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
         Fact::Unknown(why) => return Ok(unknown(QueueSystem::Kueue, Some(&lq_name), why)),
     };
     let Some(lq) = lq else {
-        // The classic mistake: the label names the ClusterQueue instead of a LocalQueue.
-        let is_cq = matches!(
-            q::cluster_queue(kube, &lq_name).await?,
-            Fact::Known(Some(_))
-        );
-        let message = format!(
-            "LocalQueue {ns}/{lq_name} doesn't exist (label {}): Kueue would keep the job suspended (QuotaReserved False, \"LocalQueue {lq_name} doesn't exist\"); nothing was created",
-            q::QUEUE_LABEL
-        );
-        let hint = if is_cq {
-            format!(
-                "{lq_name} is a ClusterQueue: the label names a LocalQueue in the job's namespace that points at it. List them with `kubectl get localqueues {flags}`, or ask an admin to create one: spec.clusterQueue: {lq_name}."
-            )
-        } else {
-            format!(
-                "List the LocalQueues with `kubectl get localqueues {flags}` and pass one with --local-queue."
-            )
-        };
-        let mut a = Assessed::plain(QueueReport {
-            system: Some("kueue"),
-            verdict: QueueVerdict::Never,
-            local_queue: Some(lq_name.clone()),
-            reason: format!("LocalQueue {lq_name} doesn't exist"),
-            ..QueueReport::none()
-        });
-        a.refusal = Some(Error::NotReady {
-            message,
-            hint: Some(hint),
-        });
-        return Ok(a);
+        return no_local_queue(kube, ns, &lq_name).await;
     };
     let cq_name = lq.spec.cluster_queue.clone();
     let cq = match q::cluster_queue(kube, &cq_name).await? {
@@ -192,22 +163,7 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
             .unwrap_or_default(),
         None => vec![],
     };
-    let flavors = match q::resource_flavors(kube).await? {
-        Fact::Known(f) => f,
-        // Unreadable flavors are taken as empty ones (match any node, add nothing).
-        Fact::Unknown(_) => cq
-            .iter()
-            .flat_map(|c| &c.spec.resource_groups)
-            .flat_map(|g| &g.flavors)
-            .map(|f| q::ResourceFlavor {
-                metadata: kube::api::ObjectMeta {
-                    name: Some(f.name.clone()),
-                    ..Default::default()
-                },
-                ..Default::default()
-            })
-            .collect(),
-    };
+    let flavors = resource_flavors(kube, cq.as_ref()).await?;
     let ns_labels = namespace_labels(kube, ns).await;
     let limit_ranges = limit_ranges(kube, ns).await;
     let overheads = runtime_class_overheads(kube, job).await;
@@ -277,32 +233,7 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
             });
         }
         (_, QueueVerdict::Queued) => {
-            if let Some((_, pending)) = q::pending_position(kube, ns, &lq_name, None).await {
-                report.pending_ahead = Some(pending);
-            }
-            if let Fact::Known(holders) = q::holders(kube, &cq_name).await? {
-                report.held_by = holders
-                    .iter()
-                    .map(|w| {
-                        format!(
-                            "{}/{}",
-                            w.metadata.namespace.as_deref().unwrap_or_default(),
-                            w.metadata.name.as_deref().unwrap_or_default()
-                        )
-                    })
-                    .collect();
-            }
-            if !report.held_by.is_empty() {
-                report
-                    .reason
-                    .push_str(&format!("; quota held by {}", report.held_by.join(", ")));
-            }
-            if let Some(n) = report.pending_ahead {
-                report.reason.push_str(&format!(
-                    "; {n} workload{} pending ahead in LocalQueue {lq_name}",
-                    if n == 1 { "" } else { "s" }
-                ));
-            }
+            queued(kube, ns, &lq_name, &cq_name, &mut report).await?;
             a.report = report;
             a.warnings.push(format!(
                 "{} (Kueue admits it once quota frees)",
@@ -317,6 +248,100 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
         a.admitted = Some(admitted);
     }
     Ok(a)
+}
+
+/// The refusal for a LocalQueue that does not exist, with the classic mistake named: a label
+/// that names the ClusterQueue instead.
+async fn no_local_queue(kube: &Kube, ns: &str, lq_name: &str) -> Result<Assessed> {
+    let flags = kube.hints.ns_flags(ns);
+    // The classic mistake: the label names the ClusterQueue instead of a LocalQueue.
+    let is_cq = matches!(q::cluster_queue(kube, lq_name).await?, Fact::Known(Some(_)));
+    let message = format!(
+        "LocalQueue {ns}/{lq_name} doesn't exist (label {}): Kueue would keep the job suspended (QuotaReserved False, \"LocalQueue {lq_name} doesn't exist\"); nothing was created",
+        q::QUEUE_LABEL
+    );
+    let hint = if is_cq {
+        format!(
+            "{lq_name} is a ClusterQueue: the label names a LocalQueue in the job's namespace that points at it. List them with `kubectl get localqueues {flags}`, or ask an admin to create one: spec.clusterQueue: {lq_name}."
+        )
+    } else {
+        format!(
+            "List the LocalQueues with `kubectl get localqueues {flags}` and pass one with --local-queue."
+        )
+    };
+    let mut a = Assessed::plain(QueueReport {
+        system: Some("kueue"),
+        verdict: QueueVerdict::Never,
+        local_queue: Some(lq_name.to_string()),
+        reason: format!("LocalQueue {lq_name} doesn't exist"),
+        ..QueueReport::none()
+    });
+    a.refusal = Some(Error::NotReady {
+        message,
+        hint: Some(hint),
+    });
+    Ok(a)
+}
+
+/// The ResourceFlavors; unreadable ones are taken as empty flavors of the ClusterQueue's
+/// groups (match any node, add nothing).
+async fn resource_flavors(
+    kube: &Kube,
+    cq: Option<&q::ClusterQueue>,
+) -> Result<Vec<q::ResourceFlavor>> {
+    Ok(match q::resource_flavors(kube).await? {
+        Fact::Known(f) => f,
+        Fact::Unknown(_) => cq
+            .iter()
+            .flat_map(|c| &c.spec.resource_groups)
+            .flat_map(|g| &g.flavors)
+            .map(|f| q::ResourceFlavor {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(f.name.clone()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .collect(),
+    })
+}
+
+/// A queued job's report with where it stands: the workloads pending ahead in its LocalQueue
+/// and those holding the ClusterQueue's quota.
+async fn queued(
+    kube: &Kube,
+    ns: &str,
+    lq_name: &str,
+    cq_name: &str,
+    report: &mut QueueReport,
+) -> Result<()> {
+    if let Some((_, pending)) = q::pending_position(kube, ns, lq_name, None).await {
+        report.pending_ahead = Some(pending);
+    }
+    if let Fact::Known(holders) = q::holders(kube, cq_name).await? {
+        report.held_by = holders
+            .iter()
+            .map(|w| {
+                format!(
+                    "{}/{}",
+                    w.metadata.namespace.as_deref().unwrap_or_default(),
+                    w.metadata.name.as_deref().unwrap_or_default()
+                )
+            })
+            .collect();
+    }
+    if !report.held_by.is_empty() {
+        report
+            .reason
+            .push_str(&format!("; quota held by {}", report.held_by.join(", ")));
+    }
+    if let Some(n) = report.pending_ahead {
+        report.reason.push_str(&format!(
+            "; {n} workload{} pending ahead in LocalQueue {lq_name}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(())
 }
 
 /// The namespace's labels (for the ClusterQueue's namespaceSelector); `None` when unreadable.
