@@ -449,60 +449,7 @@ fn replica_spec(
     names::metadata(tmeta, &format!("{path}.template.metadata"), false, out);
     let pod = template.and_then(|t| t.get("spec"));
     if ctx.gateway.istio_opt_out && !ctx.will_inject {
-        let inject = tmeta
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.get(crate::gateway::ISTIO_INJECT_ANNOTATION));
-        let sidecar_container = pod
-            .and_then(|p| p.get("containers"))
-            .and_then(Value::as_array)
-            .is_some_and(|cs| {
-                cs.iter().any(|c| {
-                    c.get("name").and_then(Value::as_str)
-                        == Some(crate::gateway::ISTIO_PROXY_CONTAINER)
-                })
-            });
-        let asked = matches!(inject, Some(Value::String(s)) if s == "true")
-            || matches!(inject, Some(Value::Bool(true)));
-        if asked || sidecar_container {
-            // Asked for in so many words: whatever the namespace says, istio injects (or the
-            // sidecar is already there), and `probe` then finds the rendezvous broken.
-            let what = if asked {
-                format!(
-                    "{}: \"true\" asks istio for a sidecar",
-                    crate::gateway::ISTIO_INJECT_ANNOTATION
-                )
-            } else {
-                "the template carries an istio-proxy container".to_string()
-            };
-            out.push(
-                Finding::new(
-                    Severity::Warning,
-                    "istio-sidecar",
-                    format!("{path}.template.metadata.annotations"),
-                    format!("{what}: the istio-proxy sidecar intercepts the replicas' gRPC traffic and breaks their rendezvous (TF_CONFIG peers on port 2222)"),
-                )
-                .with_hint(Some(format!(
-                    "set {}: \"false\" and drop any istio-proxy container, or exclude the port with traffic.sidecar.istio.io/excludeInboundPorts: \"2222\"",
-                    crate::gateway::ISTIO_INJECT_ANNOTATION
-                ))),
-            );
-        } else if !matches!(inject, Some(Value::String(s)) if s == "false")
-            && !matches!(inject, Some(Value::Bool(false)))
-        {
-            // Offline nothing says whether the target namespace injects sidecars (most have no
-            // mesh), so this is information, not a warning `--strict` would fail on; online,
-            // submit and check make it a warning where the namespace injects
-            // (readiness::istio_warning).
-            out.push(
-                Finding::new(
-                    Severity::Info,
-                    "istio",
-                    format!("{path}.template.metadata.annotations"),
-                    "istio sidecar injection is not disabled; if the target namespace injects sidecars (label istio-injection=enabled or istio.io/rev), the sidecar breaks the replicas' gRPC rendezvous",
-                )
-                .with_hint(Some("add sidecar.istio.io/inject: \"false\" (templates get it unless --allow-istio-sidecar; submit -f adds it with --inject-gateway-env)".into())),
-            );
-        }
+        istio(tmeta, pod, path, out);
     }
     if let Some(p) = pod.and_then(|p| p.get("restartPolicy"))
         && p.is_string()
@@ -529,6 +476,64 @@ fn replica_spec(
         }
     }
     replicas
+}
+
+/// A sidecar asked for (the annotation "true", or an istio-proxy container) is a warning; no
+/// opt-out is information, since offline nothing says whether the namespace injects.
+fn istio(tmeta: Option<&Value>, pod: Option<&Value>, path: &str, out: &mut Vec<Finding>) {
+    let inject = tmeta
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(crate::gateway::ISTIO_INJECT_ANNOTATION));
+    let sidecar_container = pod
+        .and_then(|p| p.get("containers"))
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("name").and_then(Value::as_str) == Some(crate::gateway::ISTIO_PROXY_CONTAINER)
+            })
+        });
+    let asked = matches!(inject, Some(Value::String(s)) if s == "true")
+        || matches!(inject, Some(Value::Bool(true)));
+    if asked || sidecar_container {
+        // Asked for in so many words: whatever the namespace says, istio injects (or the
+        // sidecar is already there), and `probe` then finds the rendezvous broken.
+        let what = if asked {
+            format!(
+                "{}: \"true\" asks istio for a sidecar",
+                crate::gateway::ISTIO_INJECT_ANNOTATION
+            )
+        } else {
+            "the template carries an istio-proxy container".to_string()
+        };
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                "istio-sidecar",
+                format!("{path}.template.metadata.annotations"),
+                format!("{what}: the istio-proxy sidecar intercepts the replicas' gRPC traffic and breaks their rendezvous (TF_CONFIG peers on port 2222)"),
+            )
+            .with_hint(Some(format!(
+                "set {}: \"false\" and drop any istio-proxy container, or exclude the port with traffic.sidecar.istio.io/excludeInboundPorts: \"2222\"",
+                crate::gateway::ISTIO_INJECT_ANNOTATION
+            ))),
+        );
+    } else if !matches!(inject, Some(Value::String(s)) if s == "false")
+        && !matches!(inject, Some(Value::Bool(false)))
+    {
+        // Offline nothing says whether the target namespace injects sidecars (most have no
+        // mesh), so this is information, not a warning `--strict` would fail on; online,
+        // submit and check make it a warning where the namespace injects
+        // (readiness::istio_warning).
+        out.push(
+            Finding::new(
+                Severity::Info,
+                "istio",
+                format!("{path}.template.metadata.annotations"),
+                "istio sidecar injection is not disabled; if the target namespace injects sidecars (label istio-injection=enabled or istio.io/rev), the sidecar breaks the replicas' gRPC rendezvous",
+            )
+            .with_hint(Some("add sidecar.istio.io/inject: \"false\" (templates get it unless --allow-istio-sidecar; submit -f adds it with --inject-gateway-env)".into())),
+        );
+    }
 }
 
 /// An emptyDir medium the kubelet does not know. The API server stores any medium (it checks
