@@ -550,52 +550,65 @@ impl Waiter<'_> {
                 return decided;
             }
             self.save_on_termination(out).await?;
-            if let Some((job, pods)) = &self.last {
-                let (job, has_pods) = (job.clone(), !pods.is_empty());
-                let lines = self
-                    .queue
-                    .observe(
-                        self.kube,
-                        self.namespace,
-                        &job,
-                        has_pods,
-                        self.limits.pending_timeout,
-                    )
-                    .await?;
-                for line in lines {
-                    self.display.note(out, &line);
-                }
-            }
+            self.observe_queue(out).await?;
             if let Some(refused) = self.refused_create().await {
                 return Err(refused);
             }
             if let Some(missing) = self.waits_for_missing_objects().await {
                 return Err(missing);
             }
-            // Once a pod is Unschedulable, ask the placement model once: `never` ends the wait.
-            if !self.asked_model
-                && let Some((job, pods)) = &self.last
-                && pod::any_unschedulable(pods.iter().map(|p| &**p))
-            {
-                self.asked_model = true;
-                let job = job.clone();
-                self.capacity = crate::ops::preflight::on_unschedulable(
+            if let Some(decided) = self.ask_model(out).await? {
+                return decided;
+            }
+        }
+    }
+
+    /// What a queue says of the job, as notes when it changes.
+    async fn observe_queue(&mut self, out: &mut Output) -> Result<()> {
+        if let Some((job, pods)) = &self.last {
+            let (job, has_pods) = (job.clone(), !pods.is_empty());
+            let lines = self
+                .queue
+                .observe(
                     self.kube,
                     self.namespace,
                     &job,
-                    self.opts.capacity_may_come,
-                    out,
+                    has_pods,
+                    self.limits.pending_timeout,
                 )
                 .await?;
-                // Say what it waits for now, not at the next change.
-                if self.capacity.is_some()
-                    && let Some((job, pods)) = self.last.take()
-                    && let Some(decided) = self.judge(job, pods, out)?
-                {
-                    return decided;
-                }
+            for line in lines {
+                self.display.note(out, &line);
             }
         }
+        Ok(())
+    }
+
+    /// Once a pod is Unschedulable, ask the placement model once: `never` ends the wait, and
+    /// what it waits for is said now, not at the next change.
+    async fn ask_model(&mut self, out: &mut Output) -> Result<Option<Result<String>>> {
+        if !self.asked_model
+            && let Some((job, pods)) = &self.last
+            && pod::any_unschedulable(pods.iter().map(|p| &**p))
+        {
+            self.asked_model = true;
+            let job = job.clone();
+            self.capacity = crate::ops::preflight::on_unschedulable(
+                self.kube,
+                self.namespace,
+                &job,
+                self.opts.capacity_may_come,
+                out,
+            )
+            .await?;
+            if self.capacity.is_some()
+                && let Some((job, pods)) = self.last.take()
+                && let Some(decided) = self.judge(job, pods, out)?
+            {
+                return Ok(Some(decided));
+            }
+        }
+        Ok(None)
     }
 
     /// `--for training` once every replica runs: one look at the replicas' last lines (at most
