@@ -122,15 +122,7 @@ pub fn place(snap: &Snapshot, pods: &[JobPod]) -> Placement {
         .enumerate()
         .map(|(i, n)| (n.name.as_str(), i))
         .collect();
-    let mut now = vec![NodeState::default(); nodes.len()];
-    for (node, usage) in bound.by_node() {
-        if let Some(&i) = index.get(node.as_str()) {
-            for (k, v) in &usage.requests {
-                *now[i].used.entry(k.clone()).or_default() += v;
-            }
-            now[i].pods += usage.pods;
-        }
-    }
+    let now = in_use(nodes.len(), &index, bound);
     let mut order: Vec<usize> = (0..pods.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(demand_key(&pods[i])));
 
@@ -171,18 +163,8 @@ pub fn place(snap: &Snapshot, pods: &[JobPod]) -> Placement {
         };
     }
 
-    // Each pod alone on empty nodes: a pod that fits nowhere can never run.
     let empty = vec![NodeState::default(); nodes.len()];
-    let mut alone: Vec<Option<String>> = vec![None; pods.len()];
-    for (i, p) in pods.iter().enumerate() {
-        let rej: Vec<Rejection> = nodes
-            .iter()
-            .filter_map(|n| node_reject_reason(&p.spec, &p.requests, n, &Res::new(), 0))
-            .collect();
-        if rej.len() == nodes.len() {
-            alone[i] = Some(never_alone_reason(p, nodes, &rej));
-        }
-    }
+    let alone = never_alone(pods, nodes);
     if alone.iter().any(Option::is_some) {
         let first = alone.iter().flatten().next().cloned().unwrap_or_default();
         return Placement {
@@ -248,6 +230,33 @@ pub fn place(snap: &Snapshot, pods: &[JobPod]) -> Placement {
             })
             .collect(),
     }
+}
+
+/// What the pods bound now use on each node (by the index of `nodes`).
+fn in_use(nodes: usize, index: &BTreeMap<&str, usize>, bound: &super::BoundPods) -> Vec<NodeState> {
+    let mut now = vec![NodeState::default(); nodes];
+    for (node, usage) in bound.by_node() {
+        if let Some(&i) = index.get(node.as_str()) {
+            for (k, v) in &usage.requests {
+                *now[i].used.entry(k.clone()).or_default() += v;
+            }
+            now[i].pods += usage.pods;
+        }
+    }
+    now
+}
+
+/// Each pod alone on empty nodes: a pod that fits nowhere can never run (why, per pod).
+fn never_alone(pods: &[JobPod], nodes: &[NodeInfo]) -> Vec<Option<String>> {
+    pods.iter()
+        .map(|p| {
+            let rej: Vec<Rejection> = nodes
+                .iter()
+                .filter_map(|n| node_reject_reason(&p.spec, &p.requests, n, &Res::new(), 0))
+                .collect();
+            (rej.len() == nodes.len()).then(|| never_alone_reason(p, nodes, &rej))
+        })
+        .collect()
 }
 
 fn never_alone_reason(p: &JobPod, nodes: &[NodeInfo], rej: &[Rejection]) -> String {
