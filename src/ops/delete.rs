@@ -110,36 +110,7 @@ pub async fn delete(
     let client = &kube.client;
     let api: Api<TFJob> = Api::namespaced(client.clone(), namespace);
     let io = |e: std::io::Error| Error::io("writing output", e);
-    // With a selector the list gives each job's uid, so every DELETE is bound to the job that
-    // was listed; a named job's uid is learned only if a retry needs it.
-    let targets: Vec<(String, Option<String>)> = if selecting {
-        let mut lp = ListParams::default();
-        if let Some(s) = &opts.selector {
-            lp = lp.labels(s);
-        }
-        let mut n: Vec<(String, Option<String>)> = cluster::retry(kube, || api.list_metadata(&lp))
-            .await
-            .map_err(|e| cluster::tfjob_error("listing tfjobs", e))?
-            .items
-            .iter()
-            .map(|m| (m.name_any(), m.uid()))
-            .collect();
-        n.sort();
-        if n.is_empty() {
-            writeln!(err, "No resources found").map_err(io)?;
-        }
-        n
-    } else {
-        opts.names
-            .iter()
-            .map(|n| {
-                (
-                    n.clone(),
-                    opts.uid.clone().filter(|_| opts.names.len() == 1),
-                )
-            })
-            .collect()
-    };
+    let targets = targets(kube, &api, opts, err).await?;
     let mut dp = DeleteParams {
         propagation_policy: Some(match opts.cascade {
             Cascade::Background => PropagationPolicy::Background,
@@ -220,28 +191,11 @@ pub async fn delete(
         }
     }
     if !failed.is_empty() {
-        if failed.len() == 1 && !selecting && targets.len() == 1 {
-            return Err(failed.remove(0));
-        }
-        // Reported one by one above; the exit code is the worst: unknown outcome, else failure.
-        let n = failed.len();
-        let summary = format!(
-            "{n} of {} tfjob deletions failed (each reported above)",
-            targets.len()
-        );
-        return Err(
-            if failed
-                .iter()
-                .any(|e| matches!(e, Error::WriteUnknown { .. }))
-            {
-                Error::WriteUnknown {
-                    message: summary,
-                    hint: Some("Check what is left with `kubectl get tfjobs`.".into()),
-                }
-            } else {
-                Error::Other(summary)
-            },
-        );
+        return Err(failures(
+            failed,
+            !selecting && targets.len() == 1,
+            targets.len(),
+        ));
     }
     if let [one] = missing.as_slice() {
         return Err(cluster::notfound::tfjob(kube, namespace, one).await);
@@ -256,6 +210,72 @@ pub async fn delete(
         ));
     }
     Ok(deleted.into_iter().map(|(n, _)| n).collect())
+}
+
+/// The jobs to delete, by name with the uid when known. With a selector the list gives each
+/// job's uid, so every DELETE is bound to the job that was listed; a named job's uid is learned
+/// only if a retry needs it.
+async fn targets(
+    kube: &Kube,
+    api: &Api<TFJob>,
+    opts: &DeleteOptions,
+    err: &mut dyn Write,
+) -> Result<Vec<(String, Option<String>)>> {
+    let selecting = opts.all || opts.selector.is_some();
+    let io = |e: std::io::Error| Error::io("writing output", e);
+    Ok(if selecting {
+        let mut lp = ListParams::default();
+        if let Some(s) = &opts.selector {
+            lp = lp.labels(s);
+        }
+        let mut n: Vec<(String, Option<String>)> = cluster::retry(kube, || api.list_metadata(&lp))
+            .await
+            .map_err(|e| cluster::tfjob_error("listing tfjobs", e))?
+            .items
+            .iter()
+            .map(|m| (m.name_any(), m.uid()))
+            .collect();
+        n.sort();
+        if n.is_empty() {
+            writeln!(err, "No resources found").map_err(io)?;
+        }
+        n
+    } else {
+        opts.names
+            .iter()
+            .map(|n| {
+                (
+                    n.clone(),
+                    opts.uid.clone().filter(|_| opts.names.len() == 1),
+                )
+            })
+            .collect()
+    })
+}
+
+/// The error for failed deletions: the one failure of a single named job as it is; else a
+/// summary whose kind is the worst (an unknown outcome, else a failure), each reported above.
+fn failures(mut failed: Vec<Error>, single: bool, total: usize) -> Error {
+    if failed.len() == 1 && single {
+        return failed.remove(0);
+    }
+    // Reported one by one above; the exit code is the worst: unknown outcome, else failure.
+    let n = failed.len();
+    let summary = format!(
+        "{n} of {} tfjob deletions failed (each reported above)",
+        total
+    );
+    if failed
+        .iter()
+        .any(|e| matches!(e, Error::WriteUnknown { .. }))
+    {
+        Error::WriteUnknown {
+            message: summary,
+            hint: Some("Check what is left with `kubectl get tfjobs`.".into()),
+        }
+    } else {
+        Error::Other(summary)
+    }
 }
 
 /// How one job's DELETE ended.
