@@ -133,6 +133,39 @@ fn describe(v: &GetView) -> String {
         s.push_str(&format!("{head:<12}{replica} {at}\n"));
     }
 
+    conditions(v.job, &mut s);
+    replicas(v.pods, &mut s);
+    s.push_str("\nServices:\n");
+    if v.services.is_empty() {
+        s.push_str("  <none>\n");
+    } else {
+        let rows: Vec<Vec<String>> = v
+            .services
+            .iter()
+            .map(|(n, ip, p)| vec![n.clone(), ip.clone(), p.clone()])
+            .collect();
+        for l in table(Some(&["NAME", "CLUSTER-IP", "PORTS"]), &rows).lines() {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+
+    s.push_str("\nGateway env (Secret references only):\n");
+    for (role, lines) in gateway_env(job) {
+        if lines.is_empty() {
+            s.push_str(&format!("  {role}: <none>\n"));
+        }
+        for l in lines {
+            s.push_str(&format!("  {role}/{l}\n"));
+        }
+    }
+    s.push_str(&format!("\nTF_CONFIG: {}\n", tf_config_shape(job)));
+
+    events(v, &mut s);
+    s
+}
+
+/// The job's conditions, as kubectl describe lists them.
+fn conditions(job: &crate::model::TFJob, s: &mut String) {
     s.push_str("\nConditions:\n");
     let conds = job
         .status
@@ -166,12 +199,15 @@ fn describe(v: &GetView) -> String {
             s.push_str(&format!("  {l}\n"));
         }
     }
+}
 
+/// The replicas' pods in the operator's order, as `kubectl get pods` shows them.
+fn replicas(pods: &[PodRow], s: &mut String) {
     s.push_str("\nReplicas:\n");
-    if v.pods.is_empty() {
+    if pods.is_empty() {
         s.push_str("  <no pods>\n");
     } else {
-        let mut pods: Vec<&PodRow> = v.pods.iter().collect();
+        let mut pods: Vec<&PodRow> = pods.iter().collect();
         pods.sort_by_key(|p| {
             let l = format!(
                 "{}-{}",
@@ -208,32 +244,10 @@ fn describe(v: &GetView) -> String {
             s.push_str(&format!("  {l}\n"));
         }
     }
+}
 
-    s.push_str("\nServices:\n");
-    if v.services.is_empty() {
-        s.push_str("  <none>\n");
-    } else {
-        let rows: Vec<Vec<String>> = v
-            .services
-            .iter()
-            .map(|(n, ip, p)| vec![n.clone(), ip.clone(), p.clone()])
-            .collect();
-        for l in table(Some(&["NAME", "CLUSTER-IP", "PORTS"]), &rows).lines() {
-            s.push_str(&format!("  {l}\n"));
-        }
-    }
-
-    s.push_str("\nGateway env (Secret references only):\n");
-    for (role, lines) in gateway_env(job) {
-        if lines.is_empty() {
-            s.push_str(&format!("  {role}: <none>\n"));
-        }
-        for l in lines {
-            s.push_str(&format!("  {role}/{l}\n"));
-        }
-    }
-    s.push_str(&format!("\nTF_CONFIG: {}\n", tf_config_shape(job)));
-
+/// The job's and its pods' latest events, oldest first.
+fn events(v: &GetView, s: &mut String) {
     s.push_str("\nEvents:\n");
     let mut evs: Vec<&k8s_openapi::api::core::v1::Event> = v.events.iter().collect();
     evs.sort_by_key(|e| event_time(e));
@@ -265,7 +279,6 @@ fn describe(v: &GetView) -> String {
             s.push_str(&format!("  {l}\n"));
         }
     }
-    s
 }
 
 #[cfg(test)]
