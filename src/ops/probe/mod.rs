@@ -459,28 +459,12 @@ async fn probe_pod(
         return r;
     }
     r.probed = true;
-    let left = || end.saturating_duration_since(Instant::now());
-    let exec = |argv: Vec<String>, within: Duration| {
-        let name = name.clone();
-        async move {
-            podexec::run(
-                kube,
-                ns,
-                &name,
-                vars.container,
-                &argv,
-                OUTPUT_LIMIT,
-                within.min(left()),
-            )
-            .await
-        }
-    };
-    let words = |program: &str, script: &str, mode: &str, args: &[&str]| -> Vec<String> {
-        [program, "-c", script, mode]
-            .iter()
-            .chain(args)
-            .map(|s| s.to_string())
-            .collect()
+    let shell = Shell {
+        kube,
+        ns,
+        pod: &name,
+        container: vars.container,
+        end,
     };
     // 1. The environment, python3 first, then sh.
     let env_args = [
@@ -492,15 +476,15 @@ async fn probe_pod(
         "CUDA_VISIBLE_DEVICES",
         "NVIDIA_VISIBLE_DEVICES",
     ];
-    let mut env_run = exec(
-        words("python3", PY, "env", &env_args),
-        Duration::from_secs(10),
-    )
-    .await;
+    let mut env_run = shell
+        .run("python3", PY, "env", &env_args, Duration::from_secs(10))
+        .await;
     // The program that ran the environment check runs the others: python3, else sh with
     // the tools the image has (inpod.sh says `missing=TOOL` where none fits a check).
     let (program, script) = if env_run.ended == Ended::NoProgram {
-        env_run = exec(words("sh", SH, "env", &env_args), Duration::from_secs(10)).await;
+        env_run = shell
+            .run("sh", SH, "env", &env_args, Duration::from_secs(10))
+            .await;
         ("sh", SH)
     } else {
         ("python3", PY)
@@ -528,13 +512,74 @@ async fn probe_pod(
             )),
         });
     }
-    // 2. Peers: every host of the cluster spec the process sees (else the operator's).
+    peers(
+        &shell,
+        (program, script),
+        &env,
+        expected.get(&replica),
+        facts,
+        &mut r,
+    )
+    .await;
+    gpus(&shell, (program, script), &env, pod, vars.container, &mut r).await;
+    gateway(&shell, (program, script), &env, vars, secret_fp, &mut r).await;
+    r
+}
+
+/// Runs probe's script in one replica's container, within the command's end.
+struct Shell<'a> {
+    kube: &'a Kube,
+    ns: &'a str,
+    pod: &'a str,
+    container: &'a str,
+    end: Instant,
+}
+
+impl Shell<'_> {
+    /// `PROGRAM -c SCRIPT MODE ARGS…` through pods/exec (the key never in argv: the script
+    /// reads it from the main process's environment).
+    async fn run(
+        &self,
+        program: &str,
+        script: &str,
+        mode: &str,
+        args: &[&str],
+        within: Duration,
+    ) -> podexec::Exec {
+        let argv: Vec<String> = [program, "-c", script, mode]
+            .iter()
+            .chain(args)
+            .map(|s| s.to_string())
+            .collect();
+        let left = self.end.saturating_duration_since(Instant::now());
+        podexec::run(
+            self.kube,
+            self.ns,
+            self.pod,
+            self.container,
+            &argv,
+            OUTPUT_LIMIT,
+            within.min(left),
+        )
+        .await
+    }
+}
+
+/// Peers: every host of the cluster spec the process sees (else the operator's).
+async fn peers(
+    shell: &Shell<'_>,
+    (program, script): (&str, &str),
+    env: &EnvAnswer,
+    expected: Option<&Value>,
+    facts: &dyn Fn(&str) -> PeerFacts,
+    r: &mut ReplicaProbe,
+) {
     let seen: Option<Value> = env
         .value("TF_CONFIG")
         .and_then(|v| serde_json::from_str(v).ok());
     let hosts = seen
         .as_ref()
-        .or(expected.get(&replica))
+        .or(expected)
         .map(inpod::cluster_hosts)
         .unwrap_or_default();
     if !hosts.is_empty() {
@@ -542,7 +587,7 @@ async fn probe_pod(
         let mut args: Vec<&str> = vec![&timeout];
         args.extend(hosts.iter().map(String::as_str));
         let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS * hosts.len() as u64);
-        let run = exec(words(program, script, "peers", &args), within).await;
+        let run = shell.run(program, script, "peers", &args, within).await;
         match &run.ended {
             Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
                 Some(tool) => {
@@ -558,10 +603,22 @@ async fn probe_pod(
             other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
         }
     }
-    // 3. The GPUs the process can open, where its container asked for some.
-    let requested = requested_gpus(pod, vars.container);
+}
+
+/// The GPUs the process can open, where its container asked for some.
+async fn gpus(
+    shell: &Shell<'_>,
+    (program, script): (&str, &str),
+    env: &EnvAnswer,
+    pod: &Pod,
+    container: &str,
+    r: &mut ReplicaProbe,
+) {
+    let requested = requested_gpus(pod, container);
     if requested > 0 {
-        let run = exec(words(program, script, "gpus", &[]), Duration::from_secs(10)).await;
+        let run = shell
+            .run(program, script, "gpus", &[], Duration::from_secs(10))
+            .await;
         r.gpus = Some(match &run.ended {
             Ended::Exited(0) => inpod::judge_gpus(
                 &run.stdout,
@@ -572,8 +629,18 @@ async fn probe_pod(
             other => Check::not_checked(exec_problem(other, &run.stderr)),
         });
     }
-    // 4. The gateway, where the process has its base URL. A prefix the user named but the
-    // process lacks (envFrom hid it from the spec check) is a check not made, never a pass.
+}
+
+/// The gateway, where the process has its base URL. A prefix the user named but the process
+/// lacks (envFrom hid it from the spec check) is a check not made, never a pass.
+async fn gateway(
+    shell: &Shell<'_>,
+    (program, script): (&str, &str),
+    env: &EnvAnswer,
+    vars: &Vars<'_>,
+    secret_fp: Option<&str>,
+    r: &mut ReplicaProbe,
+) {
     if vars.prefix_given && env.value(vars.base_var).is_none() && env.value(vars.key_var).is_none()
     {
         r.gateway = Some(Check::not_checked(format!(
@@ -583,11 +650,15 @@ async fn probe_pod(
     } else if env.value(vars.base_var).is_some() {
         let timeout = CONNECT_TIMEOUT_SECS.to_string();
         let args = [ENVIRON, vars.base_var, vars.key_var, timeout.as_str()];
-        let run = exec(
-            words(program, script, "gateway", &args),
-            Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS),
-        )
-        .await;
+        let run = shell
+            .run(
+                program,
+                script,
+                "gateway",
+                &args,
+                Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS),
+            )
+            .await;
         r.gateway = Some(match &run.ended {
             Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
                 Some(tool) => Check::not_checked(format!(
@@ -598,5 +669,4 @@ async fn probe_pod(
             other => Check::not_checked(exec_problem(other, &run.stderr)),
         });
     }
-    r
 }
