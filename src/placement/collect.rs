@@ -706,94 +706,6 @@ pub async fn collect(
         ns_path("secrets"),
         ns_path("serviceaccounts"),
     );
-    let limit_ranges = async {
-        let mut lrs = vec![];
-        list_paged(client, &lr_path, None, |l: LimitRange| lrs.push(l)).await?;
-        Ok::<_, kube::Error>(lrs)
-    };
-    let quotas = async {
-        let mut qs = vec![];
-        list_paged(client, &quota_path, None, |q: ResourceQuota| qs.push(q)).await?;
-        Ok::<_, kube::Error>(qs)
-    };
-    let priority_classes = async {
-        let mut pcs = BTreeSet::new();
-        let path = "/apis/scheduling.k8s.io/v1/priorityclasses";
-        let listed = list_paged(client, path, None, |p: Named| {
-            pcs.insert(p.metadata.name);
-        })
-        .await?;
-        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(pcs))
-    };
-    // The RuntimeClass admission plugin refuses a pod whose class does not exist, and gives a
-    // pod of a known class its overhead, node selector and tolerations.
-    let runtime_classes = async {
-        let mut rcs = BTreeMap::new();
-        let path = "/apis/node.k8s.io/v1/runtimeclasses";
-        let listed = list_paged(client, path, None, |rc: RuntimeClass| {
-            let scheduling = rc.scheduling.unwrap_or_default();
-            rcs.insert(
-                rc.metadata.name.unwrap_or_default(),
-                super::RuntimeClassInfo {
-                    overhead: rc.overhead.map(|o| o.pod_fixed.unwrap_or_default()),
-                    node_selector: scheduling.node_selector.unwrap_or_default(),
-                    tolerations: scheduling.tolerations.unwrap_or_default(),
-                },
-            );
-        })
-        .await?;
-        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(rcs))
-    };
-    let wffc_classes = async {
-        let mut wffc = BTreeSet::new();
-        let path = "/apis/storage.k8s.io/v1/storageclasses";
-        list_paged(client, path, None, |s: SlimStorageClass| {
-            if s.volume_binding_mode.as_deref() == Some("WaitForFirstConsumer") {
-                wffc.insert(s.metadata.name);
-            }
-        })
-        .await?;
-        Ok::<_, kube::Error>(wffc)
-    };
-    let pvcs = async {
-        let mut pvcs = vec![];
-        let listed = list_paged(client, &pvc_path, None, |p: SlimPvc| pvcs.push(p)).await?;
-        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(pvcs))
-    };
-    let keys_of = |path: String| async move {
-        let mut m = BTreeMap::new();
-        let listed = list_paged(client, &path, None, |o: KeysOnly| {
-            let keys = o
-                .data
-                .into_keys()
-                .chain(o.binary_data.into_keys())
-                .collect();
-            m.insert(o.metadata.name, keys);
-        })
-        .await?;
-        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(m))
-    };
-    let service_accounts = async {
-        let mut sas = BTreeSet::new();
-        let listed = list_paged(client, &sa_path, None, |s: Named| {
-            sas.insert(s.metadata.name);
-        })
-        .await?;
-        Ok::<_, kube::Error>(matches!(listed, Listed::Ok).then_some(sas))
-    };
-    let crds = async {
-        let mut found = BTreeSet::new();
-        for crd in [
-            "podgroups.scheduling.volcano.sh",
-            "podgroups.scheduling.x-k8s.io",
-        ] {
-            let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-            if exists(client, path, crd).await? {
-                found.insert(crd.to_string());
-            }
-        }
-        Ok::<_, kube::Error>(found)
-    };
     // Cluster Autoscaler writes this ConfigMap (its `--status-config-map-name` default,
     // cluster-autoscaler FAQ "Where can I find the status"); Karpenter launches nodes for a
     // pending pod only through a NodePool (karpenter.sh/v1, karpenter docs "NodePools").
@@ -812,21 +724,21 @@ pub async fn collect(
             futures::try_join!(
                 nodes(client),
                 bound_pods(client, namespace, job),
-                limit_ranges,
-                quotas,
-                priority_classes
+                limit_ranges(client, &lr_path),
+                quotas(client, &quota_path),
+                priority_classes(client)
             )
         },
         async {
             futures::try_join!(
-                wffc_classes,
-                pvcs,
-                keys_of(cm_path.clone()),
-                keys_of(secret_path.clone()),
-                service_accounts
+                wffc_classes(client),
+                pvcs(client, &pvc_path),
+                keys_of(client, &cm_path),
+                keys_of(client, &secret_path),
+                service_accounts(client, &sa_path)
             )
         },
-        async { futures::try_join!(crds, autoscaler, runtime_classes) },
+        async { futures::try_join!(gang_crds(client), autoscaler, runtime_classes(client)) },
     )?;
     let mut missing_permissions = vec![];
     if nodes.is_none() {
@@ -869,6 +781,112 @@ pub async fn collect(
         karpenter,
         missing_permissions,
     })
+}
+
+async fn limit_ranges(client: &Client, path: &str) -> Result<Vec<LimitRange>, kube::Error> {
+    let mut lrs = vec![];
+    list_paged(client, path, None, |l: LimitRange| lrs.push(l)).await?;
+    Ok(lrs)
+}
+
+async fn quotas(client: &Client, path: &str) -> Result<Vec<ResourceQuota>, kube::Error> {
+    let mut qs = vec![];
+    list_paged(client, path, None, |q: ResourceQuota| qs.push(q)).await?;
+    Ok(qs)
+}
+
+async fn priority_classes(client: &Client) -> Result<Option<BTreeSet<String>>, kube::Error> {
+    let mut pcs = BTreeSet::new();
+    let path = "/apis/scheduling.k8s.io/v1/priorityclasses";
+    let listed = list_paged(client, path, None, |p: Named| {
+        pcs.insert(p.metadata.name);
+    })
+    .await?;
+    Ok(matches!(listed, Listed::Ok).then_some(pcs))
+}
+
+/// The RuntimeClasses: the admission plugin refuses a pod whose class does not exist, and
+/// gives a pod of a known class its overhead, node selector and tolerations.
+async fn runtime_classes(
+    client: &Client,
+) -> Result<Option<BTreeMap<String, super::RuntimeClassInfo>>, kube::Error> {
+    let mut rcs = BTreeMap::new();
+    let path = "/apis/node.k8s.io/v1/runtimeclasses";
+    let listed = list_paged(client, path, None, |rc: RuntimeClass| {
+        let scheduling = rc.scheduling.unwrap_or_default();
+        rcs.insert(
+            rc.metadata.name.unwrap_or_default(),
+            super::RuntimeClassInfo {
+                overhead: rc.overhead.map(|o| o.pod_fixed.unwrap_or_default()),
+                node_selector: scheduling.node_selector.unwrap_or_default(),
+                tolerations: scheduling.tolerations.unwrap_or_default(),
+            },
+        );
+    })
+    .await?;
+    Ok(matches!(listed, Listed::Ok).then_some(rcs))
+}
+
+async fn wffc_classes(client: &Client) -> Result<BTreeSet<String>, kube::Error> {
+    let mut wffc = BTreeSet::new();
+    let path = "/apis/storage.k8s.io/v1/storageclasses";
+    list_paged(client, path, None, |s: SlimStorageClass| {
+        if s.volume_binding_mode.as_deref() == Some("WaitForFirstConsumer") {
+            wffc.insert(s.metadata.name);
+        }
+    })
+    .await?;
+    Ok(wffc)
+}
+
+async fn pvcs(client: &Client, path: &str) -> Result<Option<Vec<SlimPvc>>, kube::Error> {
+    let mut pvcs = vec![];
+    let listed = list_paged(client, path, None, |p: SlimPvc| pvcs.push(p)).await?;
+    Ok(matches!(listed, Listed::Ok).then_some(pvcs))
+}
+
+async fn service_accounts(
+    client: &Client,
+    path: &str,
+) -> Result<Option<BTreeSet<String>>, kube::Error> {
+    let mut sas = BTreeSet::new();
+    let listed = list_paged(client, path, None, |s: Named| {
+        sas.insert(s.metadata.name);
+    })
+    .await?;
+    Ok(matches!(listed, Listed::Ok).then_some(sas))
+}
+
+async fn gang_crds(client: &Client) -> Result<BTreeSet<String>, kube::Error> {
+    let mut found = BTreeSet::new();
+    for crd in [
+        "podgroups.scheduling.volcano.sh",
+        "podgroups.scheduling.x-k8s.io",
+    ] {
+        let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        if exists(client, path, crd).await? {
+            found.insert(crd.to_string());
+        }
+    }
+    Ok(found)
+}
+
+/// The key names of each ConfigMap or Secret under `path` (never their values).
+async fn keys_of(
+    client: &Client,
+    path: &str,
+) -> Result<Option<BTreeMap<String, BTreeSet<String>>>, kube::Error> {
+    let mut m = BTreeMap::new();
+    let listed = list_paged(client, path, None, |o: KeysOnly| {
+        let keys = o
+            .data
+            .into_keys()
+            .chain(o.binary_data.into_keys())
+            .collect();
+        m.insert(o.metadata.name, keys);
+    })
+    .await?;
+    Ok(matches!(listed, Listed::Ok).then_some(m))
 }
 
 #[cfg(test)]
