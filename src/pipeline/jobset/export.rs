@@ -183,25 +183,13 @@ pub fn export(job: &TFJob, namespace: Option<&str>) -> Result<Exported, Vec<Refu
                     succeeded_count: None,
                 }],
             });
-        rjobs.push(ReplicatedJob {
-            name: r.lower.clone(),
-            group_name: None,
-            replicas: Some(1),
-            template: JobTemplateSpec {
-                metadata: None,
-                spec: Some(JobSpec {
-                    completion_mode: Some("Indexed".into()),
-                    completions: Some(replicas),
-                    parallelism: Some(replicas),
-                    backoff_limit: Some(backoff),
-                    pod_failure_policy: failure_policy,
-                    success_policy: job_success,
-                    active_deadline_seconds: run.active_deadline_seconds,
-                    template,
-                    ..Default::default()
-                }),
-            },
-        });
+        rjobs.push(indexed_job(
+            &r.lower,
+            replicas,
+            (backoff, failure_policy, job_success),
+            run.active_deadline_seconds,
+            template,
+        ));
     }
 
     if worker0_decides {
@@ -220,43 +208,9 @@ pub fn export(job: &TFJob, namespace: Option<&str>) -> Result<Exported, Vec<Refu
     }
     behaviour_notes(job, &run, &mut notes);
 
-    let labels = meta.labels.clone().unwrap_or_default();
-    let mut annotations: BTreeMap<String, String> = meta.annotations.clone().unwrap_or_default();
-    if annotations.remove(LAST_APPLIED).is_some() {
-        note(
-            &mut notes,
-            format!("metadata.annotations.{LAST_APPLIED}"),
-            "dropped: it records the TFJob as last applied, not the JobSet",
-        );
-    }
-    // Marks the JobSet as the plugin's, for the day-two commands (jobset/mod.rs).
-    annotations.insert(
-        super::MADE_BY_ANNOTATION.to_string(),
-        super::MADE_FROM.to_string(),
-    );
-    let managed_by = match run.managed_by.as_deref() {
-        Some(MULTIKUEUE) => Some(MULTIKUEUE.to_string()),
-        Some(other) => {
-            note(
-                &mut notes,
-                "spec.runPolicy.managedBy",
-                format!(
-                    "{other:?} names the training-operator; the JobSet is left to the JobSet controller"
-                ),
-            );
-            None
-        }
-        None => None,
-    };
+    let (metadata, managed_by) = metadata(meta, &run, &mut notes);
     let jobset = JobSet {
-        metadata: ObjectMeta {
-            name: meta.name.clone(),
-            generate_name: meta.generate_name.clone(),
-            namespace: meta.namespace.clone(),
-            labels: (!labels.is_empty()).then_some(labels),
-            annotations: (!annotations.is_empty()).then_some(annotations),
-            ..Default::default()
-        },
+        metadata,
         spec: JobSetSpec {
             replicated_jobs: rjobs,
             // The webhook's defaults, written out: TF_CONFIG's addresses depend on them, and
@@ -282,6 +236,81 @@ pub fn export(job: &TFJob, namespace: Option<&str>) -> Result<Exported, Vec<Refu
     } else {
         Err(refusals)
     }
+}
+
+/// One replica type as a replicatedJob of one Indexed Job, a completion per replica.
+fn indexed_job(
+    name: &str,
+    replicas: i32,
+    (backoff, failure_policy, success): (i32, Option<PodFailurePolicy>, Option<JobSuccessPolicy>),
+    active_deadline_seconds: Option<i64>,
+    template: PodTemplateSpec,
+) -> ReplicatedJob {
+    ReplicatedJob {
+        name: name.to_string(),
+        group_name: None,
+        replicas: Some(1),
+        template: JobTemplateSpec {
+            metadata: None,
+            spec: Some(JobSpec {
+                completion_mode: Some("Indexed".into()),
+                completions: Some(replicas),
+                parallelism: Some(replicas),
+                backoff_limit: Some(backoff),
+                pod_failure_policy: failure_policy,
+                success_policy: success,
+                active_deadline_seconds,
+                template,
+                ..Default::default()
+            }),
+        },
+    }
+}
+
+/// The JobSet's metadata from the TFJob's (without kubectl's last-applied record, marked as
+/// this tool's), and its managedBy: MultiKueue's is kept, the training-operator's is not.
+fn metadata(
+    meta: &ObjectMeta,
+    run: &crate::model::RunPolicy,
+    notes: &mut Vec<Note>,
+) -> (ObjectMeta, Option<String>) {
+    let labels = meta.labels.clone().unwrap_or_default();
+    let mut annotations: BTreeMap<String, String> = meta.annotations.clone().unwrap_or_default();
+    if annotations.remove(LAST_APPLIED).is_some() {
+        note(
+            notes,
+            format!("metadata.annotations.{LAST_APPLIED}"),
+            "dropped: it records the TFJob as last applied, not the JobSet",
+        );
+    }
+    // Marks the JobSet as the plugin's, for the day-two commands (jobset/mod.rs).
+    annotations.insert(
+        super::MADE_BY_ANNOTATION.to_string(),
+        super::MADE_FROM.to_string(),
+    );
+    let managed_by = match run.managed_by.as_deref() {
+        Some(MULTIKUEUE) => Some(MULTIKUEUE.to_string()),
+        Some(other) => {
+            note(
+                notes,
+                "spec.runPolicy.managedBy",
+                format!(
+                    "{other:?} names the training-operator; the JobSet is left to the JobSet controller"
+                ),
+            );
+            None
+        }
+        None => None,
+    };
+    let metadata = ObjectMeta {
+        name: meta.name.clone(),
+        generate_name: meta.generate_name.clone(),
+        namespace: meta.namespace.clone(),
+        labels: (!labels.is_empty()).then_some(labels),
+        annotations: (!annotations.is_empty()).then_some(annotations),
+        ..Default::default()
+    };
+    (metadata, managed_by)
 }
 
 /// restartPolicy → (pod restartPolicy, Job backoffLimit, podFailurePolicy), after the
