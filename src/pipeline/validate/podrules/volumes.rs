@@ -170,34 +170,7 @@ pub(super) fn validate_volume_source(v: &Value, vol_name: &str, path: &str, out:
             required(x, "endpoints", &p, out);
             required(x, "path", &p, out);
         }
-        "flocker" => {
-            // validateFlockerVolumeSource.
-            let (n, u) = (
-                s(x, "datasetName").unwrap_or(""),
-                s(x, "datasetUUID").unwrap_or(""),
-            );
-            if n.is_empty() && u.is_empty() {
-                err(
-                    out,
-                    p.clone(),
-                    "one of datasetName and datasetUUID is required".into(),
-                );
-            }
-            if !n.is_empty() && !u.is_empty() {
-                err(
-                    out,
-                    p.clone(),
-                    "datasetName and datasetUUID can not be specified simultaneously".into(),
-                );
-            }
-            if n.contains('/') {
-                err(
-                    out,
-                    format!("{p}.datasetName"),
-                    "must not contain '/'".into(),
-                );
-            }
-        }
+        "flocker" => validate_flocker_volume_source(x, &p, out),
         "persistentVolumeClaim" => required(x, "claimName", &p, out),
         "rbd" => {
             // validateRBDVolumeSource.
@@ -235,23 +208,7 @@ pub(super) fn validate_volume_source(v: &Value, vol_name: &str, path: &str, out:
             }
         }
         "quobyte" => validate_quobyte_volume_source(x, &p, out),
-        "storageos" => {
-            // validateStorageOSVolumeSource.
-            match s(x, "volumeName") {
-                None | Some("") => required(x, "volumeName", &p, out),
-                Some(n) => {
-                    if let Err(e) = dns1123_label(n) {
-                        err(out, format!("{p}.volumeName"), format!("{n:?} {e}"));
-                    }
-                }
-            }
-            if let Some(n) = s(x, "volumeNamespace").filter(|n| !n.is_empty())
-                && let Err(e) = dns1123_label(n)
-            {
-                err(out, format!("{p}.volumeNamespace"), format!("{n:?} {e}"));
-            }
-            secret_ref_name(x, &p, out);
-        }
+        "storageos" => validate_storageos_volume_source(x, &p, out),
         "projected" => validate_projected_volume_source(x, &p, out),
         "csi" => validate_csi_volume_source(x, &p, out),
         "ephemeral" => validate_ephemeral_volume_source(x, &p, out),
@@ -269,6 +226,55 @@ pub(super) fn validate_volume_source(v: &Value, vol_name: &str, path: &str, out:
         }
         _ => {}
     }
+}
+
+/// validateFlockerVolumeSource: a dataset by name or by UUID, not both.
+fn validate_flocker_volume_source(x: &Value, p: &str, out: &mut Out) {
+    // validateFlockerVolumeSource.
+    let (n, u) = (
+        s(x, "datasetName").unwrap_or(""),
+        s(x, "datasetUUID").unwrap_or(""),
+    );
+    if n.is_empty() && u.is_empty() {
+        err(
+            out,
+            p.to_string(),
+            "one of datasetName and datasetUUID is required".into(),
+        );
+    }
+    if !n.is_empty() && !u.is_empty() {
+        err(
+            out,
+            p.to_string(),
+            "datasetName and datasetUUID can not be specified simultaneously".into(),
+        );
+    }
+    if n.contains('/') {
+        err(
+            out,
+            format!("{p}.datasetName"),
+            "must not contain '/'".into(),
+        );
+    }
+}
+
+/// validateStorageOSVolumeSource: DNS-label volume name and namespace, a secret reference.
+fn validate_storageos_volume_source(x: &Value, p: &str, out: &mut Out) {
+    // validateStorageOSVolumeSource.
+    match s(x, "volumeName") {
+        None | Some("") => required(x, "volumeName", p, out),
+        Some(n) => {
+            if let Err(e) = dns1123_label(n) {
+                err(out, format!("{p}.volumeName"), format!("{n:?} {e}"));
+            }
+        }
+    }
+    if let Some(n) = s(x, "volumeNamespace").filter(|n| !n.is_empty())
+        && let Err(e) = dns1123_label(n)
+    {
+        err(out, format!("{p}.volumeNamespace"), format!("{n:?} {e}"));
+    }
+    secret_ref_name(x, p, out);
 }
 
 fn partition(x: &Value, p: &str, out: &mut Out) {
