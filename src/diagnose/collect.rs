@@ -54,18 +54,18 @@ pub async fn collect_within(
     phase("looking for the training-operator");
     s.operator = cluster::operator::current(kube).await?;
     phase("reading the job");
-    read_job(kube, &mut s).await?;
+    read_job(kube, &mut s, namespace, name).await?;
     let Some(job) = s.job.clone() else {
         return Ok(s);
     };
     phase("reading its pods, services and events");
-    read_objects(kube, &mut s, &job).await?;
-    past_refusals(kube, &mut s).await;
-    read_killed_events(kube, &mut s, &job).await;
-    read_pod_events(kube, &mut s, &job).await?;
+    read_objects(kube, &mut s, &job, namespace, name).await?;
+    past_refusals(kube, &mut s, namespace).await;
+    read_killed_events(kube, &mut s, &job, namespace).await;
+    read_pod_events(kube, &mut s, &job, namespace).await?;
     // The real values, only to scrub them from the logs below; zeroed when dropped.
-    let mut values = read_secrets(kube, &mut s, &job).await?;
-    read_logs(kube, &mut s, tail, budget, &values).await?;
+    let mut values = read_secrets(kube, &mut s, &job, namespace).await?;
+    read_logs(kube, &mut s, namespace, tail, budget, &values).await?;
     values.iter_mut().for_each(|v| v.clear());
     Ok(s)
 }
@@ -87,9 +87,7 @@ async fn read_crd(kube: &Kube, s: &mut Snapshot) -> Result<()> {
 }
 
 /// The job, unless the CRD is missing.
-async fn read_job(kube: &Kube, s: &mut Snapshot) -> Result<()> {
-    let (namespace, name) = (s.namespace.clone(), s.job_name.clone());
-    let (namespace, name) = (namespace.as_str(), name.as_str());
+async fn read_job(kube: &Kube, s: &mut Snapshot, namespace: &str, name: &str) -> Result<()> {
     if s.crd != CrdState::Missing {
         let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
         match cluster::retry(kube, || jobs.get_opt(name)).await {
@@ -107,9 +105,13 @@ async fn read_job(kube: &Kube, s: &mut Snapshot) -> Result<()> {
 
 /// Pods and services by the operator's labels, the nodes and queue they wait on, what the
 /// Pending ones mount, the placement of Unschedulable ones, and the events on the job.
-async fn read_objects(kube: &Kube, s: &mut Snapshot, job: &TFJob) -> Result<()> {
-    let (namespace, name) = (s.namespace.clone(), s.job_name.clone());
-    let (namespace, name) = (namespace.as_str(), name.as_str());
+async fn read_objects(
+    kube: &Kube,
+    s: &mut Snapshot,
+    job: &TFJob,
+    namespace: &str,
+    name: &str,
+) -> Result<()> {
     let selector = model::job_selector(name);
     let lp = ListParams::default().labels(&selector);
     let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
@@ -182,9 +184,7 @@ async fn read_objects(kube: &Kube, s: &mut Snapshot, job: &TFJob) -> Result<()> 
 
 /// A refusal for want of a ServiceAccount created since is past: the operator's next retry
 /// makes the pods. Its events are dropped, said as a note.
-async fn past_refusals(kube: &Kube, s: &mut Snapshot) {
-    let namespace = s.namespace.clone();
-    let namespace = namespace.as_str();
+async fn past_refusals(kube: &Kube, s: &mut Snapshot, namespace: &str) {
     if let Some(sa) = super::refused::refusal(&s.job_events).and_then(|r| r.missing_service_account)
     {
         let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
@@ -204,9 +204,7 @@ async fn past_refusals(kube: &Kube, s: &mut Snapshot) {
 
 /// The pods the operator saw killed (137/143), and a failed job's pods that are gone: their
 /// own events, whatever the uid.
-async fn read_killed_events(kube: &Kube, s: &mut Snapshot, job: &TFJob) {
-    let namespace = s.namespace.clone();
-    let namespace = namespace.as_str();
+async fn read_killed_events(kube: &Kube, s: &mut Snapshot, job: &TFJob, namespace: &str) {
     // The pods the operator saw killed (137/143): their events whatever the uid, since the
     // pod may be gone or recreated under its name (failure::from_operator_events).
     let mut killed = super::failure::killed_pods(&s.job_events);
@@ -236,9 +234,12 @@ async fn read_killed_events(kube: &Kube, s: &mut Snapshot, job: &TFJob) {
 
 /// Events pod by pod: the troubled pods first, then the expected pods that do not exist (an
 /// earlier one's events), then the rest, as many as the cap allows.
-async fn read_pod_events(kube: &Kube, s: &mut Snapshot, job: &TFJob) -> Result<()> {
-    let namespace = s.namespace.clone();
-    let namespace = namespace.as_str();
+async fn read_pod_events(
+    kube: &Kube,
+    s: &mut Snapshot,
+    job: &TFJob,
+    namespace: &str,
+) -> Result<()> {
     if !s.pods.is_empty() {
         let mut refs: Vec<(u8, cluster::events::PodRef)> = s
             .pods
@@ -289,9 +290,8 @@ async fn read_secrets(
     kube: &Kube,
     s: &mut Snapshot,
     job: &TFJob,
+    namespace: &str,
 ) -> Result<Zeroizing<Vec<String>>> {
-    let namespace = s.namespace.clone();
-    let namespace = namespace.as_str();
     let secrets: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
     let mut values: Zeroizing<Vec<String>> = Zeroizing::new(Vec::new());
     for secret_name in referenced_secrets(Some(job), &s.pods) {
@@ -318,12 +318,11 @@ async fn read_secrets(
 async fn read_logs(
     kube: &Kube,
     s: &mut Snapshot,
+    namespace: &str,
     tail: i64,
     budget: Budget,
     values: &[String],
 ) -> Result<()> {
-    let namespace = s.namespace.clone();
-    let namespace = namespace.as_str();
     let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
     // The decoration budget starts once the verdict's reads are done.
     let budget = budget.min(Budget::new(DECORATION));

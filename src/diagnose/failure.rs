@@ -371,11 +371,26 @@ pub fn classify(ev: PodEvidence<'_>, job: Option<&str>) -> Option<ReplicaFailure
     }
     let main = main?;
     let term = failed_termination(main);
-    let at = term.and_then(|t| t.finished_at.as_ref()).map(|t| t.0);
-    oom_killed(&who, &ev, term, restarts, at)
-        .or_else(|| signature(&who, &ev, main, term, restarts, at))
-        .or_else(|| crash_loop(&who, &ev, main, term, restarts, at))
-        .or_else(|| exited(&who, main, restarts, at))
+    let c = Main {
+        main,
+        term,
+        restarts,
+        at: term.and_then(|t| t.finished_at.as_ref()).map(|t| t.0),
+    };
+    oom_killed(&who, &ev, c)
+        .or_else(|| signature(&who, &ev, c))
+        .or_else(|| crash_loop(&who, &ev, c))
+        .or_else(|| exited(&who, c))
+}
+
+/// The training container as the last rungs read it: its status, its failed termination, its
+/// restarts and when it ended.
+#[derive(Clone, Copy)]
+struct Main<'a> {
+    main: &'a ContainerStatus,
+    term: Option<&'a ContainerStateTerminated>,
+    restarts: i32,
+    at: Option<Timestamp>,
 }
 
 /// The replica a failure is told of.
@@ -488,13 +503,10 @@ fn node_lost(who: &Who, ev: &PodEvidence<'_>) -> Option<ReplicaFailure> {
 }
 
 /// The kernel's OOM killer.
-fn oom_killed(
-    who: &Who,
-    ev: &PodEvidence<'_>,
-    term: Option<&ContainerStateTerminated>,
-    restarts: i32,
-    at: Option<Timestamp>,
-) -> Option<ReplicaFailure> {
+fn oom_killed(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFailure> {
+    let Main {
+        term, restarts, at, ..
+    } = c;
     if let Some(t) = term.filter(|t| t.reason.as_deref() == Some("OOMKilled")) {
         let limit = ev.memory_limit.unwrap_or("unknown");
         return who.mk(
@@ -513,14 +525,13 @@ fn oom_killed(
 }
 
 /// A signature in the log of a container that died (or is stuck while running).
-fn signature(
-    who: &Who,
-    ev: &PodEvidence<'_>,
-    main: &ContainerStatus,
-    term: Option<&ContainerStateTerminated>,
-    restarts: i32,
-    at: Option<Timestamp>,
-) -> Option<ReplicaFailure> {
+fn signature(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFailure> {
+    let Main {
+        main,
+        term,
+        restarts,
+        at,
+    } = c;
     let replica = &who.replica;
     let signature = ev.log.and_then(scan_log);
     if let Some((sig, line)) = &signature {
@@ -573,14 +584,13 @@ fn signature(
 }
 
 /// A crash loop, whatever the back-off timer shows right now.
-fn crash_loop(
-    who: &Who,
-    ev: &PodEvidence<'_>,
-    main: &ContainerStatus,
-    term: Option<&ContainerStateTerminated>,
-    restarts: i32,
-    at: Option<Timestamp>,
-) -> Option<ReplicaFailure> {
+fn crash_loop(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFailure> {
+    let Main {
+        main,
+        term,
+        restarts,
+        at,
+    } = c;
     let looping = main
         .state
         .as_ref()
@@ -611,12 +621,10 @@ fn crash_loop(
 }
 
 /// A plain non-zero exit of a container that is down now.
-fn exited(
-    who: &Who,
-    main: &ContainerStatus,
-    restarts: i32,
-    at: Option<Timestamp>,
-) -> Option<ReplicaFailure> {
+fn exited(who: &Who, c: Main<'_>) -> Option<ReplicaFailure> {
+    let Main {
+        main, restarts, at, ..
+    } = c;
     let t = main.state.as_ref().and_then(|s| s.terminated.as_ref())?;
     if t.exit_code == 0 {
         return None;

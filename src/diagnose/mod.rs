@@ -138,9 +138,28 @@ pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 /// it holds, with their logs and nodes, then the operator's `ExitedWithCode` events for
 /// replicas whose pods are gone. Pure.
 pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
+    let mut out = pod_failures(s);
+    failure::merge(&mut out, from_events(s).0);
+    failure::order(&mut out);
+    out
+}
+
+/// Replicas the operator's and the pods' events say were killed or taken away, whose pod the
+/// operator made again under the same name and which runs now, in a job not ended: a restart
+/// the job recovered from (`UpdateJobStatus` keeps such a job Restarting, not Failed), said as
+/// a warning, never a failure. Pure.
+pub fn recovered(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
+    let mut out = from_events(s).1;
+    // What the pods themselves say of a replica comes first, as in [`failures`].
+    let from_pods = pod_failures(s);
+    out.retain(|f| !from_pods.iter().any(|g| g.pod == f.pod));
+    out
+}
+
+/// What each pod of the snapshot says of its replica: its status, with its logs and node.
+fn pod_failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
     use crate::cluster::pod::PodFacts;
-    let mut out: Vec<failure::ReplicaFailure> = s
-        .pods
+    s.pods
         .iter()
         .filter_map(|p| {
             let limit = failure::memory_limit(p.spec.as_ref());
@@ -167,38 +186,7 @@ pub fn failures(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
                 Some(&s.job_name),
             )
         })
-        .collect();
-    failure::merge(&mut out, from_events(s).0);
-    failure::order(&mut out);
-    out
-}
-
-/// Replicas the operator's and the pods' events say were killed or taken away, whose pod the
-/// operator made again under the same name and which runs now, in a job not ended: a restart
-/// the job recovered from (`UpdateJobStatus` keeps such a job Restarting, not Failed), said as
-/// a warning, never a failure. Pure.
-pub fn recovered(s: &Snapshot) -> Vec<failure::ReplicaFailure> {
-    let mut out = from_events(s).1;
-    // What the pods themselves say of a replica comes first, as in [`failures`].
-    out.retain(|f| {
-        !s.pods.iter().any(|p| {
-            p.metadata.name.as_deref() == Some(f.pod.as_str())
-                && failure::classify(
-                    failure::PodEvidence {
-                        meta: &p.metadata,
-                        status: p.status.as_ref(),
-                        memory_limit: None,
-                        log: None,
-                        node_not_ready: None,
-                        max_restarts: s.max_restarts,
-                        now: Some(s.now),
-                    },
-                    Some(&s.job_name),
-                )
-                .is_some()
-        })
-    });
-    out
+        .collect()
 }
 
 /// The failures read from events, split into (still failed, recovered): recovered when the job

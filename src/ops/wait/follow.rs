@@ -181,7 +181,6 @@ impl Waiter<'_> {
         match cluster::retry(self.kube, || self.jobs.get_opt(self.name)).await {
             Ok(Some(job)) => Ok(job),
             Ok(None) => Err(cluster::notfound::tfjob(self.kube, self.namespace, self.name).await),
-            Err(e) if cluster::not_served(&e) => Err(cluster::crd_not_served()),
             Err(e) => Err(cluster::explain(e, &get, self.kube)),
         }
     }
