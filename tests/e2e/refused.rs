@@ -100,9 +100,18 @@ fn a_missing_service_account_is_named_first_by_wait_and_diagnose_and_the_pods_fo
 
 #[test]
 fn a_pod_the_api_server_refuses_ends_wait_and_diagnose_with_4_naming_the_replica() {
-    let c = cluster(&format!("objects:{SECRET}"));
     // The CRD's schema leaves pod fields to the Pod's validation: the TFJob is stored, each
-    // worker pod is refused (`Unsupported value` for imagePullPolicy).
+    // worker pod is refused (`Unsupported value` for imagePullPolicy). The refusal is the
+    // scenario's, in kube-apiserver's words (validation.go `validatePullPolicy`); tests/real
+    // has the real server refuse the same pods.
+    let c = cluster(&format!(
+        "podRefusals:
+- pod: tf-dist-train-worker-
+  causes:
+  - field: spec.containers[0].imagePullPolicy
+    message: 'Unsupported value: \"IfNotPresnt\": supported values: \"Always\", \"IfNotPresent\", \"Never\"'
+objects:{SECRET}"
+    ));
     stored(&c, |job| {
         job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["imagePullPolicy"] =
             "IfNotPresnt".into();

@@ -229,6 +229,32 @@ fn an_image_that_cannot_be_pulled_is_named() {
     })
 }
 
+/// A pod the real API server refuses to the operator: `kubectl create -f` stores the job (the
+/// CRD's schema leaves pod fields to Pod validation), the stand-in operator's create of each
+/// worker gets the real server's 422, and `wait` ends with 4 in the server's words. The test
+/// cluster is told the same refusal (tests/e2e/refused.rs); this is the real one.
+#[test]
+fn a_pod_the_real_api_server_refuses_ends_wait_with_its_words() {
+    with_node!(plane, _g => {
+        let ns = namespace(plane, "node-refused");
+        let body = job("refused", 0, 1, |j| {
+            worker(j)["imagePullPolicy"] = "IfNotPresnt".into();
+        });
+        let (_d, path) = file(&body);
+        let made = plane.kubectl(&["-n", &ns, "create", "-f", &path]);
+        assert_eq!(made.code, 0, "{}", made.stderr);
+        let out = tfjob(plane, &["-n", &ns, "wait", "refused", "--timeout", "60s"]);
+        assert_eq!(out.code, 4, "{}", out.all());
+        assert!(out.stderr.contains("the operator cannot create pod refused-worker-0"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("spec.containers[0].imagePullPolicy: Unsupported value: \"IfNotPresnt\""),
+            "{}",
+            out.stderr
+        );
+        let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    })
+}
+
 #[test]
 fn three_gpu_workers_on_a_one_gpu_node() {
     with_node!(plane, _g => {

@@ -45,6 +45,34 @@ pub fn start(kubeconfig: &std::path::Path) {
     });
 }
 
+/// The operator's `FailedCreatePod` event on the job, as the tool reads it (by the job's uid
+/// and reason); once per message, where the operator's recorder would count repeats.
+async fn failed_create(client: &kube::Client, job: &TFJob, message: &str) {
+    let ns = job.metadata.namespace.clone().unwrap_or_default();
+    let name = job.metadata.name.clone().unwrap_or_default();
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), &ns);
+    let uid = job.metadata.uid.clone().unwrap_or_default();
+    let said = ListParams::default().fields(&format!("involvedObject.uid={uid}"));
+    if let Ok(list) = events.list(&said).await
+        && list
+            .items
+            .iter()
+            .any(|e| e.message.as_deref() == Some(message))
+    {
+        return;
+    }
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    let event = json!({"metadata": {"generateName": format!("{name}.")},
+        "involvedObject": {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": name,
+                           "namespace": ns, "uid": job.metadata.uid},
+        "reason": "FailedCreatePod", "type": "Warning", "message": message,
+        "source": {"component": "tfjob-controller"}, "count": 1,
+        "firstTimestamp": now, "lastTimestamp": now});
+    if let Ok(event) = serde_json::from_value(event) {
+        let _ = events.create(&PostParams::default(), &event).await;
+    }
+}
+
 fn has(conditions: &[Value], t: &str) -> bool {
     conditions
         .iter()
@@ -84,7 +112,14 @@ async fn reconcile(client: &kube::Client, job: &TFJob) -> Result<(), kube::Error
                     let mut pod = serde_json::to_value(model.pod(r, i)).unwrap();
                     pod["metadata"]["ownerReferences"] = owner.clone();
                     let pod: Pod = serde_json::from_value(pod).unwrap();
-                    let _ = pods.create(&PostParams::default(), &pod).await;
+                    if let Err(kube::Error::Api(s)) =
+                        pods.create(&PostParams::default(), &pod).await
+                    {
+                        // pod_control.go `createPods`: a refused create is a Warning event on the
+                        // job, "Error creating: " and the API server's error.
+                        failed_create(client, job, &format!("Error creating: {}", s.message)).await;
+                        continue;
+                    }
                     let svc: Service = serde_json::from_value(json!({
                         "metadata": {"name": model.service_name(r, i), "ownerReferences": owner,
                                      "labels": pod.metadata.labels},

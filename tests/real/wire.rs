@@ -4,7 +4,7 @@
 //!
 //! Compared (each a row of [`cases`]): a group that is not installed and a resource that is not
 //! served (plain-text 404), NotFound / AlreadyExists / Conflict / Invalid Status objects with
-//! their details and causes, strict unknown fields (a null value included), create dry runs,
+//! their details and causes (a Pod refused by Pod validation among them), strict unknown fields (a null value included), create dry runs,
 //! an unsupported field selector, list paging with `continue`, the initial-events watch ending
 //! in a bookmark, Table output, and the service proxy `top` reads Prometheus through (a
 //! missing Service, a Service with nothing behind it) with the label lookup that finds it. Not compared: exec subprotocol negotiation (it needs a pod on
@@ -15,6 +15,11 @@ use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 
 use crate::with_plane;
+
+/// What kube-apiserver 1.36 says of the refused pod's dnsPolicy (validation.go
+/// `validateDNSPolicy`: field.NotSupported over the policies in their declared order), checked
+/// against the real server below.
+const POD_REFUSAL: &str = "Unsupported value: \"ClusterFrist\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"";
 
 /// One request: method, path (the namespace is `wire`), body.
 struct Case {
@@ -99,6 +104,16 @@ fn cases() -> Vec<Case> {
             "/api/v1/namespaces/wire/configmaps",
             Some(
                 json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name"}}),
+            ),
+        ),
+        c(
+            "Invalid pod (Pod validation, dry run)",
+            "POST",
+            "/api/v1/namespaces/wire/pods?dryRun=All",
+            Some(
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "refused"},
+                        "spec": {"dnsPolicy": "ClusterFrist",
+                                 "containers": [{"name": "tensorflow", "image": "local/python:3"}]}}),
             ),
         ),
         c(
@@ -260,6 +275,17 @@ async fn answers(kubeconfig: &std::path::Path) -> Vec<(&'static str, Shape)> {
         )
         .await;
     }
+    // No ServiceAccount controller runs beside the real server: the default one is made here,
+    // or its ServiceAccount admission forbids every pod before validation.
+    let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}});
+    send(
+        &client,
+        "POST",
+        "/api/v1/namespaces/wire/serviceaccounts",
+        Some(&sa),
+        None,
+    )
+    .await;
     // What `top` looks for: prometheus-operator's governing Service, with no pod behind it.
     let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "prometheus-operated",
         "labels": {"operated-prometheus": "true"}},
@@ -288,7 +314,28 @@ fn the_simulated_cluster_answers_as_the_real_api_server_does() {
     with_plane!(plane => {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let real = rt.block_on(answers(&plane.kubeconfig()));
-        let sim = tfjob_testcluster::TestCluster::start(tfjob_testcluster::Scenario::default());
+        // The words the simulated cluster is given are the real server's.
+        let said = rt.block_on(async {
+            let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+                kube::Api::namespaced(client(&plane.kubeconfig()).await, "wire");
+            let pod = serde_json::from_value(json!({"metadata": {"name": "refused"},
+                "spec": {"dnsPolicy": "ClusterFrist",
+                         "containers": [{"name": "tensorflow", "image": "local/python:3"}]}}))
+            .unwrap();
+            match pods.create(&kube::api::PostParams { dry_run: true, ..Default::default() }, &pod).await {
+                Err(kube::Error::Api(s)) => s.message,
+                other => panic!("{other:?}"),
+            }
+        });
+        assert_eq!(said, format!("Pod \"refused\" is invalid: spec.dnsPolicy: {POD_REFUSAL}"));
+        // Pod validation is the real server's; the simulated cluster is told the outcome.
+        let sim = tfjob_testcluster::TestCluster::start(
+            tfjob_testcluster::Scenario::default().with_pod_refusal(
+                "refused",
+                "spec.dnsPolicy",
+                POD_REFUSAL,
+            ),
+        );
         let simulated = rt.block_on(answers(sim.kubeconfig()));
         let mut differ = vec![];
         for ((what, r), (_, s)) in real.iter().zip(&simulated) {

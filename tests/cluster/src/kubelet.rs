@@ -577,6 +577,13 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
         let started = now_rfc3339();
         // The runtime creates the instance (and its log) before the status reports it.
         sh.logs.start_instance(&ns, &pname, &puid, &cname, &cid);
+        // The start-up lines are in the log before the status says running, so a test that
+        // waits for running and then replaces the log never races the kubelet's own lines.
+        let b = behaviour_for(&sh, &pod, &cname, is_main).cloned();
+        let text = b.as_ref().and_then(|b| b.log.clone()).unwrap_or_else(|| {
+            if is_main { format!("INFO:tensorflow:{pname} started (attempt {attempt})\nINFO:tensorflow:Using MirroredStrategy\n") } else { format!("{cname} started\n") }
+        });
+        sh.logs.append(&ns, &pname, &cname, &text);
         let (cid2, st2, img2) = (cid.clone(), started.clone(), image_id.clone());
         if !set_container(&sh, &pod, &cname, move |cs| {
             cs["state"] = json!({"running": {"startedAt": st2}});
@@ -603,11 +610,6 @@ async fn run_container(sh: Arc<Shared>, pod: Value, c: Value, index: usize) {
             "Started",
             &format!("Started container {cname}"),
         );
-        let b = behaviour_for(&sh, &pod, &cname, is_main).cloned();
-        let text = b.as_ref().and_then(|b| b.log.clone()).unwrap_or_else(|| {
-            if is_main { format!("INFO:tensorflow:{pname} started (attempt {attempt})\nINFO:tensorflow:Using MirroredStrategy\n") } else { format!("{cname} started\n") }
-        });
-        sh.logs.append(&ns, &pname, &cname, &text);
         if let Some(d) = b
             .as_ref()
             .and_then(|b| b.disruption)

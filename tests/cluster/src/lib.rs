@@ -69,7 +69,7 @@ pub use queueing::kueue::{assign as kueue_assign, names as kueue_names, podsets 
 pub use queueing::{GangScheduler, KueueConfig};
 pub use scenario::{
     ContainerBehaviour, ContainerMatch, DEFAULT_TOOLS, Fault, FaultMatch, ImageTools, NodeSpec,
-    OperatorMode, Rbac, RbacRule, Scenario, Taint, Timing,
+    OperatorMode, PodRefusal, Rbac, RbacRule, RefusalCause, Scenario, Taint, Timing,
 };
 pub use state::Request;
 pub use store::EventType;

@@ -464,6 +464,32 @@ pub struct Scenario {
     /// What the GPUs given to each pod do, as DCGM and `nvidia-smi` (an image that has it,
     /// `imageTools`) report it; see prometheus.rs.
     pub gpu_use: Vec<crate::prometheus::GpuUseSpec>,
+    /// Pods the API server refuses with 422 Invalid, on create and on dry run (podvalidation.rs).
+    /// The outcome is set here rather than computed: Pod validation is the real server's, held
+    /// to it in tests/real.
+    pub pod_refusals: Vec<PodRefusal>,
+}
+
+/// Pods whose name starts with `pod` are refused with these causes.
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodRefusal {
+    /// A prefix of the pod's name (`tf-dist-train-worker-`).
+    pub pod: String,
+    /// apimachinery's causes, e.g. `spec.containers[0].imagePullPolicy` and
+    /// `Unsupported value: "IfNotPresnt": supported values: "Always", "IfNotPresent", "Never"`.
+    pub causes: Vec<RefusalCause>,
+}
+
+/// One field error of a refusal.
+#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RefusalCause {
+    /// apimachinery's field path, e.g. `spec.dnsPolicy`.
+    pub field: String,
+    /// The message after the field: its first words give the cause's reason, as apimachinery
+    /// prints them (`Unsupported value`, `Required value`, `Invalid value`, …).
+    pub message: String,
 }
 
 /// The programs `pods/exec` finds in a training image unless [`Scenario::image_tools`] says
@@ -517,6 +543,7 @@ impl Default for Scenario {
             image_tools: vec![],
             prometheus: None,
             gpu_use: vec![],
+            pod_refusals: vec![],
         }
     }
 }
@@ -573,6 +600,17 @@ impl Scenario {
     /// Mark an image as missing from the registry.
     pub fn with_missing_image(mut self, image: &str) -> Self {
         self.missing_images.push(image.into());
+        self
+    }
+    /// Pods named `pod…` are refused at `field` with `message` (see [`PodRefusal`]).
+    pub fn with_pod_refusal(mut self, pod: &str, field: &str, message: &str) -> Self {
+        self.pod_refusals.push(PodRefusal {
+            pod: pod.into(),
+            causes: vec![RefusalCause {
+                field: field.into(),
+                message: message.into(),
+            }],
+        });
         self
     }
     /// Deny a verb on a resource in a namespace (`*` for all).
