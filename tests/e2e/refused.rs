@@ -105,8 +105,8 @@ fn a_pod_the_api_server_refuses_ends_wait_and_diagnose_with_4_naming_the_replica
     // scenario's, in kube-apiserver's words (validation.go `validatePullPolicy`); tests/real
     // has the real server refuse the same pods.
     let c = cluster(&format!(
-        "podRefusals:
-- pod: tf-dist-train-worker-
+        "refusals:
+- name: tf-dist-train-worker-
   causes:
   - field: spec.containers[0].imagePullPolicy
     message: 'Unsupported value: \"IfNotPresnt\": supported values: \"Always\", \"IfNotPresent\", \"Never\"'

@@ -330,7 +330,8 @@ fn the_simulated_cluster_answers_as_the_real_api_server_does() {
         assert_eq!(said, format!("Pod \"refused\" is invalid: spec.dnsPolicy: {POD_REFUSAL}"));
         // Pod validation is the real server's; the simulated cluster is told the outcome.
         let sim = tfjob_testcluster::TestCluster::start(
-            tfjob_testcluster::Scenario::default().with_pod_refusal(
+            tfjob_testcluster::Scenario::default().with_refusal(
+                "pods",
                 "refused",
                 "spec.dnsPolicy",
                 POD_REFUSAL,

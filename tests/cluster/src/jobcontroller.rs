@@ -414,7 +414,7 @@ fn create_pod(sh: &Shared, job: &Value, i: i64, indexed: bool) {
         "spec": spec,
     });
     crate::defaults::apply_defaults("pods", &mut pod);
-    let refused = crate::podvalidation::check_create(sh, &mut pod)
+    let refused = crate::podadmission::check_create(sh, &mut pod)
         .map_err(|e| e.body["message"].as_str().unwrap_or("").to_string())
         .and_then(|()| crate::admission::admit_pod(sh, &ns, &mut pod));
     match refused {

@@ -39,10 +39,11 @@ mod metrics;
 mod openapi;
 mod operator;
 mod patch;
-mod podvalidation;
+mod podadmission;
 mod prometheus;
 mod proto;
 mod queueing;
+mod refusals;
 mod resources;
 mod scenario;
 mod scheduler;
@@ -69,7 +70,7 @@ pub use queueing::kueue::{assign as kueue_assign, names as kueue_names, podsets 
 pub use queueing::{GangScheduler, KueueConfig};
 pub use scenario::{
     ContainerBehaviour, ContainerMatch, DEFAULT_TOOLS, Fault, FaultMatch, ImageTools, NodeSpec,
-    OperatorMode, PodRefusal, Rbac, RbacRule, RefusalCause, Scenario, Taint, Timing,
+    OperatorMode, Rbac, RbacRule, Refusal, RefusalCause, Scenario, Taint, Timing,
 };
 pub use state::Request;
 pub use store::EventType;

@@ -464,21 +464,38 @@ pub struct Scenario {
     /// What the GPUs given to each pod do, as DCGM and `nvidia-smi` (an image that has it,
     /// `imageTools`) report it; see prometheus.rs.
     pub gpu_use: Vec<crate::prometheus::GpuUseSpec>,
-    /// Pods the API server refuses with 422 Invalid, on create and on dry run (podvalidation.rs).
-    /// The outcome is set here rather than computed: Pod validation is the real server's, held
-    /// to it in tests/real.
-    pub pod_refusals: Vec<PodRefusal>,
+    /// Objects the API server refuses, on create, update and dry run (refusals.rs): Pod
+    /// validation, a custom resource's schema, a validating webhook. The outcome is set here
+    /// rather than computed: those rules are the real components', held to them in tests/real.
+    pub refusals: Vec<Refusal>,
 }
 
-/// Pods whose name starts with `pod` are refused with these causes.
-#[derive(Debug, Clone, Deserialize, Serialize, Default, PartialEq)]
+/// Objects of `resource` whose name starts with `name` are refused with these causes.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
-pub struct PodRefusal {
-    /// A prefix of the pod's name (`tf-dist-train-worker-`).
-    pub pod: String,
+pub struct Refusal {
+    /// The resource's plural: `pods` (the default), `tfjobs`, …
+    pub resource: String,
+    /// A prefix of the object's name (`tf-dist-train-worker-`).
+    pub name: String,
+    /// The validating webhook that denies it (403, `admission webhook "W" denied the request:
+    /// …`), e.g. `validator.tfjob.training-operator.kubeflow.org`; none: the API server's own
+    /// validation (422 Invalid).
+    pub webhook: Option<String>,
     /// apimachinery's causes, e.g. `spec.containers[0].imagePullPolicy` and
     /// `Unsupported value: "IfNotPresnt": supported values: "Always", "IfNotPresent", "Never"`.
     pub causes: Vec<RefusalCause>,
+}
+
+impl Default for Refusal {
+    fn default() -> Self {
+        Refusal {
+            resource: "pods".into(),
+            name: String::new(),
+            webhook: None,
+            causes: vec![],
+        }
+    }
 }
 
 /// One field error of a refusal.
@@ -543,7 +560,7 @@ impl Default for Scenario {
             image_tools: vec![],
             prometheus: None,
             gpu_use: vec![],
-            pod_refusals: vec![],
+            refusals: vec![],
         }
     }
 }
@@ -602,10 +619,13 @@ impl Scenario {
         self.missing_images.push(image.into());
         self
     }
-    /// Pods named `pod…` are refused at `field` with `message` (see [`PodRefusal`]).
-    pub fn with_pod_refusal(mut self, pod: &str, field: &str, message: &str) -> Self {
-        self.pod_refusals.push(PodRefusal {
-            pod: pod.into(),
+    /// Objects of `resource` named `name…` are refused at `field` with `message` (see
+    /// [`Refusal`]), by the API server's validation (422).
+    pub fn with_refusal(mut self, resource: &str, name: &str, field: &str, message: &str) -> Self {
+        self.refusals.push(Refusal {
+            resource: resource.into(),
+            name: name.into(),
+            webhook: None,
             causes: vec![RefusalCause {
                 field: field.into(),
                 message: message.into(),

@@ -55,37 +55,6 @@ impl FieldError {
             field: field.into(),
         }
     }
-    /// `field.Forbidden`.
-    pub fn forbidden(field: impl Into<String>, detail: &str) -> Self {
-        FieldError {
-            reason: "FieldValueForbidden",
-            message: format!("Forbidden: {detail}"),
-            field: field.into(),
-        }
-    }
-    /// `field.NotSupported`.
-    pub fn not_supported(field: impl Into<String>, value: &str, supported: &[&str]) -> Self {
-        let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-        FieldError {
-            reason: "FieldValueNotSupported",
-            message: format!(
-                "Unsupported value: {value:?}: supported values: {}",
-                list.join(", ")
-            ),
-            field: field.into(),
-        }
-    }
-    /// `field.TypeInvalid` as the CRD schema validator reports it.
-    pub fn type_invalid(field: impl Into<String>, actual: &str, expected: &str) -> Self {
-        let field = field.into();
-        FieldError {
-            reason: "FieldValueTypeInvalid",
-            message: format!(
-                "Invalid value: {actual:?}: {field} in body must be of type {expected}: {actual:?}"
-            ),
-            field,
-        }
-    }
     /// `<field>: <message>` as in the aggregated error string.
     pub fn render(&self) -> String {
         format!("{}: {}", self.field, self.message)
@@ -365,7 +334,11 @@ mod webhook_tests {
     #[test]
     fn denial_aggregates_like_go() {
         let a = FieldError::required("spec.x", "must be specified");
-        let b = FieldError::forbidden("spec.y", "no");
+        let b = FieldError {
+            reason: "FieldValueForbidden",
+            message: "Forbidden: no".into(),
+            field: "spec.y".into(),
+        };
         // One error: no brackets. Repeated messages are printed once (utilerrors aggregate).
         let one = webhook_denied("w.example", &[a.clone(), a.clone()]);
         assert_eq!(one.code, 403);

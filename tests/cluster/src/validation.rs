@@ -1,30 +1,17 @@
-//! Admission: structural-schema validation/pruning/defaulting for custom resources, and
-//! the training-operator's TFJob validating webhook (operator-behavior.md §1).
+//! What the API server does with a custom resource's body before storing it: pruning of
+//! unknown fields and non-nullable nulls, and `default`s, the order the
+//! apiextensions-apiserver uses (what is stored depends on it), plus ObjectMeta's checks. Schema
+//! validation errors and the operator's webhook are the scenario's outcomes (refusals.rs).
 
 use serde_json::{Value, json};
 
 use crate::status::FieldError;
-use crate::util::dns1035_errors;
 
-/// Result of checking an object against a CRD structural schema.
+/// Result of pruning an object by a CRD structural schema.
 #[derive(Debug, Default)]
 pub struct SchemaOutcome {
-    /// Validation errors (→ 422 Invalid).
-    pub errors: Vec<FieldError>,
     /// Paths of fields not declared in the schema (pruned; fatal with fieldValidation=Strict).
     pub unknown: Vec<String>,
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -35,8 +22,8 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-/// Validates `obj` (everything except metadata) against `schema`, pruning unknown fields
-/// and nulls and applying `default`s, the order the apiextensions-apiserver uses.
+/// Prunes `obj` (everything except metadata) by `schema`: unknown fields and nulls go,
+/// `default`s are applied, the order the apiextensions-apiserver uses.
 pub fn check_schema(schema: &Value, obj: &mut Value) -> SchemaOutcome {
     let mut out = SchemaOutcome::default();
     if let Some(map) = obj.as_object_mut() {
@@ -55,82 +42,15 @@ pub fn check_schema(schema: &Value, obj: &mut Value) -> SchemaOutcome {
                 }
             }
         }
-        for r in schema["required"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            if !map.contains_key(r) || map[r].is_null() {
-                out.errors.push(FieldError::required(r, ""));
-            }
-        }
     }
     out
 }
 
-/// OpenAPI `pattern` on a string, as kube-openapi's validator reports it
-/// (k8s.io/kube-openapi pkg/validation/errors `FailedPattern`: "<path> in body should match
-/// '<pattern>'", an Invalid field error). Quantities are checked this way in the upstream CRD.
-fn check_pattern(schema: &Value, v: &Value, path: &str, out: &mut SchemaOutcome) {
-    if let (Some(pattern), Value::String(s)) = (schema["pattern"].as_str(), v)
-        && let Ok(re) = regex::Regex::new(pattern)
-        && !re.is_match(s)
-    {
-        out.errors.push(FieldError::invalid(
-            path,
-            v,
-            &format!("{path} in body should match '{pattern}'"),
-        ));
-    }
-}
-
 fn walk(schema: &Value, v: &mut Value, path: &str, out: &mut SchemaOutcome) {
     if schema["x-kubernetes-int-or-string"] == json!(true) {
-        if !matches!(v, Value::String(_) | Value::Number(_)) {
-            out.errors.push(FieldError::type_invalid(
-                path,
-                json_type(v),
-                "integer-or-string",
-            ));
-        }
-        check_pattern(schema, v, path, out);
         return;
     }
     let ty = schema["type"].as_str();
-    let actual = json_type(v);
-    let type_ok = match ty {
-        None => true,
-        Some("number") => matches!(actual, "number" | "integer"),
-        Some(t) => t == actual,
-    };
-    if !type_ok {
-        out.errors.push(FieldError::type_invalid(
-            path,
-            actual,
-            ty.unwrap_or_default(),
-        ));
-        return;
-    }
-    check_pattern(schema, v, path, out);
-    if let Some(en) = schema["enum"].as_array()
-        && !en.contains(v)
-    {
-        let allowed: Vec<String> = en
-            .iter()
-            .map(|e| {
-                e.as_str()
-                    .map(String::from)
-                    .unwrap_or_else(|| e.to_string())
-            })
-            .collect();
-        let refs: Vec<&str> = allowed.iter().map(String::as_str).collect();
-        out.errors.push(FieldError::not_supported(
-            path,
-            v.as_str().unwrap_or(&v.to_string()),
-            &refs,
-        ));
-    }
     match v {
         Value::Object(map) => {
             let preserve = schema["x-kubernetes-preserve-unknown-fields"] == json!(true);
@@ -171,16 +91,6 @@ fn walk(schema: &Value, v: &mut Value, path: &str, out: &mut SchemaOutcome) {
                             walk(s, map.get_mut(k).unwrap(), &child, out);
                         }
                     }
-                }
-            }
-            for r in schema["required"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                if !map.contains_key(r) {
-                    out.errors.push(FieldError::required(join(path, r), ""));
                 }
             }
         }
@@ -235,116 +145,20 @@ pub fn check_metadata(
     Ok(errs)
 }
 
-const MANAGED_BY: [&str; 2] = [
-    "kubeflow.org/training-operator",
-    "kueue.x-k8s.io/multikueue",
-];
-
-/// `validateTFJob` from the training-operator webhook, on the raw (undefaulted) object.
-pub fn validate_tfjob(old: Option<&Value>, job: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let name = job["metadata"]["name"].as_str().unwrap_or("");
-    let dns = dns1035_errors(name);
-    if !dns.is_empty() {
-        errs.push(FieldError::invalid(
-            "metadata.name",
-            &json!(name),
-            &format!("should match: {}", dns.join(",")),
-        ));
-    }
-    let managed = &job["spec"]["runPolicy"]["managedBy"];
-    if let Some(old) = old
-        && old["spec"]["runPolicy"]["managedBy"] != *managed
-    {
-        errs.push(FieldError::invalid(
-            "spec.runPolicy.managedBy",
-            managed,
-            "field is immutable",
-        ));
-    }
-    if let Some(m) = managed.as_str()
-        && !MANAGED_BY.contains(&m)
-    {
-        errs.push(FieldError::not_supported(
-            "spec.runPolicy.managedBy",
-            m,
-            &MANAGED_BY,
-        ));
-    }
-    let specs = &job["spec"]["tfReplicaSpecs"];
-    let Some(specs) = specs.as_object() else {
-        errs.push(FieldError::required(
-            "spec.tfReplicaSpecs",
-            "must be required",
-        ));
-        return errs;
-    };
-    let mut chiefs = 0;
-    // Go map iteration is unordered; sorted keys keep messages stable.
-    let mut keys: Vec<&String> = specs.keys().collect();
-    keys.sort();
-    for rtype in keys {
-        let spec = &specs[rtype];
-        if rtype == "Chief" || rtype == "Master" {
-            chiefs += 1;
-        }
-        let cpath = format!("spec.tfReplicaSpecs[{rtype}].template.spec.containers");
-        let containers = spec["template"]["spec"]["containers"].as_array();
-        let containers = match containers {
-            Some(c) if !c.is_empty() => c,
-            _ => {
-                errs.push(FieldError::required(&cpath, "must be specified"));
-                errs.push(FieldError::required(
-                    &cpath,
-                    "must have at least one container with name tensorflow",
-                ));
-                continue;
-            }
-        };
-        let mut has_tf = false;
-        for (i, c) in containers.iter().enumerate() {
-            if c["image"].as_str().unwrap_or("").is_empty() {
-                errs.push(FieldError::required(
-                    format!("{cpath}[{i}].image"),
-                    "must be required",
-                ));
-            }
-            if c["name"] == "tensorflow" {
-                has_tf = true;
-            }
-        }
-        if !has_tf {
-            errs.push(FieldError::required(
-                &cpath,
-                "must have at least one container with name tensorflow",
-            ));
-        }
-    }
-    if chiefs > 1 {
-        errs.push(FieldError::forbidden(
-            "spec.tfReplicaSpecs",
-            "must not have more than 1 Chief or Master role",
-        ));
-    }
-    errs
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     #[test]
-    fn webhook_no_containers_gives_two_errors() {
-        let job = json!({"metadata": {"name": "ok"}, "spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": {}}}}}});
-        assert_eq!(validate_tfjob(None, &job).len(), 2);
-    }
-    #[test]
-    fn schema_prunes_and_types() {
+    fn schema_prunes_unknown_fields() {
         let crd = crate::crd::builtin_tfjob_crd();
         let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
-        let mut obj = json!({"spec": {"bogus": 1, "tfReplicaSpecs": {"PS": {"replicas": "x", "template": {"metadata": {"annotations": {"a": false}}}}}}});
+        let mut obj = json!({"spec": {"bogus": 1, "tfReplicaSpecs": {"PS": {"replicas": 1}}}});
         let out = check_schema(schema, &mut obj);
         assert_eq!(out.unknown, vec![".spec.bogus"]);
-        assert_eq!(out.errors.len(), 2, "{:?}", out.errors);
+        assert_eq!(
+            obj,
+            json!({"spec": {"tfReplicaSpecs": {"PS": {"replicas": 1}}}})
+        );
     }
     #[test]
     fn non_nullable_nulls_are_pruned_in_properties_and_map_values() {
@@ -352,8 +166,7 @@ mod tests {
         let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
         let mut obj = json!({"spec": {"tfReplicaSpecs": {"PS": {"replicas": null, "template": {"spec": {
             "containers": [{"name": "tensorflow", "resources": {"limits": {"cpu": null, "memory": "1Gi"}}}]}}}}}});
-        let out = check_schema(schema, &mut obj);
-        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        check_schema(schema, &mut obj);
         let ps = &obj["spec"]["tfReplicaSpecs"]["PS"];
         assert!(ps.get("replicas").is_none(), "{ps}");
         assert_eq!(

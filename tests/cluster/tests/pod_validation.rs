@@ -29,7 +29,8 @@ async fn pods(c: &TestCluster) -> Api<DynamicObject> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_pod_gets_422_with_its_causes_on_dry_run_and_create() {
-    let c = TestCluster::start(Scenario::default().with_pod_refusal(
+    let c = TestCluster::start(Scenario::default().with_refusal(
+        "pods",
         "typo-",
         "spec.dnsPolicy",
         UNSUPPORTED,
@@ -89,7 +90,8 @@ async fn a_stated_priority_without_its_class_is_forbidden_by_admission() {
 /// without it and a FailedCreatePod event, as pod_control.go records it ("Error creating: …").
 #[tokio::test(flavor = "multi_thread")]
 async fn the_operator_cannot_create_a_refused_pod_and_says_so_in_an_event() {
-    let c = TestCluster::start(Scenario::default().with_pod_refusal(
+    let c = TestCluster::start(Scenario::default().with_refusal(
+        "pods",
         "typo-worker-",
         "spec.dnsPolicy",
         UNSUPPORTED,

@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 use crate::auth::User;
 use crate::queueing::kueue::visibility as kvis;
 use crate::resources::{self, ResourceInfo};
-use crate::scenario::OperatorMode;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::state::{Request, Shared};
 use crate::status::{self, ApiError, FieldError};

@@ -519,7 +519,7 @@ fn reconcile_pods(
                 crate::defaults::apply_defaults("pods", &mut pod);
                 let pn = pname(&pod);
                 // pod_control.go: a refused create is a FailedCreatePod event, "Error creating: %v".
-                let refused = crate::podvalidation::check_create(sh, &mut pod)
+                let refused = crate::podadmission::check_create(sh, &mut pod)
                     .map_err(|e| e.body["message"].as_str().unwrap_or("").to_string())
                     .and_then(|()| crate::admission::admit_pod(sh, ns, &mut pod));
                 if let Err(m) = refused {

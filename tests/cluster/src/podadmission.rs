@@ -1,52 +1,12 @@
 //! What kube-apiserver answers when a Pod is created, for the simulated cluster's two pod-create
 //! paths (the API and the simulated operator): the Priority and RuntimeClass admission plugins,
-//! which depend on the cluster's own objects, then Pod validation.
-//!
-//! Pod validation (pkg/apis/core/validation/validation.go `ValidatePodCreate`) is not copied
-//! here: the outcome is the scenario's (`podRefusals`), and tests/real holds the rules to a real
-//! kube-apiserver 1.36 (the corpus and the differential run). The simulated cluster keeps what a
-//! test of the plugin needs from it: a 422 Invalid with apimachinery's causes, on the wire as
-//! the real one (tests/real/wire.rs compares them).
+//! which depend on the cluster's own objects, then Pod validation as the scenario states it
+//! ([`crate::refusals`]: its rules are a real kube-apiserver's, held to it in tests/real).
 
 use serde_json::Value;
 
-use crate::scenario::PodRefusal;
-use crate::status::FieldError;
-
 fn text(v: &Value) -> &str {
     v.as_str().unwrap_or("")
-}
-
-/// `field.ErrorType` from the message's first words, as apimachinery prints them
-/// (field/errors.go `ErrorType.String`).
-fn reason_of(message: &str) -> &'static str {
-    [
-        ("Unsupported value", "FieldValueNotSupported"),
-        ("Required value", "FieldValueRequired"),
-        ("Duplicate value", "FieldValueDuplicate"),
-        ("Forbidden", "FieldValueForbidden"),
-        ("Too long", "FieldValueTooLong"),
-        ("Too many", "FieldValueTooMany"),
-        ("Not found", "FieldValueNotFound"),
-        ("Invalid value", "FieldValueInvalid"),
-    ]
-    .iter()
-    .find(|(prefix, _)| message.starts_with(prefix))
-    .map_or("FieldValueInvalid", |(_, reason)| reason)
-}
-
-/// The causes the scenario gives for a pod of this name: every refusal whose `pod` prefixes it.
-pub fn refusals(refusals: &[PodRefusal], name: &str) -> Vec<FieldError> {
-    refusals
-        .iter()
-        .filter(|r| name.starts_with(&r.pod))
-        .flat_map(|r| &r.causes)
-        .map(|c| FieldError {
-            reason: reason_of(&c.message),
-            message: c.message.clone(),
-            field: c.field.clone(),
-        })
-        .collect()
 }
 
 /// plugin/pkg/admission/priority/admission.go `admitPod` (a mutating admission plugin, so it
@@ -187,10 +147,8 @@ pub fn check_create(
     admit_priority(&classes, pod).map_err(|m| crate::admission::forbidden(&name, &m))?;
     let (runtimes, _) = sh.store.list("runtimeclasses", None);
     admit_runtime_class(&runtimes, pod).map_err(|m| crate::admission::forbidden(&name, &m))?;
-    let errs = refusals(&sh.scenario.pod_refusals, &name);
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(crate::status::invalid("Pod", "", &name, &errs))
+    match crate::refusals::refused(sh, "pods", "Pod", "", &name) {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
