@@ -13,6 +13,7 @@ use super::{Finding, Severity};
 use crate::pipeline::manifest::{join_index, join_key};
 
 mod containers;
+mod env;
 mod scheduling;
 mod security;
 #[cfg(test)]

@@ -1,0 +1,235 @@
+//! Environment rules of core Pod validation: ValidateEnv and what it calls for each source of a
+//! value, and ValidateEnvFrom.
+
+use serde_json::Value;
+
+use super::super::names::{dns1123_subdomain, env_var_name, qualified_name};
+use super::{Out, err, items, s};
+use crate::pipeline::manifest::join_index;
+
+/// The fieldRef paths env vars may read (`validEnvDownwardAPIFieldPathExpressions`, 1.36:
+/// with the dual-stack `status.hostIPs` and `status.podIPs`).
+const ENV_FIELD_PATHS: [&str; 9] = [
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+];
+
+/// `validContainerResourceFieldPathExpressions` (plus the hugepages prefixes).
+const RESOURCE_FIELD_PATHS: [&str; 6] = [
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+];
+
+/// ValidateEnv → validateEnvVarValueFrom (one source, no `value` beside it),
+/// validateObjectFieldSelector, validateContainerResourceFieldSelector,
+/// validateConfigMapKeySelector / validateSecretKeySelector; ValidateEnvFrom.
+pub(super) fn env(c: &Value, path: &str, out: &mut Out) {
+    for (i, e) in items(c, "env") {
+        let epath = join_index(&format!("{path}.env"), i);
+        let Some(vf) = e.get("valueFrom").filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let vpath = format!("{epath}.valueFrom");
+        let kinds = [
+            "fieldRef",
+            "resourceFieldRef",
+            "configMapKeyRef",
+            "secretKeyRef",
+            "fileKeyRef",
+        ];
+        let set: Vec<&str> = kinds
+            .iter()
+            .copied()
+            .filter(|k| vf.get(*k).is_some_and(|x| !x.is_null()))
+            .collect();
+        match set.len() {
+            0 => err(
+                out,
+                vpath.clone(),
+                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`".into(),
+            ),
+            1 => {}
+            _ => err(
+                out,
+                vpath.clone(),
+                format!(
+                    "may not have more than one field specified at a time: {}",
+                    set.join(", ")
+                ),
+            ),
+        }
+        if s(e, "value").is_some_and(|v| !v.is_empty()) && !set.is_empty() {
+            err(
+                out,
+                vpath.clone(),
+                "may not be specified when `value` is not empty: give value or valueFrom".into(),
+            );
+        }
+        if let Some(fr) = vf.get("fieldRef") {
+            field_ref(fr, &format!("{vpath}.fieldRef"), out);
+        }
+        if let Some(rr) = vf.get("resourceFieldRef") {
+            let res = s(rr, "resource").unwrap_or("");
+            let hugepages =
+                res.starts_with("requests.hugepages-") || res.starts_with("limits.hugepages-");
+            if !RESOURCE_FIELD_PATHS.contains(&res) && !hugepages {
+                err(
+                    out,
+                    format!("{vpath}.resourceFieldRef.resource"),
+                    format!(
+                        "resource {res:?} is not supported: use one of {}",
+                        RESOURCE_FIELD_PATHS.join(", ")
+                    ),
+                );
+            }
+        }
+        for (k, name_key) in [("configMapKeyRef", "name"), ("secretKeyRef", "name")] {
+            if let Some(r) = vf.get(k) {
+                let rpath = format!("{vpath}.{k}");
+                match s(r, "key") {
+                    None | Some("") => err(out, format!("{rpath}.key"), "key is required".into()),
+                    Some(key) => {
+                        if let Err(e) = config_map_key(key) {
+                            err(out, format!("{rpath}.key"), format!("key {key:?} {e}"));
+                        }
+                    }
+                }
+                if let Some(n) = s(r, name_key)
+                    && let Err(e) = dns1123_subdomain(n)
+                {
+                    err(
+                        out,
+                        format!("{rpath}.{name_key}"),
+                        format!("name {n:?} {e}"),
+                    );
+                }
+            }
+        }
+    }
+    for (i, e) in items(c, "envFrom") {
+        let epath = join_index(&format!("{path}.envFrom"), i);
+        let n = ["configMapRef", "secretRef"]
+            .iter()
+            .filter(|k| e.get(**k).is_some_and(|x| !x.is_null()))
+            .count();
+        if n != 1 {
+            err(
+                out,
+                epath.clone(),
+                if n == 0 {
+                    "must specify one of: `configMapRef` or `secretRef`".into()
+                } else {
+                    "may not have more than one field specified at a time".into()
+                },
+            );
+        }
+        // validateConfigMapEnvSource / validateSecretEnvSource: a name that is a DNS
+        // subdomain (checked as a prefix: a trailing '-' passes).
+        for k in ["configMapRef", "secretRef"] {
+            let Some(r) = e.get(k).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            match s(r, "name") {
+                None | Some("") => err(
+                    out,
+                    format!("{epath}.{k}.name"),
+                    format!("{k}.name is required"),
+                ),
+                Some(n) => {
+                    let masked = match n.strip_suffix('-') {
+                        Some(head) if !head.is_empty() => format!("{head}a"),
+                        _ => n.to_string(),
+                    };
+                    if let Err(m) = dns1123_subdomain(&masked) {
+                        err(out, format!("{epath}.{k}.name"), format!("name {n:?} {m}"));
+                    }
+                }
+            }
+        }
+        if let Some(p) = s(e, "prefix")
+            && !p.is_empty()
+            && let Err(m) = env_var_name(p)
+        {
+            err(out, format!("{epath}.prefix"), format!("prefix {p:?} {m}"));
+        }
+    }
+}
+
+/// validateObjectFieldSelector: an allowlisted path, or a subscripted label/annotation.
+fn field_ref(fr: &Value, path: &str, out: &mut Out) {
+    if let Some(v) = s(fr, "apiVersion")
+        && v != "v1"
+    {
+        err(
+            out,
+            format!("{path}.apiVersion"),
+            format!("apiVersion {v:?} is not supported: only v1"),
+        );
+    }
+    let fp = s(fr, "fieldPath").unwrap_or("");
+    if fp.is_empty() {
+        err(
+            out,
+            format!("{path}.fieldPath"),
+            "fieldPath is required".into(),
+        );
+        return;
+    }
+    // fieldpath.SplitMaybeSubscriptedPath: metadata.labels['k'] / metadata.annotations['k'].
+    let subscripted = ["metadata.labels", "metadata.annotations"]
+        .iter()
+        .find_map(|p| {
+            fp.strip_prefix(p)
+                .and_then(|r| r.strip_prefix("['"))
+                .and_then(|r| r.strip_suffix("']"))
+                .map(|k| (*p, k))
+        });
+    match subscripted {
+        Some((_, k)) => {
+            if let Err(e) = qualified_name(k) {
+                err(
+                    out,
+                    format!("{path}.fieldPath"),
+                    format!("the key {k:?} {e}"),
+                );
+            }
+        }
+        None if ENV_FIELD_PATHS.contains(&fp) => {}
+        None => err(
+            out,
+            format!("{path}.fieldPath"),
+            format!(
+                "fieldPath {fp:?} is not supported: use one of {}, or metadata.labels['KEY'] / metadata.annotations['KEY']",
+                ENV_FIELD_PATHS.join(", ")
+            ),
+        ),
+    }
+}
+
+/// apimachinery `IsConfigMapKey`: `[-._a-zA-Z0-9]+`, at most 253, not `.` or `..` or `..*`.
+fn config_map_key(k: &str) -> Result<(), String> {
+    if k.len() > 253 {
+        return Err("must be no more than 253 characters".into());
+    }
+    if !k
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+    {
+        return Err("must consist of alphanumeric characters, '-', '_' or '.'".into());
+    }
+    if k == "." || k == ".." || k.starts_with("..") {
+        return Err("must not be '.' or '..' or start with '..'".into());
+    }
+    Ok(())
+}
