@@ -206,8 +206,7 @@ pub const RECURSION_LIMIT: usize = 100;
 const OUTPUT_LIMIT_MARK: &str = "rendered output would exceed";
 
 /// The environment every render uses: strict undefined, YAML (no auto-escape), the limits above,
-/// and the two filters that can request huge output from a tiny input (`format` widths, `indent`)
-/// checked against the output limit before anything is allocated.
+/// and the filters whose result can be far larger than the fuel they are charged, sized first.
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -215,17 +214,15 @@ fn environment() -> Environment<'static> {
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_fuel(Some(FUEL));
     env.set_recursion_limit(RECURSION_LIMIT);
-    env.add_filter("format", guarded_format);
-    env.add_filter("indent", guarded_indent);
+    // minijinja 3's fuel charges the text a filter builds before it builds it, which bounds
+    // `format` widths, `indent`, `split` and `lines` (measured: each stops within 0.02 s and
+    // 31 MB). It does not see the copies below.
     // Filters whose result can dwarf their input: a list repeated by reference (`[s] * 60000`)
     // costs little, but joined or printed it is every copy. Sized before they build anything.
     env.add_filter("join", guarded_join);
     env.add_filter("string", guarded_string);
     env.add_filter("tojson", guarded_tojson);
     env.add_filter("pprint", guarded_pprint);
-    // A string cut into pieces costs a value slot per piece (30 MB of "x " is 15M slots, 400 MB).
-    env.add_filter("split", guarded_split);
-    env.add_filter("lines", guarded_lines);
     // Summing strings or lists copies the partial sum once per item: quadratic work.
     env.add_filter("sum", guarded_sum);
     // A value printed straight into the output (`{{ [1] * 100000000 }}`) is sized before the
@@ -237,51 +234,8 @@ fn environment() -> Environment<'static> {
     env
 }
 
-/// Pieces a split may make: a list prints each item with at least a separator and a quote.
-const MAX_PIECES: usize = MAX_OUTPUT_BYTES / 4;
-
 /// Bytes a sum of strings or lists may copy in all, the same as the fuel's data budget.
 const MAX_SUM_COPY: usize = (FUEL as usize).saturating_mul(64);
-
-fn check_pieces(pieces: usize) -> std::result::Result<(), minijinja::Error> {
-    if pieces > MAX_PIECES {
-        return Err(minijinja::Error::new(
-            minijinja::ErrorKind::InvalidOperation,
-            format!(
-                "{OUTPUT_LIMIT_MARK} the {} limit (this split alone makes {pieces} pieces; at most {MAX_PIECES})",
-                crate::input::human(MAX_OUTPUT_BYTES)
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn guarded_split(
-    value: &minijinja::Value,
-    split: Option<std::sync::Arc<str>>,
-    maxsplits: Option<i64>,
-) -> std::result::Result<minijinja::Value, minijinja::Error> {
-    if let Some(s) = value.as_str() {
-        let limit = maxsplits
-            .and_then(|n| usize::try_from(n).ok())
-            .map_or(usize::MAX, |n| n.saturating_add(1));
-        let pieces = match split.as_deref() {
-            None => s.split_whitespace().take(MAX_PIECES + 1).count(),
-            Some(sep) => s.split(sep).take(MAX_PIECES + 1).count(),
-        };
-        check_pieces(pieces.min(limit))?;
-    }
-    minijinja::filters::split(value, split, maxsplits)
-}
-
-fn guarded_lines(
-    value: &minijinja::Value,
-) -> std::result::Result<minijinja::Value, minijinja::Error> {
-    if let Some(s) = value.as_str() {
-        check_pieces(s.lines().take(MAX_PIECES + 1).count())?;
-    }
-    minijinja::filters::lines(value)
-}
 
 fn guarded_sum(
     state: &minijinja::State,
@@ -472,94 +426,6 @@ fn output_limit_error(requested: usize) -> minijinja::Error {
             crate::input::human(MAX_OUTPUT_BYTES),
             crate::input::human(requested)
         ),
-    )
-}
-
-/// Sum of the widths and precisions in a printf-style format string: a lower bound of what
-/// `format` would allocate (`'%2000000000s'|format` asks for 2 GB).
-fn format_width_bound(fmt: &str) -> usize {
-    let b = fmt.as_bytes();
-    let mut total = fmt.len();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'%' {
-            i += 1;
-            continue;
-        }
-        i += 1;
-        while i < b.len() && matches!(b[i], b'-' | b'+' | b' ' | b'#' | b'0' | b'(' | b')') {
-            i += 1;
-        }
-        let mut num: usize = 0;
-        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
-            if b[i] == b'.' {
-                total = total.saturating_add(num);
-                num = 0;
-            } else {
-                num = num
-                    .saturating_mul(10)
-                    .saturating_add((b[i] - b'0') as usize);
-            }
-            i += 1;
-        }
-        total = total.saturating_add(num);
-    }
-    total
-}
-
-fn guarded_format(
-    state: &mut minijinja::State,
-    fmt: &minijinja::Value,
-    args: minijinja::value::Rest<minijinja::value::ValueOrKwargs>,
-) -> std::result::Result<minijinja::Value, minijinja::Error> {
-    if let Some(s) = fmt.as_str() {
-        // The widths, and the arguments themselves: each `%s` copies one of them.
-        let mut bound = format_width_bound(s);
-        for arg in args.iter() {
-            bound = bound.saturating_add(printed_size(arg, MAX_OUTPUT_BYTES));
-            if bound > MAX_OUTPUT_BYTES {
-                break;
-            }
-        }
-        if bound > MAX_OUTPUT_BYTES {
-            return Err(output_limit_error(bound));
-        }
-    }
-    minijinja::filters::format(state, fmt, args)
-}
-
-fn guarded_indent(
-    value: minijinja::value::StringInput<'_>,
-    width: Option<usize>,
-    first: Option<bool>,
-    blank: Option<bool>,
-    kwargs: minijinja::value::Kwargs,
-) -> std::result::Result<minijinja::Value, minijinja::Error> {
-    let width = match width {
-        Some(w) => w,
-        None => kwargs.get::<Option<usize>>("width")?.unwrap_or(4),
-    };
-    let first = match first {
-        Some(f) => f,
-        None => kwargs.get::<Option<bool>>("first")?.unwrap_or(false),
-    };
-    let blank = match blank {
-        Some(b) => b,
-        None => kwargs.get::<Option<bool>>("blank")?.unwrap_or(false),
-    };
-    kwargs.assert_all_used()?;
-    let input = value.as_str();
-    let lines = input.bytes().filter(|&b| b == b'\n').count() + 1;
-    let bound = width.saturating_mul(lines).saturating_add(input.len());
-    if bound > MAX_OUTPUT_BYTES {
-        return Err(output_limit_error(bound));
-    }
-    minijinja::filters::indent(
-        value,
-        Some(width),
-        Some(first),
-        Some(blank),
-        minijinja::value::Kwargs::from_iter(std::iter::empty::<(&str, minijinja::Value)>()),
     )
 }
 
@@ -887,20 +753,20 @@ mod tests {
         );
     }
 
+    /// minijinja's fuel charges the text these filters would build before they build it: no
+    /// guard of ours stands in front of them (the e2e hostile run bounds their memory).
     #[test]
-    fn huge_widths_hit_the_output_limit_before_allocating() {
-        let msg = hostile("{{ '%2000000000s'|format('x') }}");
-        assert!(
-            msg.contains("rendered output would exceed the 3 MiB limit"),
-            "{msg}"
-        );
-        let msg = hostile("{{ ('a\\n' * 1000) | indent(1000000) }}");
-        assert!(
-            msg.contains("rendered output would exceed the 3 MiB limit"),
-            "{msg}"
-        );
-        let msg = hostile("{{ ('a\\n' * 1000) | indent(width=1000000) }}");
-        assert!(msg.contains("rendered output would exceed"), "{msg}");
+    fn huge_widths_and_splits_run_out_of_fuel_before_allocating() {
+        for src in [
+            "{{ '%2000000000s'|format('x') }}",
+            "{{ ('a\\n' * 1000) | indent(1000000) }}",
+            "{{ ('a\\n' * 1000) | indent(width=1000000) }}",
+            "{{ ('x ' * 15000000)|split|length }}",
+            "{{ ('x\\n' * 15000000)|lines|length }}",
+        ] {
+            let msg = hostile(src);
+            assert!(msg.contains("work budget of 409600 fuel"), "{src}: {msg}");
+        }
         // Ordinary uses still work.
         let ok = render(
             &user("{{ '%5s|%-3d'|format('ab', 7) }}\n{{ 'a\\nb'|indent(2) }}"),
