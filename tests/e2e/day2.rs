@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tfjob_testcluster::{Scenario, TestCluster};
 
-use crate::{Cli, tfjob};
+use crate::{Cli, cluster, tfjob};
 
 /// A TFJob with `workers` workers (restartPolicy `restart`), as a user would create it.
 fn job(name: &str, namespace: &str, workers: i64, restart: &str) -> Value {
@@ -703,4 +703,138 @@ fn every_verb_says_the_crd_is_missing_as_submit_does() {
         "{:?}",
         c.writes()
     );
+}
+
+pub(crate) fn timed_job(name: &str, created: &str, started: &str) -> serde_json::Value {
+    json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": name, "namespace": "default", "creationTimestamp": created},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
+            {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}},
+        "status": {"startTime": started, "conditions": [{"type": "Created", "status": "True",
+            "reason": "TFJobCreated", "message": "created",
+            "lastTransitionTime": "2026-12-01T10:00:00Z"}]}})
+}
+
+/// One job with an unparsable time does not take the others' rows with it: it is listed with
+/// `<invalid>` where the time goes, as kubectl shows a time it cannot use, and a warning.
+#[test]
+fn one_job_with_an_unparsable_time_is_listed_among_the_others() {
+    let c = cluster("operator: installed\n");
+    c.insert(timed_job(
+        "good",
+        "2026-12-01T10:00:00Z",
+        "2026-12-01T10:00:01Z",
+    ));
+    c.insert(timed_job("bad-start", "2026-12-01T10:00:00Z", "yesterday"));
+    c.insert(timed_job(
+        "bad-created",
+        "not-a-time",
+        "2026-12-01T10:00:01Z",
+    ));
+    for wide in [false, true] {
+        let mut args = vec!["list"];
+        if wide {
+            args.extend(["-o", "wide"]);
+        }
+        let run = tfjob(&c, &args);
+        run.expect_code(0);
+        for name in ["good", "bad-start", "bad-created"] {
+            assert!(run.stdout.contains(name), "{name} missing: {}", run.stdout);
+        }
+        let bad = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("bad-created"))
+            .unwrap();
+        assert!(bad.contains("<invalid>"), "{bad}");
+        assert!(
+            run.stderr.contains("bad-start"),
+            "no warning: {}",
+            run.stderr
+        );
+    }
+}
+
+/// A missing job is said in one wording by every command, with the namespace where it does
+/// exist, or the name meant.
+#[test]
+fn not_found_is_one_wording_with_where_it_is_or_the_name_meant() {
+    let c = cluster("namespaces: [default, kubeflow, team-a]");
+    let job = |ns: &str, name: &str| {
+        serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+                "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}})
+    };
+    c.insert(job("team-a", "mnist"));
+    c.insert(job("default", "resnet-50"));
+    let commands: [&[&str]; 8] = [
+        &["get"],
+        &["logs"],
+        &["delete"],
+        &["suspend"],
+        &["top"],
+        &["diagnose"],
+        &["wait", "--timeout", "5s"],
+        &["probe"],
+    ];
+    for cmd in commands {
+        for (name, helps) in [
+            ("mnist", "It exists in namespace team-a: add `-n team-a`."),
+            ("resnet-5", "Did you mean \"resnet-50\"?"),
+        ] {
+            let mut a = vec![cmd[0], name];
+            a.extend_from_slice(&cmd[1..]);
+            let run = tfjob(&c, &a);
+            run.expect_code(3);
+            let want =
+                format!("error: tfjobs.kubeflow.org \"{name}\" not found in namespace default");
+            assert!(run.stderr.contains(&want), "{a:?}: {}", run.stderr);
+            assert!(run.stderr.contains(helps), "{a:?}: {}", run.stderr);
+        }
+    }
+}
+
+/// A crash-looping job: `list` (RESTARTS), `list -o wide` (REASON) and `get` (a Problem line)
+/// say the same thing.
+#[test]
+fn a_crash_loop_is_said_by_list_wide_and_get_alike() {
+    let c = cluster("operator: installed\n");
+    c.insert(serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "loop", "namespace": "default", "creationTimestamp": "2026-12-01T10:00:00Z"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "OnFailure",
+            "template": {"spec": {"containers": [{"name": "tensorflow",
+                "image": "tensorflow/tensorflow:2.13.0"}]}}}}},
+        "status": {"conditions": [{"type": "Created", "status": "True"}, {"type": "Running", "status": "True"}],
+            "replicaStatuses": {"Worker": {"active": 1}}}}));
+    c.insert(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "loop-worker-0", "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": "loop", "training.kubeflow.org/operator-name": "tfjob-controller",
+            "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "ready": false, "restartCount": 16,
+            "image": "tensorflow/tensorflow:2.13.0", "imageID": "",
+            "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}},
+            "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}}));
+    let run = tfjob(&c, &["list"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("16 (CrashLoopBackOff)"),
+        "{}",
+        run.stdout
+    );
+    let run = tfjob(&c, &["list", "-o", "wide"]);
+    run.expect_code(0);
+    let row = run.stdout.lines().find(|l| l.starts_with("loop")).unwrap();
+    assert!(row.contains("CrashLoopBackOff"), "{}", run.stdout);
+    assert!(!row.contains("<none>"), "REASON <none>: {}", run.stdout);
+    let run = tfjob(&c, &["get", "loop"]);
+    run.expect_code(0);
+    let problem = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Problem:"))
+        .unwrap_or_else(|| panic!("no Problem line:\n{}", run.stdout));
+    assert!(problem.contains("CrashLoopBackOff"), "{problem}");
+    assert!(problem.contains("Worker-0"), "{problem}");
 }

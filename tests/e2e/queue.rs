@@ -644,3 +644,24 @@ fn kueue_counts_the_runtime_class_overhead() {
     });
     assert!(said, "{:#?}", c.list("workloads", Some("default")));
 }
+
+/// `--local-queue ''` (and `--queue ''`) was dropped without a word: the job went to no queue.
+#[test]
+fn an_empty_queue_name_is_refused_naming_the_flag() {
+    for flag in ["--local-queue", "--queue"] {
+        for value in ["", " "] {
+            // Before the article's flags: they end with `-- COMMAND`.
+            let mut a = vec!["render", flag, value];
+            a.extend_from_slice(crate::submit::ARTICLE);
+            let run = crate::Cli::new(None, &a).run();
+            run.expect_code(2);
+            assert!(
+                run.stderr.contains(flag),
+                "{flag} {value:?}: {}",
+                run.stderr
+            );
+            assert!(run.stderr.contains("cannot be empty"), "{}", run.stderr);
+            assert!(run.stdout.is_empty(), "{}", run.stdout);
+        }
+    }
+}

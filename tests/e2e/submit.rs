@@ -893,3 +893,92 @@ fn a_runtime_class_overhead_and_node_selector_are_counted_and_conflicts_refused(
     assert_eq!(pod["spec"]["overhead"]["cpu"], "1", "{pod:#}");
     assert_eq!(pod["spec"]["nodeSelector"]["sandbox"], "kata", "{pod:#}");
 }
+
+#[test]
+fn submit_dry_runs_its_printer_before_creating_and_says_the_job_exists_if_printing_fails() {
+    let c = cluster(&format!("objects:{}", crate::submit::SECRET));
+    let base = [
+        "submit",
+        "--name",
+        "tf-p",
+        "--image",
+        "tensorflow/tensorflow:2.13.0",
+        "--workers",
+        "1",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        tfjob(&c, &a)
+    };
+    let run = with(&["-o", r#"go-template={{printf "%.999999999f" 1.5}}"#]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("nothing was created"), "{}", run.stderr);
+    assert!(c.get("tfjobs", Some("default"), "tf-p").is_none());
+    assert!(
+        !c.writes().iter().any(|w| w.resource == "tfjobs"),
+        "no write before the printer is known to work"
+    );
+    // A printer that passes on the sample (its placeholder uid) and fails on the real one.
+    let run = with(&[
+        "-o",
+        r#"go-template={{if eq .metadata.uid "00000000-0000-0000-0000-000000000000"}}ok{{else}}{{index .nope 3}}{{end}}"#,
+    ]);
+    assert_ne!(run.code, 0, "{}", run.all());
+    let created = c.get("tfjobs", Some("default"), "tf-p").expect("created");
+    let uid = created["metadata"]["uid"].as_str().unwrap();
+    assert!(
+        run.stderr.contains(&format!(
+            "TFJob default/tf-p was created (uid {uid}); printing it failed:"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn submit_of_a_manifest_without_the_gateway_key_says_so_in_one_line() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let (_dir, path) = crate::manifest_file(
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: plain}\nspec:\n  tfReplicaSpecs:\n    PS:\n      replicas: 1\n      template:\n        spec:\n          containers: [{name: tensorflow, image: 'tf:1'}]\n    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers: [{name: tensorflow, image: 'tf:1'}]\n",
+    );
+    let run = tfjob(&c, &["submit", "-f", path.to_str().unwrap()]);
+    run.exit(0);
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("--inject-gateway-env"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with("note: no TAOTOKEN_API_KEY in 2 containers"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A missing gateway Secret: one line for it, and the verdict line, the JSON and the exit
+/// code (3) all say "not ready".
+#[test]
+fn a_missing_secret_is_one_line_and_the_verdict_agrees_with_the_exit_code() {
+    let c = cluster("");
+    let run = tfjob(&c, &article_args("check", &[]));
+    run.expect_code(3);
+    // One finding line (its hint, under it, names the Secret to create).
+    let lines = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("taotoken-secret") && !l.trim_start().starts_with('→'))
+        .count();
+    assert_eq!(lines, 1, "{}", run.stdout);
+    let verdict = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Verdict:"))
+        .unwrap();
+    assert!(verdict.starts_with("Verdict: not ready"), "{verdict}");
+    let run = tfjob(&c, &article_args("check", &["-o", "json"]));
+    run.expect_code(3);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["verdict"], "notReady", "{v:#}");
+}

@@ -1,5 +1,7 @@
 //! `wait` and `diagnose` end to end: each way a job gets stuck, found and explained.
 
+use serde_json::json;
+
 use crate::submit::{SECRET, submit_args};
 use crate::{args, cluster, tfjob};
 
@@ -808,4 +810,151 @@ fn logs_follow_ends_as_wait_does_a_restart_is_shown_a_crash_loop_is_4() {
     let run = tfjob(&c, &args("logs tf-dist-train -f --timeout 2m"));
     run.exit(4);
     run.stderr_has("Worker-1 (pod tf-dist-train-worker-1) is crash-looping");
+}
+
+/// The namespace deleted under `wait --all`: said once, no diagnosis per job, exit 4 as for a
+/// deleted job.
+#[test]
+fn a_namespace_deleted_mid_wait_is_said_once() {
+    let c = cluster("");
+    c.insert(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"},
+        "status": {"phase": "Active"}}),
+    );
+    let n = 25;
+    for i in 0..n {
+        let mut j = crate::day2::timed_job(
+            &format!("tf-{i:02}"),
+            "2026-12-01T10:00:00Z",
+            "2026-12-01T10:00:01Z",
+        );
+        j["metadata"]["namespace"] = "team".into();
+        j.as_object_mut().unwrap().remove("status");
+        c.insert(j);
+    }
+    c.clear_requests();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args([
+            "wait",
+            "--all",
+            "-n",
+            "team",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "2m",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Every job's wait has its watch open.
+    let watching = c.wait_for(std::time::Duration::from_secs(60), |c| {
+        c.arrived()
+            .iter()
+            .filter(|r| r.verb == "watch" && r.resource == "tfjobs")
+            .count()
+            >= n
+    });
+    c.delete("namespaces", None, "team");
+    let out = child.wait_with_output().unwrap();
+    assert!(watching, "the waits never started");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("namespace team was deleted while waiting")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("its 25 TFJobs went with it"), "{stderr}");
+    assert!(!stderr.contains("Diagnosis"), "{stderr}");
+    // Besides the jobs' progress lines (as many as their pods made progress before the
+    // namespace went, which depends on the machine's load), the deletion is a line or two.
+    let other = stderr
+        .lines()
+        .filter(|l| !l.starts_with("tfjob/") && !l.trim().is_empty())
+        .count();
+    assert!(other <= 3, "{other} lines besides progress:\n{stderr}");
+}
+
+/// `diagnose`: every row names its layer, and `-o json` speaks camelCase with pod counts as
+/// numbers, as `check -o json` and kubectl do.
+#[test]
+fn diagnose_names_every_rows_layer_and_its_json_is_camel_case() {
+    let c = cluster("");
+    // A job the operator failed: the controller row is ok, the job's failure is another row.
+    c.insert(
+        serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "bad", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "Never",
+            "template": {"spec": {"containers": [{"name": "tensorflow",
+                "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}),
+    );
+    let mut pods = 0;
+    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
+        pods = c.list("pods", Some("default")).len();
+        pods == 2
+    }));
+    c.exit_container("default", "bad-worker-0", "tensorflow", 1);
+    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
+        c.get("tfjobs", Some("default"), "bad").is_some_and(|j| {
+            j["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|x| x["type"] == "Failed" && x["status"] == "True")
+            })
+        })
+    }));
+    let run = tfjob(&c, &["diagnose", "bad"]);
+    for line in run.stdout.lines().filter(|l| l.starts_with('[')) {
+        let label = line[7..].split_whitespace().next().unwrap_or("");
+        assert!(
+            [
+                "CRD",
+                "Controller",
+                "Queue",
+                "Objects",
+                "Scheduling",
+                "Runtime"
+            ]
+            .contains(&label),
+            "a row without its layer: {line:?}\n{}",
+            run.stdout
+        );
+    }
+    let run = tfjob(&c, &["diagnose", "bad", "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    out.push(k.clone());
+                    keys(x, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    keys(&v, &mut all);
+    assert!(
+        all.iter().all(|k| !k.contains('_')),
+        "snake_case keys: {all:?}"
+    );
+    assert!(all.iter().any(|k| k == "nextStep"), "{all:?}");
+    assert!(v["pods"].is_object(), "{}", v["pods"]);
+    let total: u64 = v["pods"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 2, "{}", v["pods"]);
 }
