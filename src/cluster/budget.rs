@@ -64,6 +64,13 @@ impl Deadline {
         self.inner.as_ref().map(|i| i.until)
     }
 
+    /// When the command must end: the deadline, or a year away when it has none (a flag's
+    /// timeout too large to represent), so a core never keeps a timeout of its own.
+    pub fn end(&self) -> Instant {
+        self.until()
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600))
+    }
+
     /// The whole `--timeout` as given.
     pub fn timeout(&self) -> Option<Duration> {
         self.inner.as_ref().map(|i| i.timeout)

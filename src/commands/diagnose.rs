@@ -89,7 +89,6 @@ pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
         name,
         format: args.output,
         tail: args.tail,
-        timeout: args.timeout,
         max_restarts: args.max_restarts,
         in_pod: match (args.probe, args.no_probe) {
             (true, _) => crate::ops::diagnose::InPod::Always,

@@ -75,7 +75,6 @@ pub fn exec(ctx: Context, args: ProbeArgs, verbose: bool, out: &mut Output) -> R
         env_prefix: args
             .api_env_prefix
             .unwrap_or_else(|| crate::gateway::DEFAULT_ENV_PREFIX.to_string()),
-        timeout: args.timeout,
         format: match args.output {
             // -v asks for more, as it does of kubectl: the blocks.
             ProbeOutput::Text if verbose => ProbeFormat::Wide,

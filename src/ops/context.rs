@@ -39,16 +39,6 @@ impl Context {
         }
     }
 
-    /// A context around a client already built (in-process tests, callers with their own).
-    pub fn from_kube(kube: Kube) -> Self {
-        let deadline = kube.deadline.clone();
-        Context {
-            conn: kube.hints.clone(),
-            kube: tokio::sync::OnceCell::new_with(Some(kube)),
-            deadline,
-        }
-    }
-
     /// The same context bounded by `deadline` (set before the client is built).
     pub fn with_deadline(mut self, deadline: Deadline) -> Self {
         if let Some(kube) = self.kube.get_mut() {

@@ -3,7 +3,6 @@
 //! something did (3 when the CRD or the job is missing).
 
 use super::Context;
-use std::time::Duration;
 
 use crate::cluster::budget::Budget;
 use crate::diagnose;
@@ -40,8 +39,6 @@ pub struct DiagnoseOptions {
     pub format: DiagnoseFormat,
     /// Log lines per excerpt.
     pub tail: i64,
-    /// Bounds the whole command (exit 5).
-    pub timeout: Duration,
     /// Restarts of one container that make a crash loop (`--max-restarts`).
     pub max_restarts: u32,
     /// The in-pod layer: `ops::probe` when every replica runs.
@@ -57,16 +54,10 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
     let name = diagnose::job_name(&opts.name)?.to_string();
     let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
-    // `--timeout` is the command's deadline (the context's); without one (a caller of its own),
-    // `opts.timeout` from now. The verdict's reads first; log excerpts (decoration) within 2 s
-    // of them and before the deadline.
-    let deadline = match ctx.deadline().until() {
-        Some(_) => ctx.deadline().clone(),
-        None => crate::cluster::budget::Deadline::after(opts.timeout, "--timeout"),
-    };
-    let end = deadline
-        .until()
-        .unwrap_or_else(|| std::time::Instant::now() + opts.timeout);
+    // `--timeout` is the command's deadline, the context's alone. The verdict's reads first; log
+    // excerpts (decoration) within 2 s of them and before the deadline.
+    let deadline = ctx.deadline();
+    let end = deadline.end();
     let budget = Budget::until(end);
     let left = end.saturating_duration_since(std::time::Instant::now());
     let timed_out = || {
@@ -76,7 +67,7 @@ pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Resu
             .unwrap_or_else(|| format!("diagnosing TFJob {namespace}/{name}"));
         Error::Timeout(format!(
             "timed out after {} {phase}: the cluster did not answer every read in time (--timeout)",
-            crate::duration::go(opts.timeout),
+            crate::duration::go(deadline.timeout().unwrap_or_default()),
         ))
     };
     let collected = tokio::time::timeout(

@@ -62,7 +62,6 @@ pub struct ProbeOptions {
     /// The user named the prefix (`--api-env-prefix`): a container that sets neither variable
     /// is then their typo, not a job without a gateway.
     pub env_prefix_given: bool,
-    pub timeout: Duration,
     pub format: ProbeFormat,
     /// `--gateway-chat MODEL`: one tiny chat completion, from the first replica whose gateway
     /// check passed (opt-in: it costs tokens).
@@ -91,9 +90,7 @@ pub async fn run(ctx: &Context, opts: ProbeOptions, out: &mut Output) -> Result<
     let kube = ctx.kube().await?;
     let ns = kube.namespace.clone();
     let deadline = ctx.deadline();
-    let end = deadline
-        .until()
-        .unwrap_or_else(|| Instant::now() + opts.timeout);
+    let end = deadline.end();
     deadline.phase(format!("probing TFJob {ns}/{}", opts.job));
     let left = end.saturating_duration_since(Instant::now());
     let report = tokio::time::timeout(left, probe(kube, &ns, &opts, end))
@@ -314,7 +311,6 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
         container: None,
         env_prefix: crate::gateway::DEFAULT_ENV_PREFIX.to_string(),
         env_prefix_given: false,
-        timeout: end.saturating_duration_since(Instant::now()),
         format: ProbeFormat::Json,
         chat_model: None,
         jobset: false,

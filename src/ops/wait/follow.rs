@@ -64,12 +64,8 @@ pub async fn follow(
     format: ReportFormat,
     out: &mut Output,
 ) -> Result<()> {
-    // The command's one deadline when it has one (`submit --wait` has spent part of it already);
-    // `opts.timeout` from now otherwise (callers without a context).
-    let own_end = Instant::now()
-        .checked_add(opts.timeout)
-        .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600));
-    let end = kube.deadline.until().map_or(own_end, |d| d.min(own_end));
+    // The command's one deadline (`submit --wait` has spent part of it already).
+    let end = kube.deadline.end();
     kube.deadline.phase(format!(
         "waiting for TFJob {namespace}/{name} to be {}",
         opts.wait_for.flag_value()
