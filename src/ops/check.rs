@@ -81,8 +81,7 @@ pub async fn run(ctx: &Context, opts: CheckOptions, out: &mut Output) -> Result<
     preflight::print_warnings(&prepared.report, out);
     let mut job = prepared.job;
     let kube = ctx.kube().await?;
-    let namespace = preflight::resolve_namespace(kube, job.metadata.namespace.as_deref())?;
-    job.metadata.namespace = Some(namespace.clone());
+    let namespace = preflight::settle_namespace(kube, &mut job)?;
 
     // The queue first: the placement model then sees the pods as Kueue admits them.
     let queue = super::queue::assess(kube, &namespace, &job).await?;

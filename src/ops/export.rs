@@ -43,9 +43,16 @@ pub struct ExportOptions {
 pub fn prepare(
     kube: &crate::cluster::ConnectionOptions,
     args: &RenderOptions,
+) -> Result<(Exported, render::Prepared)> {
+    from_prepared(render::prepare(kube, args)?, None)
+}
+
+/// The JobSet of a job already prepared (rendered and validated once), in `namespace` when the
+/// cluster's is known.
+pub fn from_prepared(
+    prepared: render::Prepared,
     namespace: Option<&str>,
 ) -> Result<(Exported, render::Prepared)> {
-    let prepared = render::prepare(kube, args)?;
     let exported = jobset::export::export(&prepared.job, namespace).map_err(|refusals| {
         Error::Invalid(format!(
             "{} cannot be exported as a JobSet:\n{}",
@@ -108,7 +115,7 @@ pub fn to_text(js: &JobSet, format: ExportFormat) -> String {
 pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result<()> {
     let Target::JobSet = args.target;
     if !args.server_dry_run {
-        let (exported, prepared) = prepare(ctx.conn(), &args.render, None)?;
+        let (exported, prepared) = prepare(ctx.conn(), &args.render)?;
         crate::ops::preflight::print_warnings(&prepared.report, out);
         render::print_resources(&prepared, out);
         print_notes(&exported.notes, out);
@@ -116,10 +123,9 @@ pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result
     }
     // The namespace as kubectl resolves it, so addresses and the dry run agree.
     let kube = ctx.kube().await?;
-    let offline = render::prepare(ctx.conn(), &args.render)?;
-    let namespace =
-        crate::ops::preflight::resolve_namespace(kube, offline.job.metadata.namespace.as_deref())?;
-    let (mut exported, prepared) = prepare(ctx.conn(), &args.render, Some(&namespace))?;
+    let mut prepared = render::prepare(ctx.conn(), &args.render)?;
+    let namespace = crate::ops::preflight::settle_namespace(kube, &mut prepared.job)?;
+    let (mut exported, prepared) = from_prepared(prepared, Some(&namespace))?;
     exported.jobset.metadata.namespace = Some(namespace.clone());
     crate::ops::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);

@@ -86,7 +86,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         ));
     }
     if args.dry_run == DryRun::Client {
-        let (exported, prepared) = super::export::prepare(ctx.conn(), &args.render, None)?;
+        let (exported, prepared) = super::export::prepare(ctx.conn(), &args.render)?;
         super::preflight::print_warnings(&prepared.report, out);
         print_notes(&exported.notes, out);
         return out.data(&super::export::to_text(
@@ -95,16 +95,13 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         ));
     }
     let kube = ctx.kube().await?;
-    let offline = crate::pipeline::render::prepare(ctx.conn(), &args.render)?;
-    let namespace =
-        super::preflight::resolve_namespace(kube, offline.job.metadata.namespace.as_deref())?;
-    let (mut exported, prepared) =
-        super::export::prepare(ctx.conn(), &args.render, Some(&namespace))?;
+    let mut prepared = crate::pipeline::render::prepare(ctx.conn(), &args.render)?;
+    let namespace = super::preflight::settle_namespace(kube, &mut prepared.job)?;
+    let (mut exported, prepared) = super::export::from_prepared(prepared, Some(&namespace))?;
     super::preflight::print_warnings(&prepared.report, out);
     print_notes(&exported.notes, out);
     exported.jobset.metadata.namespace = Some(namespace.clone());
-    let mut job = prepared.job.clone();
-    job.metadata.namespace = Some(namespace.clone());
+    let job = prepared.job.clone();
 
     // Readiness: every check runs, the failures are reported together.
     let ((mut failures, warnings), ns, secrets) = tokio::join!(

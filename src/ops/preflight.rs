@@ -41,8 +41,16 @@ pub fn print_warnings(report: &validate::Report, out: &mut Output) {
     }
 }
 
+/// The job's namespace, settled once and written into it: what every command that sends a job
+/// sees, by [`resolve_namespace`]'s rule.
+pub fn settle_namespace(kube: &Kube, job: &mut TFJob) -> Result<String> {
+    let namespace = resolve_namespace(kube, job.metadata.namespace.as_deref())?;
+    job.metadata.namespace = Some(namespace.clone());
+    Ok(namespace)
+}
+
 /// `-n` wins; a manifest naming another namespace is refused, as kubectl refuses it.
-pub fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
+fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
     match from_job {
         Some(ns) if kube.namespace_from_flag && ns != kube.namespace => Err(Error::Usage(format!(
             "the namespace from the provided object {ns:?} does not match the namespace {:?}; \

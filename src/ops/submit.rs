@@ -84,8 +84,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
 
     // 2. The namespace, resolved as kubectl does (reading the kubeconfig sends nothing).
     let kube = ctx.kube().await?;
-    let namespace = super::preflight::resolve_namespace(kube, job.metadata.namespace.as_deref())?;
-    job.metadata.namespace = Some(namespace.clone());
+    let namespace = super::preflight::settle_namespace(kube, &mut job)?;
 
     // --replace may delete: ask before the first request, so an unanswerable question ends the
     // command at once, with nothing sent.
