@@ -10,8 +10,9 @@ use crate::ops::Context;
 /// Ctrl-C is caught from the first instant: tokio installs a signal handler only when a listener
 /// is first polled, so a command listening for it later would otherwise be killed by a Ctrl-C
 /// that comes before (no exit code, no message). This is the only listener: a command says what
-/// an interrupt means with [`crate::error::on_interrupt`] (`wait` says how to resume); otherwise
-/// the command ends with exit 130 and the generic message.
+/// an interrupt means with [`crate::error::on_interrupt`] (`wait` says how to resume, a write what
+/// to check); otherwise the command ends with exit 130, saying what it was doing and that
+/// nothing was written.
 ///
 /// The command's deadline ([`Context::deadline`]) guards the whole future: whatever it awaits,
 /// it ends within a moment of `--timeout` with exit 5, naming the phase it was in.
@@ -47,12 +48,23 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(
         tokio::select! {
             biased;
             result = ctx.deadline().bound(future) => result,
-            signal = interrupted => Err(crate::error::interrupted(&format!(
-                "interrupted ({signal}): writes reported above were made; a request in flight \
-                 may or may not have been applied",
+            signal = interrupted => Err(crate::error::interrupted(&unsaid(
+                signal,
+                &ctx.deadline().current_phase(),
             ))),
         }
     })
+}
+
+/// The interrupt's message when the command said nothing of it: every write says what an
+/// interrupt means just before it is sent (`error::on_interrupt_write`), so a command that never
+/// did wrote nothing. What it was doing is the deadline's phase, the words a timeout would use.
+fn unsaid(signal: &str, doing: &str) -> String {
+    if doing.is_empty() {
+        format!("interrupted ({signal}); nothing was written")
+    } else {
+        format!("interrupted ({signal}) while {doing}; nothing was written")
+    }
 }
 
 /// A future that completes on SIGINT, SIGTERM or SIGHUP (a closed terminal, `kill`, a CI

@@ -451,4 +451,7 @@ fn logs_follow_on_an_endless_log_stops_on_sigterm() {
     bounded(&o, "logs -f on an endless log, then SIGTERM");
     assert_eq!(o.code, Some(130), "{}", o.stderr);
     assert!(o.stderr.contains("interrupted (SIGTERM)"), "{}", o.stderr);
+    // `logs` writes nothing, and says so (not the outcome of a write it never sent).
+    assert!(o.stderr.contains("nothing was written"), "{}", o.stderr);
+    assert!(!o.stderr.contains("in flight"), "{}", o.stderr);
 }
