@@ -57,7 +57,7 @@ pub(super) fn container(c: &Value, path: &str, init: bool, ctx: &Ctx, out: &mut 
         out,
     );
     ports(c, path, out);
-    env(c, path, out);
+    env(c, path, ctx.volumes, out);
     if let Some(r) = c.get("resources") {
         resources(r, &format!("{path}.resources"), out);
         super::scheduling::validate_resource_claim_names(

@@ -33,8 +33,9 @@ const RESOURCE_FIELD_PATHS: [&str; 6] = [
 
 /// ValidateEnv → validateEnvVarValueFrom (one source, no `value` beside it),
 /// validateObjectFieldSelector, validateContainerResourceFieldSelector,
-/// validateConfigMapKeySelector / validateSecretKeySelector; ValidateEnvFrom.
-pub(super) fn env(c: &Value, path: &str, out: &mut Out) {
+/// validateConfigMapKeySelector / validateSecretKeySelector, a fileKeyRef against the pod's
+/// `volumes`; ValidateEnvFrom.
+pub(super) fn env(c: &Value, path: &str, volumes: &[Value], out: &mut Out) {
     for (i, e) in items(c, "env") {
         let epath = join_index(&format!("{path}.env"), i);
         let Some(vf) = e.get("valueFrom").filter(|v| !v.is_null()) else {
@@ -93,6 +94,9 @@ pub(super) fn env(c: &Value, path: &str, out: &mut Out) {
                     ),
                 );
             }
+        }
+        if let Some(fk) = vf.get("fileKeyRef").filter(|v| !v.is_null()) {
+            file_key_ref(fk, &format!("{vpath}.fileKeyRef"), volumes, out);
         }
         for (k, name_key) in [("configMapKeyRef", "name"), ("secretKeyRef", "name")] {
             if let Some(r) = vf.get(k) {
@@ -232,4 +236,52 @@ fn config_map_key(k: &str) -> Result<(), String> {
         return Err("must not be '.' or '..' or start with '..'".into());
     }
     Ok(())
+}
+
+/// An env var read from a file in a volume (`fileKeyRef`, EnvFiles). Its rules as a real
+/// kube-apiserver 1.36.2 answers them (seen by dry runs, and found by the differential run
+/// against it): `volumeName` and `path` are required; `path` may be absolute but no segment may
+/// be `..`; `key` is required and an env var name (printable ASCII but `=`); the volume must be
+/// one of the pod's (`Not found`, also for an empty name) and an emptyDir.
+fn file_key_ref(fk: &Value, path: &str, volumes: &[Value], out: &mut Out) {
+    let volume = s(fk, "volumeName").unwrap_or("");
+    if volume.is_empty() {
+        err(
+            out,
+            format!("{path}.volumeName"),
+            "volumeName is required".into(),
+        );
+    }
+    match s(fk, "path").unwrap_or("") {
+        "" => err(out, format!("{path}.path"), "path is required".into()),
+        p if p.split('/').any(|seg| seg == "..") => err(
+            out,
+            format!("{path}.path"),
+            format!("path {p:?} must not contain '..'"),
+        ),
+        _ => {}
+    }
+    match s(fk, "key").unwrap_or("") {
+        "" => err(out, format!("{path}.key"), "key is required".into()),
+        k => {
+            if let Err(e) = env_var_name(k) {
+                err(out, format!("{path}.key"), format!("key {k:?} {e}"));
+            }
+        }
+    }
+    match volumes.iter().find(|v| s(v, "name") == Some(volume)) {
+        None => err(
+            out,
+            format!("{path}.volumeName"),
+            format!("volume {volume:?} not found in the pod's volumes"),
+        ),
+        Some(v) if v.get("emptyDir").is_none_or(Value::is_null) => err(
+            out,
+            format!("{path}.volumeName"),
+            format!(
+                "volume {volume:?} must be an emptyDir: a fileKeyRef reads an env file the pod writes there"
+            ),
+        ),
+        Some(_) => {}
+    }
 }

@@ -112,3 +112,78 @@ fn an_overhead_without_a_runtime_class_is_forbidden_by_admission() {
     assert!(with(json!({"overhead": {"cpu": "250m"}, "runtimeClassName": "kata"})).is_empty());
     assert!(with(json!({"overhead": {}})).is_empty());
 }
+
+/// Each case as a real kube-apiserver 1.36.2 answered its dry run (the differential run found
+/// the first: a fileKeyRef to a Secret volume, which validate passed).
+#[test]
+fn a_file_key_ref_needs_an_empty_dir_of_the_pod_and_a_clean_path() {
+    let c = "p.containers[0].env[0].valueFrom.fileKeyRef";
+    let pod = |volume: Value, fk: Value| {
+        json!({"volumes": [volume], "containers": [{"name": "tensorflow", "image": "i:1",
+            "env": [{"name": "A", "valueFrom": {"fileKeyRef": fk}}]}]})
+    };
+    let empty = json!({"name": "v", "emptyDir": {}});
+    for (p, want) in [
+        // Accepted: an absolute path, `..x`, a key with a space or a leading digit, optional.
+        (
+            pod(
+                empty.clone(),
+                json!({"key": "A", "path": "/abs.txt", "volumeName": "v"}),
+            ),
+            vec![],
+        ),
+        (
+            pod(
+                empty.clone(),
+                json!({"key": "1A B", "path": "..x", "volumeName": "v", "optional": true}),
+            ),
+            vec![],
+        ),
+        (
+            pod(
+                json!({"name": "v", "secret": {"secretName": "s"}}),
+                json!({"key": "A", "path": "e", "volumeName": "v"}),
+            ),
+            vec![format!("{c}.volumeName")],
+        ),
+        (
+            pod(
+                empty.clone(),
+                json!({"key": "A", "path": "e", "volumeName": "nope"}),
+            ),
+            vec![format!("{c}.volumeName")],
+        ),
+        (
+            pod(
+                empty.clone(),
+                json!({"key": "A", "path": "a/../b", "volumeName": "v"}),
+            ),
+            vec![format!("{c}.path")],
+        ),
+        (
+            pod(
+                empty.clone(),
+                json!({"key": "A=B", "path": "e", "volumeName": "v"}),
+            ),
+            vec![format!("{c}.key")],
+        ),
+        (
+            pod(
+                empty.clone(),
+                json!({"key": "", "path": "e", "volumeName": "v"}),
+            ),
+            vec![format!("{c}.key")],
+        ),
+        // Both volumeName errors, as the server lists them for an empty name.
+        (
+            pod(empty, json!({"key": "A", "path": ""})),
+            vec![
+                format!("{c}.volumeName"),
+                format!("{c}.path"),
+                format!("{c}.volumeName"),
+            ],
+        ),
+    ] {
+        assert_eq!(paths(p.clone()), want, "{p}");
+    }
+}
