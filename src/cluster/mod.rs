@@ -322,6 +322,14 @@ impl Target {
             Target::TfJob(n) | Target::JobSet(n) => n,
         }
     }
+
+    /// The kind, as messages name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Target::TfJob(_) => "TFJob",
+            Target::JobSet(_) => "JobSet",
+        }
+    }
 }
 
 /// `NAME`, `tfjob/NAME`, `tfjobs/NAME`, `tfjob.kubeflow.org/NAME`, `tfjobs.kubeflow.org/NAME`

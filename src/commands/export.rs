@@ -7,7 +7,7 @@ use super::render::RenderArgs;
 use crate::error::Result;
 use crate::ops::Context;
 use crate::ops::DryRun;
-use crate::ops::export::{ExportFormat, ExportOptions, Target};
+use crate::ops::export::{ExportFormat, ExportOptions};
 use crate::output::Output;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -41,10 +41,11 @@ pub struct ExportArgs {
 }
 
 pub fn exec(ctx: Context, args: ExportArgs, out: &mut Output) -> Result<()> {
+    // One kind today: `--to` is required so scripts say what they get. The ops core knows no
+    // other, so it takes no target.
     let TargetArg::Jobset = args.to;
     let options = ExportOptions {
         render: args.render.into(),
-        target: Target::JobSet,
         format: match args.output {
             FormatArg::Yaml => ExportFormat::Yaml,
             FormatArg::Json => ExportFormat::Json,

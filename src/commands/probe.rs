@@ -54,10 +54,7 @@ pub struct ProbeArgs {
 pub fn exec(ctx: Context, args: ProbeArgs, verbose: bool, out: &mut Output) -> Result<()> {
     // `--timeout` is the whole command's deadline: every exec spends from it.
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
-    let (job, jobset) = match Target::parse(&args.name, "probe")? {
-        Target::TfJob(name) => (name, false),
-        Target::JobSet(name) => (name, true),
-    };
+    let target = Target::parse(&args.name, "probe")?;
     if let Some(model) = &args.gateway_chat
         && !crate::ops::probe::valid_model(model)
     {
@@ -69,7 +66,7 @@ pub fn exec(ctx: Context, args: ProbeArgs, verbose: bool, out: &mut Output) -> R
         crate::gateway::check_env_prefix(p).map_err(Error::Usage)?;
     }
     let opts = ProbeOptions {
-        job,
+        target,
         container: args.container,
         env_prefix_given: args.api_env_prefix.is_some(),
         env_prefix: args
@@ -84,7 +81,6 @@ pub fn exec(ctx: Context, args: ProbeArgs, verbose: bool, out: &mut Output) -> R
             ProbeOutput::Yaml => ProbeFormat::Yaml,
         },
         chat_model: args.gateway_chat,
-        jobset,
         only_when_all_running: false,
     };
     block_on(&ctx, crate::ops::probe::run(&ctx, opts, out))

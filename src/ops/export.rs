@@ -14,13 +14,6 @@ use crate::pipeline::jobset::{self, JobSet};
 use crate::pipeline::render::{self, RenderOptions};
 use crate::pipeline::validate::Finding;
 
-/// What to export to (one target today; the flag says it so scripts stay readable).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Target {
-    #[default]
-    JobSet,
-}
-
 /// How the JobSet is printed on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExportFormat {
@@ -33,7 +26,6 @@ pub enum ExportFormat {
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
     pub render: RenderOptions,
-    pub target: Target,
     pub format: ExportFormat,
     /// A server-side dry run of the create.
     pub server_dry_run: bool,
@@ -113,7 +105,6 @@ pub fn to_text(js: &JobSet, format: ExportFormat) -> String {
 
 /// `kubectl tfjob export`.
 pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result<()> {
-    let Target::JobSet = args.target;
     if !args.server_dry_run {
         let (exported, prepared) = prepare(ctx.conn(), &args.render)?;
         crate::ops::preflight::print_warnings(&prepared.report, out);

@@ -23,7 +23,7 @@ use kube::api::{Api, ListParams};
 use serde_json::Value;
 
 use crate::cluster::podexec::{self, Ended};
-use crate::cluster::{self, Kube};
+use crate::cluster::{self, Kube, Target};
 use crate::diagnose::inpod::{self, Check, EnvAnswer, PeerFacts, Status};
 use crate::diagnose::{Finding, Layer, Verdict};
 use crate::error::{Error, Result};
@@ -54,7 +54,9 @@ const CONCURRENCY: usize = 8;
 /// What to probe. Plain data: the CLI layer fills it from flags.
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
-    pub job: String,
+    /// The job, resolved once from the argument: a TFJob, or a JobSet that `export --to jobset`
+    /// made (its pods labelled by JobSet, the TF_CONFIG expected the one the export wrote).
+    pub target: crate::cluster::Target,
     /// The container to probe (default `tensorflow`).
     pub container: Option<String>,
     /// Prefix of the gateway env vars: PREFIX_API_KEY and PREFIX_BASE_URL.
@@ -66,9 +68,6 @@ pub struct ProbeOptions {
     /// `--gateway-chat MODEL`: one tiny chat completion, from the first replica whose gateway
     /// check passed (opt-in: it costs tokens).
     pub chat_model: Option<String>,
-    /// `jobset/NAME`: a JobSet that `export --to jobset` made (its pods labelled by JobSet, the
-    /// TF_CONFIG expected the one the export wrote).
-    pub jobset: bool,
     /// Probe nothing unless every replica's training container runs (`diagnose --probe`):
     /// the report then says which replica is not running yet.
     pub only_when_all_running: bool,
@@ -91,7 +90,11 @@ pub async fn run(ctx: &Context, opts: ProbeOptions, out: &mut Output) -> Result<
     let ns = kube.namespace.clone();
     let deadline = ctx.deadline();
     let end = deadline.end();
-    deadline.phase(format!("probing TFJob {ns}/{}", opts.job));
+    deadline.phase(format!(
+        "probing {} {ns}/{}",
+        opts.target.kind(),
+        opts.target.name()
+    ));
     let left = end.saturating_duration_since(Instant::now());
     let report = tokio::time::timeout(left, probe(kube, &ns, &opts, end))
         .await
@@ -143,10 +146,9 @@ pub async fn probe(
         services,
         expected,
         total,
-    } = if opts.jobset {
-        read_jobset(kube, ns, &opts.job, &container).await?
-    } else {
-        read_tfjob(kube, ns, &opts.job).await?
+    } = match &opts.target {
+        Target::JobSet(name) => read_jobset(kube, ns, name, &container).await?,
+        Target::TfJob(name) => read_tfjob(kube, ns, name).await?,
     };
     let policies: Vec<NetworkPolicy> = {
         let api: Api<NetworkPolicy> = Api::namespaced(kube.client.clone(), ns);
@@ -161,7 +163,7 @@ pub async fn probe(
         && let Some(why) = waiting_for(job, &pods, &container)
     {
         return Ok(ProbeReport {
-            job: opts.job.clone(),
+            job: opts.target.name().to_string(),
             namespace: ns.to_string(),
             verdict: format!("not probed: {why}"),
             ok: false,
@@ -181,10 +183,9 @@ pub async fn probe(
         key_var: &key_var,
         base_var: &base_var,
         prefix_given: opts.env_prefix_given,
-        tf_config_from: if opts.jobset {
-            "the JobSet's pod template"
-        } else {
-            "the operator"
+        tf_config_from: match opts.target {
+            Target::JobSet(_) => "the JobSet's pod template",
+            Target::TfJob(_) => "the operator",
         },
     };
     let mut replicas: Vec<ReplicaProbe> = stream::iter(pods.iter())
@@ -216,8 +217,7 @@ pub async fn probe(
         )
         .await;
     }
-    let kind = if opts.jobset { "JobSet" } else { "TFJob" };
-    let verdict = verdict(kind, &opts.job, total, &replicas);
+    let verdict = verdict(opts.target.kind(), opts.target.name(), total, &replicas);
     let ok = replicas.iter().all(|r| r.probed)
         && !replicas.is_empty()
         && replicas.len() == total
@@ -226,7 +226,7 @@ pub async fn probe(
             .flat_map(|r| r.checks())
             .all(|c| c.status == Status::Pass);
     Ok(ProbeReport {
-        job: opts.job.clone(),
+        job: opts.target.name().to_string(),
         namespace: ns.to_string(),
         verdict,
         ok,
@@ -307,13 +307,12 @@ async fn chat(
 /// finding says which replica does not run yet. `end` is the diagnosis's deadline.
 pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
     let opts = ProbeOptions {
-        job: job.to_string(),
+        target: Target::TfJob(job.to_string()),
         container: None,
         env_prefix: crate::gateway::DEFAULT_ENV_PREFIX.to_string(),
         env_prefix_given: false,
         format: ProbeFormat::Json,
         chat_model: None,
-        jobset: false,
         only_when_all_running: true,
     };
     let left = end.saturating_duration_since(Instant::now());
