@@ -243,6 +243,8 @@ fn config_map_key(k: &str) -> Result<(), String> {
 /// against it): `volumeName` and `path` are required; `path` may be absolute but no segment may
 /// be `..`; `key` is required and an env var name (printable ASCII but `=`); the volume must be
 /// one of the pod's (`Not found`, also for an empty name) and an emptyDir.
+/// A volume that names no source is one: defaulting makes it so (core/v1 defaults.go
+/// `SetDefaults_Volume`), and the server takes it (the differential run's second finding).
 fn file_key_ref(fk: &Value, path: &str, volumes: &[Value], out: &mut Out) {
     let volume = s(fk, "volumeName").unwrap_or("");
     if volume.is_empty() {
@@ -275,7 +277,7 @@ fn file_key_ref(fk: &Value, path: &str, volumes: &[Value], out: &mut Out) {
             format!("{path}.volumeName"),
             format!("volume {volume:?} not found in the pod's volumes"),
         ),
-        Some(v) if v.get("emptyDir").is_none_or(Value::is_null) => err(
+        Some(v) if !empty_dir(v) => err(
             out,
             format!("{path}.volumeName"),
             format!(
@@ -284,4 +286,11 @@ fn file_key_ref(fk: &Value, path: &str, volumes: &[Value], out: &mut Out) {
         ),
         Some(_) => {}
     }
+}
+
+/// An emptyDir volume, or one that names no source, which defaulting makes an emptyDir.
+fn empty_dir(v: &Value) -> bool {
+    v.get("emptyDir").is_some_and(|e| !e.is_null())
+        || v.as_object()
+            .is_some_and(|m| m.iter().all(|(k, x)| k == "name" || x.is_null()))
 }

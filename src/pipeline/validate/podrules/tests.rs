@@ -124,7 +124,15 @@ fn a_file_key_ref_needs_an_empty_dir_of_the_pod_and_a_clean_path() {
     };
     let empty = json!({"name": "v", "emptyDir": {}});
     for (p, want) in [
-        // Accepted: an absolute path, `..x`, a key with a space or a leading digit, optional.
+        // Accepted: a volume with no source (defaulted to an emptyDir), an absolute path,
+        // `..x`, a key with a space or a leading digit, optional.
+        (
+            pod(
+                json!({"name": "v"}),
+                json!({"key": "A", "path": "e", "volumeName": "v"}),
+            ),
+            vec![],
+        ),
         (
             pod(
                 empty.clone(),
