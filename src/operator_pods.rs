@@ -24,7 +24,7 @@
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ContainerPort, EnvVar, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{EnvVar, Pod, PodSpec, PodTemplateSpec};
 
 use crate::model::{self, ReplicaSpec, ReplicaType, TFJob};
 
@@ -314,27 +314,14 @@ impl<'a> OperatorJob<'a> {
     }
 }
 
-/// The operator's defaulting (`setDefaultPort`): `tfjob-port` 2222 on the `tensorflow`
-/// container (else the first) when it has none.
+/// The operator's defaulting (`setDefaultPort`), as [`wire::add_default_port`] states it.
 fn add_default_port(spec: &mut PodSpec) {
-    let main = spec
-        .containers
-        .iter()
-        .position(|c| c.name == model::DEFAULT_CONTAINER_NAME)
-        .unwrap_or(0);
-    let Some(c) = spec.containers.get_mut(main) else {
+    let Ok(mut v) = serde_json::to_value(&*spec) else {
         return;
     };
-    let ports = c.ports.get_or_insert_with(Vec::new);
-    if !ports
-        .iter()
-        .any(|p| p.name.as_deref() == Some(model::DEFAULT_PORT_NAME))
-    {
-        ports.push(ContainerPort {
-            name: Some(model::DEFAULT_PORT_NAME.into()),
-            container_port: model::DEFAULT_PORT,
-            ..Default::default()
-        });
+    wire::add_default_port(&mut v);
+    if let Ok(with_port) = serde_json::from_value(v) {
+        *spec = with_port;
     }
 }
 

@@ -38,6 +38,38 @@ const TCP_SOCKET: &[&str] = &["host"];
 const TOLERATION: &[&str] = &["key", "operator", "value", "effect"];
 const NAME: &[&str] = &["name"];
 
+/// The operator's defaulting (`setDefaultPort`): `{name: tfjob-port, containerPort: 2222}`
+/// appended to the `tensorflow` container (else the first) when it has no `tfjob-port`. What
+/// validate judges and what the pods carry both come from here.
+pub fn add_default_port(pod_spec: &mut Value) {
+    let Some(containers) = pod_spec.get_mut("containers").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let main = containers
+        .iter()
+        .position(|c| c["name"] == crate::model::DEFAULT_CONTAINER_NAME)
+        .unwrap_or(0);
+    let Some(c) = containers.get_mut(main).and_then(Value::as_object_mut) else {
+        return;
+    };
+    let ports = c.entry("ports").or_insert_with(|| Value::Array(Vec::new()));
+    if ports.is_null() {
+        *ports = Value::Array(Vec::new());
+    }
+    let Some(ports) = ports.as_array_mut() else {
+        return;
+    };
+    if !ports
+        .iter()
+        .any(|p| p["name"] == crate::model::DEFAULT_PORT_NAME)
+    {
+        ports.push(serde_json::json!({
+            "name": crate::model::DEFAULT_PORT_NAME,
+            "containerPort": crate::model::DEFAULT_PORT,
+        }));
+    }
+}
+
 /// Drops from `pod_spec` (a template's `spec`, as JSON) the empty strings the operator's Go
 /// client leaves out. Anything of another shape is left as it is, for the validators to name.
 pub fn omit_empty(pod_spec: &mut Value) {

@@ -45,9 +45,11 @@ pub fn check(obj: &Value) -> Vec<Finding> {
             &mut out,
         );
         if let Some(ps) = t.get("spec") {
-            // Judged as the operator sends it: an empty string it leaves out is not refused.
+            // Judged as the operator sends it: an empty string it leaves out is not refused, and
+            // its tfjob-port is there (with hostNetwork, it takes host port 2222 too).
             let mut sent = ps.clone();
             crate::operator_pods::wire::omit_empty(&mut sent);
+            crate::operator_pods::wire::add_default_port(&mut sent);
             pod_spec(&sent, &format!("{tpath}.spec"), &mut out);
         }
     }

@@ -169,13 +169,19 @@ fn validate_resize_policy(c: &Value, path: &str, out: &mut Out) {
 /// checkHostPortConflicts: no protocol/hostIP/hostPort twice among the regular containers,
 /// nor within one init container.
 pub(super) fn check_host_port_conflicts(ps: &Value, key: &str, path: &str, out: &mut Out) {
+    // With hostNetwork, defaulting gives every port its containerPort as hostPort
+    // (core/v1 defaults.go `defaultHostNetworkPorts`) before validation sees them.
+    let host_network = ps.get("hostNetwork").and_then(Value::as_bool) == Some(true);
     let mut seen: Vec<String> = Vec::new();
     for (i, c) in items(ps, key) {
         if key == "initContainers" {
             seen.clear();
         }
         for (j, p) in items(c, "ports") {
-            let Some(h) = int(p, "hostPort").filter(|h| *h != 0) else {
+            let Some(h) = int(p, "hostPort")
+                .filter(|h| *h != 0)
+                .or_else(|| int(p, "containerPort").filter(|_| host_network))
+            else {
                 continue;
             };
             let k = format!(
@@ -193,7 +199,15 @@ pub(super) fn check_host_port_conflicts(ps: &Value, key: &str, path: &str, out: 
                             j
                         )
                     ),
-                    format!("Duplicate value: {k:?}"),
+                    if s(p, "name") == Some(crate::model::DEFAULT_PORT_NAME) {
+                        format!(
+                            "Duplicate value: {k:?}: the operator's {} (which it adds when no port has that name) takes host port {h} too under hostNetwork; name your port {} instead",
+                            crate::model::DEFAULT_PORT_NAME,
+                            crate::model::DEFAULT_PORT_NAME
+                        )
+                    } else {
+                        format!("Duplicate value: {k:?}")
+                    },
                 );
             }
             seen.push(k);

@@ -195,3 +195,26 @@ fn a_file_key_ref_needs_an_empty_dir_of_the_pod_and_a_clean_path() {
         assert_eq!(paths(p.clone()), want, "{p}");
     }
 }
+
+/// With hostNetwork every port's hostPort defaults to its containerPort, and the operator adds
+/// its `tfjob-port` 2222: a template port on 2222 is then a duplicate host port, as a real
+/// kube-apiserver 1.36.2 refused it (the differential run, seed 11).
+#[test]
+fn host_network_ports_default_their_host_port_before_the_conflict_check() {
+    let mut spec = json!({"hostNetwork": true, "containers": [{"name": "tensorflow", "image": "i:1",
+        "ports": [{"containerPort": 2222}]}]});
+    crate::operator_pods::wire::add_default_port(&mut spec);
+    assert_eq!(
+        paths(spec),
+        vec!["p.containers[0].ports[1].hostPort".to_string()]
+    );
+    // Without hostNetwork, or on another port, nothing conflicts.
+    for spec in [
+        json!({"containers": [{"name": "tensorflow", "image": "i:1", "ports": [{"containerPort": 2222}]}]}),
+        json!({"hostNetwork": true, "containers": [{"name": "tensorflow", "image": "i:1", "ports": [{"containerPort": 8080}]}]}),
+    ] {
+        let mut spec = spec;
+        crate::operator_pods::wire::add_default_port(&mut spec);
+        assert!(paths(spec.clone()).is_empty(), "{spec}");
+    }
+}
