@@ -503,10 +503,13 @@ fn node_lost(who: &Who, ev: &PodEvidence<'_>) -> Option<ReplicaFailure> {
 }
 
 /// The kernel's OOM killer.
-fn oom_killed(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFailure> {
-    let Main {
+fn oom_killed(
+    who: &Who,
+    ev: &PodEvidence<'_>,
+    Main {
         term, restarts, at, ..
-    } = c;
+    }: Main<'_>,
+) -> Option<ReplicaFailure> {
     if let Some(t) = term.filter(|t| t.reason.as_deref() == Some("OOMKilled")) {
         let limit = ev.memory_limit.unwrap_or("unknown");
         return who.mk(
@@ -525,13 +528,16 @@ fn oom_killed(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFai
 }
 
 /// A signature in the log of a container that died (or is stuck while running).
-fn signature(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFailure> {
-    let Main {
+fn signature(
+    who: &Who,
+    ev: &PodEvidence<'_>,
+    Main {
         main,
         term,
         restarts,
         at,
-    } = c;
+    }: Main<'_>,
+) -> Option<ReplicaFailure> {
     let replica = &who.replica;
     let signature = ev.log.and_then(scan_log);
     if let Some((sig, line)) = &signature {
@@ -584,13 +590,16 @@ fn signature(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFail
 }
 
 /// A crash loop, whatever the back-off timer shows right now.
-fn crash_loop(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFailure> {
-    let Main {
+fn crash_loop(
+    who: &Who,
+    ev: &PodEvidence<'_>,
+    Main {
         main,
         term,
         restarts,
         at,
-    } = c;
+    }: Main<'_>,
+) -> Option<ReplicaFailure> {
     let looping = main
         .state
         .as_ref()
@@ -621,10 +630,12 @@ fn crash_loop(who: &Who, ev: &PodEvidence<'_>, c: Main<'_>) -> Option<ReplicaFai
 }
 
 /// A plain non-zero exit of a container that is down now.
-fn exited(who: &Who, c: Main<'_>) -> Option<ReplicaFailure> {
-    let Main {
+fn exited(
+    who: &Who,
+    Main {
         main, restarts, at, ..
-    } = c;
+    }: Main<'_>,
+) -> Option<ReplicaFailure> {
     let t = main.state.as_ref().and_then(|s| s.terminated.as_ref())?;
     if t.exit_code == 0 {
         return None;

@@ -36,16 +36,13 @@ pub fn prepare(
     kube: &crate::cluster::ConnectionOptions,
     args: &RenderOptions,
 ) -> Result<(Exported, render::Prepared)> {
-    from_prepared(render::prepare(kube, args)?, None)
+    from_prepared(render::prepare(kube, args)?)
 }
 
-/// The JobSet of a job already prepared (rendered and validated once), in `namespace` when the
-/// cluster's is known.
-pub fn from_prepared(
-    prepared: render::Prepared,
-    namespace: Option<&str>,
-) -> Result<(Exported, render::Prepared)> {
-    let exported = jobset::export::export(&prepared.job, namespace).map_err(|refusals| {
+/// The JobSet of a job already prepared (rendered and validated once), in the job's namespace
+/// when it has one (settled against the cluster, or named by the manifest).
+pub fn from_prepared(prepared: render::Prepared) -> Result<(Exported, render::Prepared)> {
+    let exported = jobset::export::export(&prepared.job, None).map_err(|refusals| {
         Error::Invalid(format!(
             "{} cannot be exported as a JobSet:\n{}",
             prepared.source,
@@ -116,8 +113,7 @@ pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result
     let kube = ctx.kube().await?;
     let mut prepared = render::prepare(ctx.conn(), &args.render)?;
     let namespace = crate::ops::preflight::settle_namespace(kube, &mut prepared.job)?;
-    let (mut exported, prepared) = from_prepared(prepared, Some(&namespace))?;
-    exported.jobset.metadata.namespace = Some(namespace.clone());
+    let (exported, prepared) = from_prepared(prepared)?;
     crate::ops::preflight::print_warnings(&prepared.report, out);
     render::print_resources(&prepared, out);
     print_notes(&exported.notes, out);

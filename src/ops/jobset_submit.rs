@@ -97,10 +97,9 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     let kube = ctx.kube().await?;
     let mut prepared = crate::pipeline::render::prepare(ctx.conn(), &args.render)?;
     let namespace = super::preflight::settle_namespace(kube, &mut prepared.job)?;
-    let (mut exported, prepared) = super::export::from_prepared(prepared, Some(&namespace))?;
+    let (exported, prepared) = super::export::from_prepared(prepared)?;
     super::preflight::print_warnings(&prepared.report, out);
     print_notes(&exported.notes, out);
-    exported.jobset.metadata.namespace = Some(namespace.clone());
     let job = prepared.job.clone();
 
     // Readiness: every check runs, the failures are reported together.

@@ -56,7 +56,7 @@ const CONCURRENCY: usize = 8;
 pub struct ProbeOptions {
     /// The job, resolved once from the argument: a TFJob, or a JobSet that `export --to jobset`
     /// made (its pods labelled by JobSet, the TF_CONFIG expected the one the export wrote).
-    pub target: crate::cluster::Target,
+    pub target: Target,
     /// The container to probe (default `tensorflow`).
     pub container: Option<String>,
     /// Prefix of the gateway env vars: PREFIX_API_KEY and PREFIX_BASE_URL.

@@ -408,12 +408,7 @@ async fn store_new(st: &Store<'_>, desired: &Wiped, out: &mut Output) -> Result<
     }
     let action = Action::new("create", "secrets", Some(namespace)).named(&args.name);
     if !params.dry_run {
-        let check = format!(
-            "kubectl get secret {} {}",
-            args.name,
-            kube.hints.ns_flags(namespace)
-        );
-        crate::error::on_interrupt_write("Secret", namespace, &args.name, "created", &check);
+        interrupt_means(kube, namespace, &args.name, "created");
     }
     let created = create_secret(kube, api, params, desired, namespace, &action).await;
     crate::error::on_interrupt_settled();
@@ -488,14 +483,7 @@ async fn update(st: &Store<'_>, existing: &Wiped, desired: &Wiped, out: &mut Out
             // The resourceVersion from our read makes this a compare-and-swap: a
             // concurrent change gives 409 instead of being silently overwritten.
             if !params.dry_run {
-                let check = format!(
-                    "kubectl get secret {} {}",
-                    args.name,
-                    kube.hints.ns_flags(namespace)
-                );
-                crate::error::on_interrupt_write(
-                    "Secret", namespace, &args.name, "updated", &check,
-                );
+                interrupt_means(kube, namespace, &args.name, "updated");
             }
             let stored = cluster::retry(kube, || api.replace(&args.name, params, &updated.0)).await;
             crate::error::on_interrupt_settled();
@@ -666,6 +654,15 @@ fn base_url_line(namespace: &str, name: &str, stored: Option<String>) -> String 
             "jobs in namespace {namespace} will use base URL {DEFAULT_BASE_URL} (the default: secret/{name} has no {BASE_URL_KEY:?} key; store one with `secret create --base-url URL --overwrite`)"
         ),
     }
+}
+
+/// What an interrupt means while the Secret's write is in flight, and how to find out.
+fn interrupt_means(kube: &Kube, namespace: &str, name: &str, doing: &str) {
+    let check = format!(
+        "kubectl get secret {name} {}",
+        kube.hints.ns_flags(namespace)
+    );
+    crate::error::on_interrupt_write("Secret", namespace, name, doing, &check);
 }
 
 #[cfg(test)]
