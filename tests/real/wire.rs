@@ -4,7 +4,7 @@
 //!
 //! Compared (each a row of [`cases`]): a group that is not installed and a resource that is not
 //! served (plain-text 404), NotFound / AlreadyExists / Conflict / Invalid Status objects with
-//! their details and causes (a Pod refused by Pod validation among them), strict unknown fields (a null value included), create dry runs,
+//! their details and causes (a Pod refused by Pod validation and a TFJob by its CRD's schema among them), strict unknown fields (a null value included), create dry runs,
 //! an unsupported field selector, list paging with `continue`, the initial-events watch ending
 //! in a bookmark, Table output, and the service proxy `top` reads Prometheus through (a
 //! missing Service, a Service with nothing behind it) with the label lookup that finds it. Not compared: exec subprotocol negotiation (it needs a pod on
@@ -20,6 +20,23 @@ use crate::with_plane;
 /// `validateDNSPolicy`: field.NotSupported over the policies in their declared order), checked
 /// against the real server below.
 const POD_REFUSAL: &str = "Unsupported value: \"ClusterFrist\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"";
+
+/// What kube-apiserver 1.36 says of a TFJob whose pod template has an annotation that YAML
+/// reads as a bool (the article's `sidecar.istio.io/inject: false`): the CRD schema's type
+/// error (apiextensions' structural schema, `FieldValueTypeInvalid`), then the cause it adds
+/// when the CRD's CEL rules were not run on an invalid object.
+const SCHEMA_REFUSAL: [(&str, &str, &str); 2] = [
+    (
+        "spec.tfReplicaSpecs.Worker.template.metadata.annotations.sidecar.istio.io/inject",
+        "Invalid value: \"boolean\": spec.tfReplicaSpecs.Worker.template.metadata.annotations.sidecar.istio.io/inject in body must be of type string: \"boolean\"",
+        "FieldValueTypeInvalid",
+    ),
+    (
+        "<nil>",
+        "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+        "FieldValueInvalid",
+    ),
+];
 
 /// One request: method, path (the namespace is `wire`), body.
 struct Case {
@@ -115,6 +132,17 @@ fn cases() -> Vec<Case> {
                         "spec": {"dnsPolicy": "ClusterFrist",
                                  "containers": [{"name": "tensorflow", "image": "local/python:3"}]}}),
             ),
+        ),
+        c(
+            "Invalid TFJob (CRD schema: a bool annotation)",
+            "POST",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs",
+            Some({
+                let mut j = job("schema-bool");
+                j["spec"]["tfReplicaSpecs"]["Worker"]["template"]["metadata"] =
+                    json!({"annotations": {"sidecar.istio.io/inject": false}});
+                j
+            }),
         ),
         c(
             "strict unknown field, null value",
@@ -328,15 +356,28 @@ fn the_simulated_cluster_answers_as_the_real_api_server_does() {
             }
         });
         assert_eq!(said, format!("Pod \"refused\" is invalid: spec.dnsPolicy: {POD_REFUSAL}"));
-        // Pod validation is the real server's; the simulated cluster is told the outcome.
-        let sim = tfjob_testcluster::TestCluster::start(
-            tfjob_testcluster::Scenario::default().with_refusal(
-                "pods",
-                "refused",
-                "spec.dnsPolicy",
-                POD_REFUSAL,
-            ),
+        // Pod validation and the CRD schema are the real server's; the simulated cluster is
+        // told the outcome.
+        let mut scenario = tfjob_testcluster::Scenario::default().with_refusal(
+            "pods",
+            "refused",
+            "spec.dnsPolicy",
+            POD_REFUSAL,
         );
+        scenario.refusals.push(tfjob_testcluster::Refusal {
+            resource: "tfjobs".into(),
+            name: "schema-".into(),
+            webhook: None,
+            causes: SCHEMA_REFUSAL
+                .iter()
+                .map(|(field, message, reason)| tfjob_testcluster::RefusalCause {
+                    field: field.to_string(),
+                    message: message.to_string(),
+                    reason: Some(reason.to_string()),
+                })
+                .collect(),
+        });
+        let sim = tfjob_testcluster::TestCluster::start(scenario);
         let simulated = rt.block_on(answers(sim.kubeconfig()));
         let mut differ = vec![];
         for ((what, r), (_, s)) in real.iter().zip(&simulated) {

@@ -13,26 +13,40 @@ use crate::status::{self, ApiError, FieldError};
 /// `field.ErrorType` from the message's first words, as apimachinery prints them
 /// (field/errors.go `ErrorType.String`).
 fn reason_of(message: &str) -> &'static str {
-    [
-        ("Unsupported value", "FieldValueNotSupported"),
-        ("Required value", "FieldValueRequired"),
-        ("Duplicate value", "FieldValueDuplicate"),
-        ("Forbidden", "FieldValueForbidden"),
-        ("Too long", "FieldValueTooLong"),
-        ("Too many", "FieldValueTooMany"),
-        ("Not found", "FieldValueNotFound"),
-        ("Invalid value", "FieldValueInvalid"),
-    ]
-    .iter()
-    .find(|(prefix, _)| message.starts_with(prefix))
-    .map_or("FieldValueInvalid", |(_, reason)| reason)
+    REASONS
+        .iter()
+        .find(|(prefix, _)| message.starts_with(prefix))
+        .map_or("FieldValueInvalid", |(_, reason)| reason)
+}
+
+/// apimachinery's `ErrorType`s: the words each message starts with, and the reason.
+const REASONS: &[(&str, &str)] = &[
+    ("Unsupported value", "FieldValueNotSupported"),
+    ("Required value", "FieldValueRequired"),
+    ("Duplicate value", "FieldValueDuplicate"),
+    ("Forbidden", "FieldValueForbidden"),
+    ("Too long", "FieldValueTooLong"),
+    ("Too many", "FieldValueTooMany"),
+    ("Not found", "FieldValueNotFound"),
+    ("Invalid value", "FieldValueInvalid"),
+    ("Invalid value", "FieldValueTypeInvalid"),
+    ("Internal error", "InternalError"),
+];
+
+/// The reason a scenario names, if it is one of apimachinery's; else the message's.
+fn reason(cause: &crate::scenario::RefusalCause) -> &'static str {
+    cause
+        .reason
+        .as_deref()
+        .and_then(|named| REASONS.iter().find(|(_, r)| *r == named).map(|(_, r)| *r))
+        .unwrap_or_else(|| reason_of(&cause.message))
 }
 
 fn causes(r: &Refusal) -> Vec<FieldError> {
     r.causes
         .iter()
         .map(|c| FieldError {
-            reason: reason_of(&c.message),
+            reason: reason(c),
             message: c.message.clone(),
             field: c.field.clone(),
         })

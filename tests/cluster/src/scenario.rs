@@ -507,6 +507,10 @@ pub struct RefusalCause {
     /// The message after the field: its first words give the cause's reason, as apimachinery
     /// prints them (`Unsupported value`, `Required value`, `Invalid value`, …).
     pub message: String,
+    /// The cause's reason where the words do not tell it: a schema's type error reads
+    /// `Invalid value: …` and is `FieldValueTypeInvalid` (field/errors.go `TypeInvalid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The programs `pods/exec` finds in a training image unless [`Scenario::image_tools`] says
@@ -629,6 +633,7 @@ impl Scenario {
             causes: vec![RefusalCause {
                 field: field.into(),
                 message: message.into(),
+                reason: None,
             }],
         });
         self

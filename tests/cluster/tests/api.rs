@@ -167,6 +167,7 @@ async fn a_custom_resource_is_refused_as_the_scenario_says() {
         causes: vec![tfjob_testcluster::RefusalCause {
             field: "spec.tfReplicaSpecs[Worker].template.spec.containers".into(),
             message: "Required value: must have at least one container with name tensorflow".into(),
+            reason: None,
         }],
     });
     let c = TestCluster::start(scenario);
