@@ -6,8 +6,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::{block_on, parse_duration};
+use crate::cluster::Target;
 use crate::cluster::budget::Deadline;
-use crate::cluster::{Target, parse_job_name};
 use crate::error::Result;
 use crate::ops::Context;
 use crate::ops::DryRun;
@@ -78,27 +78,14 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
     } else {
         ctx
     };
-    if let [one] = args.names.as_slice()
-        && let Target::JobSet(name) = Target::parse(one, "delete")?
-    {
-        let timeout = if args.timeout.is_zero() {
-            DeleteOptions::default().timeout
-        } else {
-            args.timeout
-        };
-        return block_on(
-            &ctx,
-            crate::ops::jobset_day2::delete(&ctx, &name, args.wait, timeout, out),
-        );
-    }
-    let names = args
+    let targets = args
         .names
         .iter()
-        .map(|n| parse_job_name(n, "delete").map(str::to_string))
+        .map(|n| Target::parse(n, "delete"))
         .collect::<Result<Vec<_>>>()?;
     let defaults = DeleteOptions::default();
     let opts = DeleteOptions {
-        names,
+        names: Vec::new(),
         selector: args.selector,
         all: args.all,
         cascade: match args.cascade {
@@ -123,7 +110,7 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
         ignore_not_found: args.ignore_not_found,
         uid: None,
     };
-    block_on(&ctx, crate::ops::delete::run(&ctx, opts, out))
+    block_on(&ctx, crate::ops::delete::run(&ctx, &targets, opts, out))
 }
 
 pub(super) const DELETE_EXAMPLES: &str = "\

@@ -69,24 +69,16 @@ pub fn parse_progress_pattern(s: &str) -> std::result::Result<String, String> {
 
 pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
-    let name = match Target::parse(&args.name, "diagnose")? {
-        Target::JobSet(name) if args.probe => {
-            return Err(crate::error::Error::Usage(format!(
-                "--probe is diagnose's for a TFJob; for JobSet {name} run `kubectl tfjob probe jobset/{name}`"
-            )));
-        }
-        Target::JobSet(_) if args.save.is_some() => {
-            return Err(crate::error::Error::Usage(
-                "--save keeps a TFJob's evidence; it is not taken for a JobSet".into(),
-            ));
-        }
-        Target::JobSet(name) => {
-            return block_on(&ctx, crate::ops::jobset_diagnose::run(&ctx, &name, out));
-        }
-        Target::TfJob(name) => name,
-    };
+    let target = Target::parse(&args.name, "diagnose")?;
+    crate::ops::workload::tfjob_only(
+        &target,
+        "--probe",
+        args.probe,
+        &format!("run `kubectl tfjob probe jobset/{}`", target.name()),
+    )?;
+    crate::ops::workload::tfjob_only(&target, "--save", args.save.is_some(), "")?;
     let opts = DiagnoseOptions {
-        name,
+        name: target.name().to_string(),
         format: args.output,
         tail: args.tail,
         max_restarts: args.max_restarts,
@@ -105,7 +97,7 @@ pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
     if let Some(save) = &opts.save {
         crate::ops::evidence::check_dir(save)?;
     }
-    block_on(&ctx, crate::ops::diagnose::run(&ctx, opts, out))
+    block_on(&ctx, crate::ops::diagnose::run(&ctx, &target, opts, out))
 }
 
 pub(super) const DIAGNOSE_EXAMPLES: &str = "\

@@ -24,27 +24,15 @@ pub struct GetArgs {
 }
 
 pub fn exec(ctx: Context, args: GetArgs, out: &mut Output) -> Result<()> {
-    let mut names = Vec::new();
-    for arg in &args.names {
-        match Target::parse(arg, "get")? {
-            Target::JobSet(name) if args.names.len() == 1 => {
-                return block_on(&ctx, crate::ops::jobset_day2::get(&ctx, &name, out));
-            }
-            Target::JobSet(name) => {
-                return Err(crate::error::Error::Usage(format!(
-                    "jobset/{name} is shown on its own: `kubectl tfjob get jobset/{name}`"
-                )));
-            }
-            Target::TfJob(name) => names.push(name),
-        }
-    }
-    let mut opts = GetOptions::new(&names[0]);
+    let targets = args
+        .names
+        .iter()
+        .map(|arg| Target::parse(arg, "get"))
+        .collect::<Result<Vec<_>>>()?;
+    let mut opts = GetOptions::new(targets[0].name());
     opts.format = args.print.format()?;
     opts.table = args.print.table();
-    if let [_] = names.as_slice() {
-        return block_on(&ctx, crate::ops::get::run(&ctx, opts, out));
-    }
-    block_on(&ctx, crate::ops::get::run_many(&ctx, &names, opts, out))
+    block_on(&ctx, crate::ops::get::run(&ctx, &targets, opts, out))
 }
 
 pub(super) const GET_EXAMPLES: &str = "\

@@ -7,7 +7,7 @@ use clap::Args;
 use k8s_openapi::jiff::Timestamp;
 
 use super::{block_on, parse_duration};
-use crate::cluster::{Target, parse_job_name};
+use crate::cluster::Target;
 use crate::error::{Error, Result};
 use crate::ops::Context;
 use crate::ops::logs::LogsOptions;
@@ -77,8 +77,8 @@ pub struct LogsArgs {
 }
 
 impl LogsArgs {
-    fn options(&self, colour: bool) -> Result<LogsOptions> {
-        let mut o = LogsOptions::new(parse_job_name(&self.name, "logs")?);
+    fn options(&self, job: &str, colour: bool) -> Result<LogsOptions> {
+        let mut o = LogsOptions::new(job);
         o.container = self.container.clone();
         o.replica_type = self.replica_type.clone();
         o.index = self.index;
@@ -112,27 +112,14 @@ impl LogsArgs {
 /// Replica prefixes are coloured by the one colour decision every command uses
 /// ([`Output::out_color`]: a terminal, and not NO_COLOR or `TERM=dumb`).
 pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
-    if let Target::JobSet(name) = Target::parse(&args.name, "logs")? {
-        if args.save.is_some() {
-            return Err(crate::error::Error::Usage(
-                "--save keeps a TFJob's evidence; it is not taken for a JobSet".into(),
-            ));
-        }
-        let container = args
-            .container
-            .clone()
-            .unwrap_or_else(|| "tensorflow".into());
-        return block_on(
-            &ctx,
-            crate::ops::jobset_day2::logs(&ctx, &name, &container, out),
-        );
-    }
-    let opts = args.options(out.out_color())?;
+    let target = Target::parse(&args.name, "logs")?;
+    crate::ops::workload::tfjob_only(&target, "--save", args.save.is_some(), "")?;
+    let opts = args.options(target.name(), out.out_color())?;
     // `--save DIR` is checked before any request (exit 2 naming it).
     if let Some(save) = &opts.save {
         crate::ops::evidence::check_dir(save)?;
     }
-    block_on(&ctx, crate::ops::logs::run(&ctx, opts, out))
+    block_on(&ctx, crate::ops::logs::run(&ctx, &target, opts, out))
 }
 
 pub(super) const LOGS_EXAMPLES: &str = "\

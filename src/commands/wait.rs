@@ -200,23 +200,18 @@ pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
             .collect::<Result<Vec<_>>>()?;
         return block_on(&ctx, crate::ops::delete::wait_deleted(&ctx, &names, out));
     }
-    if let [one] = args.names.as_slice()
-        && let Target::JobSet(name) = Target::parse(one, "wait")?
-    {
-        if wait.save.is_some() {
-            return Err(crate::error::Error::Usage(
-                "--save keeps a TFJob's evidence; it is not taken for a JobSet".into(),
-            ));
-        }
-        if wait.wait_for == WaitFor::Training {
-            return Err(crate::error::Error::Usage(format!(
-                "--for training reads a TFJob's replicas' progress lines; for JobSet {name} use --for all-running and `kubectl tfjob logs jobset/{name}`"
-            )));
-        }
-        return block_on(
-            &ctx,
-            crate::ops::jobset_day2::wait(&ctx, &name, wait.wait_for, wait.timeout, out),
-        );
+    if let [one] = args.names.as_slice() {
+        let target = Target::parse(one, "wait")?;
+        crate::ops::workload::tfjob_only(&target, "--save", wait.save.is_some(), "")?;
+        crate::ops::workload::tfjob_only(
+            &target,
+            "--for training",
+            wait.wait_for == WaitFor::Training,
+            &format!(
+                "use --for all-running and `kubectl tfjob logs jobset/{}`",
+                target.name()
+            ),
+        )?;
     }
     let opts = crate::ops::wait_many::WaitManyOptions {
         targets: crate::ops::wait_many::Targets {

@@ -7,16 +7,18 @@
 use std::io::Write;
 use std::time::Duration;
 
+use futures::StreamExt;
 use kube::api::{Api, DeleteParams, ListParams, Preconditions, PropagationPolicy};
-use kube::runtime::{conditions, wait::await_condition};
+use kube::runtime::{WatchStreamExt, conditions, wait::await_condition, watcher};
 use kube::{Client, ResourceExt};
 
 use super::Context;
 use crate::cluster::pod::Pod;
-use crate::cluster::{self, Kube};
+use crate::cluster::{self, Action, Kube, Target};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::output::Output;
+use crate::pipeline::jobset::model::JobSet;
 
 /// `--cascade`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,8 +85,29 @@ pub fn deleted_line(name: &str, dry_run: DryRun) -> String {
     format!("tfjob.kubeflow.org \"{name}\" deleted{suffix}")
 }
 
-/// `kubectl tfjob delete`: deletes in the context's namespace.
-pub async fn run(ctx: &Context, opts: DeleteOptions, out: &mut Output) -> Result<()> {
+/// `kubectl tfjob delete TARGET… | -l | --all`: deletes in the context's namespace. The TFJobs
+/// are `targets`' names (`opts.names` is filled from them); a JobSet is deleted on its own.
+pub async fn run(
+    ctx: &Context,
+    targets: &[Target],
+    mut opts: DeleteOptions,
+    out: &mut Output,
+) -> Result<()> {
+    if let [Target::JobSet(name)] = targets {
+        let kube = ctx.kube().await?;
+        let js = super::workload::read_jobset(kube, name).await?;
+        return delete_jobset(kube, &js, opts.wait, opts.timeout, out).await;
+    }
+    for t in targets {
+        match t {
+            Target::TfJob(name) => opts.names.push(name.clone()),
+            Target::JobSet(name) => {
+                return Err(Error::Usage(format!(
+                    "jobset/{name} is deleted on its own: `kubectl tfjob delete jobset/{name}`"
+                )));
+            }
+        }
+    }
     ctx.with_streams(out, async |kube, ns, data, notes| {
         delete(kube, ns, &opts, data, notes).await
     })
@@ -448,4 +471,74 @@ async fn wait_gone(
         |n| writeln!(err, "waiting for {n} pod(s) to be deleted").map_err(io),
     )
     .await
+}
+
+// A JobSet (`delete jobset/NAME`).
+
+/// `delete jobset/NAME`: one DELETE, foreground (its Jobs and pods go first), then until it
+/// is gone or `timeout`.
+async fn delete_jobset(
+    kube: &Kube,
+    js: &JobSet,
+    wait: bool,
+    timeout: Duration,
+    out: &mut Output,
+) -> Result<()> {
+    let name = js.metadata.name.as_deref().unwrap_or_default();
+    // The uid as precondition: a JobSet made again under the name since the read (maybe not
+    // the plugin's) is never the one deleted.
+    let dp = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        preconditions: js.metadata.uid.clone().map(|uid| Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    let action = Action::new("delete", "jobsets", Some(&kube.namespace)).named(name);
+    let jobsets = super::workload::jobsets(kube);
+    let ns = kube.namespace.clone();
+    let check = format!("kubectl get jobset {name} {}", kube.hints.ns_flags(&ns));
+    crate::error::on_interrupt_write("JobSet", &ns, name, "deleted", &check);
+    let deleted = cluster::retry(kube, || jobsets.delete(name, &dp)).await;
+    crate::error::on_interrupt_settled();
+    match deleted {
+        Ok(_) => {}
+        Err(e) if cluster::status_code(&e) == Some(404) => {
+            return Err(super::workload::jobset_not_found(kube, name));
+        }
+        Err(e) => return Err(cluster::explain(e, &action, kube)),
+    }
+    if wait {
+        gone(kube, &jobsets, name, timeout).await?;
+    }
+    out.data_line(&format!("jobset.jobset.x-k8s.io \"{name}\" deleted"))
+}
+
+/// Until the JobSet is gone (its Jobs and pods first, foreground): a watch on it by name,
+/// re-watched after a drop and relisted after 410 Gone by kube-runtime's watcher, under one
+/// deadline. A relist that no longer finds it is gone too.
+async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str, timeout: Duration) -> Result<()> {
+    let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let watch = async {
+        let mut events = std::pin::pin!(watcher(jobsets.clone(), cfg).default_backoff());
+        let mut listed = false;
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(watcher::Event::Init) => listed = false,
+                Ok(watcher::Event::InitApply(_)) => listed = true,
+                Ok(watcher::Event::InitDone) if !listed => return,
+                Ok(watcher::Event::Delete(_)) => return,
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "jobset watch error (retried)"),
+            }
+        }
+    };
+    tokio::time::timeout(timeout, watch).await.map_err(|_| {
+        Error::Timeout(format!(
+            "JobSet {}/{name} is still there after {}s",
+            kube.namespace,
+            timeout.as_secs()
+        ))
+    })
 }

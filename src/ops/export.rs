@@ -143,7 +143,7 @@ pub async fn server_dry_run(kube: &Kube, namespace: &str, js: &JobSet) -> Result
 pub fn refused(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) -> Error {
     match &e {
         kube::Error::Api(s) if s.code == 404 && !s.message.contains("namespaces") => {
-            jobset_not_served()
+            super::workload::jobset_not_served()
         }
         kube::Error::Api(s) if s.code == 422 || s.code == 400 => {
             let mut message = format!("the API server rejected the JobSet: {}", s.message);
@@ -160,17 +160,4 @@ pub fn refused(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str)
         },
         _ => cluster::explain(e, &Action::new(verb, "jobsets", Some(namespace)), kube),
     }
-}
-
-/// The JobSet API is not served here: install JobSet (server-side: the CRD is over 256 KiB).
-pub fn jobset_not_served() -> Error {
-    Error::not_ready(
-        format!(
-            "this cluster does not serve {}/{} (the JobSet CRD {} is not installed)",
-            jobset::GROUP,
-            jobset::VERSION,
-            jobset::CRD_NAME
-        ),
-        "Install JobSet: kubectl apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
-    )
 }

@@ -8,18 +8,20 @@
 
 use std::io::Write;
 
-use k8s_openapi::api::core::v1::{Event, Service};
+use k8s_openapi::api::core::v1::{Event, Pod, Service};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::DynamicObject;
 
 use super::Context;
-use crate::cluster::{self, Kube};
+use super::workload::{Progress, Workload, jobset_replica, progress};
+use crate::cluster::{self, Kube, Target};
 use crate::cluster::{events, podtable};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::output::Output;
+use crate::pipeline::jobset::model::JobSet;
 use crate::print::jobview::{self, GetView};
 use crate::print::{self, Format, TableFlags};
 
@@ -47,19 +49,53 @@ impl GetOptions {
     }
 }
 
-/// `kubectl tfjob get NAME`: the job of the context's namespace.
-pub async fn run(ctx: &Context, opts: GetOptions, out: &mut Output) -> Result<()> {
-    ctx.with_streams(out, async |kube, ns, data, notes| {
-        get(kube, ns, &opts, data, notes).await
-    })
-    .await
+/// `kubectl tfjob get TARGET…` in the context's namespace: one job in full, several in turn
+/// ([`run_many`]); a JobSet is shown on its own.
+pub async fn run(
+    ctx: &Context,
+    targets: &[Target],
+    opts: GetOptions,
+    out: &mut Output,
+) -> Result<()> {
+    if let [one] = targets {
+        let kube = ctx.kube().await?;
+        let workload = Workload::resolve(kube, one).await?;
+        return match &workload {
+            Workload::TfJob(name) => {
+                let opts = GetOptions {
+                    name: name.clone(),
+                    ..opts
+                };
+                ctx.with_streams(out, async |kube, ns, data, notes| {
+                    get(kube, ns, &opts, data, notes).await
+                })
+                .await
+            }
+            Workload::JobSet(js) => {
+                let pods = workload.pods(kube).await?;
+                out.data(&describe(js, &pods))
+            }
+        };
+    }
+    let mut names = Vec::new();
+    for t in targets {
+        match t {
+            Target::TfJob(name) => names.push(name.clone()),
+            Target::JobSet(name) => {
+                return Err(Error::Usage(format!(
+                    "jobset/{name} is shown on its own: `kubectl tfjob get jobset/{name}`"
+                )));
+            }
+        }
+    }
+    run_many(ctx, &names, opts, out).await
 }
 
 /// `kubectl tfjob get A B …`: each job's description in turn (a blank line between), or, for
 /// the printers of objects, one `v1` List of them, as `kubectl get` prints several. A name
 /// that is not found is said on stderr and the others are still shown; the command then fails
 /// with the last such error.
-pub async fn run_many(
+async fn run_many(
     ctx: &Context,
     names: &[String],
     opts: GetOptions,
@@ -267,4 +303,77 @@ pub async fn get(
     };
     print::tables::get(&view, out).map_err(io)?;
     Ok(())
+}
+
+// A JobSet (`get jobset/NAME`): state, conditions, per-replicatedJob counts (in Jobs), pods.
+
+/// The text `get jobset/NAME` prints (pure), its strings from the cluster escaped for a terminal.
+pub fn describe(js: &JobSet, pods: &[Pod]) -> String {
+    crate::print::terminal::escape(&describe_raw(js, pods)).into_owned()
+}
+
+fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
+    let status = js.status.clone().unwrap_or_default();
+    let mut s = format!(
+        "Name:       {}\nNamespace:  {}\nKind:       JobSet (jobset.x-k8s.io/v1alpha2)\nState:      {}\n",
+        js.metadata.name.as_deref().unwrap_or(""),
+        js.metadata.namespace.as_deref().unwrap_or(""),
+        match progress(js) {
+            Progress::AllReady => "Running (every pod ready)".to_string(),
+            Progress::Completed => "Completed".to_string(),
+            Progress::Failed(why) => format!("Failed ({why})"),
+            Progress::Waiting(_) if js.is_suspended() => "Suspended".to_string(),
+            Progress::Waiting(_) => "Pending".to_string(),
+        }
+    );
+    s.push_str("Conditions:\n");
+    for c in &status.conditions {
+        s.push_str(&format!(
+            "  {:<10} {:<6} {}: {}\n",
+            c.type_, c.status, c.reason, c.message
+        ));
+    }
+    s.push_str(
+        "Replicated jobs (counted in Jobs):\n  NAME        JOBS  READY  SUCCEEDED  FAILED\n",
+    );
+    for r in &js.spec.replicated_jobs {
+        let st = status
+            .replicated_jobs_status
+            .iter()
+            .find(|x| x.name == r.name);
+        let n = |f: fn(&crate::pipeline::jobset::model::ReplicatedJobStatus) -> i32| {
+            st.map(f).unwrap_or(0)
+        };
+        s.push_str(&format!(
+            "  {:<11} {:<5} {:<6} {:<10} {}\n",
+            r.name,
+            r.replicas.unwrap_or(1),
+            n(|x| x.ready),
+            n(|x| x.succeeded),
+            n(|x| x.failed)
+        ));
+    }
+    s.push_str("Pods:\n  REPLICA      NAME                                PHASE      NODE\n");
+    let mut rows: Vec<(String, String, String, String)> = pods
+        .iter()
+        .map(|p| {
+            (
+                jobset_replica(p),
+                p.metadata.name.clone().unwrap_or_default(),
+                p.status
+                    .as_ref()
+                    .and_then(|x| x.phase.clone())
+                    .unwrap_or_default(),
+                p.spec
+                    .as_ref()
+                    .and_then(|x| x.node_name.clone())
+                    .unwrap_or_else(|| "<none>".into()),
+            )
+        })
+        .collect();
+    rows.sort();
+    for (r, n, ph, node) in rows {
+        s.push_str(&format!("  {r:<12} {n:<35} {ph:<10} {node}\n"));
+    }
+    s
 }

@@ -33,8 +33,6 @@ pub mod diagnose;
 pub mod evidence;
 pub mod export;
 pub mod get;
-pub mod jobset_day2;
-pub mod jobset_diagnose;
 pub mod jobset_submit;
 pub mod list;
 pub mod logs;
@@ -54,6 +52,7 @@ pub mod validate;
 pub mod version;
 pub mod wait;
 pub mod wait_many;
+pub mod workload;
 
 pub use context::Context;
 

@@ -65,8 +65,14 @@ pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Resu
             "wait needs a job: NAME…, -l SELECTOR or --all".into(),
         ));
     }
-    // One job by name: the one-job wait as it always was (live progress on a terminal).
+    // One job by name: the one-job wait as it always was (live progress on a terminal), or
+    // a JobSet followed by its status.
     if let [name] = targets.names.as_slice() {
+        if let cluster::Target::JobSet(name) = cluster::Target::parse(name, "wait")? {
+            let kube = ctx.kube().await?;
+            let js = crate::ops::workload::read_jobset(kube, &name).await?;
+            return wait::jobset::wait(kube, &js, opts.wait_for, opts.timeout, out).await;
+        }
         let one = WaitJobOptions {
             name: name.clone(),
             wait: opts.clone(),

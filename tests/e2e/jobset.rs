@@ -781,6 +781,7 @@ fn the_jobset_commands_refuse_a_jobset_the_plugin_did_not_make_and_touch_nothing
         &["logs", "jobset/theirs"],
         &["delete", "jobset/theirs"],
         &["diagnose", "jobset/theirs"],
+        &["probe", "jobset/theirs"],
     ] {
         let run = tfjob(&c, args);
         run.expect_code(3);
@@ -811,6 +812,48 @@ fn the_jobset_commands_refuse_a_jobset_the_plugin_did_not_make_and_touch_nothing
         js["metadata"]["annotations"]["kubectl-tfjob.kubeflow.org/exported-from"],
         "TFJob"
     );
+}
+
+/// The flags only a TFJob takes are refused for a JobSet by the one rule
+/// (`ops::workload::tfjob_only`), before any request, naming the flag (exit 2).
+#[test]
+fn a_tfjob_only_flag_is_refused_for_a_jobset_before_any_request() {
+    let c = with_jobset();
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().to_str().unwrap();
+    c.clear_requests();
+    for (args, said) in [
+        (
+            &["logs", "jobset/j", "--save", save][..],
+            "--save is for a TFJob",
+        ),
+        (
+            &["wait", "jobset/j", "--save", save],
+            "--save is for a TFJob",
+        ),
+        (
+            &["diagnose", "jobset/j", "--save", save],
+            "--save is for a TFJob",
+        ),
+        (
+            &["diagnose", "jobset/j", "--probe"],
+            "--probe is for a TFJob; it is not taken for a JobSet: run `kubectl tfjob probe jobset/j`",
+        ),
+        (
+            &["wait", "jobset/j", "--for", "training"],
+            "--for training is for a TFJob; it is not taken for a JobSet: use --for all-running",
+        ),
+        (&["get", "jobset/j", "tf-a"], "jobset/j is shown on its own"),
+        (
+            &["delete", "jobset/j", "tf-a"],
+            "jobset/j is deleted on its own",
+        ),
+    ] {
+        let run = tfjob(&c, args);
+        run.expect_code(2);
+        assert!(run.stderr.contains(said), "{args:?}: {}", run.stderr);
+    }
+    assert!(c.requests().is_empty(), "{:?}", c.requests());
 }
 
 #[test]

@@ -26,6 +26,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::Context;
+use super::workload::Workload;
 use crate::cluster::client as kubeapi;
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::{self, Kube};
@@ -118,10 +119,24 @@ pub struct LogsSummary {
 mod follow;
 mod stream;
 
+/// A bound on one JobSet pod's log read.
+const JOBSET_LOG_LIMIT_BYTES: i64 = 16 * 1024 * 1024;
+
 use follow::{Follow, Printed};
 
-/// `kubectl tfjob logs NAME`: the replicas' logs, in the context's namespace.
-pub async fn run(ctx: &Context, opts: LogsOptions, out: &mut Output) -> Result<()> {
+/// `kubectl tfjob logs TARGET`: the replicas' logs, in the context's namespace; a JobSet's
+/// pods each read once ([`jobset_logs`]).
+pub async fn run(
+    ctx: &Context,
+    target: &crate::cluster::Target,
+    opts: LogsOptions,
+    out: &mut Output,
+) -> Result<()> {
+    let kube = ctx.kube().await?;
+    let workload = Workload::resolve(kube, target).await?;
+    if let Workload::JobSet(_) = workload {
+        return jobset_logs(kube, &workload, opts.container(), out).await;
+    }
     ctx.with_streams(out, async |kube, ns, data, notes| {
         logs(kube, ns, &opts, data, notes).await
     })
@@ -317,6 +332,45 @@ fn earlier_save(
     // The folder names end in the UTC time: the greatest name is the newest.
     found.sort();
     found.pop()
+}
+
+// A JobSet (`logs jobset/NAME`).
+
+/// `logs jobset/NAME`: each pod's `container` log, every line prefixed `[<rjob>-<index>]`.
+async fn jobset_logs(
+    kube: &Kube,
+    workload: &Workload,
+    container: &str,
+    out: &mut crate::output::Output,
+) -> Result<()> {
+    let mut pods = workload.pods(kube).await?;
+    pods.sort_by_key(super::workload::jobset_replica);
+    let api: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(kube.client.clone(), &kube.namespace);
+    for p in pods {
+        let pname = p.metadata.name.clone().unwrap_or_default();
+        let lp = LogParams {
+            container: Some(container.to_string()),
+            limit_bytes: Some(JOBSET_LOG_LIMIT_BYTES),
+            ..Default::default()
+        };
+        let read =
+            || cluster::bounded::read_log(&api, &pname, &lp, JOBSET_LOG_LIMIT_BYTES as usize);
+        match cluster::retry(kube, read).await {
+            Ok(text) => {
+                let prefix = crate::print::terminal::escape(&super::workload::jobset_replica(&p))
+                    .into_owned();
+                for line in text.lines() {
+                    out.data_line(&format!("[{prefix}] {line}"))?;
+                }
+            }
+            Err(e) => out.note_line(&format!(
+                "warning: no log for {pname}: {}",
+                crate::error::chain(&e)
+            )),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -74,17 +74,7 @@ pub(super) async fn read_jobset(
     name: &str,
     container: &str,
 ) -> Result<Subject> {
-    use crate::pipeline::jobset::model::JobSet;
-    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), ns);
-    let js = cluster::retry(kube, || api.get_opt(name))
-        .await
-        .map_err(|e| Error::kube(format!("reading jobset {name}"), e))?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "jobsets.jobset.x-k8s.io \"{name}\" not found in namespace {ns}"
-            ))
-        })?;
-    crate::ops::jobset_day2::ours(js, ns)?;
+    crate::ops::workload::read_jobset(kube, name).await?;
     let by_js = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
     let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
     let pods = cluster::retry(kube, || pods_api.list(&by_js))

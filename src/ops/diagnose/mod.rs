@@ -4,6 +4,8 @@
 
 use super::Context;
 
+pub mod jobset;
+
 use crate::cluster::budget::Budget;
 use crate::diagnose;
 use crate::error::{Error, Result};
@@ -50,7 +52,17 @@ pub struct DiagnoseOptions {
     pub save: Option<super::evidence::SaveOptions>,
 }
 
-pub async fn run(ctx: &Context, opts: DiagnoseOptions, out: &mut Output) -> Result<()> {
+/// `kubectl tfjob diagnose TARGET`: a TFJob layer by layer; a JobSet by what JobSet writes
+/// ([`jobset::run`]).
+pub async fn run(
+    ctx: &Context,
+    target: &crate::cluster::Target,
+    opts: DiagnoseOptions,
+    out: &mut Output,
+) -> Result<()> {
+    if let crate::cluster::Target::JobSet(name) = target {
+        return jobset::run(ctx, name, out).await;
+    }
     let name = diagnose::job_name(&opts.name)?.to_string();
     let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();

@@ -3,7 +3,7 @@
 //! Job's conditions and `FailedCreate` events (a pod the API server refused), then each pod's
 //! scheduling and container state. The verdict is pure ([`verdict`]); [`run`] collects.
 
-use super::Context;
+use crate::ops::Context;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::Api;
@@ -27,16 +27,16 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Ver
     let name = js.metadata.name.clone().unwrap_or_default();
     let mut lines = Vec::new();
     let mut failure = None;
-    match super::jobset_submit::progress(js) {
-        super::jobset_submit::Progress::Failed(why) => {
+    match crate::ops::workload::progress(js) {
+        crate::ops::workload::Progress::Failed(why) => {
             lines.push(format!("JobSet: Failed ({why})"));
             failure = Some(format!("JobSet {name} failed: {why}"));
         }
-        super::jobset_submit::Progress::Completed => lines.push("JobSet: Completed".into()),
-        super::jobset_submit::Progress::AllReady => {
+        crate::ops::workload::Progress::Completed => lines.push("JobSet: Completed".into()),
+        crate::ops::workload::Progress::AllReady => {
             lines.push("JobSet: every replicatedJob's pods are ready".into())
         }
-        super::jobset_submit::Progress::Waiting(rows) => lines.push(format!(
+        crate::ops::workload::Progress::Waiting(rows) => lines.push(format!(
             "JobSet: {}{}",
             rows.iter()
                 .map(|(r, have, want)| format!("{r} {have}/{want} Jobs ready"))
@@ -103,33 +103,19 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Ver
     Verdict { lines, failure }
 }
 
-/// `kubectl tfjob diagnose jobset/NAME`.
+/// `kubectl tfjob diagnose jobset/NAME`: the JobSet API and controller first (a missing
+/// controller is why nothing moves), then the JobSet, resolved once.
 pub async fn run(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
     let kube = ctx.kube().await?;
     let ns = kube.namespace.clone();
-    let (failures, warnings) = super::jobset_submit::check_jobset(kube, &ns).await;
+    let (failures, warnings) = crate::ops::workload::check_jobset(kube, &ns).await;
     for w in &warnings {
         out.note_line(&format!("warning: {w}"));
     }
     if !failures.is_empty() {
-        return Err(super::readiness::combine(failures));
+        return Err(crate::ops::readiness::combine(failures));
     }
-    let js: Api<JobSet> = Api::namespaced(kube.client.clone(), &ns);
-    let js = match cluster::retry(kube, || js.get_opt(name)).await {
-        Ok(Some(js)) => super::jobset_day2::ours(js, &ns)?,
-        Ok(None) => {
-            return Err(Error::NotFound(format!(
-                "jobsets.jobset.x-k8s.io {name:?} not found in namespace {ns:?}"
-            )));
-        }
-        Err(e) => {
-            return Err(cluster::explain(
-                e,
-                &Action::new("get", "jobsets", Some(&ns)).named(name),
-                kube,
-            ));
-        }
-    };
+    let js = crate::ops::workload::read_jobset(kube, name).await?;
     let lp = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
     // Events about Jobs (FailedCreate): the namespace's, filtered here by the Jobs' names.
     let job_events = ListParams::default().fields("involvedObject.kind=Job");
