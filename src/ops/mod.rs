@@ -17,7 +17,9 @@
 //! `diagnose`, `wait` (`wait_many::run`; the one-job `wait::run` beneath it), `secret`
 //! (`create` or `check`), and the day-two cores `list`, `get`, `logs`, `top`, `delete`,
 //! `suspend`; `validate`, offline and reading no flag of the context, takes only `opts` and
-//! `out`. A day-two `run` hands the client, the namespace and the two streams to the step beside
+//! `out`. The verbs that act on named jobs (`get`, `logs`, `delete`, `diagnose`) also take the
+//! parsed `cluster::Target`s, and branch once on the [`workload::Workload`] they resolve (a
+//! TFJob or a JobSet the plugin made). A day-two `run` hands the client, the namespace and the two streams to the step beside
 //! it (`list::list`, `get::get`, …) through [`Context::with_streams`]; the in-process tests call
 //! those steps with a client of their own, and `submit --wait` calls `wait::follow` the same way.
 //!
