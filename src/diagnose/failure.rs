@@ -917,5 +917,4 @@ pub fn ledger(
 }
 
 #[cfg(test)]
-#[path = "failure_tests.rs"]
 mod tests;

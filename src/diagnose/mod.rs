@@ -15,8 +15,6 @@
 
 mod checks;
 mod collect;
-#[cfg(test)]
-mod collect_tests;
 pub mod failure;
 pub mod gpu_use;
 pub mod inpod;

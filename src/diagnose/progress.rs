@@ -366,5 +366,4 @@ pub fn stalls(replicas: &[(String, Progress)], now: Timestamp, window: Duration)
 }
 
 #[cfg(test)]
-#[path = "progress_tests.rs"]
 mod tests;

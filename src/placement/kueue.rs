@@ -726,5 +726,4 @@ pub fn sentence(a: &Admission, local_queue: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "kueue_tests.rs"]
 mod tests;

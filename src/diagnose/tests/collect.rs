@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use super::*;
 use crate::cluster::Kube;
+use crate::diagnose::*;
 
 const NS: &str = "default";
 const JOB: &str = "mnist";

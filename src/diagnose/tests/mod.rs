@@ -11,6 +11,7 @@ use super::*;
 use crate::error::Error;
 use crate::print::diagnosis::{compact, text as render_text};
 
+mod collect;
 mod collect_helpers;
 mod runtime;
 

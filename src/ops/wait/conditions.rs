@@ -564,5 +564,4 @@ fn fatal_pod_problem(
 }
 
 #[cfg(test)]
-#[path = "conditions_tests.rs"]
 mod tests;

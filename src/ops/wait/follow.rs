@@ -855,5 +855,4 @@ pub fn timed_out(watched: Duration, timeout: Duration) -> String {
 }
 
 #[cfg(test)]
-#[path = "follow_tests.rs"]
 mod tests;

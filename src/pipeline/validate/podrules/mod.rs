@@ -18,8 +18,6 @@ mod scheduling;
 mod security;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod upstream_tests;
 mod volumes;
 
 pub use security::is_valid_sysctl_name;

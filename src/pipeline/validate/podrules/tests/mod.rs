@@ -1,4 +1,6 @@
 use super::*;
+
+mod upstream;
 use serde_json::json;
 
 fn paths(pod: Value) -> Vec<String> {

@@ -1421,13 +1421,13 @@ fn rows(doc: &str) -> Vec<(String, String, Vec<String>)> {
 /// named for the upstream function; a server row gives a reason.
 #[test]
 fn coverage_table_is_complete() {
-    let doc = include_str!("../../../../docs/pod-validation.md");
-    let names: Vec<&str> = include_str!("../../../../docs/pod-validation-upstream.txt")
+    let doc = include_str!("../../../../../docs/pod-validation.md");
+    let names: Vec<&str> = include_str!("../../../../../docs/pod-validation-upstream.txt")
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
-    let src = include_str!("upstream_tests.rs");
+    let src = include_str!("upstream.rs");
     let table = rows(doc);
     let mut problems = Vec::new();
     for n in &names {
@@ -1451,7 +1451,7 @@ fn coverage_table_is_complete() {
                     || src.contains(&format!("fn {test}()"));
                 if !named || !exists {
                     problems.push(format!(
-                        "{name}: ported, but no test named {test} in upstream_tests.rs"
+                        "{name}: ported, but no test named {test} in tests/upstream.rs"
                     ));
                 }
             }
