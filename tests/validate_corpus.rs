@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 
 use kubectl_tfjob::gateway::GatewayConfig;
 use kubectl_tfjob::pipeline::manifest;
-use kubectl_tfjob::pipeline::validate::{self, Context, Severity};
+use kubectl_tfjob::pipeline::validate::{self, Inputs, Severity};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-tfjob");
@@ -284,7 +284,7 @@ fn our_schema_and_the_upstream_crd_agree() {
         return;
     };
     let compiled = validate::schema::compile(&upstream).expect("upstream schema compiles");
-    let ctx = Context {
+    let inputs = Inputs {
         gateway: GatewayConfig::default(),
         ..Default::default()
     };
@@ -310,7 +310,7 @@ fn our_schema_and_the_upstream_crd_agree() {
     for (name, v) in &good {
         let up = errors_of(&validate::schema::check_with(&compiled, v));
         assert!(up.is_empty(), "upstream rejects {name}: {up:?}");
-        let ours = validate::validate_value(v, &ctx);
+        let ours = validate::validate_value(v, &inputs);
         assert!(
             !ours.has_errors(),
             "we reject {name}: {}",
@@ -324,7 +324,7 @@ fn our_schema_and_the_upstream_crd_agree() {
         let doc = manifest::parse_one(&src, "x").unwrap().unwrap();
         let up = errors_of(&validate::validate_against_openapi(&upstream, &doc.value));
         assert!(!up.is_empty(), "upstream accepts {}", c.path.display());
-        let ours = validate::validate_value(&doc.value, &ctx);
+        let ours = validate::validate_value(&doc.value, &inputs);
         assert!(ours.has_errors(), "we accept {}", c.path.display());
         checked += 1;
     }

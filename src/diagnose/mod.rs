@@ -344,7 +344,7 @@ impl Layer {
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub enum Grade {
     Ok,
     Info,
     Warning,
@@ -352,15 +352,15 @@ pub enum Verdict {
     Unknown,
 }
 
-impl Verdict {
+impl Grade {
     /// Severity order: ok < info < unknown < warning < fail.
     pub fn rank(self) -> u8 {
         match self {
-            Verdict::Ok => 0,
-            Verdict::Info => 1,
-            Verdict::Unknown => 2,
-            Verdict::Warning => 3,
-            Verdict::Fail => 4,
+            Grade::Ok => 0,
+            Grade::Info => 1,
+            Grade::Unknown => 2,
+            Grade::Warning => 3,
+            Grade::Fail => 4,
         }
     }
 }
@@ -371,7 +371,7 @@ impl Verdict {
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     pub layer: Layer,
-    pub verdict: Verdict,
+    pub verdict: Grade,
     pub summary: String,
     pub evidence: Vec<String>,
     pub next_step: Option<String>,
@@ -383,7 +383,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(layer: Layer, verdict: Verdict, summary: impl Into<String>) -> Self {
+    pub fn new(layer: Layer, verdict: Grade, summary: impl Into<String>) -> Self {
         Finding {
             layer,
             verdict,
@@ -448,17 +448,17 @@ pub struct Diagnosis {
 
 impl Diagnosis {
     /// The most severe verdict (Ok when there are no findings).
-    pub fn worst(&self) -> Verdict {
+    pub fn worst(&self) -> Grade {
         self.findings
             .iter()
             .map(|f| f.verdict)
             .max_by_key(|v| v.rank())
-            .unwrap_or(Verdict::Ok)
+            .unwrap_or(Grade::Ok)
     }
 
     /// The first Fail, in layer order: the root cause to fix first.
     pub fn first_failure(&self) -> Option<&Finding> {
-        self.findings.iter().find(|f| f.verdict == Verdict::Fail)
+        self.findings.iter().find(|f| f.verdict == Grade::Fail)
     }
 }
 

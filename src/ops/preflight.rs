@@ -13,7 +13,7 @@ use crate::model::TFJob;
 use crate::output::Output;
 use crate::pipeline::validate;
 use crate::placement::live::{self, Unschedulable};
-use crate::placement::{self, Report, Severity, Snapshot, Verdict};
+use crate::placement::{self, ClusterState, Forecast, Severity, Verdict};
 
 /// The offline validation's findings (warnings: errors stopped the command earlier), on stderr.
 pub fn print_warnings(report: &validate::Report, out: &mut Output) {
@@ -63,7 +63,7 @@ fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
 }
 
 /// Reads the snapshot (retrying transient failures as a whole) and runs the pure model.
-pub async fn read(kube: &Kube, namespace: &str, job: &TFJob) -> Result<(Snapshot, Report)> {
+pub async fn read(kube: &Kube, namespace: &str, job: &TFJob) -> Result<(ClusterState, Forecast)> {
     let snapshot = cluster::retry(kube, || placement::collect(&kube.client, namespace, job))
         .await
         .map_err(|e| cluster::explain(e, &Action::new("list", "nodes", None), kube))?;
@@ -151,7 +151,7 @@ pub(crate) fn env_secrets(job: &TFJob) -> BTreeSet<String> {
 }
 
 pub(crate) fn missing_references(
-    report: &Report,
+    report: &Forecast,
     job: &TFJob,
     ns: &str,
     kube: &Kube,
@@ -202,8 +202,8 @@ pub(crate) fn missing_references(
 
 /// Exit status and warnings for a verdict (shared by `check` and `submit`).
 pub(crate) fn act_on_verdict(
-    report: &Report,
-    snapshot: &Snapshot,
+    report: &Forecast,
+    snapshot: &ClusterState,
     job: &TFJob,
     submitting: bool,
     out: &mut Output,
@@ -226,10 +226,10 @@ pub(crate) fn act_on_verdict(
             ));
             Ok(())
         }
-        Verdict::Never if Report::autoscaled(snapshot) => {
+        Verdict::Never if Forecast::autoscaled(snapshot) => {
             out.note_line(&format!(
                 "warning: TFJob {ns}/{name} does not fit on the current nodes ({reason}), but {}, so nodes may be added",
-                Report::autoscaler(snapshot).unwrap_or_default()
+                Forecast::autoscaler(snapshot).unwrap_or_default()
             ));
             Ok(())
         }
@@ -307,7 +307,7 @@ pub async fn on_unschedulable(
     else {
         return Ok(None);
     };
-    let autoscaler = Report::autoscaler(&snapshot);
+    let autoscaler = Forecast::autoscaler(&snapshot);
     let verdict = live::placement(snapshot, namespace, job);
     let source = match (capacity_may_come, autoscaler) {
         (_, Some(a)) => Some(a.to_string()),
@@ -343,8 +343,8 @@ mod tests {
     use super::*;
     use crate::placement::{Placement, PodPlacement, QuotaFinding, ReferenceFinding};
 
-    fn report(verdict: Verdict) -> Report {
-        Report {
+    fn report(verdict: Verdict) -> Forecast {
+        Forecast {
             placement: Placement {
                 verdict,
                 reason: "3 nvidia.com/gpu needed at once, 1 allocatable".into(),
@@ -385,14 +385,14 @@ mod tests {
     #[test]
     fn never_is_exit_4_unless_an_autoscaler_may_add_nodes() {
         let (mut out, _, err) = Output::buffers();
-        let plain = Snapshot::default();
+        let plain = ClusterState::default();
         let e =
             act_on_verdict(&report(Verdict::Never), &plain, &job(), true, &mut out).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::ExitCode::JobFailed);
         assert!(e.to_string().contains("Nothing was created"), "{e}");
         assert!(e.hint().unwrap().contains("--skip-capacity-check"));
 
-        let scaled = Snapshot {
+        let scaled = ClusterState {
             autoscaler: true,
             ..Default::default()
         };
@@ -404,7 +404,14 @@ mod tests {
     fn waits_and_unknown_warn_and_go_on() {
         for v in [Verdict::Waits, Verdict::Unknown] {
             let (mut out, stdout, err) = Output::buffers();
-            act_on_verdict(&report(v), &Snapshot::default(), &job(), false, &mut out).unwrap();
+            act_on_verdict(
+                &report(v),
+                &ClusterState::default(),
+                &job(),
+                false,
+                &mut out,
+            )
+            .unwrap();
             assert!(err.text().starts_with("warning: "), "{}", err.text());
             assert!(err.text().contains("3 nvidia.com/gpu"), "{}", err.text());
             assert_eq!(stdout.text(), "");

@@ -16,7 +16,7 @@ use crate::pipeline::manifest::{self, Document};
 use crate::print;
 // The manifest printers live in `print`; re-exported for the callers that name them here.
 use crate::pipeline::templates::{self, DEFAULT_TEMPLATE};
-use crate::pipeline::validate::{self, Context, Report};
+use crate::pipeline::validate::{self, Inputs, Report};
 use crate::pipeline::values;
 pub use crate::print::manifest::{to_json, to_yaml};
 // The option types belong to `values` (the pipeline's input), not to its top; re-exported here
@@ -95,12 +95,12 @@ pub fn prepare(kube: &ConnectionOptions, args: &RenderOptions) -> Result<Prepare
     let from_manifest = positions.is_some();
     let inject = !from_manifest || args.gateway.inject_gateway_env;
 
-    let ctx = Context {
+    let inputs = Inputs {
         gateway: gateway.clone(),
         will_inject: inject,
         positions: positions.as_ref(),
     };
-    let mut report = validate::validate_value(&value, &ctx);
+    let mut report = validate::validate_value(&value, &inputs);
     report.findings.extend(read_warnings);
     report
         .findings

@@ -1,4 +1,4 @@
-//! The one I/O part: reads the [`Snapshot`] the model needs. The number of requests does not
+//! The one I/O part: reads the [`ClusterState`] the model needs. The number of requests does not
 //! depend on the job's size; every list is paged (`limit`/`continue`) and decoded into slim
 //! types that keep only what placement reads, so memory stays bounded on big clusters. A 403
 //! on a list is not an error: the field stays `None` and the permission is named.
@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::filters::{ContainerResources, Res, pod_requests};
-use super::{BoundPod, BoundPods, NodeInfo, PvcInfo, Snapshot};
+use super::{BoundPod, BoundPods, ClusterState, NodeInfo, PvcInfo};
 use crate::cluster::{client, forbidden};
 use crate::model::TFJob;
 use crate::quantity::parse_quantity;
@@ -694,7 +694,7 @@ pub async fn collect(
     client: &Client,
     namespace: &str,
     job: &TFJob,
-) -> Result<Snapshot, kube::Error> {
+) -> Result<ClusterState, kube::Error> {
     let ns_path = |r: &str| format!("/api/v1/namespaces/{namespace}/{r}");
     let (lr_path, quota_path, pvc_path) = (
         ns_path("limitranges"),
@@ -763,7 +763,7 @@ pub async fn collect(
             })
             .collect()
     });
-    Ok(Snapshot {
+    Ok(ClusterState {
         namespace: namespace.to_string(),
         nodes,
         bound_pods,

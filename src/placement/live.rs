@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Report, Snapshot, Verdict, admitted_pods, place};
+use super::{ClusterState, Forecast, Verdict, admitted_pods, place};
 use crate::model::TFJob;
 
 /// What the model adds for a created job's Unschedulable pods: `waits` or `never` with the
@@ -22,8 +22,12 @@ pub struct Unschedulable {
 /// own bound pods taken out of the cluster (they would otherwise hold resources against
 /// themselves). `None` when the model has nothing to add (fits, unknown, or an autoscaler may
 /// add nodes).
-pub fn unschedulable(snapshot: Snapshot, namespace: &str, job: &TFJob) -> Option<Unschedulable> {
-    if Report::autoscaled(&snapshot) {
+pub fn unschedulable(
+    snapshot: ClusterState,
+    namespace: &str,
+    job: &TFJob,
+) -> Option<Unschedulable> {
+    if Forecast::autoscaled(&snapshot) {
         return placement(snapshot, namespace, job).filter(|u| u.verdict != Verdict::Never);
     }
     placement(snapshot, namespace, job)
@@ -31,7 +35,11 @@ pub fn unschedulable(snapshot: Snapshot, namespace: &str, job: &TFJob) -> Option
 
 /// [`unschedulable`] before the autoscaler is taken into account: the placement verdict on the
 /// nodes there are now.
-pub fn placement(mut snapshot: Snapshot, namespace: &str, job: &TFJob) -> Option<Unschedulable> {
+pub fn placement(
+    mut snapshot: ClusterState,
+    namespace: &str,
+    job: &TFJob,
+) -> Option<Unschedulable> {
     let pods = admitted_pods(
         job,
         &snapshot.limit_ranges,
@@ -56,7 +64,7 @@ pub fn placement(mut snapshot: Snapshot, namespace: &str, job: &TFJob) -> Option
 /// When pods select nodes that do not exist, capacity is not the cure: name each nodeSelector
 /// pair no node carries (kube-scheduler's NodeAffinity filter, `didn't match Pod's node
 /// affinity/selector`), or the required affinity when every pair is carried somewhere.
-pub fn selector_hint(job: &TFJob, snapshot: &Snapshot, reason: &str) -> Option<String> {
+pub fn selector_hint(job: &TFJob, snapshot: &ClusterState, reason: &str) -> Option<String> {
     let nodes = snapshot.nodes.as_ref()?;
     let mut unmatched: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for (role, spec) in &job.spec.tf_replica_specs {

@@ -1,6 +1,6 @@
 //! Will it run? A pure model of kube-scheduler's filters and of the admission plugins that
 //! refuse pods (LimitRanger, ResourceQuota), applied to the pods the training-operator will
-//! create for a TFJob, over a [`Snapshot`] of the cluster. No I/O here except [`collect`].
+//! create for a TFJob, over a [`ClusterState`] of the cluster. No I/O here except [`collect`].
 //! [`live`] asks the same model about a job whose pods already exist and are Unschedulable.
 //!
 //! Upstream behaviour modelled (kubernetes/kubernetes):
@@ -249,7 +249,7 @@ pub struct PvcInfo {
 /// Everything the model reads, collected once. `None` for a list means it could not be read
 /// (forbidden); the string in `missing_permissions` says which.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
+pub struct ClusterState {
     pub namespace: String,
     pub nodes: Option<Vec<NodeInfo>>,
     pub bound_pods: Option<BoundPods>,
@@ -346,14 +346,14 @@ pub struct ReadinessFinding {
 /// The whole pre-flight report; `readiness` is the caller's (kept as free JSON values).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Report {
+pub struct Forecast {
     pub placement: Placement,
     pub quota: Vec<QuotaFinding>,
     pub references: Vec<ReferenceFinding>,
     pub readiness: Vec<serde_json::Value>,
 }
 
-impl Report {
+impl Forecast {
     /// The verdict the commands act on: placement combined with quota (a quota the job alone
     /// exceeds is `never`; one that used capacity exceeds is `waits`). References do not change it.
     pub fn verdict(&self) -> Verdict {
@@ -361,12 +361,12 @@ impl Report {
     }
 
     /// Whether an autoscaler may add nodes (then `never` is only a warning).
-    pub fn autoscaled(snapshot: &Snapshot) -> bool {
+    pub fn autoscaled(snapshot: &ClusterState) -> bool {
         Self::autoscaler(snapshot).is_some()
     }
 
     /// Which autoscaler may add nodes, in words, as found.
-    pub fn autoscaler(snapshot: &Snapshot) -> Option<&'static str> {
+    pub fn autoscaler(snapshot: &ClusterState) -> Option<&'static str> {
         if snapshot.autoscaler {
             Some("the cluster-autoscaler is present (kube-system/cluster-autoscaler-status)")
         } else if snapshot.karpenter {
@@ -378,7 +378,7 @@ impl Report {
 }
 
 /// The pre-flight: placement, quota and references for `job` over `snapshot`. Pure.
-pub fn check(snapshot: &Snapshot, job: &crate::model::TFJob) -> Report {
+pub fn check(snapshot: &ClusterState, job: &crate::model::TFJob) -> Forecast {
     let pods = admitted_pods(
         job,
         &snapshot.limit_ranges,
@@ -400,7 +400,7 @@ pub fn check(snapshot: &Snapshot, job: &crate::model::TFJob) -> Report {
             .unwrap_or_default();
     }
     let references = check_references(snapshot, job, &pods);
-    Report {
+    Forecast {
         placement,
         quota,
         references,

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::pods::{JobPod, RuntimeClassInfo};
-use super::{ReferenceFinding, Severity, Snapshot};
+use super::{ClusterState, ReferenceFinding, Severity};
 use crate::model::TFJob;
 use crate::quantity::parse_quantity;
 
@@ -245,7 +245,11 @@ impl Found {
 }
 
 /// Checks every object the job's pods refer to (once per name).
-pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<ReferenceFinding> {
+pub fn check_references(
+    snap: &ClusterState,
+    job: &TFJob,
+    pods: &[JobPod],
+) -> Vec<ReferenceFinding> {
     let mut found = Found::default();
     let mut types = BTreeSet::new();
     // One pod per replica type: the pods of a type share their template.
@@ -262,7 +266,7 @@ pub fn check_references(snap: &Snapshot, job: &TFJob, pods: &[JobPod]) -> Vec<Re
 }
 
 /// The PriorityClass and RuntimeClass the pods name (admission refuses a missing one).
-fn classes(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
+fn classes(snap: &ClusterState, s: &PodSpec, who: &str, found: &mut Found) {
     if let (Some(pc), Some(known)) = (s.priority_class_name.as_deref(), &snap.priority_classes)
         && !known.contains(pc)
         && pc != "system-cluster-critical"
@@ -338,7 +342,7 @@ fn classes(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
 }
 
 /// The ServiceAccount (the operator's creates are refused without it) and the scheduler.
-fn account_and_scheduler(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
+fn account_and_scheduler(snap: &ClusterState, s: &PodSpec, who: &str, found: &mut Found) {
     let ns = &snap.namespace;
     if let (Some(sa), Some(known)) = (s.service_account_name.as_deref(), &snap.service_accounts)
         && !known.contains(sa)
@@ -371,7 +375,7 @@ fn account_and_scheduler(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Fo
 }
 
 /// The Secrets, ConfigMaps and claims the containers and volumes need.
-fn needs(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
+fn needs(snap: &ClusterState, s: &PodSpec, who: &str, found: &mut Found) {
     for need in pod_needs(s) {
         let effect = match need.via {
             Via::Volume { .. } => "FailedMount",
@@ -418,7 +422,7 @@ fn needs(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
 }
 
 /// The imagePullSecrets: a missing one fails private pulls.
-fn pull_secrets(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
+fn pull_secrets(snap: &ClusterState, s: &PodSpec, who: &str, found: &mut Found) {
     for ips in s.image_pull_secrets.iter().flatten() {
         if let Some(secrets) = &snap.secrets
             && !secrets.contains_key(&ips.name)
@@ -439,7 +443,7 @@ fn pull_secrets(snap: &Snapshot, s: &PodSpec, who: &str, found: &mut Found) {
 }
 
 /// A schedulingPolicy with no gang scheduler installed is ignored by the operator.
-fn gang_policy(snap: &Snapshot, job: &TFJob, found: &mut Found) {
+fn gang_policy(snap: &ClusterState, job: &TFJob, found: &mut Found) {
     if let Some(sp) = job
         .spec
         .run_policy

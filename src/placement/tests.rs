@@ -50,8 +50,8 @@ fn replica(n: i32, requests: serde_json::Value, limits: serde_json::Value) -> se
     }]}}})
 }
 
-fn snap(nodes: Vec<NodeInfo>, bound: Vec<BoundPod>) -> Snapshot {
-    Snapshot {
+fn snap(nodes: Vec<NodeInfo>, bound: Vec<BoundPod>) -> ClusterState {
+    ClusterState {
         namespace: "default".into(),
         nodes: Some(nodes),
         bound_pods: Some(bound.into_iter().collect()),
@@ -440,7 +440,7 @@ fn article_job_one_ps_three_gpu_workers_on_one_gpu_is_never() {
 #[test]
 fn verdict_unknown_without_permission_to_list_nodes() {
     let j = job(json!({"Worker": replica(1, json!({}), json!({}))}));
-    let s = Snapshot {
+    let s = ClusterState {
         missing_permissions: vec!["list nodes (cluster-wide)".into()],
         ..Default::default()
     };
@@ -476,7 +476,7 @@ fn limit_range_defaults_fill_missing_requests_and_limits() {
 fn limit_range_max_rejects_the_pod() {
     let lr = limit_range(json!({"type": "Container", "max": {"cpu": "2"}}));
     let j = job(json!({"Worker": replica(1, json!({}), json!({"cpu": "4"}))}));
-    let s = Snapshot {
+    let s = ClusterState {
         limit_ranges: vec![lr],
         ..snap(vec![node("a", "8", "8Gi", "0")], vec![])
     };
@@ -499,7 +499,7 @@ fn quota_exceeded_by_used_capacity_waits_with_the_real_message() {
         json!({"requests.nvidia.com/gpu": "2"}),
         json!({"requests.nvidia.com/gpu": "1"}),
     );
-    let s = Snapshot {
+    let s = ClusterState {
         quotas: vec![q],
         ..snap(vec![node("a", "8", "8Gi", "4")], vec![])
     };
@@ -516,7 +516,7 @@ fn quota_exceeded_by_used_capacity_waits_with_the_real_message() {
 fn quota_smaller_than_the_job_is_never() {
     let j = job(json!({"Worker": replica(3, json!({"cpu": "1"}), json!({}))}));
     let q = quota(json!({"pods": "2"}), json!({}));
-    let s = Snapshot {
+    let s = ClusterState {
         quotas: vec![q],
         ..snap(vec![node("a", "8", "8Gi", "0")], vec![])
     };
@@ -536,7 +536,7 @@ fn quota_on_limits_requires_every_container_to_set_them() {
         json!({}),
     );
     let r = check(
-        &Snapshot {
+        &ClusterState {
             quotas: vec![q],
             ..snap(vec![node("a", "8", "8Gi", "0")], vec![])
         },
@@ -562,7 +562,7 @@ fn references_that_leave_pods_stuck_are_reported() {
         }}}}}
     }))
     .unwrap();
-    let s = Snapshot {
+    let s = ClusterState {
         priority_classes: Some(BTreeSet::new()),
         service_accounts: Some(BTreeSet::from(["default".to_string()])),
         pvcs: Some(BTreeMap::from([(
@@ -618,7 +618,7 @@ fn wait_for_first_consumer_pvc_is_fine() {
             "containers": [{"name": "tensorflow", "image": "tf"}]}}}}}
     }))
     .unwrap();
-    let s = Snapshot {
+    let s = ClusterState {
         pvcs: Some(BTreeMap::from([(
             "data".to_string(),
             PvcInfo {
@@ -657,7 +657,7 @@ fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
     }))
     .unwrap();
     let base = snap(vec![node("a", "8", "8Gi", "0")], vec![]);
-    let found = |s: &Snapshot, kind: &str| -> Vec<(Severity, String)> {
+    let found = |s: &ClusterState, kind: &str| -> Vec<(Severity, String)> {
         check(s, &j)
             .references
             .into_iter()
@@ -665,7 +665,7 @@ fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
             .map(|f| (f.severity, f.message))
             .collect()
     };
-    let missing = Snapshot {
+    let missing = ClusterState {
         runtime_classes: Some(BTreeMap::new()),
         priority_classes: Some(BTreeSet::from(["high".to_string()])),
         ..base.clone()
@@ -678,7 +678,7 @@ fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
         "{f:?}"
     );
     assert!(found(&missing, "PriorityClass").is_empty());
-    let present = Snapshot {
+    let present = ClusterState {
         runtime_classes: Some(BTreeMap::from([(
             "gvisor".to_string(),
             RuntimeClassInfo::default(),
@@ -686,7 +686,7 @@ fn a_runtime_class_must_exist_and_an_unreadable_list_is_unknown() {
         ..missing.clone()
     };
     assert!(found(&present, "RuntimeClass").is_empty());
-    let unreadable = Snapshot {
+    let unreadable = ClusterState {
         runtime_classes: None,
         priority_classes: None,
         ..base
@@ -704,13 +704,13 @@ fn karpenter_or_the_cluster_autoscaler_turn_never_into_waiting_for_nodes() {
     let j = job(json!({"Worker": replica(5, json!({}), json!({"nvidia.com/gpu": "1"}))}));
     let mut s = snap(vec![node("node-a", "32", "128Gi", "4")], vec![]);
     assert_eq!(check(&s, &j).placement.verdict, Verdict::Never);
-    assert_eq!(Report::autoscaler(&s), None);
+    assert_eq!(Forecast::autoscaler(&s), None);
     assert_eq!(
         live::unschedulable(s.clone(), "default", &j).map(|u| u.verdict),
         Some(Verdict::Never)
     );
     s.karpenter = true;
-    assert!(Report::autoscaler(&s).unwrap().contains("Karpenter"));
+    assert!(Forecast::autoscaler(&s).unwrap().contains("Karpenter"));
     // The live question has nothing to add: nodes may come.
     assert_eq!(live::unschedulable(s.clone(), "default", &j), None);
     // What `wait` reports as the current nodes' verdict is still never.
@@ -721,7 +721,7 @@ fn karpenter_or_the_cluster_autoscaler_turn_never_into_waiting_for_nodes() {
     s.karpenter = false;
     s.autoscaler = true;
     assert!(
-        Report::autoscaler(&s)
+        Forecast::autoscaler(&s)
             .unwrap()
             .contains("cluster-autoscaler")
     );
@@ -752,7 +752,7 @@ fn a_runtime_class_gives_its_overhead_and_node_selector_and_refuses_a_conflict()
     };
     let mut kata_node = node("b", "8", "8Gi", "0");
     kata_node.labels.insert("sandbox".into(), "kata".into());
-    let s = Snapshot {
+    let s = ClusterState {
         runtime_classes: Some(BTreeMap::from([("kata".to_string(), kata)])),
         ..snap(vec![node("a", "8", "8Gi", "0"), kata_node], vec![])
     };
@@ -792,7 +792,7 @@ fn a_runtime_class_gives_its_overhead_and_node_selector_and_refuses_a_conflict()
             && r[0].starts_with("conflict: runtimeClass.scheduling.nodeSelector[sandbox] = kata; pod.spec.nodeSelector[sandbox] = gvisor"),
         "{r:?}"
     );
-    let bare = Snapshot {
+    let bare = ClusterState {
         runtime_classes: Some(BTreeMap::from([(
             "kata".to_string(),
             RuntimeClassInfo::default(),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::filters::{Rejection, Res, fit_error_message, node_reject_reason};
 use super::pods::JobPod;
-use super::{NodeInfo, Placement, PodPlacement, Snapshot, Verdict};
+use super::{ClusterState, NodeInfo, Placement, PodPlacement, Verdict};
 use crate::quantity::format_quantity;
 
 /// Per-node state during a simulated placement.
@@ -93,7 +93,7 @@ fn shortages(rs: &[Rejection]) -> Vec<String> {
 }
 
 /// The job verdict over the snapshot.
-pub fn place(snap: &Snapshot, pods: &[JobPod]) -> Placement {
+pub fn place(snap: &ClusterState, pods: &[JobPod]) -> Placement {
     let unknown = |reason: String| Placement {
         verdict: Verdict::Unknown,
         reason: reason.clone(),

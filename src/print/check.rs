@@ -1,16 +1,16 @@
 //! `check`'s report as text: one section per layer (readiness, placement, quota and admission,
-//! references) and the verdict. It prints the plain pre-flight [`Report`] of `placement` and
+//! references) and the verdict. It prints the plain pre-flight [`Forecast`] of `placement` and
 //! the readiness findings the command turned its checks into, into the writer it is given.
 
 use std::io::{self, Write};
 
-use crate::placement::{ReadinessFinding, Report, Severity, Verdict};
+use crate::placement::{Forecast, ReadinessFinding, Severity, Verdict};
 
 /// The human report, one section per layer; `queue` is the queue layer's line (Kueue or a gang
 /// scheduler), already worded by the queue step, printed just before the verdict.
 /// `verdict` is the job's, placement and queue together (the caller combines them).
 pub fn report(
-    report: &Report,
+    report: &Forecast,
     readiness: &[ReadinessFinding],
     queue: Option<&str>,
     verdict: Verdict,
@@ -108,7 +108,7 @@ pub fn report(
 
 /// [`report`] as a string, for the command to hand to its `Output` (which redacts it).
 pub fn text(
-    report: &Report,
+    report: &Forecast,
     readiness: &[ReadinessFinding],
     queue: Option<&str>,
     verdict: Verdict,
@@ -125,8 +125,8 @@ mod tests {
     use super::*;
     use crate::placement::{Placement, PodPlacement, QuotaFinding, ReferenceFinding};
 
-    fn report(verdict: Verdict) -> Report {
-        Report {
+    fn report(verdict: Verdict) -> Forecast {
+        Forecast {
             placement: Placement {
                 verdict,
                 reason: "3 nvidia.com/gpu needed at once, 1 allocatable".into(),

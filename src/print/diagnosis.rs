@@ -4,27 +4,27 @@
 
 use std::io::{self, Write};
 
-use crate::diagnose::{Diagnosis, Finding, Layer, Verdict};
+use crate::diagnose::{Diagnosis, Finding, Grade, Layer};
 
 const LABEL_WIDTH: usize = 10;
 
-fn mark(v: Verdict, color: bool) -> String {
+fn mark(v: Grade, color: bool) -> String {
     if !color {
         return match v {
-            Verdict::Ok => "[ok]  ",
-            Verdict::Info => "[info]",
-            Verdict::Warning => "[warn]",
-            Verdict::Fail => "[FAIL]",
-            Verdict::Unknown => "[??]  ",
+            Grade::Ok => "[ok]  ",
+            Grade::Info => "[info]",
+            Grade::Warning => "[warn]",
+            Grade::Fail => "[FAIL]",
+            Grade::Unknown => "[??]  ",
         }
         .to_string();
     }
     let (code, sym) = match v {
-        Verdict::Ok => ("32", "✔"),
-        Verdict::Info => ("2", "–"),
-        Verdict::Warning => ("33", "!"),
-        Verdict::Fail => ("31;1", "✘"),
-        Verdict::Unknown => ("35", "?"),
+        Grade::Ok => ("32", "✔"),
+        Grade::Info => ("2", "–"),
+        Grade::Warning => ("33", "!"),
+        Grade::Fail => ("31;1", "✘"),
+        Grade::Unknown => ("35", "?"),
     };
     format!("\x1b[{code}m{sym}\x1b[0m")
 }
@@ -128,7 +128,7 @@ fn block(s: &mut dyn Write, f: &Finding, label: &str, pad: &str, color: bool) ->
             writeln!(s, "{pad}  | {}", esc(line))?;
         }
     }
-    if !f.replicas.is_empty() && f.verdict != Verdict::Ok {
+    if !f.replicas.is_empty() && f.verdict != Grade::Ok {
         let verb = match f.layer {
             Layer::Scheduling => "blocks",
             Layer::Objects => "missing",

@@ -10,7 +10,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         out.push(
             Finding::new(
                 Layer::Controller,
-                Verdict::Fail,
+                Grade::Fail,
                 format!("TFJob {ns}/{} not found", s.job_name),
             )
             .next(format!(
@@ -21,7 +21,7 @@ pub(super) fn controller(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         return Err("TFJob not found".into());
     };
     let (status, gate) = job_status(s, job);
-    if operator.verdict == Verdict::Ok && status.verdict == Verdict::Ok {
+    if operator.verdict == Grade::Ok && status.verdict == Grade::Ok {
         let mut merged = operator;
         merged.summary = format!("{}; {}", merged.summary, status.summary);
         out.push(merged);
@@ -44,14 +44,14 @@ fn operator(s: &Snapshot) -> Finding {
     match &s.operator {
         OperatorState::Running { .. } => Finding::new(
             Layer::Controller,
-            Verdict::Ok,
+            Grade::Ok,
             s.operator.to_string(),
         ),
         OperatorState::NotReady {
             namespace, name, ..
         } => Finding::new(
             Layer::Controller,
-            Verdict::Fail,
+            Grade::Fail,
             s.operator.to_string(),
         )
         .next(format!(
@@ -60,14 +60,14 @@ fn operator(s: &Snapshot) -> Finding {
         )),
         OperatorState::NotFound if reconciled => Finding::new(
             Layer::Controller,
-            Verdict::Warning,
+            Grade::Warning,
             "no training-operator Deployment found in any namespace, yet the job was reconciled \
              (Created): the operator runs under another name or outside a Deployment",
         ),
         // Not seeing it is no evidence that nothing runs: the job's status decides below.
         OperatorState::NotFound => Finding::new(
             Layer::Controller,
-            Verdict::Warning,
+            Grade::Warning,
             s.operator.headline(),
         )
         .evidence(format!(
@@ -79,7 +79,7 @@ fn operator(s: &Snapshot) -> Finding {
         .next(install_operator_hint()),
         OperatorState::Unknown(why) => Finding::new(
             Layer::Controller,
-            Verdict::Unknown,
+            Grade::Unknown,
             s.operator.headline(),
         )
         .evidence(why.clone()),
@@ -110,7 +110,7 @@ fn job_status(s: &Snapshot, job: &TFJob) -> (Finding, Gate) {
         gate = Err(format!("job managed by {m}"));
         Finding::new(
             Layer::Controller,
-            if created.is_some() { Verdict::Info } else { Verdict::Warning },
+            if created.is_some() { Grade::Info } else { Grade::Warning },
             format!("runPolicy.managedBy is {m:?}: the training-operator skips this job and {m} must run it"),
         )
         .evidence(if known {
@@ -125,9 +125,9 @@ fn job_status(s: &Snapshot, job: &TFJob) -> (Finding, Gate) {
         let f = Finding::new(
             Layer::Controller,
             if kueue_queue.is_some() {
-                Verdict::Info
+                Grade::Info
             } else {
-                Verdict::Warning
+                Grade::Warning
             },
             "job is suspended (runPolicy.suspend: true): the operator deletes its pods and creates none",
         );
@@ -155,7 +155,7 @@ fn job_status(s: &Snapshot, job: &TFJob) -> (Finding, Gate) {
                 gate = Err("not reconciled yet".into());
                 Finding::new(
                     Layer::Controller,
-                    Verdict::Info,
+                    Grade::Info,
                     format!("job is {a}s old and has no Created condition yet; the operator may still be picking it up"),
                 )
                 .next(format!("run diagnose again in a few seconds: kubectl tfjob diagnose {name} {}", ns_flags(s, ns)))
@@ -164,7 +164,7 @@ fn job_status(s: &Snapshot, job: &TFJob) -> (Finding, Gate) {
                 gate = Err("the operator has not reconciled the job".into());
                 let mut f = Finding::new(
                     Layer::Controller,
-                    Verdict::Fail,
+                    Grade::Fail,
                     format!(
                         "no Created condition {}after creation: the training-operator is not reconciling this job",
                         // A young job fails here only because no operator is ready; its
@@ -206,7 +206,7 @@ fn job_status(s: &Snapshot, job: &TFJob) -> (Finding, Gate) {
         {
             summary.push_str(&format!(", now {}", last.type_));
         }
-        Finding::new(Layer::Controller, Verdict::Ok, summary)
+        Finding::new(Layer::Controller, Grade::Ok, summary)
     };
     (status, gate)
 }
@@ -250,7 +250,7 @@ fn ended(s: &Snapshot, job: &TFJob, out: &mut Vec<Finding>) {
         out.push(
             Finding::new(
                 Layer::Controller,
-                Verdict::Fail,
+                Grade::Fail,
                 format!("job Failed: {message}"),
             )
             .evidence(format!(
@@ -266,7 +266,7 @@ fn ended(s: &Snapshot, job: &TFJob, out: &mut Vec<Finding>) {
         out.push(
             Finding::new(
                 Layer::Controller,
-                Verdict::Warning,
+                Grade::Warning,
                 format!(
                     "job is Restarting: {}",
                     r.message.as_deref().unwrap_or("a replica failed")
@@ -299,7 +299,7 @@ fn creation_failures(s: &Snapshot, job: &TFJob, out: &mut Vec<Finding>) {
             };
             let mut f = Finding::new(
                 Layer::Controller,
-                Verdict::Fail,
+                Grade::Fail,
                 format!(
                     "the operator cannot create {what}: {}",
                     first_line(&messages[0])

@@ -9,7 +9,7 @@ pub(super) fn crd(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             out.push(
                 Finding::new(
                     Layer::Crd,
-                    Verdict::Fail,
+                    Grade::Fail,
                     format!("CRD {name} is not installed: no training-operator serves TFJobs here"),
                 )
                 .next(install_operator_hint()),
@@ -25,7 +25,7 @@ pub(super) fn crd(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                 out.push(
                     Finding::new(
                         Layer::Crd,
-                        Verdict::Fail,
+                        Grade::Fail,
                         format!(
                             "CRD {name} does not serve v1 (serves: {})",
                             if serves.is_empty() {
@@ -44,7 +44,7 @@ pub(super) fn crd(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
                 out.push(
                     Finding::new(
                         Layer::Crd,
-                        Verdict::Fail,
+                        Grade::Fail,
                         format!("CRD {name} is not Established yet"),
                     )
                     .next(format!(
@@ -56,7 +56,7 @@ pub(super) fn crd(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             }
             out.push(Finding::new(
                 Layer::Crd,
-                Verdict::Ok,
+                Grade::Ok,
                 format!("{name} established, serves {serves}"),
             ));
             Ok(())
@@ -65,7 +65,7 @@ pub(super) fn crd(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             out.push(
                 Finding::new(
                     Layer::Crd,
-                    Verdict::Unknown,
+                    Grade::Unknown,
                     format!("cannot tell whether {name} is installed"),
                 )
                 .evidence(why.clone()),

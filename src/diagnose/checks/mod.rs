@@ -28,7 +28,7 @@ pub(super) use secrets::referenced_secrets;
 use secrets::*;
 
 use super::refused::is_quota;
-use super::{CrdState, Diagnosis, Finding, Layer, OperatorState, Snapshot, Verdict};
+use super::{CrdState, Diagnosis, Finding, Grade, Layer, OperatorState, Snapshot};
 use crate::cluster::install_operator_hint;
 use crate::cluster::secret::{self, SecretState};
 use crate::gateway::DEFAULT_SECRET_KEY;
@@ -81,7 +81,7 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
         // kubelet says about them: named first, with how to create it.
         for m in &s.missing_objects {
             out.push(
-                Finding::new(Layer::Objects, Verdict::Fail, m.sentence(&s.namespace))
+                Finding::new(Layer::Objects, Grade::Fail, m.sentence(&s.namespace))
                     .next(format!("create it, and the pods start: {}", m.hint)),
             );
         }
@@ -99,7 +99,7 @@ pub fn diagnose(s: &Snapshot) -> Diagnosis {
     let progress = super::progress_of(s);
     for stall in super::progress::stalls(&progress, s.now, super::progress::STALL_AFTER) {
         out.push(
-            Finding::new(Layer::Runtime, Verdict::Warning, stall).next(format!(
+            Finding::new(Layer::Runtime, Grade::Warning, stall).next(format!(
                 "read its last lines: kubectl tfjob logs {} --tail 50 {}",
                 s.job_name,
                 s.hints.ns_flags(&s.namespace)
@@ -144,7 +144,7 @@ fn not_reached(out: &mut Vec<Finding>, layer: Layer, gate: &Gate) {
     let why = gate.as_ref().err().map(String::as_str).unwrap_or("");
     out.push(Finding::new(
         layer,
-        Verdict::Info,
+        Grade::Info,
         format!("not reached ({why})"),
     ));
 }

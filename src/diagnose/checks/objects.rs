@@ -25,7 +25,7 @@ pub(super) fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         n - missing_svcs.len()
     );
     if missing_pods.is_empty() && missing_svcs.is_empty() {
-        out.push(Finding::new(Layer::Objects, Verdict::Ok, counts));
+        out.push(Finding::new(Layer::Objects, Grade::Ok, counts));
         return Ok(());
     }
     let finished = job.is_finished();
@@ -36,9 +36,9 @@ pub(super) fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         .and_then(|t| age_secs(s.now, Some(t)))
         .is_some_and(|a| a < RECONCILE_GRACE_SECS);
     let verdict = if finished || young {
-        Verdict::Info
+        Grade::Info
     } else {
-        Verdict::Fail
+        Grade::Fail
     };
     let mut summary = counts;
     if finished {
@@ -65,7 +65,7 @@ pub(super) fn objects(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             name_list(&missing_svcs)
         ));
     }
-    if verdict == Verdict::Fail {
+    if verdict == Grade::Fail {
         f = f.next(format!(
             "the operator has not created them; see its events: kubectl describe tfjob {} {}",
             s.job_name,

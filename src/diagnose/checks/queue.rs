@@ -2,7 +2,7 @@
 //! LocalQueue and ClusterQueue) or a gang scheduler (the job's PodGroup) says about a job that
 //! has no pods yet. Pure, over the facts `collect` read through `cluster::queue`.
 
-use super::{Finding, Gate, Layer, Snapshot, Verdict, ns_flags};
+use super::{Finding, Gate, Grade, Layer, Snapshot, ns_flags};
 use crate::cluster::queue::{self as q, Fact, PodGroup, QueueSystem, Workload, cond_true};
 use crate::model::TFJob;
 use crate::placement::queue_state::{KueueState, kueue_state};
@@ -41,7 +41,7 @@ fn kueue(s: &Snapshot, job: &TFJob, lq: &str, out: &mut Vec<Finding>) -> Gate {
         out.push(
             Finding::new(
                 Layer::Queue,
-                Verdict::Warning,
+                Grade::Warning,
                 format!("names Kueue LocalQueue {lq}, but Kueue's API is not served here: nothing queues the job"),
             )
             .next(format!("remove the {} label, or install Kueue", q::QUEUE_LABEL)),
@@ -53,7 +53,7 @@ fn kueue(s: &Snapshot, job: &TFJob, lq: &str, out: &mut Vec<Finding>) -> Gate {
         Some(Fact::Unknown(why)) => {
             out.push(Finding::new(
                 Layer::Queue,
-                Verdict::Unknown,
+                Grade::Unknown,
                 format!("queued in Kueue LocalQueue {lq}; its Workload is not readable: {why}"),
             ));
             return Err("Workload not readable".into());
@@ -92,7 +92,7 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
             let f = match (wl, admitted) {
                 (_, Some(w)) => Finding::new(
                     Layer::Queue,
-                    Verdict::Ok,
+                    Grade::Ok,
                     format!(
                         "admitted by Kueue ClusterQueue {} (Workload {wl_name}, LocalQueue {lq})",
                         w.status
@@ -104,12 +104,12 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
                 ),
                 (Some(_), None) => Finding::new(
                     Layer::Queue,
-                    Verdict::Info,
+                    Grade::Info,
                     format!("Workload {wl_name} in LocalQueue {lq}"),
                 ),
                 (None, None) => Finding::new(
                     Layer::Queue,
-                    Verdict::Warning,
+                    Grade::Warning,
                     format!(
                         "names Kueue LocalQueue {lq} but runs unsuspended without a Workload: Kueue's TFJob integration (kubeflow.org/tfjob) looks not enabled, so nothing queues it"
                     ),
@@ -123,7 +123,7 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
             let f = if none_seen {
                 Finding::new(
                     Layer::Queue,
-                    Verdict::Fail,
+                    Grade::Fail,
                     format!(
                         "suspended by Kueue with no Workload: Kueue reads none of its replica types ({}), so its Workload has no pod sets and is never created",
                         unseen.join(", ")
@@ -133,7 +133,7 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
             } else {
                 Finding::new(
                     Layer::Queue,
-                    Verdict::Warning,
+                    Grade::Warning,
                     format!("suspended by Kueue (LocalQueue {lq}), no Workload yet"),
                 )
                 .next("Kueue's controller creates it within seconds; if none appears, check that the Kueue controller runs")
@@ -145,7 +145,7 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
             (
                 Finding::new(
                     Layer::Queue,
-                    Verdict::Warning,
+                    Grade::Warning,
                     format!("queued in ClusterQueue {cq} (LocalQueue {lq}){position}: {why}"),
                 )
                 .evidence(evidence)
@@ -154,7 +154,7 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
             )
         }
         KueueState::Missing(m) => (
-            Finding::new(Layer::Queue, Verdict::Fail, format!("{m}: Kueue keeps the job suspended"))
+            Finding::new(Layer::Queue, Grade::Fail, format!("{m}: Kueue keeps the job suspended"))
                 .evidence(evidence)
                 .next(format!("list the LocalQueues: kubectl get localqueues {flags}")),
             Err("queue missing".to_string()),
@@ -164,7 +164,7 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
             (
                 Finding::new(
                     Layer::Queue,
-                    Verdict::Fail,
+                    Grade::Fail,
                     format!("can never be admitted by ClusterQueue {cq} (LocalQueue {lq}) as configured: {why}"),
                 )
                 .evidence(evidence)
@@ -178,7 +178,7 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
         KueueState::Evicted { reason, why } => (
             Finding::new(
                 Layer::Queue,
-                Verdict::Warning,
+                Grade::Warning,
                 format!("evicted by Kueue ({reason}): {why}; suspended and queued again"),
             )
             .evidence(evidence),
@@ -187,7 +187,7 @@ fn held(s: &Snapshot, job: &TFJob, lq: &str, wl: Option<&Workload>) -> (Finding,
         KueueState::Deactivated => (
             Finding::new(
                 Layer::Queue,
-                Verdict::Warning,
+                Grade::Warning,
                 format!("Workload {wl_name} is deactivated (spec.active: false): Kueue will not admit it"),
             )
             .next(format!("reactivate it: kubectl tfjob resume {name} {flags}")),
@@ -205,7 +205,7 @@ fn gang(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     let Some(Fact::Known(Some((system, pg)))) = &facts.pod_group else {
         out.push(Finding::new(
             Layer::Queue,
-            Verdict::Ok,
+            Grade::Ok,
             "no queue or gang scheduler holds the job",
         ));
         return Ok(());
@@ -229,7 +229,7 @@ fn gang(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
             words.map(|w| format!(": {w}")).unwrap_or_default()
         );
         out.push(
-            Finding::new(Layer::Queue, Verdict::Warning, summary)
+            Finding::new(Layer::Queue, Grade::Warning, summary)
                 .evidence(format!(
                     "minMember {}; the operator creates the pods once the group is admitted",
                     pg.spec.min_member.unwrap_or_default()
@@ -243,7 +243,7 @@ fn gang(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     }
     out.push(Finding::new(
         Layer::Queue,
-        Verdict::Ok,
+        Grade::Ok,
         format!("{} PodGroup {name} is {phase}", system.as_str()),
     ));
     Ok(())

@@ -20,14 +20,14 @@ pub(super) fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
     mount_failures(s, out);
 
     let found = out.len() > before;
-    if out[before..].iter().any(|f| f.verdict == Verdict::Fail) {
+    if out[before..].iter().any(|f| f.verdict == Grade::Fail) {
         return;
     }
     if let Err(why) = gate {
         if !found {
             out.push(Finding::new(
                 Layer::Runtime,
-                Verdict::Info,
+                Grade::Info,
                 format!("not reached ({why})"),
             ));
         }
@@ -51,12 +51,12 @@ pub(super) fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
         )
     };
     let verdict = if running + succeeded == total && total > 0 {
-        Verdict::Ok
+        Grade::Ok
     } else {
-        Verdict::Info
+        Grade::Info
     };
     let mut f = Finding::new(Layer::Runtime, verdict, summary);
-    if verdict == Verdict::Info && total > 0 {
+    if verdict == Grade::Info && total > 0 {
         f = f.next(format!(
             "watch them start: kubectl get pods {} -l {}",
             ns_flags(s, ns),
@@ -125,14 +125,14 @@ pub(super) fn image_problems(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>)
         let mut f = if invalid {
             Finding::new(
                 Layer::Runtime,
-                Verdict::Fail,
+                Grade::Fail,
                 format!("invalid image name {image:?} (InvalidImageName)"),
             )
             .next("fix the image reference: [registry/]repository[:tag|@sha256:digest], lowercase, no spaces or scheme")
         } else {
             Finding::new(
                 Layer::Runtime,
-                Verdict::Fail,
+                Grade::Fail,
                 format!("cannot pull image {image} ({} pod{})", names.len(), plural(names.len())),
             )
             .next(format!(
@@ -195,7 +195,7 @@ pub(super) fn disruptions(s: &Snapshot, out: &mut Vec<Finding>) {
                 "a peer named in TF_CONFIG is not answering: check from inside the pods with kubectl tfjob probe {job} {ns_flags}, and follow the replicas with kubectl tfjob logs {job} -f {ns_flags}"
             ),
         };
-        let mut finding = Finding::new(Layer::Runtime, Verdict::Fail, f.line.clone()).next(next);
+        let mut finding = Finding::new(Layer::Runtime, Grade::Fail, f.line.clone()).next(next);
         if let Some(e) = &f.evidence {
             finding = finding.evidence(truncate(e, 300));
         }
@@ -210,7 +210,7 @@ fn recovered(s: &Snapshot, out: &mut Vec<Finding>) {
     for f in crate::diagnose::recovered(s) {
         let mut finding = Finding::new(
             Layer::Runtime,
-            Verdict::Warning,
+            Grade::Warning,
             format!(
                 "restarted (running again): {}; the operator made its pod again",
                 f.line
@@ -305,9 +305,9 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
         // restarted --max-restarts times is a crash loop whatever the back-off timer shows
         // right now (issue 37: the verdict must not flip between two looks).
         let verdict = if c.current || c.restarts >= s.max_restarts.max(1) as i32 {
-            Verdict::Fail
+            Grade::Fail
         } else {
-            Verdict::Warning
+            Grade::Warning
         };
         let mut f = if reason == "OOMKilled" {
             Finding::new(
@@ -333,7 +333,7 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
                 "CrashLoopBackOff"
             } else if c.current {
                 "crashed"
-            } else if verdict == Verdict::Fail {
+            } else if verdict == Grade::Fail {
                 "crash loop (running between restarts)"
             } else {
                 "restarted (running again)"
@@ -446,7 +446,7 @@ pub(super) fn gateway_unauthorized(s: &Snapshot, pods: &[Pod], out: &mut Vec<Fin
     };
     let mut f = Finding::new(
         Layer::Runtime,
-        Verdict::Fail,
+        Grade::Fail,
         if key_ref.is_some() {
             "the model gateway rejected the API key (HTTP 401)"
         } else {
@@ -497,7 +497,7 @@ pub(super) fn template_checks(s: &Snapshot, out: &mut Vec<Finding>) {
             .collect();
         let mut f = Finding::new(
             Layer::Runtime,
-            if distributed { Verdict::Fail } else { Verdict::Warning },
+            if distributed { Grade::Fail } else { Grade::Warning },
             if distributed {
                 format!("{key} pods have no container named {DEFAULT_CONTAINER_NAME}: they get no TF_CONFIG, so the replicas cannot find each other")
             } else {
@@ -524,7 +524,7 @@ pub(super) fn template_checks(s: &Snapshot, out: &mut Vec<Finding>) {
             out.push(
                 Finding::new(
                     Layer::Runtime,
-                    Verdict::Warning,
+                    Grade::Warning,
                     "TF_CONFIG is missing from the tensorflow container of a distributed job's pods",
                 )
                 .evidence("the operator appends TF_CONFIG when it creates the pods; these were made by something else")
@@ -554,7 +554,7 @@ pub(super) fn template_checks(s: &Snapshot, out: &mut Vec<Finding>) {
                 out.push(
                     Finding::new(
                         Layer::Runtime,
-                        Verdict::Warning,
+                        Grade::Warning,
                         format!("{}={value} ends in /v1: clients append /v1 themselves, so requests go to …/v1/v1 and get 404", e.name),
                     )
                     .evidence(format!("in container {} of the {key} template", c.name))
@@ -581,7 +581,7 @@ pub(super) fn istio_sidecars(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>)
     out.push(
         Finding::new(
             Layer::Runtime,
-            if distributed { Verdict::Fail } else { Verdict::Warning },
+            if distributed { Grade::Fail } else { Grade::Warning },
             format!(
                 "istio-proxy sidecar injected into {} pod{}: it intercepts the replicas' gRPC traffic and breaks their rendezvous",
                 with.len(),
@@ -625,7 +625,7 @@ pub(super) fn mount_failures(s: &Snapshot, out: &mut Vec<Finding>) {
         out.push(
             Finding::new(
                 Layer::Runtime,
-                Verdict::Fail,
+                Grade::Fail,
                 format!("volume cannot be mounted: {}", first_line(&message)),
             )
             .next(format!(

@@ -18,7 +18,7 @@ pub(super) fn scheduling(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     if !quota.is_empty() && !missing.is_empty() {
         let mut f = Finding::new(
             Layer::Scheduling,
-            Verdict::Fail,
+            Grade::Fail,
             format!("pods refused by a ResourceQuota: {}", first_line(&quota[0])),
         )
         .replicas(names_in(&quota, &missing))
@@ -48,7 +48,7 @@ pub(super) fn scheduling(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         out.push(
             Finding::new(
                 Layer::Scheduling,
-                if custom { Verdict::Fail } else { Verdict::Warning },
+                if custom { Grade::Fail } else { Grade::Warning },
                 format!(
                     "{} pod{} not picked up by scheduler {scheduler:?} after {UNSEEN_SECS}s",
                     names.len(),
@@ -70,7 +70,7 @@ pub(super) fn scheduling(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         let names: Vec<String> = pods.iter().map(|p| pod_name(p)).collect();
         let mut f = Finding::new(
             Layer::Scheduling,
-            Verdict::Fail,
+            Grade::Fail,
             format!("{} unschedulable: {msg}", describe_pods(pods)),
         )
         .replicas(names.clone());
@@ -103,7 +103,7 @@ pub(super) fn scheduling(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
         }
         out.push(Finding::new(
             Layer::Scheduling,
-            Verdict::Ok,
+            Grade::Ok,
             format!("{scheduled}/{} pods scheduled", s.pods.len()),
         ));
         return Ok(());

@@ -128,9 +128,9 @@ pub(super) fn secret_problems(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>
                     .any(|p| &pod_name(p) == u && pod_phase(p) == "Running")
             });
         let verdict = if blocked.is_empty() && all_running {
-            Verdict::Warning
+            Grade::Warning
         } else {
-            Verdict::Fail
+            Grade::Fail
         };
         let mut f = Finding::new(
             Layer::Runtime,
@@ -197,7 +197,7 @@ pub(super) fn config_errors_without_secret_cause(
         out.push(
             Finding::new(
                 Layer::Runtime,
-                Verdict::Fail,
+                Grade::Fail,
                 format!("CreateContainerConfigError: {message}"),
             )
             .next(if message.contains("configmap") {

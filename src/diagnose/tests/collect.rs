@@ -298,7 +298,7 @@ async fn collect_turns_rbac_refusals_into_unknowns() {
         matches!(&s.operator, OperatorState::Unknown(why) if why.contains("kubectl auth can-i list deployments.apps --all-namespaces"))
     );
     let d = diagnose(&s);
-    assert_eq!(d.findings[0].verdict, Verdict::Unknown);
+    assert_eq!(d.findings[0].verdict, Grade::Unknown);
 }
 
 #[tokio::test]

@@ -150,7 +150,7 @@ fn distributed_pods_without_tf_config() {
     let d = diagnose(&s);
     let w: Vec<_> = of(&d, Layer::Runtime)
         .into_iter()
-        .filter(|f| f.verdict == Verdict::Warning)
+        .filter(|f| f.verdict == Grade::Warning)
         .collect();
     assert_eq!(w.len(), 1);
     assert!(w[0].summary.starts_with("TF_CONFIG is missing"));
@@ -170,9 +170,9 @@ fn restarted_but_running_again_is_a_warning() {
     let r = of(&d, Layer::Runtime);
     assert_eq!(r.len(), 2, "{r:#?}");
     // The state line first (without "no restarts"), then the warning.
-    assert_eq!(r[0].verdict, Verdict::Ok);
+    assert_eq!(r[0].verdict, Grade::Ok);
     assert_eq!(r[0].summary, "1/1 pods Running");
-    assert_eq!(r[1].verdict, Verdict::Warning);
+    assert_eq!(r[1].verdict, Grade::Warning);
     assert!(
         r[1].summary
             .starts_with("OOMKilled: container tensorflow of tf-dist-train-worker-0")
@@ -265,7 +265,7 @@ fn suspended_by_kueue_points_at_the_workload() {
     // Kueue's suspension is no controller problem: the Queue layer says why it waits.
     let f = of(&d, Layer::Controller)
         .into_iter()
-        .find(|f| f.verdict == Verdict::Info)
+        .find(|f| f.verdict == Grade::Info)
         .unwrap();
     assert_eq!(
         f.evidence,
@@ -312,7 +312,7 @@ fn a_young_job_with_a_broken_operator_is_not_waiting_to_be_picked_up() {
     assert!(
         controller
             .iter()
-            .any(|f| f.verdict == Verdict::Fail && f.summary.contains("not reconciling this job")),
+            .any(|f| f.verdict == Grade::Fail && f.summary.contains("not reconciling this job")),
         "{controller:#?}"
     );
     assert_eq!(d.state, crate::model::STATE_NOT_RECONCILED);

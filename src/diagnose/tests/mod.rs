@@ -225,7 +225,7 @@ fn of(d: &Diagnosis, layer: Layer) -> Vec<&Finding> {
 fn fails(d: &Diagnosis, layer: Layer) -> Vec<&Finding> {
     of(d, layer)
         .into_iter()
-        .filter(|f| f.verdict == Verdict::Fail)
+        .filter(|f| f.verdict == Grade::Fail)
         .collect()
 }
 
@@ -243,7 +243,7 @@ fn only_fail(d: &Diagnosis, layer: Layer) -> &Finding {
 fn all_ok_before(d: &Diagnosis, layer: Layer) {
     for f in &d.findings {
         if f.layer < layer {
-            assert_eq!(f.verdict, Verdict::Ok, "{f:#?}");
+            assert_eq!(f.verdict, Grade::Ok, "{f:#?}");
         }
     }
 }
@@ -264,7 +264,7 @@ fn crashed(mut pod: Value, code: i32, reason: &str, restarts: i32) -> Value {
 #[test]
 fn healthy_running_job() {
     let d = diagnose(&healthy());
-    assert_eq!(d.worst(), Verdict::Ok, "{:#?}", d.findings);
+    assert_eq!(d.worst(), Grade::Ok, "{:#?}", d.findings);
     assert!(d.first_failure().is_none());
     assert_eq!(d.state, "Running");
     assert_eq!(d.pods, "4 Running");
@@ -272,7 +272,7 @@ fn healthy_running_job() {
     for layer in Layer::ALL.into_iter().filter(|l| *l != Layer::InPod) {
         let f = of(&d, layer);
         assert_eq!(f.len(), 1, "{layer:?}: {f:#?}");
-        assert_eq!(f[0].verdict, Verdict::Ok);
+        assert_eq!(f[0].verdict, Grade::Ok);
     }
     assert_eq!(
         of(&d, Layer::Crd)[0].summary,
@@ -310,7 +310,7 @@ fn crd_missing_stops_everything_and_says_how_to_install() {
     for layer in [Layer::Controller, Layer::Objects, Layer::Scheduling] {
         let f = of(&d, layer);
         assert_eq!(f.len(), 1);
-        assert_eq!(f[0].verdict, Verdict::Info);
+        assert_eq!(f[0].verdict, Grade::Info);
         assert_eq!(f[0].summary, "not reached (CRD missing)");
     }
     let err = outcome(&s, &d).unwrap_err();
@@ -332,7 +332,7 @@ fn crd_without_v1() {
         "CRD tfjobs.kubeflow.org does not serve v1 (serves: v1beta2)"
     );
     assert!(f.next_step.as_deref().unwrap().contains("v1.9.4"));
-    assert_eq!(of(&d, Layer::Controller)[0].verdict, Verdict::Info);
+    assert_eq!(of(&d, Layer::Controller)[0].verdict, Grade::Info);
 }
 
 #[test]
@@ -356,15 +356,15 @@ fn crd_hidden_by_rbac_is_unknown_not_failed() {
     s.crd = CrdState::Unknown("forbidden to get customresourcedefinitions".into());
     s.operator = OperatorState::Unknown("forbidden to list deployments".into());
     let d = diagnose(&s);
-    assert_eq!(of(&d, Layer::Crd)[0].verdict, Verdict::Unknown);
+    assert_eq!(of(&d, Layer::Crd)[0].verdict, Grade::Unknown);
     assert_eq!(
         of(&d, Layer::Crd)[0].evidence,
         vec!["forbidden to get customresourcedefinitions"]
     );
     assert!(d.first_failure().is_none(), "{:#?}", d.findings);
-    assert_eq!(d.worst(), Verdict::Unknown);
+    assert_eq!(d.worst(), Grade::Unknown);
     // The other layers are still judged.
-    assert_eq!(of(&d, Layer::Objects)[0].verdict, Verdict::Ok);
+    assert_eq!(of(&d, Layer::Objects)[0].verdict, Grade::Ok);
     assert!(render_text(&d, false).contains("[??]"));
 }
 
@@ -377,7 +377,7 @@ fn operator_not_found_and_job_never_created() {
     let d = diagnose(&s);
     // Not seeing the operator is a warning; the job without status for 2m is the failure.
     let warning = &of(&d, Layer::Controller)[0];
-    assert_eq!(warning.verdict, Verdict::Warning);
+    assert_eq!(warning.verdict, Grade::Warning);
     assert_eq!(warning.summary, "no training-operator Deployment found");
     assert!(warning.next_step.as_deref().unwrap().contains("v1.9.4"));
     let f = fails(&d, Layer::Controller);
@@ -431,10 +431,9 @@ fn operator_not_found_but_job_reconciled_is_a_warning() {
     let d = diagnose(&s);
     assert!(fails(&d, Layer::Controller).is_empty());
     assert!(
-        of(&d, Layer::Controller)
-            .iter()
-            .any(|f| f.verdict == Verdict::Warning
-                && f.summary.contains("yet the job was reconciled"))
+        of(&d, Layer::Controller).iter().any(
+            |f| f.verdict == Grade::Warning && f.summary.contains("yet the job was reconciled")
+        )
     );
 }
 
@@ -522,7 +521,7 @@ fn job_without_created_after_30s() {
     assert!(
         of(&d, Layer::Controller)
             .iter()
-            .any(|f| f.verdict == Verdict::Info && f.summary.contains("5s old"))
+            .any(|f| f.verdict == Grade::Info && f.summary.contains("5s old"))
     );
 }
 
@@ -538,7 +537,7 @@ fn managed_by_another_controller() {
     assert!(d.first_failure().is_none(), "{:#?}", d.findings);
     let f = of(&d, Layer::Controller)
         .into_iter()
-        .find(|f| f.verdict == Verdict::Warning)
+        .find(|f| f.verdict == Grade::Warning)
         .unwrap();
     assert!(
         f.summary
@@ -559,7 +558,7 @@ fn suspended_job() {
     assert_eq!(d.state, "Suspended");
     let f = of(&d, Layer::Controller)
         .into_iter()
-        .find(|f| f.verdict == Verdict::Warning)
+        .find(|f| f.verdict == Grade::Warning)
         .unwrap();
     assert!(f.summary.contains("suspended (runPolicy.suspend: true)"));
     assert!(
@@ -674,7 +673,7 @@ fn finished_job_with_pods_cleaned_up_is_info() {
     s.services.clear();
     let d = diagnose(&s);
     assert!(d.first_failure().is_none(), "{:#?}", d.findings);
-    assert_eq!(of(&d, Layer::Objects)[0].verdict, Verdict::Info);
+    assert_eq!(of(&d, Layer::Objects)[0].verdict, Grade::Info);
     assert!(of(&d, Layer::Objects)[0].summary.contains("cleanPodPolicy"));
 }
 
@@ -779,7 +778,7 @@ fn nothing_scheduled_means_runtime_not_reached() {
     let d = diagnose(&s);
     let r = of(&d, Layer::Runtime);
     assert_eq!(r.len(), 1);
-    assert_eq!(r[0].verdict, Verdict::Info);
+    assert_eq!(r[0].verdict, Grade::Info);
     assert_eq!(r[0].summary, "not reached (pods not scheduled)");
     assert!(render_text(&d, true).contains("–\x1b[0m Runtime    not reached"));
     assert!(render_text(&d, false).contains("[info] Runtime    not reached (pods not scheduled)"));

@@ -310,7 +310,7 @@ fn restarting_is_a_warning() {
     let mut s = healthy_with(&[("Worker", 1)], &[]);
     s.job = Some(to_job(v));
     let d = diagnose(&s);
-    assert!(of(&d, Layer::Controller).iter().any(|f| f.verdict == Verdict::Warning
+    assert!(of(&d, Layer::Controller).iter().any(|f| f.verdict == Grade::Warning
         && f.summary == "job is Restarting: job tf-dist-train is restarting because 1 Worker replica(s) failed."));
 }
 
@@ -383,7 +383,7 @@ fn base_url_ending_in_v1() {
     assert!(d.first_failure().is_none(), "{:#?}", d.findings);
     let w: Vec<_> = of(&d, Layer::Runtime)
         .into_iter()
-        .filter(|f| f.verdict == Verdict::Warning)
+        .filter(|f| f.verdict == Grade::Warning)
         .collect();
     assert_eq!(w.len(), 1, "OPENAI_BASE_URL wants /v1: {w:#?}");
     assert!(

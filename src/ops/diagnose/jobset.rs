@@ -16,14 +16,14 @@ use crate::pipeline::jobset::model::JobSet;
 
 /// What was found, and how the command ends.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Verdict {
+pub struct Findings {
     pub lines: Vec<String>,
     /// `None`: nothing wrong (exit 0); else the failure to end with (exit 4).
     pub failure: Option<String>,
 }
 
 /// Pure: the findings over what was read.
-pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Verdict {
+pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Findings {
     let name = js.metadata.name.clone().unwrap_or_default();
     let mut lines = Vec::new();
     let mut failure = None;
@@ -100,7 +100,7 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Ver
     if failure.is_none() && lines.len() == 1 {
         lines.push(format!("{} pods, none stuck", pods.len()));
     }
-    Verdict { lines, failure }
+    Findings { lines, failure }
 }
 
 /// `kubectl tfjob diagnose jobset/NAME`: the JobSet API and controller first (a missing

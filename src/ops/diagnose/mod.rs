@@ -123,7 +123,7 @@ pub async fn run(
         d.findings.push(
             diagnose::Finding::new(
                 diagnose::Layer::InPod,
-                diagnose::Verdict::Info,
+                diagnose::Grade::Info,
                 "not checked (--no-probe): TF_CONFIG, the peers and the gateway as the training process sees them",
             )
             .next(command),

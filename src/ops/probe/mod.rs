@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::{self, Kube, Target};
 use crate::diagnose::inpod::{self, Check, EnvAnswer, PeerFacts, Status};
-use crate::diagnose::{Finding, Layer, Verdict};
+use crate::diagnose::{Finding, Grade, Layer};
 use crate::error::{Error, Result};
 use crate::model;
 use crate::ops::Context;
@@ -319,10 +319,10 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
     let hint = inpod::probe_command(&kube.hints, ns, job);
     match tokio::time::timeout(left, probe(kube, ns, &opts, end)).await {
         Ok(Ok(report)) => finding(&report, &hint),
-        Ok(Err(e)) => Finding::new(Layer::InPod, Verdict::Unknown, format!("not probed: {e}")),
+        Ok(Err(e)) => Finding::new(Layer::InPod, Grade::Unknown, format!("not probed: {e}")),
         Err(_) => Finding::new(
             Layer::InPod,
-            Verdict::Unknown,
+            Grade::Unknown,
             "not probed: the in-pod checks did not finish before --timeout",
         ),
     }
@@ -334,7 +334,7 @@ pub fn finding(report: &ProbeReport, probe_command: &str) -> Finding {
     if let Some(why) = &report.not_probed {
         let mut f = Finding::new(
             Layer::InPod,
-            Verdict::Info,
+            Grade::Info,
             format!("not probed: {why} (the in-pod checks run once every replica runs)"),
         );
         f.next_step = Some(format!("when every replica runs: {probe_command}"));
@@ -346,11 +346,11 @@ pub fn finding(report: &ProbeReport, probe_command: &str) -> Finding {
         .flat_map(|r| r.checks())
         .any(|c| c.status == Status::Fail);
     let verdict = if report.ok {
-        Verdict::Ok
+        Grade::Ok
     } else if failed {
-        Verdict::Fail
+        Grade::Fail
     } else {
-        Verdict::Unknown
+        Grade::Unknown
     };
     let mut f = Finding::new(Layer::InPod, verdict, report.verdict.clone());
     for r in &report.replicas {
@@ -396,11 +396,11 @@ pub fn finding(report: &ProbeReport, probe_command: &str) -> Finding {
                     .push(format!("{what}: not checked: {}", c.detail)),
             }
         }
-        if verdict != Verdict::Ok && r.checks().any(|c| c.status != Status::Pass) {
+        if verdict != Grade::Ok && r.checks().any(|c| c.status != Status::Pass) {
             f.replicas.push(r.pod.clone());
         }
     }
-    if verdict != Verdict::Ok {
+    if verdict != Grade::Ok {
         f.next_step = Some(format!("the whole matrix: {probe_command}"));
     }
     f

@@ -362,7 +362,7 @@ async fn verify_key(
             hint: None,
         });
     }
-    if matches!(verdict, verify::Verdict::Public { .. }) {
+    if matches!(verdict, verify::Answer::Public { .. }) {
         out.note_line(&format!("warning: {explanation}"));
     } else {
         out.note_line(&explanation);

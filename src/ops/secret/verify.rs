@@ -12,7 +12,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 /// What the gateway said about the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Answer {
     /// 2xx with an OpenAI-style model list, which a request without a key does not get (or a
     /// wrong key is refused): the key works.
     Ok { models: usize },
@@ -33,42 +33,42 @@ pub enum Verdict {
     Unreachable { error: String },
 }
 
-impl Verdict {
+impl Answer {
     /// Whether the key may be stored: accepted, or a gateway whose list says nothing either way
-    /// (not a refusal for want of evidence; [`Verdict::explain`] says it was not verified).
+    /// (not a refusal for want of evidence; [`Answer::explain`] says it was not verified).
     pub fn is_ok(&self) -> bool {
-        matches!(self, Verdict::Ok { .. } | Verdict::Public { .. })
+        matches!(self, Answer::Ok { .. } | Answer::Public { .. })
     }
 
     /// A one-line explanation with the next step. Never includes the key.
     pub fn explain(&self, url: &str) -> String {
         match self {
-            Verdict::Ok { models: n } => {
+            Answer::Ok { models: n } => {
                 format!("the gateway accepted the key (GET {url}: {n} models)")
             }
-            Verdict::Public { models: n } => format!(
+            Answer::Public { models: n } => format!(
                 "not verified: GET {url} lists {n} models without a key and to a wrong one too, \
                  so its answer says nothing about this key (the gateway may need none); \
                  `kubectl tfjob probe JOB --gateway-chat MODEL` makes one tiny completion from \
                  the pods"
             ),
-            Verdict::NotAModelList { status, why } => format!(
+            Answer::NotAModelList { status, why } => format!(
                 "GET {url} answered HTTP {status} but not with a model list ({why}), so nothing \
                  says the key works; check --base-url: an OpenAI-compatible gateway answers \
                  {{\"object\": \"list\", \"data\": [...]}} there"
             ),
-            Verdict::Rejected { status } => format!(
+            Answer::Rejected { status } => format!(
                 "the gateway rejected the key (GET {url}: HTTP {status}); check you copied the whole key \
                  and that it belongs to this gateway"
             ),
-            Verdict::DoubledV1 { suggested_base } => format!(
+            Answer::DoubledV1 { suggested_base } => format!(
                 "GET {url} answered 404: the base URL already ends in /v1 and clients append /v1 again; \
                  use --base-url {suggested_base}"
             ),
-            Verdict::Unexpected { status } => {
+            Answer::Unexpected { status } => {
                 format!("unexpected answer from the gateway (GET {url}: HTTP {status})")
             }
-            Verdict::Unreachable { error } => {
+            Answer::Unreachable { error } => {
                 format!("cannot reach the gateway (GET {url}): {error}")
             }
         }
@@ -81,54 +81,54 @@ pub fn models_url(base_url: &str) -> String {
 }
 
 /// Pure: maps an HTTP status (and the list body, when 2xx) to a verdict.
-pub fn classify(base_url: &str, status: u16, body: &[u8]) -> Verdict {
+pub fn classify(base_url: &str, status: u16, body: &[u8]) -> Answer {
     let base = base_url.trim_end_matches('/');
     match status {
         // What OpenAI's `GET /v1/models` returns: `{"object": "list", "data": [{"id": …}]}`.
         200..=299 => match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(serde_json::Value::Object(m)) => match m.get("data") {
-                Some(serde_json::Value::Array(models)) => Verdict::Ok {
+                Some(serde_json::Value::Array(models)) => Answer::Ok {
                     models: models.len(),
                 },
-                Some(_) => Verdict::NotAModelList {
+                Some(_) => Answer::NotAModelList {
                     status,
                     why: "its \"data\" is not an array".into(),
                 },
-                None => Verdict::NotAModelList {
+                None => Answer::NotAModelList {
                     status,
                     why: "a JSON object without \"data\"".into(),
                 },
             },
-            Ok(_) => Verdict::NotAModelList {
+            Ok(_) => Answer::NotAModelList {
                 status,
                 why: "JSON, but not an object".into(),
             },
-            Err(_) if body.is_empty() => Verdict::NotAModelList {
+            Err(_) if body.is_empty() => Answer::NotAModelList {
                 status,
                 why: "an empty body".into(),
             },
-            Err(_) => Verdict::NotAModelList {
+            Err(_) => Answer::NotAModelList {
                 status,
                 why: "not JSON".into(),
             },
         },
-        401 | 403 => Verdict::Rejected { status },
-        404 if base.ends_with("/v1") => Verdict::DoubledV1 {
+        401 | 403 => Answer::Rejected { status },
+        404 if base.ends_with("/v1") => Answer::DoubledV1 {
             suggested_base: base.trim_end_matches("/v1").to_string(),
         },
-        _ => Verdict::Unexpected { status },
+        _ => Answer::Unexpected { status },
     }
 }
 
 /// Calls `GET {base}/v1/models` with the key as a bearer token.
 /// A model list, then, when there is one, whether the list is public: asked again without a
 /// key and, if still listed, with a wrong one. One `timeout` for all of it.
-pub async fn check_models(base_url: &str, key: &SecretString, timeout: Duration) -> Verdict {
+pub async fn check_models(base_url: &str, key: &SecretString, timeout: Duration) -> Answer {
     let url = models_url(base_url);
     let asked = async {
         let (status, body) = fetch(&url, Some(key.expose_secret())).await?;
         let verdict = classify(base_url, status, &body);
-        let Verdict::Ok { models } = verdict else {
+        let Answer::Ok { models } = verdict else {
             return Ok(verdict);
         };
         let (status, body) = fetch(&url, None).await?;
@@ -140,8 +140,8 @@ pub async fn check_models(base_url: &str, key: &SecretString, timeout: Duration)
     };
     match tokio::time::timeout(timeout, asked).await {
         Ok(Ok(verdict)) => verdict,
-        Ok(Err(error)) => Verdict::Unreachable { error },
-        Err(_) => Verdict::Unreachable {
+        Ok(Err(error)) => Answer::Unreachable { error },
+        Err(_) => Answer::Unreachable {
             error: format!("no answer within {}s", timeout.as_secs()),
         },
     }
@@ -151,10 +151,10 @@ pub async fn check_models(base_url: &str, key: &SecretString, timeout: Duration)
 const WRONG_KEY: &str = "kubectl-tfjob-verify-not-a-key";
 
 /// Pure: the list answered without a key; `wrong_status` is its answer to a wrong key.
-pub fn public_verdict(models: usize, wrong_status: u16) -> Verdict {
+pub fn public_verdict(models: usize, wrong_status: u16) -> Answer {
     match wrong_status {
-        401 | 403 => Verdict::Ok { models },
-        _ => Verdict::Public { models },
+        401 | 403 => Answer::Ok { models },
+        _ => Answer::Public { models },
     }
 }
 
@@ -217,7 +217,7 @@ mod tests {
                 200,
                 br#"{"object":"list","data":[{"id":"a"},{"id":"b"}]}"#
             ),
-            Verdict::Ok { models: 2 }
+            Answer::Ok { models: 2 }
         );
         // Any 200 is not a yes: only a model list says the key works.
         for (body, why) in [
@@ -230,7 +230,7 @@ mod tests {
             let v = classify(base, 200, body);
             assert_eq!(
                 v,
-                Verdict::NotAModelList {
+                Answer::NotAModelList {
                     status: 200,
                     why: why.into()
                 }
@@ -239,26 +239,20 @@ mod tests {
             assert!(v.explain("u").contains("check --base-url"));
         }
         // A list that answers without a key: a wrong key refused says keys are checked.
-        assert_eq!(public_verdict(2, 401), Verdict::Ok { models: 2 });
+        assert_eq!(public_verdict(2, 401), Answer::Ok { models: 2 });
         let public = public_verdict(2, 200);
-        assert_eq!(public, Verdict::Public { models: 2 });
+        assert_eq!(public, Answer::Public { models: 2 });
         assert!(public.explain("u").starts_with("not verified: "));
-        assert_eq!(classify(base, 401, b""), Verdict::Rejected { status: 401 });
-        assert_eq!(classify(base, 403, b""), Verdict::Rejected { status: 403 });
-        assert_eq!(
-            classify(base, 404, b""),
-            Verdict::Unexpected { status: 404 }
-        );
+        assert_eq!(classify(base, 401, b""), Answer::Rejected { status: 401 });
+        assert_eq!(classify(base, 403, b""), Answer::Rejected { status: 403 });
+        assert_eq!(classify(base, 404, b""), Answer::Unexpected { status: 404 });
         assert_eq!(
             classify("https://taotoken.net/api/v1/", 404, b""),
-            Verdict::DoubledV1 {
+            Answer::DoubledV1 {
                 suggested_base: "https://taotoken.net/api".into()
             }
         );
-        assert_eq!(
-            classify(base, 500, b""),
-            Verdict::Unexpected { status: 500 }
-        );
+        assert_eq!(classify(base, 500, b""), Answer::Unexpected { status: 500 });
         let text = classify("https://g/v1", 404, b"").explain("https://g/v1/v1/models");
         assert!(text.contains("--base-url https://g"), "{text}");
     }

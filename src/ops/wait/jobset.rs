@@ -16,7 +16,7 @@ use crate::output::Output;
 use crate::pipeline::jobset::model::JobSet;
 
 /// `wait jobset/NAME --for TARGET`: until the JobSet reaches `target` (exit 0, judged by
-/// [`verdict`]), it fails (4) or `timeout` passes (5).
+/// [`evaluate`]), it fails (4) or `timeout` passes (5).
 pub async fn wait(
     kube: &Kube,
     first: &JobSet,
@@ -141,19 +141,19 @@ fn refusal(e: &watcher::Error) -> Option<String> {
 /// written them, `running` once a Job of it is ready, `all-running` once every
 /// replicatedJob's Jobs are ready or succeeded.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Outcome {
     Reached(String),
     Failed(String),
     Waiting(String),
 }
 
-pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
+pub fn evaluate(js: &JobSet, target: WaitFor) -> Outcome {
     let status = js.status.clone().unwrap_or_default();
     match progress(js) {
-        Progress::Failed(why) => return Verdict::Failed(why),
-        Progress::Completed => return Verdict::Reached("completed".into()),
+        Progress::Failed(why) => return Outcome::Failed(why),
+        Progress::Completed => return Outcome::Reached("completed".into()),
         Progress::AllReady if target == WaitFor::AllRunning => {
-            return Verdict::Reached(": every replicatedJob's pods are ready".into());
+            return Outcome::Reached(": every replicatedJob's pods are ready".into());
         }
         Progress::AllReady | Progress::Waiting(_) => {}
     }
@@ -165,10 +165,10 @@ pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
     };
     match target {
         WaitFor::Created if !status.replicated_jobs_status.is_empty() => {
-            return Verdict::Reached(": the JobSet controller has made its Jobs".into());
+            return Outcome::Reached(": the JobSet controller has made its Jobs".into());
         }
         WaitFor::Running if status.replicated_jobs_status.iter().any(|s| s.ready > 0) => {
-            return Verdict::Reached(": a Job of it runs with its pods ready".into());
+            return Outcome::Reached(": a Job of it runs with its pods ready".into());
         }
         _ => {}
     }
@@ -208,7 +208,7 @@ pub fn verdict(js: &JobSet, target: WaitFor) -> Verdict {
     } else {
         ""
     };
-    Verdict::Waiting(format!("{what}{suspended}: {}", jobs.join("; ")))
+    Outcome::Waiting(format!("{what}{suspended}: {}", jobs.join("; ")))
 }
 
 /// The verdict on one state of the JobSet, or `None` while it waits (the progress line is
@@ -221,8 +221,8 @@ fn judge(
     last: &mut String,
     out: &mut Output,
 ) -> Option<Result<()>> {
-    match verdict(js, target) {
-        Verdict::Reached(how) => Some(out.data_line(&format!(
+    match evaluate(js, target) {
+        Outcome::Reached(how) => Some(out.data_line(&format!(
             "jobset.jobset.x-k8s.io/{name}{}",
             if how.starts_with(':') {
                 how
@@ -230,10 +230,10 @@ fn judge(
                 format!(" {how}")
             }
         ))),
-        Verdict::Failed(why) => Some(Err(Error::JobFailed(format!(
+        Outcome::Failed(why) => Some(Err(Error::JobFailed(format!(
             "JobSet {namespace}/{name} failed ({why})"
         )))),
-        Verdict::Waiting(line) => {
+        Outcome::Waiting(line) => {
             if line != *last {
                 out.note_line(&line);
                 *last = line;
@@ -310,8 +310,8 @@ mod tests {
     fn only_the_completed_condition_is_succeeded_and_failed_fails_every_target() {
         let running = js(&[("worker", 1, 0), ("ps", 1, 0)], &[]);
         for target in [WaitFor::Succeeded, WaitFor::Finished] {
-            match verdict(&running, target) {
-                Verdict::Waiting(line) => assert!(
+            match evaluate(&running, target) {
+                Outcome::Waiting(line) => assert!(
                     line.starts_with("waiting for the JobSet's Completed condition"),
                     "{line}"
                 ),
@@ -319,29 +319,32 @@ mod tests {
             }
         }
         assert!(matches!(
-            verdict(&running, WaitFor::AllRunning),
-            Verdict::Reached(_)
+            evaluate(&running, WaitFor::AllRunning),
+            Outcome::Reached(_)
         ));
         assert!(matches!(
-            verdict(&running, WaitFor::Running),
-            Verdict::Reached(_)
+            evaluate(&running, WaitFor::Running),
+            Outcome::Reached(_)
         ));
         assert!(matches!(
-            verdict(&running, WaitFor::Created),
-            Verdict::Reached(_)
+            evaluate(&running, WaitFor::Created),
+            Outcome::Reached(_)
         ));
         let none = js(&[], &[]);
         assert!(matches!(
-            verdict(&none, WaitFor::Created),
-            Verdict::Waiting(_)
+            evaluate(&none, WaitFor::Created),
+            Outcome::Waiting(_)
         ));
         assert!(matches!(
-            verdict(&none, WaitFor::Running),
-            Verdict::Waiting(_)
+            evaluate(&none, WaitFor::Running),
+            Outcome::Waiting(_)
         ));
         let done = js(&[("worker", 0, 1)], &[("Completed", "AllJobsCompleted")]);
         for target in [WaitFor::Succeeded, WaitFor::Finished, WaitFor::AllRunning] {
-            assert_eq!(verdict(&done, target), Verdict::Reached("completed".into()));
+            assert_eq!(
+                evaluate(&done, target),
+                Outcome::Reached("completed".into())
+            );
         }
         let failed = js(
             &[("worker", 1, 0), ("ps", 1, 0)],
@@ -349,8 +352,8 @@ mod tests {
         );
         for target in [WaitFor::Succeeded, WaitFor::AllRunning, WaitFor::Running] {
             assert_eq!(
-                verdict(&failed, target),
-                Verdict::Failed("FailedJobs: m".into())
+                evaluate(&failed, target),
+                Outcome::Failed("FailedJobs: m".into())
             );
         }
     }

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Context, Finding, Report, Severity};
+use super::{Finding, Inputs, Report, Severity};
 use crate::error::{Error, Result};
 use crate::pipeline::manifest::join_index;
 
@@ -44,8 +44,8 @@ pub fn refuse(report: &Report, allowed: bool) -> Result<()> {
 }
 
 /// Checks one env var with a literal value.
-pub fn env_var(name: &str, value: &str, epath: &str, ctx: &Context, out: &mut Vec<Finding>) {
-    let managed = ctx.gateway.key_env_names().iter().any(|n| n == name);
+pub fn env_var(name: &str, value: &str, epath: &str, inputs: &Inputs, out: &mut Vec<Finding>) {
+    let managed = inputs.gateway.key_env_names().iter().any(|n| n == name);
     if !managed && (names_a_path(name) || is_reference_or_path(value)) {
         return;
     }
@@ -68,8 +68,8 @@ pub fn env_var(name: &str, value: &str, epath: &str, ctx: &Context, out: &mut Ve
                 mask(value)
             )
         };
-        let mut f = credential_finding(format!("{epath}.value"), why, ctx);
-        if managed && ctx.will_inject {
+        let mut f = credential_finding(format!("{epath}.value"), why, inputs);
+        if managed && inputs.will_inject {
             f.message.push_str("; it will be replaced by the Secret reference, but the key is in your file: remove it there and rotate it");
         }
         out.push(f);
@@ -77,7 +77,7 @@ pub fn env_var(name: &str, value: &str, epath: &str, ctx: &Context, out: &mut Ve
 }
 
 /// `command` and `args` items that look like a key (`--api_key=sk-…`).
-pub fn command_args(c: &Map<String, Value>, cpath: &str, ctx: &Context, out: &mut Vec<Finding>) {
+pub fn command_args(c: &Map<String, Value>, cpath: &str, inputs: &Inputs, out: &mut Vec<Finding>) {
     for field in ["command", "args"] {
         if let Some(items) = c.get(field).and_then(Value::as_array) {
             for (i, item) in items.iter().enumerate() {
@@ -90,7 +90,7 @@ pub fn command_args(c: &Map<String, Value>, cpath: &str, ctx: &Context, out: &mu
                                 "{field} contains what looks like an API key ({})",
                                 mask(candidate)
                             ),
-                            ctx,
+                            inputs,
                         ));
                     }
                 }
@@ -120,10 +120,10 @@ pub fn is_reference_or_path(value: &str) -> bool {
         || v.starts_with("~/")
 }
 
-fn credential_finding(path: String, message: String, ctx: &Context) -> Finding {
+fn credential_finding(path: String, message: String, inputs: &Inputs) -> Finding {
     Finding::new(Severity::Warning, RULE, path, message).with_hint(Some(format!(
         "keep keys out of manifests: `kubectl tfjob secret create {}` stores it, and the job reads it with valueFrom.secretKeyRef",
-        ctx.gateway.secret_name
+        inputs.gateway.secret_name
     )))
 }
 

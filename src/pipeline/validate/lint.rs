@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Context, Finding, Severity, credentials, names, webhook};
+use super::{Finding, Inputs, Severity, credentials, names, webhook};
 use crate::model::{
     API_VERSION, CLEAN_POD_POLICIES, DEFAULT_CONTAINER_NAME, KIND, RESTART_POLICIES, ReplicaType,
     SUCCESS_POLICIES,
@@ -19,7 +19,7 @@ use crate::quantity;
 const GPU: &str = crate::model::GPU_RESOURCE;
 
 /// Runs every rule: the webhook's, the API server's and the lints.
-pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
+pub fn check(obj: &Value, inputs: &Inputs) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(root) = obj.as_object() else {
         out.push(Finding::new(
@@ -71,7 +71,7 @@ pub fn check(obj: &Value, ctx: &Context) -> Vec<Finding> {
     let mut longest: Option<(String, String)> = None; // (pod name, path)
     for (key, rs) in replicas {
         let path = join_key("spec.tfReplicaSpecs", key);
-        let count = replica_spec(key, rs, &path, ctx, &mut out);
+        let count = replica_spec(key, rs, &path, inputs, &mut out);
         if ReplicaType::from_any_case(key).is_some() {
             total_known += count.unwrap_or(1).max(0);
         }
@@ -383,7 +383,7 @@ fn replica_spec(
     key: &str,
     rs: &Value,
     path: &str,
-    ctx: &Context,
+    inputs: &Inputs,
     out: &mut Vec<Finding>,
 ) -> Option<i64> {
     let containers_path = format!("{path}.template.spec.containers");
@@ -448,7 +448,7 @@ fn replica_spec(
     let tmeta = template.and_then(|t| t.get("metadata"));
     names::metadata(tmeta, &format!("{path}.template.metadata"), false, out);
     let pod = template.and_then(|t| t.get("spec"));
-    if ctx.gateway.istio_opt_out && !ctx.will_inject {
+    if inputs.gateway.istio_opt_out && !inputs.will_inject {
         istio(tmeta, pod, path, out);
     }
     if let Some(p) = pod.and_then(|p| p.get("restartPolicy"))
@@ -471,7 +471,7 @@ fn replica_spec(
     {
         for (i, c) in list.iter().enumerate() {
             if let Some(c) = c.as_object() {
-                container(c, &join_index(&containers_path, i), key, ctx, out);
+                container(c, &join_index(&containers_path, i), key, inputs, out);
             }
         }
     }
@@ -568,7 +568,7 @@ fn container(
     c: &Map<String, Value>,
     cpath: &str,
     key: &str,
-    ctx: &Context,
+    inputs: &Inputs,
     out: &mut Vec<Finding>,
 ) {
     let is_tf = c.get("name").and_then(Value::as_str) == Some(DEFAULT_CONTAINER_NAME);
@@ -651,15 +651,15 @@ fn container(
             );
         }
     }
-    env_checks(c, cpath, is_tf, ctx, out);
-    credentials::command_args(c, cpath, ctx, out);
+    env_checks(c, cpath, is_tf, inputs, out);
+    credentials::command_args(c, cpath, inputs, out);
 }
 
 fn env_checks(
     c: &Map<String, Value>,
     cpath: &str,
     is_tf: bool,
-    ctx: &Context,
+    inputs: &Inputs,
     out: &mut Vec<Finding>,
 ) {
     let env = c.get("env").and_then(Value::as_array);
@@ -688,7 +688,7 @@ fn env_checks(
                 .with_hint(Some("remove it; the operator builds TF_CONFIG from tfReplicaSpecs".into())),
             );
         }
-        credentials::env_var(name, value, &epath, ctx, out);
+        credentials::env_var(name, value, &epath, inputs, out);
         if name.ends_with("BASE_URL") {
             let v1 = value.trim_end_matches('/').ends_with("/v1");
             if name == "OPENAI_BASE_URL" && !v1 {
@@ -714,8 +714,8 @@ fn env_checks(
             }
         }
     }
-    if is_tf && ctx.gateway.enabled && !ctx.will_inject {
-        let want = ctx.gateway.api_key_env();
+    if is_tf && inputs.gateway.enabled && !inputs.will_inject {
+        let want = inputs.gateway.api_key_env();
         if !names.contains(&want.as_str()) {
             out.push(
                 Finding::new(

@@ -202,7 +202,7 @@ impl Report {
 
 /// What validation needs besides the object.
 #[derive(Debug, Clone, Default)]
-pub struct Context<'a> {
+pub struct Inputs<'a> {
     /// Gateway settings: which env names hold the key, whether istio should be opted out.
     pub gateway: GatewayConfig,
     /// True when render/submit will inject the gateway env and annotations afterwards, so
@@ -213,7 +213,7 @@ pub struct Context<'a> {
 }
 
 /// Validates one TFJob object: schema, webhook rules, lints. Pure.
-pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
+pub fn validate_value(obj: &Value, inputs: &Inputs) -> Report {
     // The API server drops a TFJob's non-nullable nulls before it validates; every check
     // below judges what it would store.
     let is_tfjob = obj.get("kind").and_then(Value::as_str) == Some(crate::model::KIND);
@@ -224,7 +224,7 @@ pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
     } else {
         obj
     };
-    let mut findings = lint::check(obj, ctx);
+    let mut findings = lint::check(obj, inputs);
     findings.extend(pod::check(obj));
     // The schema check assumes the object's identity; a Secret in the stream is not a TFJob.
     if is_tfjob {
@@ -253,7 +253,7 @@ pub fn validate_value(obj: &Value, ctx: &Context) -> Report {
             findings.push(Finding::new(Severity::Error, "schema", path, message));
         }
     }
-    if let Some(pos) = ctx.positions {
+    if let Some(pos) = inputs.positions {
         for f in &mut findings {
             f.location = pos.locate(&f.path);
         }
@@ -292,12 +292,12 @@ pub fn read_findings(doc: &manifest::Document) -> Vec<Finding> {
 
 /// Validates one parsed document.
 pub fn validate_document(doc: &manifest::Document, gateway: &GatewayConfig) -> Report {
-    let ctx = Context {
+    let inputs = Inputs {
         gateway: gateway.clone(),
         will_inject: false,
         positions: Some(&doc.positions),
     };
-    let mut report = validate_value(&doc.value, &ctx);
+    let mut report = validate_value(&doc.value, &inputs);
     report.findings.extend(read_findings(doc));
     report
 }

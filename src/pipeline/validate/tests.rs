@@ -26,7 +26,7 @@ fn good() -> Value {
 }
 
 fn run(v: &Value) -> Report {
-    validate_value(v, &Context::default())
+    validate_value(v, &Inputs::default())
 }
 
 fn rules_of(r: &Report, sev: Severity) -> Vec<&'static str> {
@@ -395,7 +395,7 @@ fn istio_and_gateway_env_when_not_injecting() {
     // Offline the namespace's mesh is unknown: information, which --strict does not fail on.
     assert!(rules_of(&r, Severity::Info).contains(&"istio"));
     assert!(!rules_of(&r, Severity::Warning).contains(&"istio"));
-    let ctx = Context {
+    let inputs = Inputs {
         will_inject: true,
         ..Default::default()
     };
@@ -404,7 +404,7 @@ fn istio_and_gateway_env_when_not_injecting() {
         .as_object_mut()
         .unwrap()
         .remove("metadata");
-    assert!(!rules_of(&validate_value(&v, &ctx), Severity::Info).contains(&"istio"));
+    assert!(!rules_of(&validate_value(&v, &inputs), Severity::Info).contains(&"istio"));
     // PS has no gateway env in the good job.
     let r = run(&good());
     assert!(has(&r, "gateway-env", "PS.template.spec.containers[0].env"));

@@ -1354,7 +1354,7 @@ fn validate_nonnegative_quantity() {
     let paths = |ps: Value| -> Vec<String> {
         crate::pipeline::validate::lint::check(
             &job(ps, json!({})),
-            &crate::pipeline::validate::Context::default(),
+            &crate::pipeline::validate::Inputs::default(),
         )
         .into_iter()
         .filter(|f| f.severity == Severity::Error && f.path.contains("resources"))
