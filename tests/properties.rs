@@ -87,7 +87,7 @@ proptest! {
         match render::prepare(&ConnectionOptions::default(), &args) {
             Ok(prepared) => {
                 prop_assert!(!prepared.report.has_errors());
-                let yaml = render::to_yaml(&prepared.job);
+                let yaml = kubectl_tfjob::print::manifest::to_yaml(&prepared.job);
                 let doc = manifest::parse_one(&yaml, "rendered.yaml").unwrap().unwrap();
                 let again = validate::validate_document(&doc, &prepared.gateway);
                 prop_assert!(!again.has_errors(), "{}", again.render_text());

@@ -105,7 +105,7 @@ pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result
     if !args.server_dry_run {
         let (exported, prepared) = prepare(ctx.conn(), &args.render)?;
         crate::ops::preflight::print_warnings(&prepared.report, out);
-        render::print_resources(&prepared, out);
+        crate::print::manifest::resources(&prepared.resources, out);
         print_notes(&exported.notes, out);
         return out.data(&to_text(&exported.jobset, args.format));
     }
@@ -115,7 +115,7 @@ pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result
     let namespace = crate::ops::preflight::settle_namespace(kube, &mut prepared.job)?;
     let (exported, prepared) = from_prepared(prepared)?;
     crate::ops::preflight::print_warnings(&prepared.report, out);
-    render::print_resources(&prepared, out);
+    crate::print::manifest::resources(&prepared.resources, out);
     print_notes(&exported.notes, out);
     let answered = server_dry_run(kube, &namespace, &exported.jobset).await?;
     let name = answered.metadata.name.clone().unwrap_or_default();

@@ -15,6 +15,6 @@ pub fn run(ctx: &Context, opts: RenderOptions, out: &mut Output) -> Result<()> {
     if !notes.is_empty() {
         out.note(&notes);
     }
-    render::print_resources(&prepared, out);
-    out.data(&render::to_yaml(&prepared.job))
+    crate::print::manifest::resources(&prepared.resources, out);
+    out.data(&crate::print::manifest::to_yaml(&prepared.job))
 }

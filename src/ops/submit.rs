@@ -61,7 +61,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(ctx.conn(), &args.render)?;
     super::preflight::print_warnings(&prepared.report, out);
-    render::print_resources(&prepared, out);
+    crate::print::manifest::resources(&prepared.resources, out);
     let mut job = prepared.job.clone();
     try_printer(&job, args.output.as_ref())?;
     // With generateName the API server picks the name; until then, show the prefix.

@@ -11,14 +11,11 @@ use crate::cluster::ConnectionOptions;
 use crate::error::{Error, Result};
 use crate::gateway::GatewayConfig;
 use crate::model::TFJob;
-use crate::output::Output;
 use crate::pipeline::manifest::{self, Document};
-use crate::print;
 // The manifest printers live in `print`; re-exported for the callers that name them here.
 use crate::pipeline::templates::{self, DEFAULT_TEMPLATE};
 use crate::pipeline::validate::{self, Inputs, Report};
 use crate::pipeline::values;
-pub use crate::print::manifest::{to_json, to_yaml};
 // The option types belong to `values` (the pipeline's input), not to its top; re-exported here
 // because `render`/`submit` callers name them `render::RenderOptions`.
 pub use crate::pipeline::values::{PodOptions, RenderOptions};
@@ -416,14 +413,6 @@ fn render_template(
     }
 }
 
-/// The cpu and memory each role got, and from where, on stderr (`render`, `submit`).
-pub fn print_resources(prepared: &Prepared, out: &mut Output) {
-    let mut text = Vec::new();
-    // Writing to a Vec cannot fail.
-    let _ = print::manifest::resources(&prepared.resources, &mut text);
-    out.note(&String::from_utf8_lossy(&text));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,8 +444,8 @@ mod tests {
             ["env"];
         assert_eq!(env[0]["valueFrom"]["secretKeyRef"]["key"], "api-key");
         assert_eq!(serde_json::to_value(&p.job).unwrap(), p.value);
-        assert!(to_yaml(&p.job).starts_with("apiVersion: kubeflow.org/v1\n"));
-        assert!(to_json(&p.job).contains("\"kind\": \"TFJob\""));
+        let yaml = serde_saphyr::to_string(&p.job).unwrap();
+        assert!(yaml.starts_with("apiVersion: kubeflow.org/v1\n"), "{yaml}");
     }
 
     #[test]

@@ -18,12 +18,12 @@ pub fn to_json(job: &TFJob) -> String {
     serde_json::to_string_pretty(job).expect("a TFJob serializes to JSON")
 }
 
-/// The cpu and memory each role got, and from where (`render`, `submit`): notes, for stderr.
-pub fn resources(lines: &[String], err: &mut dyn Write) -> std::io::Result<()> {
+/// The cpu and memory each role got, and from where (`render`, `submit`, `export`): notes,
+/// on stderr.
+pub fn resources(lines: &[String], out: &mut crate::output::Output) {
     for l in lines {
-        writeln!(err, "resources: {l}")?;
+        out.note_line(&format!("resources: {l}"));
     }
-    Ok(())
 }
 
 /// A job `submit` sent or got back: `default_line` (`tfjob.kubeflow.org/x created`) without
