@@ -33,7 +33,8 @@ use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::output::Output;
-use crate::print::jobview::{self, Cursor};
+use crate::print::jobview;
+use cursor::Cursor;
 
 /// How many streams `logs -f` follows when `--max-log-requests` is not given: every replica the
 /// job has, up to this. kubectl's default of 5 is for a pod selector, which may match anything;
@@ -116,6 +117,7 @@ pub struct LogsSummary {
     pub finished: Option<String>,
 }
 
+mod cursor;
 mod follow;
 mod stream;
 
