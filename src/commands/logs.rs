@@ -114,6 +114,15 @@ impl LogsArgs {
 pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
     let target = Target::parse(&args.name, "logs")?;
     crate::ops::workload::tfjob_only(&target, "--save", args.save.is_some(), "")?;
+    crate::ops::workload::tfjob_only(
+        &target,
+        "-f",
+        args.follow,
+        &format!(
+            "follow its pods with `kubectl logs -f -l {} --prefix`",
+            crate::pipeline::jobset::pod_selector(target.name())
+        ),
+    )?;
     let opts = args.options(target.name(), out.out_color())?;
     // `--save DIR` is checked before any request (exit 2 naming it).
     if let Some(save) = &opts.save {

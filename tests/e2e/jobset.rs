@@ -496,6 +496,24 @@ fn wait_get_logs_and_delete_take_jobset_slash_name() {
             run.stdout
         );
     }
+    // The kubelet's read flags apply as for a TFJob; -r and --index pick by replicatedJob and
+    // completion index.
+    let run = tfjob(
+        &c,
+        &[
+            "logs",
+            "jobset/tf-dist-train",
+            "-r",
+            "Worker",
+            "--index",
+            "1",
+            "--tail",
+            "1",
+        ],
+    );
+    run.expect_code(0);
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    assert!(run.stdout.starts_with("[worker-1] "), "{}", run.stdout);
 
     let run = tfjob(&c, &["delete", "jobset/tf-dist-train"]);
     run.expect_code(0);
@@ -842,6 +860,10 @@ fn a_tfjob_only_flag_is_refused_for_a_jobset_before_any_request() {
         (
             &["wait", "jobset/j", "--for", "training"],
             "--for training is for a TFJob; it is not taken for a JobSet: use --for all-running",
+        ),
+        (
+            &["logs", "jobset/j", "-f"],
+            "-f is for a TFJob; it is not taken for a JobSet: follow its pods with `kubectl logs -f -l jobset.sigs.k8s.io/jobset-name=j --prefix`",
         ),
         (&["get", "jobset/j", "tf-a"], "jobset/j is shown on its own"),
         (

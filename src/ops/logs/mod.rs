@@ -137,7 +137,7 @@ pub async fn run(
     let kube = ctx.kube().await?;
     let workload = Workload::resolve(kube, target).await?;
     if let Workload::JobSet(_) = workload {
-        return jobset_logs(kube, &workload, opts.container(), out).await;
+        return jobset_logs(kube, &workload, &opts, out).await;
     }
     ctx.with_streams(out, async |kube, ns, data, notes| {
         logs(kube, ns, &opts, data, notes).await
@@ -338,22 +338,37 @@ fn earlier_save(
 
 // A JobSet (`logs jobset/NAME`).
 
-/// `logs jobset/NAME`: each pod's `container` log, every line prefixed `[<rjob>-<index>]`.
+/// `logs jobset/NAME`: each selected pod's container log read once, every line prefixed
+/// `[<rjob>-<index>]`; `--tail`, `--since`, `--since-time`, `-p` and `--timestamps` are the
+/// kubelet's, as for a TFJob, and `-r`/`--index` select by replicatedJob and completion index.
 async fn jobset_logs(
     kube: &Kube,
     workload: &Workload,
-    container: &str,
+    opts: &LogsOptions,
     out: &mut crate::output::Output,
 ) -> Result<()> {
     let mut pods = workload.pods(kube).await?;
+    pods.retain(|p| {
+        let replica = super::workload::jobset_replica(p);
+        let (rjob, index) = replica.rsplit_once('-').unwrap_or((&replica, ""));
+        opts.replica_type
+            .as_deref()
+            .is_none_or(|t| t.eq_ignore_ascii_case(rjob))
+            && opts.index.is_none_or(|i| index == i.to_string())
+    });
     pods.sort_by_key(super::workload::jobset_replica);
     let api: Api<k8s_openapi::api::core::v1::Pod> =
         Api::namespaced(kube.client.clone(), &kube.namespace);
     for p in pods {
         let pname = p.metadata.name.clone().unwrap_or_default();
         let lp = LogParams {
-            container: Some(container.to_string()),
+            container: Some(opts.container().to_string()),
             limit_bytes: Some(JOBSET_LOG_LIMIT_BYTES),
+            previous: opts.previous,
+            since_seconds: opts.since_seconds,
+            since_time: opts.since_time,
+            tail_lines: opts.tail,
+            timestamps: opts.timestamps,
             ..Default::default()
         };
         let read =
