@@ -113,8 +113,8 @@ impl LogsArgs {
 /// ([`Output::out_color`]: a terminal, and not NO_COLOR or `TERM=dumb`).
 pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
     let target = Target::parse(&args.name, "logs")?;
-    crate::ops::workload::tfjob_only(&target, "--save", args.save.is_some(), "")?;
-    crate::ops::workload::tfjob_only(
+    crate::ops::target::tfjob_only(&target, "--save", args.save.is_some(), "")?;
+    crate::ops::target::tfjob_only(
         &target,
         "-f",
         args.follow,

@@ -95,19 +95,11 @@ pub async fn run(
 ) -> Result<()> {
     if let [Target::JobSet(name)] = targets {
         let kube = ctx.kube().await?;
-        let js = super::workload::read_jobset(kube, name).await?;
+        let js = super::target::read_jobset(kube, name).await?;
         return delete_jobset(kube, &js, opts.wait, opts.timeout, out).await;
     }
-    for t in targets {
-        match t {
-            Target::TfJob(name) => opts.names.push(name.clone()),
-            Target::JobSet(name) => {
-                return Err(Error::Usage(format!(
-                    "jobset/{name} is deleted on its own: `kubectl tfjob delete jobset/{name}`"
-                )));
-            }
-        }
-    }
+    opts.names
+        .extend(super::target::tfjob_names(targets, "deleted", "delete")?);
     ctx.with_streams(out, async |kube, ns, data, notes| {
         delete(kube, ns, &opts, data, notes).await
     })
@@ -496,7 +488,7 @@ async fn delete_jobset(
         ..Default::default()
     };
     let action = Action::new("delete", "jobsets", Some(&kube.namespace)).named(name);
-    let jobsets = super::workload::jobsets(kube);
+    let jobsets = super::target::jobsets(kube);
     let ns = kube.namespace.clone();
     let check = format!("kubectl get jobset {name} {}", kube.hints.ns_flags(&ns));
     crate::error::on_interrupt_write("JobSet", &ns, name, "deleted", &check);
@@ -505,7 +497,7 @@ async fn delete_jobset(
     match deleted {
         Ok(_) => {}
         Err(e) if cluster::status_code(&e) == Some(404) => {
-            return Err(super::workload::jobset_not_found(kube, name));
+            return Err(super::target::jobset_not_found(kube, name));
         }
         Err(e) => return Err(cluster::explain(e, &action, kube)),
     }

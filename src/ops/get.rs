@@ -15,7 +15,7 @@ use kube::api::{Api, ListParams};
 use kube::core::DynamicObject;
 
 use super::Context;
-use super::workload::{Progress, Workload, jobset_replica, progress};
+use super::target::{Progress, jobset_pods, jobset_replica, progress, read_jobset, tfjob_names};
 use crate::cluster::{self, Kube, Target};
 use crate::cluster::{events, podtable};
 use crate::error::{Error, Result};
@@ -57,36 +57,23 @@ pub async fn run(
     opts: GetOptions,
     out: &mut Output,
 ) -> Result<()> {
-    if let [one] = targets {
+    if let [Target::JobSet(name)] = targets {
         let kube = ctx.kube().await?;
-        let workload = Workload::resolve(kube, one).await?;
-        return match &workload {
-            Workload::TfJob(name) => {
-                let opts = GetOptions {
-                    name: name.clone(),
-                    ..opts
-                };
-                ctx.with_streams(out, async |kube, ns, data, notes| {
-                    get(kube, ns, &opts, data, notes).await
-                })
-                .await
-            }
-            Workload::JobSet(js) => {
-                let pods = workload.pods(kube).await?;
-                out.data(&describe(js, &pods))
-            }
-        };
+        let js = read_jobset(kube, name).await?;
+        let pods = jobset_pods(kube, name).await?;
+        return out.data(&describe(&js, &pods));
     }
-    let mut names = Vec::new();
-    for t in targets {
-        match t {
-            Target::TfJob(name) => names.push(name.clone()),
-            Target::JobSet(name) => {
-                return Err(Error::Usage(format!(
-                    "jobset/{name} is shown on its own: `kubectl tfjob get jobset/{name}`"
-                )));
-            }
-        }
+    let names = tfjob_names(targets, "shown", "get")?;
+    if let [name] = names.as_slice() {
+        let opts = GetOptions {
+            name: name.clone(),
+            ..opts
+        };
+        return ctx
+            .with_streams(out, async |kube, ns, data, notes| {
+                get(kube, ns, &opts, data, notes).await
+            })
+            .await;
     }
     run_many(ctx, &names, opts, out).await
 }

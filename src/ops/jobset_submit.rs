@@ -17,7 +17,7 @@ use crate::ops::DryRun;
 use crate::ops::export::{print_notes, refused, server_dry_run};
 use crate::ops::readiness::combine;
 use crate::ops::submit::SubmitOptions;
-use crate::ops::workload::check_jobset;
+use crate::ops::target::check_jobset;
 use crate::output::Output;
 use crate::pipeline::jobset::model::JobSet;
 

@@ -18,8 +18,8 @@
 //! (`create` or `check`), and the day-two cores `list`, `get`, `logs`, `top`, `delete`,
 //! `suspend`; `validate`, offline and reading no flag of the context, takes only `opts` and
 //! `out`. The verbs that act on named jobs (`get`, `logs`, `delete`, `diagnose`) also take the
-//! parsed `cluster::Target`s, and branch once on the [`workload::Workload`] they resolve (a
-//! TFJob or a JobSet the plugin made). A day-two `run` hands the client, the namespace and the two streams to the step beside
+//! parsed `cluster::Target`s and branch once on them (a TFJob, or a JobSet the plugin made,
+//! whose facts are [`target`]'s). A day-two `run` hands the client, the namespace and the two streams to the step beside
 //! it (`list::list`, `get::get`, …) through [`Context::with_streams`]; the in-process tests call
 //! those steps with a client of their own, and `submit --wait` calls `wait::follow` the same way.
 //!
@@ -49,12 +49,12 @@ pub mod restart;
 pub mod secret;
 pub mod submit;
 pub mod suspend;
+pub mod target;
 pub mod top;
 pub mod validate;
 pub mod version;
 pub mod wait;
 pub mod wait_many;
-pub mod workload;
 
 pub use context::Context;
 

@@ -70,8 +70,9 @@ pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Resu
     if let [name] = targets.names.as_slice() {
         if let cluster::Target::JobSet(name) = cluster::Target::parse(name, "wait")? {
             let kube = ctx.kube().await?;
-            let js = crate::ops::workload::read_jobset(kube, &name).await?;
-            return wait::jobset::wait(kube, &js, opts.wait_for, opts.timeout, out).await;
+            let js = crate::ops::target::read_jobset(kube, &name).await?;
+            let api = crate::ops::target::jobsets(kube);
+            return wait::jobset::follow(kube, &api, &js, opts.wait_for, opts.timeout, out).await;
         }
         let one = WaitJobOptions {
             name: name.clone(),

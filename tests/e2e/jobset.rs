@@ -833,7 +833,7 @@ fn the_jobset_commands_refuse_a_jobset_the_plugin_did_not_make_and_touch_nothing
 }
 
 /// The flags only a TFJob takes are refused for a JobSet by the one rule
-/// (`ops::workload::tfjob_only`), before any request, naming the flag (exit 2).
+/// (`ops::target::tfjob_only`), before any request, naming the flag (exit 2).
 #[test]
 fn a_tfjob_only_flag_is_refused_for_a_jobset_before_any_request() {
     let c = with_jobset();

@@ -27,16 +27,16 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Fin
     let name = js.metadata.name.clone().unwrap_or_default();
     let mut lines = Vec::new();
     let mut failure = None;
-    match crate::ops::workload::progress(js) {
-        crate::ops::workload::Progress::Failed(why) => {
+    match crate::ops::target::progress(js) {
+        crate::ops::target::Progress::Failed(why) => {
             lines.push(format!("JobSet: Failed ({why})"));
             failure = Some(format!("JobSet {name} failed: {why}"));
         }
-        crate::ops::workload::Progress::Completed => lines.push("JobSet: Completed".into()),
-        crate::ops::workload::Progress::AllReady => {
+        crate::ops::target::Progress::Completed => lines.push("JobSet: Completed".into()),
+        crate::ops::target::Progress::AllReady => {
             lines.push("JobSet: every replicatedJob's pods are ready".into())
         }
-        crate::ops::workload::Progress::Waiting(rows) => lines.push(format!(
+        crate::ops::target::Progress::Waiting(rows) => lines.push(format!(
             "JobSet: {}{}",
             rows.iter()
                 .map(|(r, have, want)| format!("{r} {have}/{want} Jobs ready"))
@@ -108,14 +108,14 @@ pub fn verdict(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Fin
 pub async fn run(ctx: &Context, name: &str, out: &mut Output) -> Result<()> {
     let kube = ctx.kube().await?;
     let ns = kube.namespace.clone();
-    let (failures, warnings) = crate::ops::workload::check_jobset(kube, &ns).await;
+    let (failures, warnings) = crate::ops::target::check_jobset(kube, &ns).await;
     for w in &warnings {
         out.note_line(&format!("warning: {w}"));
     }
     if !failures.is_empty() {
         return Err(crate::ops::readiness::combine(failures));
     }
-    let js = crate::ops::workload::read_jobset(kube, name).await?;
+    let js = crate::ops::target::read_jobset(kube, name).await?;
     let lp = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
     // Events about Jobs (FailedCreate): the namespace's, filtered here by the Jobs' names.
     let job_events = ListParams::default().fields("involvedObject.kind=Job");

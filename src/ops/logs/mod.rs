@@ -26,7 +26,6 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::Context;
-use super::workload::Workload;
 use crate::cluster::client as kubeapi;
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::{self, Kube};
@@ -134,10 +133,10 @@ pub async fn run(
     opts: LogsOptions,
     out: &mut Output,
 ) -> Result<()> {
-    let kube = ctx.kube().await?;
-    let workload = Workload::resolve(kube, target).await?;
-    if let Workload::JobSet(_) = workload {
-        return jobset_logs(kube, &workload, &opts, out).await;
+    if let crate::cluster::Target::JobSet(name) = target {
+        let kube = ctx.kube().await?;
+        super::target::read_jobset(kube, name).await?;
+        return jobset_logs(kube, name, &opts, out).await;
     }
     ctx.with_streams(out, async |kube, ns, data, notes| {
         logs(kube, ns, &opts, data, notes).await
@@ -343,20 +342,21 @@ fn earlier_save(
 /// kubelet's, as for a TFJob, and `-r`/`--index` select by replicatedJob and completion index.
 async fn jobset_logs(
     kube: &Kube,
-    workload: &Workload,
+    name: &str,
     opts: &LogsOptions,
     out: &mut crate::output::Output,
 ) -> Result<()> {
-    let mut pods = workload.pods(kube).await?;
+    let mut pods = super::target::jobset_pods(kube, name).await?;
     pods.retain(|p| {
-        let replica = super::workload::jobset_replica(p);
-        let (rjob, index) = replica.rsplit_once('-').unwrap_or((&replica, ""));
+        let (rjob, index) = super::target::jobset_task(p);
         opts.replica_type
             .as_deref()
-            .is_none_or(|t| t.eq_ignore_ascii_case(rjob))
-            && opts.index.is_none_or(|i| index == i.to_string())
+            .is_none_or(|t| rjob.is_some_and(|r| t.eq_ignore_ascii_case(r)))
+            && opts
+                .index
+                .is_none_or(|i| index == Some(i.to_string().as_str()))
     });
-    pods.sort_by_key(super::workload::jobset_replica);
+    pods.sort_by_key(super::target::jobset_replica);
     let api: Api<k8s_openapi::api::core::v1::Pod> =
         Api::namespaced(kube.client.clone(), &kube.namespace);
     for p in pods {
@@ -375,8 +375,8 @@ async fn jobset_logs(
             || cluster::bounded::read_log(&api, &pname, &lp, JOBSET_LOG_LIMIT_BYTES as usize);
         match cluster::retry(kube, read).await {
             Ok(text) => {
-                let prefix = crate::print::terminal::escape(&super::workload::jobset_replica(&p))
-                    .into_owned();
+                let prefix =
+                    crate::print::terminal::escape(&super::target::jobset_replica(&p)).into_owned();
                 for line in text.lines() {
                     out.data_line(&format!("[{prefix}] {line}"))?;
                 }

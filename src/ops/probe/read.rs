@@ -74,7 +74,7 @@ pub(super) async fn read_jobset(
     name: &str,
     container: &str,
 ) -> Result<Subject> {
-    crate::ops::workload::read_jobset(kube, name).await?;
+    crate::ops::target::read_jobset(kube, name).await?;
     let by_js = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
     let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
     let pods = cluster::retry(kube, || pods_api.list(&by_js))

@@ -1,6 +1,6 @@
 //! `wait jobset/NAME` and `submit --to jobset --wait`: a JobSet followed until it reaches the
 //! target, fails, or the deadline passes. JobSet has no Running condition; "all pods running"
-//! is Kueue's `PodsReady` test ([`crate::ops::workload::progress`]).
+//! is Kueue's `PodsReady` test ([`crate::ops::target::progress`]).
 
 use std::time::Duration;
 
@@ -10,30 +10,10 @@ use kube::runtime::{WatchStreamExt, watcher};
 
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
+use crate::ops::target::{Progress, progress};
 use crate::ops::wait::WaitFor;
-use crate::ops::workload::{Progress, progress};
 use crate::output::Output;
 use crate::pipeline::jobset::model::JobSet;
-
-/// `wait jobset/NAME --for TARGET`: until the JobSet reaches `target` (exit 0, judged by
-/// [`evaluate`]), it fails (4) or `timeout` passes (5).
-pub async fn wait(
-    kube: &Kube,
-    first: &JobSet,
-    target: WaitFor,
-    timeout: Duration,
-    out: &mut Output,
-) -> Result<()> {
-    follow(
-        kube,
-        &crate::ops::workload::jobsets(kube),
-        first,
-        target,
-        timeout,
-        out,
-    )
-    .await
-}
 
 /// Follows the JobSet until every pod is Ready, it completes or fails, or `timeout` passes:
 /// the state already read (`first`), then a watch on it (`metadata.name` field selector) through kube-runtime's

@@ -1,10 +1,11 @@
-//! The job a day-two verb acts on, resolved once from its NAME argument, as stern resolves any
-//! kind into a pod selector once: a TFJob, whose pods the training-operator makes and labels
-//! (`operator_pods`), or a JobSet that `export --to jobset` or `submit --to jobset` made, whose
-//! pods the JobSet and Job controllers label (jobset.md §4: `replicatedJobsStatus`, its
-//! conditions, the `jobset.sigs.k8s.io/jobset-name` pod label). Each verb has one core (get,
-//! logs, delete, wait, diagnose, probe) that takes the [`Workload`] and asks it what differs by
-//! kind: whether a flag applies, how its pods are selected and named, what its status says.
+//! What a NAME argument names (`cluster::Target`), for the day-two verbs: a TFJob, whose pods
+//! the training-operator makes and labels and which each verb reads in its own first request,
+//! or a JobSet that `export --to jobset` or `submit --to jobset` made, whose pods the JobSet and
+//! Job controllers label (jobset.md §4: `replicatedJobsStatus`, its conditions, the
+//! `jobset.sigs.k8s.io/jobset-name` pod label). `commands/` asks here which flags only a TFJob
+//! takes; each verb's core (get, logs, delete, wait, diagnose, probe) branches once on the
+//! target and takes from here what a JobSet is: its read, its pods and their tasks, its
+//! progress, whether JobSet is served and its controller runs.
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
@@ -16,50 +17,19 @@ use crate::error::{Error, Result};
 use crate::pipeline::jobset::model::{JobSet, JobSetStatus};
 use crate::pipeline::jobset::{self, COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
 
-/// The job, resolved.
-#[derive(Debug, Clone)]
-pub enum Workload {
-    /// A TFJob by name. Each verb reads or watches it in its own first request, whose answer
-    /// (not found, the CRD missing) says why it is not there; reading it here first would be
-    /// a second request for the same answer.
-    TfJob(String),
-    /// A JobSet the plugin made, read once here.
-    JobSet(Box<JobSet>),
-}
-
-impl Workload {
-    /// Resolves `target` in the context's namespace: a JobSet is read (and must be the
-    /// plugin's), a TFJob is its name.
-    pub async fn resolve(kube: &Kube, target: &Target) -> Result<Workload> {
-        match target {
-            Target::TfJob(name) => Ok(Workload::TfJob(name.clone())),
-            Target::JobSet(name) => read_jobset(kube, name)
-                .await
-                .map(|js| Workload::JobSet(Box::new(js))),
-        }
-    }
-
-    /// The label selector of its pods.
-    pub fn pod_selector(&self) -> String {
-        match self {
-            Workload::TfJob(name) => crate::model::job_selector(name),
-            Workload::JobSet(js) => {
-                crate::pipeline::jobset::pod_selector(js.metadata.name.as_deref().unwrap_or(""))
-            }
-        }
-    }
-
-    /// Its pods, listed once by [`Workload::pod_selector`].
-    pub async fn pods(&self, kube: &Kube) -> Result<Vec<Pod>> {
-        let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
-        let lp = ListParams::default().labels(&self.pod_selector());
-        cluster::retry(kube, || pods.list(&lp))
-            .await
-            .map(|l| l.items)
-            .map_err(|e| {
-                cluster::explain(e, &Action::new("list", "pods", Some(&kube.namespace)), kube)
-            })
-    }
+/// The TFJob names among `targets`; a JobSet is refused (exit 2, before any request) unless
+/// it is the only one, which the caller handles: `done` says what the verb does with it
+/// (`shown`, `deleted`), `command` names the verb.
+pub fn tfjob_names(targets: &[Target], done: &str, command: &str) -> Result<Vec<String>> {
+    targets
+        .iter()
+        .map(|t| match t {
+            Target::TfJob(name) => Ok(name.clone()),
+            Target::JobSet(name) => Err(Error::Usage(format!(
+                "jobset/{name} is {done} on its own: `kubectl tfjob {command} jobset/{name}`"
+            ))),
+        })
+        .collect()
 }
 
 /// Refuses, before any request, a flag that only a TFJob takes (exit 2): the evidence of
@@ -79,21 +49,32 @@ pub fn tfjob_only(target: &Target, flag: &str, given: bool, instead: &str) -> Re
     Err(Error::Usage(message))
 }
 
-/// `<rjob>-<index>`: a JobSet pod as TF knows it (its task): the replicatedJob it belongs to
-/// and its Job's completion index (the export names each replicatedJob after its replica
-/// type); `?` for what the pod does not say.
-pub fn jobset_replica(p: &Pod) -> String {
+/// A JobSet pod's task, where the pod says it: the replicatedJob it belongs to and its Job's
+/// completion index (the export names each replicatedJob after its replica type).
+pub fn jobset_task(p: &Pod) -> (Option<&str>, Option<&str>) {
     let m = &p.metadata;
     let rjob = m.labels.as_ref().and_then(|l| l.get(LABEL_REPLICATED_JOB));
     let index = m
         .annotations
         .as_ref()
         .and_then(|a| a.get(COMPLETION_INDEX_ANNOTATION));
-    format!(
-        "{}-{}",
-        rjob.map_or("?", String::as_str),
-        index.map_or("?", String::as_str)
-    )
+    (rjob.map(String::as_str), index.map(String::as_str))
+}
+
+/// `<rjob>-<index>` ([`jobset_task`]), `?` for what the pod does not say.
+pub fn jobset_replica(p: &Pod) -> String {
+    let (rjob, index) = jobset_task(p);
+    format!("{}-{}", rjob.unwrap_or("?"), index.unwrap_or("?"))
+}
+
+/// The pods of JobSet `name`, listed once by its pod label.
+pub async fn jobset_pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
+    let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
+    let lp = ListParams::default().labels(&jobset::pod_selector(name));
+    cluster::retry(kube, || pods.list(&lp))
+        .await
+        .map(|l| l.items)
+        .map_err(|e| cluster::explain(e, &Action::new("list", "pods", Some(&kube.namespace)), kube))
 }
 
 /// The JobSet's API.
