@@ -12,7 +12,6 @@ use k8s_openapi::api::core::v1::{Event, Pod, Service};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
-use kube::core::DynamicObject;
 
 use super::Context;
 use super::target::{Progress, jobset_pods, jobset_replica, progress, read_jobset, tfjob_names};
@@ -109,16 +108,11 @@ async fn run_many(
                 }
             }
             format => {
-                let raw: Api<DynamicObject> =
-                    Api::namespaced_with(kube.client.clone(), ns, &model::dynamic_resource());
                 let mut found = Vec::new();
                 for name in names {
-                    match cluster::retry(kube, || raw.get_opt(name)).await {
-                        Ok(Some(obj)) => found.push(obj),
-                        Ok(None) => errors.push(cluster::notfound::tfjob(kube, ns, name).await),
-                        Err(e) => {
-                            errors.push(cluster::tfjob_error(format!("reading tfjob {name}"), e))
-                        }
+                    match super::target::read_tfjob_object(kube, name).await {
+                        Ok(obj) => found.push(obj),
+                        Err(e) => errors.push(e),
                     }
                 }
                 // The List `list -o …` prints, as kubectl prints several objects.
@@ -153,14 +147,7 @@ pub async fn get(
     _err: &mut dyn Write,
 ) -> Result<()> {
     let client = &kube.client;
-    let raw: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), namespace, &model::dynamic_resource());
-    let obj = cluster::retry(kube, || raw.get_opt(&opts.name))
-        .await
-        .map_err(|e| cluster::tfjob_error(format!("reading tfjob {}", opts.name), e))?;
-    let Some(obj) = obj else {
-        return Err(cluster::notfound::tfjob(kube, namespace, &opts.name).await);
-    };
+    let obj = super::target::read_tfjob_object(kube, &opts.name).await?;
     let io = |e: std::io::Error| Error::io("writing output", e);
     let value = serde_json::to_value(&obj).unwrap_or_default();
     match &opts.format {

@@ -8,14 +8,12 @@
 
 use std::io::Write;
 
-use kube::api::Api;
 use kube::runtime::reflector::Lookup;
 
 use super::Context;
 use super::suspend::{SuspendAction, SuspendOptions, set_suspend};
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
-use crate::model::TFJob;
 use crate::output::Output;
 
 #[derive(Debug, Clone)]
@@ -41,13 +39,7 @@ async fn restart(
 ) -> Result<()> {
     let io = |e: std::io::Error| Error::io("writing output", e);
     let name = &opts.name;
-    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
-    let job = cluster::retry(kube, || api.get_opt(name))
-        .await
-        .map_err(|e| cluster::tfjob_error(format!("reading tfjob {name}"), e))?;
-    let Some(job) = job else {
-        return Err(cluster::notfound::tfjob(kube, namespace, name).await);
-    };
+    let job = super::target::read_tfjob(kube, name).await?;
     if job.is_finished() {
         return Err(Error::Conflict {
             message: format!(

@@ -152,13 +152,7 @@ pub async fn set_suspend(
             "upgrade the training-operator to v1.7 or later to suspend and resume TFJobs",
         ));
     }
-    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
-    let job = cluster::retry(kube, || api.get_opt(&opts.name))
-        .await
-        .map_err(|e| cluster::tfjob_error(format!("reading tfjob {}", opts.name), e))?;
-    let Some(job) = job else {
-        return Err(cluster::notfound::tfjob(kube, namespace, &opts.name).await);
-    };
+    let job = super::target::read_tfjob(kube, &opts.name).await?;
     let uid = job.metadata.uid.clone().unwrap_or_default();
     let want = opts.action == SuspendAction::Suspend;
     // A Kueue-managed job is paused through its Workload, not runPolicy.suspend.
@@ -197,6 +191,7 @@ pub async fn set_suspend(
         kube.hints.ns_flags(namespace)
     );
     crate::error::on_interrupt_write("TFJob", namespace, &opts.name, "patched", &check);
+    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let patched = cluster::retry(kube, || api.patch(&opts.name, &params, &patch)).await;
     crate::error::on_interrupt_settled();
     patched.map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;

@@ -1,21 +1,154 @@
-//! What a NAME argument names (`cluster::Target`), for the day-two verbs: a TFJob, whose pods
-//! the training-operator makes and labels and which each verb reads in its own first request,
-//! or a JobSet that `export --to jobset` or `submit --to jobset` made, whose pods the JobSet and
-//! Job controllers label (jobset.md §4: `replicatedJobsStatus`, its conditions, the
-//! `jobset.sigs.k8s.io/jobset-name` pod label). `commands/` asks here which flags only a TFJob
-//! takes; each verb's core (get, logs, delete, wait, diagnose, probe) branches once on the
-//! target and takes from here what a JobSet is: its read, its pods and their tasks, its
-//! progress, whether JobSet is served and its controller runs.
+//! What a NAME argument names (`cluster::Target`), read once for the day-two verbs: a TFJob,
+//! whose pods the training-operator makes and labels, or a JobSet that `export --to jobset` or
+//! `submit --to jobset` made, whose pods the JobSet and Job controllers label (jobset.md §4:
+//! `replicatedJobsStatus`, its conditions, the `jobset.sigs.k8s.io/jobset-name` pod label).
+//! [`TrainingJob`] is the object read with one wording for "not there" and "not served" per
+//! kind, and what both kinds answer alike: the selector of their pods, the pods, a pod's
+//! replica, how many pods they expect. `commands/` asks here which flags only a TFJob takes;
+//! each verb's core (get, logs, delete, wait, diagnose, probe) branches once on the target for
+//! what differs (a JobSet's progress is [`progress`]; a TFJob's is `ops::wait`'s).
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
-use kube::api::ListParams;
+use kube::api::{DynamicObject, ListParams};
 
 use crate::cluster::{self, Action, Kube, Target};
 use crate::error::{Error, Result};
+use crate::model::{self, TFJob};
 use crate::pipeline::jobset::model::{JobSet, JobSetStatus};
 use crate::pipeline::jobset::{self, COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
+
+/// The job a NAME names, read once.
+#[derive(Debug, Clone)]
+pub enum TrainingJob {
+    TfJob(TFJob),
+    JobSet(JobSet),
+}
+
+impl TrainingJob {
+    /// Reads the target in the context's namespace: [`read_tfjob`] or [`read_jobset`].
+    pub async fn read(kube: &Kube, target: &Target) -> Result<TrainingJob> {
+        match target {
+            Target::TfJob(name) => read_tfjob(kube, name).await.map(TrainingJob::TfJob),
+            Target::JobSet(name) => read_jobset(kube, name).await.map(TrainingJob::JobSet),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            TrainingJob::TfJob(j) => j.metadata.name.clone(),
+            TrainingJob::JobSet(j) => j.metadata.name.clone(),
+        }
+        .unwrap_or_default()
+    }
+
+    /// The kind, as messages name it (`tfjob`, `jobset`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TrainingJob::TfJob(_) => "tfjob",
+            TrainingJob::JobSet(_) => "jobset",
+        }
+    }
+
+    /// The label selector of its pods (and, for a TFJob, of the operator's Services).
+    pub fn selector(&self) -> String {
+        match self {
+            TrainingJob::TfJob(_) => model::job_selector(&self.name()),
+            TrainingJob::JobSet(_) => jobset::pod_selector(&self.name()),
+        }
+    }
+
+    /// How many pods it runs when every replica runs: a TFJob's operator pods
+    /// ([`crate::operator_pods`]), a JobSet's Jobs times each Job's parallelism (the
+    /// CRD's and the Job API's default of 1).
+    pub fn expected_pods(&self) -> usize {
+        match self {
+            TrainingJob::TfJob(j) => crate::operator_pods::expand(j)
+                .expected()
+                .values()
+                .map(|n| (*n).max(0) as usize)
+                .sum(),
+            TrainingJob::JobSet(j) => j
+                .spec
+                .replicated_jobs
+                .iter()
+                .map(|r| {
+                    let jobs = r.replicas.unwrap_or(1).max(0) as usize;
+                    let per_job = r
+                        .template
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.parallelism)
+                        .unwrap_or(1)
+                        .max(0) as usize;
+                    jobs * per_job
+                })
+                .sum(),
+        }
+    }
+
+    /// Its pods, listed once by [`TrainingJob::selector`].
+    pub async fn pods(&self, kube: &Kube) -> Result<Vec<Pod>> {
+        list_pods(kube, &self.selector()).await
+    }
+}
+
+/// The pods of JobSet `name`, listed once by its pod label.
+pub async fn jobset_pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
+    list_pods(kube, &jobset::pod_selector(name)).await
+}
+
+async fn list_pods(kube: &Kube, selector: &str) -> Result<Vec<Pod>> {
+    let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
+    let lp = ListParams::default().labels(selector);
+    cluster::retry(kube, || pods.list(&lp))
+        .await
+        .map(|l| l.items)
+        .map_err(|e| cluster::explain(e, &Action::new("list", "pods", Some(&kube.namespace)), kube))
+}
+
+/// The TFJob `name` in the context's namespace, read once; said as every verb says it when it
+/// is not there ([`cluster::notfound`]) or the CRD is not served ([`cluster::tfjob_error`]).
+pub async fn read_tfjob(kube: &Kube, name: &str) -> Result<TFJob> {
+    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), &kube.namespace);
+    match cluster::retry(kube, || api.get_opt(name)).await {
+        Ok(Some(job)) => Ok(job),
+        Ok(None) => Err(cluster::notfound::tfjob(kube, &kube.namespace, name).await),
+        Err(e) => Err(cluster::tfjob_error(format!("reading tfjob {name}"), e)),
+    }
+}
+
+/// [`read_tfjob`] as the API returned it, for the printers (`-o json` prints every field,
+/// those the typed model does not know included).
+pub async fn read_tfjob_object(kube: &Kube, name: &str) -> Result<DynamicObject> {
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        kube.client.clone(),
+        &kube.namespace,
+        &model::dynamic_resource(),
+    );
+    match cluster::retry(kube, || api.get_opt(name)).await {
+        Ok(Some(obj)) => Ok(obj),
+        Ok(None) => Err(cluster::notfound::tfjob(kube, &kube.namespace, name).await),
+        Err(e) => Err(cluster::tfjob_error(format!("reading tfjob {name}"), e)),
+    }
+}
+
+/// A pod's replica as diagnose, wait and probe name it (`Worker-1`): from the operator's
+/// labels, else from a JobSet pod's replicatedJob and completion index, else its name.
+pub fn replica_of(pod: &Pod) -> String {
+    let meta = &pod.metadata;
+    let operator = meta
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.contains_key(model::LABEL_REPLICA_TYPE));
+    match jobset_task(pod) {
+        (Some(rjob), Some(index)) if !operator => {
+            format!("{}-{index}", cluster::pod::canonical_replica_type(rjob))
+        }
+        _ => crate::diagnose::failure::replica_label(meta, None),
+    }
+}
 
 /// The TFJob names among `targets`; a JobSet is refused (exit 2, before any request) unless
 /// it is the only one, which the caller handles: `done` says what the verb does with it
@@ -65,16 +198,6 @@ pub fn jobset_task(p: &Pod) -> (Option<&str>, Option<&str>) {
 pub fn jobset_replica(p: &Pod) -> String {
     let (rjob, index) = jobset_task(p);
     format!("{}-{}", rjob.unwrap_or("?"), index.unwrap_or("?"))
-}
-
-/// The pods of JobSet `name`, listed once by its pod label.
-pub async fn jobset_pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
-    let pods: Api<Pod> = Api::namespaced(kube.client.clone(), &kube.namespace);
-    let lp = ListParams::default().labels(&jobset::pod_selector(name));
-    cluster::retry(kube, || pods.list(&lp))
-        .await
-        .map(|l| l.items)
-        .map_err(|e| cluster::explain(e, &Action::new("list", "pods", Some(&kube.namespace)), kube))
 }
 
 /// The JobSet's API.
@@ -279,6 +402,57 @@ mod tests {
             .into(),
         );
         assert!(ours(js, "ns").is_ok());
+    }
+
+    fn pod(labels: serde_json::Value, annotations: serde_json::Value) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p-0", "labels": labels, "annotations": annotations}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_pod_names_its_replica_by_either_kinds_labels() {
+        let operator = pod(
+            serde_json::json!({model::LABEL_REPLICA_TYPE: "worker", model::LABEL_REPLICA_INDEX: "1"}),
+            serde_json::json!({}),
+        );
+        assert_eq!(replica_of(&operator), "Worker-1");
+        let exported = pod(
+            serde_json::json!({LABEL_REPLICATED_JOB: "ps"}),
+            serde_json::json!({COMPLETION_INDEX_ANNOTATION: "0"}),
+        );
+        assert_eq!(replica_of(&exported), "PS-0");
+        assert_eq!(jobset_replica(&exported), "ps-0");
+        let neither = pod(serde_json::json!({}), serde_json::json!({}));
+        assert_eq!(replica_of(&neither), "p-0");
+    }
+
+    #[test]
+    fn both_kinds_count_the_pods_they_run() {
+        let tfjob: TFJob = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "t"},
+            "spec": {"tfReplicaSpecs": {
+                "PS": {"template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}},
+                "Worker": {"replicas": 3, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}}}
+            }}
+        }))
+        .unwrap();
+        let tfjob = TrainingJob::TfJob(tfjob);
+        assert_eq!(tfjob.expected_pods(), 4, "PS defaults to one replica");
+        assert_eq!(tfjob.selector(), model::job_selector("t"));
+        let js: JobSet = serde_json::from_value(serde_json::json!({
+            "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "j"},
+            "spec": {"replicatedJobs": [
+                {"name": "ps", "template": {"spec": {"template": {}}}},
+                {"name": "worker", "replicas": 2, "template": {"spec": {"parallelism": 2, "template": {}}}}
+            ]}
+        }))
+        .unwrap();
+        let js = TrainingJob::JobSet(js);
+        assert_eq!(js.expected_pods(), 5, "1 ps Job, 2 worker Jobs of 2 pods");
+        assert_eq!(js.selector(), jobset::pod_selector("j"));
+        assert_eq!((js.kind(), js.name().as_str()), ("jobset", "j"));
     }
 
     #[test]

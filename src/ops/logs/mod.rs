@@ -154,7 +154,7 @@ pub async fn logs(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<LogsSummary> {
-    let job = read_job(kube, namespace, opts).await?;
+    let job = read_job(kube, opts).await?;
     // A key a container printed is scrubbed from stdout and from saved files alike: the
     // values the pods' environment takes from Secrets are registered before any line.
     let mut secrets_read = std::collections::BTreeSet::new();
@@ -202,25 +202,17 @@ pub async fn logs(
 /// The job, read within `--timeout`: it bounds waiting for the pods, so it bounds reading the
 /// job too (an API server that does not answer ends the command then, not when the retries
 /// give up).
-async fn read_job(kube: &Kube, namespace: &str, opts: &LogsOptions) -> Result<TFJob> {
-    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
-    let job = tokio::time::timeout(
-        opts.timeout,
-        cluster::retry(kube, || jobs.get_opt(&opts.job)),
-    )
-    .await
-    .map_err(|_| {
-        Error::Timeout(format!(
-            "tfjob {} could not be read within {} (--timeout): the API server did not answer",
-            opts.job,
-            crate::duration::go(opts.timeout)
-        ))
-    })?
-    .map_err(|e| cluster::tfjob_error(format!("reading tfjob {}", opts.job), e))?;
-    match job {
-        Some(job) => Ok(job),
-        None => Err(cluster::notfound::tfjob(kube, namespace, &opts.job).await),
-    }
+async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<TFJob> {
+    let read = super::target::read_tfjob(kube, &opts.job);
+    tokio::time::timeout(opts.timeout, read)
+        .await
+        .map_err(|_| {
+            Error::Timeout(format!(
+                "tfjob {} could not be read within {} (--timeout): the API server did not answer",
+                opts.job,
+                crate::duration::go(opts.timeout)
+            ))
+        })?
 }
 
 /// How many replicas the selection expects, and how many streams may be read at once; a

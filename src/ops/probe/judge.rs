@@ -4,11 +4,10 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::cluster::pod::canonical_replica_type;
 use crate::cluster::podexec::Ended;
 use crate::diagnose::inpod::{ReplicaProbe, Status};
 use crate::error::{Error, Result};
-use crate::model::{self, TFJob};
+use crate::model::TFJob;
 
 /// `--api-env-prefix P` given: refuses (exit 2, before any exec) a prefix that no pod's
 /// container sets as `P_API_KEY` or `P_BASE_URL` and cannot take from `envFrom` either,
@@ -69,7 +68,10 @@ pub(super) fn waiting_for(job: &TFJob, pods: &[Pod], container: &str) -> Option<
     for t in job.replica_types() {
         for i in 0..job.replicas(t).max(0) {
             let replica = format!("{}-{i}", t.as_str());
-            match pods.iter().find(|p| replica_of(p) == replica) {
+            match pods
+                .iter()
+                .find(|p| crate::ops::target::replica_of(p) == replica)
+            {
                 None => return Some(format!("{replica} has no pod yet")),
                 Some(p) => {
                     if let Some(state) = not_running(p, container) {
@@ -258,25 +260,5 @@ pub(super) fn exec_problem(ended: &Ended, stderr: &str) -> String {
             "the check exited {code}: {}",
             stderr.lines().last().unwrap_or("").trim()
         ),
-    }
-}
-
-/// `Worker-1`: the operator's replica labels, or a JobSet pod's replicatedJob and completion
-/// index (the export names each replicatedJob after its replica type).
-pub(super) fn replica_of(pod: &Pod) -> String {
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
-    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
-    match (
-        labels.get(model::LABEL_REPLICA_TYPE),
-        labels.get(model::LABEL_REPLICA_INDEX),
-    ) {
-        (Some(t), Some(i)) => format!("{}-{i}", canonical_replica_type(t)),
-        _ => match (
-            labels.get(crate::pipeline::jobset::LABEL_REPLICATED_JOB),
-            annotations.get(crate::pipeline::jobset::COMPLETION_INDEX_ANNOTATION),
-        ) {
-            (Some(rjob), Some(i)) => format!("{}-{i}", canonical_replica_type(rjob)),
-            _ => pod.metadata.name.clone().unwrap_or_default(),
-        },
     }
 }

@@ -146,10 +146,7 @@ pub async fn probe(
         services,
         expected,
         total,
-    } = match &opts.target {
-        Target::JobSet(name) => read_jobset(kube, ns, name, &container).await?,
-        Target::TfJob(name) => read_tfjob(kube, ns, name).await?,
-    };
+    } = read::read(kube, ns, &opts.target, &container).await?;
     let policies: Vec<NetworkPolicy> = {
         let api: Api<NetworkPolicy> = Api::namespaced(kube.client.clone(), ns);
         let all = ListParams::default();
@@ -428,7 +425,7 @@ async fn probe_pod(
     end: Instant,
 ) -> ReplicaProbe {
     let name = pod.metadata.name.clone().unwrap_or_default();
-    let replica = replica_of(pod);
+    let replica = crate::ops::target::replica_of(pod);
     let containers: Vec<Check> = pod
         .spec
         .iter()

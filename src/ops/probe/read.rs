@@ -9,11 +9,12 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
 
-use super::judge::{not_running, replica_of};
-use crate::cluster::{self, Kube};
-use crate::diagnose::inpod::{self, PeerFacts};
-use crate::error::{Error, Result};
-use crate::model::{self, TFJob};
+use super::judge::not_running;
+use crate::cluster::{self, Kube, Target};
+use crate::diagnose::inpod::PeerFacts;
+use crate::error::Result;
+use crate::model::TFJob;
+use crate::ops::target::{TrainingJob, replica_of};
 
 /// What is probed, read from the cluster.
 pub(super) struct Subject {
@@ -28,81 +29,50 @@ pub(super) struct Subject {
     pub(super) total: usize,
 }
 
-pub(super) async fn read_tfjob(kube: &Kube, ns: &str, name: &str) -> Result<Subject> {
-    let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), ns);
-    let job = cluster::retry(kube, || jobs.get_opt(name))
-        .await
-        .map_err(|e| cluster::tfjob_error(format!("reading tfjob {name}"), e))?;
-    let Some(job) = job else {
-        return Err(cluster::notfound::tfjob(kube, ns, name).await);
-    };
-    let by_job = ListParams::default().labels(&format!("{}={name}", model::LABEL_JOB_NAME));
-    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
-    let pods = cluster::retry(kube, || pods_api.list(&by_job))
-        .await
-        .map_err(|e| Error::kube(format!("listing the pods of tfjob {name}"), e))?
-        .items;
-    // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
-    let services: Option<Vec<Service>> = {
-        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
-        cluster::retry(kube, || api.list(&by_job))
-            .await
-            .ok()
-            .map(|l| l.items)
-    };
-    let expected = expected_tf_configs(&job, ns);
-    let total = job
-        .replica_types()
-        .iter()
-        .map(|t| job.replicas(*t).max(0) as usize)
-        .sum();
-    Ok(Subject {
-        job: Some(job),
-        pods,
-        services,
-        expected,
-        total,
-    })
-}
-
-/// A JobSet that `export --to jobset` made: its pods by JobSet's label, the headless Service
-/// its pods' subdomain names, and the TF_CONFIG the export wrote into each pod's template,
-/// expanded as the kubelet expands it for that pod (`jobset::tfconfig::expand`).
-pub(super) async fn read_jobset(
+/// The job read once with its pods. A TFJob's peers go through the operator's Services (its
+/// pods' labels) and its TF_CONFIGs are the operator's. A JobSet that `export --to jobset`
+/// made: the headless Service its pods' subdomain names, and the TF_CONFIG the export wrote
+/// into each pod's template, expanded as the kubelet expands it for that pod
+/// (`jobset::tfconfig::expand`).
+pub(super) async fn read(
     kube: &Kube,
     ns: &str,
-    name: &str,
+    target: &Target,
     container: &str,
 ) -> Result<Subject> {
-    crate::ops::target::read_jobset(kube, name).await?;
-    let by_js = ListParams::default().labels(&crate::pipeline::jobset::pod_selector(name));
-    let pods_api: Api<Pod> = Api::namespaced(kube.client.clone(), ns);
-    let pods = cluster::retry(kube, || pods_api.list(&by_js))
-        .await
-        .map_err(|e| Error::kube(format!("listing the pods of jobset {name}"), e))?
-        .items;
-    let subdomain = pods
-        .iter()
-        .find_map(|p| p.spec.as_ref()?.subdomain.clone())
-        .unwrap_or_else(|| name.to_string());
-    let services: Option<Vec<Service>> = {
-        let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
-        cluster::retry(kube, || api.get_opt(&subdomain))
-            .await
-            .ok()
-            .map(|s| s.into_iter().collect())
+    let job = TrainingJob::read(kube, target).await?;
+    let pods = job.pods(kube).await?;
+    let total = job.expected_pods();
+    let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
+    // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
+    let (services, expected) = match &job {
+        TrainingJob::TfJob(tfjob) => {
+            let by_job = ListParams::default().labels(&job.selector());
+            let services = cluster::retry(kube, || api.list(&by_job)).await;
+            (
+                services.ok().map(|l| l.items),
+                expected_tf_configs(tfjob, ns),
+            )
+        }
+        TrainingJob::JobSet(_) => {
+            let subdomain = pods
+                .iter()
+                .find_map(|p| p.spec.as_ref()?.subdomain.clone())
+                .unwrap_or_else(|| job.name());
+            let service = cluster::retry(kube, || api.get_opt(&subdomain)).await;
+            let expected = pods
+                .iter()
+                .filter_map(|p| Some((replica_of(p), exported_tf_config(p, container, ns)?)))
+                .collect();
+            (service.ok().map(|s| s.into_iter().collect()), expected)
+        }
     };
-    let expected: BTreeMap<String, Value> = pods
-        .iter()
-        .filter_map(|p| Some((replica_of(p), exported_tf_config(p, container, ns)?)))
-        .collect();
-    let total = expected
-        .values()
-        .next()
-        .map(|v| inpod::cluster_hosts(v).len())
-        .unwrap_or(pods.len());
+    let job = match job {
+        TrainingJob::TfJob(tfjob) => Some(tfjob),
+        TrainingJob::JobSet(_) => None,
+    };
     Ok(Subject {
-        job: None,
+        job,
         pods,
         services,
         expected,

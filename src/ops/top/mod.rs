@@ -264,13 +264,7 @@ pub async fn top(
     let ar = model::dynamic_resource();
     let ns = (!opts.all_namespaces || opts.name.is_some()).then_some(namespace);
     let jobs: Vec<(String, String)> = if let Some(name) = &opts.name {
-        let api: Api<DynamicObject> = Api::namespaced_with(kube.client.clone(), namespace, &ar);
-        let job = cluster::retry(kube, || api.get_opt(name))
-            .await
-            .map_err(|e| cluster::tfjob_error(format!("reading tfjob {name}"), e))?;
-        let Some(job) = job else {
-            return Err(cluster::notfound::tfjob(kube, namespace, name).await);
-        };
+        let job = crate::ops::target::read_tfjob_object(kube, name).await?;
         vec![(namespace.to_string(), job.name_any())]
     } else {
         let api: Api<DynamicObject> = match ns {
