@@ -70,7 +70,7 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
     // With --wait, `--timeout` bounds the whole command (0: the default five minutes).
     let ctx = if args.wait {
         let timeout = if args.timeout.is_zero() {
-            DeleteOptions::default().timeout
+            crate::ops::delete::WAIT_TIMEOUT
         } else {
             args.timeout
         };
@@ -83,7 +83,6 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
         .iter()
         .map(|n| Target::parse(n, "delete"))
         .collect::<Result<Vec<_>>>()?;
-    let defaults = DeleteOptions::default();
     let opts = DeleteOptions {
         names: Vec::new(),
         selector: args.selector,
@@ -101,11 +100,6 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
             g => Some(g),
         },
         wait: args.wait,
-        timeout: if args.timeout.is_zero() {
-            defaults.timeout
-        } else {
-            args.timeout
-        },
         dry_run: args.dry_run,
         ignore_not_found: args.ignore_not_found,
         uid: None,

@@ -37,6 +37,9 @@ pub enum Cascade {
 pub use crate::ops::DryRun;
 
 /// What to delete and how.
+/// How long `delete --wait` waits by default (`--timeout 0`).
+pub const WAIT_TIMEOUT: Duration = Duration::from_secs(300);
+
 #[derive(Debug, Clone)]
 pub struct DeleteOptions {
     pub names: Vec<String>,
@@ -47,10 +50,9 @@ pub struct DeleteOptions {
     pub cascade: Cascade,
     /// `--grace-period` (seconds) passed to the API.
     pub grace_period: Option<i64>,
-    /// Wait until the jobs and their pods are gone (kubectl's default: true).
+    /// Wait until the jobs and their pods are gone (kubectl's default: true), within the
+    /// command's deadline ([`WAIT_TIMEOUT`] unless `--timeout` says otherwise).
     pub wait: bool,
-    /// Bound of the wait.
-    pub timeout: Duration,
     pub dry_run: DryRun,
     pub ignore_not_found: bool,
     /// With one name: the uid of the job the caller followed. The DELETE carries it as a
@@ -67,7 +69,6 @@ impl Default for DeleteOptions {
             cascade: Cascade::Background,
             grace_period: None,
             wait: true,
-            timeout: Duration::from_secs(300),
             dry_run: DryRun::None,
             ignore_not_found: false,
             uid: None,
@@ -96,7 +97,7 @@ pub async fn run(
     if let [Target::JobSet(name)] = targets {
         let kube = ctx.kube().await?;
         let js = super::target::read_jobset(kube, name).await?;
-        return delete_jobset(kube, &js, opts.wait, opts.timeout, out).await;
+        return delete_jobset(kube, &js, opts.wait, out).await;
     }
     opts.names
         .extend(super::target::tfjob_names(targets, "deleted", "delete")?);
@@ -183,6 +184,9 @@ pub async fn delete(
     }
     out.flush().map_err(io)?;
     if opts.wait && opts.dry_run == DryRun::None && !deleted.is_empty() {
+        let which: Vec<String> = deleted.iter().map(|(n, _)| format!("tfjob/{n}")).collect();
+        kube.deadline
+            .phase(format!("waiting for {} to be deleted", which.join(", ")));
         let wait = wait_gone(
             client,
             namespace,
@@ -190,19 +194,11 @@ pub async fn delete(
             opts.cascade != Cascade::Orphan,
             err,
         );
-        match tokio::time::timeout(opts.timeout, wait).await {
+        // The command's one deadline (`--timeout`, five minutes by default with --wait).
+        let end = tokio::time::Instant::from_std(kube.deadline.end());
+        match tokio::time::timeout_at(end, wait).await {
             Ok(r) => r?,
-            Err(_) => {
-                return Err(Error::Timeout(format!(
-                    "timed out after {}s waiting for {} to be deleted",
-                    opts.timeout.as_secs(),
-                    deleted
-                        .iter()
-                        .map(|(n, _)| format!("tfjob/{n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
+            Err(_) => return Err(kube.deadline.ran_out()),
         }
     }
     if !failed.is_empty() {
@@ -468,14 +464,8 @@ async fn wait_gone(
 // A JobSet (`delete jobset/NAME`).
 
 /// `delete jobset/NAME`: one DELETE, foreground (its Jobs and pods go first), then until it
-/// is gone or `timeout`.
-async fn delete_jobset(
-    kube: &Kube,
-    js: &JobSet,
-    wait: bool,
-    timeout: Duration,
-    out: &mut Output,
-) -> Result<()> {
+/// is gone or the command's deadline passes.
+async fn delete_jobset(kube: &Kube, js: &JobSet, wait: bool, out: &mut Output) -> Result<()> {
     let name = js.metadata.name.as_deref().unwrap_or_default();
     // The uid as precondition: a JobSet made again under the name since the read (maybe not
     // the plugin's) is never the one deleted.
@@ -501,16 +491,22 @@ async fn delete_jobset(
         }
         Err(e) => return Err(cluster::explain(e, &action, kube)),
     }
+    // Said once the DELETE is accepted, before the wait, as kubectl and the TFJob path say it.
+    out.data_line(&format!("jobset.jobset.x-k8s.io \"{name}\" deleted"))?;
     if wait {
-        gone(kube, &jobsets, name, timeout).await?;
+        gone(kube, &jobsets, name).await?;
     }
-    out.data_line(&format!("jobset.jobset.x-k8s.io \"{name}\" deleted"))
+    Ok(())
 }
 
 /// Until the JobSet is gone (its Jobs and pods first, foreground): a watch on it by name,
 /// re-watched after a drop and relisted after 410 Gone by kube-runtime's watcher, under one
 /// deadline. A relist that no longer finds it is gone too.
-async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str, timeout: Duration) -> Result<()> {
+async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str) -> Result<()> {
+    kube.deadline.phase(format!(
+        "waiting for JobSet {}/{name} to be deleted",
+        kube.namespace
+    ));
     let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
     let watch = async {
         let mut events = std::pin::pin!(watcher(jobsets.clone(), cfg).default_backoff());
@@ -526,11 +522,8 @@ async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str, timeout: Duration)
             }
         }
     };
-    tokio::time::timeout(timeout, watch).await.map_err(|_| {
-        Error::Timeout(format!(
-            "JobSet {}/{name} is still there after {}s",
-            kube.namespace,
-            timeout.as_secs()
-        ))
-    })
+    let end = tokio::time::Instant::from_std(kube.deadline.end());
+    tokio::time::timeout_at(end, watch)
+        .await
+        .map_err(|_| kube.deadline.ran_out())
 }

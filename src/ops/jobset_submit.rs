@@ -124,7 +124,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
             &api,
             &created,
             args.wait_opts.wait_for,
-            args.wait_opts.timeout,
+            args.wait_opts.timeout.is_zero(),
             out,
         )
         .await?;

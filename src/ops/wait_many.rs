@@ -72,7 +72,8 @@ pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Resu
             let kube = ctx.kube().await?;
             let js = crate::ops::target::read_jobset(kube, &name).await?;
             let api = crate::ops::target::jobsets(kube);
-            return wait::jobset::follow(kube, &api, &js, opts.wait_for, opts.timeout, out).await;
+            let once = opts.timeout.is_zero();
+            return wait::jobset::follow(kube, &api, &js, opts.wait_for, once, out).await;
         }
         let one = WaitJobOptions {
             name: name.clone(),

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::Value;
-use tfjob_testcluster::TestCluster;
+use tfjob_testcluster::{Fault, TestCluster};
 
 use crate::submit::{ARTICLE, SECRET, article_args};
 use crate::{Cli, cluster, tfjob};
@@ -427,7 +427,25 @@ fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_comple
             "{target}: {}",
             run.stderr
         );
+        // The command's one deadline, named with what it was doing, as for a TFJob.
+        run.stderr_has(&format!(
+            "--timeout 1s ran out while waiting for JobSet default/tf-dist-train (--for {target})"
+        ));
     }
+    // `--timeout 0` checks once and says so.
+    let run = tfjob(
+        &c,
+        &[
+            "wait",
+            "jobset/tf-dist-train",
+            "--for",
+            "succeeded",
+            "--timeout",
+            "0",
+        ],
+    );
+    run.expect_code(5);
+    run.stderr_has("checked once (--timeout 0) waiting for JobSet default/tf-dist-train");
     // The workers finish: worker 0 decides success (the worker Job's successPolicy), the
     // JobSet controller writes Completed.
     for p in jobset_pods(&c, "tf-dist-train") {
@@ -953,4 +971,45 @@ fn wait_jobset_follows_a_watch_through_410_gone_and_a_dropped_stream_to_the_verd
     // One read, then the watch: the initial list and a relist after each 410; no polling.
     assert_eq!(count("get"), 1, "{reqs:?}");
     assert!(count("list") >= 3, "{reqs:?}");
+}
+
+/// `delete jobset/NAME --wait` is bounded by the command's one deadline and names what it was
+/// waiting for when it runs out: here the API answers no list or watch of JobSets after the
+/// DELETE, so the JobSet is never seen gone.
+#[test]
+fn delete_jobset_wait_ends_at_the_deadline_naming_its_phase() {
+    let c = with_jobset();
+    tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .expect_code(0);
+    c.set_faults(vec![
+        Fault::status("list", "jobsets", 500).times(0),
+        Fault::status("watch", "jobsets", 500).times(0),
+    ]);
+    let run = tfjob(
+        &c,
+        &[
+            "delete",
+            "jobset/tf-dist-train",
+            "--wait",
+            "--timeout",
+            "2s",
+        ],
+    );
+    run.expect_code(5);
+    run.stderr_has(
+        "--timeout 2s ran out while waiting for JobSet default/tf-dist-train to be deleted",
+    );
+    assert_eq!(
+        run.stdout, "jobset.jobset.x-k8s.io \"tf-dist-train\" deleted\n",
+        "said when the DELETE was accepted, before the wait"
+    );
+    let deletes = c
+        .requests()
+        .iter()
+        .filter(|r| r.verb == "delete" && r.resource == "jobsets")
+        .count();
+    assert_eq!(deletes, 1, "one DELETE");
 }

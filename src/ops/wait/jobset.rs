@@ -2,8 +2,6 @@
 //! target, fails, or the deadline passes. JobSet has no Running condition; "all pods running"
 //! is Kueue's `PodsReady` test ([`crate::ops::target::progress`]).
 
-use std::time::Duration;
-
 use futures::StreamExt;
 use kube::Api;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -15,7 +13,9 @@ use crate::ops::wait::WaitFor;
 use crate::output::Output;
 use crate::pipeline::jobset::model::JobSet;
 
-/// Follows the JobSet until every pod is Ready, it completes or fails, or `timeout` passes:
+/// Follows the JobSet until every pod is Ready, it completes or fails, or the command's one
+/// deadline passes (`--timeout`, named with this phase when it runs out; `once`: `--timeout 0`
+/// checks the state read and ends, as for a TFJob):
 /// the state already read (`first`), then a watch on it (`metadata.name` field selector) through kube-runtime's
 /// watcher, which re-watches a dropped stream and relists after 410 Gone, as `wait`'s TFJob
 /// follower does (ops/wait/follow.rs). A state change is judged when the API reports it.
@@ -26,15 +26,24 @@ pub(crate) async fn follow(
     api: &Api<JobSet>,
     first: &JobSet,
     target: WaitFor,
-    timeout: Duration,
+    once: bool,
     out: &mut Output,
 ) -> Result<()> {
     let namespace = api_namespace(first, kube);
     let name = first.metadata.name.as_deref().unwrap_or_default();
-    let end = tokio::time::Instant::now() + timeout;
+    let doing = format!(
+        "waiting for JobSet {namespace}/{name} (--for {})",
+        target.flag_value()
+    );
+    kube.deadline.phase(&doing);
     let mut last = String::new();
     if let Some(done) = judge(first, target, namespace, name, &mut last, out) {
         return done;
+    }
+    if once {
+        return Err(Error::Timeout(format!(
+            "checked once (--timeout 0) {doing}: {last}"
+        )));
     }
     let watch = async {
         let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
@@ -84,12 +93,12 @@ pub(crate) async fn follow(
         }
         Err(Error::Other("the JobSet watch ended unexpectedly".into()))
     };
+    let end = tokio::time::Instant::from_std(kube.deadline.end());
     match tokio::time::timeout_at(end, watch).await {
         Ok(done) => done,
         Err(_) => Err(Error::Timeout(format!(
-            "timed out after {}s waiting for JobSet {namespace}/{name} (--for {}): {last}",
-            timeout.as_secs(),
-            target.flag_value()
+            "{}: {last}",
+            kube.deadline.ran_out_message()
         ))),
     }
 }
