@@ -22,46 +22,46 @@ use crate::error::{DeadlineReached, Error, Result};
 /// deadline themselves (with their own words); this only catches one that does not.
 pub const GRACE: Duration = Duration::from_millis(500);
 
-/// The one deadline of a command (`--timeout`), or none. Cheap to clone (shared phase).
+/// The one deadline of a command (`--timeout`), or none, and what the command is doing now:
+/// the phase names both a timeout and an interrupt, so a command without a deadline keeps
+/// one too. Cheap to clone (the phase is shared).
 #[derive(Debug, Clone, Default)]
 pub struct Deadline {
-    inner: Option<Arc<DeadlineInner>>,
+    limit: Option<Limit>,
+    /// What the command is doing now, for the message when it runs out or is interrupted.
+    phase: Arc<Mutex<String>>,
 }
 
-#[derive(Debug)]
-struct DeadlineInner {
+#[derive(Debug, Clone, Copy)]
+struct Limit {
     until: Instant,
     timeout: Duration,
     /// The flag that set it, for messages (`--timeout`).
     flag: &'static str,
-    /// What the command is doing now, for the message when it runs out.
-    phase: Mutex<String>,
 }
 
 impl Deadline {
     /// No deadline: each request is bounded by its own retry policy only.
     pub fn none() -> Self {
-        Deadline { inner: None }
+        Deadline::default()
     }
 
     /// `timeout` from now, set by `flag`.
     pub fn after(timeout: Duration, flag: &'static str) -> Self {
         // A deadline too far to represent (`--timeout -1s` is a week; larger ones) is none.
-        let Some(until) = Instant::now().checked_add(timeout) else {
-            return Deadline::none();
-        };
+        let limit = Instant::now().checked_add(timeout).map(|until| Limit {
+            until,
+            timeout,
+            flag,
+        });
         Deadline {
-            inner: Some(Arc::new(DeadlineInner {
-                until,
-                timeout,
-                flag,
-                phase: Mutex::new(String::new()),
-            })),
+            limit,
+            phase: Arc::default(),
         }
     }
 
     pub fn until(&self) -> Option<Instant> {
-        self.inner.as_ref().map(|i| i.until)
+        self.limit.map(|l| l.until)
     }
 
     /// When the command must end: the deadline, or a year away when it has none (a flag's
@@ -73,7 +73,7 @@ impl Deadline {
 
     /// The whole `--timeout` as given.
     pub fn timeout(&self) -> Option<Duration> {
-        self.inner.as_ref().map(|i| i.timeout)
+        self.limit.map(|l| l.timeout)
     }
 
     /// What is left (`None`: no deadline).
@@ -93,28 +93,23 @@ impl Deadline {
     }
 
     /// Says what the command is doing now (`creating TFJob default/x`), for the message when
-    /// the deadline runs out during it.
+    /// the deadline runs out or an interrupt comes during it.
     pub fn phase(&self, doing: impl Into<String>) {
-        if let Some(i) = &self.inner {
-            *i.phase.lock().unwrap_or_else(|e| e.into_inner()) = doing.into();
-        }
+        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = doing.into();
     }
 
     /// The current phase (empty when none was said).
     pub fn current_phase(&self) -> String {
-        self.inner
-            .as_ref()
-            .map(|i| i.phase.lock().unwrap_or_else(|e| e.into_inner()).clone())
-            .unwrap_or_default()
+        self.phase.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// `--timeout 20s ran out while creating TFJob default/x`.
     pub fn ran_out_message(&self) -> String {
-        let Some(i) = &self.inner else {
+        let Some(l) = &self.limit else {
             return "the deadline ran out".into();
         };
         let phase = self.current_phase();
-        let mut m = format!("{} {} ran out", i.flag, crate::duration::go(i.timeout));
+        let mut m = format!("{} {} ran out", l.flag, crate::duration::go(l.timeout));
         if !phase.is_empty() {
             m.push_str(" while ");
             m.push_str(&phase);

@@ -154,7 +154,13 @@ pub async fn logs(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<LogsSummary> {
+    kube.deadline
+        .phase(format!("reading tfjob {namespace}/{}", opts.job));
     let job = read_job(kube, opts).await?;
+    // What an interrupt or the deadline names from here on.
+    let how = if opts.follow { "following" } else { "reading" };
+    kube.deadline
+        .phase(format!("{how} the logs of tfjob {namespace}/{}", opts.job));
     // A key a container printed is scrubbed from stdout and from saved files alike: the
     // values the pods' environment takes from Secrets are registered before any line.
     let mut secrets_read = std::collections::BTreeSet::new();
@@ -338,6 +344,10 @@ async fn jobset_logs(
     opts: &LogsOptions,
     out: &mut crate::output::Output,
 ) -> Result<()> {
+    kube.deadline.phase(format!(
+        "reading the logs of jobset {}/{name}",
+        kube.namespace
+    ));
     let mut pods = super::target::jobset_pods(kube, name).await?;
     pods.retain(|p| {
         let (rjob, index) = super::target::jobset_task(p);
