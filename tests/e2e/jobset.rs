@@ -407,19 +407,11 @@ fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_comple
         &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
     )
     .expect_code(0);
+    let js = "jobset/tf-dist-train";
+    let wait = |target: &str, t: &str| tfjob(&c, &["wait", js, "--for", target, "--timeout", t]);
     // Every pod is ready and nothing has finished: not succeeded, not finished.
     for target in ["succeeded", "finished"] {
-        let run = tfjob(
-            &c,
-            &[
-                "wait",
-                "jobset/tf-dist-train",
-                "--for",
-                target,
-                "--timeout",
-                "1s",
-            ],
-        );
+        let run = wait(target, "1s");
         run.expect_code(5);
         assert_eq!(run.stdout, "", "no verdict on stdout: {}", run.stdout);
         assert!(
@@ -433,17 +425,7 @@ fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_comple
         ));
     }
     // `--timeout 0` checks once and says so.
-    let run = tfjob(
-        &c,
-        &[
-            "wait",
-            "jobset/tf-dist-train",
-            "--for",
-            "succeeded",
-            "--timeout",
-            "0",
-        ],
-    );
+    let run = wait("succeeded", "0");
     run.expect_code(5);
     run.stderr_has("checked once (--timeout 0) waiting for JobSet default/tf-dist-train");
     // The workers finish: worker 0 decides success (the worker Job's successPolicy), the
@@ -454,17 +436,7 @@ fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_comple
             c.exit_container("default", name, "tensorflow", 0);
         }
     }
-    let run = tfjob(
-        &c,
-        &[
-            "wait",
-            "jobset/tf-dist-train",
-            "--for",
-            "succeeded",
-            "--timeout",
-            "60s",
-        ],
-    );
+    let run = wait("succeeded", "60s");
     run.expect_code(0);
     assert_eq!(
         run.stdout,
