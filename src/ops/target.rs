@@ -43,14 +43,6 @@ impl TrainingJob {
         .unwrap_or_default()
     }
 
-    /// The kind, as messages name it (`tfjob`, `jobset`).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            TrainingJob::TfJob(_) => "tfjob",
-            TrainingJob::JobSet(_) => "jobset",
-        }
-    }
-
     /// The label selector of its pods (and, for a TFJob, of the operator's Services).
     pub fn selector(&self) -> String {
         match self {
@@ -82,9 +74,9 @@ impl TrainingJob {
                         .and_then(|s| s.parallelism)
                         .unwrap_or(1)
                         .max(0) as usize;
-                    jobs * per_job
+                    jobs.saturating_mul(per_job)
                 })
-                .sum(),
+                .fold(0, usize::saturating_add),
         }
     }
 
@@ -452,7 +444,7 @@ mod tests {
         let js = TrainingJob::JobSet(js);
         assert_eq!(js.expected_pods(), 5, "1 ps Job, 2 worker Jobs of 2 pods");
         assert_eq!(js.selector(), jobset::pod_selector("j"));
-        assert_eq!((js.kind(), js.name().as_str()), ("jobset", "j"));
+        assert_eq!(js.name(), "j");
     }
 
     #[test]
