@@ -77,8 +77,9 @@ pub struct LogsArgs {
 }
 
 impl LogsArgs {
-    fn options(&self, job: &str, colour: bool) -> Result<LogsOptions> {
-        let mut o = LogsOptions::new(job);
+    fn options(&self, target: Target, colour: bool) -> Result<LogsOptions> {
+        let mut o = LogsOptions::new(target.name());
+        o.target = target;
         o.container = self.container.clone();
         o.replica_type = self.replica_type.clone();
         o.index = self.index;
@@ -114,21 +115,12 @@ impl LogsArgs {
 pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
     let target = Target::parse(&args.name, "logs")?;
     crate::ops::target::tfjob_only(&target, "--save", args.save.is_some(), "")?;
-    crate::ops::target::tfjob_only(
-        &target,
-        "-f",
-        args.follow,
-        &format!(
-            "follow its pods with `kubectl logs -f -l {} --prefix`",
-            crate::pipeline::jobset::pod_selector(target.name())
-        ),
-    )?;
-    let opts = args.options(target.name(), out.out_color())?;
+    let opts = args.options(target, out.out_color())?;
     // `--save DIR` is checked before any request (exit 2 naming it).
     if let Some(save) = &opts.save {
         crate::ops::evidence::check_dir(save)?;
     }
-    block_on(&ctx, crate::ops::logs::run(&ctx, &target, opts, out))
+    block_on(&ctx, crate::ops::logs::run(&ctx, opts, out))
 }
 
 pub(super) const LOGS_EXAMPLES: &str = "\

@@ -332,7 +332,7 @@ fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
         .iter()
         .map(|p| {
             (
-                jobset_replica(p),
+                jobset_replica(&p.metadata),
                 p.metadata.name.clone().unwrap_or_default(),
                 p.status
                     .as_ref()

@@ -9,7 +9,8 @@
 //! what differs (a JobSet's progress is [`progress`]; a TFJob's is `ops::wait`'s).
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::{DynamicObject, ListParams};
 
@@ -43,6 +44,125 @@ impl TrainingJob {
         .unwrap_or_default()
     }
 
+    /// The kind, as messages name it (`tfjob`, `jobset`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TrainingJob::TfJob(_) => "tfjob",
+            TrainingJob::JobSet(_) => "jobset",
+        }
+    }
+
+    /// Whether it has ended: its last condition, and a sentence when it failed. A TFJob ends
+    /// Succeeded or Failed (the operator's conditions), a JobSet Completed or Failed (its
+    /// controller's).
+    pub fn ended(&self) -> Option<Ended> {
+        match self {
+            TrainingJob::TfJob(j) if j.is_finished() => Some(Ended {
+                condition: j.state(),
+                failure: j.is_failed().then(|| {
+                    let why = j
+                        .condition(model::condition::FAILED)
+                        .and_then(|c| c.message.clone());
+                    format!(
+                        "TFJob {} failed: {}",
+                        self.name(),
+                        why.as_deref().unwrap_or("(no message)")
+                    )
+                }),
+            }),
+            TrainingJob::TfJob(_) => None,
+            TrainingJob::JobSet(js) => match progress(js) {
+                Progress::Completed => Some(Ended {
+                    condition: "Completed".into(),
+                    failure: None,
+                }),
+                Progress::Failed(why) => Some(Ended {
+                    condition: "Failed".into(),
+                    failure: Some(format!("JobSet {} failed: {why}", self.name())),
+                }),
+                Progress::AllReady | Progress::Waiting(_) => None,
+            },
+        }
+    }
+
+    /// The specs of its pod templates (for the Secrets their environment reads).
+    pub fn pod_specs(&self) -> Vec<&PodSpec> {
+        match self {
+            TrainingJob::TfJob(j) => j
+                .spec
+                .tf_replica_specs
+                .values()
+                .filter_map(|r| r.template.spec.as_ref())
+                .collect(),
+            TrainingJob::JobSet(j) => j
+                .spec
+                .replicated_jobs
+                .iter()
+                .filter_map(|r| r.template.spec.as_ref()?.template.spec.as_ref())
+                .collect(),
+        }
+    }
+
+    /// A pod's replica as `logs` prefixes its lines (`worker-1`): the operator's labels, or
+    /// the replicatedJob and completion index ([`jobset_replica`]).
+    pub fn pod_label(&self, pod: &cluster::pod::Pod) -> String {
+        match self {
+            TrainingJob::TfJob(_) => crate::print::jobview::replica_label(pod),
+            TrainingJob::JobSet(_) => jobset_replica(&pod.metadata),
+        }
+    }
+
+    /// Whether `--replica-type` / `--index` select the pod: by the operator's labels, or by
+    /// a JobSet pod's replicatedJob and completion index.
+    pub fn selects(
+        &self,
+        pod: &cluster::pod::Pod,
+        replica_type: Option<&str>,
+        index: Option<u32>,
+    ) -> bool {
+        match self {
+            TrainingJob::TfJob(_) => crate::print::jobview::selected(pod, replica_type, index),
+            TrainingJob::JobSet(_) => {
+                let (rjob, at) = jobset_task(&pod.metadata);
+                replica_type.is_none_or(|t| rjob.is_some_and(|r| t.eq_ignore_ascii_case(r)))
+                    && index.is_none_or(|i| at == Some(i.to_string().as_str()))
+            }
+        }
+    }
+
+    /// How many pods `--replica-type` / `--index` select when every replica runs (at most
+    /// [`model::MAX_LISTED_PODS_PER_TYPE`] per type, so a hostile count stays bounded). A
+    /// JobSet runs each replicatedJob's Jobs (`replicas`, the CRD's default 1) times each
+    /// Job's `parallelism` (the Job API's default 1) pods.
+    pub fn expected_selected(&self, replica_type: Option<&str>, index: Option<u32>) -> usize {
+        let js = match self {
+            TrainingJob::TfJob(j) => {
+                return crate::print::jobview::expected_replicas(j, replica_type, index);
+            }
+            TrainingJob::JobSet(js) => js,
+        };
+        js.spec
+            .replicated_jobs
+            .iter()
+            .filter(|r| replica_type.is_none_or(|t| t.eq_ignore_ascii_case(&r.name)))
+            .map(|r| {
+                let jobs = r.replicas.unwrap_or(1).max(0) as usize;
+                let per_job =
+                    r.template
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.parallelism)
+                        .unwrap_or(1)
+                        .clamp(0, model::MAX_LISTED_PODS_PER_TYPE) as usize;
+                let per_job = match index {
+                    Some(i) => usize::from((i as usize) < per_job),
+                    None => per_job,
+                };
+                jobs.saturating_mul(per_job)
+            })
+            .fold(0, usize::saturating_add)
+    }
+
     /// The label selector of its pods (and, for a TFJob, of the operator's Services).
     pub fn selector(&self) -> String {
         match self {
@@ -52,8 +172,8 @@ impl TrainingJob {
     }
 
     /// How many pods it runs when every replica runs: a TFJob's operator pods
-    /// ([`crate::operator_pods`]), a JobSet's Jobs times each Job's parallelism (the
-    /// CRD's and the Job API's default of 1).
+    /// ([`crate::operator_pods`]), a JobSet's Jobs times each Job's parallelism
+    /// ([`TrainingJob::expected_selected`]).
     pub fn expected_pods(&self) -> usize {
         match self {
             TrainingJob::TfJob(j) => crate::operator_pods::expand(j)
@@ -61,22 +181,7 @@ impl TrainingJob {
                 .values()
                 .map(|n| (*n).max(0) as usize)
                 .sum(),
-            TrainingJob::JobSet(j) => j
-                .spec
-                .replicated_jobs
-                .iter()
-                .map(|r| {
-                    let jobs = r.replicas.unwrap_or(1).max(0) as usize;
-                    let per_job = r
-                        .template
-                        .spec
-                        .as_ref()
-                        .and_then(|s| s.parallelism)
-                        .unwrap_or(1)
-                        .max(0) as usize;
-                    jobs.saturating_mul(per_job)
-                })
-                .fold(0, usize::saturating_add),
+            TrainingJob::JobSet(_) => self.expected_selected(None, None),
         }
     }
 
@@ -98,6 +203,15 @@ async fn list_pods(kube: &Kube, selector: &str) -> Result<Vec<Pod>> {
         .await
         .map(|l| l.items)
         .map_err(|e| cluster::explain(e, &Action::new("list", "pods", Some(&kube.namespace)), kube))
+}
+
+/// A job that has ended ([`TrainingJob::ended`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// Its last condition (`Succeeded`, `Failed`, `Completed`).
+    pub condition: String,
+    /// When it failed, the sentence that says so with the controller's words.
+    pub failure: Option<String>,
 }
 
 /// The TFJob `name` in the context's namespace, read once; said as every verb says it when it
@@ -134,7 +248,7 @@ pub fn replica_of(pod: &Pod) -> String {
         .labels
         .as_ref()
         .is_some_and(|l| l.contains_key(model::LABEL_REPLICA_TYPE));
-    match jobset_task(pod) {
+    match jobset_task(meta) {
         (Some(rjob), Some(index)) if !operator => {
             format!("{}-{index}", cluster::pod::canonical_replica_type(rjob))
         }
@@ -176,8 +290,7 @@ pub fn tfjob_only(target: &Target, flag: &str, given: bool, instead: &str) -> Re
 
 /// A JobSet pod's task, where the pod says it: the replicatedJob it belongs to and its Job's
 /// completion index (the export names each replicatedJob after its replica type).
-pub fn jobset_task(p: &Pod) -> (Option<&str>, Option<&str>) {
-    let m = &p.metadata;
+pub fn jobset_task(m: &ObjectMeta) -> (Option<&str>, Option<&str>) {
     let rjob = m.labels.as_ref().and_then(|l| l.get(LABEL_REPLICATED_JOB));
     let index = m
         .annotations
@@ -187,8 +300,8 @@ pub fn jobset_task(p: &Pod) -> (Option<&str>, Option<&str>) {
 }
 
 /// `<rjob>-<index>` ([`jobset_task`]), `?` for what the pod does not say.
-pub fn jobset_replica(p: &Pod) -> String {
-    let (rjob, index) = jobset_task(p);
+pub fn jobset_replica(m: &ObjectMeta) -> String {
+    let (rjob, index) = jobset_task(m);
     format!("{}-{}", rjob.unwrap_or("?"), index.unwrap_or("?"))
 }
 
@@ -415,7 +528,7 @@ mod tests {
             serde_json::json!({COMPLETION_INDEX_ANNOTATION: "0"}),
         );
         assert_eq!(replica_of(&exported), "PS-0");
-        assert_eq!(jobset_replica(&exported), "ps-0");
+        assert_eq!(jobset_replica(&exported.metadata), "ps-0");
         let neither = pod(serde_json::json!({}), serde_json::json!({}));
         assert_eq!(replica_of(&neither), "p-0");
     }

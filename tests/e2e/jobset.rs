@@ -4,6 +4,8 @@
 //! pod's DNS name and whose task is the pod's own type and index.
 
 use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -851,10 +853,6 @@ fn a_tfjob_only_flag_is_refused_for_a_jobset_before_any_request() {
             &["wait", "jobset/j", "--for", "training"],
             "--for training is for a TFJob; it is not taken for a JobSet: use --for all-running",
         ),
-        (
-            &["logs", "jobset/j", "-f"],
-            "-f is for a TFJob; it is not taken for a JobSet: follow its pods with `kubectl logs -f -l jobset.sigs.k8s.io/jobset-name=j --prefix`",
-        ),
         (&["get", "jobset/j", "tf-a"], "jobset/j is shown on its own"),
         (
             &["delete", "jobset/j", "tf-a"],
@@ -984,4 +982,70 @@ fn delete_jobset_wait_ends_at_the_deadline_naming_its_phase() {
         .filter(|r| r.verb == "delete" && r.resource == "jobsets")
         .count();
     assert_eq!(deletes, 1, "one DELETE");
+}
+
+/// `logs jobset/NAME -f` follows the JobSet's pods through the same follower as a TFJob's (one
+/// watch of the JobSet, one of its pods by the JobSet label) and ends when the JobSet
+/// completes: worker 0 decides success, the JobSet controller deletes the PS's Job.
+#[test]
+fn logs_follow_a_jobset_until_it_completes() {
+    let c = with_jobset();
+    tfjob(
+        &c,
+        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .expect_code(0);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .env("NO_COLOR", "1")
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(["logs", "jobset/tf-dist-train", "-f", "--timeout", "2m"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn kubectl-tfjob");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    // Every replica's first line: it is reading all four pods.
+    let mut seen = BTreeSet::new();
+    let mut stdout = String::new();
+    while seen.len() < 4 {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "ended early: {stdout}"
+        );
+        stdout.push_str(&line);
+        if let Some(label) = line.strip_prefix('[').and_then(|l| l.split_once(']')) {
+            seen.insert(label.0.to_string());
+        }
+    }
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        ["ps-0", "worker-0", "worker-1", "worker-2"]
+    );
+    for p in jobset_pods(&c, "tf-dist-train") {
+        let name = p["metadata"]["name"].as_str().unwrap();
+        if name.contains("-worker-") {
+            c.exit_container("default", name, "tensorflow", 0);
+        }
+    }
+    out.read_to_string(&mut stdout).unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .all(|l| ["[ps-0] ", "[worker-"].iter().any(|p| l.starts_with(p))),
+        "stdout is the log only: {stdout}"
+    );
 }

@@ -1,8 +1,12 @@
 //! The main loop of one `logs` run: the job's and its pods' watches, a reading task per pod
 //! instance, and what came of them.
 
+use futures::TryStreamExt;
+
 use super::stream::{Instance, Msg, PodTask, instance};
 use super::*;
+use crate::model::TFJob;
+use crate::pipeline::jobset::model::JobSet;
 
 /// The job's pods as the watch shows them, one reading task per pod instance, and what came
 /// of them: the state of one `logs` run.
@@ -10,12 +14,13 @@ pub(super) struct Follow<'a> {
     kube: &'a Kube,
     namespace: &'a str,
     opts: &'a LogsOptions,
-    job: &'a TFJob,
+    job: &'a TrainingJob,
     expected: usize,
     sem: Arc<Semaphore>,
     tx: mpsc::Sender<Msg>,
     rx: mpsc::Receiver<Msg>,
-    job_watch: futures::stream::BoxStream<'static, std::result::Result<TFJob, watcher::Error>>,
+    job_watch:
+        futures::stream::BoxStream<'static, std::result::Result<TrainingJob, watcher::Error>>,
     pod_events: futures::stream::BoxStream<
         'static,
         std::result::Result<watcher::Event<Pod>, watcher::Error>,
@@ -52,25 +57,29 @@ impl<'a> Follow<'a> {
         kube: &'a Kube,
         namespace: &'a str,
         opts: &'a LogsOptions,
-        job: &'a TFJob,
+        job: &'a TrainingJob,
         expected: usize,
         allowed: usize,
     ) -> Self {
-        let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
         let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
-        let job_watch = watcher(
-            jobs,
-            watcher::Config::default().fields(&format!("metadata.name={}", opts.job)),
-        )
-        .default_backoff()
-        .applied_objects()
-        .boxed();
-        let pod_events = watcher(
-            pods,
-            watcher::Config::default().labels(&model::job_selector(&opts.job)),
-        )
-        .default_backoff()
-        .boxed();
+        let by_name = watcher::Config::default().fields(&format!("metadata.name={}", opts.job()));
+        let job_watch = match job {
+            TrainingJob::TfJob(_) => {
+                let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
+                let w = watcher(jobs, by_name).default_backoff().applied_objects();
+                w.map_ok(TrainingJob::TfJob).boxed()
+            }
+            TrainingJob::JobSet(_) => {
+                let jobsets: Api<JobSet> = Api::namespaced(kube.client.clone(), namespace);
+                let w = watcher(jobsets, by_name)
+                    .default_backoff()
+                    .applied_objects();
+                w.map_ok(TrainingJob::JobSet).boxed()
+            }
+        };
+        let pod_events = watcher(pods, watcher::Config::default().labels(&job.selector()))
+            .default_backoff()
+            .boxed();
         let (tx, rx) = mpsc::channel::<Msg>(64);
         let (done_tx, done_rx) = watch::channel(false);
         Follow {
@@ -95,10 +104,7 @@ impl<'a> Follow<'a> {
             running_tasks: 0,
             started_any: false,
             listed: false,
-            finished: job
-                .is_finished()
-                .then(|| job.last_condition().map(|c| c.type_.clone()))
-                .flatten(),
+            finished: job.ended().map(|e| e.condition),
             last_wait_note: String::new(),
             reads: 0,
             unreadable: Vec::new(),
@@ -189,13 +195,16 @@ impl<'a> Follow<'a> {
         let opts = self.opts;
         let mut waiting: Vec<(String, String)> = Vec::new();
         let mut ordered: Vec<Arc<Pod>> = self.known.values().cloned().collect();
-        ordered.sort_by_key(|p| jobview::replica_order(&jobview::replica_label(p)));
+        ordered.sort_by_key(|p| jobview::replica_order(&self.job.pod_label(p)));
         for p in ordered {
-            if !jobview::selected(&p, opts.replica_type.as_deref(), opts.index) {
+            if !self
+                .job
+                .selects(&p, opts.replica_type.as_deref(), opts.index)
+            {
                 continue;
             }
             let uid = p.uid().unwrap_or_default();
-            let label = jobview::replica_label(&p);
+            let label = self.job.pod_label(&p);
             if let Some(s) = self.tasks.get(&uid) {
                 s.send_replace(Some(p.clone()));
                 continue;
@@ -247,8 +256,9 @@ impl<'a> Follow<'a> {
         let mut note = String::new();
         if missing > 0 && !self.started_any {
             note = format!(
-                "waiting for {missing} pod(s) of tfjob {} to be created",
-                self.opts.job
+                "waiting for {missing} pod(s) of {} {} to be created",
+                self.job.kind(),
+                self.opts.job()
             );
         }
         for (l, r) in waiting {
@@ -266,8 +276,9 @@ impl<'a> Follow<'a> {
 
     fn timed_out(&self) -> Error {
         Error::Timeout(format!(
-            "no pod of tfjob {} started within {}s{}",
-            self.opts.job,
+            "no pod of {} {} started within {}s{}",
+            self.job.kind(),
+            self.opts.job(),
             self.opts.timeout.as_secs(),
             if self.last_wait_note.is_empty() {
                 String::new()
@@ -334,10 +345,14 @@ impl<'a> Follow<'a> {
                 self.known.insert(p.uid().unwrap_or_default(), Arc::new(p));
                 // Followed, the job also ends as `wait` ends it: a crash loop or a pod that
                 // fails for good; a restart is shown, not an end.
-                if self.opts.follow && self.finished.is_none() {
+                // A JobSet's own failurePolicy decides its end: its Failed condition says it.
+                if self.opts.follow
+                    && self.finished.is_none()
+                    && let TrainingJob::TfJob(tfjob) = self.job
+                {
                     let pods: Vec<Arc<Pod>> = self.known.values().cloned().collect();
                     let failed = crate::ops::wait::restarts::pods_failed(
-                        self.job,
+                        tfjob,
                         &pods,
                         &mut self.restarts,
                         self.restart_limits,
@@ -367,26 +382,16 @@ impl<'a> Follow<'a> {
         Ok(())
     }
 
-    fn on_job(&mut self, j: std::result::Result<TFJob, watcher::Error>) {
-        match j {
-            Ok(j) if j.is_finished() => {
-                let last = j
-                    .last_condition()
-                    .map(|c| c.type_.clone())
-                    .unwrap_or_default();
-                if j.is_failed() {
-                    self.failed_msg = Some(format!(
-                        "TFJob {} failed: {}",
-                        self.opts.job,
-                        j.condition(model::condition::FAILED)
-                            .and_then(|c| c.message.clone())
-                            .unwrap_or_else(|| "(no message)".into())
-                    ));
+    fn on_job(&mut self, j: std::result::Result<TrainingJob, watcher::Error>) {
+        match j.map(|j| j.ended()) {
+            Ok(Some(ended)) => {
+                if ended.failure.is_some() {
+                    self.failed_msg = ended.failure;
                 }
-                self.finished = Some(last);
+                self.finished = Some(ended.condition);
             }
-            Ok(_) => {}
-            Err(e) => tracing::debug!("tfjob watch: {e}"),
+            Ok(None) => {}
+            Err(e) => tracing::debug!("job watch: {e}"),
         }
     }
 
@@ -395,8 +400,9 @@ impl<'a> Follow<'a> {
     pub(super) fn end(self) -> Result<LogsSummary> {
         if self.reads == 0 && !self.unreadable.is_empty() {
             return Err(Error::Other(format!(
-                "no log of tfjob {} could be read ({} replica(s) failed: {})",
-                self.opts.job,
+                "no log of {} {} could be read ({} replica(s) failed: {})",
+                self.job.kind(),
+                self.opts.job(),
                 self.unreadable.len(),
                 self.unreadable.join("; ")
             )));

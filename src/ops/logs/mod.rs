@@ -2,7 +2,9 @@
 //! its replica, in arrival order; with `follow`, pods that start, restart or are recreated are
 //! picked up and the command ends when the job finishes.
 //!
-//! Shape: one watch of the TFJob and one of its pods (spec-less, by label) feed the main loop;
+//! Shape: one watch of the job (a TFJob, or a JobSet the plugin made: `ops::target`'s
+//! [`TrainingJob`] gives its pod selector, replica labels and end) and one of its pods
+//! (spec-less, by label) feed the main loop;
 //! one task per pod instance (pod uid) streams its container's log instance after instance and
 //! sends lines through a small bounded channel. Only the main loop writes, so a slow terminal
 //! fills the channel, the tasks stop reading, and TCP flow control holds the API server back —
@@ -26,11 +28,13 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::Context;
+use crate::cluster::Target;
 use crate::cluster::client as kubeapi;
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
-use crate::model::{self, TFJob};
+use crate::model;
+use crate::ops::target::TrainingJob;
 use crate::output::Output;
 use crate::print::jobview;
 use cursor::Cursor;
@@ -44,8 +48,8 @@ pub const MAX_FOLLOWED_BY_DEFAULT: usize = 256;
 /// What to print. Plain data: the CLI layer fills it from flags.
 #[derive(Debug, Clone)]
 pub struct LogsOptions {
-    /// The TFJob.
-    pub job: String,
+    /// The job: a TFJob, or a JobSet the plugin made.
+    pub target: Target,
     /// Container; `tensorflow` when None.
     pub container: Option<String>,
     /// Only this replica type (any case).
@@ -81,7 +85,7 @@ impl LogsOptions {
     /// Defaults as the CLI documents them.
     pub fn new(job: impl Into<String>) -> Self {
         LogsOptions {
-            job: job.into(),
+            target: Target::TfJob(job.into()),
             container: None,
             replica_type: None,
             index: None,
@@ -96,6 +100,11 @@ impl LogsOptions {
             colour: false,
             save: None,
         }
+    }
+
+    /// The job's name.
+    pub fn job(&self) -> &str {
+        self.target.name()
     }
 
     fn container(&self) -> &str {
@@ -120,24 +129,11 @@ mod cursor;
 mod follow;
 mod stream;
 
-/// A bound on one JobSet pod's log read.
-const JOBSET_LOG_LIMIT_BYTES: i64 = 16 * 1024 * 1024;
-
 use follow::{Follow, Printed};
 
-/// `kubectl tfjob logs TARGET`: the replicas' logs, in the context's namespace; a JobSet's
-/// pods each read once ([`jobset_logs`]).
-pub async fn run(
-    ctx: &Context,
-    target: &crate::cluster::Target,
-    opts: LogsOptions,
-    out: &mut Output,
-) -> Result<()> {
-    if let crate::cluster::Target::JobSet(name) = target {
-        let kube = ctx.kube().await?;
-        super::target::read_jobset(kube, name).await?;
-        return jobset_logs(kube, name, &opts, out).await;
-    }
+/// `kubectl tfjob logs TARGET`: the replicas' logs (a TFJob's or a JobSet's alike), in the
+/// context's namespace.
+pub async fn run(ctx: &Context, opts: LogsOptions, out: &mut Output) -> Result<()> {
     ctx.with_streams(out, async |kube, ns, data, notes| {
         logs(kube, ns, &opts, data, notes).await
     })
@@ -154,21 +150,20 @@ pub async fn logs(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<LogsSummary> {
+    let kind = opts.target.kind().to_ascii_lowercase();
     kube.deadline
-        .phase(format!("reading tfjob {namespace}/{}", opts.job));
+        .phase(format!("reading {kind} {namespace}/{}", opts.job()));
     let job = read_job(kube, opts).await?;
     // What an interrupt or the deadline names from here on.
     let how = if opts.follow { "following" } else { "reading" };
-    kube.deadline
-        .phase(format!("{how} the logs of tfjob {namespace}/{}", opts.job));
+    kube.deadline.phase(format!(
+        "{how} the logs of {kind} {namespace}/{}",
+        opts.job()
+    ));
     // A key a container printed is scrubbed from stdout and from saved files alike: the
     // values the pods' environment takes from Secrets are registered before any line.
     let mut secrets_read = std::collections::BTreeSet::new();
-    let specs = job
-        .spec
-        .tf_replica_specs
-        .values()
-        .filter_map(|r| r.template.spec.as_ref());
+    let specs = job.pod_specs().into_iter();
     for why in
         cluster::secret::register_env_secrets(kube, namespace, specs, &mut secrets_read).await
     {
@@ -179,7 +174,7 @@ pub async fn logs(
         super::evidence::Saver::new(
             s,
             namespace,
-            &opts.job,
+            opts.job(),
             crate::ops::wait::DEFAULT_MAX_RESTARTS,
         )
         .with_secrets_read(secrets_read.clone())
@@ -208,14 +203,15 @@ pub async fn logs(
 /// The job, read within `--timeout`: it bounds waiting for the pods, so it bounds reading the
 /// job too (an API server that does not answer ends the command then, not when the retries
 /// give up).
-async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<TFJob> {
-    let read = super::target::read_tfjob(kube, &opts.job);
+async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<TrainingJob> {
+    let read = TrainingJob::read(kube, &opts.target);
     tokio::time::timeout(opts.timeout, read)
         .await
         .map_err(|_| {
             Error::Timeout(format!(
-                "tfjob {} could not be read within {} (--timeout): the API server did not answer",
-                opts.job,
+                "{} {} could not be read within {} (--timeout): the API server did not answer",
+                opts.target.kind().to_ascii_lowercase(),
+                opts.job(),
                 crate::duration::go(opts.timeout)
             ))
         })?
@@ -223,12 +219,13 @@ async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<TFJob> {
 
 /// How many replicas the selection expects, and how many streams may be read at once; a
 /// selection that matches nothing, or a follow of more streams than allowed, is refused.
-fn streams(job: &TFJob, opts: &LogsOptions) -> Result<(usize, usize)> {
-    let expected = jobview::expected_replicas(job, opts.replica_type.as_deref(), opts.index);
+fn streams(job: &TrainingJob, opts: &LogsOptions) -> Result<(usize, usize)> {
+    let expected = job.expected_selected(opts.replica_type.as_deref(), opts.index);
     if expected == 0 {
         return Err(Error::Usage(format!(
-            "tfjob {} has no replica matching{}{}",
-            opts.job,
+            "{} {} has no replica matching{}{}",
+            job.kind(),
+            opts.job(),
             opts.replica_type
                 .as_deref()
                 .map(|t| format!(" --replica-type {t}"))
@@ -255,13 +252,24 @@ fn streams(job: &TFJob, opts: &LogsOptions) -> Result<(usize, usize)> {
 fn pods_gone(
     kube: &Kube,
     namespace: &str,
-    job: &TFJob,
+    job: &TrainingJob,
     opts: &LogsOptions,
     saver: Option<&super::evidence::Saver>,
 ) -> Error {
-    let name = &opts.job;
+    let name = opts.job();
     let flags = kube.hints.ns_flags(namespace);
-    let policy = job
+    let state = job.ended().map(|e| e.condition).unwrap_or_default();
+    let TrainingJob::TfJob(tfjob) = job else {
+        return Error::NotReady {
+            message: format!(
+                "jobset {name} has finished ({state}) and its pods are gone: their logs went with them, there is no log to print"
+            ),
+            hint: Some(format!(
+                "`kubectl tfjob diagnose jobset/{name} {flags}` says what is left of it."
+            )),
+        };
+    };
+    let policy = tfjob
         .spec
         .run_policy
         .as_ref()
@@ -288,8 +296,7 @@ fn pods_gone(
     }
     Error::NotReady {
         message: format!(
-            "tfjob {name} has finished ({}) and its pods are gone{policy}: their logs went with them, there is no log to print",
-            job.state()
+            "tfjob {name} has finished ({state}) and its pods are gone{policy}: their logs went with them, there is no log to print"
         ),
         hint: Some(format!(
             "{kept}`kubectl tfjob diagnose {name} {flags}` names the failed replicas from the operator's events. Next time `kubectl tfjob wait {name} {flags} --save DIR` (or `submit --wait --save DIR`, `logs -f --save DIR`) keeps the logs before the cleanup."
@@ -331,65 +338,6 @@ fn earlier_save(
     // The folder names end in the UTC time: the greatest name is the newest.
     found.sort();
     found.pop()
-}
-
-// A JobSet (`logs jobset/NAME`).
-
-/// `logs jobset/NAME`: each selected pod's container log read once, every line prefixed
-/// `[<rjob>-<index>]`; `--tail`, `--since`, `--since-time`, `-p` and `--timestamps` are the
-/// kubelet's, as for a TFJob, and `-r`/`--index` select by replicatedJob and completion index.
-async fn jobset_logs(
-    kube: &Kube,
-    name: &str,
-    opts: &LogsOptions,
-    out: &mut crate::output::Output,
-) -> Result<()> {
-    kube.deadline.phase(format!(
-        "reading the logs of jobset {}/{name}",
-        kube.namespace
-    ));
-    let mut pods = super::target::jobset_pods(kube, name).await?;
-    pods.retain(|p| {
-        let (rjob, index) = super::target::jobset_task(p);
-        opts.replica_type
-            .as_deref()
-            .is_none_or(|t| rjob.is_some_and(|r| t.eq_ignore_ascii_case(r)))
-            && opts
-                .index
-                .is_none_or(|i| index == Some(i.to_string().as_str()))
-    });
-    pods.sort_by_key(super::target::jobset_replica);
-    let api: Api<k8s_openapi::api::core::v1::Pod> =
-        Api::namespaced(kube.client.clone(), &kube.namespace);
-    for p in pods {
-        let pname = p.metadata.name.clone().unwrap_or_default();
-        let lp = LogParams {
-            container: Some(opts.container().to_string()),
-            limit_bytes: Some(JOBSET_LOG_LIMIT_BYTES),
-            previous: opts.previous,
-            since_seconds: opts.since_seconds,
-            since_time: opts.since_time,
-            tail_lines: opts.tail,
-            timestamps: opts.timestamps,
-            ..Default::default()
-        };
-        let read =
-            || cluster::bounded::read_log(&api, &pname, &lp, JOBSET_LOG_LIMIT_BYTES as usize);
-        match cluster::retry(kube, read).await {
-            Ok(text) => {
-                let prefix =
-                    crate::print::terminal::escape(&super::target::jobset_replica(&p)).into_owned();
-                for line in text.lines() {
-                    out.data_line(&format!("[{prefix}] {line}"))?;
-                }
-            }
-            Err(e) => out.note_line(&format!(
-                "warning: no log for {pname}: {}",
-                crate::error::chain(&e)
-            )),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
