@@ -34,7 +34,8 @@ fn until(c: &TestCluster, what: &str, f: impl FnMut(&TestCluster) -> bool) {
 }
 
 /// The binary as a child process whose stdout the test reads line by line.
-fn spawn(c: &TestCluster, args: &[&str]) -> (Child, BufReader<ChildStdout>) {
+/// The binary started on `c` with `args`, its stdout read line by line (stderr piped).
+pub(crate) fn spawn(c: &TestCluster, args: &[&str]) -> (Child, BufReader<ChildStdout>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
         .env_remove("KUBECONFIG")
         .env_remove("RUST_LOG")

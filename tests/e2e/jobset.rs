@@ -4,8 +4,7 @@
 //! pod's DNS name and whose task is the pod's own type and index.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, Read};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -20,6 +19,14 @@ const SETTLE: Duration = Duration::from_secs(60);
 
 fn with_jobset() -> TestCluster {
     cluster(&format!("jobset: running\nobjects:{SECRET}"))
+}
+
+/// [`with_jobset`] running the article's job as a JobSet, every pod ready.
+fn running_jobset() -> TestCluster {
+    let c = with_jobset();
+    let submit = article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]);
+    tfjob(&c, &submit).expect_code(0);
+    c
 }
 
 /// The built-in templates, as `templates` lists them (name column, up to the blank line).
@@ -403,12 +410,7 @@ fn a_failed_ps_fails_the_jobset_and_submit_wait_exits_4() {
 
 #[test]
 fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_completes() {
-    let c = with_jobset();
-    tfjob(
-        &c,
-        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
-    )
-    .expect_code(0);
+    let c = running_jobset();
     let js = "jobset/tf-dist-train";
     let wait = |target: &str, t: &str| tfjob(&c, &["wait", js, "--for", target, "--timeout", t]);
     // Every pod is ready and nothing has finished: not succeeded, not finished.
@@ -448,12 +450,7 @@ fn wait_jobset_for_succeeded_times_out_while_it_runs_and_succeeds_when_it_comple
 
 #[test]
 fn wait_get_logs_and_delete_take_jobset_slash_name() {
-    let c = with_jobset();
-    tfjob(
-        &c,
-        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
-    )
-    .expect_code(0);
+    let c = running_jobset();
     let run = tfjob(&c, &["wait", "jobset/tf-dist-train", "--timeout", "30s"]);
     run.expect_code(0);
     assert_eq!(
@@ -759,12 +756,7 @@ fn diagnose_jobset_names_the_pod_the_scheduler_cannot_place() {
     );
     assert!(run.stderr.contains("cannot be scheduled"), "{}", run.stderr);
 
-    let c = with_jobset();
-    tfjob(
-        &c,
-        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
-    )
-    .expect_code(0);
+    let c = running_jobset();
     let run = tfjob(&c, &["diagnose", "jobset/tf-dist-train"]);
     run.expect_code(0);
     assert!(
@@ -948,12 +940,7 @@ fn wait_jobset_follows_a_watch_through_410_gone_and_a_dropped_stream_to_the_verd
 /// DELETE, so the JobSet is never seen gone.
 #[test]
 fn delete_jobset_wait_ends_at_the_deadline_naming_its_phase() {
-    let c = with_jobset();
-    tfjob(
-        &c,
-        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
-    )
-    .expect_code(0);
+    let c = running_jobset();
     c.set_faults(vec![
         Fault::status("list", "jobsets", 500).times(0),
         Fault::status("watch", "jobsets", 500).times(0),
@@ -984,30 +971,12 @@ fn delete_jobset_wait_ends_at_the_deadline_naming_its_phase() {
     assert_eq!(deletes, 1, "one DELETE");
 }
 
-/// `logs jobset/NAME -f` follows the JobSet's pods through the same follower as a TFJob's (one
-/// watch of the JobSet, one of its pods by the JobSet label) and ends when the JobSet
-/// completes: worker 0 decides success, the JobSet controller deletes the PS's Job.
-#[test]
-fn logs_follow_a_jobset_until_it_completes() {
-    let c = with_jobset();
-    tfjob(
-        &c,
-        &article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
-    )
-    .expect_code(0);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
-        .env_remove("KUBECONFIG")
-        .env_remove("RUST_LOG")
-        .env("NO_COLOR", "1")
-        .arg("--kubeconfig")
-        .arg(c.kubeconfig())
-        .args(["logs", "jobset/tf-dist-train", "-f", "--timeout", "2m"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn kubectl-tfjob");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+/// Follows `jobset/tf-dist-train` with `logs -f` until every replica printed a line, then
+/// makes its containers exit as `exits` says (pod-name part, exit code), and returns the
+/// command's exit code, stdout and stderr once it ended.
+fn follow_then_exit(c: &TestCluster, exits: &[(&str, i32)]) -> (Option<i32>, String, String) {
+    let args = ["logs", "jobset/tf-dist-train", "-f", "--timeout", "2m"];
+    let (mut child, mut out) = crate::day2::spawn(c, &args);
     // Every replica's first line: it is reading all four pods.
     let mut seen = BTreeSet::new();
     let mut stdout = String::new();
@@ -1018,34 +987,55 @@ fn logs_follow_a_jobset_until_it_completes() {
             "ended early: {stdout}"
         );
         stdout.push_str(&line);
-        if let Some(label) = line.strip_prefix('[').and_then(|l| l.split_once(']')) {
-            seen.insert(label.0.to_string());
+        if let Some((label, _)) = line.strip_prefix('[').and_then(|l| l.split_once(']')) {
+            seen.insert(label.to_string());
         }
     }
     assert_eq!(
         seen.into_iter().collect::<Vec<_>>(),
         ["ps-0", "worker-0", "worker-1", "worker-2"]
     );
-    for p in jobset_pods(&c, "tf-dist-train") {
+    for p in jobset_pods(c, "tf-dist-train") {
         let name = p["metadata"]["name"].as_str().unwrap();
-        if name.contains("-worker-") {
-            c.exit_container("default", name, "tensorflow", 0);
+        for (part, code) in exits {
+            if name.contains(part) {
+                c.exit_container("default", name, "tensorflow", *code);
+            }
         }
     }
     out.read_to_string(&mut stdout).unwrap();
     let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let mut err = child.stderr.take().unwrap();
+    err.read_to_string(&mut stderr).unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(
         stdout
             .lines()
             .all(|l| ["[ps-0] ", "[worker-"].iter().any(|p| l.starts_with(p))),
         "stdout is the log only: {stdout}"
+    );
+    (status.code(), stdout, stderr)
+}
+
+/// `logs jobset/NAME -f` follows the JobSet's pods through the same follower as a TFJob's (one
+/// watch of the JobSet, one of its pods by the JobSet label) and ends when the JobSet ends:
+/// exit 0 when it completes (worker 0 decides success, the controller deletes the PS's Job),
+/// exit 4 with the controller's reason when it fails (the PS exits 3 under ExitCode, which its
+/// Job's pod failure policy fails at once).
+#[test]
+fn logs_follow_a_jobset_until_it_completes_or_fails() {
+    let c = running_jobset();
+    let (code, _, stderr) = follow_then_exit(&c, &[("-worker-", 0)]);
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let c = with_jobset();
+    let args = ["--wait", "--timeout", "60s", "--restart-policy", "ExitCode"];
+    let submit = article_args("submit", &[&["--to", "jobset"][..], &args].concat());
+    tfjob(&c, &submit).expect_code(0);
+    let (code, _, stderr) = follow_then_exit(&c, &[("-ps-", 3)]);
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("JobSet tf-dist-train failed: FailedJobs"),
+        "{stderr}"
     );
 }
