@@ -122,6 +122,17 @@ impl Deadline {
         DeadlineReached(self.ran_out_message())
     }
 
+    /// `fut`, cut off at the deadline (run to its end when there is none); `None` when the
+    /// deadline came first.
+    pub async fn attempt<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
+        match self.until() {
+            None => Some(fut.await),
+            Some(until) => tokio::time::timeout_at(tokio::time::Instant::from_std(until), fut)
+                .await
+                .ok(),
+        }
+    }
+
     /// The error when the deadline ran out (exit 5).
     pub fn ran_out(&self) -> Error {
         Error::Timeout(self.ran_out_message())

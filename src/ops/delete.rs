@@ -36,10 +36,10 @@ pub enum Cascade {
 /// sends nothing; `Server` sends the DELETE with `dryRun=All`.
 pub use crate::ops::DryRun;
 
-/// What to delete and how.
 /// How long `delete --wait` waits by default (`--timeout 0`).
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// What to delete and how.
 #[derive(Debug, Clone)]
 pub struct DeleteOptions {
     pub names: Vec<String>,
@@ -195,10 +195,9 @@ pub async fn delete(
             err,
         );
         // The command's one deadline (`--timeout`, five minutes by default with --wait).
-        let end = tokio::time::Instant::from_std(kube.deadline.end());
-        match tokio::time::timeout_at(end, wait).await {
-            Ok(r) => r?,
-            Err(_) => return Err(kube.deadline.ran_out()),
+        match kube.deadline.attempt(wait).await {
+            Some(r) => r?,
+            None => return Err(kube.deadline.ran_out()),
         }
     }
     if !failed.is_empty() {
@@ -522,8 +521,8 @@ async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str) -> Result<()> {
             }
         }
     };
-    let end = tokio::time::Instant::from_std(kube.deadline.end());
-    tokio::time::timeout_at(end, watch)
+    kube.deadline
+        .attempt(watch)
         .await
-        .map_err(|_| kube.deadline.ran_out())
+        .ok_or_else(|| kube.deadline.ran_out())
 }

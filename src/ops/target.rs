@@ -217,24 +217,28 @@ pub struct Ended {
 /// The TFJob `name` in the context's namespace, read once; said as every verb says it when it
 /// is not there ([`cluster::notfound`]) or the CRD is not served ([`cluster::tfjob_error`]).
 pub async fn read_tfjob(kube: &Kube, name: &str) -> Result<TFJob> {
-    let api: Api<TFJob> = Api::namespaced(kube.client.clone(), &kube.namespace);
-    match cluster::retry(kube, || api.get_opt(name)).await {
-        Ok(Some(job)) => Ok(job),
-        Ok(None) => Err(cluster::notfound::tfjob(kube, &kube.namespace, name).await),
-        Err(e) => Err(cluster::tfjob_error(format!("reading tfjob {name}"), e)),
-    }
+    let api = Api::namespaced(kube.client.clone(), &kube.namespace);
+    read_tfjob_as(kube, api, name).await
 }
 
 /// [`read_tfjob`] as the API returned it, for the printers (`-o json` prints every field,
 /// those the typed model does not know included).
 pub async fn read_tfjob_object(kube: &Kube, name: &str) -> Result<DynamicObject> {
-    let api: Api<DynamicObject> = Api::namespaced_with(
+    let api = Api::namespaced_with(
         kube.client.clone(),
         &kube.namespace,
         &model::dynamic_resource(),
     );
+    read_tfjob_as(kube, api, name).await
+}
+
+/// The one GET of a TFJob by name, typed or raw, with the one wording for "not there".
+async fn read_tfjob_as<K>(kube: &Kube, api: Api<K>, name: &str) -> Result<K>
+where
+    K: Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
     match cluster::retry(kube, || api.get_opt(name)).await {
-        Ok(Some(obj)) => Ok(obj),
+        Ok(Some(job)) => Ok(job),
         Ok(None) => Err(cluster::notfound::tfjob(kube, &kube.namespace, name).await),
         Err(e) => Err(cluster::tfjob_error(format!("reading tfjob {name}"), e)),
     }

@@ -93,10 +93,9 @@ pub(crate) async fn follow(
         }
         Err(Error::Other("the JobSet watch ended unexpectedly".into()))
     };
-    let end = tokio::time::Instant::from_std(kube.deadline.end());
-    match tokio::time::timeout_at(end, watch).await {
-        Ok(done) => done,
-        Err(_) => Err(Error::Timeout(format!(
+    match kube.deadline.attempt(watch).await {
+        Some(done) => done,
+        None => Err(Error::Timeout(format!(
             "{}: {last}",
             kube.deadline.ran_out_message()
         ))),
