@@ -114,7 +114,7 @@ impl<'a> Follow<'a> {
                 finished: None,
             },
             failed_msg: None,
-            restarts: crate::ops::wait::Tracker::default(),
+            restarts: crate::ops::wait::Tracker::starting_at(Timestamp::now()),
             restart_limits: crate::ops::wait::Limits::from(
                 &crate::ops::wait::WaitOptions::default(),
             ),

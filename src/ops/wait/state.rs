@@ -88,8 +88,8 @@ pub struct Tracker {
     pub(super) restarted: Vec<Restarted>,
     /// The container whose crash loop ended the wait: (pod, container), for its last log lines.
     pub crashed: Option<(String, String)>,
-    /// The wall clock of the first evaluation: pods created since (e.g. by `submit --wait`)
-    /// count every restart they show.
+    /// When the wait started ([`Tracker::starting_at`]), else the wall clock of the first
+    /// evaluation: pods created since (e.g. by `submit --wait`) count every restart they show.
     pub(super) first_seen: Option<Timestamp>,
 }
 
@@ -100,6 +100,17 @@ pub(super) struct Settle {
 }
 
 impl Tracker {
+    /// A tracker for a wait that starts at `wall`, before its first request: a pod created
+    /// since then counts every restart it shows, however late the first answer about it comes
+    /// (a loaded API server or machine can take seconds, and a container that crashes at once
+    /// restarts meanwhile).
+    pub fn starting_at(wall: Timestamp) -> Tracker {
+        Tracker {
+            first_seen: Some(wall),
+            ..Tracker::default()
+        }
+    }
+
     /// How long `pod` has had `problem` (zero on first sighting); forgets problems that are gone.
     pub(super) fn age(
         &mut self,

@@ -342,6 +342,28 @@ fn a_restart_is_shown_and_starts_the_settle_window_again_but_is_not_a_failure() 
 }
 
 #[test]
+fn restarts_of_a_pod_created_after_the_wait_started_count_however_late_it_is_seen() {
+    let j = job(json!([cond("Created", "True")]));
+    // Created at 00:00:05, first seen at 00:00:20 already restarted twice.
+    let created = |restarts| {
+        let mut p = (*pod("ps", 0, crashed(restarts, 1))).clone();
+        p.metadata.creation_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            "2026-01-01T00:00:05Z".parse().unwrap(),
+        ));
+        vec![Arc::new(p)]
+    };
+    let late = at("2026-01-01T00:00:20Z");
+    // The wait started at 00:00:00: both restarts happened during it.
+    let mut t = Tracker::starting_at("2026-01-01T00:00:00Z".parse().unwrap());
+    ev(WaitFor::Running, &j, &created(2), &mut t, LIMITS, late);
+    assert_eq!(t.take_notes(), ["PS-0 restarted (exit 1), 2\u{d7}"]);
+    // Without its start, the first look is the start: they are history.
+    let mut t = Tracker::default();
+    ev(WaitFor::Running, &j, &created(2), &mut t, LIMITS, late);
+    assert!(t.take_notes().is_empty());
+}
+
+#[test]
 fn a_crash_loop_is_max_restarts_of_one_container_during_the_wait() {
     let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
     let mut t = Tracker::default();
