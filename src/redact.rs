@@ -21,6 +21,64 @@ const MIN_LEN: usize = 6;
 
 static NEEDLES: Mutex<Vec<Zeroizing<String>>> = Mutex::new(Vec::new());
 
+/// A run of a key between characters some printer escapes is searched for alone from this
+/// length on: shorter runs would match ordinary words.
+const MIN_RUN: usize = 8;
+
+/// Characters a printer may write otherwise than as themselves: controls, quotes, backslash,
+/// space, Go's HTML-safe `<>&`, anything beyond ASCII.
+fn rewritten(c: char) -> bool {
+    c.is_control() || !c.is_ascii() || matches!(c, '"' | '\\' | '\'' | ' ' | '<' | '>' | '&')
+}
+
+/// The key as JSON strings carry it (serde's escapes, and Go's HTML-safe ones on top), and as
+/// a terminal printer shows it (carets for controls).
+fn escaped_forms(text: &str) -> Vec<Zeroizing<String>> {
+    let json = Zeroizing::new(serde_json::to_string(text).unwrap_or_default());
+    let json = json.get(1..json.len().saturating_sub(1)).unwrap_or("");
+    let mut go = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => go.push_str("\\u003c"),
+            '>' => go.push_str("\\u003e"),
+            '&' => go.push_str("\\u0026"),
+            c => go.push(c),
+        }
+    }
+    let caret: String = text
+        .chars()
+        .map(|c| match c {
+            '\r' => "\\r".to_string(),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {
+                format!("^{}", (b'@' + c as u8) as char)
+            }
+            c => c.to_string(),
+        })
+        .collect();
+    vec![
+        Zeroizing::new(json.to_string()),
+        Zeroizing::new(go),
+        Zeroizing::new(caret),
+    ]
+}
+
+/// The body of python's `repr(bytes)`, as a traceback quotes a header (`b'Bearer sk-…\\n'`).
+fn python_bytes(secret: &[u8]) -> Zeroizing<String> {
+    let mut out = Zeroizing::new(String::with_capacity(secret.len() + 8));
+    for &b in secret {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            b => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
+}
+
 /// Registers a secret: from now on neither it nor its base64 forms (standard and URL-safe, with
 /// and without padding: how a Secret's `data` and JSON carry bytes) reach any output. A value
 /// with surrounding white space (`kubectl create secret --from-file` keeps the file's newline)
@@ -46,7 +104,19 @@ pub fn register(secret: &[u8]) {
         .collect();
     if let Ok(text) = std::str::from_utf8(secret) {
         forms.push(Zeroizing::new(text.to_string()));
+        forms.extend(escaped_forms(text));
     }
+    forms.push(python_bytes(secret));
+    // Whatever escaping a printer applies (JSON, YAML, Go's %q, a terminal's caret notation),
+    // the runs of the key it leaves alone are still found.
+    if let Ok(text) = std::str::from_utf8(secret) {
+        forms.extend(
+            text.split(rewritten)
+                .filter(|run| run.len() >= MIN_RUN && run.len() < text.len())
+                .map(|run| Zeroizing::new(run.to_string())),
+        );
+    }
+    forms.retain(|f| f.len() >= MIN_LEN);
     let mut needles = NEEDLES.lock().unwrap_or_else(|e| e.into_inner());
     for f in forms {
         if !needles.iter().any(|n| **n == *f) {
@@ -141,6 +211,28 @@ mod tests {
             redact("ValueError: Invalid header value b'Bearer sk-unit-test-newline-4567\\n'");
         assert!(!line.contains("sk-unit-test-newline-4567"), "{line}");
         assert!(line.contains(MARK), "{line}");
+    }
+
+    /// Quotes, a backslash, a space and non-ASCII: each printer escapes them its own way
+    /// (issue 60, item 1).
+    #[test]
+    fn a_key_is_redacted_in_every_escaped_form_a_printer_gives_it() {
+        let key = "sk-unit-\"esc\\aped key-é-0123456789\n";
+        register(key.as_bytes());
+        let json = serde_json::to_string(key).unwrap();
+        let python = format!("b'Bearer {}'", python_bytes(key.as_bytes()).as_str());
+        let yaml = serde_saphyr::to_string(&key).unwrap_or_default();
+        for printed in [json.as_str(), python.as_str(), yaml.as_str(), key] {
+            let line = redact(printed);
+            for run in ["sk-unit-", "0123456789"] {
+                assert!(!line.contains(run), "{printed} -> {line}");
+            }
+            assert!(line.contains(MARK), "{printed} -> {line}");
+        }
+        // Go's HTML-safe JSON of a key with `<` or `&`.
+        register(b"sk-unit-<angle>&amp-key");
+        let go = redact("\"sk-unit-\\u003cangle\\u003e\\u0026amp-key\"");
+        assert!(!go.contains("angle"), "{go}");
     }
 
     #[test]

@@ -738,8 +738,9 @@ async fn get_shows_replicas_as_kubectl_does_secret_refs_without_values_and_raw_j
     .unwrap();
     assert_eq!(
         n_small,
-        4 + 3 + 2,
-        "job, pods, services, the job's events, 3 pods' events, 2 workers' recent lines"
+        4 + 3 + 2 + 1,
+        "job, pods, services, the job's events, 3 pods' events, 2 workers' recent lines, \
+         the Secret its pods read (its values armed in the redactor)"
     );
     assert_eq!(
         c.requests().len() - before,

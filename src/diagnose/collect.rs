@@ -91,7 +91,14 @@ async fn read_job(kube: &Kube, s: &mut Snapshot, namespace: &str, name: &str) ->
     if s.crd != CrdState::Missing {
         let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
         match cluster::retry(kube, || jobs.get_opt(name)).await {
-            Ok(job) => s.job = job,
+            Ok(job) => {
+                if let Some(j) = &job {
+                    let specs = j.spec.tf_replica_specs.values();
+                    let specs = specs.filter_map(|r| r.template.spec.as_ref());
+                    cluster::secret::arm_redactor(kube, namespace, specs).await;
+                }
+                s.job = job
+            }
             // No CRD (even if we could not see it) means no resource to get.
             Err(e) if cluster::status_code(&e) == Some(404) => {}
             Err(e) => {

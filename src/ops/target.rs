@@ -218,7 +218,9 @@ pub struct Ended {
 /// is not there ([`cluster::notfound`]) or the CRD is not served ([`cluster::tfjob_error`]).
 pub async fn read_tfjob(kube: &Kube, name: &str) -> Result<TFJob> {
     let api = Api::namespaced(kube.client.clone(), &kube.namespace);
-    read_tfjob_as(kube, api, name).await
+    let job: TFJob = read_tfjob_as(kube, api, name).await?;
+    arm(kube, &TrainingJob::TfJob(job.clone())).await;
+    Ok(job)
 }
 
 /// [`read_tfjob`] as the API returned it, for the printers (`-o json` prints every field,
@@ -229,7 +231,22 @@ pub async fn read_tfjob_object(kube: &Kube, name: &str) -> Result<DynamicObject>
         &kube.namespace,
         &model::dynamic_resource(),
     );
-    read_tfjob_as(kube, api, name).await
+    let job: DynamicObject = read_tfjob_as(kube, api, name).await?;
+    // The printers take the object as it came; the redactor needs its pod templates.
+    let specs: Vec<PodSpec> = job.data["spec"]["tfReplicaSpecs"]
+        .as_object()
+        .into_iter()
+        .flat_map(|r| r.values())
+        .filter_map(|r| serde_json::from_value(r["template"]["spec"].clone()).ok())
+        .collect();
+    cluster::secret::arm_redactor(kube, &kube.namespace, &specs).await;
+    Ok(job)
+}
+
+/// Every Secret value the job's pods can see is registered with the redactor the moment the
+/// job is read ([`cluster::secret::arm_redactor`]): by construction, not per verb.
+async fn arm(kube: &Kube, job: &TrainingJob) {
+    cluster::secret::arm_redactor(kube, &kube.namespace, job.pod_specs()).await;
 }
 
 /// The one GET of a TFJob by name, typed or raw, with the one wording for "not there".
@@ -328,7 +345,11 @@ pub async fn read_jobset(kube: &Kube, name: &str) -> Result<JobSet> {
     let action = Action::new("get", "jobsets", Some(&kube.namespace)).named(name);
     let api = jobsets(kube);
     match cluster::retry(kube, || api.get_opt(name)).await {
-        Ok(Some(js)) => ours(js, &kube.namespace),
+        Ok(Some(js)) => {
+            let js = ours(js, &kube.namespace)?;
+            arm(kube, &TrainingJob::JobSet(js.clone())).await;
+            Ok(js)
+        }
         Ok(None) => Err(jobset_not_found(kube, name)),
         Err(e) if cluster::status_code(&e) == Some(404) => Err(jobset_not_served()),
         Err(e) => Err(cluster::explain(e, &action, kube)),
