@@ -396,6 +396,12 @@ fn judge_answer(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&
             "refused" => format!("{url}: connection refused"),
             "proxy" => format!("{url}: the HTTP proxy refused the connection"),
             "no-base-url" => "the base URL variable is not set in the pod".to_string(),
+            // The script found a line break in the key before sending it (inpod.py `request`).
+            "header" => format!(
+                "{url}: the pod's key holds a line break, which no HTTP client sends in a header \
+                 (a Secret made with --from-file keeps the file's last newline): store the key \
+                 again without it (`kubectl tfjob secret create --overwrite`) and restart the job"
+            ),
             other => format!("{url}: {other}"),
         });
     }

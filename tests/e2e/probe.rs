@@ -830,3 +830,72 @@ fn probe_with_a_pending_replica_names_it_with_the_schedulers_words_exit_3() {
     );
     assert!(!run.all().contains("name not found"), "{}", run.all());
 }
+
+/// Keys a process may print otherwise than as stored: a file's trailing newline kept by
+/// `--from-file` (python's http.client would quote the whole header in its traceback; the
+/// check names it instead), and quotes, a backslash, a space and non-ASCII, which every
+/// printer escapes its own way.
+const HOSTILE_KEYS: &[&str] = &[
+    "sk-e2e-newline-key-0123-4567\n",
+    "sk-e2e-\"quoted\\back slash-é-0123456789\n",
+];
+
+/// The forms of `key` that must not come out: itself trimmed, and its runs between the
+/// characters a printer escapes (what is left of it whatever the escaping).
+fn key_runs(key: &str) -> Vec<String> {
+    let trimmed = key.trim();
+    let mut runs: Vec<String> = trimmed
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+        .filter(|r| r.len() >= 8)
+        .map(str::to_string)
+        .collect();
+    runs.push(trimmed.to_string());
+    runs
+}
+
+#[test]
+fn a_key_with_a_line_break_is_named_and_in_no_output_of_probe_or_diagnose() {
+    use base64::Engine as _;
+    for key in HOSTILE_KEYS {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(key);
+        let secret = format!(
+            "\n  - apiVersion: v1\n    kind: Secret\n    metadata: {{name: taotoken-secret, namespace: default}}\n    type: Opaque\n    data: {{api-key: {b64}}}\n"
+        );
+        let c = cluster(&format!(
+            "gatewayKey: {}\nobjects:{secret}",
+            serde_json::to_string(key.trim()).unwrap()
+        ));
+        tfjob(
+            &c,
+            &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
+        )
+        .exit(0);
+        let mut outputs = Vec::new();
+        for cmd in [
+            "probe tf-dist-train",
+            "probe tf-dist-train -o wide",
+            "probe tf-dist-train -o json",
+            "probe tf-dist-train -o yaml",
+            "probe tf-dist-train -v",
+            "diagnose tf-dist-train --probe",
+            "diagnose tf-dist-train --probe -o json",
+        ] {
+            let run = tfjob(&c, &args(cmd));
+            // The check did fail in the pod: the run says so, without the key.
+            if cmd.starts_with("probe") {
+                assert_eq!(run.code, 4, "{cmd}:\n{}", run.all());
+                assert!(
+                    run.all().contains("holds a line break"),
+                    "{cmd}:\n{}",
+                    run.all()
+                );
+            }
+            outputs.push((cmd, run.all()));
+        }
+        for (cmd, all) in &outputs {
+            for run in key_runs(key) {
+                assert!(!all.contains(&run), "{cmd} printed {run:?}:\n{all}");
+            }
+        }
+    }
+}

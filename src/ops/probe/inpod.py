@@ -16,6 +16,7 @@
 #                                               completion (max_tokens 1); is there `choices`?
 import hashlib
 import json
+import re
 import socket
 import ssl
 import sys
@@ -184,6 +185,12 @@ def request(env, args, name, path, data, word, field):
         print("%s error=no-base-url" % name)
         return None
     url = base.rstrip("/") + path
+    # http.client refuses a header value with a line break (Lib/http/client.py
+    # _is_illegal_header_value) and quotes the whole header, key included, in its error; a
+    # Secret made with --from-file keeps the file's last newline. Said here, never quoted.
+    if re.search(r"\n(?![ \t])|\r(?![ \t\n])", env.get(args[2], "")):
+        print("%s url=%s error=header" % (name, shown(url)))
+        return None
     try:
         return fetch(env, args, path, data, field, True)
     except urllib.error.URLError as e:
@@ -211,7 +218,6 @@ def mode_gpus(args):
     # What CUDA, and so TensorFlow, can open in this container: the NVIDIA device files the
     # runtime mounted, and the GPUs the driver lists (none: no driver visible here).
     import os
-    import re
     try:
         devices = len([d for d in os.listdir("/dev") if re.fullmatch(r"nvidia[0-9]+", d)])
     except OSError:

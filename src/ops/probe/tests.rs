@@ -381,3 +381,22 @@ fn the_shell_script_names_the_tool_an_image_lacks() {
         Some("curl")
     );
 }
+
+/// Issue 60 item 1: a key ending in a newline (a Secret made with `--from-file`). python's
+/// http.client would refuse the header and quote it, key included, in its traceback; the
+/// script looks first and says `error=header`, which names the cause. Under the real python3.
+#[test]
+fn a_key_with_a_line_break_is_named_not_quoted() {
+    let (port, seen) = fake_gateway(|_, _| (200, LIST.into(), None));
+    let key = "sk-unit-line-break-key-0123\n";
+    let (out, check) = gateway_check("python3", PY, &format!("http://127.0.0.1:{port}/api"), key);
+    assert!(!out.contains(key.trim()), "{out}");
+    assert!(out.contains("error=header"), "{out}");
+    assert_eq!(check.status, Status::Fail, "{out}");
+    assert!(
+        check.detail.contains("holds a line break"),
+        "{}",
+        check.detail
+    );
+    assert!(seen.lock().unwrap().is_empty(), "the key was sent");
+}

@@ -328,6 +328,9 @@ pub(crate) fn run(sh: &Shared, pod: &Value, container: &str, argv: &[String]) ->
                     (has("bash") && has("timeout")) || has("nc"),
                 )),
                 "gateway" | "chat" if !has("curl") => ok("missing=curl\n".into()),
+                "gateway" | "chat" if by_python && illegal_header(&lookup, args) => {
+                    python_header_error(&lookup, mode, args)
+                }
                 "gateway" | "chat" => ok(probe_gateway(sh, &lookup, mode, args)),
                 "gpus" => ok(probe_gpus(sh, pod, container)),
                 _ => Outcome {
@@ -514,6 +517,46 @@ fn probe_gateway(
         return format!("{mode} url={url} status=400 {word}=no\n");
     }
     format!("{mode} url={url} status=200 {word}=yes\n")
+}
+
+/// Whether python's http.client refuses `Bearer KEY` as a header value: a newline not
+/// followed by a space or tab, or a CR not followed by one of those or a newline
+/// (cpython Lib/http/client.py `_is_illegal_header_value`, checked in `putheader`). A Secret
+/// made with `kubectl create secret --from-file` keeps the file's last newline.
+fn illegal_header(lookup: &dyn Fn(&str) -> Option<String>, args: &[String]) -> bool {
+    let Some(key) = args.get(2).and_then(|v| lookup(v)) else {
+        return false;
+    };
+    let b = key.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        let next = b.get(i + 1).copied();
+        (c == b'\n' && !matches!(next, Some(b' ' | b'\t')))
+            || (c == b'\r' && !matches!(next, Some(b' ' | b'\t' | b'\n')))
+    })
+}
+
+/// What the python check prints for such a key: it looks before sending, so the key is
+/// never quoted (inpod.py `request`).
+fn python_header_error(
+    lookup: &dyn Fn(&str) -> Option<String>,
+    mode: &str,
+    args: &[String],
+) -> Outcome {
+    let path = if mode == "chat" {
+        "/v1/chat/completions"
+    } else {
+        "/v1/models"
+    };
+    let base = args.get(1).and_then(|v| lookup(v)).unwrap_or_default();
+    Outcome {
+        stdout: format!(
+            "{mode} url={}{path} error=header\n",
+            base.trim_end_matches('/')
+        )
+        .into_bytes(),
+        exit: Ok(0),
+        ..Outcome::default()
+    }
 }
 
 /// The GPU check's answer (`gpus devices=N driver=M|none`): the container's requested
