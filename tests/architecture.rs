@@ -217,3 +217,61 @@ fn the_scanner_reads_paths_and_groups() {
     let want: BTreeSet<String> = ["a", "b", "e", "g"].iter().map(|s| s.to_string()).collect();
     assert_eq!(got, want);
 }
+
+/// The production code of every file under `src/`, by its path from `src/`.
+fn production_code() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&root, &mut files);
+    files
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&root).unwrap().display().to_string();
+            (rel, code_of(f))
+        })
+        .collect()
+}
+
+/// The one clock (issue 59): the command's `Deadline` and its slices (`Budget`) are the only
+/// timers; a bound anywhere else is a slice of them, so one `--timeout` ends the command.
+const TIME_MODULE: &str = "cluster/budget.rs";
+
+/// What starts a timer of its own: a bound on a future, or an instant computed from now.
+fn own_timers(code: &str) -> Vec<&'static str> {
+    ["tokio::time::timeout", "timeout_at(", "Instant::now() +"]
+        .into_iter()
+        .filter(|t| code.contains(t))
+        .collect()
+}
+
+#[test]
+fn no_timer_outside_the_module_that_owns_time() {
+    let problems: Vec<String> = production_code()
+        .iter()
+        .filter(|(rel, _)| rel != TIME_MODULE)
+        .flat_map(|(rel, code)| {
+            own_timers(code).into_iter().map(move |t| {
+                format!("src/{rel}: `{t}`: bound it with the command's Deadline or a Budget ({TIME_MODULE})")
+            })
+        })
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_timer_scan_finds_each_form() {
+    let code = "let a = tokio::time::timeout(d, f);\nlet b = Instant::now() + d;";
+    assert_eq!(own_timers(code), ["tokio::time::timeout", "Instant::now() +"]);
+    assert!(own_timers("Budget::new(d).attempt(f)").is_empty());
+}
+
+/// Issue 59: no production file over 1,000 lines (a ported upstream table is a test file).
+#[test]
+fn no_production_file_is_over_a_thousand_lines() {
+    let problems: Vec<String> = production_code()
+        .iter()
+        .filter(|(_, code)| code.lines().count() > 1000)
+        .map(|(rel, code)| format!("src/{rel}: {} lines", code.lines().count()))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

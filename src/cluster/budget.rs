@@ -68,7 +68,7 @@ impl Deadline {
     /// timeout too large to represent), so a core never keeps a timeout of its own.
     pub fn end(&self) -> Instant {
         self.until()
-            .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600))
+            .unwrap_or_else(|| after(Duration::from_secs(365 * 24 * 3600)))
     }
 
     /// The whole `--timeout` as given.
@@ -133,6 +133,12 @@ impl Deadline {
         }
     }
 
+    /// `fut`, cut off after `limit` or at the deadline, whichever comes first (a phase's own
+    /// bound is a slice of the command's); `None` when it was cut off.
+    pub async fn within<T>(&self, limit: Duration, fut: impl Future<Output = T>) -> Option<T> {
+        Budget::within(limit, self).attempt(fut).await
+    }
+
     /// The error when the deadline ran out (exit 5).
     pub fn ran_out(&self) -> Error {
         Error::Timeout(self.ran_out_message())
@@ -155,6 +161,14 @@ impl Deadline {
     }
 }
 
+/// The instant `d` from now (far away when `d` is too large to represent): the one place a
+/// future instant is computed from the clock, so every bound is visible here.
+pub fn after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
+
 /// The shared budget of a command's enrichment reads, all of them together.
 pub const DECORATION: Duration = Duration::from_secs(2);
 
@@ -167,9 +181,12 @@ pub struct Budget {
 impl Budget {
     /// `d` from now.
     pub fn new(d: Duration) -> Self {
-        Budget {
-            until: Instant::now() + d,
-        }
+        Budget { until: after(d) }
+    }
+
+    /// When it ends.
+    pub fn end(&self) -> Instant {
+        self.until
     }
 
     /// Ends at `until`.

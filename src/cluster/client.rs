@@ -631,9 +631,9 @@ where
             {
                 return Err(kube::Error::Service(Box::new(reached.clone())));
             }
-            match tokio::time::timeout(limit, fut).await {
-                Ok(result) => result,
-                Err(_) => Err(kube::Error::Service(match reached {
+            match super::budget::Budget::new(limit).attempt(fut).await {
+                Some(result) => result,
+                None => Err(kube::Error::Service(match reached {
                     Some(reached) => Box::new(reached),
                     None => Box::new(AttemptTimedOut {
                         after: limit,

@@ -76,7 +76,7 @@ impl Guarded {
 /// on failure returns an error naming the plugin (the caller exits non-zero, and kube reports the
 /// plugin as failed).
 pub fn run(timeout: Duration, command: &str, args: &[String]) -> Result<()> {
-    let deadline = std::time::Instant::now() + timeout;
+    let deadline = super::budget::after(timeout);
     let mut cmd = Command::new(command);
     cmd.args(args)
         .stdin(Stdio::inherit())

@@ -53,7 +53,9 @@ pub fn hint(namespace: &str, name: &str, existing: &[(String, String)], flags: &
 /// The error for TFJob `namespace/name` not found: [`message`], with [`hint`] from one short
 /// metadata list of the TFJobs the user may read (every namespace, else this one).
 pub async fn tfjob(kube: &Kube, namespace: &str, name: &str) -> Error {
-    let existing = tokio::time::timeout(LOOK, existing(kube, namespace))
+    let existing = kube
+        .deadline
+        .within(LOOK, existing(kube, namespace))
         .await
         .unwrap_or_default();
     Error::NotReady {

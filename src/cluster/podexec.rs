@@ -13,6 +13,7 @@ use kube::api::{Api, AttachParams};
 use tokio::io::AsyncReadExt;
 
 use crate::cluster::Kube;
+use crate::cluster::budget::Budget;
 
 /// How an exec ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,9 +94,9 @@ pub async fn run(
             ended: ended_by(status),
         }
     };
-    match tokio::time::timeout(within, work).await {
-        Ok(e) => e,
-        Err(_) => Exec {
+    match Budget::new(within).attempt(work).await {
+        Some(e) => e,
+        None => Exec {
             stdout: String::new(),
             stderr: String::new(),
             ended: Ended::TimedOut,

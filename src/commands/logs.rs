@@ -8,6 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::{block_on, parse_duration};
 use crate::cluster::Target;
+use crate::cluster::budget::Deadline;
 use crate::error::{Error, Result};
 use crate::ops::Context;
 use crate::ops::logs::LogsOptions;
@@ -71,7 +72,8 @@ pub struct LogsArgs {
     #[arg(long, value_name = "BYTES", default_value = "10Mi", value_parser = super::wait::parse_save_limit, requires = "save")]
     pub save_limit: u64,
 
-    /// How long to wait for pods to exist and start before giving up.
+    /// How long to wait for pods to exist and start before giving up; without -f, the whole
+    /// command's deadline.
     #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
     pub timeout: Duration,
 }
@@ -116,6 +118,14 @@ pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
     let target = Target::parse(&args.name, "logs")?;
     crate::ops::target::tfjob_only(&target, "--save", args.save.is_some(), "")?;
     let opts = args.options(target, out.out_color())?;
+    // Without -f, `--timeout` ends the whole command, as every verb's does (a log the server
+    // never ends included); with -f it bounds only the wait for pods, as `kubectl logs -f`
+    // follows without end.
+    let ctx = if args.follow {
+        ctx
+    } else {
+        ctx.with_deadline(Deadline::after(args.timeout, "--timeout"))
+    };
     // `--save DIR` is checked before any request (exit 2 naming it).
     if let Some(save) = &opts.save {
         crate::ops::evidence::check_dir(save)?;

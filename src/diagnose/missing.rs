@@ -7,6 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Secret};
 use kube::api::Api;
 
+use crate::cluster::budget::Budget;
 use crate::cluster::{self, Kube};
 use crate::model::TFJob;
 use crate::placement::refs::{Via, create_hint, pod_needs};
@@ -94,31 +95,34 @@ pub async fn missing_objects(
             "Secret" => {
                 let api: Api<Secret> = Api::namespaced(client, namespace);
                 // Metadata only: the values are never read here.
-                tokio::time::timeout(limit, api.get_metadata_opt(&m.name))
+                Budget::new(limit)
+                    .attempt(api.get_metadata_opt(&m.name))
                     .await
                     .map(|r| r.map(|o| o.is_some()))
             }
             "ConfigMap" => {
                 let api: Api<ConfigMap> = Api::namespaced(client, namespace);
-                tokio::time::timeout(limit, api.get_metadata_opt(&m.name))
+                Budget::new(limit)
+                    .attempt(api.get_metadata_opt(&m.name))
                     .await
                     .map(|r| r.map(|o| o.is_some()))
             }
             _ => {
                 let api: Api<PersistentVolumeClaim> = Api::namespaced(client, namespace);
-                tokio::time::timeout(limit, api.get_metadata_opt(&m.name))
+                Budget::new(limit)
+                    .attempt(api.get_metadata_opt(&m.name))
                     .await
                     .map(|r| r.map(|o| o.is_some()))
             }
         };
         match found {
-            Ok(Ok(false)) => missing.push(m),
-            Ok(Err(e)) if cluster::status_code(&e) == Some(404) => missing.push(m),
-            Ok(Ok(true)) => {}
-            Ok(Err(e)) => {
+            Some(Ok(false)) => missing.push(m),
+            Some(Err(e)) if cluster::status_code(&e) == Some(404) => missing.push(m),
+            Some(Ok(true)) => {}
+            Some(Err(e)) => {
                 tracing::debug!(kind = m.kind, name = %m.name, error = %e, "lookup failed")
             }
-            Err(_) => tracing::debug!(kind = m.kind, name = %m.name, "lookup timed out"),
+            None => tracing::debug!(kind = m.kind, name = %m.name, "lookup timed out"),
         }
     }
     missing

@@ -22,6 +22,7 @@ use futures::AsyncReadExt;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{Api, ListParams, LogParams};
 
+use crate::cluster::budget::Budget;
 use crate::cluster::{self, Kube};
 use crate::diagnose::failure::{self, ReplicaFailure};
 use crate::error::{Error, Result};
@@ -587,9 +588,9 @@ async fn read_log(
         }
         Ok(tail.finish())
     };
-    match tokio::time::timeout(limit, read).await {
-        Ok(r) => r,
-        Err(_) => Err(format!("not read within {}s", limit.as_secs())),
+    match Budget::new(limit).attempt(read).await {
+        Some(r) => r,
+        None => Err(format!("not read within {}s", limit.as_secs())),
     }
 }
 

@@ -609,7 +609,7 @@ async fn delete_and_wait(
         };
         crate::cluster::pod::pods_gone(pods, &selector, owned_by_old, |_| Ok(())).await
     };
-    tokio::time::timeout(timeout, gone).await.map_err(|_| {
+    kube.deadline.within(timeout, gone).await.ok_or_else(|| {
         // The command's deadline, when there is one, says the phase it ran out in.
         if kube.deadline.until().is_some() {
             return kube.deadline.ran_out();

@@ -120,12 +120,10 @@ pub async fn pods_gone(
     let gone = cluster::pod::pods_gone(pods, &selector, owned, |n| {
         writeln!(err, "waiting for {n} pod(s) of tfjob {name} to be deleted").map_err(io)
     });
-    match deadline.remaining() {
-        Some(left) => tokio::time::timeout(left, gone)
-            .await
-            .map_err(|_| Error::Timeout(deadline.ran_out_message()))?,
-        None => gone.await,
-    }
+    deadline
+        .attempt(gone)
+        .await
+        .ok_or_else(|| Error::Timeout(deadline.ran_out_message()))?
 }
 
 /// Patches `runPolicy.suspend`; prints `tfjob.kubeflow.org/NAME suspended|resumed` on `out`

@@ -102,7 +102,7 @@ fn run_bounded<T: Send + 'static>(
             let _ = tx.send(work(flag));
         })
         .map_err(|e| Failure::Exec(format!("starting the template thread: {e}")))?;
-    let end = Instant::now() + limit;
+    let end = crate::cluster::budget::after(limit);
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(result) => return result,

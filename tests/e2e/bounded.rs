@@ -116,8 +116,8 @@ fn a_watch_event_that_never_ends_is_cut_off_and_wait_goes_on_by_reading_the_job(
     assert!(watches >= 1, "the watch was never tried");
 }
 
-#[test]
-fn a_log_line_that_never_ends_is_printed_in_bounded_prefixed_pieces() {
+/// Job `lg` with its one worker running, whose log the API server sends without end.
+fn running_with_an_endless_log() -> TestCluster {
     let c = TestCluster::start(Scenario::default());
     c.insert(json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
         "metadata": {"name": "lg", "namespace": "default"},
@@ -136,6 +136,39 @@ fn a_log_line_that_never_ends_is_printed_in_bounded_prefixed_pieces() {
     let mut fault = Fault::on("get", "pods").endless_body().times(0);
     fault.matches.subresource = Some("log".into());
     c.set_faults(vec![fault]);
+    c
+}
+
+/// Issue 60 item 9: without -f, `--timeout` is the whole command's deadline, as every other
+/// verb's: a log that never ends is cut there (exit 5, naming the phase), not read until
+/// killed. With -f it bounds only the wait for pods, as `kubectl logs -f` has no end.
+#[test]
+fn logs_without_follow_ends_at_its_timeout_on_a_log_that_never_ends() {
+    let c = running_with_an_endless_log();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = binary(&[
+        "--kubeconfig",
+        c.kubeconfig().to_str().unwrap(),
+        "logs",
+        "lg",
+        "--timeout",
+        "3s",
+    ]);
+    cmd.stdout(Stdio::null());
+    let o = measured(cmd, &dir.path().join("logs.err"), |_| {});
+    bounded(&o, "logs --timeout 3s on an endless log");
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("--timeout 3s ran out while reading the logs of tfjob default/lg"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn a_log_line_that_never_ends_is_printed_in_bounded_prefixed_pieces() {
+    let c = running_with_an_endless_log();
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = binary(&[
         "--kubeconfig",
@@ -398,6 +431,11 @@ fn logs_ends_at_its_timeout_on_a_silent_api_and_refuses_a_save_limit_beyond_memo
         Fault::on("get", "tfjobs").latency_ms(600_000).times(0),
     ]);
     let run = tfjob(&c, &["logs", "anything", "--timeout", "2s"]);
+    run.expect_code(5);
+    // Without -f the flag is the command's deadline, worded as every verb words it.
+    run.stderr_has("--timeout 2s ran out while reading tfjob default/anything");
+    // With -f it bounds the wait for the job and its pods.
+    let run = tfjob(&c, &["logs", "anything", "-f", "--timeout", "2s"]);
     run.expect_code(5);
     run.stderr_has("tfjob anything could not be read within 2s (--timeout)");
 

@@ -71,7 +71,6 @@ pub async fn run(
     let deadline = ctx.deadline();
     let end = deadline.end();
     let budget = Budget::until(end);
-    let left = end.saturating_duration_since(std::time::Instant::now());
     let timed_out = || {
         // The step it was in, as `collect_within` names them.
         let phase = Some(deadline.current_phase())
@@ -82,16 +81,16 @@ pub async fn run(
             crate::duration::go(deadline.timeout().unwrap_or_default()),
         ))
     };
-    let collected = tokio::time::timeout(
-        left,
-        diagnose::collect_within(kube, &namespace, &name, opts.tail, budget),
-    )
-    .await;
+    let collected = budget
+        .attempt(diagnose::collect_within(
+            kube, &namespace, &name, opts.tail, budget,
+        ))
+        .await;
     let mut snapshot = match collected {
-        Ok(Ok(snapshot)) => snapshot,
+        Some(Ok(snapshot)) => snapshot,
         // Cut off by the deadline, here or in a request's retries: one message either way.
-        Err(_) | Ok(Err(Error::Timeout(_))) => return Err(timed_out()),
-        Ok(Err(e)) => return Err(e),
+        None | Some(Err(Error::Timeout(_))) => return Err(timed_out()),
+        Some(Err(e)) => return Err(e),
     };
     snapshot.max_restarts = opts.max_restarts;
     snapshot.progress_pattern = match &opts.progress_pattern {
@@ -102,11 +101,9 @@ pub async fn run(
         None => None,
     };
     // How long each running replica has been silent: cheap decoration, within what is left.
-    let _ = tokio::time::timeout(
-        end.saturating_duration_since(std::time::Instant::now()),
-        diagnose::read_last_logs(kube, &mut snapshot, budget),
-    )
-    .await;
+    let _ = budget
+        .attempt(diagnose::read_last_logs(kube, &mut snapshot, budget))
+        .await;
     let mut d = diagnose::diagnose(&snapshot);
     let probe = match opts.in_pod {
         InPod::Always => true,

@@ -119,7 +119,7 @@ impl<'a> Follow<'a> {
                 &crate::ops::wait::WaitOptions::default(),
             ),
             stopped: false,
-            deadline: tokio::time::Instant::now() + opts.timeout,
+            deadline: tokio::time::Instant::from_std(crate::cluster::budget::after(opts.timeout)),
             done_tx,
             done_rx,
         }

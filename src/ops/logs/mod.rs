@@ -169,7 +169,7 @@ pub async fn logs(
     {
         tracing::info!("{why}");
     }
-    let save_until = std::time::Instant::now() + opts.timeout;
+    let save_until = crate::cluster::budget::after(opts.timeout);
     let mut saver = opts.save.clone().map(|s| {
         super::evidence::Saver::new(
             s,
@@ -205,9 +205,10 @@ pub async fn logs(
 /// give up).
 async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<TrainingJob> {
     let read = TrainingJob::read(kube, &opts.target);
-    tokio::time::timeout(opts.timeout, read)
+    kube.deadline
+        .within(opts.timeout, read)
         .await
-        .map_err(|_| {
+        .ok_or_else(|| {
             Error::Timeout(format!(
                 "{} {} could not be read within {} (--timeout): the API server did not answer",
                 opts.target.kind().to_ascii_lowercase(),

@@ -2,6 +2,7 @@
 //! pieces and sent to the main loop.
 
 use super::*;
+use crate::cluster::budget::Budget;
 
 pub(super) enum Msg {
     Line {
@@ -188,9 +189,9 @@ impl PodTask {
         let Some(limit) = self.request_timeout else {
             return self.read_all(lp, cursor).await.map(|()| ReadEnd::Ended);
         };
-        match tokio::time::timeout(limit, self.read_all(lp, cursor)).await {
-            Ok(r) => r.map(|()| ReadEnd::Ended),
-            Err(_) => Ok(ReadEnd::TimedOut(limit)),
+        match Budget::new(limit).attempt(self.read_all(lp, cursor)).await {
+            Some(r) => r.map(|()| ReadEnd::Ended),
+            None => Ok(ReadEnd::TimedOut(limit)),
         }
     }
 
@@ -327,7 +328,9 @@ impl PodTask {
                     let _ = self.tx.send(Msg::Done).await;
                     return;
                 }
-                let _ = tokio::time::timeout(Duration::from_secs(1), self.state.changed()).await;
+                let _ = Budget::new(Duration::from_secs(1))
+                    .attempt(self.state.changed())
+                    .await;
                 continue;
             }
             failures = 0;
@@ -339,20 +342,21 @@ impl PodTask {
             // The stream ended: the instance stopped, or the connection dropped. The pod watch
             // may trail the log by a moment, so give it a bounded wait before reconnecting
             // (a reconnect is harmless: the cursor skips what was printed).
-            let settled = tokio::time::timeout(Duration::from_secs(2), async {
-                loop {
-                    let cur = self.state.borrow_and_update().clone();
-                    match cur.as_ref().map(|p| instance(p, &container)) {
-                        Some(Instance::Running(r)) if r == id => {}
-                        _ => return cur,
+            let settled = Budget::new(Duration::from_secs(2))
+                .attempt(async {
+                    loop {
+                        let cur = self.state.borrow_and_update().clone();
+                        match cur.as_ref().map(|p| instance(p, &container)) {
+                            Some(Instance::Running(r)) if r == id => {}
+                            _ => return cur,
+                        }
+                        if self.state.changed().await.is_err() {
+                            return None;
+                        }
                     }
-                    if self.state.changed().await.is_err() {
-                        return None;
-                    }
-                }
-            })
-            .await;
-            let Ok(cur) = settled else {
+                })
+                .await;
+            let Some(cur) = settled else {
                 continue; // still running: the stream dropped, resume from the cursor
             };
             done.push(id.clone());

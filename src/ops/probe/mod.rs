@@ -22,6 +22,7 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
 
+use crate::cluster::budget::Budget;
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::{self, Kube, Target};
 use crate::diagnose::inpod::{self, Check, EnvAnswer, PeerFacts, Status};
@@ -95,10 +96,10 @@ pub async fn run(ctx: &Context, opts: ProbeOptions, out: &mut Output) -> Result<
         opts.target.kind(),
         opts.target.name()
     ));
-    let left = end.saturating_duration_since(Instant::now());
-    let report = tokio::time::timeout(left, probe(kube, &ns, &opts, end))
+    let report = Budget::until(end)
+        .attempt(probe(kube, &ns, &opts, end))
         .await
-        .map_err(|_| deadline.ran_out())??;
+        .ok_or_else(|| deadline.ran_out())??;
     match opts.format {
         ProbeFormat::Text => out.data(&crate::print::probe::summary(&report))?,
         ProbeFormat::Wide => out.data(&crate::print::probe::text(&report))?,
@@ -312,12 +313,14 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
         chat_model: None,
         only_when_all_running: true,
     };
-    let left = end.saturating_duration_since(Instant::now());
     let hint = inpod::probe_command(&kube.hints, ns, job);
-    match tokio::time::timeout(left, probe(kube, ns, &opts, end)).await {
-        Ok(Ok(report)) => finding(&report, &hint),
-        Ok(Err(e)) => Finding::new(Layer::InPod, Grade::Unknown, format!("not probed: {e}")),
-        Err(_) => Finding::new(
+    match Budget::until(end)
+        .attempt(probe(kube, ns, &opts, end))
+        .await
+    {
+        Some(Ok(report)) => finding(&report, &hint),
+        Some(Err(e)) => Finding::new(Layer::InPod, Grade::Unknown, format!("not probed: {e}")),
+        None => Finding::new(
             Layer::InPod,
             Grade::Unknown,
             "not probed: the in-pod checks did not finish before --timeout",

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use crate::cluster::budget::Budget;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use secrecy::{ExposeSecret, SecretString};
@@ -138,10 +139,10 @@ pub async fn check_models(base_url: &str, key: &SecretString, timeout: Duration)
         let (status, _) = fetch(&url, Some(WRONG_KEY)).await?;
         Ok(public_verdict(models, status))
     };
-    match tokio::time::timeout(timeout, asked).await {
-        Ok(Ok(verdict)) => verdict,
-        Ok(Err(error)) => Answer::Unreachable { error },
-        Err(_) => Answer::Unreachable {
+    match Budget::new(timeout).attempt(asked).await {
+        Some(Ok(verdict)) => verdict,
+        Some(Err(error)) => Answer::Unreachable { error },
+        None => Answer::Unreachable {
             error: format!("no answer within {}s", timeout.as_secs()),
         },
     }

@@ -20,7 +20,7 @@ use super::conditions::{self, Outcome, Progress, evaluate};
 use super::progress::Display;
 use super::state::{Limits, Now, Tracker, View};
 use super::{WaitFor, WaitJobOptions, WaitOptions};
-use crate::cluster::budget::{Budget, DECORATION};
+use crate::cluster::budget::{self, Budget, DECORATION};
 use crate::cluster::pod::{self, Pod};
 use crate::cluster::{self, Action, Kube, OperatorState};
 use crate::error::{Error, Result};
@@ -390,7 +390,7 @@ impl Waiter<'_> {
         let timeout = self.opts.timeout;
         // Half of what is left: the other half is the closing diagnosis's.
         let limit = READ_LIMIT.min(self.end.saturating_duration_since(Instant::now()) / 2);
-        if let Ok(Ok(Some((job, pods)))) = tokio::time::timeout(limit, self.read()).await
+        if let Some(Ok(Some((job, pods)))) = Budget::new(limit).attempt(self.read()).await
             && let Some(decided) = self.judge(job, pods, out)?
             && let Some(decided) = self.trained(decided, out).await
         {
@@ -428,10 +428,10 @@ impl Waiter<'_> {
     async fn namespace_gone(&self) -> bool {
         use k8s_openapi::api::core::v1::Namespace;
         let api: Api<Namespace> = Api::all(self.kube.client.clone());
-        let limit = READ_LIMIT.min(self.end.saturating_duration_since(Instant::now()));
-        match tokio::time::timeout(limit, api.get_opt(self.namespace)).await {
-            Ok(Ok(None)) => true,
-            Ok(Ok(Some(ns))) => ns.metadata.deletion_timestamp.is_some(),
+        let budget = Budget::new(READ_LIMIT).min(Budget::until(self.end));
+        match budget.attempt(api.get_opt(self.namespace)).await {
+            Some(Ok(None)) => true,
+            Some(Ok(Some(ns))) => ns.metadata.deletion_timestamp.is_some(),
             _ => false,
         }
     }
@@ -469,7 +469,7 @@ impl Waiter<'_> {
         let mut health = Health::default();
         let mut polled: Option<(TFJob, Vec<Arc<Pod>>)> = None;
         let mut next_poll = Instant::now();
-        let mut next_operator = Instant::now() + OPERATOR_EVERY;
+        let mut next_operator = budget::after(OPERATOR_EVERY);
         let ns_flags = self.kube.hints.ns_flags(self.namespace);
         // From here a Ctrl-C, whatever is being awaited, leaves the job alone: say how to resume.
         crate::error::on_interrupt(format!(
@@ -520,12 +520,12 @@ impl Waiter<'_> {
             } else {
                 // The watches fail: read directly now and then.
                 if Instant::now() >= next_poll {
-                    next_poll = Instant::now() + POLL_EVERY;
-                    match tokio::time::timeout(READ_LIMIT, self.read()).await {
-                        Ok(Ok(Some(state))) => polled = Some(state),
-                        Ok(Ok(None)) => return Err(self.deleted()),
-                        Ok(Err(e)) => tracing::debug!(error = %e, "direct read failed"),
-                        Err(_) => tracing::debug!("direct read timed out"),
+                    next_poll = budget::after(POLL_EVERY);
+                    match Budget::new(READ_LIMIT).attempt(self.read()).await {
+                        Some(Ok(Some(state))) => polled = Some(state),
+                        Some(Ok(None)) => return Err(self.deleted()),
+                        Some(Err(e)) => tracing::debug!(error = %e, "direct read failed"),
+                        None => tracing::debug!("direct read timed out"),
                     }
                 }
                 match &polled {
@@ -540,7 +540,7 @@ impl Waiter<'_> {
                 && self.limits.pending_timeout.is_some()
                 && Instant::now() >= next_operator
             {
-                next_operator = Instant::now() + OPERATOR_EVERY;
+                next_operator = budget::after(OPERATOR_EVERY);
                 self.check_operator(&job).await?;
             }
             if let Some(decided) = self.judge(job, pods, out)?
@@ -642,7 +642,7 @@ impl Waiter<'_> {
         {
             return Some(decided);
         }
-        self.next_look = Instant::now() + LOOK_EVERY;
+        self.next_look = budget::after(LOOK_EVERY);
         let look = self.look().await;
         if let Some(stuck) = look.stuck_error().or_else(|| look.stall_error()) {
             return Some(Err(stuck));

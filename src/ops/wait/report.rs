@@ -395,14 +395,13 @@ pub(super) async fn report_diagnosis(
     Vec<crate::diagnose::failure::ReplicaFailure>,
 )> {
     use crate::diagnose::failure;
-    let left = end.saturating_duration_since(Instant::now());
-    let collected = tokio::time::timeout(
-        left,
-        crate::diagnose::collect_within(kube, namespace, name, 20, budget),
-    )
-    .await;
+    let collected = Budget::until(end)
+        .attempt(crate::diagnose::collect_within(
+            kube, namespace, name, 20, budget,
+        ))
+        .await;
     match collected {
-        Ok(Ok(mut snapshot)) => {
+        Some(Ok(mut snapshot)) => {
             snapshot.max_restarts = seen.max_restarts;
             let mut diagnosis = crate::diagnose::diagnose(&snapshot);
             let present: Vec<String> = snapshot
@@ -443,13 +442,13 @@ pub(super) async fn report_diagnosis(
         }
         // Cut off by the deadline, here or inside a request's retries (both fire at `end`):
         // one message either way.
-        Err(_) | Ok(Err(Error::Timeout(_))) => {
+        None | Some(Err(Error::Timeout(_))) => {
             out.note_line("(no diagnosis: --timeout ran out before it could be read)");
             let mut failures = classes_of_vanished(&seen, &[], name);
             failure::order(&mut failures);
             Ok((None, failures))
         }
-        Ok(Err(e)) => {
+        Some(Err(e)) => {
             out.note_line(&format!("(could not collect a diagnosis: {e})"));
             let mut failures = classes_of_vanished(&seen, &[], name);
             failure::order(&mut failures);

@@ -9,6 +9,7 @@ use kube::api::{Api, ListParams};
 use kube::runtime::wait::Condition;
 
 use super::{READ_LIMIT, Waiter};
+use crate::cluster::budget::Budget;
 use crate::cluster::pod::PodFacts;
 use crate::diagnose::refused;
 use crate::error::Error;
@@ -65,14 +66,14 @@ impl Waiter<'_> {
             ))
             .limit(REFUSAL_EVENTS);
         // One attempt within what is left: a failed read is tried again next time.
-        let limit = READ_LIMIT.min(self.end.saturating_duration_since(now) / 2);
-        let list = match tokio::time::timeout(limit, events.list(&lp)).await {
-            Ok(Ok(list)) => list,
-            Ok(Err(e)) => {
+        let limit = Budget::new(READ_LIMIT.min(self.end.saturating_duration_since(now) / 2));
+        let list = match limit.attempt(events.list(&lp)).await {
+            Some(Ok(list)) => list,
+            Some(Err(e)) => {
                 tracing::debug!(error = %e, "listing the job's events failed");
                 return None;
             }
-            Err(_) => return None,
+            None => return None,
         };
         let r = refused::refusal(&list.items)?;
         // Refused once, created since: the operator's retry got through.
@@ -86,7 +87,7 @@ impl Waiter<'_> {
         if let Some(sa) = &r.missing_service_account {
             let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
                 Api::namespaced(self.kube.client.clone(), self.namespace);
-            if let Ok(Ok(Some(_))) = tokio::time::timeout(limit, accounts.get_opt(sa)).await {
+            if let Some(Ok(Some(_))) = limit.attempt(accounts.get_opt(sa)).await {
                 return None;
             }
         }
