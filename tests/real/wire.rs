@@ -3,7 +3,8 @@
 //! answers every fault test; where it differs from the real server here, it is the one to change.
 //!
 //! Compared (each a row of [`cases`]): a group that is not installed and a resource that is not
-//! served (plain-text 404), NotFound / AlreadyExists / Conflict / Invalid Status objects with
+//! served (plain-text 404), NotFound / AlreadyExists / Conflict / Invalid Status objects (a
+//! merge patch naming another uid, the precondition every write after a read carries) with
 //! their details and causes (a Pod refused by Pod validation and a TFJob by its CRD's schema among them), strict unknown fields (a null value included), create dry runs,
 //! an unsupported field selector, list paging with `continue`, the initial-events watch ending
 //! in a bookmark, Table output, and the service proxy `top` reads Prometheus through (a
@@ -114,6 +115,15 @@ fn cases() -> Vec<Case> {
                 j["metadata"]["resourceVersion"] = "1".into();
                 j
             }),
+        ),
+        c(
+            "Invalid patch (another uid: a patch's uid precondition)",
+            "PATCH",
+            "/apis/kubeflow.org/v1/namespaces/wire/tfjobs/one",
+            Some(
+                json!({"metadata": {"uid": "00000000-0000-0000-0000-000000000000"},
+                        "spec": {"runPolicy": {"suspend": true}}}),
+            ),
         ),
         c(
             "Invalid name",
@@ -258,7 +268,12 @@ async fn send(
     }
     let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
     if !body.is_empty() {
-        req = req.header("Content-Type", "application/json");
+        let media = if method == "PATCH" {
+            "application/merge-patch+json"
+        } else {
+            "application/json"
+        };
+        req = req.header("Content-Type", media);
     }
     let res = client
         .send(req.body(kube::client::Body::from(body)).unwrap())

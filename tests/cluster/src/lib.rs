@@ -471,6 +471,11 @@ impl TestCluster {
         self.insert(kubelet::node_object(node, &version, index));
     }
 
+    /// Lets every request a `hold` fault holds go on (see [`Fault::hold`]).
+    pub fn release(&self) {
+        self.shared.released.send_modify(|n| *n += 1);
+    }
+
     /// Deletes an object directly (with garbage collection of its dependents).
     pub fn delete(&self, resource: &str, namespace: Option<&str>, name: &str) {
         let _ = self

@@ -269,6 +269,9 @@ pub struct Fault {
     /// With `status`: the request body is appended to the Status message, as a policy webhook's
     /// denial that quotes the object does (`... denied the request: <object>`).
     pub echo_body: bool,
+    /// Hold the request, before handling it, until the test calls `TestCluster::release`: a
+    /// test changes the cluster between a client's read and its write without a sleep.
+    pub hold: bool,
 }
 
 impl Default for Fault {
@@ -287,6 +290,7 @@ impl Default for Fault {
             drop_reply: false,
             endless_body: false,
             echo_body: false,
+            hold: false,
         }
     }
 }

@@ -86,6 +86,7 @@ pub(crate) struct FaultDecision {
     pub status: Option<Fault>,
     pub close_after_events: Option<usize>,
     pub gone_on_rewatch: bool,
+    pub hold: bool,
 }
 
 /// Everything the server and simulated components share.
@@ -131,6 +132,8 @@ pub struct Shared {
     /// Replicas (namespace, pod name) already disrupted: an eviction or a preemption takes one
     /// pod away, and the pod the operator recreates under the same name runs on.
     pub(crate) disrupted: Mutex<std::collections::HashSet<(String, String)>>,
+    /// Bumped by `TestCluster::release`: every request a `hold` fault holds goes on.
+    pub(crate) released: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -170,6 +173,7 @@ impl Shared {
             cleanup_held: std::sync::atomic::AtomicBool::new(false),
             operator_pass: Mutex::new(()),
             disrupted: Mutex::new(Default::default()),
+            released: tokio::sync::watch::channel(0).0,
         }
     }
 
@@ -233,6 +237,7 @@ impl Shared {
                 d.close_after_events = f.close_after_events;
             }
             d.gone_on_rewatch |= f.gone_on_rewatch;
+            d.hold |= f.hold;
         }
         d
     }

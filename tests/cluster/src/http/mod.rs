@@ -269,7 +269,14 @@ pub async fn handle(
         ns.as_deref(),
         name.as_deref(),
     );
-    sh.arrived.lock().unwrap().push(log.clone());
+    if decision.hold {
+        // Subscribed before the request is seen as arrived: a release after that is not missed.
+        let mut released = sh.released.subscribe();
+        sh.arrived.lock().unwrap().push(log.clone());
+        let _ = released.changed().await;
+    } else {
+        sh.arrived.lock().unwrap().push(log.clone());
+    }
     if !decision.latency.is_zero() {
         tokio::time::sleep(decision.latency).await;
     }
