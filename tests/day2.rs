@@ -609,6 +609,7 @@ async fn suspend_and_resume_patch_run_policy_and_say_what_happens_to_pods() {
         name: "sus".into(),
         action: ops::suspend::SuspendAction::Suspend,
         wait: false,
+        uid: None,
     };
     ops::suspend::set_suspend(&kube(&cl), "default", &opts, &mut o, &mut e)
         .await
@@ -627,6 +628,7 @@ async fn suspend_and_resume_patch_run_policy_and_say_what_happens_to_pods() {
         name: "sus".into(),
         action: ops::suspend::SuspendAction::Resume,
         wait: false,
+        uid: None,
     };
     let (out, mut e) = (Buf::default(), Buf::default());
     let mut o = out.clone();
@@ -653,6 +655,7 @@ async fn suspend_refuses_a_crd_without_the_field_and_writes_nothing() {
         name: "old".into(),
         action: ops::suspend::SuspendAction::Suspend,
         wait: false,
+        uid: None,
     };
     let before = c.writes().len();
     let r = ops::suspend::set_suspend(&kube(&cl), "default", &opts, &mut o, &mut e).await;

@@ -323,6 +323,19 @@ pub fn status_code(err: &kube::Error) -> Option<u16> {
     }
 }
 
+/// The field a 422 Invalid names first (`metadata.uid` for a patch whose uid precondition
+/// failed: the uid is immutable, apimachinery `ValidateObjectMetaUpdate`).
+pub fn invalid_field(err: &kube::Error) -> Option<&str> {
+    match err {
+        kube::Error::Api(s) if s.code == 422 => s
+            .details
+            .iter()
+            .flat_map(|d| d.causes.iter())
+            .find_map(|c| (!c.field.is_empty()).then_some(c.field.as_str())),
+        _ => None,
+    }
+}
+
 pub fn is_not_found(err: &kube::Error) -> bool {
     status_code(err) == Some(404)
 }

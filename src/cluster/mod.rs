@@ -29,8 +29,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use client::{
-    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, for_look, is_not_found, is_transport,
-    not_served, outcome_unknown, retry, status_code, unknown_reason,
+    Action, DEFAULT_RETRY_DEADLINE, Kube, connect, explain, for_look, invalid_field, is_not_found,
+    is_transport, not_served, outcome_unknown, retry, status_code, unknown_reason,
 };
 pub use crd::CrdState;
 pub use operator::OperatorState;

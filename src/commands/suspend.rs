@@ -38,6 +38,7 @@ pub fn exec(
         name: parse_job_name(&args.name, command)?.to_string(),
         action,
         wait: args.wait,
+        uid: None,
     };
     let ctx = if args.wait {
         ctx.with_deadline(crate::cluster::budget::Deadline::after(

@@ -57,6 +57,7 @@ async fn restart(
         name: name.clone(),
         action: SuspendAction::Suspend,
         wait: false,
+        uid: None,
     };
     let uid = set_suspend(kube, namespace, &suspend, &mut quiet, &mut std::io::sink()).await?;
     let resume_hint = format!(
@@ -72,16 +73,26 @@ async fn restart(
         "waiting for the pods of tfjob {name} to be deleted; it stays suspended until \
          `{resume_hint}`"
     ));
+    // An interrupt from here on leaves the job suspended: say so, and how to resume it.
+    crate::error::on_interrupt(format!(
+        "interrupted while waiting for the pods of tfjob {name} to be deleted: the job stays \
+         suspended until `{resume_hint}`"
+    ));
     super::suspend::pods_gone(kube, namespace, name, &uid, deadline, err).await?;
     let resume = SuspendOptions {
         name: name.clone(),
         action: SuspendAction::Resume,
         wait: false,
+        // Only the job suspended above is resumed, never one created again under its name.
+        uid: Some(uid),
     };
     deadline.phase(format!("resuming tfjob {name}"));
     set_suspend(kube, namespace, &resume, &mut quiet, &mut std::io::sink())
         .await
-        .map_err(|e| Error::Other(format!("{e}; tfjob {name} stays suspended: {resume_hint}")))?;
+        .map_err(|e| match e {
+            Error::Conflict { .. } => e,
+            e => Error::Other(format!("{e}; tfjob {name} stays suspended: {resume_hint}")),
+        })?;
     writeln!(
         out,
         "tfjob.kubeflow.org/{} restarted",

@@ -569,8 +569,14 @@ async fn delete_and_wait(
     let namespace = old.metadata.namespace.clone().unwrap_or_default();
     let name = old.metadata.name.clone().unwrap_or_default();
     let uid = old.metadata.uid.clone().unwrap_or_default();
+    // Only the job read is deleted: one created again under the name since has another uid,
+    // and the precondition makes the API server refuse it (409).
     let params = DeleteParams {
         propagation_policy: Some(PropagationPolicy::Foreground),
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some(uid.clone()),
+            resource_version: None,
+        }),
         ..Default::default()
     };
     let action = Action::new("delete", "tfjobs", Some(&namespace)).named(&name);

@@ -32,6 +32,9 @@ pub struct SuspendOptions {
     pub action: SuspendAction,
     /// Return once it took effect (the pods gone, or every replica running again).
     pub wait: bool,
+    /// The uid of the job an earlier read saw (restart's suspend): a job created again under
+    /// the name since is another job and is left alone.
+    pub uid: Option<String>,
 }
 
 /// What the user should know about running pods, said plainly.
@@ -97,6 +100,20 @@ pub async fn run(ctx: &Context, opts: SuspendOptions, out: &mut Output) -> Resul
     Ok(())
 }
 
+/// The job under `name` is not the one read (`uid`): it was deleted and created again since.
+fn replaced(kube: &Kube, namespace: &str, name: &str, uid: &str) -> Error {
+    Error::Conflict {
+        message: format!(
+            "tfjob {namespace}/{name} was deleted and created again since it was read (uid {uid} \
+             is gone): the job under that name now is another one, and it was left as it is"
+        ),
+        hint: Some(format!(
+            "See what it is before acting on it: kubectl tfjob get {name} {}",
+            kube.hints.ns_flags(namespace)
+        )),
+    }
+}
+
 /// Returns once the operator has deleted every pod of job `name` whose owner is `uid` (a job
 /// re-created under the name has another); cut by the deadline with its message (the job is
 /// suspended all the same).
@@ -152,6 +169,9 @@ pub async fn set_suspend(
     }
     let job = super::target::read_tfjob(kube, &opts.name).await?;
     let uid = job.metadata.uid.clone().unwrap_or_default();
+    if let Some(read) = opts.uid.as_deref().filter(|read| *read != uid) {
+        return Err(replaced(kube, namespace, &opts.name, read));
+    }
     let want = opts.action == SuspendAction::Suspend;
     // A Kueue-managed job is paused through its Workload, not runPolicy.suspend.
     if !(want && job.is_finished())
@@ -180,7 +200,12 @@ pub async fn set_suspend(
             hint: None,
         });
     }
-    let patch = serde_json::json!({"spec": {"runPolicy": {"suspend": want}}});
+    // The uid read is the patch's precondition (metadata.uid is immutable: another uid is 422),
+    // so a job created again under the name between the read and the write is not touched.
+    let patch = serde_json::json!({
+        "metadata": {"uid": uid},
+        "spec": {"runPolicy": {"suspend": want}},
+    });
     // Setting suspend to a value is idempotent, so the patch may be retried like a read.
     let (params, patch) = (PatchParams::default(), Patch::Merge(&patch));
     let check = format!(
@@ -192,7 +217,10 @@ pub async fn set_suspend(
     let api: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
     let patched = cluster::retry(kube, || api.patch(&opts.name, &params, &patch)).await;
     crate::error::on_interrupt_settled();
-    patched.map_err(|e| Error::kube(format!("patching tfjob {}", opts.name), e))?;
+    patched.map_err(|e| match cluster::invalid_field(&e) {
+        Some("metadata.uid") => replaced(kube, namespace, &opts.name, &uid),
+        _ => Error::kube(format!("patching tfjob {}", opts.name), e),
+    })?;
     writeln!(out, "tfjob.kubeflow.org/{} {verb}", opts.name).map_err(io)?;
     writeln!(err, "{}", consequence(opts.action, &opts.name)).map_err(io)?;
     Ok(uid)

@@ -565,6 +565,78 @@ fn a_restart_cut_by_its_timeout_says_the_job_stays_suspended() {
     assert_eq!(stored["spec"]["runPolicy"]["suspend"], true, "{stored}");
 }
 
+/// Issue 60 item 3: the job is deleted and created again under its name (suspended, by
+/// someone else) between `restart`'s read and its resume: the resume carries the uid of the job
+/// restart suspended as the patch's precondition, so the replacement stays as it is. The resume
+/// is held by the test cluster until the swap is done (no sleep decides it).
+#[test]
+fn restart_does_not_resume_a_job_created_again_under_its_name() {
+    let c = TestCluster::start(
+        Scenario::default().with_operator(tfjob_testcluster::OperatorMode::Installed),
+    );
+    c.insert(job("swap", "default", 1, "OnFailure"));
+    let uid = c.get("tfjobs", Some("default"), "swap").unwrap()["metadata"]["uid"].clone();
+    c.insert(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "swap-worker-0", "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": "swap",
+            "training.kubeflow.org/operator-name": "tfjob-controller"},
+            "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+                "name": "swap", "uid": uid, "controller": true}]},
+        "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}));
+    // The suspend's patch passes; the resume's is held.
+    let mut hold = tfjob_testcluster::Fault::on("patch", "tfjobs").times(0);
+    hold.skip = 1;
+    hold.hold = true;
+    c.set_faults(vec![hold]);
+    let child = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(["restart", "swap", "--timeout", "60s"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    until(&c, "the job suspended", |c| {
+        c.get("tfjobs", Some("default"), "swap")
+            .is_some_and(|j| j["spec"]["runPolicy"]["suspend"] == true)
+    });
+    // The operator (Installed) deletes no pod: the test does, so restart goes on to resume.
+    c.delete("pods", Some("default"), "swap-worker-0");
+    until(&c, "the resume sent", |c| {
+        c.arrived()
+            .iter()
+            .filter(|r| r.verb == "patch" && r.resource == "tfjobs")
+            .count()
+            == 2
+    });
+    // Someone deletes the job and creates it again, suspended.
+    c.delete("tfjobs", Some("default"), "swap");
+    let mut again = job("swap", "default", 1, "OnFailure");
+    again["spec"]["runPolicy"] = json!({"suspend": true});
+    c.insert(again);
+    let new_uid = c.get("tfjobs", Some("default"), "swap").unwrap()["metadata"]["uid"].clone();
+    assert_ne!(new_uid, uid);
+    c.release();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("was deleted and created again since it was read"),
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("restarted"),
+        "{stderr}"
+    );
+    let stored = c.get("tfjobs", Some("default"), "swap").unwrap();
+    assert_eq!(stored["metadata"]["uid"], new_uid);
+    assert_eq!(stored["spec"]["runPolicy"]["suspend"], true, "{stored}");
+}
+
 /// Issue 48 item 10: `suspend --wait` returns once the operator has deleted the pods,
 /// `resume --wait` once every replica runs again.
 #[test]

@@ -128,3 +128,67 @@ fn an_interrupted_create_delete_or_patch_names_the_object_and_how_to_check_it() 
         ("kubectl get tfjob tf-dist-train ", " -n default"),
     );
 }
+
+/// Issue 60 item 6: Ctrl-C while `restart` waits for the pods leaves the job suspended; the
+/// message says so and gives the command that resumes it (as its --timeout path does). The
+/// signal is sent once restart said it is waiting for the pods, never after a sleep.
+#[test]
+fn an_interrupted_restart_says_the_job_stays_suspended_and_how_to_resume_it() {
+    use std::io::{BufRead, BufReader};
+    use tfjob_testcluster::{OperatorMode, Scenario};
+    let c = TestCluster::start(Scenario::default().with_operator(OperatorMode::Installed));
+    c.insert(
+        serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": "held", "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "OnFailure",
+            "template": {"spec": {"containers": [
+                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}),
+    );
+    let uid = c.get("tfjobs", Some("default"), "held").unwrap()["metadata"]["uid"].clone();
+    // Its pod; the operator (Installed) never deletes it, so restart keeps waiting.
+    c.insert(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "held-worker-0", "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": "held",
+            "training.kubeflow.org/operator-name": "tfjob-controller"},
+            "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+                "name": "held", "uid": uid, "controller": true}]},
+        "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(["restart", "held", "-n", "default"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("to be deleted") {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        said.push_str(&line);
+    }
+    assert!(
+        said.contains("waiting for 1 pod(s) of tfjob held"),
+        "{said}"
+    );
+    // SAFETY: a plain syscall on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{said}{rest}");
+    assert!(
+        rest.contains("the job stays suspended until `kubectl tfjob resume held")
+            && rest.contains("-n default`"),
+        "{said}{rest}"
+    );
+    let stored = c.get("tfjobs", Some("default"), "held").unwrap();
+    assert_eq!(stored["spec"]["runPolicy"]["suspend"], true, "{stored}");
+}

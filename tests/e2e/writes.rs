@@ -198,3 +198,63 @@ fn a_secret_create_whose_every_reply_is_lost_is_found_and_reported_created() {
             .is_some()
     );
 }
+
+/// Issue 60 item 3: `submit --replace` deletes the job it read, never one created again under
+/// its name in between: the delete carries the uid read as its precondition (409 otherwise),
+/// and nothing is created over the other job. The delete is held by the test cluster until the
+/// swap is done.
+#[test]
+fn submit_replace_does_not_delete_a_job_created_again_under_its_name() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    crate::tfjob(&c, &submit_args(&[])).expect_code(0);
+    let mut hold = tfjob_testcluster::Fault::on("delete", "tfjobs").times(0);
+    hold.hold = true;
+    c.set_faults(vec![hold]);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"))
+        .arg("--kubeconfig")
+        .arg(c.kubeconfig())
+        .args(submit_args(&[
+            "--replace",
+            "--yes",
+            "--skip-capacity-check",
+        ]))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        c.wait_for(std::time::Duration::from_secs(60), |c| {
+            c.arrived()
+                .iter()
+                .any(|r| r.verb == "delete" && r.resource == "tfjobs")
+        }),
+        "the delete never came"
+    );
+    // Someone deletes the job and creates it again.
+    let mut again = c.get("tfjobs", Some("default"), "tf-dist-train").unwrap();
+    c.delete("tfjobs", Some("default"), "tf-dist-train");
+    for k in ["uid", "resourceVersion", "creationTimestamp"] {
+        again["metadata"].as_object_mut().unwrap().remove(k);
+    }
+    again.as_object_mut().unwrap().remove("status");
+    c.insert(again);
+    let new_uid =
+        c.get("tfjobs", Some("default"), "tf-dist-train").unwrap()["metadata"]["uid"].clone();
+    c.clear_requests();
+    c.release();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    let stored = c.get("tfjobs", Some("default"), "tf-dist-train").unwrap();
+    assert_eq!(stored["metadata"]["uid"], new_uid, "{stderr}");
+    assert!(
+        !c.writes()
+            .iter()
+            .any(|r| r.verb == "create" && r.resource == "tfjobs" && !r.dry_run),
+        "created over the other job: {stderr}"
+    );
+}
