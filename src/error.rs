@@ -77,6 +77,12 @@ pub enum Error {
     #[error("{0}")]
     JobFailed(String),
 
+    /// Judged from the pods' logs, not stated by the cluster: training stopped advancing, a
+    /// replica has not reached its peers. Exit 4 like a failure, but a verdict only: no write
+    /// that destroys anything is made on it (`--delete-on-failure` leaves the job).
+    #[error("{0}")]
+    Stalled(String),
+
     /// The pre-flight model says the job can never run on this cluster as it is.
     #[error("{message}")]
     WontRun {
@@ -186,7 +192,7 @@ impl Error {
             Error::NotReady { .. } | Error::NotFound(_) | Error::Conflict { .. } => {
                 ExitCode::NotReady
             }
-            Error::JobFailed(_) | Error::WontRun { .. } => ExitCode::JobFailed,
+            Error::JobFailed(_) | Error::Stalled(_) | Error::WontRun { .. } => ExitCode::JobFailed,
             Error::Timeout(_) => ExitCode::Timeout,
             Error::WriteUnknown { .. } => ExitCode::WriteUnknown,
             Error::Interrupted(_) => ExitCode::Interrupted,

@@ -261,7 +261,10 @@ fn no_timer_outside_the_module_that_owns_time() {
 #[test]
 fn the_timer_scan_finds_each_form() {
     let code = "let a = tokio::time::timeout(d, f);\nlet b = Instant::now() + d;";
-    assert_eq!(own_timers(code), ["tokio::time::timeout", "Instant::now() +"]);
+    assert_eq!(
+        own_timers(code),
+        ["tokio::time::timeout", "Instant::now() +"]
+    );
     assert!(own_timers("Budget::new(d).attempt(f)").is_empty());
 }
 

@@ -52,7 +52,8 @@ pub struct WaitOptionArgs {
 
     /// When the wait fails (exit 4: the job failed, crash-loops, cannot pull its image, can
     /// never be scheduled), delete the job (its pods go with it), as Arena does. Without it the
-    /// job is left as it is and the error says how to delete it.
+    /// job is left as it is and the error says how to delete it. Never on a verdict judged
+    /// from the logs (training stopped advancing): that deletes nothing.
     #[arg(long)]
     pub delete_on_failure: bool,
 

@@ -495,6 +495,25 @@ fn wait_for_training_needs_a_step_from_every_worker() {
         "{}",
         stalled.stderr
     );
+    // Issue 60 item 4: a stall is judged from the logs, so --delete-on-failure deletes
+    // nothing on it (seen before: the job was deleted).
+    c.clear_requests();
+    let kept = tfjob(
+        &c,
+        &args("wait tf-dist-train --for training --settle 0 --timeout 60s --delete-on-failure"),
+    );
+    kept.exit(4);
+    assert!(
+        kept.stderr.contains("The job was not deleted: --delete-on-failure deletes only on a failure the cluster states"),
+        "{}",
+        kept.stderr
+    );
+    assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_some());
+    assert!(
+        !c.writes().iter().any(|r| r.verb == "delete"),
+        "{:?}",
+        c.writes()
+    );
     let running = tfjob(
         &c,
         &args("wait tf-dist-train --for all-running --settle 0 --timeout 60s"),

@@ -337,7 +337,9 @@ impl Waiter<'_> {
             .is_some_and(|(_, pods)| saver.new_termination(pods.iter().map(|p| &**p)));
         let trigger = match &outcome {
             Err(Error::Interrupted(_) | Error::NotReady { .. }) => return outcome,
-            Err(Error::JobFailed(_) | Error::WontRun { .. }) => "the wait failed",
+            Err(Error::JobFailed(_) | Error::Stalled(_) | Error::WontRun { .. }) => {
+                "the wait failed"
+            }
             Err(Error::Timeout(_)) => "the wait timed out",
             Err(_) => return outcome,
             Ok(_) if ended => "the job reached its final condition",

@@ -102,7 +102,8 @@ impl Waiter<'_> {
                 if err.exit_code() != crate::error::ExitCode::JobFailed {
                     return Err(err);
                 }
-                let left = self.what_is_left(cleaned.as_deref(), out).await;
+                let judged = matches!(err, Error::Stalled(_));
+                let left = self.what_is_left(cleaned.as_deref(), judged, out).await;
                 Err(with_leftover(err, &left))
             }
         }
@@ -159,12 +160,25 @@ impl Waiter<'_> {
     /// behaviour), delete it and say that.
     /// Under a cleanPodPolicy that deletes the pods of an ended job, the pods are gone and only
     /// the job object (its status and events) is left.
-    pub(super) async fn what_is_left(&self, cleaned: Option<&str>, out: &mut Output) -> String {
+    /// A verdict `judged` from the logs (a stall) deletes nothing, whatever the flag says.
+    pub(super) async fn what_is_left(
+        &self,
+        cleaned: Option<&str>,
+        judged: bool,
+        out: &mut Output,
+    ) -> String {
         let (namespace, name) = (self.namespace, self.name);
         let delete = format!(
             "kubectl tfjob delete {name} {}",
             self.kube.hints.ns_flags(namespace)
         );
+        if judged && self.opts.delete_on_failure {
+            return format!(
+                "The job was not deleted: --delete-on-failure deletes only on a failure the \
+                 cluster states (a Failed condition, a terminated replica), and this verdict \
+                 was judged from the logs. Delete it yourself if it is stuck: `{delete}`"
+            );
+        }
         if !self.opts.delete_on_failure {
             if let Some(policy) = cleaned {
                 let which = if policy == "Running" { "running " } else { "" };
@@ -339,6 +353,7 @@ pub(super) fn logs_gone_note(
 pub(super) fn with_leftover(err: Error, left: &str) -> Error {
     match err {
         Error::JobFailed(message) => Error::JobFailed(format!("{message}\n{left}")),
+        Error::Stalled(message) => Error::Stalled(format!("{message}\n{left}")),
         Error::WontRun { message, hint } => Error::WontRun {
             message,
             hint: Some(match hint {

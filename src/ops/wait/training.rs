@@ -58,7 +58,7 @@ impl Look {
     /// train and does not. (`diagnose` and `wait` for running say it as a warning.)
     pub fn stall_error(&self) -> Option<crate::error::Error> {
         self.stalled.first().map(|stall| {
-            crate::error::Error::JobFailed(format!(
+            crate::error::Error::Stalled(format!(
                 "{stall}: every replica runs, but training stopped advancing"
             ))
         })
@@ -67,7 +67,7 @@ impl Look {
     /// The first replica stuck past the grace period, as the wait's failure (exit 4).
     pub fn stuck_error(&self) -> Option<crate::error::Error> {
         self.stuck.first().map(|first| {
-            crate::error::Error::JobFailed(format!(
+            crate::error::Error::Stalled(format!(
                 "{}: every replica runs, but it has not reached its peers for over {}",
                 first.line,
                 crate::duration::coarse(failure::STALL_GRACE.as_secs() as i64)
