@@ -54,6 +54,12 @@ pub struct SubmitArgs {
     #[arg(long)]
     pub allow_missing_refs: bool,
 
+    /// Create the job although an image reference is not one the kubelet can parse (upper
+    /// case, an empty tag, white space): by default such a job is refused, since every pod of
+    /// it would fail with InvalidImageName.
+    #[arg(long)]
+    pub skip_image_check: bool,
+
     /// Create the job as another kind: `jobset` (a kubernetes-sigs JobSet, see `export`), for
     /// clusters without the training-operator. (`--as` is kubectl's impersonation flag.)
     #[arg(long, value_enum, value_name = "KIND")]
@@ -103,6 +109,7 @@ pub fn exec(ctx: Context, args: SubmitArgs, out: &mut Output) -> Result<()> {
         },
         skip_capacity_check: args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
+        skip_image_check: args.skip_image_check,
     };
     // `--timeout` (with --wait or --replace) is the whole command's one deadline: the
     // pre-flight, --replace's deletion, the create, the wait and its closing diagnosis.

@@ -37,8 +37,9 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
             super::export::ExportFormat::Yaml,
         ));
     }
-    let kube = ctx.kube().await?;
     let mut prepared = crate::pipeline::render::prepare(ctx.conn(), &args.render)?;
+    super::submit::image_gate(&prepared.job, &args, out)?;
+    let kube = ctx.kube().await?;
     let namespace = super::preflight::settle_namespace(kube, &mut prepared.job)?;
     let (exported, prepared) = super::export::from_prepared(prepared)?;
     super::preflight::print_warnings(&prepared.report, out);

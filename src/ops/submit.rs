@@ -48,6 +48,62 @@ pub struct SubmitOptions {
     pub skip_capacity_check: bool,
     /// Go on although objects the pods need do not exist yet (created after the job on purpose).
     pub allow_missing_refs: bool,
+    /// Create the job although an image reference cannot be parsed (`--skip-image-check`).
+    pub skip_image_check: bool,
+}
+
+/// Images the kubelet cannot even parse (`InvalidImageName`): the API server stores such a
+/// job, and every pod of it fails. Only the tool can stop it, so `submit` refuses before any
+/// request, as for a job that can never fit (exit 4), unless `--skip-image-check`; a server
+/// dry run is the API server's answer, so there it is a warning.
+pub(super) fn image_gate(job: &TFJob, args: &SubmitOptions, out: &mut Output) -> Result<()> {
+    if args.skip_image_check || args.dry_run == DryRun::Client {
+        return Ok(());
+    }
+    let mut bad = Vec::new();
+    for (role, replica) in &job.spec.tf_replica_specs {
+        let Some(spec) = replica.template.spec.as_ref() else {
+            continue;
+        };
+        let containers = spec
+            .init_containers
+            .iter()
+            .flatten()
+            .map(|c| ("initContainers", c));
+        for (list, c) in containers.chain(spec.containers.iter().map(|c| ("containers", c))) {
+            let image = c.image.as_deref().unwrap_or("");
+            if let Err(why) = crate::pipeline::validate::pod::image_reference(image) {
+                bad.push(format!(
+                    "{role} {list} {:?}: image {image:?} is not a valid image reference ({why})",
+                    c.name
+                ));
+            }
+        }
+    }
+    if bad.is_empty() {
+        return Ok(());
+    }
+    let name = job.metadata.name.as_deref().unwrap_or("the job");
+    if args.dry_run == DryRun::Server {
+        for b in &bad {
+            out.note_line(&format!(
+                "warning: {b}: its pods would fail with InvalidImageName"
+            ));
+        }
+        return Ok(());
+    }
+    Err(Error::WontRun {
+        message: format!(
+            "TFJob {name} can never run: {}; the kubelet cannot pull it, so every pod would \
+             fail with InvalidImageName. Nothing was created",
+            bad.join("; ")
+        ),
+        hint: Some(
+            "Write it as [registry/]repository[:tag][@digest] in lower case, e.g. \
+             tensorflow/tensorflow:2.13.0, or create the job anyway with --skip-image-check"
+                .into(),
+        ),
+    })
 }
 
 /// `kubectl tfjob submit`: all or nothing, every check before the first write.
@@ -64,6 +120,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     crate::print::manifest::resources(&prepared.resources, out);
     let mut job = prepared.job.clone();
     try_printer(&job, args.output.as_ref())?;
+    image_gate(&job, &args, out)?;
     // With generateName the API server picks the name; until then, show the prefix.
     let name = job
         .metadata

@@ -982,3 +982,45 @@ fn a_missing_secret_is_one_line_and_the_verdict_agrees_with_the_exit_code() {
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["verdict"], "notReady", "{v:#}");
 }
+
+/// Issue 60 item 10: an image reference the kubelet cannot parse (upper case, an empty tag) is
+/// stored by the API server, so `validate` only warns; `submit` refuses it before any request,
+/// as a job that can never run (exit 4), naming the flag that creates it anyway. A server dry
+/// run is the API server's answer: there it is a warning.
+#[test]
+fn submit_refuses_an_image_the_kubelet_cannot_parse_before_any_request() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    for image in ["tensorflow/TensorFlow:2.13.0", "tensorflow/tensorflow:"] {
+        let mut argv = submit_args(&[]);
+        let at = argv.iter().position(|a| *a == "--image").unwrap() + 1;
+        argv[at] = image;
+        c.clear_requests();
+        let run = tfjob(&c, &argv);
+        run.exit(4);
+        run.stderr_has("can never run");
+        run.stderr_has(&format!("image {image:?} is not a valid image reference"));
+        run.stderr_has("InvalidImageName. Nothing was created");
+        run.stderr_has("--skip-image-check");
+        assert!(c.requests().is_empty(), "{:?}", c.requests());
+
+        let mut dry = submit_args(&["--dry-run=server"]);
+        let at = dry.iter().position(|a| *a == "--image").unwrap() + 1;
+        dry[at] = image;
+        let run = tfjob(&c, &dry);
+        run.exit(0);
+        run.stderr_has("its pods would fail with InvalidImageName");
+        assert!(
+            c.get("tfjobs", Some("default"), "tf-dist-train").is_none(),
+            "a dry run created the job"
+        );
+    }
+    let mut argv = submit_args(&["--skip-image-check"]);
+    let at = argv.iter().position(|a| *a == "--image").unwrap() + 1;
+    argv[at] = "tensorflow/TensorFlow:2.13.0";
+    tfjob(&c, &argv).exit(0);
+    let stored = c.get("tfjobs", Some("default"), "tf-dist-train").unwrap();
+    assert_eq!(
+        stored["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"],
+        "tensorflow/TensorFlow:2.13.0"
+    );
+}
