@@ -67,14 +67,14 @@ fn fold(devices: &BTreeMap<String, Device>) -> GpuSample {
         .values()
         .map(|d| d.total.or_else(|| Some(d.used? + d.free?)))
         .collect();
-    let mib = |v: f64| v.max(0.0).round() as u64;
+    // Each value is in range (`reading`); the sums saturate rather than wrap.
+    let mib = |v: &f64| v.max(0.0).round() as u64;
+    let sum = |v: &[f64]| v.iter().map(mib).fold(0u64, u64::saturating_add);
     GpuSample {
-        devices: devices.len() as u32,
+        devices: u32::try_from(devices.len()).unwrap_or(u32::MAX),
         util_percent: (!utils.is_empty()).then(|| utils.iter().sum::<f64>() / utils.len() as f64),
-        memory_used_mib: (!used.is_empty()).then(|| used.iter().map(|v| mib(*v)).sum()),
-        memory_total_mib: totals
-            .filter(|t| !t.is_empty())
-            .map(|t| t.iter().map(|v| mib(*v)).sum()),
+        memory_used_mib: (!used.is_empty()).then(|| sum(&used)),
+        memory_total_mib: totals.filter(|t| !t.is_empty()).map(|t| sum(&t)),
     }
 }
 
@@ -82,6 +82,26 @@ fn fold(devices: &BTreeMap<String, Device>) -> GpuSample {
 /// no reading.
 fn number(s: &str) -> Option<f64> {
     s.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// One GPU's framebuffer in MiB is at most 1 PiB: no GPU comes near it.
+const MAX_MIB: f64 = (1u64 << 30) as f64;
+
+/// What a pod or an exporter prints is untrusted: a utilization outside 0–100 %, or memory
+/// below 0 or above [`MAX_MIB`] (a 300-digit cell), is no reading rather than a figure.
+#[derive(Clone, Copy)]
+enum Gauge {
+    Percent,
+    Mib,
+}
+
+fn reading(s: &str, gauge: Gauge) -> Option<f64> {
+    let v = number(s)?;
+    let max = match gauge {
+        Gauge::Percent => 100.0,
+        Gauge::Mib => MAX_MIB,
+    };
+    (0.0..=max).contains(&v).then_some(v)
 }
 
 /// The instant query for the DCGM gauges of the pods of `namespace` (every namespace when
@@ -124,10 +144,14 @@ pub fn from_prometheus(answer: &Value) -> Result<BTreeMap<(String, String), GpuS
             .or_else(|| label("device"))
             .unwrap_or("0")
             .to_string();
+        let gauge = match label("__name__") {
+            Some(UTIL) => Gauge::Percent,
+            _ => Gauge::Mib,
+        };
         let Some(value) = series["value"]
             .get(1)
             .and_then(Value::as_str)
-            .and_then(number)
+            .and_then(|v| reading(v, gauge))
         else {
             continue;
         };
@@ -165,10 +189,10 @@ pub fn from_nvidia_smi(stdout: &str) -> Result<GpuSample, String> {
         devices.insert(
             id,
             Device {
-                util: number(cells[1]),
-                used: number(cells[2]),
+                util: reading(cells[1], Gauge::Percent),
+                used: reading(cells[2], Gauge::Mib),
                 free: None,
-                total: number(cells[3]),
+                total: reading(cells[3], Gauge::Mib),
             },
         );
     }
@@ -179,6 +203,31 @@ pub fn from_nvidia_smi(stdout: &str) -> Result<GpuSample, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Issue 60 item 7: a negative or 300-digit utilization, memory past any GPU's, are no
+    /// reading; sums never wrap (two GPUs at the limit stay a large number, not 0).
+    #[test]
+    fn figures_out_of_range_are_no_reading_and_sums_do_not_wrap() {
+        let huge = "9".repeat(300);
+        let s = from_nvidia_smi(&format!(
+            "GPU-a, -5, {huge}, 40960\nGPU-b, {huge}, 1024, -1\n"
+        ))
+        .unwrap();
+        assert_eq!(s.devices, 2);
+        assert_eq!(s.util_percent, None, "{s:?}");
+        assert_eq!(s.memory_used_mib, Some(1024), "{s:?}");
+        assert_eq!(s.memory_total_mib, None, "{s:?}");
+        let top = (1u64 << 30).to_string();
+        let s = from_nvidia_smi(&format!("a, 50, {top}, {top}\nb, 50, {top}, {top}\n")).unwrap();
+        assert_eq!(s.memory_used_mib, Some(2 << 30));
+        assert_eq!(s.util_percent, Some(50.0));
+        let answer = json!({"status": "success", "data": {"resultType": "vector", "result": [
+            series(UTIL, json!({"namespace": "ml", "pod": "p", "gpu": "0"}), "-3"),
+            series(FB_USED, json!({"namespace": "ml", "pod": "p", "gpu": "0"}), &huge),
+        ]}});
+        let pods = from_prometheus(&answer).unwrap();
+        assert!(pods.is_empty(), "{pods:?}");
+    }
 
     fn series(name: &str, labels: Value, v: &str) -> Value {
         let mut m = labels;

@@ -85,7 +85,8 @@ pub struct JobTop {
 pub(crate) fn add(a: Option<i128>, b: Option<i128>) -> Option<i128> {
     match (a, b) {
         (None, None) => None,
-        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        // Saturating: a hostile quantity must not wrap a sum to a small figure.
+        _ => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
     }
 }
 

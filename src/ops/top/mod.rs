@@ -65,7 +65,8 @@ fn declared(pod: &Pod) -> (Declared, Declared, i64) {
         lim.cpu_milli = add(lim.cpu_milli, q(lm, "cpu"));
         lim.memory_bytes = add(lim.memory_bytes, q(lm, "memory").map(|m| m / 1000));
         let g = q(lm, crate::model::GPU_RESOURCE).or_else(|| q(rq, crate::model::GPU_RESOURCE));
-        gpus += g.map(|m| (m / 1000) as i64).unwrap_or(0);
+        let g = g.map_or(0, |m| i64::try_from((m / 1000).max(0)).unwrap_or(i64::MAX));
+        gpus = gpus.saturating_add(g);
     }
     (req, lim, gpus)
 }
@@ -74,21 +75,22 @@ fn declared(pod: &Pod) -> (Declared, Declared, i64) {
 /// metrics_printer.go), as (millicores, bytes).
 pub fn metrics_usage(m: &Value) -> Option<(i128, i128)> {
     let cs = m.get("containers")?.as_array()?;
+    // What the metrics API sends is untrusted: a negative usage is no usage, and the sums
+    // saturate instead of wrapping (a hostile figure must not come out as 0).
+    let usage = |c: &Value, k: &str| {
+        c.pointer(&format!("/usage/{k}"))
+            .and_then(Value::as_str)
+            .and_then(parse_quantity)
+            .unwrap_or(0)
+            .max(0)
+    };
     let (mut cpu, mut mem) = (0i128, 0i128);
     for c in cs {
-        cpu += c
-            .pointer("/usage/cpu")
-            .and_then(Value::as_str)
-            .and_then(parse_quantity)
-            .unwrap_or(0);
-        mem += c
-            .pointer("/usage/memory")
-            .and_then(Value::as_str)
-            .and_then(parse_quantity)
-            .unwrap_or(0);
+        cpu = cpu.saturating_add(usage(c, "cpu"));
+        mem = mem.saturating_add(usage(c, "memory"));
     }
     // Milli-units: cpu is already millicores; memory in bytes rounds up as Quantity.Value does.
-    Some((cpu, (mem + 999) / 1000))
+    Some((cpu, mem.saturating_add(999) / 1000))
 }
 
 /// The rows, pure: jobs (namespace, name) in order, their pods, the usage by (namespace, pod).
@@ -343,5 +345,31 @@ pub async fn top(
             )
         )
         .map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    /// Issue 60 item 7: a hostile metrics answer (a negative usage, quantities at the edge of
+    /// what parses) sums to a saturated figure, never a wrapped or negative one.
+    #[test]
+    fn usage_from_the_metrics_api_never_wraps_or_goes_negative() {
+        let big = format!("{}E", "9".repeat(30));
+        let m = serde_json::json!({"containers": [
+            {"usage": {"cpu": big, "memory": big}},
+            {"usage": {"cpu": big, "memory": big}},
+            {"usage": {"cpu": "-5", "memory": "-1Gi"}},
+        ]});
+        let (cpu, mem) = metrics_usage(&m).unwrap();
+        let one = serde_json::json!({"containers": [{"usage": {"cpu": big, "memory": big}}]});
+        let (cpu1, mem1) = metrics_usage(&one).unwrap();
+        assert!(
+            cpu >= cpu1 && mem >= mem1 && cpu1 > 0 && mem1 > 0,
+            "{cpu} {mem}"
+        );
+        let m = serde_json::json!({"containers": [{"usage": {"cpu": "-5", "memory": "-1Gi"}}]});
+        assert_eq!(metrics_usage(&m), Some((0, 0)));
     }
 }
