@@ -306,6 +306,9 @@ pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     // kube words an API error as "ApiError: <status> (<Status as Debug>)": say it in words, and
     // stop there (its source is the same Status again).
     let words = |e: &(dyn std::error::Error + 'static)| match e.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(s)) if s.reason.is_empty() => {
+            Some(format!("{} (HTTP {})", s.message, s.code))
+        }
         Some(kube::Error::Api(s)) => Some(format!("{} ({}, HTTP {})", s.message, s.reason, s.code)),
         _ => None,
     };

@@ -61,7 +61,7 @@ pub async fn run(
             Err(e) => {
                 let ended = match crate::cluster::forbidden::refused(&e) {
                     Some(message) => Ended::Forbidden(message.to_string()),
-                    None => Ended::Failed(e.to_string()),
+                    None => Ended::Failed(failed(&e)),
                 };
                 return Exec {
                     stdout: String::new(),
@@ -104,6 +104,20 @@ pub async fn run(
     }
 }
 
+/// Why an exec could not start, in one sentence (never kube's `Debug` of the Status). The API
+/// server proxies exec to the kubelet of the pod's node; a 5xx there (`no preferred addresses
+/// found`, `dial tcp …:10250`) is the API server failing to reach that kubelet.
+pub fn failed(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) if s.code >= 500 => format!(
+            "the API server could not reach the kubelet of the pod's node to exec ({}, HTTP {}); \
+             `kubectl exec` fails the same way",
+            s.message, s.code
+        ),
+        other => crate::error::chain(other),
+    }
+}
+
 /// The error channel's Status (the kubelet's `writeStatus`): Success, NonZeroExitCode with the
 /// code in `details.causes`, or a failure to start, which for a missing program says
 /// `executable file not found` (runc's words, passed on by containerd and CRI-O).
@@ -131,4 +145,39 @@ fn ended_by(status: Option<Status>) -> Ended {
         return Ended::NoProgram;
     }
     Ended::Failed(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 61 item 1: an exec the API server cannot open (it cannot reach the kubelet, HTTP
+    /// 500, a Status with no reason as kube-apiserver sends it) is one sentence naming the
+    /// layer, never kube's `Debug` of the Status.
+    #[test]
+    fn an_exec_that_cannot_start_is_a_sentence_not_a_debug_form() {
+        let status: kube::core::Status = serde_json::from_value(serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "no preferred addresses found; known addresses: []", "code": 500
+        }))
+        .unwrap();
+        let e = kube::Error::Api(Box::new(status.clone()));
+        let said = failed(&e);
+        assert_eq!(
+            said,
+            "the API server could not reach the kubelet of the pod's node to exec (no preferred \
+             addresses found; known addresses: [], HTTP 500); `kubectl exec` fails the same way"
+        );
+        for debug in ["Status {", "ListMeta", "Some(", "ApiError"] {
+            assert!(!said.contains(debug), "{said}");
+        }
+        // Any other kind of error goes through the one renderer, which drops an empty reason.
+        let mut s = status;
+        s.code = 404;
+        let said = failed(&kube::Error::Api(Box::new(s)));
+        assert_eq!(
+            said,
+            "no preferred addresses found; known addresses: [] (HTTP 404)"
+        );
+    }
 }

@@ -87,7 +87,8 @@ pub async fn check(kube: &Kube, namespace: &str, job: &TFJob, out: &mut Output) 
                 refused.push(m);
             }
             _ => out.note_line(&format!(
-                "warning: the server dry run of pod {name} did not answer ({e}); going on without it"
+                "warning: the server dry run of pod {name} did not answer ({}); going on without it",
+                crate::error::chain(&e)
             )),
         }
     }

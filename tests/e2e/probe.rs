@@ -899,3 +899,32 @@ fn a_key_with_a_line_break_is_named_and_in_no_output_of_probe_or_diagnose() {
         }
     }
 }
+
+/// Issue 61 item 1: when the API server cannot open an exec (it cannot reach the kubelet: HTTP
+/// 500 on `pods/exec`), probe and diagnose say so in one sentence naming the layer, never
+/// kube's `Debug` of the Status.
+#[test]
+fn an_exec_the_api_server_cannot_open_is_a_sentence_not_a_debug_form() {
+    let c = running_job(TEST_KEY, "");
+    c.set_faults(vec![tfjob_testcluster::Fault {
+        matches: tfjob_testcluster::FaultMatch {
+            subresource: Some("exec".into()),
+            ..Default::default()
+        },
+        status: Some(500),
+        message: Some("no preferred addresses found; known addresses: []".into()),
+        times: 0,
+        ..Default::default()
+    }]);
+    for cmd in ["probe tf-dist-train", "diagnose tf-dist-train --probe"] {
+        let run = tfjob(&c, &args(cmd));
+        let all = run.all();
+        assert!(
+            all.contains("the API server could not reach the kubelet of the pod's node to exec"),
+            "{cmd}:\n{all}"
+        );
+        for debug in ["Status {", "ListMeta", "Some(", "ApiError"] {
+            assert!(!all.contains(debug), "{cmd} printed {debug:?}:\n{all}");
+        }
+    }
+}
