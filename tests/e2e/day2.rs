@@ -547,17 +547,7 @@ fn a_restart_cut_by_its_timeout_says_the_job_stays_suspended() {
     let c = TestCluster::start(
         Scenario::default().with_operator(tfjob_testcluster::OperatorMode::Installed),
     );
-    c.insert(job("stuck", "default", 1, "OnFailure"));
-    c.insert(json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "stuck-worker-0", "namespace": "default", "labels": {
-            "training.kubeflow.org/job-name": "stuck",
-            "training.kubeflow.org/operator-name": "tfjob-controller"}},
-        "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}));
-    let uid = c.get("tfjobs", Some("default"), "stuck").unwrap()["metadata"]["uid"].clone();
-    let mut pod = c.get("pods", Some("default"), "stuck-worker-0").unwrap();
-    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-        "name": "stuck", "uid": uid, "controller": true}]);
-    c.insert(pod);
+    crate::job_with_its_pod(&c, "stuck");
     let run = tfjob(&c, &["restart", "stuck", "--timeout", "2s"]);
     run.expect_code(5);
     run.stderr_has("stays suspended until `kubectl tfjob resume stuck");
@@ -574,32 +564,13 @@ fn restart_does_not_resume_a_job_created_again_under_its_name() {
     let c = TestCluster::start(
         Scenario::default().with_operator(tfjob_testcluster::OperatorMode::Installed),
     );
-    c.insert(job("swap", "default", 1, "OnFailure"));
-    let uid = c.get("tfjobs", Some("default"), "swap").unwrap()["metadata"]["uid"].clone();
-    c.insert(json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "swap-worker-0", "namespace": "default", "labels": {
-            "training.kubeflow.org/job-name": "swap",
-            "training.kubeflow.org/operator-name": "tfjob-controller"},
-            "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-                "name": "swap", "uid": uid, "controller": true}]},
-        "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}));
+    let uid = crate::job_with_its_pod(&c, "swap");
     // The suspend's patch passes; the resume's is held.
     let mut hold = tfjob_testcluster::Fault::on("patch", "tfjobs").times(0);
     hold.skip = 1;
     hold.hold = true;
     c.set_faults(vec![hold]);
-    let child = Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
-        .env_remove("KUBECONFIG")
-        .env_remove("RUST_LOG")
-        .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"))
-        .arg("--kubeconfig")
-        .arg(c.kubeconfig())
-        .args(["restart", "swap", "--timeout", "60s"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = Cli::new(Some(&c), &["restart", "swap", "--timeout", "60s"]).spawn();
     until(&c, "the job suspended", |c| {
         c.get("tfjobs", Some("default"), "swap")
             .is_some_and(|j| j["spec"]["runPolicy"]["suspend"] == true)

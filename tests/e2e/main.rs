@@ -139,6 +139,16 @@ impl Cli {
         self.run_with_stdout(Stdio::piped())
     }
 
+    /// Starts it with stdout and stderr piped, for a test that acts while it runs.
+    pub fn spawn(mut self) -> std::process::Child {
+        self.cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kubectl-tfjob")
+    }
+
     /// Runs with a stdout whose reader is already gone, as after `| head -1` exited: every
     /// write to it fails with EPIPE, deterministically.
     pub fn run_with_closed_stdout(self) -> Run {
@@ -184,6 +194,28 @@ impl Cli {
         assert!(!all.contains("panicked"), "the binary panicked:\n{all}");
         run
     }
+}
+
+/// TFJob `name` in `default` with one worker, and that worker's pod owned by it, stored
+/// directly: under an operator that is only installed (it reconciles nothing) the pod stays
+/// until the test deletes it. Returns the job's uid.
+pub fn job_with_its_pod(c: &TestCluster, name: &str) -> serde_json::Value {
+    c.insert(
+        serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "OnFailure",
+            "template": {"spec": {"containers": [
+                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}),
+    );
+    let uid = c.get("tfjobs", Some("default"), name).unwrap()["metadata"]["uid"].clone();
+    c.insert(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": format!("{name}-worker-0"), "namespace": "default", "labels": {
+            "training.kubeflow.org/job-name": name,
+            "training.kubeflow.org/operator-name": "tfjob-controller"},
+            "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+                "name": name, "uid": uid, "controller": true}]},
+        "spec": {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}));
+    uid
 }
 
 /// The article's job stored directly (as `kubectl create -f` would, past every pre-flight),

@@ -210,22 +210,11 @@ fn submit_replace_does_not_delete_a_job_created_again_under_its_name() {
     let mut hold = tfjob_testcluster::Fault::on("delete", "tfjobs").times(0);
     hold.hold = true;
     c.set_faults(vec![hold]);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-tfjob"))
-        .env_remove("KUBECONFIG")
-        .env_remove("RUST_LOG")
-        .env("HOME", std::env::temp_dir().join("kubectl-tfjob-e2e-home"))
-        .arg("--kubeconfig")
-        .arg(c.kubeconfig())
-        .args(submit_args(&[
-            "--replace",
-            "--yes",
-            "--skip-capacity-check",
-        ]))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = Cli::new(
+        Some(&c),
+        &submit_args(&["--replace", "--yes", "--skip-capacity-check"]),
+    )
+    .spawn();
     assert!(
         c.wait_for(std::time::Duration::from_secs(60), |c| {
             c.arrived()
