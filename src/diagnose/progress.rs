@@ -26,7 +26,8 @@ pub fn logs_steps(replica_type: &str) -> bool {
     matches!(replica_type, "Worker" | "Chief" | "Master")
 }
 
-/// A replica whose step has not moved for this long, while a peer's has, is stalled.
+/// A replica whose step has not moved for this long (or twice its own longest gap between
+/// steps, when that is longer), while a peer's has, is stalled.
 pub const STALL_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// What one line says.
@@ -60,6 +61,9 @@ pub struct Progress {
     pub rate: Option<f64>,
     /// When the step reached its last value (the line's time): the start of any stall.
     pub last_advance: Option<Timestamp>,
+    /// The longest wait between two lines that advanced the step, in the lines read: the
+    /// job's own rhythm, against which a stall is judged ([`stalls`]).
+    pub cadence: Option<Duration>,
 }
 
 /// The user's `--progress-pattern`, compiled with a bound on its size (the regex crate runs in
@@ -232,7 +236,17 @@ pub fn of_log(text: &str, user: Option<&Regex>) -> Option<Progress> {
     }
     p.last_advance = steps.last().and_then(|(at, _)| *at);
     p.rate = stated_rate.or_else(|| derived_rate(&steps));
+    p.cadence = cadence(&steps);
     Some(p)
+}
+
+/// The longest gap between consecutive timestamped steps (see [`Progress::cadence`]).
+fn cadence(steps: &[(Option<Timestamp>, u64)]) -> Option<Duration> {
+    let times: Vec<Timestamp> = steps.iter().filter_map(|(t, _)| *t).collect();
+    times
+        .windows(2)
+        .map(|w| Duration::from_secs(w[1].duration_since(w[0]).as_secs().max(0) as u64))
+        .max()
 }
 
 /// Steps per second between the first and the last timestamped step, when the step grew and
@@ -320,6 +334,13 @@ pub fn grouped(n: u64) -> String {
 /// for 12m, peers at step 4,100`), or the whole job when none has moved. Replicas without
 /// progress (a PS prints no steps) are not judged.
 pub fn stalls(replicas: &[(String, Progress)], now: Timestamp, window: Duration) -> Vec<String> {
+    // Judged against the replica's own rhythm: one that logs a step every 15 minutes has not
+    // stalled after 10. Its window is at least twice the longest gap it showed; a replica
+    // with one timed line keeps `window`.
+    let own = |p: &Progress| {
+        p.cadence
+            .map_or(window, |c| window.max(c.saturating_mul(2)))
+    };
     let idle = |p: &Progress| {
         p.last_advance
             .map(|t| Duration::from_secs(now.duration_since(t).as_secs().max(0) as u64))
@@ -332,7 +353,7 @@ pub fn stalls(replicas: &[(String, Progress)], now: Timestamp, window: Duration)
         return Vec::new();
     }
     let stalled: Vec<&(&String, &Progress, Duration)> =
-        judged.iter().filter(|(_, _, i)| *i >= window).collect();
+        judged.iter().filter(|(_, p, i)| *i >= own(p)).collect();
     if stalled.is_empty() {
         return Vec::new();
     }
@@ -348,7 +369,7 @@ pub fn stalls(replicas: &[(String, Progress)], now: Timestamp, window: Duration)
     }
     let moving_top = judged
         .iter()
-        .filter(|(_, _, i)| *i < window)
+        .filter(|(_, p, i)| *i < own(p))
         .map(|(_, p, _)| p.step)
         .max()
         .unwrap_or(0);

@@ -130,3 +130,35 @@ fn a_worker_whose_step_stopped_is_named_while_its_peers_advance() {
     assert!(stalls(&replicas[..2], now, STALL_AFTER).is_empty());
     assert_eq!(grouped(1_234_567), "1,234,567");
 }
+
+/// Issue 60 item 4: a job that logs a step every 15 minutes is judged by its own rhythm, not
+/// a fixed 10 minutes: 20 minutes after its last line it has not stalled; past twice its
+/// rhythm, with a peer moving, it has.
+#[test]
+fn a_stall_is_judged_against_the_jobs_own_cadence() {
+    let lines = |last: i64| {
+        log(&[
+            (last - 1800, "step 100"),
+            (last - 900, "step 200"),
+            (last, "step 300"),
+        ])
+    };
+    let slow = of_log(&lines(0), None).unwrap();
+    assert_eq!(slow.cadence, Some(Duration::from_secs(900)));
+    let peer = of_log(&lines(1200), None).unwrap();
+    let replicas = vec![
+        ("worker-0".to_string(), slow.clone()),
+        ("worker-1".to_string(), peer.clone()),
+    ];
+    // 20 minutes after worker-0's last line (a fixed 10-minute window called it a stall).
+    assert!(stalls(&replicas, at(1200), STALL_AFTER).is_empty());
+    // 31 minutes after it, while worker-1 logged a minute ago: a stall.
+    let later = vec![
+        ("worker-0".to_string(), slow),
+        ("worker-1".to_string(), of_log(&lines(1800), None).unwrap()),
+    ];
+    assert_eq!(
+        stalls(&later, at(1860), STALL_AFTER),
+        ["worker-0: no step for 31m (at step 300), peers at step 300"]
+    );
+}
