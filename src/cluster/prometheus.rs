@@ -97,8 +97,10 @@ fn port_of(svc: &Service) -> Option<String> {
     })
 }
 
-/// The first Prometheus Service found (by [`SELECTORS`], cluster-wide), `None` when there is
-/// none, or why it could not be looked for.
+/// The Prometheus Service found (by [`SELECTORS`] in turn, cluster-wide), `None` when there is
+/// none, or why none is used: it could not be looked for, or several carry the same label (a
+/// team's Prometheus in another namespace answers for other pods; which one answers for these
+/// is not known, so the choice is the user's, never a silent first).
 pub async fn find(kube: &Kube) -> Result<Option<PromService>, String> {
     let api: Api<Service> = Api::all(kube.client.clone());
     for sel in SELECTORS {
@@ -114,14 +116,30 @@ pub async fn find(kube: &Kube) -> Result<Option<PromService>, String> {
             }
             Err(e) => return Err(format!("listing Services failed: {}", short(&e))),
         };
-        let mut found: Vec<&Service> = list.items.iter().collect();
-        found.sort_by_key(|s| (s.namespace(), s.name_any()));
-        if let Some((svc, port)) = found.iter().find_map(|s| Some((s, port_of(s)?))) {
-            return Ok(Some(PromService {
-                namespace: svc.namespace().unwrap_or_default(),
-                name: svc.name_any(),
-                port,
-            }));
+        let mut found: Vec<PromService> = list
+            .items
+            .iter()
+            .filter_map(|s| {
+                Some(PromService {
+                    namespace: s.namespace().unwrap_or_default(),
+                    name: s.name_any(),
+                    port: port_of(s)?,
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        match found.len() {
+            0 => continue,
+            1 => return Ok(found.pop()),
+            n => {
+                let names: Vec<String> = found.iter().map(ToString::to_string).collect();
+                return Err(format!(
+                    "{n} Prometheus Services carry {sel} ({}); which one has these pods' \
+                     metrics is not known, so none was asked: name one with --prometheus \
+                     NAMESPACE/SERVICE[:PORT]",
+                    names.join(", ")
+                ));
+            }
         }
     }
     Ok(None)

@@ -458,3 +458,49 @@ fn top_says_why_gpu_use_is_unknown_and_still_answers() {
     );
     assert_eq!(replica(&v, 0)["gpuUse"], Value::Null);
 }
+
+/// Issue 60 item 5: a second Service with prometheus-operator's label, in another team's
+/// namespace, is an ambiguity said (both named, and the flag that chooses), not a silent
+/// choice of the first by name; no Prometheus is asked until one is named.
+#[test]
+fn two_prometheus_services_are_an_ambiguity_said_not_a_silent_choice() {
+    let c = gpu_job(
+        "prometheus: {}\ngpuUse:\n\
+         - {pod: bert-worker-0, utilization: 87, memoryUsedMiB: 30000, memoryTotalMiB: 40960}\n\
+         - {pod: bert-worker-1, utilization: 3, memoryUsedMiB: 500, memoryTotalMiB: 40960}\n",
+    );
+    c.insert(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "prometheus-operated", "namespace": "another-team",
+                     "labels": {"operated-prometheus": "true"}},
+        "spec": {"clusterIP": "None", "ports": [{"name": "web", "port": 9090}]}}));
+    c.clear_requests();
+    let run = tfjob(&c, &["top", "bert"]);
+    run.expect_code(0);
+    run.stderr_has(
+        "2 Prometheus Services carry operated-prometheus=true (another-team/prometheus-operated:web, \
+         monitoring/prometheus-operated:web)",
+    );
+    run.stderr_has("name one with --prometheus NAMESPACE/SERVICE[:PORT]");
+    assert!(
+        !c.requests().iter().any(|r| r.path.contains("/proxy/")),
+        "a Prometheus was asked"
+    );
+    // Named, it is asked, and the figures say where they came from.
+    let run = tfjob(
+        &c,
+        &[
+            "top",
+            "bert",
+            "-o",
+            "json",
+            "--prometheus",
+            "monitoring/prometheus-operated:web",
+        ],
+    );
+    run.expect_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(
+        replica(&v, 0)["gpuUse"]["source"],
+        "DCGM via Prometheus monitoring/prometheus-operated:web"
+    );
+}
