@@ -928,3 +928,44 @@ fn an_exec_the_api_server_cannot_open_is_a_sentence_not_a_debug_form() {
         }
     }
 }
+
+/// Issue 60 item 2: a worker added to the JobSet after the export runs with the template's
+/// TF_CONFIG, which lists one worker too few. Its peers are not all in its cluster spec, so
+/// no replica is ok: the cluster spec each process sees must match the replicas that exist.
+#[test]
+fn a_jobset_grown_after_the_export_is_not_ok_while_tf_config_lists_fewer_workers() {
+    let c = cluster(&format!(
+        "jobset: running\ngatewayKey: {TEST_KEY}\nobjects:{SECRET}"
+    ));
+    tfjob(
+        &c,
+        &crate::submit::article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
+    )
+    .exit(0);
+    // A fourth worker, added by raising the worker Job's parallelism (an Indexed Job scales
+    // so); its pod runs with the template's TF_CONFIG, which lists three.
+    let mut job = c
+        .get("jobs", Some("default"), "tf-dist-train-worker-0")
+        .unwrap();
+    let before = job["spec"]["parallelism"].as_i64().unwrap();
+    job["spec"]["parallelism"] = (before + 1).into();
+    job["spec"]["completions"] = (before + 1).into();
+    c.insert(job);
+    all_ready(&c, before as usize + 2);
+    let run = tfjob(&c, &args("probe jobset/tf-dist-train -o json"));
+    let v: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("-o json is JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    assert_ne!(run.code, 0, "{v:#}");
+    assert!(!v["verdict"].as_str().unwrap().starts_with("ok"), "{v:#}");
+    let want = format!(
+        "cluster.worker lists {before} hosts, the job has {}",
+        before + 1
+    );
+    for r in v["replicas"].as_array().unwrap() {
+        assert_eq!(r["tfConfig"]["status"], "fail", "{r:#}");
+        assert!(
+            r["tfConfig"]["detail"].as_str().unwrap().contains(&want),
+            "{r:#}"
+        );
+    }
+}

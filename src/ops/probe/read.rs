@@ -62,7 +62,11 @@ pub(super) async fn read(
             let service = cluster::retry(kube, || api.get_opt(&subdomain)).await;
             let expected = pods
                 .iter()
-                .filter_map(|p| Some((replica_of(p), exported_tf_config(p, container, ns)?)))
+                .filter_map(|p| {
+                    let mut config = exported_tf_config(p, container, ns)?;
+                    sized_to_the_jobset(&mut config, &job, &pods);
+                    Some((replica_of(p), config))
+                })
                 .collect();
             (service.ok().map(|s| s.into_iter().collect()), expected)
         }
@@ -78,6 +82,42 @@ pub(super) async fn read(
         expected,
         total,
     })
+}
+
+/// The template's TF_CONFIG is what the export wrote, not what the JobSet runs now: a worker
+/// added later runs with a cluster spec that lists one worker too few, which the process sees
+/// as the template says. A role whose host count is not the number of pods that run for it
+/// is given that many hosts, so the judgement names the difference instead of passing a
+/// replica whose peers are not all in its cluster spec.
+fn sized_to_the_jobset(config: &mut Value, job: &TrainingJob, pods: &[Pod]) {
+    let Some(cluster) = config["cluster"].as_object_mut() else {
+        return;
+    };
+    for (role, hosts) in cluster.iter_mut() {
+        // The pods the JobSet should run for the role, or those that exist when more do (a
+        // child Job's parallelism raised by hand).
+        let live = pods
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .filter(|p| {
+                crate::ops::target::jobset_task(&p.metadata)
+                    .0
+                    .is_some_and(|r| r.eq_ignore_ascii_case(role))
+            })
+            .count();
+        let runs = job.expected_selected(Some(role), None).max(live);
+        let Some(listed) = hosts.as_array_mut() else {
+            continue;
+        };
+        if runs == 0 || runs == listed.len() {
+            continue;
+        }
+        // Hosts no template names: only their number is compared.
+        listed.resize(
+            runs,
+            Value::String(format!("{role} pod not in the template")),
+        );
+    }
 }
 
 /// The TF_CONFIG a JobSet pod's template gives `container`, with the `$(VAR)` references the
