@@ -577,27 +577,56 @@ async fn peers(
         .or(expected)
         .map(inpod::cluster_hosts)
         .unwrap_or_default();
-    if !hosts.is_empty() {
-        let timeout = CONNECT_TIMEOUT_SECS.to_string();
+    if hosts.is_empty() {
+        return;
+    }
+    let timeout = CONNECT_TIMEOUT_SECS.to_string();
+    let mut answers = String::new();
+    for part in host_chunks(&hosts) {
         let mut args: Vec<&str> = vec![&timeout];
-        args.extend(hosts.iter().map(String::as_str));
-        let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS * hosts.len() as u64);
+        args.extend(part.iter().map(String::as_str));
+        let within = Duration::from_secs(5 + 2 * CONNECT_TIMEOUT_SECS * part.len() as u64);
         let run = shell.run(program, script, "peers", &args, within).await;
         match &run.ended {
             Ended::Exited(0) => match inpod::missing_tool(&run.stdout) {
                 Some(tool) => {
                     r.peers_check = Some(Check::not_checked(format!(
                         "the image has no {tool}: peers were not checked"
-                    )))
+                    )));
+                    return;
                 }
-                None => {
-                    r.peers = inpod::judge_peers(&run.stdout, facts);
-                    inpod::account_for(&hosts, &mut r.peers);
-                }
+                None => answers.push_str(&run.stdout),
             },
-            other => r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr))),
+            other => {
+                r.peers_check = Some(Check::not_checked(exec_problem(other, &run.stderr)));
+                return;
+            }
         }
     }
+    r.peers = inpod::judge_peers(&answers, facts);
+    inpod::account_for(&hosts, &mut r.peers);
+}
+
+/// The bytes of peers one exec carries. An exec's arguments travel in its request's query
+/// string (`command=…` each), which servers bound (a 661-replica job's peer list was refused
+/// as `uri too long`): a long list is checked in several execs.
+const PEER_ARGS_BYTES: usize = 4096;
+
+/// `hosts` in order, cut into runs of at most [`PEER_ARGS_BYTES`] (one host at least each).
+fn host_chunks(hosts: &[String]) -> Vec<&[String]> {
+    let mut out = Vec::new();
+    let (mut start, mut size) = (0, 0);
+    for (i, h) in hosts.iter().enumerate() {
+        if i > start && size + h.len() + 1 > PEER_ARGS_BYTES {
+            out.push(&hosts[start..i]);
+            (start, size) = (i, 0);
+        }
+        size += h.len() + 1;
+    }
+    if start < hosts.len() {
+        out.push(&hosts[start..]);
+    }
+    out
 }
 
 /// The GPUs the process can open, where its container asked for some.

@@ -400,3 +400,23 @@ fn a_key_with_a_line_break_is_named_not_quoted() {
     );
     assert!(seen.lock().unwrap().is_empty(), "the key was sent");
 }
+
+/// Issue 60 item 8: a 661-replica job's peer list does not fit one exec's query string; it is
+/// checked in runs of at most PEER_ARGS_BYTES, every host once, in order.
+#[test]
+fn a_long_peer_list_is_cut_into_execs_of_bounded_arguments() {
+    let hosts: Vec<String> = (0..661)
+        .map(|i| format!("a-long-job-name-for-a-big-run-worker-{i}.default.svc:2222"))
+        .collect();
+    let parts = host_chunks(&hosts);
+    assert!(parts.len() > 1, "{}", parts.len());
+    for p in &parts {
+        let bytes: usize = p.iter().map(|h| h.len() + 1).sum();
+        assert!(bytes <= PEER_ARGS_BYTES, "{bytes}");
+    }
+    let again: Vec<&String> = parts.iter().flat_map(|p| p.iter()).collect();
+    assert_eq!(again, hosts.iter().collect::<Vec<_>>());
+    // A short list is one exec, as before.
+    assert_eq!(host_chunks(&hosts[..4]).len(), 1);
+    assert!(host_chunks(&[]).is_empty());
+}
