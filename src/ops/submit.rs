@@ -303,9 +303,32 @@ async fn check_cluster(
         capacity: !args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
     };
-    let queued = super::queue::gate(kube, namespace, job, gate.capacity, out).await?;
-    super::preflight::gate(kube, namespace, queued.placement_job(job), gate, out).await?;
+    // A server dry run asks for the API server's answer, as `kubectl create --dry-run=server`
+    // does: a job that can never be placed or admitted is said as a warning there, and the
+    // dry run goes on to the server.
+    let dry = args.dry_run == DryRun::Server;
+    let queued = match super::queue::gate(kube, namespace, job, gate.capacity, out).await {
+        Err(e @ Error::WontRun { .. }) if dry => {
+            dry_run_warning(&e, out);
+            return Ok(readiness.existing);
+        }
+        queued => queued?,
+    };
+    match super::preflight::gate(kube, namespace, queued.placement_job(job), gate, out).await {
+        Err(e @ Error::WontRun { .. }) if dry => dry_run_warning(&e, out),
+        gated => gated?,
+    }
     Ok(readiness.existing)
+}
+
+/// A `never` under `--dry-run=server`: the refusal a real submit would get, as a warning.
+fn dry_run_warning(e: &Error, out: &mut Output) {
+    out.note_line(&format!(
+        "warning: {e} (a submit without --dry-run is refused so; the server dry run goes on)"
+    ));
+    if let Some(hint) = e.hint() {
+        out.note_line(hint);
+    }
 }
 
 /// Where the writes go: the job's API, how it is sent, and its name.

@@ -462,3 +462,27 @@ fn a_quantity_beyond_i128_is_more_than_any_node_not_nothing() {
     tfjob(&c, &["check", "-f", path.to_str().unwrap()]).expect_code(0);
     assert!(c.writes().is_empty(), "{:?}", c.writes());
 }
+
+/// Issue 61 item 3: `submit --dry-run=server` of a job the placement model says can never
+/// run reaches the API server, as `kubectl create --dry-run=server` does: the admission answer
+/// is the result, and the placement verdict a warning. Nothing is stored.
+#[test]
+fn a_server_dry_run_of_a_job_that_never_fits_reaches_the_server_with_a_warning() {
+    let c = cluster(&format!("{ONE_GPU}objects:{SECRET}"));
+    c.clear_requests();
+    let run = tfjob(&c, &submit_args(&["--dry-run=server"]));
+    run.expect_code(0);
+    run.stdout_has("created (server dry run)");
+    run.stderr_has("warning: ");
+    run.stderr_has("can never run on this cluster as it is");
+    run.stderr_has("the server dry run goes on");
+    assert!(
+        c.requests()
+            .iter()
+            .any(|r| r.verb == "create" && r.resource == "tfjobs" && r.dry_run),
+        "the dry run never reached the server"
+    );
+    assert!(c.writes().is_empty(), "{:?}", c.writes());
+    // Without --dry-run it is refused as before.
+    tfjob(&c, &submit_args(&[])).expect_code(4);
+}
