@@ -85,6 +85,14 @@ fn krew_manifest_is_a_valid_v1alpha2_plugin() {
             froms.contains(&"LICENSE"),
             "{os}/{arch}: LICENSE is not extracted"
         );
+        // `kubectl tfjob <TAB>` (kubectl 1.26+) runs kubectl_complete-tfjob: krew users get it
+        // in the plugin's folder (issue 61 item 8). Windows has no sh to run it.
+        if os != "windows" {
+            assert!(
+                froms.contains(&"kubectl_complete-tfjob"),
+                "{os}/{arch}: kubectl_complete-tfjob is not extracted"
+            );
+        }
     }
     let wanted: BTreeSet<(String, String)> = [
         ("linux", "amd64"),
@@ -335,6 +343,15 @@ mod package {
             "bin is executable inside the archive"
         );
         assert_eq!(bin_entry.data, fs::read(&binary).unwrap());
+        let complete = entries
+            .iter()
+            .find(|e| e.name == "kubectl_complete-tfjob")
+            .expect("the archive holds kubectl_complete-tfjob");
+        assert_eq!(complete.mode, 0o755, "kubectl runs it");
+        assert_eq!(
+            complete.data,
+            fs::read(format!("{ROOT}/kubectl_complete-tfjob")).unwrap()
+        );
         let license = entries.iter().find(|e| e.name == "LICENSE").unwrap();
         assert_eq!(license.mode, 0o644);
         assert_eq!(license.data, fs::read(format!("{ROOT}/LICENSE")).unwrap());
