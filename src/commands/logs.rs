@@ -19,6 +19,11 @@ pub struct LogsArgs {
     /// TFJob name (or tfjob/NAME).
     pub name: String,
 
+    /// One replica, as `logs` prefixes it and Arena and stern users type it: `worker-3`
+    /// (the same as `-r worker --index 3`), or a replica type alone (`ps`).
+    #[arg(value_name = "REPLICA", conflicts_with_all = ["replica_type", "index"])]
+    pub replica: Option<String>,
+
     /// Keep following: pods that start, restart or are recreated are picked up; ends when the
     /// job finishes, with the job's outcome as exit code (0 succeeded, 4 failed).
     #[arg(short = 'f', long)]
@@ -83,8 +88,10 @@ impl LogsArgs {
         let mut o = LogsOptions::new(target.name());
         o.target = target;
         o.container = self.container.clone();
-        o.replica_type = self.replica_type.clone();
-        o.index = self.index;
+        (o.replica_type, o.index) = match &self.replica {
+            Some(r) => replica_words(r)?,
+            None => (self.replica_type.clone(), self.index),
+        };
         o.follow = self.follow;
         o.previous = self.previous;
         o.since_seconds = self.since.map(|d| d.as_secs().max(1) as i64);
@@ -110,6 +117,25 @@ impl LogsArgs {
             });
         Ok(o)
     }
+}
+
+/// `worker-3` → (`worker`, 3); `ps` → (`ps`, none). The type is the one `-r` takes.
+fn replica_words(r: &str) -> Result<(Option<String>, Option<u32>)> {
+    let (kind, index) = match r.rsplit_once('-') {
+        Some((kind, n)) if !kind.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
+            let index = n.parse::<u32>().map_err(|_| {
+                Error::Usage(format!("REPLICA {r:?}: the index {n:?} is too large"))
+            })?;
+            (kind, Some(index))
+        }
+        _ => (r, None),
+    };
+    if kind.is_empty() || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(Error::Usage(format!(
+            "REPLICA {r:?} is not a replica: write it as logs prefixes it, e.g. worker-3 or ps"
+        )));
+    }
+    Ok((Some(kind.to_string()), index))
 }
 
 /// Replica prefixes are coloured by the one colour decision every command uses
@@ -142,4 +168,4 @@ Examples:
   kubectl tfjob logs tf-dist-train -f
 
   # Only worker 1, the last 100 lines, and what its crashed container printed
-  kubectl tfjob logs tf-dist-train -r worker --index 1 --tail 100 -p";
+  kubectl tfjob logs tf-dist-train worker-1 --tail 100 -p";

@@ -217,6 +217,18 @@ fn logs_prefix_each_replica() {
         "{}",
         run.stdout
     );
+    // Issue 61 item 7: the replica as logs prefixes it, as Arena and stern users type it.
+    let run = tfjob(&c, &["logs", "lg", "worker-1"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "[worker-1] step 1 loss 0.8\n");
+    let run = tfjob(&c, &["logs", "lg", "worker"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout.lines().count(), 2, "{}", run.stdout);
+    // Both ways at once, or a word that is no replica: a usage error naming it.
+    tfjob(&c, &["logs", "lg", "worker-1", "-r", "ps"]).expect_code(2);
+    let run = tfjob(&c, &["logs", "lg", "worker/1"]);
+    run.expect_code(2);
+    run.stderr_has("REPLICA \"worker/1\" is not a replica");
 }
 
 #[test]
