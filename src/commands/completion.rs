@@ -235,12 +235,12 @@ pub fn complete(root: &Command, words: &[String]) -> Completions {
             .map(|v| (v.get_name().to_string(), first_line(v.get_help())))
             .collect();
     }
-    // Every command whose positional is a TFJob name; `delete` takes several.
+    // Every command whose positional is a TFJob name; `delete` and `list` take several.
     let wants_job_name = match cmd.get_name() {
         "wait" | "diagnose" | "logs" | "get" | "top" | "suspend" | "resume" | "restart" => {
             positionals == 0
         }
-        "delete" => true,
+        "delete" | "list" => true,
         _ => false,
     };
     Completions {

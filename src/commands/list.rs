@@ -108,6 +108,10 @@ impl PrintArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ListArgs {
+    /// Only these jobs (NAME or tfjob/NAME), as `kubectl get tfjobs NAME…` lists them.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+
     #[command(flatten)]
     pub print: PrintArgs,
 
@@ -125,7 +129,19 @@ pub struct ListArgs {
 }
 
 pub fn exec(ctx: Context, args: ListArgs, out: &mut Output) -> Result<()> {
+    if args.all_namespaces && !args.names.is_empty() {
+        // kubectl's words for `get -A NAME`.
+        return Err(crate::error::Error::Usage(
+            "a resource cannot be retrieved by name across all namespaces: drop -A, or give -n NAMESPACE".into(),
+        ));
+    }
+    let names = args
+        .names
+        .iter()
+        .map(|n| crate::cluster::parse_job_name(n, "list").map(str::to_string))
+        .collect::<Result<Vec<_>>>()?;
     let opts = ListOptions {
+        names,
         all_namespaces: args.all_namespaces,
         selector: args.selector,
         format: args.print.format()?,

@@ -36,6 +36,8 @@ pub struct ListOptions {
     pub sort_by: Option<String>,
     /// After the list, print a row per change until interrupted.
     pub watch: bool,
+    /// Only these jobs (`list a b`, as `kubectl get tfjobs a b`); empty: every job.
+    pub names: Vec<String>,
 }
 
 impl Default for ListOptions {
@@ -47,6 +49,7 @@ impl Default for ListOptions {
             table: TableFlags::default(),
             sort_by: None,
             watch: false,
+            names: Vec::new(),
         }
     }
 }
@@ -240,6 +243,15 @@ pub async fn list(
     if let Some(expr) = &opts.sort_by {
         jobs = sort_jobs_by(jobs, expr)?;
     }
+    // Named jobs: those rows, and each missing name said as every verb says it (after the
+    // rows, as kubectl prints its NotFound errors after what it found).
+    let named = |j: &DynamicObject| opts.names.is_empty() || opts.names.contains(&j.name_any());
+    jobs.retain(named);
+    let missing: Vec<&String> = opts
+        .names
+        .iter()
+        .filter(|n| !jobs.iter().any(|j| j.name_any() == **n))
+        .collect();
     let io = |e: std::io::Error| Error::io("writing the list", e);
     let wide = matches!(opts.format, Format::Wide);
     let none_found = |err: &mut dyn Write| {
@@ -253,6 +265,7 @@ pub async fn list(
     // The initial table's column widths, which `-w` rows keep so they line up with the header.
     let mut widths = Vec::new();
     match &opts.format {
+        Format::Default | Format::Wide if jobs.is_empty() && !missing.is_empty() => {}
         Format::Default | Format::Wide => {
             if jobs.is_empty() && !opts.watch {
                 none_found(err).map_err(io)?;
@@ -308,6 +321,19 @@ pub async fn list(
         }
     }
     out.flush().map_err(io)?;
+    if !missing.is_empty() {
+        let mut errors = Vec::new();
+        for name in missing {
+            errors.push(cluster::notfound::tfjob(kube, namespace, name).await);
+        }
+        let last = errors.pop();
+        for e in &errors {
+            writeln!(err, "error: {e}").map_err(io)?;
+        }
+        if let Some(e) = last {
+            return Err(e);
+        }
+    }
     if opts.watch {
         watch(kube, &api, namespace, opts, rv, widths, out).await?;
     }
@@ -575,6 +601,9 @@ async fn watch(
                 }
             };
             rv = job.resource_version().unwrap_or_default();
+            if !opts.names.is_empty() && !opts.names.contains(&job.name_any()) {
+                continue;
+            }
             match &opts.format {
                 Format::Yaml => {
                     let s = serde_saphyr::to_string(&raw(&job)).unwrap_or_default();

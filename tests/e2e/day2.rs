@@ -894,3 +894,33 @@ fn a_crash_loop_is_said_by_list_wide_and_get_alike() {
     assert!(problem.contains("CrashLoopBackOff"), "{problem}");
     assert!(problem.contains("Worker-0"), "{problem}");
 }
+
+/// Issue 61 item 7: `list NAME…` as `kubectl get tfjobs NAME…`: those rows only; a missing
+/// name is said as every verb says it, after the rows found (exit 3); `-A` with a name is
+/// kubectl's usage error.
+#[test]
+fn list_takes_names_as_kubectl_get_does() {
+    let c = TestCluster::start(Scenario::default());
+    for name in ["one", "two", "three"] {
+        c.insert(job(name, "default", 1, "OnFailure"));
+    }
+    let run = tfjob(&c, &["list", "one", "tfjob/three"]);
+    run.expect_code(0);
+    let names: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, ["one", "three"], "{}", run.stdout);
+    let run = tfjob(&c, &["list", "two", "-o", "name"]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "tfjob.kubeflow.org/two\n");
+    let run = tfjob(&c, &["list", "one", "nope"]);
+    run.expect_code(3);
+    assert_eq!(run.stdout.lines().count(), 2, "{}", run.stdout);
+    run.stderr_has("\"nope\"");
+    let run = tfjob(&c, &["list", "-A", "one"]);
+    run.expect_code(2);
+    run.stderr_has("a resource cannot be retrieved by name across all namespaces");
+}
