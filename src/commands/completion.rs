@@ -483,10 +483,12 @@ mod tests {
             "delete ",
             "delete a b ",
             "-n team delete --cascade orphan ",
+            "list ",
+            "ls a ",
         ] {
             assert!(complete(&root(), &words(line)).wants_job_name, "{line:?}");
         }
-        for line in ["logs x ", "get x ", "list ", "ls ", "logs x -c "] {
+        for line in ["logs x ", "get x ", "logs x -c "] {
             assert!(!complete(&root(), &words(line)).wants_job_name, "{line:?}");
         }
         let c = complete(&root(), &words("render --template "));
