@@ -375,6 +375,14 @@ pub fn replica_selector(name: &str, rtype: &str) -> String {
 }
 
 impl TFJob {
+    /// The pod specs of its replica templates (for the Secrets their environment reads).
+    pub fn pod_specs(&self) -> impl Iterator<Item = &k8s_openapi::api::core::v1::PodSpec> {
+        self.spec
+            .tf_replica_specs
+            .values()
+            .filter_map(|r| r.template.spec.as_ref())
+    }
+
     /// The most recent entry of the given condition type, if any.
     pub fn condition(&self, type_: &str) -> Option<&JobCondition> {
         self.status

@@ -184,11 +184,6 @@ impl Budget {
         Budget { until: after(d) }
     }
 
-    /// When it ends.
-    pub fn end(&self) -> Instant {
-        self.until
-    }
-
     /// Ends at `until`.
     pub fn until(until: Instant) -> Self {
         Budget { until }

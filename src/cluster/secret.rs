@@ -182,62 +182,44 @@ pub fn env_secrets<'a>(
 
 /// Arms the one redactor with every Secret value the pods of a job can see, when the job is
 /// read: from then on no byte this process prints (a pod's log, an exec's error, an event, a
-/// server's echo) can show one, whichever verb prints it. Each Secret is read once per process;
-/// one that cannot be read is said at `-v` (its values then cannot be recognised).
+/// server's echo) can show one, whichever verb prints it. A Secret that cannot be read is said
+/// at `-v` (its values then cannot be recognised).
 pub async fn arm_redactor<'a>(
     kube: &Kube,
     namespace: &str,
     specs: impl IntoIterator<Item = &'a k8s_openapi::api::core::v1::PodSpec>,
 ) {
-    // By server too: a test process talks to many clusters.
-    type Key = (String, String, String, Option<String>);
-    static READ: std::sync::Mutex<std::collections::BTreeSet<Key>> =
-        std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let at = |(n, k): (String, Option<String>)| -> Key {
-        (kube.server.clone(), namespace.to_string(), n, k)
-    };
-    let read = |s: &(String, Option<String>)| {
-        READ.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&at(s.clone()))
-    };
-    let wanted: std::collections::BTreeSet<_> = env_secrets(specs)
-        .into_iter()
-        .filter(|s| !read(s))
-        .collect();
-    let mut done = std::collections::BTreeSet::new();
-    for why in register_secrets(kube, namespace, wanted, &mut done).await {
+    for why in register_env_secrets(kube, namespace, specs).await {
         tracing::info!("{why}");
     }
-    READ.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .extend(done.into_iter().map(at));
 }
 
 /// Reads the Secrets [`env_secrets`] names and registers their values with the redactor, so
-/// a key a container printed reaches neither the terminal nor a saved file. `done` holds the
-/// Secrets already read by this command (a save runs several times). Returns, for each Secret
-/// that could not be read, why: its values then cannot be recognised in what is printed.
+/// a key a container printed reaches neither the terminal nor a saved file. Each Secret is read
+/// once per process (a job read, then each save, ask again). Returns, for each Secret that
+/// could not be read, why: its values then cannot be recognised in what is printed.
 pub async fn register_env_secrets<'a>(
     kube: &Kube,
     namespace: &str,
     specs: impl IntoIterator<Item = &'a k8s_openapi::api::core::v1::PodSpec>,
-    done: &mut std::collections::BTreeSet<(String, Option<String>)>,
 ) -> Vec<String> {
-    register_secrets(kube, namespace, env_secrets(specs), done).await
-}
-
-/// [`register_env_secrets`] for Secrets already named.
-async fn register_secrets(
-    kube: &Kube,
-    namespace: &str,
-    secrets: std::collections::BTreeSet<(String, Option<String>)>,
-    done: &mut std::collections::BTreeSet<(String, Option<String>)>,
-) -> Vec<String> {
+    // By server too: a test process talks to many clusters.
+    type Key = (String, String, String, Option<String>);
+    static READ: std::sync::Mutex<std::collections::BTreeSet<Key>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let read = || READ.lock().unwrap_or_else(|e| e.into_inner());
+    let key_of = |name: &str, key: &Option<String>| -> Key {
+        (
+            kube.server.clone(),
+            namespace.to_string(),
+            name.to_string(),
+            key.clone(),
+        )
+    };
     let mut problems = Vec::new();
     let api: Api<Secret> = Api::namespaced(kube.client.clone(), namespace);
-    for (name, key) in secrets {
-        if !done.insert((name.clone(), key.clone())) {
+    for (name, key) in env_secrets(specs) {
+        if !read().insert(key_of(&name, &key)) {
             continue;
         }
         match super::retry(kube, || api.get_opt(&name)).await {
@@ -255,7 +237,7 @@ async fn register_secrets(
                 }
             }
             Err(e) => {
-                done.remove(&(name.clone(), key));
+                read().remove(&key_of(&name, &key));
                 problems.push(format!(
                     "Secret {namespace}/{name}: not read ({}), so its values are not scrubbed",
                     crate::error::chain(&e)

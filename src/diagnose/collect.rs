@@ -93,9 +93,7 @@ async fn read_job(kube: &Kube, s: &mut Snapshot, namespace: &str, name: &str) ->
         match cluster::retry(kube, || jobs.get_opt(name)).await {
             Ok(job) => {
                 if let Some(j) = &job {
-                    let specs = j.spec.tf_replica_specs.values();
-                    let specs = specs.filter_map(|r| r.template.spec.as_ref());
-                    cluster::secret::arm_redactor(kube, namespace, specs).await;
+                    cluster::secret::arm_redactor(kube, namespace, j.pod_specs()).await;
                 }
                 s.job = job
             }

@@ -91,30 +91,25 @@ pub async fn missing_objects(
     let mut missing = Vec::new();
     for m in wanted.into_iter().take(MAX_LOOKUPS) {
         let client = kube.client.clone();
-        let found = match m.kind {
-            "Secret" => {
-                let api: Api<Secret> = Api::namespaced(client, namespace);
-                // Metadata only: the values are never read here.
-                Budget::new(limit)
-                    .attempt(api.get_metadata_opt(&m.name))
-                    .await
-                    .map(|r| r.map(|o| o.is_some()))
-            }
-            "ConfigMap" => {
-                let api: Api<ConfigMap> = Api::namespaced(client, namespace);
-                Budget::new(limit)
-                    .attempt(api.get_metadata_opt(&m.name))
-                    .await
-                    .map(|r| r.map(|o| o.is_some()))
-            }
-            _ => {
-                let api: Api<PersistentVolumeClaim> = Api::namespaced(client, namespace);
-                Budget::new(limit)
-                    .attempt(api.get_metadata_opt(&m.name))
-                    .await
-                    .map(|r| r.map(|o| o.is_some()))
-            }
+        // Metadata only: the values are never read here.
+        let lookup = async {
+            let found = match m.kind {
+                "Secret" => Api::<Secret>::namespaced(client, namespace)
+                    .get_metadata_opt(&m.name)
+                    .await?
+                    .is_some(),
+                "ConfigMap" => Api::<ConfigMap>::namespaced(client, namespace)
+                    .get_metadata_opt(&m.name)
+                    .await?
+                    .is_some(),
+                _ => Api::<PersistentVolumeClaim>::namespaced(client, namespace)
+                    .get_metadata_opt(&m.name)
+                    .await?
+                    .is_some(),
+            };
+            Ok::<_, kube::Error>(found)
         };
+        let found = Budget::new(limit).attempt(lookup).await;
         match found {
             Some(Ok(false)) => missing.push(m),
             Some(Err(e)) if cluster::status_code(&e) == Some(404) => missing.push(m),

@@ -113,8 +113,6 @@ pub struct Saver {
     /// Files in place (relative), for the summary and a full disk's message.
     written: BTreeSet<String>,
     temp_counter: u32,
-    /// Secrets whose values are registered with the redactor (read once per command).
-    secrets_read: BTreeSet<(String, Option<String>)>,
 }
 
 impl Saver {
@@ -133,14 +131,7 @@ impl Saver {
             failures: Vec::new(),
             written: BTreeSet::new(),
             temp_counter: 0,
-            secrets_read: BTreeSet::new(),
         }
-    }
-
-    /// Secrets the command has already registered with the redactor (not read again).
-    pub fn with_secrets_read(mut self, read: BTreeSet<(String, Option<String>)>) -> Self {
-        self.secrets_read = read;
-        self
     }
 
     /// The job's folder, once a save made it.
@@ -195,21 +186,11 @@ impl Saver {
         let present = self.read_job_and_pods(kube, &mut problems).await;
         // A key a container logged is scrubbed from what is written: every Secret value the
         // pods' environment takes is registered before the first file is written.
-        let specs = present.iter().filter_map(|p| p.spec.as_ref()).chain(
-            self.job_object
-                .iter()
-                .flat_map(|j| j.spec.tf_replica_specs.values())
-                .filter_map(|r| r.template.spec.as_ref()),
-        );
-        problems.extend(
-            cluster::secret::register_env_secrets(
-                kube,
-                &self.namespace,
-                specs,
-                &mut self.secrets_read,
-            )
-            .await,
-        );
+        let specs = present
+            .iter()
+            .filter_map(|p| p.spec.as_ref())
+            .chain(self.job_object.iter().flat_map(TFJob::pod_specs));
+        problems.extend(cluster::secret::register_env_secrets(kube, &self.namespace, specs).await);
         let tails = self.save_logs(kube, &folder, &present, end).await?;
         self.read_events(kube, &mut problems).await;
         self.classify(&present, &tails);

@@ -126,14 +126,7 @@ async fn run_many(
                 )?;
             }
         }
-        let last = errors.pop();
-        for e in &errors {
-            writeln!(notes, "error: {e}").map_err(io)?;
-        }
-        match last {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        super::end_with_errors(errors, notes)
     })
     .await
 }

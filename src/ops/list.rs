@@ -326,13 +326,7 @@ pub async fn list(
         for name in missing {
             errors.push(cluster::notfound::tfjob(kube, namespace, name).await);
         }
-        let last = errors.pop();
-        for e in &errors {
-            writeln!(err, "error: {e}").map_err(io)?;
-        }
-        if let Some(e) = last {
-            return Err(e);
-        }
+        return super::end_with_errors(errors, err);
     }
     if opts.watch {
         watch(kube, &api, namespace, opts, rv, widths, out).await?;

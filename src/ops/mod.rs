@@ -58,6 +58,20 @@ pub mod wait_many;
 
 pub use context::Context;
 
+/// Several named jobs, several failures (`get a b`, `list a b`): each but the last on `notes`
+/// as `error: …`, as kubectl prints them, and the last as the command's error and exit code.
+pub(crate) fn end_with_errors(
+    mut errors: Vec<crate::error::Error>,
+    notes: &mut dyn std::io::Write,
+) -> crate::error::Result<()> {
+    let last = errors.pop();
+    for e in &errors {
+        writeln!(notes, "error: {e}")
+            .map_err(|e| crate::error::Error::io("writing the errors", e))?;
+    }
+    last.map_or(Ok(()), Err)
+}
+
 /// `--dry-run`: what a command may send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DryRun {

@@ -88,12 +88,7 @@ impl TrainingJob {
     /// The specs of its pod templates (for the Secrets their environment reads).
     pub fn pod_specs(&self) -> Vec<&PodSpec> {
         match self {
-            TrainingJob::TfJob(j) => j
-                .spec
-                .tf_replica_specs
-                .values()
-                .filter_map(|r| r.template.spec.as_ref())
-                .collect(),
+            TrainingJob::TfJob(j) => j.pod_specs().collect(),
             TrainingJob::JobSet(j) => j
                 .spec
                 .replicated_jobs

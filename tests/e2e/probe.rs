@@ -647,8 +647,8 @@ fn gateway_chat_is_not_sent_when_no_gateway_check_passed() {
     );
 }
 
-#[test]
-fn a_jobset_exported_from_the_articles_job_is_probed_as_the_export_wrote_it() {
+/// The article's job submitted as a JobSet, every replica running, its gateway taking the key.
+fn articles_jobset_running() -> TestCluster {
     let c = cluster(&format!(
         "jobset: running\ngatewayKey: {TEST_KEY}\nobjects:{SECRET}"
     ));
@@ -657,6 +657,12 @@ fn a_jobset_exported_from_the_articles_job_is_probed_as_the_export_wrote_it() {
         &crate::submit::article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
     )
     .exit(0);
+    c
+}
+
+#[test]
+fn a_jobset_exported_from_the_articles_job_is_probed_as_the_export_wrote_it() {
+    let c = articles_jobset_running();
     let run = tfjob(&c, &args("probe jobset/tf-dist-train -o json"));
     let v: Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("-o json is JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
@@ -934,14 +940,7 @@ fn an_exec_the_api_server_cannot_open_is_a_sentence_not_a_debug_form() {
 /// no replica is ok: the cluster spec each process sees must match the replicas that exist.
 #[test]
 fn a_jobset_grown_after_the_export_is_not_ok_while_tf_config_lists_fewer_workers() {
-    let c = cluster(&format!(
-        "jobset: running\ngatewayKey: {TEST_KEY}\nobjects:{SECRET}"
-    ));
-    tfjob(
-        &c,
-        &crate::submit::article_args("submit", &["--to", "jobset", "--wait", "--timeout", "60s"]),
-    )
-    .exit(0);
+    let c = articles_jobset_running();
     // A fourth worker, added by raising the worker Job's parallelism (an Indexed Job scales
     // so); its pod runs with the template's TF_CONFIG, which lists three.
     let mut job = c

@@ -28,10 +28,10 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::Context;
+use crate::cluster::Kube;
 use crate::cluster::Target;
 use crate::cluster::client as kubeapi;
 use crate::cluster::pod::{Pod, PodFacts};
-use crate::cluster::{self, Kube};
 use crate::error::{Error, Result};
 use crate::model;
 use crate::ops::target::TrainingJob;
@@ -160,15 +160,8 @@ pub async fn logs(
         "{how} the logs of {kind} {namespace}/{}",
         opts.job()
     ));
-    // A key a container printed is scrubbed from stdout and from saved files alike: the
-    // values the pods' environment takes from Secrets are registered before any line.
-    let mut secrets_read = std::collections::BTreeSet::new();
-    let specs = job.pod_specs().into_iter();
-    for why in
-        cluster::secret::register_env_secrets(kube, namespace, specs, &mut secrets_read).await
-    {
-        tracing::info!("{why}");
-    }
+    // A key a container printed is scrubbed from stdout and from saved files alike: reading
+    // the job registered every value its pods' environment takes from Secrets (ops::target).
     let save_until = crate::cluster::budget::after(opts.timeout);
     let mut saver = opts.save.clone().map(|s| {
         super::evidence::Saver::new(
@@ -177,7 +170,6 @@ pub async fn logs(
             opts.job(),
             crate::ops::wait::DEFAULT_MAX_RESTARTS,
         )
-        .with_secrets_read(secrets_read.clone())
     });
     if let Some(saver) = saver.as_mut() {
         saver.save(kube, "logs --save", save_until, err).await?;

@@ -176,9 +176,7 @@ impl Waiter<'_> {
         let get = Action::new("get", "tfjobs", Some(self.namespace)).named(self.name);
         match cluster::retry(self.kube, || self.jobs.get_opt(self.name)).await {
             Ok(Some(job)) => {
-                let specs = job.spec.tf_replica_specs.values();
-                let specs = specs.filter_map(|r| r.template.spec.as_ref());
-                cluster::secret::arm_redactor(self.kube, self.namespace, specs).await;
+                cluster::secret::arm_redactor(self.kube, self.namespace, job.pod_specs()).await;
                 Ok(job)
             }
             Ok(None) => Err(cluster::notfound::tfjob(self.kube, self.namespace, self.name).await),

@@ -47,14 +47,15 @@ async fn until(
     store: &Store<Pod>,
     want: &[&str],
 ) {
-    let reached = tokio::time::timeout(Duration::from_secs(30), async {
-        while names(store) != want {
-            let _ = events.next().await.expect("the pod watch ended");
-        }
-    })
-    .await;
+    let reached = Budget::new(Duration::from_secs(30))
+        .attempt(async {
+            while names(store) != want {
+                let _ = events.next().await.expect("the pod watch ended");
+            }
+        })
+        .await;
     assert!(
-        reached.is_ok(),
+        reached.is_some(),
         "store never became {want:?}: {:?}",
         names(store)
     );
