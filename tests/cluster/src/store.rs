@@ -61,6 +61,10 @@ struct Inner {
     history_cap: usize,
     /// owner uid → dependents, for garbage collection without scanning everything.
     owners: HashMap<String, Vec<(String, String, String)>>,
+    /// The uids of deleted objects: a dependent created after its owner went (an operator that
+    /// read the job just before its deletion) is collected too, as kube-controller-manager's
+    /// garbage collector deletes a dependent whose owners are all absent.
+    gone: std::collections::HashSet<String>,
 }
 
 /// Why a store write failed (mapped to Status errors by the HTTP layer).
@@ -114,6 +118,7 @@ impl Store {
                 history: VecDeque::new(),
                 history_cap: history_cap.max(1),
                 owners: HashMap::new(),
+                gone: Default::default(),
             }),
             tx,
         }
@@ -326,6 +331,11 @@ impl Store {
             None,
             rv,
         );
+        let owners = owner_uids(&obj);
+        if !owners.is_empty() && owners.iter().all(|o| g.gone.contains(o.as_str())) {
+            let name = meta_str(&obj, "name").to_string();
+            let _ = Self::remove_locked(self, &mut g, resource, namespace, &name);
+        }
         Ok(obj)
     }
 
@@ -551,6 +561,7 @@ impl Store {
         );
         // Garbage collection: dependents whose owner is gone are deleted too.
         let uid = meta_str(&obj, "uid").to_string();
+        g.gone.insert(uid.clone());
         if let Some(deps) = g.owners.remove(&uid) {
             for (r, ns, n) in deps {
                 // A dependent orphaned since it was indexed (propagationPolicy=Orphan strips

@@ -307,3 +307,26 @@ async fn start_async_on_the_callers_runtime() {
             .any(|r| r.verb == "list" && r.resource == "namespaces" && r.status == 200)
     );
 }
+
+/// A dependent created after its owner was deleted (an operator that read the job just before
+/// its deletion) is collected, as kube-controller-manager's garbage collector deletes a
+/// dependent whose owners are all gone; one whose owner is there stays.
+#[test]
+fn a_dependent_of_a_deleted_owner_is_collected_even_when_created_after() {
+    let c = TestCluster::start(Scenario::default().with_operator(OperatorMode::Installed));
+    let dependent = |name: &str, uid: &serde_json::Value| {
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+                    "name": "owner", "uid": uid, "controller": true}]}})
+    };
+    c.insert(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "owner", "namespace": "default"}}));
+    let uid = c.get("configmaps", Some("default"), "owner").unwrap()["metadata"]["uid"].clone();
+    c.insert(dependent("kept", &uid));
+    assert!(c.get("configmaps", Some("default"), "kept").is_some());
+    c.delete("configmaps", Some("default"), "owner");
+    assert!(c.get("configmaps", Some("default"), "kept").is_none());
+    c.insert(dependent("late", &uid));
+    assert!(c.get("configmaps", Some("default"), "late").is_none());
+}
