@@ -61,6 +61,11 @@ pub struct DeleteArgs {
     #[arg(long)]
     pub ignore_not_found: bool,
 
+    /// Delete the job only if its uid is still UID (the job you read; one name only): a job
+    /// created again under the name since is left alone (the DELETE's UID precondition).
+    #[arg(long, value_name = "UID", conflicts_with_all = ["selector", "all"])]
+    pub uid: Option<String>,
+
     /// How long --wait waits for the jobs and pods to go; 0 means 5 minutes.
     #[arg(long, default_value = "0s", value_parser = parse_duration, value_name = "DURATION")]
     pub timeout: Duration,
@@ -78,6 +83,11 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
     } else {
         ctx
     };
+    if args.uid.is_some() && args.names.len() != 1 {
+        return Err(crate::error::Error::Usage(
+            "--uid names the uid of one job: give exactly one NAME with it".into(),
+        ));
+    }
     let targets = args
         .names
         .iter()
@@ -102,7 +112,7 @@ pub fn exec(ctx: Context, args: DeleteArgs, out: &mut Output) -> Result<()> {
         wait: args.wait,
         dry_run: args.dry_run,
         ignore_not_found: args.ignore_not_found,
-        uid: None,
+        uid: args.uid,
     };
     block_on(&ctx, crate::ops::delete::run(&ctx, &targets, opts, out))
 }

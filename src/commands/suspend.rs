@@ -19,6 +19,11 @@ pub struct SuspendArgs {
     #[arg(long)]
     pub wait: bool,
 
+    /// Act only if the job's uid is still UID (the job you read): a job created again under
+    /// the name since is left alone (the patch carries `metadata.uid`).
+    #[arg(long, value_name = "UID")]
+    pub uid: Option<String>,
+
     /// With --wait: how long to wait (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = super::parse_duration, requires = "wait")]
     pub timeout: std::time::Duration,
@@ -38,7 +43,7 @@ pub fn exec(
         name: parse_job_name(&args.name, command)?.to_string(),
         action,
         wait: args.wait,
-        uid: None,
+        uid: args.uid,
     };
     let ctx = if args.wait {
         ctx.with_deadline(crate::cluster::budget::Deadline::after(

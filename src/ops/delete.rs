@@ -95,6 +95,11 @@ pub async fn run(
     out: &mut Output,
 ) -> Result<()> {
     if let [Target::JobSet(name)] = targets {
+        if opts.uid.is_some() {
+            return Err(Error::Usage(
+                "--uid is for TFJobs; a JobSet is deleted by name".into(),
+            ));
+        }
         let kube = ctx.kube().await?;
         let js = super::target::read_jobset(kube, name).await?;
         return delete_jobset(kube, &js, opts.wait, out).await;
