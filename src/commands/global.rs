@@ -95,6 +95,11 @@ pub struct Global {
     /// [`Cli::from_matches`]), so hints repeat them as typed.
     #[arg(skip)]
     pub order: Vec<ConnFlag>,
+
+    /// Set by a caller that runs commands in-process (the MCP adapter): each command's deadline
+    /// and cancellation. Never a flag.
+    #[arg(skip)]
+    pub call: Option<crate::ops::context::Call>,
 }
 
 /// Each connection flag's clap id (the field name in [`Global`]).
@@ -208,7 +213,16 @@ impl Global {
     /// The one command context the cores take: the flags as plain options, no I/O yet (the
     /// client is built on first use, the deadline set by the command that has `--timeout`).
     pub fn context(&self) -> crate::ops::Context {
-        crate::ops::Context::new(self.connection())
+        let ctx = crate::ops::Context::new(self.connection());
+        match &self.call {
+            Some(call) => ctx
+                .with_deadline(crate::cluster::budget::Deadline::after(
+                    call.timeout,
+                    "the call's timeout",
+                ))
+                .with_cancel(call.cancel.clone()),
+            None => ctx,
+        }
     }
 
     /// The connection flags as the core takes them.

@@ -48,6 +48,11 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(
         tokio::select! {
             biased;
             result = ctx.deadline().bound(future) => result,
+            // A caller's cancellation (the MCP client's) means what an interrupt means.
+            _ = ctx.cancelled() => Err(crate::error::interrupted(&unsaid(
+                "cancelled by the caller",
+                &ctx.deadline().current_phase(),
+            ))),
             signal = interrupted => Err(crate::error::interrupted(&unsaid(
                 signal,
                 &ctx.deadline().current_phase(),

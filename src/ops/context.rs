@@ -12,6 +12,9 @@
 //!   sleeps past it, and guarding the whole command ([`Deadline::bound`], in
 //!   `commands::block_on`).
 //!
+//! - the caller's cancellation ([`Context::with_cancel`]): an MCP client's
+//!   `notifications/cancelled` ends the call's command as Ctrl-C ends a command line's.
+//!
 //! Stern's one `ctx` per command and cargo's `GlobalContext` are the model: one value that the
 //! command's phases share, instead of each rebuilding it from the flags.
 
@@ -27,6 +30,16 @@ pub struct Context {
     conn: ConnectionOptions,
     kube: tokio::sync::OnceCell<Kube>,
     deadline: Deadline,
+    cancel: Option<tokio_util::sync::CancellationToken>,
+}
+
+/// What a caller other than the command line (the MCP adapter) sets for one command: its
+/// deadline and its cancellation. Carried by the global flags, so every verb gets it the same way.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// The call's deadline, unless the verb's own `--timeout` sets it.
+    pub timeout: std::time::Duration,
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 impl Context {
@@ -36,6 +49,21 @@ impl Context {
             conn,
             kube: tokio::sync::OnceCell::new(),
             deadline: Deadline::none(),
+            cancel: None,
+        }
+    }
+
+    /// The same context ended early when `cancel` fires ([`Context::cancelled`]).
+    pub fn with_cancel(mut self, cancel: tokio_util::sync::CancellationToken) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
+
+    /// Completes when the caller cancelled the command; never without a caller's token.
+    pub async fn cancelled(&self) {
+        match &self.cancel {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
         }
     }
 
