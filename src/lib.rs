@@ -3,7 +3,7 @@
 //! Imports run one way, down this line (issue 21; `tests/architecture.rs` enforces it):
 //!
 //! ```text
-//! main → commands → ops → {diagnose, placement, pipeline, print} → {cluster, gateway}
+//! main → mcp → commands → ops → {diagnose, placement, pipeline, print} → {cluster, gateway}
 //!      → operator_pods → {model, names, quantity, duration, output, error}
 //! ```
 //!
@@ -18,6 +18,7 @@ pub mod error;
 pub mod gateway;
 pub mod input;
 pub mod logging;
+pub mod mcp;
 pub mod model;
 pub mod names;
 pub mod operator_pods;
@@ -29,25 +30,18 @@ pub mod print;
 pub mod quantity;
 pub mod redact;
 
-use std::io::Write;
+use commands::{Cli, Command};
+use output::Output;
 
-use error::{Error, ExitCode};
+use error::Error;
 
-/// Prints an error the way kubectl does (`error: …`) plus the next step, and returns its exit
-/// code. A closed stdout ends quietly.
-pub fn report_error(err: &Error, stderr: &mut dyn Write) -> ExitCode {
-    if !err.is_quiet() {
-        // Nothing sensible is left to do if stderr is gone too.
-        // The message may carry the cluster's words (a log line, an event): escaped for the
-        // terminal here, the one place every error is printed.
-        let _ = writeln!(
-            stderr,
-            "error: {}",
-            crate::print::terminal::escape(&err.to_string())
-        );
-        if let Some(hint) = err.hint() {
-            let _ = writeln!(stderr, "\n{}", crate::print::terminal::escape(hint));
-        }
+/// Runs one parsed command line: `mcp` serves the other commands to an MCP client
+/// ([`mcp::serve`]); every other command runs through [`commands::exec`].
+pub fn run(cli: Cli, out: &mut Output) -> Result<(), Error> {
+    match cli.command {
+        Command::Mcp(args) => mcp::serve(cli.global, args),
+        _ => commands::exec(cli, out),
     }
-    err.exit_code()
 }
+
+pub use commands::report_error;

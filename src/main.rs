@@ -1,7 +1,7 @@
 //! `kubectl-tfjob`: parse the command line, run it, turn the outcome into an exit code.
 //! Everything else lives in the library (`src/lib.rs`).
 
-use kubectl_tfjob::commands::{self, Cli};
+use kubectl_tfjob::commands::Cli;
 use kubectl_tfjob::error::ExitCode;
 use kubectl_tfjob::output::Output;
 
@@ -9,7 +9,7 @@ fn main() {
     let cli = Cli::parse_with_order();
     kubectl_tfjob::logging::init(cli.global.verbose);
     let mut out = Output::stdio();
-    let code = match commands::exec(cli, &mut out) {
+    let code = match kubectl_tfjob::run(cli, &mut out) {
         Ok(()) => ExitCode::Ok,
         Err(err) => kubectl_tfjob::report_error(
             &err,

@@ -24,6 +24,8 @@ const BOTTOM_NAMES: &[&str] = &[
 
 /// Above the bottom floor: what each module may import besides the bottom modules.
 const ALLOWED: &[(&str, &[&str])] = &[
+    // The MCP adapter runs command lines through `commands` (parse, exec) and nothing below.
+    ("mcp", &["commands", "ops"]),
     (
         "commands",
         &[

@@ -28,6 +28,7 @@ pub mod get;
 mod global;
 pub mod list;
 pub mod logs;
+pub mod mcp;
 pub mod probe;
 pub mod render;
 pub mod restart;
@@ -266,6 +267,10 @@ pub enum Command {
     /// Print a shell completion script.
     Completion(completion::CompletionArgs),
 
+    /// Serve these verbs to AI agents over the Model Context Protocol (stdio), with the same answers and redaction.
+    #[command(after_help = mcp::MCP_EXAMPLES)]
+    Mcp(mcp::McpArgs),
+
     /// Print the flags every command takes (kubeconfig, context, namespace, impersonation, TLS, -v).
     #[command(after_help = OPTIONS_EXAMPLES)]
     Options,
@@ -316,6 +321,11 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Version(args) => version::exec(ctx, args, out),
         Command::Completion(args) => completion::exec(args, out),
         Command::Options => out.data(&options_text()),
+        // Served by the library's `run` (the adapter sits above the commands); a command run inside
+        // the server never starts another one.
+        Command::Mcp(_) => Err(crate::error::Error::Usage(
+            "`mcp` cannot be run from inside a command or an MCP call".into(),
+        )),
         Command::Complete { words } => completion::exec_complete(&ctx, &words, out),
         Command::ExecCredential { timeout_ms, plugin } => crate::cluster::exec_guard::run(
             Duration::from_millis(timeout_ms),
@@ -375,6 +385,28 @@ value_enum!(WaitFor {
     WaitFor::Finished => "finished": "Succeeded (exit 0) or Failed (exit 4).",
     WaitFor::Deleted => "delete": "The TFJob is gone (kubectl's --for=delete).",
 });
+
+/// Prints an error the way kubectl does (`error: …`) plus the next step, and returns its exit
+/// code. A closed stdout ends quietly.
+pub fn report_error(
+    err: &crate::error::Error,
+    stderr: &mut dyn std::io::Write,
+) -> crate::error::ExitCode {
+    if !err.is_quiet() {
+        // Nothing sensible is left to do if stderr is gone too.
+        // The message may carry the cluster's words (a log line, an event): escaped for the
+        // terminal here, the one place every error is printed.
+        let _ = writeln!(
+            stderr,
+            "error: {}",
+            crate::print::terminal::escape(&err.to_string())
+        );
+        if let Some(hint) = err.hint() {
+            let _ = writeln!(stderr, "\n{}", crate::print::terminal::escape(hint));
+        }
+    }
+    err.exit_code()
+}
 
 #[cfg(test)]
 mod tests {
