@@ -15,6 +15,7 @@ mod help;
 mod hostile;
 mod interrupted;
 mod jobset;
+mod mcp;
 mod printers;
 mod probe;
 mod progress;
