@@ -280,3 +280,21 @@ fn no_production_file_is_over_a_thousand_lines() {
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Issue 59: a kind is an arm of the Workload (`ops/workload/`), never a module of its own
+/// beside a verb's core (`ops/jobset_submit.rs`, `ops/wait/jobset.rs` were such twins).
+#[test]
+fn no_module_in_ops_is_named_after_a_kind_outside_the_workload() {
+    let kinds = ["jobset", "tfjob", "pytorchjob", "trainjob", "mpijob"];
+    let problems: Vec<String> = production_code()
+        .iter()
+        .map(|(rel, _)| rel.clone())
+        .filter(|rel| rel.starts_with("ops/") && !rel.starts_with("ops/workload/"))
+        .filter(|rel| {
+            let lower = rel.to_lowercase();
+            kinds.iter().any(|k| lower.contains(k))
+        })
+        .map(|rel| format!("src/{rel}: a kind's code is an arm of ops/workload/"))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -70,13 +70,13 @@ pub fn parse_progress_pattern(s: &str) -> std::result::Result<String, String> {
 pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
     let ctx = ctx.with_deadline(Deadline::after(args.timeout, "--timeout"));
     let target = Target::parse(&args.name, "diagnose")?;
-    crate::ops::target::tfjob_only(
+    crate::ops::workload::tfjob_only(
         &target,
         "--probe",
         args.probe,
         &format!("run `kubectl tfjob probe jobset/{}`", target.name()),
     )?;
-    crate::ops::target::tfjob_only(&target, "--save", args.save.is_some(), "")?;
+    crate::ops::workload::tfjob_only(&target, "--save", args.save.is_some(), "")?;
     let opts = DiagnoseOptions {
         name: target.name().to_string(),
         format: args.output,

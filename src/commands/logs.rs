@@ -142,7 +142,7 @@ fn replica_words(r: &str) -> Result<(Option<String>, Option<u32>)> {
 /// ([`Output::out_color`]: a terminal, and not NO_COLOR or `TERM=dumb`).
 pub fn exec(ctx: Context, args: LogsArgs, out: &mut Output) -> Result<()> {
     let target = Target::parse(&args.name, "logs")?;
-    crate::ops::target::tfjob_only(&target, "--save", args.save.is_some(), "")?;
+    crate::ops::workload::tfjob_only(&target, "--save", args.save.is_some(), "")?;
     let opts = args.options(target, out.out_color())?;
     // Without -f, `--timeout` ends the whole command, as every verb's does (a log the server
     // never ends included); with -f it bounds only the wait for pods, as `kubectl logs -f`

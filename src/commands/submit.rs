@@ -110,6 +110,7 @@ pub fn exec(ctx: Context, args: SubmitArgs, out: &mut Output) -> Result<()> {
         skip_capacity_check: args.skip_capacity_check,
         allow_missing_refs: args.allow_missing_refs,
         skip_image_check: args.skip_image_check,
+        to: crate::ops::submit::Kind::TfJob,
     };
     // `--timeout` (with --wait or --replace) is the whole command's one deadline: the
     // pre-flight, --replace's deletion, the create, the wait and its closing diagnosis.
@@ -134,7 +135,17 @@ pub fn exec(ctx: Context, args: SubmitArgs, out: &mut Output) -> Result<()> {
                 "--for training reads a TFJob's replicas' progress lines; with --to jobset use --for all-running".into(),
             ));
         }
-        return block_on(&ctx, crate::ops::jobset_submit::run(&ctx, options, out));
+        if options.replace {
+            return Err(crate::error::Error::Usage(
+                "--replace is for TFJobs; delete the JobSet first (kubectl delete jobset NAME)"
+                    .into(),
+            ));
+        }
+        let options = crate::ops::submit::SubmitOptions {
+            to: crate::ops::submit::Kind::JobSet,
+            ..options
+        };
+        return block_on(&ctx, crate::ops::submit::run(&ctx, options, out));
     }
     block_on(&ctx, crate::ops::submit::run(&ctx, options, out))
 }

@@ -203,8 +203,8 @@ pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
     }
     if let [one] = args.names.as_slice() {
         let target = Target::parse(one, "wait")?;
-        crate::ops::target::tfjob_only(&target, "--save", wait.save.is_some(), "")?;
-        crate::ops::target::tfjob_only(
+        crate::ops::workload::tfjob_only(&target, "--save", wait.save.is_some(), "")?;
+        crate::ops::workload::tfjob_only(
             &target,
             "--for training",
             wait.wait_for == WaitFor::Training,

@@ -7,18 +7,16 @@
 use std::io::Write;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{Api, DeleteParams, ListParams, Preconditions, PropagationPolicy};
-use kube::runtime::{WatchStreamExt, conditions, wait::await_condition, watcher};
+use kube::runtime::{conditions, wait::await_condition};
 use kube::{Client, ResourceExt};
 
 use super::Context;
 use crate::cluster::pod::Pod;
-use crate::cluster::{self, Action, Kube, Target};
+use crate::cluster::{self, Kube, Target};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::output::Output;
-use crate::pipeline::jobset::model::JobSet;
 
 /// `--cascade`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -101,11 +99,11 @@ pub async fn run(
             ));
         }
         let kube = ctx.kube().await?;
-        let js = super::target::read_jobset(kube, name).await?;
-        return delete_jobset(kube, &js, opts.wait, out).await;
+        let js = super::workload::jobset::read_jobset(kube, name).await?;
+        return super::workload::jobset::delete(kube, &js, opts.wait, out).await;
     }
     opts.names
-        .extend(super::target::tfjob_names(targets, "deleted", "delete")?);
+        .extend(super::workload::tfjob_names(targets, "deleted", "delete")?);
     ctx.with_streams(out, async |kube, ns, data, notes| {
         delete(kube, ns, &opts, data, notes).await
     })
@@ -463,71 +461,4 @@ async fn wait_gone(
         |n| writeln!(err, "waiting for {n} pod(s) to be deleted").map_err(io),
     )
     .await
-}
-
-// A JobSet (`delete jobset/NAME`).
-
-/// `delete jobset/NAME`: one DELETE, foreground (its Jobs and pods go first), then until it
-/// is gone or the command's deadline passes.
-async fn delete_jobset(kube: &Kube, js: &JobSet, wait: bool, out: &mut Output) -> Result<()> {
-    let name = js.metadata.name.as_deref().unwrap_or_default();
-    // The uid as precondition: a JobSet made again under the name since the read (maybe not
-    // the plugin's) is never the one deleted.
-    let dp = DeleteParams {
-        propagation_policy: Some(PropagationPolicy::Foreground),
-        preconditions: js.metadata.uid.clone().map(|uid| Preconditions {
-            uid: Some(uid),
-            resource_version: None,
-        }),
-        ..Default::default()
-    };
-    let action = Action::new("delete", "jobsets", Some(&kube.namespace)).named(name);
-    let jobsets = super::target::jobsets(kube);
-    let ns = kube.namespace.clone();
-    let check = format!("kubectl get jobset {name} {}", kube.hints.ns_flags(&ns));
-    crate::error::on_interrupt_write("JobSet", &ns, name, "deleted", &check);
-    let deleted = cluster::retry(kube, || jobsets.delete(name, &dp)).await;
-    crate::error::on_interrupt_settled();
-    match deleted {
-        Ok(_) => {}
-        Err(e) if cluster::status_code(&e) == Some(404) => {
-            return Err(super::target::jobset_not_found(kube, name));
-        }
-        Err(e) => return Err(cluster::explain(e, &action, kube)),
-    }
-    // Said once the DELETE is accepted, before the wait, as kubectl and the TFJob path say it.
-    out.data_line(&format!("jobset.jobset.x-k8s.io \"{name}\" deleted"))?;
-    if wait {
-        gone(kube, &jobsets, name).await?;
-    }
-    Ok(())
-}
-
-/// Until the JobSet is gone (its Jobs and pods first, foreground): a watch on it by name,
-/// re-watched after a drop and relisted after 410 Gone by kube-runtime's watcher, under one
-/// deadline. A relist that no longer finds it is gone too.
-async fn gone(kube: &Kube, jobsets: &Api<JobSet>, name: &str) -> Result<()> {
-    kube.deadline.phase(format!(
-        "waiting for JobSet {}/{name} to be deleted",
-        kube.namespace
-    ));
-    let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let watch = async {
-        let mut events = std::pin::pin!(watcher(jobsets.clone(), cfg).default_backoff());
-        let mut listed = false;
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(watcher::Event::Init) => listed = false,
-                Ok(watcher::Event::InitApply(_)) => listed = true,
-                Ok(watcher::Event::InitDone) if !listed => return,
-                Ok(watcher::Event::Delete(_)) => return,
-                Ok(_) => {}
-                Err(e) => tracing::debug!(error = %e, "jobset watch error (retried)"),
-            }
-        }
-    };
-    kube.deadline
-        .attempt(watch)
-        .await
-        .ok_or_else(|| kube.deadline.ran_out())
 }

@@ -143,7 +143,7 @@ pub async fn server_dry_run(kube: &Kube, namespace: &str, js: &JobSet) -> Result
 pub fn refused(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) -> Error {
     match &e {
         kube::Error::Api(s) if s.code == 404 && !s.message.contains("namespaces") => {
-            super::target::jobset_not_served()
+            super::workload::jobset::jobset_not_served()
         }
         kube::Error::Api(s) if s.code == 422 || s.code == 400 => {
             let mut message = format!("the API server rejected the JobSet: {}", s.message);

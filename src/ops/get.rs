@@ -14,7 +14,8 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 
 use super::Context;
-use super::target::{Progress, jobset_pods, jobset_replica, progress, read_jobset, tfjob_names};
+use super::workload::jobset::{Progress, health, jobset_replica, read_jobset};
+use super::workload::{jobset_pods, tfjob_names};
 use crate::cluster::{self, Kube, Target};
 use crate::cluster::{events, podtable};
 use crate::error::{Error, Result};
@@ -110,7 +111,7 @@ async fn run_many(
             format => {
                 let mut found = Vec::new();
                 for name in names {
-                    match super::target::read_tfjob_object(kube, name).await {
+                    match super::workload::read_tfjob_object(kube, name).await {
                         Ok(obj) => found.push(obj),
                         Err(e) => errors.push(e),
                     }
@@ -140,7 +141,7 @@ pub async fn get(
     _err: &mut dyn Write,
 ) -> Result<()> {
     let client = &kube.client;
-    let obj = super::target::read_tfjob_object(kube, &opts.name).await?;
+    let obj = super::workload::read_tfjob_object(kube, &opts.name).await?;
     let io = |e: std::io::Error| Error::io("writing output", e);
     let value = serde_json::to_value(&obj).unwrap_or_default();
     match &opts.format {
@@ -281,11 +282,13 @@ pub fn describe(js: &JobSet, pods: &[Pod]) -> String {
 
 fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
     let status = js.status.clone().unwrap_or_default();
+    // The one verdict diagnose gives, over what get read (the JobSet and its pods).
+    let health = health(js, &[], pods, &[]);
     let mut s = format!(
         "Name:       {}\nNamespace:  {}\nKind:       JobSet (jobset.x-k8s.io/v1alpha2)\nState:      {}\n",
         js.metadata.name.as_deref().unwrap_or(""),
         js.metadata.namespace.as_deref().unwrap_or(""),
-        match progress(js) {
+        match health.phase {
             Progress::AllReady => "Running (every pod ready)".to_string(),
             Progress::Completed => "Completed".to_string(),
             Progress::Failed(why) => format!("Failed ({why})"),
@@ -293,6 +296,9 @@ fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
             Progress::Waiting(_) => "Pending".to_string(),
         }
     );
+    if let Some(problem) = &health.failure {
+        s.push_str(&format!("Problem:    {problem}\n"));
+    }
     s.push_str("Conditions:\n");
     for c in &status.conditions {
         s.push_str(&format!(

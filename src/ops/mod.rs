@@ -35,7 +35,6 @@ pub mod diagnose;
 pub mod evidence;
 pub mod export;
 pub mod get;
-pub mod jobset_submit;
 pub mod list;
 pub mod logs;
 pub mod pod_dry_run;
@@ -49,12 +48,12 @@ pub mod restart;
 pub mod secret;
 pub mod submit;
 pub mod suspend;
-pub mod target;
 pub mod top;
 pub mod validate;
 pub mod version;
 pub mod wait;
 pub mod wait_many;
+pub mod workload;
 
 pub use context::Context;
 

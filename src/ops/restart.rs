@@ -39,7 +39,7 @@ async fn restart(
 ) -> Result<()> {
     let io = |e: std::io::Error| Error::io("writing output", e);
     let name = &opts.name;
-    let job = super::target::read_tfjob(kube, name).await?;
+    let job = super::workload::read_tfjob(kube, name).await?;
     if job.is_finished() {
         return Err(Error::Conflict {
             message: format!(

@@ -50,6 +50,17 @@ pub struct SubmitOptions {
     pub allow_missing_refs: bool,
     /// Create the job although an image reference cannot be parsed (`--skip-image-check`).
     pub skip_image_check: bool,
+    /// `--to`: the kind to create, decided once from the flags (a TFJob, or the JobSet
+    /// `export --to jobset` makes of it, the Workload's JobSet arm).
+    pub to: Kind,
+}
+
+/// The kind `submit` creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    #[default]
+    TfJob,
+    JobSet,
 }
 
 /// Images the kubelet cannot even parse (`InvalidImageName`): the API server stores such a
@@ -116,6 +127,12 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
     }
     // 1. Offline: render (or read), inject credentials, validate. Exit 2 before any request.
     let prepared = render::prepare(ctx.conn(), &args.render)?;
+    if args.to == Kind::JobSet {
+        // The flags only a TFJob takes were refused (`commands/submit.rs`); the JobSet is the
+        // export of this job, checked and created by the Workload's JobSet arm.
+        image_gate(&prepared.job, &args, out)?;
+        return super::workload::jobset::submit(ctx, prepared, &args, out).await;
+    }
     super::preflight::print_warnings(&prepared.report, out);
     crate::print::manifest::resources(&prepared.resources, out);
     let mut job = prepared.job.clone();

@@ -167,7 +167,7 @@ pub async fn set_suspend(
             "upgrade the training-operator to v1.7 or later to suspend and resume TFJobs",
         ));
     }
-    let job = super::target::read_tfjob(kube, &opts.name).await?;
+    let job = super::workload::read_tfjob(kube, &opts.name).await?;
     let uid = job.metadata.uid.clone().unwrap_or_default();
     if let Some(read) = opts.uid.as_deref().filter(|read| *read != uid) {
         return Err(replaced(kube, namespace, &opts.name, read));

@@ -70,10 +70,11 @@ pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Resu
     if let [name] = targets.names.as_slice() {
         if let cluster::Target::JobSet(name) = cluster::Target::parse(name, "wait")? {
             let kube = ctx.kube().await?;
-            let js = crate::ops::target::read_jobset(kube, &name).await?;
-            let api = crate::ops::target::jobsets(kube);
+            let js = crate::ops::workload::jobset::read_jobset(kube, &name).await?;
+            let api = crate::ops::workload::jobset::jobsets(kube);
             let once = opts.timeout.is_zero();
-            return wait::jobset::follow(kube, &api, &js, opts.wait_for, once, out).await;
+            return crate::ops::workload::jobset::follow(kube, &api, &js, opts.wait_for, once, out)
+                .await;
         }
         let one = WaitJobOptions {
             name: name.clone(),

@@ -4,8 +4,6 @@
 
 use super::Context;
 
-pub mod jobset;
-
 use crate::cluster::budget::Budget;
 use crate::diagnose;
 use crate::error::{Error, Result};
@@ -61,7 +59,7 @@ pub async fn run(
     out: &mut Output,
 ) -> Result<()> {
     if let crate::cluster::Target::JobSet(name) = target {
-        return jobset::run(ctx, name, out).await;
+        return crate::ops::workload::jobset::diagnose(ctx, name, out).await;
     }
     let name = diagnose::job_name(&opts.name)?.to_string();
     let kube = ctx.kube().await?;

@@ -14,13 +14,12 @@ pub(super) struct Follow<'a> {
     kube: &'a Kube,
     namespace: &'a str,
     opts: &'a LogsOptions,
-    job: &'a TrainingJob,
+    job: &'a Workload,
     expected: usize,
     sem: Arc<Semaphore>,
     tx: mpsc::Sender<Msg>,
     rx: mpsc::Receiver<Msg>,
-    job_watch:
-        futures::stream::BoxStream<'static, std::result::Result<TrainingJob, watcher::Error>>,
+    job_watch: futures::stream::BoxStream<'static, std::result::Result<Workload, watcher::Error>>,
     pod_events: futures::stream::BoxStream<
         'static,
         std::result::Result<watcher::Event<Pod>, watcher::Error>,
@@ -57,24 +56,24 @@ impl<'a> Follow<'a> {
         kube: &'a Kube,
         namespace: &'a str,
         opts: &'a LogsOptions,
-        job: &'a TrainingJob,
+        job: &'a Workload,
         expected: usize,
         allowed: usize,
     ) -> Self {
         let pods: Api<Pod> = Api::namespaced(kube.client.clone(), namespace);
         let by_name = watcher::Config::default().fields(&format!("metadata.name={}", opts.job()));
         let job_watch = match job {
-            TrainingJob::TfJob(_) => {
+            Workload::TfJob(_) => {
                 let jobs: Api<TFJob> = Api::namespaced(kube.client.clone(), namespace);
                 let w = watcher(jobs, by_name).default_backoff().applied_objects();
-                w.map_ok(TrainingJob::TfJob).boxed()
+                w.map_ok(Workload::TfJob).boxed()
             }
-            TrainingJob::JobSet(_) => {
+            Workload::JobSet(_) => {
                 let jobsets: Api<JobSet> = Api::namespaced(kube.client.clone(), namespace);
                 let w = watcher(jobsets, by_name)
                     .default_backoff()
                     .applied_objects();
-                w.map_ok(TrainingJob::JobSet).boxed()
+                w.map_ok(Workload::JobSet).boxed()
             }
         };
         let pod_events = watcher(pods, watcher::Config::default().labels(&job.selector()))
@@ -348,7 +347,7 @@ impl<'a> Follow<'a> {
                 // A JobSet's own failurePolicy decides its end: its Failed condition says it.
                 if self.opts.follow
                     && self.finished.is_none()
-                    && let TrainingJob::TfJob(tfjob) = self.job
+                    && let Workload::TfJob(tfjob) = self.job
                 {
                     let pods: Vec<Arc<Pod>> = self.known.values().cloned().collect();
                     let failed = crate::ops::wait::restarts::pods_failed(
@@ -382,7 +381,7 @@ impl<'a> Follow<'a> {
         Ok(())
     }
 
-    fn on_job(&mut self, j: std::result::Result<TrainingJob, watcher::Error>) {
+    fn on_job(&mut self, j: std::result::Result<Workload, watcher::Error>) {
         match j.map(|j| j.ended()) {
             Ok(Some(ended)) => {
                 if ended.failure.is_some() {

@@ -2,8 +2,8 @@
 //! its replica, in arrival order; with `follow`, pods that start, restart or are recreated are
 //! picked up and the command ends when the job finishes.
 //!
-//! Shape: one watch of the job (a TFJob, or a JobSet the plugin made: `ops::target`'s
-//! [`TrainingJob`] gives its pod selector, replica labels and end) and one of its pods
+//! Shape: one watch of the job (a TFJob, or a JobSet the plugin made: `ops::workload`'s
+//! [`Workload`] gives its pod selector, replica labels and end) and one of its pods
 //! (spec-less, by label) feed the main loop;
 //! one task per pod instance (pod uid) streams its container's log instance after instance and
 //! sends lines through a small bounded channel. Only the main loop writes, so a slow terminal
@@ -34,7 +34,7 @@ use crate::cluster::client as kubeapi;
 use crate::cluster::pod::{Pod, PodFacts};
 use crate::error::{Error, Result};
 use crate::model;
-use crate::ops::target::TrainingJob;
+use crate::ops::workload::Workload;
 use crate::output::Output;
 use crate::print::jobview;
 use cursor::Cursor;
@@ -161,7 +161,7 @@ pub async fn logs(
         opts.job()
     ));
     // A key a container printed is scrubbed from stdout and from saved files alike: reading
-    // the job registered every value its pods' environment takes from Secrets (ops::target).
+    // the job registered every value its pods' environment takes from Secrets (ops::workload).
     let save_until = crate::cluster::budget::after(opts.timeout);
     let mut saver = opts.save.clone().map(|s| {
         super::evidence::Saver::new(
@@ -195,8 +195,8 @@ pub async fn logs(
 /// The job, read within `--timeout`: it bounds waiting for the pods, so it bounds reading the
 /// job too (an API server that does not answer ends the command then, not when the retries
 /// give up).
-async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<TrainingJob> {
-    let read = TrainingJob::read(kube, &opts.target);
+async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<Workload> {
+    let read = Workload::read(kube, &opts.target);
     kube.deadline
         .within(opts.timeout, read)
         .await
@@ -212,7 +212,7 @@ async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<TrainingJob> {
 
 /// How many replicas the selection expects, and how many streams may be read at once; a
 /// selection that matches nothing, or a follow of more streams than allowed, is refused.
-fn streams(job: &TrainingJob, opts: &LogsOptions) -> Result<(usize, usize)> {
+fn streams(job: &Workload, opts: &LogsOptions) -> Result<(usize, usize)> {
     let expected = job.expected_selected(opts.replica_type.as_deref(), opts.index);
     if expected == 0 {
         return Err(Error::Usage(format!(
@@ -245,14 +245,14 @@ fn streams(job: &TrainingJob, opts: &LogsOptions) -> Result<(usize, usize)> {
 fn pods_gone(
     kube: &Kube,
     namespace: &str,
-    job: &TrainingJob,
+    job: &Workload,
     opts: &LogsOptions,
     saver: Option<&super::evidence::Saver>,
 ) -> Error {
     let name = opts.job();
     let flags = kube.hints.ns_flags(namespace);
     let state = job.ended().map(|e| e.condition).unwrap_or_default();
-    let TrainingJob::TfJob(tfjob) = job else {
+    let Workload::TfJob(tfjob) = job else {
         return Error::NotReady {
             message: format!(
                 "jobset {name} has finished ({state}) and its pods are gone: their logs went with them, there is no log to print"

@@ -70,7 +70,7 @@ pub(super) fn waiting_for(job: &TFJob, pods: &[Pod], container: &str) -> Option<
             let replica = format!("{}-{i}", t.as_str());
             match pods
                 .iter()
-                .find(|p| crate::ops::target::replica_of(p) == replica)
+                .find(|p| crate::ops::workload::replica_of(p) == replica)
             {
                 None => return Some(format!("{replica} has no pod yet")),
                 Some(p) => {

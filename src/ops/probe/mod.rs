@@ -428,7 +428,7 @@ async fn probe_pod(
     end: Instant,
 ) -> ReplicaProbe {
     let name = pod.metadata.name.clone().unwrap_or_default();
-    let replica = crate::ops::target::replica_of(pod);
+    let replica = crate::ops::workload::replica_of(pod);
     let containers: Vec<Check> = pod
         .spec
         .iter()

@@ -14,7 +14,7 @@ use crate::cluster::{self, Kube, Target};
 use crate::diagnose::inpod::PeerFacts;
 use crate::error::Result;
 use crate::model::TFJob;
-use crate::ops::target::{TrainingJob, replica_of};
+use crate::ops::workload::{Workload, replica_of};
 
 /// What is probed, read from the cluster.
 pub(super) struct Subject {
@@ -40,13 +40,13 @@ pub(super) async fn read(
     target: &Target,
     container: &str,
 ) -> Result<Subject> {
-    let job = TrainingJob::read(kube, target).await?;
+    let job = Workload::read(kube, target).await?;
     let pods = job.pods(kube).await?;
     let total = job.expected_pods();
     let api: Api<Service> = Api::namespaced(kube.client.clone(), ns);
     // Facts that only name causes: unreadable ones leave the cause unnamed, never a verdict.
     let (services, expected) = match &job {
-        TrainingJob::TfJob(tfjob) => {
+        Workload::TfJob(tfjob) => {
             let by_job = ListParams::default().labels(&job.selector());
             let services = cluster::retry(kube, || api.list(&by_job)).await;
             (
@@ -54,7 +54,7 @@ pub(super) async fn read(
                 expected_tf_configs(tfjob, ns),
             )
         }
-        TrainingJob::JobSet(_) => {
+        Workload::JobSet(_) => {
             let subdomain = pods
                 .iter()
                 .find_map(|p| p.spec.as_ref()?.subdomain.clone())
@@ -72,8 +72,8 @@ pub(super) async fn read(
         }
     };
     let job = match job {
-        TrainingJob::TfJob(tfjob) => Some(tfjob),
-        TrainingJob::JobSet(_) => None,
+        Workload::TfJob(tfjob) => Some(tfjob),
+        Workload::JobSet(_) => None,
     };
     Ok(Subject {
         job,
@@ -89,7 +89,7 @@ pub(super) async fn read(
 /// as the template says. A role whose host count is not the number of pods that run for it
 /// is given that many hosts, so the judgement names the difference instead of passing a
 /// replica whose peers are not all in its cluster spec.
-fn sized_to_the_jobset(config: &mut Value, job: &TrainingJob, pods: &[Pod]) {
+fn sized_to_the_jobset(config: &mut Value, job: &Workload, pods: &[Pod]) {
     let Some(cluster) = config["cluster"].as_object_mut() else {
         return;
     };
@@ -100,7 +100,7 @@ fn sized_to_the_jobset(config: &mut Value, job: &TrainingJob, pods: &[Pod]) {
             .iter()
             .filter(|p| p.metadata.deletion_timestamp.is_none())
             .filter(|p| {
-                crate::ops::target::jobset_task(&p.metadata)
+                crate::ops::workload::jobset::jobset_task(&p.metadata)
                     .0
                     .is_some_and(|r| r.eq_ignore_ascii_case(role))
             })

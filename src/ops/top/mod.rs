@@ -266,7 +266,7 @@ pub async fn top(
     let ar = model::dynamic_resource();
     let ns = (!opts.all_namespaces || opts.name.is_some()).then_some(namespace);
     let jobs: Vec<(String, String)> = if let Some(name) = &opts.name {
-        let job = crate::ops::target::read_tfjob_object(kube, name).await?;
+        let job = crate::ops::workload::read_tfjob_object(kube, name).await?;
         vec![(namespace.to_string(), job.name_any())]
     } else {
         let api: Api<DynamicObject> = match ns {

@@ -17,7 +17,6 @@
 
 pub mod conditions;
 mod follow;
-pub mod jobset;
 pub use follow::{is_namespace_gone, namespace_gone_message};
 mod progress;
 pub mod queue;

@@ -1,45 +1,45 @@
-//! What a NAME argument names (`cluster::Target`), read once for the day-two verbs: a TFJob,
-//! whose pods the training-operator makes and labels, or a JobSet that `export --to jobset` or
-//! `submit --to jobset` made, whose pods the JobSet and Job controllers label (jobset.md §4:
-//! `replicatedJobsStatus`, its conditions, the `jobset.sigs.k8s.io/jobset-name` pod label).
-//! [`TrainingJob`] is the object read with one wording for "not there" and "not served" per
+//! The Workload (issue 59): what a NAME argument names (`cluster::Target`), read once for the
+//! verbs, one kind per arm. A TFJob, whose pods the training-operator makes and labels, is
+//! read here; a JobSet that `export --to jobset` or `submit --to jobset` made is the
+//! [`jobset`] arm (its reading, its one health verdict, its watch and its diagnosis).
+//! [`Workload`] is the object read with one wording for "not there" and "not served" per
 //! kind, and what both kinds answer alike: the selector of their pods, the pods, a pod's
-//! replica, how many pods they expect. `commands/` asks here which flags only a TFJob takes;
-//! each verb's core (get, logs, delete, wait, diagnose, probe) branches once on the target for
-//! what differs (a JobSet's progress is [`progress`]; a TFJob's is `ops::wait`'s).
+//! replica, how many pods they expect, whether it has ended. `commands/` asks here which flags
+//! only a TFJob takes; each verb's core branches once on the Workload for what differs (a
+//! JobSet's health is [`jobset::health`]; a TFJob's is `ops::wait`'s).
 
-use k8s_openapi::api::apps::v1::Deployment;
+pub mod jobset;
+
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::{DynamicObject, ListParams};
 
 use crate::cluster::{self, Action, Kube, Target};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
-use crate::pipeline::jobset::model::{JobSet, JobSetStatus};
-use crate::pipeline::jobset::{self, COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
+use crate::pipeline::jobset::model::JobSet;
+use jobset::{Progress, jobset_replica, jobset_task, read_jobset};
 
 /// The job a NAME names, read once.
 #[derive(Debug, Clone)]
-pub enum TrainingJob {
+pub enum Workload {
     TfJob(TFJob),
     JobSet(JobSet),
 }
 
-impl TrainingJob {
+impl Workload {
     /// Reads the target in the context's namespace: [`read_tfjob`] or [`read_jobset`].
-    pub async fn read(kube: &Kube, target: &Target) -> Result<TrainingJob> {
+    pub async fn read(kube: &Kube, target: &Target) -> Result<Workload> {
         match target {
-            Target::TfJob(name) => read_tfjob(kube, name).await.map(TrainingJob::TfJob),
-            Target::JobSet(name) => read_jobset(kube, name).await.map(TrainingJob::JobSet),
+            Target::TfJob(name) => read_tfjob(kube, name).await.map(Workload::TfJob),
+            Target::JobSet(name) => read_jobset(kube, name).await.map(Workload::JobSet),
         }
     }
 
     pub fn name(&self) -> String {
         match self {
-            TrainingJob::TfJob(j) => j.metadata.name.clone(),
-            TrainingJob::JobSet(j) => j.metadata.name.clone(),
+            Workload::TfJob(j) => j.metadata.name.clone(),
+            Workload::JobSet(j) => j.metadata.name.clone(),
         }
         .unwrap_or_default()
     }
@@ -47,8 +47,8 @@ impl TrainingJob {
     /// The kind, as messages name it (`tfjob`, `jobset`).
     pub fn kind(&self) -> &'static str {
         match self {
-            TrainingJob::TfJob(_) => "tfjob",
-            TrainingJob::JobSet(_) => "jobset",
+            Workload::TfJob(_) => "tfjob",
+            Workload::JobSet(_) => "jobset",
         }
     }
 
@@ -57,7 +57,7 @@ impl TrainingJob {
     /// controller's).
     pub fn ended(&self) -> Option<Ended> {
         match self {
-            TrainingJob::TfJob(j) if j.is_finished() => Some(Ended {
+            Workload::TfJob(j) if j.is_finished() => Some(Ended {
                 condition: j.state(),
                 failure: j.is_failed().then(|| {
                     let why = j
@@ -70,8 +70,8 @@ impl TrainingJob {
                     )
                 }),
             }),
-            TrainingJob::TfJob(_) => None,
-            TrainingJob::JobSet(js) => match progress(js) {
+            Workload::TfJob(_) => None,
+            Workload::JobSet(js) => match jobset::health(js, &[], &[], &[]).phase {
                 Progress::Completed => Some(Ended {
                     condition: "Completed".into(),
                     failure: None,
@@ -88,8 +88,8 @@ impl TrainingJob {
     /// The specs of its pod templates (for the Secrets their environment reads).
     pub fn pod_specs(&self) -> Vec<&PodSpec> {
         match self {
-            TrainingJob::TfJob(j) => j.pod_specs().collect(),
-            TrainingJob::JobSet(j) => j
+            Workload::TfJob(j) => j.pod_specs().collect(),
+            Workload::JobSet(j) => j
                 .spec
                 .replicated_jobs
                 .iter()
@@ -102,8 +102,8 @@ impl TrainingJob {
     /// the replicatedJob and completion index ([`jobset_replica`]).
     pub fn pod_label(&self, pod: &cluster::pod::Pod) -> String {
         match self {
-            TrainingJob::TfJob(_) => crate::print::jobview::replica_label(pod),
-            TrainingJob::JobSet(_) => jobset_replica(&pod.metadata),
+            Workload::TfJob(_) => crate::print::jobview::replica_label(pod),
+            Workload::JobSet(_) => jobset_replica(&pod.metadata),
         }
     }
 
@@ -116,8 +116,8 @@ impl TrainingJob {
         index: Option<u32>,
     ) -> bool {
         match self {
-            TrainingJob::TfJob(_) => crate::print::jobview::selected(pod, replica_type, index),
-            TrainingJob::JobSet(_) => {
+            Workload::TfJob(_) => crate::print::jobview::selected(pod, replica_type, index),
+            Workload::JobSet(_) => {
                 let (rjob, at) = jobset_task(&pod.metadata);
                 replica_type.is_none_or(|t| rjob.is_some_and(|r| t.eq_ignore_ascii_case(r)))
                     && index.is_none_or(|i| at == Some(i.to_string().as_str()))
@@ -131,10 +131,10 @@ impl TrainingJob {
     /// Job's `parallelism` (the Job API's default 1) pods.
     pub fn expected_selected(&self, replica_type: Option<&str>, index: Option<u32>) -> usize {
         let js = match self {
-            TrainingJob::TfJob(j) => {
+            Workload::TfJob(j) => {
                 return crate::print::jobview::expected_replicas(j, replica_type, index);
             }
-            TrainingJob::JobSet(js) => js,
+            Workload::JobSet(js) => js,
         };
         js.spec
             .replicated_jobs
@@ -161,26 +161,26 @@ impl TrainingJob {
     /// The label selector of its pods (and, for a TFJob, of the operator's Services).
     pub fn selector(&self) -> String {
         match self {
-            TrainingJob::TfJob(_) => model::job_selector(&self.name()),
-            TrainingJob::JobSet(_) => jobset::pod_selector(&self.name()),
+            Workload::TfJob(_) => model::job_selector(&self.name()),
+            Workload::JobSet(_) => crate::pipeline::jobset::pod_selector(&self.name()),
         }
     }
 
     /// How many pods it runs when every replica runs: a TFJob's operator pods
     /// ([`crate::operator_pods`]), a JobSet's Jobs times each Job's parallelism
-    /// ([`TrainingJob::expected_selected`]).
+    /// ([`Workload::expected_selected`]).
     pub fn expected_pods(&self) -> usize {
         match self {
-            TrainingJob::TfJob(j) => crate::operator_pods::expand(j)
+            Workload::TfJob(j) => crate::operator_pods::expand(j)
                 .expected()
                 .values()
                 .map(|n| (*n).max(0) as usize)
                 .sum(),
-            TrainingJob::JobSet(_) => self.expected_selected(None, None),
+            Workload::JobSet(_) => self.expected_selected(None, None),
         }
     }
 
-    /// Its pods, listed once by [`TrainingJob::selector`].
+    /// Its pods, listed once by [`Workload::selector`].
     pub async fn pods(&self, kube: &Kube) -> Result<Vec<Pod>> {
         list_pods(kube, &self.selector()).await
     }
@@ -188,7 +188,7 @@ impl TrainingJob {
 
 /// The pods of JobSet `name`, listed once by its pod label.
 pub async fn jobset_pods(kube: &Kube, name: &str) -> Result<Vec<Pod>> {
-    list_pods(kube, &jobset::pod_selector(name)).await
+    list_pods(kube, &crate::pipeline::jobset::pod_selector(name)).await
 }
 
 async fn list_pods(kube: &Kube, selector: &str) -> Result<Vec<Pod>> {
@@ -200,7 +200,7 @@ async fn list_pods(kube: &Kube, selector: &str) -> Result<Vec<Pod>> {
         .map_err(|e| cluster::explain(e, &Action::new("list", "pods", Some(&kube.namespace)), kube))
 }
 
-/// A job that has ended ([`TrainingJob::ended`]).
+/// A job that has ended ([`Workload::ended`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {
     /// Its last condition (`Succeeded`, `Failed`, `Completed`).
@@ -214,7 +214,7 @@ pub struct Ended {
 pub async fn read_tfjob(kube: &Kube, name: &str) -> Result<TFJob> {
     let api = Api::namespaced(kube.client.clone(), &kube.namespace);
     let job: TFJob = read_tfjob_as(kube, api, name).await?;
-    arm(kube, &TrainingJob::TfJob(job.clone())).await;
+    arm(kube, &Workload::TfJob(job.clone())).await;
     Ok(job)
 }
 
@@ -240,7 +240,7 @@ pub async fn read_tfjob_object(kube: &Kube, name: &str) -> Result<DynamicObject>
 
 /// Every Secret value the job's pods can see is registered with the redactor the moment the
 /// job is read ([`cluster::secret::arm_redactor`]): by construction, not per verb.
-async fn arm(kube: &Kube, job: &TrainingJob) {
+async fn arm(kube: &Kube, job: &Workload) {
     cluster::secret::arm_redactor(kube, &kube.namespace, job.pod_specs()).await;
 }
 
@@ -304,195 +304,11 @@ pub fn tfjob_only(target: &Target, flag: &str, given: bool, instead: &str) -> Re
     Err(Error::Usage(message))
 }
 
-/// A JobSet pod's task, where the pod says it: the replicatedJob it belongs to and its Job's
-/// completion index (the export names each replicatedJob after its replica type).
-pub fn jobset_task(m: &ObjectMeta) -> (Option<&str>, Option<&str>) {
-    let rjob = m.labels.as_ref().and_then(|l| l.get(LABEL_REPLICATED_JOB));
-    let index = m
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(COMPLETION_INDEX_ANNOTATION));
-    (rjob.map(String::as_str), index.map(String::as_str))
-}
-
-/// `<rjob>-<index>` ([`jobset_task`]), `?` for what the pod does not say.
-pub fn jobset_replica(m: &ObjectMeta) -> String {
-    let (rjob, index) = jobset_task(m);
-    format!("{}-{}", rjob.unwrap_or("?"), index.unwrap_or("?"))
-}
-
-/// The JobSet's API.
-pub(crate) fn jobsets(kube: &Kube) -> Api<JobSet> {
-    Api::namespaced(kube.client.clone(), &kube.namespace)
-}
-
-/// The JobSet `name` does not exist in the namespace (exit 3, as kubectl's NotFound).
-pub(crate) fn jobset_not_found(kube: &Kube, name: &str) -> Error {
-    Error::NotFound(format!(
-        "jobsets.jobset.x-k8s.io {name:?} not found in namespace {:?}",
-        kube.namespace
-    ))
-}
-
-/// The JobSet `name`, read once, if the plugin made it; said as kubectl says it when it is
-/// not there or JobSet is not installed.
-pub async fn read_jobset(kube: &Kube, name: &str) -> Result<JobSet> {
-    let action = Action::new("get", "jobsets", Some(&kube.namespace)).named(name);
-    let api = jobsets(kube);
-    match cluster::retry(kube, || api.get_opt(name)).await {
-        Ok(Some(js)) => {
-            let js = ours(js, &kube.namespace)?;
-            arm(kube, &TrainingJob::JobSet(js.clone())).await;
-            Ok(js)
-        }
-        Ok(None) => Err(jobset_not_found(kube, name)),
-        Err(e) if cluster::status_code(&e) == Some(404) => Err(jobset_not_served()),
-        Err(e) => Err(cluster::explain(e, &action, kube)),
-    }
-}
-
-/// The JobSet if the plugin made it (`export`/`submit --to jobset` annotate it), else a
-/// Conflict (exit 3, as for any object that exists but is not the one asked for): the
-/// day-two commands read a JobSet by the shape the export gives it, so another one is left
-/// to kubectl.
-pub(crate) fn ours(js: JobSet, namespace: &str) -> Result<JobSet> {
-    if crate::pipeline::jobset::made_by_plugin(&js) {
-        return Ok(js);
-    }
-    let name = js.metadata.name.clone().unwrap_or_default();
-    Err(Error::Conflict {
-        message: format!(
-            "JobSet {namespace}/{name} was not made by kubectl-tfjob (no annotation {}={}): the jobset/NAME commands act only on JobSets that `export --to jobset` or `submit --to jobset` made",
-            crate::pipeline::jobset::MADE_BY_ANNOTATION,
-            crate::pipeline::jobset::MADE_FROM
-        ),
-        hint: Some(format!(
-            "Use kubectl for it: kubectl get jobset {name} -n {namespace} -o yaml (or kubectl describe, kubectl delete jobset {name}, kubectl logs -l {})",
-            crate::pipeline::jobset::pod_selector(&name)
-        )),
-    })
-}
-
-/// The JobSet API is not served here: install JobSet (server-side: the CRD is over 256 KiB).
-pub fn jobset_not_served() -> Error {
-    Error::not_ready(
-        format!(
-            "this cluster does not serve {}/{} (the JobSet CRD {} is not installed)",
-            jobset::GROUP,
-            jobset::VERSION,
-            jobset::CRD_NAME
-        ),
-        "Install JobSet: kubectl apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
-    )
-}
-
-/// Where the upstream manifests install the controller (jobset `config/components/manager`).
-pub const CONTROLLER_NAMESPACE: &str = "jobset-system";
-pub const CONTROLLER_DEPLOYMENT: &str = "jobset-controller-manager";
-
-/// The JobSet API answers (a list of one) and its controller's Deployment has a ready replica.
-/// A Deployment not found or not readable is a warning: it may run under another name.
-pub(crate) async fn check_jobset(kube: &Kube, namespace: &str) -> (Vec<Error>, Vec<String>) {
-    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), namespace);
-    let deps: Api<Deployment> = Api::namespaced(kube.client.clone(), CONTROLLER_NAMESPACE);
-    let lp = ListParams::default().limit(1);
-    let (served, controller) = tokio::join!(
-        cluster::retry(kube, || api.list(&lp)),
-        cluster::retry(kube, || deps.get_opt(CONTROLLER_DEPLOYMENT)),
-    );
-    let mut failures = Vec::new();
-    let mut warnings = Vec::new();
-    match served {
-        Ok(_) => {}
-        Err(e) if cluster::status_code(&e) == Some(404) => failures.push(jobset_not_served()),
-        Err(e) if cluster::status_code(&e) == Some(403) => {}
-        Err(e) => failures.push(cluster::explain(
-            e,
-            &Action::new("list", "jobsets", Some(namespace)),
-            kube,
-        )),
-    }
-    match controller {
-        Ok(Some(d)) => {
-            let ready = d.status.and_then(|s| s.ready_replicas).unwrap_or(0);
-            if ready == 0 {
-                failures.push(Error::not_ready(
-                    format!(
-                        "the JobSet controller Deployment {CONTROLLER_NAMESPACE}/{CONTROLLER_DEPLOYMENT} has no ready replicas: nothing would create the JobSet's Jobs, and its webhooks would refuse it"
-                    ),
-                    format!(
-                        "Look at why: kubectl describe deployment {CONTROLLER_DEPLOYMENT} {flags}; kubectl logs deployment/{CONTROLLER_DEPLOYMENT} {flags}",
-                        flags = kube.hints.ns_flags(CONTROLLER_NAMESPACE)
-                    ),
-                ));
-            }
-        }
-        Ok(None) => warnings.push(format!(
-            "no JobSet controller Deployment {CONTROLLER_NAMESPACE}/{CONTROLLER_DEPLOYMENT}; going on, since it may run under another name"
-        )),
-        Err(e) => warnings.push(format!(
-            "could not read the JobSet controller Deployment ({}); going on",
-            crate::error::chain(&e)
-        )),
-    }
-    (failures, warnings)
-}
-
-/// What a JobSet's status says about "every pod runs".
-#[derive(Debug, PartialEq, Eq)]
-pub enum Progress {
-    /// Every replicatedJob's Jobs are ready (or succeeded).
-    AllReady,
-    Completed,
-    Failed(String),
-    /// Per replicatedJob: (name, ready + succeeded Jobs, Jobs wanted).
-    Waiting(Vec<(String, i64, i64)>),
-}
-
-/// Pure: the JobSet's state by Kueue's `PodsReady` test, which the JobSet controller's
-/// `allJobsReady` shares: Σ replicas == Σ (ready + succeeded) over
-/// `status.replicatedJobsStatus` (kueue `pkg/controller/jobs/jobset/jobset_controller.go`;
-/// jobset `pkg/controllers/jobset_controller.go`), with Completed and Failed not True.
-pub fn progress(js: &JobSet) -> Progress {
-    let empty = JobSetStatus::default();
-    let status = js.status.as_ref().unwrap_or(&empty);
-    let cond = |t: &str| {
-        status
-            .conditions
-            .iter()
-            .find(|c| c.type_ == t && c.status == "True")
-    };
-    if let Some(c) = cond("Failed") {
-        return Progress::Failed(format!("{}: {}", c.reason, c.message));
-    }
-    if cond("Completed").is_some() {
-        return Progress::Completed;
-    }
-    let rows: Vec<(String, i64, i64)> = js
-        .spec
-        .replicated_jobs
-        .iter()
-        .map(|r| {
-            let have = status
-                .replicated_jobs_status
-                .iter()
-                .find(|s| s.name == r.name)
-                .map(|s| i64::from(s.ready) + i64::from(s.succeeded))
-                .unwrap_or(0);
-            (r.name.clone(), have, i64::from(r.replicas.unwrap_or(1)))
-        })
-        .collect();
-    let suspended = js.is_suspended();
-    if !suspended && rows.iter().all(|(_, have, want)| have >= want) {
-        Progress::AllReady
-    } else {
-        Progress::Waiting(rows)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::jobset::*;
     use super::*;
+    use crate::pipeline::jobset::{COMPLETION_INDEX_ANNOTATION, LABEL_REPLICATED_JOB};
 
     #[test]
     fn only_a_jobset_with_the_export_annotation_is_the_plugins() {
@@ -563,7 +379,7 @@ mod tests {
             }}
         }))
         .unwrap();
-        let tfjob = TrainingJob::TfJob(tfjob);
+        let tfjob = Workload::TfJob(tfjob);
         assert_eq!(tfjob.expected_pods(), 4, "PS defaults to one replica");
         assert_eq!(tfjob.selector(), model::job_selector("t"));
         let js: JobSet = serde_json::from_value(serde_json::json!({
@@ -574,9 +390,9 @@ mod tests {
             ]}
         }))
         .unwrap();
-        let js = TrainingJob::JobSet(js);
+        let js = Workload::JobSet(js);
         assert_eq!(js.expected_pods(), 5, "1 ps Job, 2 worker Jobs of 2 pods");
-        assert_eq!(js.selector(), jobset::pod_selector("j"));
+        assert_eq!(js.selector(), crate::pipeline::jobset::pod_selector("j"));
         assert_eq!(js.name(), "j");
     }
 
