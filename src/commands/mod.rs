@@ -59,7 +59,7 @@ use crate::output::{ManifestFormat, Output, ReportFormat};
 
 pub use global::{Global, options_text};
 use global::{connection_order, global_ids};
-pub use runtime::block_on;
+pub use runtime::{block_on, new_runtime};
 
 #[derive(Debug, Parser)]
 #[command(

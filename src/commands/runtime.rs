@@ -20,12 +20,7 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(
     ctx: &Context,
     future: F,
 ) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::io("starting the async runtime", e))?;
-    runtime.block_on(async {
+    new_runtime()?.block_on(async {
         let listener = interrupt_listener()?;
         // The listener runs on the runtime's workers, so an interrupt is recorded even while
         // the command's own future is busy without yielding (a printer): that work polls
@@ -59,6 +54,16 @@ pub fn block_on<F: std::future::Future<Output = Result<()>>>(
             ))),
         }
     })
+}
+
+/// The runtime a command (or the MCP server) runs on: two workers, as the machines it is
+/// built for have few cores and a command's work is mostly waiting on the API server.
+pub fn new_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting the async runtime", e))
 }
 
 /// The interrupt's message when the command said nothing of it: every write says what an

@@ -40,12 +40,7 @@ const SHORT_TEXT: usize = 4000;
 
 /// Serves until the client closes stdin, or SIGINT/SIGTERM.
 pub fn serve(global: Global, args: McpArgs) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::io("starting the async runtime", e))?;
-    runtime.block_on(async {
+    crate::commands::new_runtime()?.block_on(async {
         let server = Server {
             global,
             read_only: args.read_only,
