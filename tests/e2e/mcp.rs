@@ -333,3 +333,55 @@ fn a_cancelled_call_ends_its_command_and_the_next_is_answered() {
     assert_eq!(list["exit_class"], "ok", "{list}");
     assert_eq!(list["data"][0]["NAME"], "slow", "{list}");
 }
+
+/// The article's manifest as users paste it (only where the reference copy is): the agent gets
+/// the CLI's refusal, exit class and findings, the line in the file included.
+#[test]
+fn the_articles_manifest_is_refused_through_mcp_as_by_the_cli() {
+    let Some(python) = python() else { return };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference/article-tfjob.yaml");
+    let Ok(manifest) = std::fs::read_to_string(&path) else {
+        eprintln!("skipped: {} not present", path.display());
+        return;
+    };
+    let cli = Cli::new(
+        None,
+        &["validate", "-f", path.to_str().unwrap(), "-o", "json"],
+    )
+    .run();
+    cli.exit(2);
+    let cli_report: Value = serde_json::from_str(&cli.stdout).unwrap();
+    let c = cluster("");
+    let steps = session(
+        &python,
+        &c,
+        &[],
+        json!([call("validate", json!({"manifest": manifest}))]),
+    );
+    let validate = result(&steps[0]);
+    assert_eq!(validate["exit_code"], 2, "{validate}");
+    assert_eq!(validate["exit_class"], "invalid");
+    let findings = |report: &Value| -> Vec<(String, String, Value)> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap_or("").to_string(),
+                    f["message"].as_str().unwrap_or("").to_string(),
+                    f["location"]["line"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(findings(&validate["data"]), findings(&cli_report));
+    assert!(
+        validate["data"]["findings"]
+            .to_string()
+            .contains("sidecar.istio.io/inject"),
+        "{validate}"
+    );
+    assert!(c.requests().is_empty(), "validate is offline");
+}
