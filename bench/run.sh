@@ -38,7 +38,7 @@ fi
 kc_new="${KUBECTL_NEW:-$("$root/tests/cluster/install-kubectl-1.36.sh")}"
 
 echo "== building release binaries (the shipped profile, Cargo.toml [profile.release])"
-cargo build --release --locked -p kubectl-tfjob -p tfjob-testcluster
+cargo build --release --locked
 bin="$root/target/release/kubectl-tfjob"
 
 # BENCH_ONLY=N: only section N runs (the header and the builds always do).

@@ -139,10 +139,10 @@ done
 if [ -z "$binary" ]; then
 	target_dir="${CARGO_TARGET_DIR:-$root/target}"
 	if [ -n "$explicit_target" ]; then
-		(cd "$root" && "$cargo_cmd" build --release --locked --target "$target") >&2
+		(cd "$root" && "$cargo_cmd" build --release --locked -p kubectl-tfjob --target "$target") >&2
 		binary="$target_dir/$target/release/$bin"
 	else
-		(cd "$root" && "$cargo_cmd" build --release --locked) >&2
+		(cd "$root" && "$cargo_cmd" build --release --locked -p kubectl-tfjob) >&2
 		binary="$target_dir/release/$bin"
 	fi
 fi

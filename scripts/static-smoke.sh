@@ -13,7 +13,7 @@ if ! command -v musl-gcc >/dev/null; then
     { apt-get update >/dev/null && apt-get install -y musl-tools >/dev/null; }
 fi
 
-CC_x86_64_unknown_linux_musl=musl-gcc cargo build --locked --target "$target" --bin kubectl-tfjob
+CC_x86_64_unknown_linux_musl=musl-gcc cargo build --locked --target "$target" -p kubectl-tfjob --bin kubectl-tfjob
 bin="${CARGO_TARGET_DIR:-target}/$target/debug/kubectl-tfjob"
 
 # Static: ldd has no library to list ("statically linked" for musl's static PIE, "not a

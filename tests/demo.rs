@@ -1,4 +1,4 @@
-//! The one-command demo (`cargo run --release -p tfjob-testcluster -- demo`) on the debug build:
+//! The one-command demo (`cargo run --release --bin tfjob-testcluster -- demo`) on the debug build:
 //! every step of the article's story must hold (each asserts its exit code and key lines), and
 //! the cluster must leave nothing behind.
 

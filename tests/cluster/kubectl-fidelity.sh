@@ -16,7 +16,7 @@ MINOR=$("$KUBECTL" version --client -o json 2>/dev/null | python3 -c 'import jso
 # since VERSION: run the check only with kubectl >= 1.VERSION (older clients lack the flag/feature).
 since() { [[ $MINOR -ge $1 ]]; }
 
-(cd "$ROOT" && cargo build --quiet -p tfjob-testcluster)
+(cd "$ROOT" && cargo build --quiet --bin tfjob-testcluster)
 WORK=$(mktemp -d)
 SERVER_PID=""
 TLS_PID=""
