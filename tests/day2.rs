@@ -401,6 +401,19 @@ async fn list_requests_do_not_grow_with_the_jobs_and_show_kubectl_columns() {
     for i in 0..4 {
         create(&cl, tfjob(&format!("more-{i}"), 1, 3, "OnFailure", None)).await;
     }
+    // Reconciled first: a job with no condition yet costs one look at the operator (REASON
+    // says when nothing reconciles it), whatever the number of such jobs.
+    until("the new jobs reconciled", || {
+        (0..4).all(|i| {
+            c.get("tfjobs", Some("default"), &format!("more-{i}"))
+                .is_some_and(|j| {
+                    j["status"]["conditions"]
+                        .as_array()
+                        .is_some_and(|c| !c.is_empty())
+                })
+        })
+    })
+    .await;
     let before = c.requests().len();
     let (out, _) = run(
         ops::list::ListOptions {

@@ -82,6 +82,33 @@ impl std::fmt::Display for OperatorState {
     }
 }
 
+/// Why nothing reconciles a job that has no condition yet, in the one wording `wait`, `list` and
+/// `get` use (pure): an operator that is installed but not ready is the cause at once; one that
+/// cannot be found or seen is the cause only once the job has had no status for
+/// [`RECONCILE_GRACE`] (`age`, seconds since its creation), since a running operator writes
+/// Created within seconds. `None` while a running operator may simply not have got to it.
+pub fn not_reconciling(operator: &OperatorState, age: Option<u64>) -> Option<String> {
+    not_reconciling_after(operator, age, RECONCILE_GRACE)
+}
+
+/// [`not_reconciling`] with the grace `wait --pending-timeout` sets.
+pub fn not_reconciling_after(
+    operator: &OperatorState,
+    age: Option<u64>,
+    grace: std::time::Duration,
+) -> Option<String> {
+    match operator {
+        OperatorState::Running { .. } => None,
+        OperatorState::NotReady { .. } => Some(operator.to_string()),
+        OperatorState::NotFound | OperatorState::Unknown(_) => {
+            let old = age.filter(|a| *a >= grace.as_secs())?;
+            Some(format!(
+                "it has no status {old}s after its creation ({operator})"
+            ))
+        }
+    }
+}
+
 /// Whether a Deployment runs the training-operator: the upstream label (on the Deployment or
 /// its pod template), else the upstream name, else an image called `training-operator` (forks
 /// and Helm charts that relabel it).
@@ -241,6 +268,35 @@ pub async fn gang_scheduler(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_reconciles_is_said_at_once_for_an_operator_down_and_after_the_grace_otherwise() {
+        let down = OperatorState::NotReady {
+            namespace: "kubeflow".into(),
+            name: "training-operator".into(),
+            ready: 0,
+            desired: 1,
+        };
+        assert_eq!(
+            not_reconciling(&down, None).as_deref(),
+            Some("training-operator kubeflow/training-operator is not ready (0/1 replicas ready)")
+        );
+        let up = OperatorState::Running {
+            namespace: "kubeflow".into(),
+            name: "training-operator".into(),
+        };
+        assert_eq!(not_reconciling(&up, Some(3600)), None);
+        let unseen = OperatorState::Unknown("forbidden".into());
+        let grace = RECONCILE_GRACE.as_secs();
+        assert_eq!(not_reconciling(&unseen, Some(grace - 1)), None);
+        assert_eq!(not_reconciling(&unseen, None), None);
+        assert_eq!(
+            not_reconciling(&unseen, Some(grace)).as_deref(),
+            Some(
+                "it has no status 30s after its creation (cannot tell whether the training-operator is running (forbidden))"
+            )
+        );
+    }
     use serde_json::json;
 
     #[test]

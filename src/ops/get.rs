@@ -176,6 +176,19 @@ pub async fn get(
         std::slice::from_mut(&mut row),
     )
     .await;
+    crate::ops::list::mark_unreconciled(
+        kube,
+        std::slice::from_ref(&job),
+        std::slice::from_mut(&mut row),
+    )
+    .await;
+    crate::ops::list::mark_gang(
+        kube,
+        std::slice::from_ref(&job),
+        &pods,
+        std::slice::from_mut(&mut row),
+    )
+    .await;
     if matches!(opts.format, Format::Wide) {
         // The job's row of `list -o wide`, as `kubectl get tfjob NAME -o wide` is its row.
         let mut table = Vec::new();

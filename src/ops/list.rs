@@ -281,6 +281,8 @@ pub async fn list(
             let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
             let mut rows = rows(&typed_jobs, &pods, Timestamp::now());
             mark_queued(kube, &typed_jobs, &mut rows).await;
+            mark_unreconciled(kube, &typed_jobs, &mut rows).await;
+            mark_gang(kube, &typed_jobs, &pods, &mut rows).await;
             if wide {
                 mark_progress(kube, &pods, &mut rows).await;
             }
@@ -444,6 +446,87 @@ pub(crate) async fn mark_queued(kube: &Kube, jobs: &[TFJob], rows: &mut [JobRow]
     for (i, reason) in futures::future::join_all(asks).await {
         if let Some(reason) = reason {
             rows[i].reason = reason;
+        }
+    }
+}
+
+/// How many jobs `list` asks about their PodGroup (one or two GETs each).
+const GANGS_ASKED: usize = 20;
+
+/// A reconciled job with no pods that a gang scheduler's PodGroup holds says so in REASON, in
+/// the words `wait` and `diagnose` use (`PodGroup::waiting_line`). Best effort within the
+/// decoration budget; at most [`GANGS_ASKED`] jobs. Whether the gang can ever be placed is
+/// `diagnose`'s and `wait`'s to say: it costs a read of every node and bound pod.
+pub(crate) async fn mark_gang(kube: &Kube, jobs: &[TFJob], pods: &[PodRow], rows: &mut [JobRow]) {
+    use crate::cluster::queue::{self as q, Fact};
+    let by_job = by_job(pods);
+    let asks = jobs
+        .iter()
+        .zip(rows.iter())
+        .enumerate()
+        .filter(|(_, (j, r))| {
+            let ns = j.metadata.namespace.as_deref().unwrap_or_default();
+            let name = j.metadata.name.as_deref().unwrap_or_default();
+            r.reason == "<none>"
+                && j.last_condition().is_some()
+                && !j.is_finished()
+                && !j.is_suspended()
+                && q::local_queue_name(j).is_none()
+                && !by_job.contains_key(&(ns, name))
+        })
+        .take(GANGS_ASKED)
+        .map(|(i, (j, _))| async move {
+            let ns = j.metadata.namespace.as_deref().unwrap_or_default();
+            let name = j.metadata.name.as_deref().unwrap_or_default();
+            match q::pod_group(kube, ns, name).await {
+                Ok(Fact::Known(Some((system, pg)))) if pg.gang_waiting() => {
+                    let words = pg.latest_message();
+                    (i, Some(pg.waiting_line(system, name, words.as_deref())))
+                }
+                _ => (i, None),
+            }
+        });
+    let Some(said) = decoration(kube)
+        .attempt(futures::future::join_all(asks))
+        .await
+    else {
+        return;
+    };
+    for (i, line) in said {
+        if let Some(line) = line {
+            rows[i].reason = line;
+        }
+    }
+}
+
+/// A job no operator has reconciled (no condition) says why in REASON when nothing will
+/// (`cluster::operator::not_reconciling`, the words `wait` ends with): the operator installed
+/// but not ready, or none to be seen and the job older than the grace. One lookup of the
+/// operator for the whole list, made only when such a row exists; best effort within the
+/// decoration budget, so a list never waits on it.
+pub(crate) async fn mark_unreconciled(kube: &Kube, jobs: &[TFJob], rows: &mut [JobRow]) {
+    let unreconciled = |j: &TFJob| j.last_condition().is_none();
+    if !jobs.iter().any(unreconciled) {
+        return;
+    }
+    let Some(Ok(operator)) = decoration(kube)
+        .attempt(cluster::operator::current(kube))
+        .await
+    else {
+        return;
+    };
+    let now = Timestamp::now();
+    for (job, row) in jobs.iter().zip(rows.iter_mut()) {
+        if !unreconciled(job) || row.reason != "<none>" {
+            continue;
+        }
+        let age = job
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .and_then(|t| u64::try_from(now.duration_since(t.0).as_secs()).ok());
+        if let Some(cause) = cluster::operator::not_reconciling(&operator, age) {
+            row.reason = format!("nothing reconciles it: {cause}");
         }
     }
 }

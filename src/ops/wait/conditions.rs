@@ -382,14 +382,11 @@ fn unreconciled(
             .pending_timeout
             .unwrap_or(crate::cluster::operator::RECONCILE_GRACE);
         let created = job.metadata.creation_timestamp.as_ref()?.0;
-        let old = now.wall.duration_since(created).as_secs();
-        if old < 0 || (old as u64) < limit.as_secs() {
-            return None;
-        }
+        let old = u64::try_from(now.wall.duration_since(created).as_secs()).ok();
+        let cause = crate::cluster::operator::not_reconciling_after(operator, old, limit)?;
         return Some(Outcome::NotReconciled {
             message: format!(
-                "nothing reconciles TFJob {ns}/{name}: it has no status {old}s after its creation ({}); the job stays {}",
-                operator,
+                "nothing reconciles TFJob {ns}/{name}: {cause}; the job stays {}",
                 model::STATE_NOT_RECONCILED
             ),
             hint: format!("{} {wait_longer}", crate::cluster::install_operator_hint()),
@@ -411,10 +408,10 @@ fn unreconciled(
     else {
         return None;
     };
+    let cause = crate::cluster::operator::not_reconciling(operator, None)?;
     Some(Outcome::NotReconciled {
         message: format!(
-            "nothing reconciles TFJob {ns}/{name}: {}; the job stays {}{waited}",
-            operator,
+            "nothing reconciles TFJob {ns}/{name}: {cause}; the job stays {}{waited}",
             model::STATE_NOT_RECONCILED
         ),
         hint: format!(
