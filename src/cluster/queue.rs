@@ -304,6 +304,26 @@ pub struct PodGroup {
 }
 
 impl PodGroup {
+    /// The one wording of a gang that holds its job (`wait`, `diagnose`, `list`, `get`):
+    /// `gang waiting: volcano PodGroup NAME in queue Q is Pending: WORDS`.
+    pub fn waiting_line(&self, system: QueueSystem, name: &str, words: Option<&str>) -> String {
+        let queue = self
+            .spec
+            .queue
+            .as_deref()
+            .map(|q| format!(" in queue {q}"))
+            .unwrap_or_default();
+        let phase = match self.phase() {
+            "" => "unprocessed",
+            p => p,
+        };
+        let words = words.map(|w| format!(": {w}")).unwrap_or_default();
+        format!(
+            "gang waiting: {} PodGroup {name}{queue} is {phase}{words}",
+            system.as_str()
+        )
+    }
+
     /// The phase as written (`""` before any gang scheduler has looked at it).
     pub fn phase(&self) -> &str {
         self.status.phase.as_deref().unwrap_or("")

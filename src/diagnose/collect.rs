@@ -139,10 +139,13 @@ async fn read_objects(
         )
         .await;
     }
-    // Unschedulable pods: ask the placement model whether they wait or can never run.
-    // The same question `wait` asks (ops::preflight::unschedulable_verdict), read here because
-    // diagnose sits below ops; a failed read only leaves the verdict out.
-    if cluster::pod::any_unschedulable(&s.pods) {
+    // Unschedulable pods, or a gang held with none made yet: ask the placement model whether
+    // they wait or can never run, as `check` and `wait` do (ops::preflight), so a gang the
+    // nodes can never hold is `never` here too. Read here because diagnose sits below ops; a
+    // failed read only leaves the verdict out.
+    let gang_held = s.pods.is_empty()
+        && matches!(&s.queue.pod_group, Some(cluster::queue::Fact::Known(Some((_, pg)))) if pg.gang_waiting());
+    if cluster::pod::any_unschedulable(&s.pods) || gang_held {
         s.placement = cluster::retry(kube, || placement::collect(&kube.client, namespace, job))
             .await
             .map_err(|e| tracing::debug!(error = %e, "pre-flight for an unschedulable pod failed"))

@@ -481,14 +481,25 @@ fn a_volcano_gang_without_pods_is_gang_waiting_not_a_stalled_operator() {
             "1m",
         ],
     );
-    run.expect_code(5);
+    // The gang is held, and the placement model says the one node can never hold it (3 GPUs
+    // at once, 1 allocatable): the wait ends with that verdict (exit 4), as `check` and
+    // `diagnose` give it, not at --pending-timeout (issue 59: one story).
+    run.expect_code(4);
     assert!(
         run.stderr
             .contains("gang waiting: volcano PodGroup tf-dist-train in queue default"),
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains(
+            "can never be scheduled on this cluster: the job needs 3 nvidia.com/gpu at once"
+        ),
+        "{}",
+        run.stderr
+    );
     let run = tfjob(&c, &["diagnose", "tf-dist-train"]);
+    run.expect_code(4);
     assert!(run.stdout.contains("gang waiting"), "{}", run.stdout);
     assert!(
         !run.stdout.to_lowercase().contains("stalled"),

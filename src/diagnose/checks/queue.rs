@@ -213,32 +213,32 @@ fn gang(s: &Snapshot, out: &mut Vec<Finding>) -> Gate {
     let phase = pg.phase().to_string();
     let words = pg.latest_message().or(facts.pod_group_event.clone());
     if s.pods.is_empty() && pg.gang_waiting() {
-        let summary = format!(
-            "gang waiting: {} PodGroup {name}{} is {}{}",
-            system.as_str(),
-            pg.spec
-                .queue
-                .as_deref()
-                .map(|q| format!(" in queue {q}"))
-                .unwrap_or_default(),
-            if phase.is_empty() {
-                "unprocessed (no gang scheduler has looked at it: is it running?)"
-            } else {
-                phase.as_str()
-            },
-            words.map(|w| format!(": {w}")).unwrap_or_default()
-        );
-        out.push(
-            Finding::new(Layer::Queue, Grade::Warning, summary)
-                .evidence(format!(
-                    "minMember {}; the operator creates the pods once the group is admitted",
-                    pg.spec.min_member.unwrap_or_default()
-                ))
-                .next(format!(
-                    "see its events: kubectl describe podgroups.{} {name} {flags}",
-                    group_of(*system)
-                )),
-        );
+        let words = words.or_else(|| {
+            phase
+                .is_empty()
+                .then(|| "no gang scheduler has looked at it (is it running?)".to_string())
+        });
+        let summary = pg.waiting_line(*system, name, words.as_deref());
+        let mut f = Finding::new(Layer::Queue, Grade::Warning, summary)
+            .evidence(format!(
+                "minMember {}; the operator creates the pods once the group is admitted",
+                pg.spec.min_member.unwrap_or_default()
+            ))
+            .next(format!(
+                "see its events: kubectl describe podgroups.{} {name} {flags}",
+                group_of(*system)
+            ));
+        // The placement model's word on the whole gang (`check`'s verdict): one the nodes can
+        // never hold waits for ever, which is no wait but the failure (exit 4, as `check`).
+        if let Some((crate::placement::Verdict::Never, why)) = &s.placement {
+            let waiting = std::mem::replace(
+                &mut f.summary,
+                format!("the job can never run on this cluster as it is: {why}"),
+            );
+            f.verdict = Grade::Fail;
+            f.evidence.insert(0, waiting);
+        }
+        out.push(f);
         return Err("gang waiting".into());
     }
     out.push(Finding::new(

@@ -587,9 +587,12 @@ impl Waiter<'_> {
     /// Once a pod is Unschedulable, ask the placement model once: `never` ends the wait, and
     /// what it waits for is said now, not at the next change.
     async fn ask_model(&mut self, out: &mut Output) -> Result<Option<Result<String>>> {
+        // Unschedulable pods, or a queue or gang holding a job with none made yet: the
+        // placement model says whether it waits or can never run, as `check` and `diagnose` do.
         if !self.asked_model
             && let Some((job, pods)) = &self.last
-            && pod::any_unschedulable(pods.iter().map(|p| &**p))
+            && (pod::any_unschedulable(pods.iter().map(|p| &**p))
+                || (pods.is_empty() && self.queue.held))
         {
             self.asked_model = true;
             let job = job.clone();

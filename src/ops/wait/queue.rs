@@ -216,24 +216,7 @@ impl QueueWatch {
                 format!("minMember {}", pg.spec.min_member.unwrap_or_default())
             }
         });
-        let queue = pg
-            .spec
-            .queue
-            .as_deref()
-            .map(|q| format!(" in queue {q}"))
-            .unwrap_or_default();
-        self.say(
-            format!(
-                "gang waiting: {} PodGroup {name}{queue} is {}: {words}",
-                system.as_str(),
-                if phase.is_empty() {
-                    "unprocessed"
-                } else {
-                    phase.as_str()
-                }
-            ),
-            lines,
-        );
+        self.say(pg.waiting_line(system, name, Some(&words)), lines);
         Ok(Some("gang waiting".into()))
     }
 }
