@@ -16,6 +16,7 @@ mod hostile;
 mod interrupted;
 mod jobset;
 mod mcp;
+mod one_story;
 mod printers;
 mod probe;
 mod progress;
