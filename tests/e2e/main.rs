@@ -220,6 +220,19 @@ pub fn job_with_its_pod(c: &TestCluster, name: &str) -> serde_json::Value {
     uid
 }
 
+/// Waits (bounded, not timed) until TFJob `name` in `default` has its Failed condition.
+pub fn until_failed(c: &TestCluster, name: &str) {
+    let failed = c.wait_for(std::time::Duration::from_secs(30), |c| {
+        c.get("tfjobs", Some("default"), name).is_some_and(|j| {
+            j["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|x| x["type"] == "Failed" && x["status"] == "True")
+            })
+        })
+    });
+    assert!(failed, "TFJob {name} never failed");
+}
+
 /// The article's job stored directly (as `kubectl create -f` would, past every pre-flight),
 /// after `edit` changed it.
 pub fn stored(c: &TestCluster, edit: impl FnOnce(&mut serde_json::Value)) {

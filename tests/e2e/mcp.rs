@@ -107,16 +107,7 @@ fn failed_job_with_the_key_in_its_log() -> TestCluster {
     ];
     args.extend_from_slice(ARTICLE);
     tfjob(&c, &args).exit(0);
-    let failed = c.wait_for(std::time::Duration::from_secs(30), |c| {
-        c.get("tfjobs", Some("default"), "tf-dist-train")
-            .is_some_and(|j| {
-                j["status"]["conditions"].as_array().is_some_and(|cs| {
-                    cs.iter()
-                        .any(|x| x["type"] == "Failed" && x["status"] == "True")
-                })
-            })
-    });
-    assert!(failed, "the job never failed");
+    crate::until_failed(&c, "tf-dist-train");
     c
 }
 

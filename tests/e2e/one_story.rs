@@ -83,16 +83,7 @@ fn a_replica_fails() -> Case {
         &submit_args(&["--skip-capacity-check", "--restart-policy", "Never"]),
     )
     .exit(0);
-    let failed = c.wait_for(Duration::from_secs(30), |c| {
-        c.get("tfjobs", Some("default"), "tf-dist-train")
-            .is_some_and(|j| {
-                j["status"]["conditions"].as_array().is_some_and(|cs| {
-                    cs.iter()
-                        .any(|x| x["type"] == "Failed" && x["status"] == "True")
-                })
-            })
-    });
-    assert!(failed, "the job never failed");
+    crate::until_failed(&c, "tf-dist-train");
     Case {
         name: "a replica fails",
         cluster: c,
