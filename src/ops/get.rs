@@ -14,7 +14,7 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 
 use super::Context;
-use super::workload::jobset::{Progress, health, jobset_replica, read_jobset};
+use super::workload::jobset::{Phase, health, jobset_replica, read_jobset};
 use super::workload::{jobset_pods, tfjob_names};
 use crate::cluster::{self, Kube, Target};
 use crate::cluster::{events, podtable};
@@ -302,11 +302,11 @@ fn describe_raw(js: &JobSet, pods: &[Pod]) -> String {
         js.metadata.name.as_deref().unwrap_or(""),
         js.metadata.namespace.as_deref().unwrap_or(""),
         match health.phase {
-            Progress::AllReady => "Running (every pod ready)".to_string(),
-            Progress::Completed => "Completed".to_string(),
-            Progress::Failed(why) => format!("Failed ({why})"),
-            Progress::Waiting(_) if js.is_suspended() => "Suspended".to_string(),
-            Progress::Waiting(_) => "Pending".to_string(),
+            Phase::AllReady => "Running (every pod ready)".to_string(),
+            Phase::Completed => "Completed".to_string(),
+            Phase::Failed(why) => format!("Failed ({why})"),
+            Phase::Waiting(_) if js.is_suspended() => "Suspended".to_string(),
+            Phase::Waiting(_) => "Pending".to_string(),
         }
     );
     if let Some(problem) = &health.failure {

@@ -11,7 +11,7 @@
 //! Beside them, the project's own printers, each taking a writer: the manifests a command made
 //! ([`manifest`]), `top`'s units ([`top`]), `check`'s report ([`check`], over the plain
 //! `placement::Forecast`), `diagnose`'s ([`diagnosis`], over the plain `diagnose::Diagnosis`) and
-//! `wait`'s progress lines ([`progress`], over its own plain `Progress`, which `ops::wait` counts),
+//! `wait`'s progress lines ([`progress`], over its own plain `JobState`, which `ops::wait` counts),
 //! and the day-two tables ([`tables`]: `list`'s rows, `get`'s description, over `jobview`):
 //! `print` imports the data types below it, none of them imports `print`.
 

@@ -1,4 +1,4 @@
-//! The progress `wait` shows while it follows a job: the plain [`Progress`] (what the job looks
+//! The progress `wait` shows while it follows a job: the plain [`JobState`] (what the job looks
 //! like now, counted by `ops::wait::conditions::progress`) and the text made of it, the live
 //! terminal line, the plain line per change and the NDJSON event. The caller decides where and
 //! when each goes (`ops::wait::progress`).
@@ -24,7 +24,7 @@ pub struct Counts {
 
 /// What the job looks like right now.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Progress {
+pub struct JobState {
     /// [`TFJob::state`]: the last condition type, or "Pending" before the first reconcile.
     pub state: String,
     pub replicas: BTreeMap<String, Counts>,
@@ -32,7 +32,7 @@ pub struct Progress {
     pub reason: Option<String>,
 }
 
-impl Progress {
+impl JobState {
     /// One line, e.g. `Created  PS 1/1 running  Worker 1/3 running, 2 pending (Unschedulable)`.
     pub fn line(&self) -> String {
         let mut out = self.state.clone();
@@ -60,7 +60,7 @@ impl Progress {
 }
 
 /// `tfjob/NAME [ 12s] Created  Worker 1/3 running, 2 pending (Unschedulable) — waiting for …`
-pub fn live_line(job: &str, p: &Progress, waiting_for: &str, elapsed: Duration) -> String {
+pub fn live_line(job: &str, p: &JobState, waiting_for: &str, elapsed: Duration) -> String {
     format!(
         "tfjob/{job} [{:>3}s] {} — {waiting_for}",
         elapsed.as_secs(),
@@ -69,12 +69,12 @@ pub fn live_line(job: &str, p: &Progress, waiting_for: &str, elapsed: Duration) 
 }
 
 /// `tfjob/NAME: Created  Worker 1/3 running; waiting for …`, printed once per change.
-pub fn plain_line(job: &str, p: &Progress, waiting_for: &str) -> String {
+pub fn plain_line(job: &str, p: &JobState, waiting_for: &str) -> String {
     format!("tfjob/{job}: {}; {waiting_for}", p.line())
 }
 
 /// The NDJSON `progress` event of `-o json`, one per change.
-pub fn json_event(job: &str, p: &Progress, waiting_for: &str, elapsed: Duration) -> String {
+pub fn json_event(job: &str, p: &JobState, waiting_for: &str, elapsed: Duration) -> String {
     serde_json::json!({
         "event": "progress",
         "job": job,
@@ -93,9 +93,9 @@ mod tests {
 
     #[test]
     fn the_live_line_carries_the_clock_and_what_it_waits_for() {
-        let p = Progress {
+        let p = JobState {
             state: "Created".into(),
-            ..Progress::default()
+            ..JobState::default()
         };
         let a = live_line(
             "x",

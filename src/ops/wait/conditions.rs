@@ -188,13 +188,13 @@ fn pod_reason(pod: &Pod) -> Option<String> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Progress
+// JobState
 
 // The plain types live print-side, with the lines made of them.
-pub use crate::print::progress::{Counts, Progress};
+pub use crate::print::progress::{Counts, JobState};
 
 /// Counts pods per replica type against the spec.
-pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
+pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> JobState {
     let mut replicas: BTreeMap<String, Counts> = expected_replicas(job)
         .into_iter()
         .map(|(rtype, expected)| {
@@ -229,7 +229,7 @@ pub fn progress(job: &TFJob, pods: &[Arc<Pod>]) -> Progress {
             reason = pod_reason(pod).map(shown_reason);
         }
     }
-    Progress {
+    JobState {
         state: crate::placement::queue_state::list_state(job).unwrap_or_else(|| job.state()),
         replicas,
         reason,

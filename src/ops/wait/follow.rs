@@ -16,7 +16,7 @@ use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::wait::Condition;
 use kube::runtime::{WatchStreamExt, watcher};
 
-use super::conditions::{self, Outcome, Progress, evaluate};
+use super::conditions::{self, JobState, Outcome, evaluate};
 use super::progress::Display;
 use super::state::{Limits, Now, Tracker, View};
 use super::{WaitFor, WaitJobOptions, WaitOptions};
@@ -131,7 +131,7 @@ struct Waiter<'a> {
     started: Instant,
     /// `--timeout` bounds the whole command, the closing diagnosis included.
     end: Instant,
-    last_shown: Option<(Progress, String)>,
+    last_shown: Option<(JobState, String)>,
     /// What the job waits for once the placement model said it needs more nodes (e.g.
     /// "waiting for capacity (Karpenter is present …)"), shown while a pod is Unschedulable.
     capacity: Option<String>,

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use crate::output::ReportFormat;
 
-pub use conditions::{Counts, Outcome, Progress, evaluate, progress};
+pub use conditions::{Counts, JobState, Outcome, evaluate, progress};
 pub use follow::{follow, run};
 pub use state::{Limits, Now, Restarted, Tracker, View};
 

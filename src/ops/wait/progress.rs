@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::error::Result;
 use crate::output::{Output, ReportFormat};
-use crate::print::progress::{Progress, json_event, live_line, plain_line};
+use crate::print::progress::{JobState, json_event, live_line, plain_line};
 
 pub(super) enum Display {
     Live(indicatif::ProgressBar),
@@ -34,7 +34,7 @@ impl Display {
         &self,
         out: &mut Output,
         job: &str,
-        p: &Progress,
+        p: &JobState,
         waiting_for: &str,
         elapsed: Duration,
         changed: bool,
@@ -73,9 +73,9 @@ mod tests {
     #[test]
     fn plain_output_prints_changes_only() {
         let (mut out, stdout, stderr) = Output::buffers();
-        let p = Progress {
+        let p = JobState {
             state: "Created".into(),
-            ..Progress::default()
+            ..JobState::default()
         };
         let d = Display::Lines;
         d.show(&mut out, "x", &p, "waiting", Duration::from_secs(1), true)

@@ -163,7 +163,7 @@ pub(crate) async fn check_jobset(kube: &Kube, namespace: &str) -> (Vec<Error>, V
 
 /// What a JobSet's status says about "every pod runs".
 #[derive(Debug, PartialEq, Eq)]
-pub enum Progress {
+pub enum Phase {
     /// Every replicatedJob's Jobs are ready (or succeeded).
     AllReady,
     Completed,
@@ -176,7 +176,7 @@ pub enum Progress {
 /// `allJobsReady` shares: Σ replicas == Σ (ready + succeeded) over
 /// `status.replicatedJobsStatus` (kueue `pkg/controller/jobs/jobset/jobset_controller.go`;
 /// jobset `pkg/controllers/jobset_controller.go`), with Completed and Failed not True.
-fn progress(js: &JobSet) -> Progress {
+fn progress(js: &JobSet) -> Phase {
     let empty = JobSetStatus::default();
     let status = js.status.as_ref().unwrap_or(&empty);
     let cond = |t: &str| {
@@ -186,10 +186,10 @@ fn progress(js: &JobSet) -> Progress {
             .find(|c| c.type_ == t && c.status == "True")
     };
     if let Some(c) = cond("Failed") {
-        return Progress::Failed(format!("{}: {}", c.reason, c.message));
+        return Phase::Failed(format!("{}: {}", c.reason, c.message));
     }
     if cond("Completed").is_some() {
-        return Progress::Completed;
+        return Phase::Completed;
     }
     let rows: Vec<(String, i64, i64)> = js
         .spec
@@ -207,9 +207,9 @@ fn progress(js: &JobSet) -> Progress {
         .collect();
     let suspended = js.is_suspended();
     if !suspended && rows.iter().all(|(_, have, want)| have >= want) {
-        Progress::AllReady
+        Phase::AllReady
     } else {
-        Progress::Waiting(rows)
+        Phase::Waiting(rows)
     }
 }
 
@@ -338,12 +338,12 @@ pub enum Outcome {
 pub fn evaluate(js: &JobSet, target: WaitFor) -> Outcome {
     let status = js.status.clone().unwrap_or_default();
     match health(js, &[], &[], &[]).phase {
-        Progress::Failed(why) => return Outcome::Failed(why),
-        Progress::Completed => return Outcome::Reached("completed".into()),
-        Progress::AllReady if target == WaitFor::AllRunning => {
+        Phase::Failed(why) => return Outcome::Failed(why),
+        Phase::Completed => return Outcome::Reached("completed".into()),
+        Phase::AllReady if target == WaitFor::AllRunning => {
             return Outcome::Reached(": every replicatedJob's pods are ready".into());
         }
-        Progress::AllReady | Progress::Waiting(_) => {}
+        Phase::AllReady | Phase::Waiting(_) => {}
     }
     let counts = |name: &str| {
         status
@@ -431,13 +431,13 @@ fn judge(
     }
 }
 
-/// A JobSet's one health verdict: its phase ([`Progress`]), what each part shows (the
+/// A JobSet's one health verdict: its phase ([`Phase`]), what each part shows (the
 /// report's lines), and the most specific cause when it failed or will not run without someone
 /// fixing something (exit 4). `wait` ([`evaluate`]), `diagnose`, `get` and the Workload's
 /// `ended` all read it, so they tell one story.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Health {
-    pub phase: Progress,
+    pub phase: Phase,
     pub lines: Vec<String>,
     /// `None`: nothing wrong; else the failure to end with (exit 4).
     pub failure: Option<String>,
@@ -451,13 +451,13 @@ pub fn health(js: &JobSet, jobs: &[Job], pods: &[Pod], events: &[Event]) -> Heal
     let mut failure = None;
     let phase = progress(js);
     match &phase {
-        Progress::Failed(why) => {
+        Phase::Failed(why) => {
             lines.push(format!("JobSet: Failed ({why})"));
             failure = Some(format!("JobSet {name} failed: {why}"));
         }
-        Progress::Completed => lines.push("JobSet: Completed".into()),
-        Progress::AllReady => lines.push("JobSet: every replicatedJob's pods are ready".into()),
-        Progress::Waiting(rows) => lines.push(format!(
+        Phase::Completed => lines.push("JobSet: Completed".into()),
+        Phase::AllReady => lines.push("JobSet: every replicatedJob's pods are ready".into()),
+        Phase::Waiting(rows) => lines.push(format!(
             "JobSet: {}{}",
             rows.iter()
                 .map(|(r, have, want)| format!("{r} {have}/{want} Jobs ready"))

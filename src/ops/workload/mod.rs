@@ -18,7 +18,7 @@ use crate::cluster::{self, Action, Kube, Target};
 use crate::error::{Error, Result};
 use crate::model::{self, TFJob};
 use crate::pipeline::jobset::model::JobSet;
-use jobset::{Progress, jobset_replica, jobset_task, read_jobset};
+use jobset::{Phase, jobset_replica, jobset_task, read_jobset};
 
 /// The job a NAME names, read once.
 #[derive(Debug, Clone)]
@@ -72,15 +72,15 @@ impl Workload {
             }),
             Workload::TfJob(_) => None,
             Workload::JobSet(js) => match jobset::health(js, &[], &[], &[]).phase {
-                Progress::Completed => Some(Ended {
+                Phase::Completed => Some(Ended {
                     condition: "Completed".into(),
                     failure: None,
                 }),
-                Progress::Failed(why) => Some(Ended {
+                Phase::Failed(why) => Some(Ended {
                     condition: "Failed".into(),
                     failure: Some(format!("JobSet {} failed: {why}", self.name())),
                 }),
-                Progress::AllReady | Progress::Waiting(_) => None,
+                Phase::AllReady | Phase::Waiting(_) => None,
             },
         }
     }

@@ -41,19 +41,19 @@ fn js(statuses: &[(&str, i32, i32)], conditions: &[(&str, &str)]) -> JobSet {
 fn all_ready_is_every_replicated_job_ready_or_succeeded() {
     assert_eq!(
         health(&js(&[("worker", 1, 0), ("ps", 1, 0)], &[]), &[], &[], &[]).phase,
-        Progress::AllReady
+        Phase::AllReady
     );
     assert_eq!(
         health(&js(&[("worker", 1, 0)], &[]), &[], &[], &[]).phase,
-        Progress::Waiting(vec![("ps".into(), 0, 1), ("worker".into(), 1, 1)])
+        Phase::Waiting(vec![("ps".into(), 0, 1), ("worker".into(), 1, 1)])
     );
     assert_eq!(
         health(&js(&[("worker", 0, 1), ("ps", 1, 0)], &[]), &[], &[], &[]).phase,
-        Progress::AllReady
+        Phase::AllReady
     );
     assert_eq!(
         health(&js(&[], &[("Failed", "FailedJobs")]), &[], &[], &[]).phase,
-        Progress::Failed("FailedJobs: m".into())
+        Phase::Failed("FailedJobs: m".into())
     );
     assert_eq!(
         health(
@@ -63,7 +63,7 @@ fn all_ready_is_every_replicated_job_ready_or_succeeded() {
             &[]
         )
         .phase,
-        Progress::Completed
+        Phase::Completed
     );
 }
 
