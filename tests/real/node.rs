@@ -225,6 +225,22 @@ fn an_image_that_cannot_be_pulled_is_named() {
         assert_eq!(out.code, 4, "{}", out.all());
         assert!(out.stderr.contains("ErrImagePull") || out.stderr.contains("ImagePullBackOff"), "{}", out.stderr);
         assert!(out.stderr.contains("registry.invalid:5000/team/trainer:1"), "{}", out.stderr);
+        // One story (issue 59, tests/e2e/one_story.rs's case on a real kubelet): diagnose ends
+        // as wait did and names the image; probe does not pass; list and get carry the pull's
+        // STATUS word in REASON and Problem.
+        let diagnose = tfjob(plane, &["-n", &ns, "diagnose", "nopull", "--no-probe"]);
+        assert_eq!(diagnose.code, 4, "{}", diagnose.all());
+        assert!(diagnose.stderr.contains("registry.invalid:5000/team/trainer:1"), "{}", diagnose.all());
+        let probe = tfjob(plane, &["-n", &ns, "probe", "nopull"]);
+        assert_eq!(probe.code, 3, "{}", probe.all());
+        let list = tfjob(plane, &["-n", &ns, "list"]);
+        assert_eq!(list.code, 0, "{}", list.all());
+        let row = list.stdout.lines().find(|l| l.starts_with("nopull")).unwrap_or_default();
+        assert!(row.contains("ImagePull"), "{}", list.stdout);
+        let get = tfjob(plane, &["-n", &ns, "get", "nopull"]);
+        assert_eq!(get.code, 0, "{}", get.all());
+        let problem = get.stdout.lines().find(|l| l.starts_with("Problem:")).unwrap_or_default();
+        assert!(problem.contains("ImagePull"), "{}", get.stdout);
         let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
     })
 }
