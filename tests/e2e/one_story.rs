@@ -173,3 +173,26 @@ fn every_verb_tells_each_cases_one_story() {
         }
     }
 }
+
+/// A mistyped name: every verb that takes one says it is not there, with the name meant, and
+/// ends with exit 3 (diagnose printed a report of layers "not reached" before).
+#[test]
+fn a_mistyped_name_is_said_alike_by_every_verb() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    tfjob(&c, &submit_args(&["--skip-capacity-check"])).exit(0);
+    for verb in [
+        "diagnose", "wait", "get", "logs", "probe", "delete", "suspend",
+    ] {
+        let run = tfjob(&c, &[verb, "tf-dist-trian"]);
+        assert_eq!(run.code, 3, "{verb}: {}", run.all());
+        assert!(run.stdout.is_empty(), "{verb} printed data: {}", run.stdout);
+        assert!(
+            run.stderr.starts_with(
+                "error: tfjobs.kubeflow.org \"tf-dist-trian\" not found in namespace default\n"
+            ) && run.stderr.contains("Did you mean \"tf-dist-train\"?"),
+            "{verb}: {}",
+            run.stderr
+        );
+    }
+    assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_some());
+}

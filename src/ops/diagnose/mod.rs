@@ -90,6 +90,12 @@ pub async fn run(
         None | Some(Err(Error::Timeout(_))) => return Err(timed_out()),
         Some(Err(e)) => return Err(e),
     };
+    // A job that is not there is said as every verb says it (the name meant, the list to look
+    // at), not as a report of layers that all read "not reached". A missing CRD is the report's
+    // first row, so it keeps the report.
+    if snapshot.job.is_none() && snapshot.crd != diagnose::CrdState::Missing {
+        return Err(crate::cluster::notfound::tfjob(kube, &namespace, &name).await);
+    }
     snapshot.max_restarts = opts.max_restarts;
     snapshot.progress_pattern = match &opts.progress_pattern {
         Some(p) => Some(
