@@ -167,7 +167,11 @@ impl<'a> Follow<'a> {
                     Some(ev) => self.on_pod_event(ev, err).map_err(io)?,
                     None => break,
                 },
-                j = self.job_watch.next(), if self.finished.is_none() => {
+                // Without -f the job matters only while a listed pod has not started (its
+                // end stops the wait); a watch not polled sends nothing, so a read of running
+                // pods costs the same requests whatever the timing.
+                j = self.job_watch.next(), if self.finished.is_none()
+                    && (self.opts.follow || (self.listed && unstarted > 0)) => {
                     if let Some(j) = j {
                         self.on_job(j);
                     }
