@@ -3,10 +3,7 @@
 //! judge it, storing nothing.
 
 use super::Context;
-use kube::Api;
-use kube::api::PostParams;
 
-use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::output::Output;
 use crate::pipeline::jobset::export::{Exported, Note};
@@ -117,47 +114,11 @@ pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result
     crate::ops::preflight::print_warnings(&prepared.report, out);
     crate::print::manifest::resources(&prepared.resources, out);
     print_notes(&exported.notes, out);
-    let answered = server_dry_run(kube, &namespace, &exported.jobset).await?;
+    let answered =
+        super::workload::jobset::server_dry_run(kube, &namespace, &exported.jobset).await?;
     let name = answered.metadata.name.clone().unwrap_or_default();
     out.note_line(&format!(
         "jobset.jobset.x-k8s.io/{name} created (server dry run)"
     ));
     out.data(&to_text(&exported.jobset, args.format))
-}
-
-/// A dry-run create: the CRD's schema, the JobSet webhooks and admission judge it; nothing is
-/// stored. A group not served is the cluster not being ready (exit 3).
-pub async fn server_dry_run(kube: &Kube, namespace: &str, js: &JobSet) -> Result<JobSet> {
-    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), namespace);
-    let params = PostParams {
-        dry_run: true,
-        field_manager: Some(cluster::FIELD_MANAGER.into()),
-    };
-    match cluster::retry(kube, || api.create(&params, js)).await {
-        Ok(js) => Ok(js),
-        Err(e) => Err(refused(e, kube, namespace, "create")),
-    }
-}
-
-/// What a refused JobSet write means for the user.
-pub fn refused(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) -> Error {
-    match &e {
-        kube::Error::Api(s) if s.code == 404 && !s.message.contains("namespaces") => {
-            super::workload::jobset::jobset_not_served()
-        }
-        kube::Error::Api(s) if s.code == 422 || s.code == 400 => {
-            let mut message = format!("the API server rejected the JobSet: {}", s.message);
-            if let Some(details) = &s.details {
-                for cause in &details.causes {
-                    message.push_str(&format!("\n  - {}: {}", cause.field, cause.message));
-                }
-            }
-            Error::Invalid(message)
-        }
-        kube::Error::Api(s) if s.code == 500 && s.message.contains("webhook") => Error::NotReady {
-            message: format!("the JobSet admission webhook failed: {}", s.message),
-            hint: Some("The JobSet controller is installed but not answering; check its pods in the jobset-system namespace.".into()),
-        },
-        _ => cluster::explain(e, &Action::new(verb, "jobsets", Some(namespace)), kube),
-    }
 }

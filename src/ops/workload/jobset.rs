@@ -18,10 +18,6 @@ use super::Workload;
 use crate::cluster::{self, Action, Kube};
 use crate::error::{Error, Result};
 use crate::ops::Context;
-use crate::ops::DryRun;
-use crate::ops::export::{self, print_notes, refused, server_dry_run};
-use crate::ops::readiness::combine;
-use crate::ops::submit::SubmitOptions;
 use crate::ops::wait::WaitFor;
 use crate::output::Output;
 use crate::pipeline::jobset::model::{JobSet, JobSetStatus};
@@ -579,118 +575,41 @@ where
         })
 }
 
-/// `submit --to jobset` from where the kinds part (`ops::submit::run` did the offline build
-/// and the image gate): the exported JobSet (printed, under `--dry-run=client`), created after
-/// the same readiness and placement checks as a TFJob (readiness here: the JobSet API served and
-/// its controller running), and with `--wait` followed until every replicatedJob's pods are
-/// Ready ([`follow`]).
-pub(crate) async fn submit(
-    ctx: &Context,
-    mut prepared: crate::pipeline::render::Prepared,
-    args: &SubmitOptions,
-    out: &mut Output,
-) -> Result<()> {
-    if args.dry_run == DryRun::Client {
-        let (exported, prepared) = export::from_prepared(prepared)?;
-        crate::ops::preflight::print_warnings(&prepared.report, out);
-        print_notes(&exported.notes, out);
-        return out.data(&export::to_text(
-            &exported.jobset,
-            export::ExportFormat::Yaml,
-        ));
-    }
-    let kube = ctx.kube().await?;
-    let namespace = crate::ops::preflight::settle_namespace(kube, &mut prepared.job)?;
-    let (exported, prepared) = export::from_prepared(prepared)?;
-    crate::ops::preflight::print_warnings(&prepared.report, out);
-    print_notes(&exported.notes, out);
-    let job = prepared.job.clone();
-
-    // Readiness: every check runs, the failures are reported together.
-    let ((mut failures, warnings), ns, secrets) = tokio::join!(
-        check_jobset(kube, &namespace),
-        crate::ops::readiness::check_namespace(kube, &namespace),
-        crate::ops::readiness::check_secrets(kube, &namespace, &job, &prepared.gateway),
-    );
-    for w in &warnings {
-        out.note_line(&format!("warning: {w}"));
-    }
-    if let Err(e) = ns {
-        failures.push(e);
-    }
-    if let Err(e) = secrets {
-        failures.push(e);
-    }
-    if !failures.is_empty() {
-        return Err(combine(failures));
-    }
-    // Placement: the JobSet's pods are the TFJob's pods.
-    let gate = crate::ops::preflight::GateOptions {
-        show_verdict: args.dry_run == DryRun::Server,
-        capacity: !args.skip_capacity_check,
-        allow_missing_refs: args.allow_missing_refs,
-    };
-    crate::ops::preflight::gate(kube, &namespace, &job, gate, out).await?;
-    let answered = server_dry_run(kube, &namespace, &exported.jobset).await?;
-    let shown = answered
-        .metadata
-        .name
-        .clone()
-        .or_else(|| exported.jobset.metadata.generate_name.clone())
-        .unwrap_or_default();
-    if args.dry_run == DryRun::Server {
-        return out.data_line(&format!(
-            "jobset.jobset.x-k8s.io/{shown} created (server dry run)"
-        ));
-    }
-    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), &namespace);
+/// A dry-run create: the CRD's schema, the JobSet webhooks and admission judge it; nothing is
+/// stored. A group not served is the cluster not being ready (exit 3).
+pub async fn server_dry_run(kube: &Kube, namespace: &str, js: &JobSet) -> Result<JobSet> {
+    let api: Api<JobSet> = Api::namespaced(kube.client.clone(), namespace);
     let params = PostParams {
-        dry_run: false,
+        dry_run: true,
         field_manager: Some(cluster::FIELD_MANAGER.into()),
     };
-    crate::error::on_interrupt_write(
-        "JobSet",
-        &namespace,
-        &shown,
-        "created",
-        &format!(
-            "kubectl get jobset {shown} {}",
-            kube.hints.ns_flags(&namespace)
-        ),
-    );
-    // One attempt: a create is retried only by the caller who can look it up first.
-    let created = match api.create(&params, &exported.jobset).await {
-        Ok(js) => js,
-        Err(e) if cluster::status_code(&e) == Some(409) => {
-            return Err(Error::Conflict {
-                message: format!("JobSet {namespace}/{shown} already exists"),
-                hint: Some(format!(
-                    "Delete it (kubectl delete jobset {shown} {}) or choose another --name.",
-                    kube.hints.ns_flags(&namespace)
-                )),
-            });
-        }
-        Err(e) => return Err(refused(e, kube, &namespace, "create")),
-    };
-    let name = created.metadata.name.clone().unwrap_or(shown);
-    crate::error::on_interrupt(format!(
-        "interrupted: JobSet {namespace}/{name} was created and is left as it is"
-    ));
-    let line = format!("jobset.jobset.x-k8s.io/{name} created");
-    let printed = out.data_line(&line);
-    out.after_write(printed, &line)?;
-    if args.wait {
-        follow(
-            kube,
-            &api,
-            &created,
-            args.wait_opts.wait_for,
-            args.wait_opts.timeout.is_zero(),
-            out,
-        )
-        .await?;
+    match cluster::retry(kube, || api.create(&params, js)).await {
+        Ok(js) => Ok(js),
+        Err(e) => Err(refused(e, kube, namespace, "create")),
     }
-    Ok(())
+}
+
+/// What a refused JobSet write means for the user.
+pub fn refused(e: kube::Error, kube: &Kube, namespace: &str, verb: &'static str) -> Error {
+    match &e {
+        kube::Error::Api(s) if s.code == 404 && !s.message.contains("namespaces") => {
+            jobset_not_served()
+        }
+        kube::Error::Api(s) if s.code == 422 || s.code == 400 => {
+            let mut message = format!("the API server rejected the JobSet: {}", s.message);
+            if let Some(details) = &s.details {
+                for cause in &details.causes {
+                    message.push_str(&format!("\n  - {}: {}", cause.field, cause.message));
+                }
+            }
+            Error::Invalid(message)
+        }
+        kube::Error::Api(s) if s.code == 500 && s.message.contains("webhook") => Error::NotReady {
+            message: format!("the JobSet admission webhook failed: {}", s.message),
+            hint: Some("The JobSet controller is installed but not answering; check its pods in the jobset-system namespace.".into()),
+        },
+        _ => cluster::explain(e, &Action::new(verb, "jobsets", Some(namespace)), kube),
+    }
 }
 
 /// `delete jobset/NAME`: one DELETE, foreground (its Jobs and pods go first), then until it

@@ -5,6 +5,8 @@
 //! nothing), so a failure at any step leaves the cluster exactly as it was.
 
 use super::Context;
+
+mod create;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -16,6 +18,7 @@ use kube::runtime::wait::{await_condition, conditions};
 use super::DryRun;
 use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
+use super::workload::jobset;
 use crate::cluster::{self, Action, Kube};
 use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
@@ -131,7 +134,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         // The flags only a TFJob takes were refused (`commands/submit.rs`); the JobSet is the
         // export of this job, checked and created by the Workload's JobSet arm.
         image_gate(&prepared.job, &args, out)?;
-        return super::workload::jobset::submit(ctx, prepared, &args, out).await;
+        return submit_jobset(ctx, prepared, &args, out).await;
     }
     super::preflight::print_warnings(&prepared.report, out);
     crate::print::manifest::resources(&prepared.resources, out);
@@ -238,6 +241,121 @@ fn try_printer(job: &TFJob, output: Option<&Format>) -> Result<()> {
                 "-o cannot print the job, so nothing was created: {other}"
             )),
         })?;
+    }
+    Ok(())
+}
+
+/// `submit --to jobset` from where the kinds part ([`run`] did the offline build and the image
+/// gate): the exported JobSet (printed, under `--dry-run=client`), created after
+/// the same readiness and placement checks as a TFJob (readiness here: the JobSet API served and
+/// its controller running), and with `--wait` followed until every replicatedJob's pods are
+/// Ready ([`follow`]).
+async fn submit_jobset(
+    ctx: &Context,
+    mut prepared: crate::pipeline::render::Prepared,
+    args: &SubmitOptions,
+    out: &mut Output,
+) -> Result<()> {
+    if args.dry_run == DryRun::Client {
+        let (exported, prepared) = super::export::from_prepared(prepared)?;
+        crate::ops::preflight::print_warnings(&prepared.report, out);
+        super::export::print_notes(&exported.notes, out);
+        return out.data(&super::export::to_text(
+            &exported.jobset,
+            super::export::ExportFormat::Yaml,
+        ));
+    }
+    let kube = ctx.kube().await?;
+    let namespace = crate::ops::preflight::settle_namespace(kube, &mut prepared.job)?;
+    let (exported, prepared) = super::export::from_prepared(prepared)?;
+    crate::ops::preflight::print_warnings(&prepared.report, out);
+    super::export::print_notes(&exported.notes, out);
+    let job = prepared.job.clone();
+
+    // Readiness: every check runs, the failures are reported together.
+    let ((mut failures, warnings), ns, secrets) = tokio::join!(
+        jobset::check_jobset(kube, &namespace),
+        crate::ops::readiness::check_namespace(kube, &namespace),
+        crate::ops::readiness::check_secrets(kube, &namespace, &job, &prepared.gateway),
+    );
+    for w in &warnings {
+        out.note_line(&format!("warning: {w}"));
+    }
+    if let Err(e) = ns {
+        failures.push(e);
+    }
+    if let Err(e) = secrets {
+        failures.push(e);
+    }
+    if !failures.is_empty() {
+        return Err(super::readiness::combine(failures));
+    }
+    // Placement: the JobSet's pods are the TFJob's pods.
+    let gate = crate::ops::preflight::GateOptions {
+        show_verdict: args.dry_run == DryRun::Server,
+        capacity: !args.skip_capacity_check,
+        allow_missing_refs: args.allow_missing_refs,
+    };
+    crate::ops::preflight::gate(kube, &namespace, &job, gate, out).await?;
+    let answered = jobset::server_dry_run(kube, &namespace, &exported.jobset).await?;
+    let shown = answered
+        .metadata
+        .name
+        .clone()
+        .or_else(|| exported.jobset.metadata.generate_name.clone())
+        .unwrap_or_default();
+    if args.dry_run == DryRun::Server {
+        return out.data_line(&format!(
+            "jobset.jobset.x-k8s.io/{shown} created (server dry run)"
+        ));
+    }
+    let api: Api<crate::pipeline::jobset::model::JobSet> =
+        Api::namespaced(kube.client.clone(), &namespace);
+    let params = PostParams {
+        dry_run: false,
+        field_manager: Some(cluster::FIELD_MANAGER.into()),
+    };
+    crate::error::on_interrupt_write(
+        "JobSet",
+        &namespace,
+        &shown,
+        "created",
+        &format!(
+            "kubectl get jobset {shown} {}",
+            kube.hints.ns_flags(&namespace)
+        ),
+    );
+    // One attempt: a create is retried only by the caller who can look it up first.
+    let created = match api.create(&params, &exported.jobset).await {
+        Ok(js) => js,
+        Err(e) if cluster::status_code(&e) == Some(409) => {
+            return Err(Error::Conflict {
+                message: format!("JobSet {namespace}/{shown} already exists"),
+                hint: Some(format!(
+                    "Delete it (kubectl delete jobset {shown} {}) or choose another --name.",
+                    kube.hints.ns_flags(&namespace)
+                )),
+            });
+        }
+        Err(e) => return Err(jobset::refused(e, kube, &namespace, "create")),
+    };
+    let name = created.metadata.name.clone().unwrap_or(shown);
+    crate::error::on_interrupt(format!(
+        "interrupted: JobSet {namespace}/{name} was created and is left as it is"
+    ));
+    let line = format!("jobset.jobset.x-k8s.io/{name} created");
+    let printed = out.data_line(&line);
+    out.after_write(printed, &line)?;
+    if args.wait {
+        jobset::follow(
+            kube,
+            &api,
+            &created,
+            args.wait_opts.wait_for,
+            args.wait_opts.timeout.is_zero(),
+            out,
+        )
+        .await?;
     }
     Ok(())
 }
@@ -405,7 +523,7 @@ async fn write(
     deadline.phase(format!(
         "creating TFJob {namespace}/{name}: it may exist; check with `{check}`"
     ));
-    let (created, reply_lost) = create(kube, jobs, wire, job).await?;
+    let (created, reply_lost) = create::create(kube, jobs, wire, job).await?;
     let shown = created.metadata.name.clone().unwrap_or(name.clone());
     crate::error::on_interrupt(format!(
         "interrupted: TFJob {namespace}/{shown} was created and is left as it is"
@@ -741,188 +859,5 @@ where
                 pause = (pause * 2).min(Duration::from_secs(5));
             }
         }
-    }
-}
-
-fn submission_of(job: &TFJob) -> Option<&str> {
-    job.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(SUBMISSION_ANNOTATION))
-        .map(String::as_str)
-}
-
-fn submission_id() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!("{:x}-{:x}", nanos, std::process::id())
-}
-
-/// Creates the job. Transient failures are retried; if a retry meets AlreadyExists, the stored
-/// job's submission id says whether it is ours (success) or someone else's (conflict), so a
-/// retried create can never produce two jobs or report a false failure.
-/// The flag says the create's reply was lost and the job was found by looking.
-async fn create(
-    kube: &Kube,
-    jobs: &Api<TFJob>,
-    wire: &Wire<'_>,
-    mut job: TFJob,
-) -> Result<(TFJob, bool)> {
-    let id = submission_id();
-    job.metadata
-        .annotations
-        .get_or_insert_with(Default::default)
-        .insert(SUBMISSION_ANNOTATION.into(), id.clone());
-    let params = PostParams {
-        dry_run: false,
-        field_manager: Some(cluster::FIELD_MANAGER.into()),
-    };
-    let namespace = job.metadata.namespace.clone().unwrap_or_default();
-    if job.metadata.name.is_none() {
-        return create_generated(kube, jobs, wire, &job, &params, &id, &namespace).await;
-    }
-    let name = job.metadata.name.clone().unwrap_or_default();
-    match cluster::retry(kube, || wire.create(&params, &job)).await {
-        Ok(created) => Ok((created, false)),
-        // The reply never came (or could not be read): look before saying anything.
-        Err(e) if cluster::outcome_unknown(&e) => {
-            let look = cluster::for_look(kube);
-            match cluster::retry(&look, || jobs.get_opt(&name)).await {
-                Ok(Some(stored)) if submission_of(&stored) == Some(id.as_str()) => {
-                    Ok((stored, true))
-                }
-                Ok(Some(_)) => Err(Error::Conflict {
-                    message: format!(
-                        "TFJob {namespace}/{name} was created by someone else meanwhile"
-                    ),
-                    hint: Some("Choose another --name, or pass --replace.".into()),
-                }),
-                // Not there: the create did not go through, and the failure is what to report.
-                Ok(None) => Err(rejected(e, kube, &namespace, "create")),
-                Err(look_err) => Err(unknown_create(kube, &namespace, &name, &id, &e, &look_err)),
-            }
-        }
-        // The recovery GET runs under the same retry policy: one failed GET must not turn our
-        // own committed create into "someone else's".
-        Err(e) if cluster::status_code(&e) == Some(409) => {
-            match cluster::retry(kube, || jobs.get_opt(&name)).await {
-                Ok(Some(stored)) if submission_of(&stored) == Some(id.as_str()) => {
-                    Ok((stored, false))
-                }
-                Ok(Some(_)) => Err(Error::Conflict {
-                    message: format!(
-                        "TFJob {namespace}/{name} was created by someone else meanwhile"
-                    ),
-                    hint: Some("Choose another --name, or pass --replace.".into()),
-                }),
-                Ok(None) => Err(Error::Other(format!(
-                    "creating TFJob {namespace}/{name} met AlreadyExists, but the job was gone \
-                     when read back (deleted meanwhile); nothing of this submission is stored"
-                ))),
-                Err(e) => Err(Error::Other(format!(
-                    "{}; the create may have gone through: check with `kubectl get tfjob {name} \
-                     {} -o yaml` (annotation {SUBMISSION_ANNOTATION}={id} marks this \
-                     submission)",
-                    cluster::explain(
-                        e,
-                        &Action::new("get", "tfjobs", Some(&namespace)).named(&name),
-                        kube
-                    ),
-                    kube.hints.ns_flags(&namespace)
-                ))),
-            }
-        }
-        Err(e) => Err(rejected(e, kube, &namespace, "create")),
-    }
-}
-
-/// The create was sent, its reply lost, and the job could not be read back: say it may exist
-/// and how to tell (exit 6).
-fn unknown_create(
-    kube: &Kube,
-    namespace: &str,
-    name: &str,
-    id: &str,
-    create_err: &kube::Error,
-    look_err: &kube::Error,
-) -> Error {
-    let flags = kube.hints.ns_flags(namespace);
-    Error::WriteUnknown {
-        message: format!(
-            "the create of TFJob {namespace}/{} was sent but no reply came ({}), and reading it \
-             back failed too ({}): the job may exist",
-            if name.is_empty() {
-                "(generated name)"
-            } else {
-                name
-            },
-            crate::error::chain(create_err),
-            crate::error::chain(look_err)
-        ),
-        hint: Some(if name.is_empty() {
-            format!(
-                "Check with `kubectl get tfjobs {flags} -o yaml`: the job carrying annotation \
-                 {SUBMISSION_ANNOTATION}={id} is this submission. Submit again only if none does."
-            )
-        } else {
-            format!(
-                "Check with `kubectl get tfjob {name} {flags} -o yaml`: annotation \
-                 {SUBMISSION_ANNOTATION}={id} marks this submission. If it is there, follow it \
-                 with `kubectl tfjob wait {name} {flags}`; if not, submit again."
-            )
-        }),
-    }
-}
-
-/// generateName: a retried create would make a second job under another name, so a failed
-/// attempt is retried only once the list shows that no job carries this submission's id; when
-/// one does, the first attempt went through and that job is the result. Both run under the one
-/// retry policy (its deadline bounds the whole).
-async fn create_generated(
-    kube: &Kube,
-    jobs: &Api<TFJob>,
-    wire: &Wire<'_>,
-    job: &TFJob,
-    params: &PostParams,
-    id: &str,
-    namespace: &str,
-) -> Result<(TFJob, bool)> {
-    let tried = std::cell::Cell::new(false);
-    let tried = &tried;
-    let attempt = move || async move {
-        if tried.replace(true) {
-            let listed = jobs.list(&ListParams::default()).await?;
-            if let Some(found) = listed
-                .items
-                .into_iter()
-                .find(|j| submission_of(j) == Some(id))
-            {
-                return Ok(found);
-            }
-        }
-        wire.create(params, job).await
-    };
-    match cluster::retry(kube, attempt).await {
-        Ok(created) => Ok((created, false)),
-        Err(e) if cluster::outcome_unknown(&e) => {
-            // The last attempt's reply was lost: the list says whether it went through.
-            let look = cluster::for_look(kube);
-            let lp = ListParams::default();
-            let found = cluster::retry(&look, || jobs.list(&lp)).await;
-            match found {
-                Ok(list) => match list
-                    .items
-                    .into_iter()
-                    .find(|j| submission_of(j) == Some(id))
-                {
-                    Some(job) => Ok((job, true)),
-                    None => Err(rejected(e, kube, namespace, "create")),
-                },
-                Err(look_err) => Err(unknown_create(kube, namespace, "", id, &e, &look_err)),
-            }
-        }
-        Err(e) => Err(rejected(e, kube, namespace, "create")),
     }
 }
