@@ -347,11 +347,12 @@ fn resource_invocation(
     Ok((inv, "application/json"))
 }
 
+/// A name in a resource's URI: a positional argument ([`tools::positional`]) with no `/`.
 fn tools_positional(field: &str, value: &str) -> std::result::Result<String, String> {
-    if value.is_empty() || value.starts_with('-') || value.contains('/') {
-        return Err(format!("{field}: {value:?} is not a name"));
+    match tools::positional(field, value)? {
+        v if v.contains('/') => Err(format!("{field}: {value:?} is not a name")),
+        v => Ok(v),
     }
-    Ok(value.to_string())
 }
 
 /// The call's result: structured content, the short text, and `isError` when the command did

@@ -330,7 +330,7 @@ fn timeout(t: Duration) -> String {
 }
 
 /// A value that becomes a positional argument: never read as a flag.
-fn positional(field: &str, value: &str) -> Result<String, String> {
+pub(super) fn positional(field: &str, value: &str) -> Result<String, String> {
     if value.is_empty() {
         return Err(format!("{field}: must not be empty"));
     }
