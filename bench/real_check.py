@@ -1,17 +1,23 @@
 """`check` at scale on a real kube-apiserver 1.36.2 (issue 44): NODES nodes with PER bound pods
 each (nodeName set, as the scheduler leaves them), made through the API with the node status
-patched as a kubelet would report it (the CRD and the gateway Secret made by the caller); then `check` of a 16-worker job, RUNS times, beside
-kubectl's reading of the same data (`get nodes -o json` + `get pods -A -o json`, paged by 500).
+patched as a kubelet would report it (the CRD and the gateway Secret made by the caller); then
+`check` of three jobs, RUNS times each (the one that must wait at most 3), beside kubectl's
+reading of the whole data (`get nodes -o json` + `get pods -A -o json`, paged by 500) and
+beside curl reading the same two lists whole (issue 63).
 
 usage: real_check.py PLUGIN KUBECTL KUBECONFIG NODES PER RUNS READ_RUNS
 """
+import base64
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import yaml
 from kubernetes import client, config
 
 plugin, kubectl, kubeconfig = sys.argv[1:4]
@@ -66,13 +72,6 @@ with ThreadPoolExecutor(12) as pool:
 print(f"made {nodes} nodes in {made_nodes - start:.0f} s and {nodes * per} bound pods in "
       f"{time.perf_counter() - made_nodes:.0f} s through the API")
 
-job = ["check", "--name", "big", "--image", "tensorflow/tensorflow:2.13.0-gpu", "--ps", "1",
-       "--workers", "16", "--gpus", "1", "--cpu", "4", "--memory", "8Gi", "-o", "json", "--", "python", "t.py"]
-first = subprocess.run([plugin, "--kubeconfig", kubeconfig] + job, capture_output=True, text=True)
-report = json.loads(first.stdout)
-print("verdict:", report["placement"]["verdict"], "-", report["placement"]["reason"])
-
-
 def timed(argv, shell=False):
     t = time.perf_counter()
     done = subprocess.run(argv, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -81,12 +80,42 @@ def timed(argv, shell=False):
     return time.perf_counter() - t
 
 
-ours = [timed([plugin, "--kubeconfig", kubeconfig] + job) for _ in range(runs)]
+# The floor of the JSON path: curl reading the same two lists whole, one request each, with the
+# kubeconfig's own client certificate (written to a private temporary folder).
+with open(kubeconfig) as f:
+    kc = yaml.safe_load(f)
+tls = tempfile.mkdtemp()
+server = kc["clusters"][0]["cluster"]["server"]
+for key, field in (("ca", "certificate-authority-data"), ("cert", "client-certificate-data"),
+                   ("key", "client-key-data")):
+    src = kc["clusters"][0]["cluster"] if key == "ca" else kc["users"][0]["user"]
+    with open(os.path.join(tls, key), "wb") as f:
+        f.write(base64.b64decode(src[field]))
+curl = (f"curl -sf --cacert {tls}/ca --cert {tls}/cert --key {tls}/key -o /dev/null {server}/api/v1/nodes && "
+        f"curl -sf --cacert {tls}/ca --cert {tls}/cert --key {tls}/key -o /dev/null {server}/api/v1/pods")
 read = f"{kubectl} --kubeconfig {kubeconfig} get nodes -o json > /dev/null && {kubectl} --kubeconfig {kubeconfig} get pods -A -o json > /dev/null"
 theirs = [timed(read, shell=True) for _ in range(read_runs)]
-rss = subprocess.run(["/usr/bin/time", "-f", "%M", plugin, "--kubeconfig", kubeconfig] + job,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr.strip().splitlines()[-1]
-mo, mt = statistics.median(ours), statistics.median(theirs)
-print(f"check: median {mo:.2f} s (min {min(ours):.2f}, max {max(ours):.2f}) over {runs} runs, peak RSS {int(rss) / 1000:.1f} MB")
+floor = [timed(curl, shell=True) for _ in range(read_runs)]
+mt, mf = statistics.median(theirs), statistics.median(floor)
 print(f"kubectl 1.36.2 get nodes -o json + get pods -A -o json: median {mt:.2f} s over {read_runs} runs")
-print(f"ratio (check / kubectl's read): {mo / mt:.4f}")
+print(f"curl of /api/v1/nodes + /api/v1/pods (whole, JSON): median {mf:.2f} s over {read_runs} runs")
+
+# The article's shape (a CPU parameter server, 16 GPU workers: only the 1 node in 10 with GPUs
+# can take a worker), the same job on CPU only (every node a candidate), and a CPU job that
+# cannot fit now (60 CPU per worker, 49 free per node: every node's pods are read).
+common = ["--ps", "1", "--workers", "16", "--memory", "8Gi", "-o", "json", "--", "python", "t.py"]
+jobs = [
+    ("article's job, 16 GPU workers", ["check", "--name", "big", "--image", "tensorflow/tensorflow:2.13.0-gpu", "--gpus", "1", "--cpu", "4"] + common, runs),
+    ("CPU job, 16 workers", ["check", "--name", "cpu", "--image", "tensorflow/tensorflow:2.13.0", "--cpu", "4"] + common, runs),
+    ("CPU job that must wait", ["check", "--name", "wide", "--image", "tensorflow/tensorflow:2.13.0", "--cpu", "60"] + common, max(1, min(runs, 3))),
+]
+for label, job, n in jobs:
+    first = subprocess.run([plugin, "--kubeconfig", kubeconfig] + job, capture_output=True, text=True)
+    report = json.loads(first.stdout)
+    print(f"{label}: verdict {report['placement']['verdict']} - {report['placement']['reason'][:160]}")
+    ours = [timed([plugin, "--kubeconfig", kubeconfig] + job) for _ in range(n)]
+    rss = subprocess.run(["/usr/bin/time", "-f", "%M", plugin, "--kubeconfig", kubeconfig] + job,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr.strip().splitlines()[-1]
+    mo = statistics.median(ours)
+    print(f"  check: median {mo:.2f} s (min {min(ours):.2f}, max {max(ours):.2f}) over {n} runs, peak RSS {int(rss) / 1000:.1f} MB")
+    print(f"  ratio to kubectl's read: {mo / mt:.4f}; to curl's: {mo / mf:.4f}")

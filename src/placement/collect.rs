@@ -1,12 +1,12 @@
-//! The one I/O part: reads the [`ClusterState`] the model needs. The number of requests does not
-//! depend on the job's size; every list is paged (`limit`/`continue`) and decoded into slim
-//! types that keep only what placement reads, so memory stays bounded on big clusters. A 403
-//! on a list is not an error: the field stays `None` and the permission is named.
+//! The one I/O part: reads the [`ClusterState`] the model needs. Every list is paged
+//! (`limit`/`continue`) and decoded into slim types that keep only what placement reads, so
+//! memory stays bounded on big clusters. A 403 on a list is not an error: the field stays
+//! `None` and the permission is named.
 //!
-//! The lists go out together, and the pod list, the long one (every bound pod of the cluster),
-//! is decoded on a blocking thread straight from each page's text into per-node sums: the next
-//! page is requested as soon as the page's metadata (its continue token) is read, so the API
-//! server writes page N+1 while page N is decoded, and no pod object is ever built.
+//! The lists go out together; the pods come last and only from the nodes where the job could
+//! ever run ([`super::scope`]), one indexed read per node, many in flight, until a placement
+//! for the whole job is found: what `check` costs follows the job, not the cluster (issue 63).
+//! Each page is decoded straight from its text into per-node sums; no pod object is built.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::filters::{ContainerResources, Res, pod_requests};
-use super::{BoundPod, BoundPods, ClusterState, NodeInfo, PvcInfo};
+use super::{BoundPod, BoundPods, ClusterState, NodeInfo, PvcInfo, scope};
 use crate::cluster::{client, forbidden};
 use crate::model::TFJob;
 use crate::quantity::parse_quantity;
@@ -292,7 +292,8 @@ struct Own {
 /// as the list's metadata has been read.
 fn decode_pod_page(
     text: &str,
-    (bound, own): &mut (BoundPods, Own),
+    bound: &mut BoundPods,
+    own: &Own,
     next: &mut dyn FnMut(Option<String>),
 ) -> serde_json::Result<()> {
     let mut de = serde_json::Deserializer::from_str(text);
@@ -516,58 +517,6 @@ async fn list_paged<T: DeserializeOwned>(
     }
 }
 
-/// A page decoder for [`list_pipelined`]: reads `text` into the state, calling `next` with the
-/// continue token as soon as it is known.
-type Decode<S> = fn(&str, &mut S, &mut dyn FnMut(Option<String>)) -> serde_json::Result<()>;
-
-/// Lists `path` page by page with each page decoded on a blocking thread while the next one is
-/// fetched. At most one page waits for the decoder, so memory stays at about three pages.
-async fn list_pipelined<S: Send + 'static>(
-    client: &Client,
-    path: &str,
-    fields: Option<&str>,
-    state: S,
-    decode: Decode<S>,
-) -> Result<(Listed, S), kube::Error> {
-    let (page_tx, mut page_rx) = tokio::sync::mpsc::channel::<String>(1);
-    let (next_tx, mut next_rx) = tokio::sync::mpsc::unbounded_channel::<Option<String>>();
-    let decoder = tokio::task::spawn_blocking(move || {
-        let mut state = state;
-        while let Some(text) = page_rx.blocking_recv() {
-            // A failed page drops `next_tx` on return, which stops the fetching loop.
-            decode(&text, &mut state, &mut |c| {
-                let _ = next_tx.send(c);
-            })?;
-        }
-        Ok::<_, serde_json::Error>(state)
-    });
-    let mut lp = with_fields(fields);
-    let outcome = loop {
-        let text = match page_text(client, path, &lp).await {
-            Ok(Ok(text)) => text,
-            Ok(Err(end)) => break end,
-            Err(e) => {
-                drop(page_tx);
-                let _ = decoder.await;
-                return Err(e);
-            }
-        };
-        if page_tx.send(text).await.is_err() {
-            break Listed::Ok; // the decoder stopped on an error, read below
-        }
-        match next_rx.recv().await.flatten().filter(|c| !c.is_empty()) {
-            Some(c) => lp.continue_token = Some(c),
-            None => break Listed::Ok, // the last page, or a decoding error read below
-        }
-    };
-    drop(page_tx);
-    let state = decoder
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
-        .map_err(kube::Error::SerdeError)?;
-    Ok((outcome, state))
-}
-
 async fn exists(client: &Client, collection: &str, name: &str) -> Result<bool, kube::Error> {
     let req = kube::core::Request::new(collection)
         .get(name, &Default::default())
@@ -660,32 +609,98 @@ async fn nodes(client: &Client) -> Result<Option<Vec<NodeInfo>>, kube::Error> {
     Ok(matches!(listed, Listed::Ok).then_some(nodes))
 }
 
-/// What the non-terminal pods bound to each node hold (`None`: not readable). Terminal pods and
-/// pods on no node are left out by the API server: pods' selectable fields include
-/// `spec.nodeName` and `status.phase` (kubernetes `pkg/registry/core/pod/strategy.go`,
-/// `ToSelectableFields`), and requirements joined by commas must all hold.
-async fn bound_pods(
+/// Requests in flight while reading the candidates' pods: enough to hide the round trips, few
+/// enough to stay a small client under the API server's priority and fairness.
+const IN_FLIGHT: usize = 16;
+
+/// The non-terminal pods bound to `node`. Served by the API server's watch cache through its
+/// `spec.nodeName` index (kubernetes `pkg/registry/core/pod/strategy.go`: `Indexers`,
+/// `NodeNameIndexFunc`, and `IndexFields` in `Matcher`), at `resourceVersion=0` with
+/// `NotOlderThan`, as the kubelet's own pod reflector lists: a recent state is enough for a
+/// prediction, and no read reaches etcd. Terminal pods are left out by the server (pods'
+/// selectable fields include `status.phase`, `ToSelectableFields`). A continue token, should a
+/// node hold more than a page, is followed without a resource version, which the server
+/// forbids beside one.
+async fn pods_on(
     client: &Client,
-    namespace: &str,
+    node: &str,
+    own: &Own,
+) -> Result<(Listed, BoundPods), kube::Error> {
+    let mut bound = BoundPods::default();
+    let fields = format!("spec.nodeName={node},status.phase!=Succeeded,status.phase!=Failed");
+    let mut lp = with_fields(Some(&fields)).match_any();
+    loop {
+        let text = match page_text(client, "/api/v1/pods", &lp).await? {
+            Ok(text) => text,
+            Err(end) => return Ok((end, bound)),
+        };
+        let mut next = None;
+        decode_pod_page(&text, &mut bound, own, &mut |c| next = c)
+            .map_err(kube::Error::SerdeError)?;
+        match next.filter(|c| !c.is_empty()) {
+            Some(c) => {
+                lp = with_fields(Some(&fields));
+                lp.continue_token = Some(c);
+            }
+            None => return Ok((Listed::Ok, bound)),
+        }
+    }
+}
+
+/// Reads the pods of the candidate nodes ([`super::scope`]) into `state.bound_pods`, a batch at
+/// a time, until the whole job has a placement on the nodes read or every candidate is read;
+/// those left are named in `state.unread`. Nodes not readable: nothing is read (the verdict is
+/// unknown without them). A 403 on pods leaves `bound_pods` empty and names the permission.
+async fn candidate_pods(
+    client: &Client,
+    state: &mut ClusterState,
     job: &TFJob,
-) -> Result<Option<BoundPods>, kube::Error> {
-    let own = Own {
-        namespace: namespace.to_string(),
-        names: super::job_pods(job, &[])
-            .into_iter()
-            .map(|p| p.name)
-            .collect(),
+) -> Result<(), kube::Error> {
+    use futures::stream::{self, StreamExt, TryStreamExt};
+    let Some(nodes) = &state.nodes else {
+        return Ok(());
     };
-    let fields = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
-    let (listed, (bound, _)) = list_pipelined(
-        client,
-        "/api/v1/pods",
-        Some(fields),
-        (BoundPods::default(), own),
-        decode_pod_page,
-    )
-    .await?;
-    Ok(matches!(listed, Listed::Ok).then_some(bound))
+    let pods = super::admitted_pods(job, &state.limit_ranges, state.runtime_classes.as_ref());
+    let order: Vec<String> = scope::candidates(nodes, &pods)
+        .into_iter()
+        .map(|i| nodes[i].name.clone())
+        .collect();
+    let own = Own {
+        namespace: state.namespace.clone(),
+        names: pods.iter().map(|p| p.name.clone()).collect(),
+    };
+    let mut read = BoundPods::default();
+    state.unread = order.iter().cloned().collect();
+    state.bound_pods = Some(BoundPods::default());
+    let mut rest = order.as_slice();
+    for size in scope::batches(order.len()) {
+        let (batch, later) = rest.split_at(size);
+        rest = later;
+        // Each node's page decoded into its own sums, merged in the order read.
+        let pages: Vec<(Listed, BoundPods)> =
+            stream::iter(batch.iter().map(|node| pods_on(client, node, &own)))
+                .buffered(IN_FLIGHT)
+                .try_collect()
+                .await?;
+        for (listed, bound) in pages {
+            if matches!(listed, Listed::Forbidden) {
+                state.bound_pods = None;
+                state
+                    .missing_permissions
+                    .push("list pods (all namespaces)".into());
+                return Ok(());
+            }
+            read.merge(bound);
+        }
+        for node in batch {
+            state.unread.remove(node);
+        }
+        state.bound_pods = Some(read.clone());
+        if scope::fits_on_read(state, &pods) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Reads the snapshot for `job` in `namespace`. The reads are independent, so they go out at
@@ -716,14 +731,13 @@ pub async fn collect(
         )
     };
     let (
-        (nodes, bound_pods, limit_ranges, quotas, priority_classes),
+        (nodes, limit_ranges, quotas, priority_classes),
         (wffc, pvcs, config_maps, secrets, service_accounts),
         (crds, (autoscaler, karpenter), runtime_classes),
     ) = futures::try_join!(
         async {
             futures::try_join!(
                 nodes(client),
-                bound_pods(client, namespace, job),
                 limit_ranges(client, &lr_path),
                 quotas(client, &quota_path),
                 priority_classes(client)
@@ -744,9 +758,6 @@ pub async fn collect(
     if nodes.is_none() {
         missing_permissions.push("list nodes (cluster-wide)".into());
     }
-    if bound_pods.is_none() {
-        missing_permissions.push("list pods (all namespaces)".into());
-    }
     let pvcs = pvcs.map(|list| {
         list.into_iter()
             .map(|p| {
@@ -763,10 +774,11 @@ pub async fn collect(
             })
             .collect()
     });
-    Ok(ClusterState {
+    let mut state = ClusterState {
         namespace: namespace.to_string(),
         nodes,
-        bound_pods,
+        bound_pods: None,
+        unread: BTreeSet::new(),
         limit_ranges,
         quotas,
         priority_classes,
@@ -780,7 +792,11 @@ pub async fn collect(
         autoscaler_ruled_out: autoscaler.1,
         karpenter,
         missing_permissions,
-    })
+    };
+    // The pods last: which nodes' pods matter depends on the nodes and on the job's pods as
+    // admission leaves them (LimitRange defaults, RuntimeClass overhead).
+    candidate_pods(client, &mut state, job).await?;
+    Ok(state)
 }
 
 async fn limit_ranges(client: &Client, path: &str) -> Result<Vec<LimitRange>, kube::Error> {
@@ -906,13 +922,13 @@ mod tests {
     /// pods counted so far at that moment.
     fn decode(page: &serde_json::Value, own: Own) -> (BoundPods, Vec<String>) {
         let text = page.to_string();
-        let mut state = (BoundPods::default(), own);
+        let mut bound = BoundPods::default();
         let mut told = vec![];
-        decode_pod_page(&text, &mut state, &mut |c| {
+        decode_pod_page(&text, &mut bound, &own, &mut |c| {
             told.push(format!("meta:{}", c.unwrap_or_default()))
         })
         .unwrap();
-        (state.0, told)
+        (bound, told)
     }
 
     fn pod(ns: &str, name: &str, node: &str, spec: serde_json::Value) -> serde_json::Value {

@@ -55,6 +55,7 @@ pub mod live;
 mod pods;
 pub mod queue_state;
 pub mod refs;
+pub mod scope;
 mod verdict;
 
 #[cfg(test)]
@@ -146,6 +147,25 @@ fn core_resource(r: &str) -> bool {
 }
 
 impl NodeUsage {
+    /// Adds the sums of another read of the same node.
+    fn absorb(&mut self, other: NodeUsage) {
+        self.pods += other.pods;
+        for (k, v) in other.requests {
+            *self.requests.entry(k).or_default() += v;
+        }
+        for (k, (v, n)) in other.held {
+            let h = self.held.entry(k).or_default();
+            h.0 += v;
+            h.1 += n;
+        }
+        for (k, by) in other.holders {
+            let mine = self.holders.entry(k).or_default();
+            for (owner, n) in by {
+                *mine.entry(owner).or_default() += n;
+            }
+        }
+    }
+
     /// Adds (`sign` 1) or takes out (`sign` -1) one pod's requests.
     fn apply(&mut self, requests: &Res, sign: i128, owner: &str) {
         self.pods = self.pods.saturating_add_signed(sign as isize);
@@ -223,6 +243,19 @@ impl BoundPods {
         }
     }
 
+    /// Adds what `other` counted (pods read from other nodes).
+    pub fn merge(&mut self, other: BoundPods) {
+        for (node, usage) in other.by_node {
+            match self.by_node.get_mut(&node) {
+                Some(mine) => mine.absorb(usage),
+                None => {
+                    self.by_node.insert(node, usage);
+                }
+            }
+        }
+        self.kept.extend(other.kept);
+    }
+
     /// Node name → what its pods hold.
     pub fn by_node(&self) -> &BTreeMap<String, NodeUsage> {
         &self.by_node
@@ -252,7 +285,12 @@ pub struct PvcInfo {
 pub struct ClusterState {
     pub namespace: String,
     pub nodes: Option<Vec<NodeInfo>>,
+    /// The non-terminal pods bound to the nodes that were read: every candidate node
+    /// ([`scope`]), or those read before a placement for the whole job was found.
     pub bound_pods: Option<BoundPods>,
+    /// Candidate nodes whose pods were not read because a placement was found first: the
+    /// model places nothing there.
+    pub unread: BTreeSet<String>,
     /// Pods in the job's namespace that count against quota (non-terminal), with their usage.
     pub limit_ranges: Vec<LimitRange>,
     pub quotas: Vec<ResourceQuota>,

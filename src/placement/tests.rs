@@ -813,3 +813,175 @@ fn a_runtime_class_gives_its_overhead_and_node_selector_and_refuses_a_conflict()
         "{r:?}"
     );
 }
+
+/// What `collect` does with the candidates (`scope`), over an in-memory cluster: the pods of
+/// the nodes read so far, batch by batch, until the job fits on them. Returns the snapshot the
+/// model then sees and how many nodes' pods were read.
+fn scoped(nodes: &[NodeInfo], all: &[BoundPod], j: &TFJob) -> (ClusterState, usize) {
+    let pods = admitted_pods(j, &[], None);
+    let order: Vec<String> = scope::candidates(nodes, &pods)
+        .into_iter()
+        .map(|i| nodes[i].name.clone())
+        .collect();
+    let mut s = snap(nodes.to_vec(), vec![]);
+    s.unread = order.iter().cloned().collect();
+    let mut read = 0;
+    let mut rest = order.as_slice();
+    for size in scope::batches(order.len()) {
+        let (batch, later) = rest.split_at(size);
+        rest = later;
+        let mut b = s.bound_pods.take().unwrap_or_default();
+        b.merge(
+            all.iter()
+                .filter(|p| batch.contains(&p.node))
+                .cloned()
+                .collect(),
+        );
+        s.bound_pods = Some(b);
+        batch.iter().for_each(|n| {
+            s.unread.remove(n);
+        });
+        read += size;
+        if scope::fits_on_read(&s, &pods) {
+            break;
+        }
+    }
+    (s, read)
+}
+
+/// A small deterministic generator (no dependency on a seed source).
+struct Lcg(u64);
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// A random cluster: nodes with or without GPUs, some tainted or cordoned, each holding some
+/// pods; and a job of a CPU parameter server and workers with or without a GPU.
+fn random_case(r: &mut Lcg, n_nodes: usize) -> (Vec<NodeInfo>, Vec<BoundPod>, TFJob) {
+    let mut nodes = vec![];
+    let mut pods = vec![];
+    for i in 0..n_nodes {
+        let name = format!("n{i:04}");
+        let gpu = ["0", "0", "1", "4", "8"][r.below(5) as usize];
+        let mut n = node(&name, &format!("{}", 2 + r.below(15)), "64Gi", gpu);
+        match r.below(8) {
+            0 => {
+                n.taints = vec![Taint {
+                    key: "dedicated".into(),
+                    value: Some("infra".into()),
+                    effect: "NoSchedule".into(),
+                    ..Default::default()
+                }]
+            }
+            1 => n.unschedulable = true,
+            _ => {}
+        }
+        for k in 0..r.below(4) {
+            let cpu = format!("{}", 1 + r.below(6));
+            let g = format!("{}", r.below(3));
+            pods.push(bound(
+                &format!("p{i}-{k}"),
+                &name,
+                &[("cpu", &cpu), ("nvidia.com/gpu", &g)],
+            ));
+        }
+        nodes.push(n);
+    }
+    let gpus = r.below(3);
+    let worker_limits = if gpus == 0 {
+        json!({})
+    } else {
+        json!({"nvidia.com/gpu": gpus.to_string()})
+    };
+    let j = job(json!({
+        "PS": replica(1, json!({"cpu": "1"}), json!({})),
+        "Worker": replica(1 + r.below(6) as i32, json!({"cpu": format!("{}", 1 + r.below(4))}), worker_limits),
+    }));
+    (nodes, pods, j)
+}
+
+/// Issue 63: reading only the candidate nodes' pods gives the full read's verdict; on fewer
+/// candidates than kube-scheduler's `minFeasibleNodesToFind` (every candidate read at once) it
+/// gives the same node for every pod too; past it, a `fits` found early stays `fits`.
+#[test]
+fn reading_the_candidates_pods_gives_the_full_reads_verdict() {
+    let mut r = Lcg(63);
+    let mut early = 0;
+    for case in 0..400 {
+        let n_nodes = if case % 4 == 0 {
+            260
+        } else {
+            1 + r.below(40) as usize
+        };
+        let (nodes, pods, j) = random_case(&mut r, n_nodes);
+        let full = check(&snap(nodes.clone(), pods.clone()), &j).placement;
+        let (s, read) = scoped(&nodes, &pods, &j);
+        let part = check(&s, &j).placement;
+        assert_eq!(
+            part.verdict, full.verdict,
+            "case {case}: {full:?}\n{part:?}"
+        );
+        let verdicts = |p: &Placement| p.pods.iter().map(|p| p.verdict).collect::<Vec<_>>();
+        assert_eq!(verdicts(&part), verdicts(&full), "case {case}");
+        if read < nodes.len() && s.unread.is_empty() {
+            // Every candidate read: the same placement, node for node.
+            let on = |p: &Placement| p.pods.iter().map(|p| p.node.clone()).collect::<Vec<_>>();
+            assert_eq!(on(&part), on(&full), "case {case}");
+        }
+        if !s.unread.is_empty() {
+            early += 1;
+            assert_eq!(full.verdict, Verdict::Fits, "case {case}");
+            // Nothing is placed where the pods were not read (such a node looks empty).
+            for p in &part.pods {
+                let on = p.node.as_deref().unwrap_or_default();
+                assert!(
+                    !s.unread.contains(on),
+                    "case {case}: {p:?} on an unread node"
+                );
+            }
+        }
+    }
+    assert!(
+        early > 10,
+        "the early stop was exercised only {early} times"
+    );
+}
+
+#[test]
+fn candidates_put_the_nodes_for_the_most_demanding_pod_first() {
+    let mut tainted = node("c", "8", "8Gi", "8");
+    tainted.taints = vec![Taint {
+        key: "dedicated".into(),
+        value: None,
+        effect: "NoSchedule".into(),
+        ..Default::default()
+    }];
+    let nodes = vec![
+        node("a", "8", "8Gi", "0"),
+        node("b", "8", "8Gi", "4"),
+        tainted,
+        node("d", "1", "8Gi", "0"),
+        node("e", "8", "8Gi", "8"),
+    ];
+    let j = job(json!({
+        "PS": replica(1, json!({"cpu": "2"}), json!({})),
+        "Worker": replica(4, json!({"cpu": "1"}), json!({"nvidia.com/gpu": "1"})),
+    }));
+    let pods = admitted_pods(&j, &[], None);
+    let names: Vec<&str> = scope::candidates(&nodes, &pods)
+        .into_iter()
+        .map(|i| nodes[i].name.as_str())
+        .collect();
+    // GPU nodes first, then a CPU node the PS fits on; the tainted node and the one too small
+    // for any pod even when empty are not read at all.
+    assert_eq!(names, ["b", "e", "a"]);
+    assert_eq!(scope::batches(0), Vec::<usize>::new());
+    assert_eq!(scope::batches(5), [5]);
+    assert_eq!(scope::batches(1000), [100, 200, 400, 300]);
+}

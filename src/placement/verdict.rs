@@ -16,7 +16,7 @@ struct NodeState {
     pods: usize,
 }
 
-fn demand_key(p: &JobPod) -> (i128, i128, i128) {
+pub(super) fn demand_key(p: &JobPod) -> (i128, i128, i128) {
     let ext: i128 = p
         .requests
         .iter()
@@ -40,9 +40,11 @@ fn score(node: &NodeInfo, st: &NodeState, req: &Res) -> f64 {
     (share("cpu") + share("memory")) / 2.0
 }
 
-/// Places `order` (indices into `pods`) greedily; returns the node of each pod or its rejections.
+/// Places `order` (indices into `pods`) greedily on the nodes `among` (indices into `nodes`);
+/// returns the node of each pod or its rejections.
 fn simulate(
     nodes: &[NodeInfo],
+    among: &[usize],
     mut state: Vec<NodeState>,
     pods: &[JobPod],
     order: &[usize],
@@ -52,7 +54,8 @@ fn simulate(
         let p = &pods[i];
         let mut best: Option<(f64, usize)> = None;
         let mut rejections = vec![];
-        for (n, node) in nodes.iter().enumerate() {
+        for &n in among {
+            let node = &nodes[n];
             match node_reject_reason(&p.spec, &p.requests, node, &state[n].used, state[n].pods) {
                 Some(r) => rejections.push(r),
                 None => {
@@ -126,7 +129,18 @@ pub fn place(snap: &ClusterState, pods: &[JobPod]) -> Placement {
     let mut order: Vec<usize> = (0..pods.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(demand_key(&pods[i])));
 
-    let current = simulate(nodes, now.clone(), pods, &order);
+    // Only the nodes whose pods were read can take a pod now (`scope`: the candidates left
+    // unread once a placement was found); every node counts for what could ever fit.
+    let all: Vec<usize> = (0..nodes.len()).collect();
+    let read: Vec<usize> = if snap.unread.is_empty() {
+        all.clone()
+    } else {
+        all.iter()
+            .copied()
+            .filter(|&i| !snap.unread.contains(&nodes[i].name))
+            .collect()
+    };
+    let current = simulate(nodes, &read, now.clone(), pods, &order);
     let pod_row = |i: usize, r: &Result<usize, Vec<Rejection>>, v: Verdict, reason: String| {
         let p = &pods[i];
         PodPlacement {
@@ -184,7 +198,7 @@ pub fn place(snap: &ClusterState, pods: &[JobPod]) -> Placement {
         };
     }
 
-    let emptied = simulate(nodes, empty, pods, &order);
+    let emptied = simulate(nodes, &all, empty, pods, &order);
     if emptied.iter().all(Result::is_ok) {
         let reasons: Vec<String> = current
             .iter()

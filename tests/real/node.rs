@@ -3,16 +3,18 @@
 //! the stand-in operator of [`crate::operator`]. Pods really run, log, crash, get OOM-killed and
 //! fail to pull; the scheduler is the real kube-scheduler.
 //!
-//! The node is one machine: these tests run one at a time ([`NODE`]).
+//! The node is one machine, yet its tests mostly wait on the kubelet's own timers (back-off,
+//! pulls, restarts): they share it, each in its own namespace, and only a test that changes
+//! the node itself (its advertised GPUs) has it alone ([`NODE`]).
 
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{OnceLock, RwLock};
 
 use serde_json::{Value, json};
 
 use crate::harness::{ControlPlane, reference, tfjob};
 
-static NODE: Mutex<()> = Mutex::new(());
+static NODE: RwLock<()> = RwLock::new(());
 
 /// The node's cluster with the CRD and the stand-in operator, or why the tier is skipped.
 fn node() -> Result<&'static ControlPlane, String> {
@@ -35,9 +37,12 @@ fn node() -> Result<&'static ControlPlane, String> {
 
 macro_rules! with_node {
     ($p:ident, $guard:ident => $body:block) => {
+        with_node!($p, $guard, read => $body)
+    };
+    ($p:ident, $guard:ident, $lock:ident => $body:block) => {
         match node() {
             Ok($p) => {
-                let $guard = NODE.lock().unwrap_or_else(|e| e.into_inner());
+                let $guard = NODE.$lock().unwrap_or_else(|e| e.into_inner());
                 $body
             }
             Err(why) => {
@@ -273,7 +278,8 @@ fn a_pod_the_real_api_server_refuses_ends_wait_with_its_words() {
 
 #[test]
 fn three_gpu_workers_on_a_one_gpu_node() {
-    with_node!(plane, _g => {
+    // It changes the node's capacity: alone on it.
+    with_node!(plane, _g, write => {
         let ns = namespace(plane, "node-gpu");
         let node = plane.kubectl(&["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"]).stdout;
         let patch = plane.kubectl(&["patch", "node", &node, "--subresource=status", "--type=merge",
@@ -296,7 +302,7 @@ fn three_gpu_workers_on_a_one_gpu_node() {
         assert_eq!(plane.writes("kubectl-tfjob", &ns), vec![]);
         // Past it (an autoscaler might add nodes, so the wait waits for capacity until its
         // deadline: exit 5), the real scheduler says the same in its words.
-        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--skip-capacity-check", "--wait", "--timeout", "45s"]);
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--skip-capacity-check", "--wait", "--timeout", "20s"]);
         assert_eq!(out.code, 5, "{}", out.all());
         assert!(out.stderr.contains("Insufficient nvidia.com/gpu"), "{}", out.stderr);
         let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);

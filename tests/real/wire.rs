@@ -6,7 +6,7 @@
 //! served (plain-text 404), NotFound / AlreadyExists / Conflict / Invalid Status objects (a
 //! merge patch naming another uid, the precondition every write after a read carries) with
 //! their details and causes (a Pod refused by Pod validation and a TFJob by its CRD's schema among them), strict unknown fields (a null value included), create dry runs,
-//! an unsupported field selector, list paging with `continue`, the initial-events watch ending
+//! an unsupported field selector, one node's pods as `check` reads them, list paging with `continue`, the initial-events watch ending
 //! in a bookmark, Table output, and the service proxy `top` reads Prometheus through (a
 //! missing Service, a Service with nothing behind it) with the label lookup that finds it. Not compared: exec subprotocol negotiation (it needs a pod on
 //! a node; the real-node tier runs `probe` through it), and a watch's 410 (it needs an etcd
@@ -176,6 +176,13 @@ fn cases() -> Vec<Case> {
             "unsupported field selector",
             "GET",
             "/api/v1/namespaces/wire/pods?fieldSelector=spec.bogus%3Dx",
+            None,
+        ),
+        c(
+            // What `check` reads per candidate node (issue 63): the watch cache's index.
+            "one node's pods at resourceVersion 0",
+            "GET",
+            "/api/v1/pods?fieldSelector=spec.nodeName%3Dwire-node%2Cstatus.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed&limit=500&resourceVersion=0&resourceVersionMatch=NotOlderThan",
             None,
         ),
         c(
