@@ -302,7 +302,7 @@ fn three_gpu_workers_on_a_one_gpu_node() {
         assert_eq!(plane.writes("kubectl-tfjob", &ns), vec![]);
         // Past it (an autoscaler might add nodes, so the wait waits for capacity until its
         // deadline: exit 5), the real scheduler says the same in its words.
-        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--skip-capacity-check", "--wait", "--timeout", "20s"]);
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path, "--skip-capacity-check", "--wait", "--timeout", "30s"]);
         assert_eq!(out.code, 5, "{}", out.all());
         assert!(out.stderr.contains("Insufficient nvidia.com/gpu"), "{}", out.stderr);
         let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
