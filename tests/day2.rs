@@ -274,7 +274,7 @@ async fn follow_takes_every_replica_of_a_nine_replica_job_by_default() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn pending_pods_are_named_with_the_scheduler_reason_until_the_timeout() {
+async fn pending_pods_are_named_at_once_and_followed_until_the_timeout() {
     let c = TestCluster::start(Scenario::default());
     let cl = client(&c).await;
     // 64 GPUs per pod fit no node.
@@ -288,7 +288,27 @@ async fn pending_pods_are_named_with_the_scheduler_reason_until_the_timeout() {
             })
     })
     .await;
+    // Without -f, as `kubectl logs` answers a pod waiting to start: at once (the timeout is
+    // far away), exit 3, the pod's reason and the command that waits (issue 61 item 7).
     let mut opts = ops::logs::LogsOptions::new("big");
+    opts.timeout = Duration::from_secs(600);
+    let (mut o, e) = (Buf::default(), Buf::default());
+    let mut e2 = e.clone();
+    let r = ops::logs::logs(&kube(&cl), "default", &opts, &mut o, &mut e2).await;
+    let Err(Error::NotReady { message, hint }) = r else {
+        panic!("{r:?}")
+    };
+    assert!(
+        message.starts_with("no pod of tfjob big has started yet: worker-0 is not running yet (Unschedulable: 0/3 nodes are available"),
+        "{message}"
+    );
+    assert!(
+        hint.unwrap_or_default()
+            .contains("`kubectl tfjob logs big -n default -f`")
+    );
+    assert_eq!(o.text(), "", "stdout is data only");
+    // With -f it waits for them, up to --timeout.
+    opts.follow = true;
     opts.timeout = Duration::from_millis(300);
     let (mut o, e) = (Buf::default(), Buf::default());
     let mut e2 = e.clone();

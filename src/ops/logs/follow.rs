@@ -147,10 +147,14 @@ impl<'a> Follow<'a> {
                     // Nothing to print is not an empty log: say where the logs went.
                     return Ok(Printed::PodsGone);
                 }
-                if (self.opts.follow && job_done)
-                    || (!self.opts.follow && self.started_any && (unstarted == 0 || job_done))
-                {
+                // Without -f, as `kubectl logs` answers for a pod still waiting to start: the
+                // logs of the replicas that started, the others named on stderr (said above);
+                // none started is exit 3 at once, with the command that waits for them.
+                if (self.opts.follow && job_done) || (!self.opts.follow && self.started_any) {
                     break;
+                }
+                if !self.opts.follow && !job_done && unstarted > 0 {
+                    return Ok(Printed::NotStarted(self.last_wait_note.clone()));
                 }
             }
             // The timeout bounds waiting for pods to start, not a job that runs and prints.
@@ -428,4 +432,6 @@ pub(super) enum Printed {
     Done,
     /// The job ended and none of its selected pods is left to read.
     PodsGone,
+    /// Without -f: no selected pod has started yet; why, as said on stderr.
+    NotStarted(String),
 }

@@ -177,8 +177,10 @@ pub async fn logs(
     let (expected, allowed) = streams(&job, opts)?;
 
     let mut follow = Follow::new(kube, namespace, opts, &job, expected, allowed);
-    if follow.print(out, err).await? == Printed::PodsGone {
-        return Err(pods_gone(kube, namespace, &job, opts, saver.as_ref()));
+    match follow.print(out, err).await? {
+        Printed::PodsGone => return Err(pods_gone(kube, namespace, &job, opts, saver.as_ref())),
+        Printed::NotStarted(why) => return Err(not_started(kube, namespace, &job, opts, &why)),
+        Printed::Done => {}
     }
     // A followed job that ended: its evidence once more, before the operator's cleanup.
     if opts.follow
@@ -236,6 +238,38 @@ fn streams(job: &Workload, opts: &LogsOptions) -> Result<(usize, usize)> {
         )));
     }
     Ok((expected, allowed))
+}
+
+/// Without -f, no selected pod has started: nothing to read yet. `kubectl logs` answers a pod
+/// still waiting to start at once (`is waiting to start: ContainerCreating`), so this does too:
+/// exit 3, as `probe` says of a replica not running, with the commands that wait and explain.
+fn not_started(
+    kube: &Kube,
+    namespace: &str,
+    job: &Workload,
+    opts: &LogsOptions,
+    why: &str,
+) -> Error {
+    let flags = kube.hints.ns_flags(namespace);
+    let target = match job {
+        Workload::TfJob(_) => opts.job().to_string(),
+        _ => format!("{}/{}", job.kind().to_ascii_lowercase(), opts.job()),
+    };
+    Error::NotReady {
+        message: format!(
+            "no pod of {} {} has started yet{}",
+            job.kind(),
+            opts.job(),
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {why}")
+            }
+        ),
+        hint: Some(format!(
+            "`kubectl tfjob logs {target} {flags} -f` waits for them (up to --timeout); `kubectl tfjob diagnose {target} {flags}` says why they wait."
+        )),
+    }
 }
 
 /// A finished job whose selected pods are gone: their logs went with them (the operator's
