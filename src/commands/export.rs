@@ -1,4 +1,5 @@
-//! `kubectl tfjob export --to jobset`: the job `render` takes, as a kubernetes-sigs JobSet.
+//! `kubectl tfjob export --to jobset`: the job `render` takes, or a TFJob already in the
+//! cluster (`export NAME`), as a kubernetes-sigs JobSet.
 
 use clap::{Args, ValueEnum};
 
@@ -24,6 +25,11 @@ pub enum FormatArg {
 
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
+    /// A TFJob in the cluster to export, as `kubectl get` names it (instead of rendering one
+    /// from a template: the template flags do not go with it).
+    #[arg(id = "job", value_name = "NAME")]
+    pub job: Option<String>,
+
     /// What to export to.
     #[arg(long, value_enum, value_name = "KIND")]
     pub to: TargetArg,
@@ -44,7 +50,14 @@ pub fn exec(ctx: Context, args: ExportArgs, out: &mut Output) -> Result<()> {
     // One kind today: `--to` is required so scripts say what they get. The ops core knows no
     // other, so it takes no target.
     let TargetArg::Jobset = args.to;
+    if let (Some(name), Some(flag)) = (&args.job, args.render.shaping_flag()) {
+        return Err(crate::error::Error::Usage(format!(
+            "{flag} cannot be used with NAME ({name}): NAME exports the TFJob stored in the \
+             cluster as it is; leave out {flag}, or leave out NAME to render a new job"
+        )));
+    }
     let options = ExportOptions {
+        stored: args.job,
         render: args.render.into(),
         format: match args.output {
             FormatArg::Yaml => ExportFormat::Yaml,

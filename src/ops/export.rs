@@ -22,6 +22,8 @@ pub enum ExportFormat {
 /// The `export` flags, clap-free.
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
+    /// A TFJob in the cluster to export instead of rendering one.
+    pub stored: Option<String>,
     pub render: RenderOptions,
     pub format: ExportFormat,
     /// A server-side dry run of the create.
@@ -39,10 +41,16 @@ pub fn prepare(
 /// The JobSet of a job already prepared (rendered and validated once), in the job's namespace
 /// when it has one (settled against the cluster, or named by the manifest).
 pub fn from_prepared(prepared: render::Prepared) -> Result<(Exported, render::Prepared)> {
-    let exported = jobset::export::export(&prepared.job, None).map_err(|refusals| {
+    let exported = checked(&prepared.job, &prepared.source)?;
+    Ok((exported, prepared))
+}
+
+/// `job` as a JobSet, refused (exit 2) when a feature cannot be carried or the JobSet would be
+/// refused; `source` names the job in the messages.
+fn checked(job: &crate::model::TFJob, source: &str) -> Result<Exported> {
+    let exported = jobset::export::export(job, None).map_err(|refusals| {
         Error::Invalid(format!(
-            "{} cannot be exported as a JobSet:\n{}",
-            prepared.source,
+            "{source} cannot be exported as a JobSet:\n{}",
             refusals
                 .iter()
                 .map(|r| format!("  {}: {}", r.field, r.message))
@@ -53,14 +61,13 @@ pub fn from_prepared(prepared: render::Prepared) -> Result<(Exported, render::Pr
     let findings = jobset::validate::check(&exported.jobset);
     if !findings.is_empty() {
         return Err(Error::Invalid(format!(
-            "the JobSet exported from {} would be refused ({} error{}):\n{}",
-            prepared.source,
+            "the JobSet exported from {source} would be refused ({} error{}):\n{}",
             findings.len(),
             if findings.len() == 1 { "" } else { "s" },
             describe(&findings)
         )));
     }
-    Ok((exported, prepared))
+    Ok(exported)
 }
 
 fn describe(findings: &[Finding]) -> String {
@@ -99,6 +106,26 @@ pub fn to_text(js: &JobSet, format: ExportFormat) -> String {
 
 /// `kubectl tfjob export`.
 pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result<()> {
+    if let Some(name) = &args.stored {
+        // The stored job as the API server holds it: the JobSet gets fresh metadata (name,
+        // namespace, labels, annotations), never the TFJob's uid, status or managed fields.
+        let kube = ctx.kube().await?;
+        let mut job = super::workload::read_tfjob(kube, name).await?;
+        // The id `submit` stamped on that create: a JobSet made from it is another submission.
+        if let Some(a) = job.metadata.annotations.as_mut() {
+            a.remove(super::submit::SUBMISSION_ANNOTATION);
+        }
+        let exported = checked(&job, &format!("TFJob {}/{name}", kube.namespace))?;
+        print_notes(&exported.notes, out);
+        if args.server_dry_run {
+            super::workload::jobset::server_dry_run(kube, &kube.namespace, &exported.jobset)
+                .await?;
+            out.note_line(&format!(
+                "jobset.jobset.x-k8s.io/{name} created (server dry run)"
+            ));
+        }
+        return out.data(&to_text(&exported.jobset, args.format));
+    }
     if !args.server_dry_run {
         let (exported, prepared) = prepare(ctx.conn(), &args.render)?;
         crate::ops::preflight::print_warnings(&prepared.report, out);

@@ -1039,3 +1039,58 @@ fn logs_follow_a_jobset_until_it_completes_or_fails() {
         "{stderr}"
     );
 }
+
+/// `export NAME --to jobset` (issue 61 item 7): the TFJob stored in the cluster exports as the
+/// same JobSet as the job rendered from the same flags, and template flags do not go with NAME.
+#[test]
+fn a_stored_tfjob_exports_as_the_jobset_its_flags_would_make() {
+    let c = with_jobset();
+    tfjob(&c, &article_args("submit", &[])).expect_code(0);
+    let stored = tfjob(
+        &c,
+        &["export", "tf-dist-train", "--to", "jobset", "-o", "json"],
+    );
+    stored.expect_code(0);
+    let rendered = tfjob(
+        &c,
+        &article_args(
+            "export",
+            &["--to", "jobset", "--dry-run=server", "-o", "json"],
+        ),
+    );
+    rendered.expect_code(0);
+    let (mut a, b): (Value, Value) = (
+        serde_json::from_str(&stored.stdout).unwrap(),
+        serde_json::from_str(&rendered.stdout).unwrap(),
+    );
+    // The API server defaulted runPolicy.suspend (the CRD's default): carried as it is stored.
+    assert_eq!(a["spec"]["suspend"], false);
+    a["spec"].as_object_mut().unwrap().remove("suspend");
+    assert_eq!(a, b);
+    assert!(
+        stored.stderr.contains("export: services:"),
+        "{}",
+        stored.stderr
+    );
+    let mixed = tfjob(
+        &c,
+        &[
+            "export",
+            "tf-dist-train",
+            "--to",
+            "jobset",
+            "--image",
+            "tf:2",
+        ],
+    );
+    mixed.expect_code(2);
+    assert!(
+        mixed
+            .stderr
+            .contains("--image cannot be used with NAME (tf-dist-train)"),
+        "{}",
+        mixed.stderr
+    );
+    let missing = tfjob(&c, &["export", "nope", "--to", "jobset"]);
+    assert_eq!(missing.code, 3, "{}", missing.stderr);
+}
