@@ -48,6 +48,9 @@ pub struct OperatorVersion {
     /// The operator container's image: the only version an operator shows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// The release the image is, when its tag says it ([`release_of`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// Why the state is what it is, when not running.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -111,6 +114,7 @@ async fn operator_version(kube: &cluster::Kube) -> Result<OperatorVersion> {
                 state: "not found".into(),
                 deployment: None,
                 image: None,
+                version: None,
                 detail: Some(state.to_string()),
             });
         }
@@ -119,6 +123,7 @@ async fn operator_version(kube: &cluster::Kube) -> Result<OperatorVersion> {
                 state: "unknown".into(),
                 deployment: None,
                 image: None,
+                version: None,
                 detail: Some(why.clone()),
             });
         }
@@ -134,9 +139,36 @@ async fn operator_version(kube: &cluster::Kube) -> Result<OperatorVersion> {
     Ok(OperatorVersion {
         state: if running { "running" } else { "not ready" }.into(),
         deployment: Some(format!("{namespace}/{name}")),
+        version: image.as_deref().and_then(release_of),
         image,
         detail: (!running).then(|| state.to_string()),
     })
+}
+
+/// The release an operator image is. A release tag (`v1.8.1`) says it; the standalone
+/// manifests of recent releases pin a commit tag instead, known here for the v1 releases that
+/// serve TFJob (kubeflow/trainer `manifests/overlays/standalone/kustomization.yaml` at each
+/// tag). Any other tag: `None` (the image is shown as it is).
+pub fn release_of(image: &str) -> Option<String> {
+    const COMMITS: [(&str, &str); 3] = [
+        ("v1-93c5489", "v1.9.4"),
+        ("v1-5170a36", "v1.9.0"),
+        ("v1-04f9f13", "v1.8.1"),
+    ];
+    let tag = image.split('@').next()?.rsplit_once(':')?.1;
+    if tag.contains('/') {
+        return None; // a registry port, not a tag
+    }
+    if let Some((_, v)) = COMMITS.iter().find(|(c, _)| *c == tag) {
+        return Some((*v).to_string());
+    }
+    let plain = tag.strip_prefix('v')?;
+    let parts: Vec<&str> = plain.split('.').collect();
+    (parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+    .then(|| tag.to_string())
 }
 
 /// The training-operator container's image (the one named so, else the first). Pure.
@@ -165,8 +197,10 @@ pub fn server_lines(v: &Versions) -> String {
         if let Some(d) = &op.deployment {
             line.push_str(&format!(" ({})", escape(d)));
         }
-        if let Some(i) = &op.image {
-            line.push_str(&format!(", image {}", escape(i)));
+        match (&op.version, &op.image) {
+            (Some(v), Some(i)) => line.push_str(&format!(", {v} (image {})", escape(i))),
+            (_, Some(i)) => line.push_str(&format!(", image {}", escape(i))),
+            _ => {}
         }
         if let Some(why) = &op.detail {
             line.push_str(&format!(": {}", escape(why)));
@@ -203,6 +237,7 @@ mod tests {
                 state: "running".into(),
                 deployment: Some("kubeflow/training-operator".into()),
                 image: Some("kubeflow/training-operator:v1-855e096\u{1b}[2J".into()),
+                version: None,
                 detail: None,
             }),
         };
@@ -212,5 +247,42 @@ mod tests {
             "Server Version: v1.36.2\nTraining Operator: running (kubeflow/training-operator), image kubeflow/training-operator:v1-855e096^[[2J\n"
         );
         assert!(client_version().version.starts_with('v'));
+    }
+
+    #[test]
+    fn the_release_is_read_from_a_release_tag_or_a_known_commit_tag() {
+        for (image, want) in [
+            (
+                "ghcr.io/kubeflow/training-v1/training-operator:v1-93c5489",
+                Some("v1.9.4"),
+            ),
+            ("kubeflow/training-operator:v1-04f9f13", Some("v1.8.1")),
+            ("kubeflow/training-operator:v1.7.0", Some("v1.7.0")),
+            (
+                "registry:5000/kubeflow/training-operator:v1.9.2@sha256:abc",
+                Some("v1.9.2"),
+            ),
+            ("kubeflow/training-operator:v1-855e096", None),
+            ("registry:5000/training-operator", None),
+            ("kubeflow/training-operator:latest", None),
+            ("kubeflow/training-operator:v1.9", None),
+        ] {
+            assert_eq!(release_of(image).as_deref(), want, "{image}");
+        }
+        let v = Versions {
+            client_version: client_version(),
+            server_version: None,
+            training_operator: Some(OperatorVersion {
+                state: "running".into(),
+                deployment: Some("kubeflow/training-operator".into()),
+                image: Some("kubeflow/training-operator:v1-04f9f13".into()),
+                version: Some("v1.8.1".into()),
+                detail: None,
+            }),
+        };
+        assert_eq!(
+            server_lines(&v),
+            "Training Operator: running (kubeflow/training-operator), v1.8.1 (image kubeflow/training-operator:v1-04f9f13)\n"
+        );
     }
 }

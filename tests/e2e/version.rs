@@ -17,9 +17,11 @@ fn version_names_the_plugin_the_server_and_the_operator() {
         "{}",
         run.stdout
     );
+    // The stand-in runs v1.9.4's image, whose commit tag the release is read from.
     assert!(
-        run.stdout
-            .contains("\nTraining Operator: running (kubeflow/training-operator), image "),
+        run.stdout.contains(
+            "\nTraining Operator: running (kubeflow/training-operator), v1.9.4 (image ghcr.io/kubeflow/training-v1/training-operator:v1-93c5489)"
+        ),
         "{}",
         run.stdout
     );
@@ -27,6 +29,7 @@ fn version_names_the_plugin_the_server_and_the_operator() {
     json.expect_code(0);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v["trainingOperator"]["state"], "running", "{v}");
+    assert_eq!(v["trainingOperator"]["version"], "v1.9.4", "{v}");
     assert!(
         v["serverVersion"].as_str().unwrap().starts_with("v1."),
         "{v}"
@@ -47,8 +50,9 @@ fn version_names_the_plugin_the_server_and_the_operator() {
     let run = tfjob(&stuck, &["version"]);
     run.expect_code(0);
     assert!(
-        run.stdout
-            .contains("\nTraining Operator: not ready (kubeflow/training-operator), image "),
+        run.stdout.contains(
+            "\nTraining Operator: not ready (kubeflow/training-operator), v1.9.4 (image "
+        ),
         "{}",
         run.stdout
     );
