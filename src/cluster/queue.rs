@@ -486,6 +486,18 @@ async fn list<T: DeserializeOwned>(
     )
 }
 
+/// The LocalQueues of a namespace (what a job that names none bypasses).
+pub async fn local_queues(kube: &Kube, ns: &str) -> Result<Fact<Vec<LocalQueue>>> {
+    let path = format!("/apis/{KUEUE_GROUP}/{KUEUE_VERSION}/namespaces/{ns}/localqueues");
+    list(
+        kube,
+        &path,
+        None,
+        kueue_action("list", "localqueues", Some(ns)),
+    )
+    .await
+}
+
 /// Every ClusterQueue (for the cohort a queue borrows from).
 pub async fn cluster_queues(kube: &Kube) -> Result<Fact<Vec<ClusterQueue>>> {
     let path = format!("/apis/{KUEUE_GROUP}/{KUEUE_VERSION}/clusterqueues");

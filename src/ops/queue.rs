@@ -113,9 +113,44 @@ pub async fn assess(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
         Some(QueueSystem::Volcano) => assess_gang(kube, job).await,
         _ => match crate::cluster::operator::gang_scheduler(kube).await? {
             Fact::Known(Some(g)) if g == q::VOLCANO_SCHEDULER => assess_gang(kube, job).await,
-            _ => Ok(Assessed::plain(QueueReport::none())),
+            _ => unqueued(kube, ns).await,
         },
     }
+}
+
+/// A job that names no queue, in a namespace whose jobs Kueue may queue: said, since the
+/// verdict then leaves out the quota the namespace's LocalQueues stand for. Kueue may still
+/// queue it (`manageJobsWithoutQueueName`, or a LocalQueue named `default` with its
+/// LocalQueueDefaulting), which no read here can tell, so it is a warning, not a verdict.
+async fn unqueued(kube: &Kube, ns: &str) -> Result<Assessed> {
+    let mut a = Assessed::plain(QueueReport::none());
+    if !matches!(q::kueue_served(kube).await?, Fact::Known(true)) {
+        return Ok(a);
+    }
+    let Fact::Known(queues) = q::local_queues(kube, ns).await? else {
+        return Ok(a);
+    };
+    let mut names: Vec<String> = queues
+        .iter()
+        .filter_map(|lq| lq.metadata.name.clone())
+        .collect();
+    names.sort();
+    let Some(first) = names.first().cloned() else {
+        return Ok(a);
+    };
+    let shown = if names.len() > 3 {
+        format!("{} and {} more", names[..3].join(", "), names.len() - 3)
+    } else {
+        names.join(", ")
+    };
+    a.warnings.push(format!(
+        "namespace {ns} has Kueue LocalQueue{} {shown}, but the job names none (label {}): \
+         the verdict leaves out their quota, and unless Kueue queues such jobs itself the job \
+         bypasses it; pass --local-queue {first} to queue it",
+        if names.len() == 1 { "" } else { "s" },
+        q::QUEUE_LABEL
+    ));
+    Ok(a)
 }
 
 async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
@@ -198,7 +233,7 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
             kueue::POD_SET_ORDER.join(", ")
         );
         a.refusal = Some(Error::WontRun {
-            message: format!("{}; nothing was created", a.report.reason),
+            message: a.report.reason.clone(),
             hint: Some(
                 "Rename the replica keys to their canonical case (Worker, PS, Chief).".into(),
             ),
@@ -212,7 +247,7 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
             a.report.reason = format!("ClusterQueue {cq} (of LocalQueue {lq_name}) doesn't exist");
             a.refusal = Some(Error::NotReady {
                 message: format!(
-                    "LocalQueue {ns}/{lq_name} points at ClusterQueue {cq}, which doesn't exist: Kueue would keep the job suspended; nothing was created"
+                    "LocalQueue {ns}/{lq_name} points at ClusterQueue {cq}, which doesn't exist: Kueue would keep the job suspended"
                 ),
                 hint: Some(format!(
                     "Ask a cluster admin to create ClusterQueue {cq}, or use another LocalQueue (`kubectl get localqueues {flags}`)."
@@ -222,7 +257,7 @@ async fn assess_kueue(kube: &Kube, ns: &str, job: &TFJob) -> Result<Assessed> {
         (_, QueueVerdict::Never) => {
             a.refusal = Some(Error::WontRun {
                 message: format!(
-                    "TFJob {ns}/{} can never be admitted by ClusterQueue {cq_name} (LocalQueue {lq_name}) as it is configured: {}; nothing was created",
+                    "TFJob {ns}/{} can never be admitted by ClusterQueue {cq_name} (LocalQueue {lq_name}) as it is configured: {}",
                     job.metadata.name.as_deref().unwrap_or_default(),
                     admission.message
                 ),
@@ -257,7 +292,7 @@ async fn no_local_queue(kube: &Kube, ns: &str, lq_name: &str) -> Result<Assessed
     // The classic mistake: the label names the ClusterQueue instead of a LocalQueue.
     let is_cq = matches!(q::cluster_queue(kube, lq_name).await?, Fact::Known(Some(_)));
     let message = format!(
-        "LocalQueue {ns}/{lq_name} doesn't exist (label {}): Kueue would keep the job suspended (QuotaReserved False, \"LocalQueue {lq_name} doesn't exist\"); nothing was created",
+        "LocalQueue {ns}/{lq_name} doesn't exist (label {}): Kueue would keep the job suspended (QuotaReserved False, \"LocalQueue {lq_name} doesn't exist\")",
         q::QUEUE_LABEL
     );
     let hint = if is_cq {
@@ -415,11 +450,27 @@ pub async fn gate(
     if let Some(e) = a.refusal.take() {
         let never = matches!(e, Error::WontRun { .. });
         if !never || capacity {
-            return Err(e);
+            return Err(nothing_created(e));
         }
         out.note_line(&format!("warning: {e} (--skip-capacity-check)"));
     }
     Ok(a)
+}
+
+/// A refusal as `submit` says it: `check` judges the same job but never creates anything, so
+/// only the refusal that stops a write says nothing was written.
+fn nothing_created(e: Error) -> Error {
+    match e {
+        Error::NotReady { message, hint } => Error::NotReady {
+            message: format!("{message}; nothing was created"),
+            hint,
+        },
+        Error::WontRun { message, hint } => Error::WontRun {
+            message: format!("{message}; nothing was created"),
+            hint,
+        },
+        other => other,
+    }
 }
 
 /// The text report's line.
@@ -490,7 +541,7 @@ async fn assess_gang(kube: &Kube, job: &TFJob) -> Result<Assessed> {
                 format_quantity(&res, cap)
             );
             let e = Error::WontRun {
-                message: format!("TFJob {name} can never be enqueued: {reason}; nothing was created"),
+                message: format!("TFJob {name} can never be enqueued: {reason}"),
                 hint: Some("Lower the replicas (or schedulingPolicy.minAvailable), or use a queue with more capability (--queue).".into()),
             };
             (QueueVerdict::Never, reason, Some(e))
@@ -498,7 +549,7 @@ async fn assess_gang(kube: &Kube, job: &TFJob) -> Result<Assessed> {
         GangVerdict::Refused(why) => {
             let e = Error::NotReady {
                 message: format!(
-                    "Volcano would refuse the job's PodGroup ({why}), so the operator would create no pods; nothing was created"
+                    "Volcano would refuse the job's PodGroup ({why}), so the operator would create no pods"
                 ),
                 hint: Some(format!(
                     "List the queues with `kubectl get queues.scheduling.volcano.sh{}` and pass one with --queue.",

@@ -676,3 +676,31 @@ fn an_empty_queue_name_is_refused_naming_the_flag() {
         }
     }
 }
+
+/// Issue 61 item 10: `check` of a job that names no queue, in a namespace with a LocalQueue,
+/// says which quota its verdict leaves out and how to queue it; it never says it created
+/// nothing (it creates nothing), while `submit`'s refusal does.
+#[test]
+fn check_without_a_queue_names_the_local_queue_it_bypasses() {
+    let c = cluster(&kueue(8, ""));
+    let run = tfjob(&c, &article_args("check", &[]));
+    run.expect_code(0);
+    assert!(
+        run.stderr.contains(
+            "namespace default has Kueue LocalQueue team-a, but the job names none (label kueue.x-k8s.io/queue-name)"
+        ) && run.stderr.contains("pass --local-queue team-a to queue it"),
+        "{}",
+        run.stderr
+    );
+    let c = cluster(&kueue(2, ""));
+    let run = tfjob(&c, &article_args("check", &["--local-queue", "team-a"]));
+    run.expect_code(4);
+    assert!(
+        !run.stderr.contains("nothing was created"),
+        "{}",
+        run.stderr
+    );
+    let run = tfjob(&c, &submit_args(&["--local-queue", "team-a"]));
+    run.expect_code(4);
+    assert!(run.stderr.contains("nothing was created"), "{}", run.stderr);
+}

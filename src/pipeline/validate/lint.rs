@@ -474,8 +474,44 @@ fn replica_spec(
                 container(c, &join_index(&containers_path, i), key, inputs, out);
             }
         }
+        let init = pod
+            .and_then(|p| p.get("initContainers"))
+            .and_then(Value::as_array);
+        if replicas.unwrap_or(1) > 0
+            && !list.is_empty()
+            && list
+                .iter()
+                .chain(init.into_iter().flatten())
+                .all(best_effort)
+        {
+            out.push(
+                Finding::new(
+                    Severity::Info,
+                    "best-effort",
+                    format!("{containers_path}[*].resources"),
+                    format!(
+                        "no container asks for CPU or memory: the {key} pods are BestEffort (placed with no room reserved, evicted first when the node runs short)"
+                    ),
+                )
+                .with_hint(Some(format!(
+                    "set {0}.cpu and {0}.memory in the values (--{0}-cpu, --{0}-memory, or --cpu/--memory for every role)",
+                    key.to_ascii_lowercase()
+                ))),
+            );
+        }
     }
     replicas
+}
+
+/// A container with no cpu or memory in its requests or limits (a pod of only such
+/// containers is BestEffort: kubernetes `pkg/apis/core/helper/qos` `GetPodQOS`).
+fn best_effort(c: &Value) -> bool {
+    let res = c.get("resources");
+    ["requests", "limits"].iter().all(|k| {
+        res.and_then(|r| r.get(*k))
+            .and_then(Value::as_object)
+            .is_none_or(|m| !m.contains_key("cpu") && !m.contains_key("memory"))
+    })
 }
 
 /// A sidecar asked for (the annotation "true", or an istio-proxy container) is a warning; no

@@ -538,3 +538,40 @@ fn a_template_is_judged_as_the_api_server_receives_it() {
     let r = with(|v| worker(v)["template"]["spec"]["runtimeClassName"] = json!(""));
     assert!(has(&r, "pod", "runtimeClassName"), "{:?}", r.findings);
 }
+
+/// Issue 61 item 10: a replica type whose pods ask for no CPU or memory is said to be
+/// BestEffort (information: the API server accepts it), with the values that fix it.
+#[test]
+fn best_effort_pods_are_said() {
+    assert!(!rules_of(&run(&good()), Severity::Info).contains(&"best-effort"));
+    // Only a GPU limit: no cpu or memory anywhere, so the pods are BestEffort.
+    let r = with(|v| wc(v)["resources"] = json!({"limits": {"nvidia.com/gpu": 1}}));
+    let f = r.findings.iter().find(|f| f.rule == "best-effort").unwrap();
+    assert_eq!(f.severity, Severity::Info);
+    assert_eq!(
+        f.path,
+        "spec.tfReplicaSpecs.Worker.template.spec.containers[*].resources"
+    );
+    assert!(
+        f.message.contains("the Worker pods are BestEffort"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.hint.as_deref().unwrap().contains("--worker-cpu"),
+        "{:?}",
+        f.hint
+    );
+    // A request in an init container is enough (GetPodQOS reads every container).
+    let r = with(|v| {
+        wc(v)["resources"] = json!({});
+        worker(v)["template"]["spec"]["initContainers"] = json!([{"name": "init", "image": "busybox", "resources": {"requests": {"memory": "64Mi"}}}]);
+    });
+    assert!(!has(&r, "best-effort", ""));
+    // No replicas: no pods to speak of.
+    let r = with(|v| {
+        wc(v)["resources"] = json!({});
+        worker(v)["replicas"] = json!(0);
+    });
+    assert!(!has(&r, "best-effort", ""));
+}
