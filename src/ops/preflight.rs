@@ -257,7 +257,7 @@ pub(crate) fn act_on_verdict(
                     )
                 }
             },
-            hint: Some(match (live::selector_hint(job, snapshot, reason), submitting) {
+            hint: Some(match (live::cause_hint(job, snapshot, reason), submitting) {
                 (Some(hint), _) => hint,
                 (None, true) => {
                     "Lower the replicas or their requests, or add capacity. If an autoscaler adds nodes \

@@ -140,7 +140,7 @@ pub fn tolerates(t: &Toleration, taint: &Taint) -> bool {
     }
 }
 
-fn untolerated<'a>(spec: &PodSpec, taints: &'a [Taint]) -> Option<&'a Taint> {
+pub fn untolerated<'a>(spec: &PodSpec, taints: &'a [Taint]) -> Option<&'a Taint> {
     let tols = spec.tolerations.as_deref().unwrap_or(&[]);
     taints.iter().find(|taint| {
         matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute")

@@ -61,6 +61,62 @@ pub fn placement(
     }
 }
 
+/// Advice that fits why the job can never run, when the cause is not a shortage that fewer or
+/// smaller replicas would cure: a selector no node matches ([`selector_hint`]), nodes that all
+/// carry a taint the pods do not tolerate (a lone control-plane node), or a resource no node
+/// has at all (`nvidia.com/gpu` on a cluster without GPUs). `None`: the generic advice fits.
+pub fn cause_hint(job: &TFJob, snapshot: &ClusterState, reason: &str) -> Option<String> {
+    if let Some(hint) = selector_hint(job, snapshot, reason) {
+        return Some(hint);
+    }
+    let nodes = snapshot.nodes.as_ref().filter(|n| !n.is_empty())?;
+    let pods = admitted_pods(
+        job,
+        &snapshot.limit_ranges,
+        snapshot.runtime_classes.as_ref(),
+    );
+    // A resource a pod asks for that no node offers: only other nodes would help.
+    for p in &pods {
+        for (res, want) in &p.requests {
+            if *want > 0
+                && super::filters::is_extended(res)
+                && nodes
+                    .iter()
+                    .all(|n| n.allocatable.get(res).copied().unwrap_or(0) <= 0)
+            {
+                return Some(format!(
+                    "No node offers {res} at all ({} replica {} asks for it): fewer replicas will not help. Add nodes that have it (for nvidia.com/gpu, GPU nodes with the NVIDIA device plugin), or run without it (e.g. without --gpus).",
+                    p.replica_type, p.index
+                ));
+            }
+        }
+    }
+    // Every node keeps every pod off with a taint: name them, and the control-plane case.
+    let mut taints: std::collections::BTreeSet<String> = Default::default();
+    for n in nodes {
+        for p in &pods {
+            let t = super::filters::untolerated(&p.spec, &n.taints)?;
+            taints.insert(format!("{}:{}", t.key, t.effect));
+        }
+    }
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).take(3).collect();
+    let control_plane = taints
+        .iter()
+        .any(|t| t.starts_with("node-role.kubernetes.io/control-plane:"));
+    let taint_list = taints.iter().cloned().collect::<Vec<_>>().join(", ");
+    Some(if control_plane && nodes.len() == 1 {
+        format!(
+            "The only node, {}, is a control plane (taint {taint_list}): it takes no workloads. Add a worker node, or on a test cluster let it run pods: `kubectl taint nodes {} node-role.kubernetes.io/control-plane:NoSchedule-`.",
+            names[0], names[0]
+        )
+    } else {
+        format!(
+            "Every node carries a taint the pods do not tolerate ({taint_list}; e.g. {}): fewer replicas will not help. Add tolerations to the pod templates if the job may run there, or add nodes without the taint.",
+            names.join(", ")
+        )
+    })
+}
+
 /// When pods select nodes that do not exist, capacity is not the cure: name each nodeSelector
 /// pair no node carries (kube-scheduler's NodeAffinity filter, `didn't match Pod's node
 /// affinity/selector`), or the required affinity when every pair is carried somewhere.

@@ -985,3 +985,41 @@ fn candidates_put_the_nodes_for_the_most_demanding_pod_first() {
     assert_eq!(scope::batches(5), [5]);
     assert_eq!(scope::batches(1000), [100, 200, 400, 300]);
 }
+
+/// Issue 61 item 5: the advice fits the cause when fewer replicas would not help.
+#[test]
+fn the_advice_names_a_lone_control_plane_and_a_resource_no_node_has() {
+    let j = job(json!({
+        "Worker": replica(2, json!({"cpu": "1"}), json!({"nvidia.com/gpu": "1"})),
+    }));
+    // No node offers nvidia.com/gpu.
+    let s = snap(
+        vec![node("a", "8", "8Gi", "0"), node("b", "8", "8Gi", "0")],
+        vec![],
+    );
+    let hint = live::cause_hint(&j, &s, "").unwrap();
+    assert!(
+        hint.starts_with("No node offers nvidia.com/gpu at all"),
+        "{hint}"
+    );
+    // The only node is a control plane.
+    let cpu = job(json!({"Worker": replica(2, json!({"cpu": "1"}), json!({}))}));
+    let mut cp = node("cp", "8", "8Gi", "0");
+    cp.taints = vec![Taint {
+        key: "node-role.kubernetes.io/control-plane".into(),
+        effect: "NoSchedule".into(),
+        ..Default::default()
+    }];
+    let hint = live::cause_hint(&cpu, &snap(vec![cp.clone()], vec![]), "").unwrap();
+    assert!(
+        hint.contains("The only node, cp, is a control plane"),
+        "{hint}"
+    );
+    assert!(
+        hint.contains("kubectl taint nodes cp node-role.kubernetes.io/control-plane:NoSchedule-"),
+        "{hint}"
+    );
+    // One untainted node: a shortage, the generic advice fits.
+    let s = snap(vec![cp, node("w", "1", "8Gi", "0")], vec![]);
+    assert_eq!(live::cause_hint(&cpu, &s, ""), None);
+}
