@@ -13,6 +13,8 @@ use crate::output::Output;
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum TopFormat {
     Json,
+    /// The table with GPU memory and the CPU and memory requests and limits.
+    Wide,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -28,7 +30,8 @@ pub struct TopArgs {
     #[arg(short = 'l', long, value_name = "SELECTOR", conflicts_with = "name")]
     pub selector: Option<String>,
 
-    /// Output format: json (millicores and bytes; usage null where there is no sample).
+    /// Output format: wide (GPU memory, requests and limits too), or json (millicores and
+    /// bytes; usage null where there is no sample).
     #[arg(short = 'o', long, value_name = "FORMAT")]
     pub output: Option<TopFormat>,
 
@@ -64,6 +67,7 @@ pub fn exec(ctx: Context, args: TopArgs, out: &mut Output) -> Result<()> {
         all_namespaces: args.all_namespaces,
         selector: args.selector,
         json: matches!(args.output, Some(TopFormat::Json)),
+        wide: matches!(args.output, Some(TopFormat::Wide)),
         no_headers: args.no_headers,
         prometheus: args.prometheus,
         // Checked by the parser already.
@@ -86,6 +90,9 @@ Examples:
 
   # GPU use from a Prometheus that scrapes the DCGM exporter, named rather than found
   kubectl tfjob top tf-dist-train --prometheus monitoring/prometheus-operated:9090
+
+  # GPU memory, and the CPU and memory requests and limits beside the use
+  kubectl tfjob top tf-dist-train -o wide
 
   # Millicores and bytes for scripts
   kubectl tfjob top tf-dist-train -o json";

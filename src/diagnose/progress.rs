@@ -6,7 +6,8 @@
 //! The shapes recognised, as TensorFlow prints them:
 //! - Keras `model.fit(verbose=1)`: `Epoch 3/10`, then progress-bar lines
 //!   `120/500 [=====>....] - ETA: 1:02 - loss: 0.4123`, redrawn with `\r` (or backspaces) on a
-//!   terminal, and the epoch's last `500/500 [====] - 12s 24ms/step - loss: 0.3100`;
+//!   terminal, and the epoch's last `500/500 [====] - 12s 24ms/step - loss: 0.3100`; with
+//!   `verbose=2`, one line per epoch: `500/500 - 12s - loss: 0.3100 - 12s/epoch - 24ms/step`;
 //! - the Estimator (`tf.estimator`, `LoggingTensorHook`): `loss = 0.123, step = 400 (2.1 sec)`
 //!   and `global_step/sec: 12.3`;
 //! - custom TF2 loops: `step 100`, `Step 100, loss 0.412`, `step: 100/1000`, `step=100`, with an
@@ -131,7 +132,9 @@ pub fn read_line(line: &str, user: Option<&Regex>) -> Option<Reading> {
     }
     static KERAS_BAR: OnceLock<Regex> = OnceLock::new();
     static PER_STEP: OnceLock<Regex> = OnceLock::new();
-    if let Some(c) = re(&KERAS_BAR, r"^(\d+)/(\d+)\s*\[[=>.\s]*\]").captures(line) {
+    // The bar, or with `fit(verbose=2)` one line per epoch and no bar: `1875/1875 - 4s -
+    // loss: 0.2985 - …` (Keras 2) or `1875/1875 - 3s - 2ms/step - …` (Keras 3).
+    if let Some(c) = re(&KERAS_BAR, r"^(\d+)/(\d+)\s*(?:\[[=>.\s]*\]| - \d)").captures(line) {
         let rate = re(&PER_STEP, r"\b(\d+(?:\.\d+)?)(s|ms|us)/step\b")
             .captures(line)
             .and_then(|c| {

@@ -105,31 +105,36 @@ fn sum_declared(rs: &[ReplicaTop], f: impl Fn(&ReplicaTop) -> Declared) -> Decla
 
 /// The table: a job's first row (REPLICA `*`) sums its replicas, one row per replica follows.
 /// Every cell is tab-terminated in kubectl's printer (printValue), so the last column is padded
-/// too: an empty trailing cell reproduces that.
-pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String {
+/// too: an empty trailing cell reproduces that. By default the columns `kubectl top` users read
+/// (what is used); `wide` adds GPU memory and the requests and limits, as `-o wide` adds columns.
+/// GPU REQUESTS is what the pods ask for (their `nvidia.com/gpu` limit), not what a device
+/// plugin reports as allocated.
+pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool, wide: bool) -> String {
     let mut rows: Vec<Vec<String>> = Vec::new();
     if !no_headers {
         let mut h: Vec<String> = Vec::new();
         if all_namespaces {
             h.push("NAMESPACE".into());
         }
-        for c in [
-            "NAME",
-            "REPLICA",
-            "NODE",
-            "GPUS",
-            "GPU(%)",
-            "GPU MEMORY",
-            "CPU(cores)",
-            "CPU REQUESTS",
-            "CPU LIMITS",
-            "MEMORY(bytes)",
-            "MEMORY REQUESTS",
-            "MEMORY LIMITS",
-            "PROGRESS",
-            "",
+        for (c, only_wide) in [
+            ("NAME", false),
+            ("REPLICA", false),
+            ("NODE", false),
+            ("GPU REQUESTS", false),
+            ("GPU(%)", false),
+            ("GPU MEMORY", true),
+            ("CPU(cores)", false),
+            ("CPU REQUESTS", true),
+            ("CPU LIMITS", true),
+            ("MEMORY(bytes)", false),
+            ("MEMORY REQUESTS", true),
+            ("MEMORY LIMITS", true),
+            ("PROGRESS", false),
+            ("", false),
         ] {
-            h.push(c.into());
+            if wide || !only_wide {
+                h.push(c.into());
+            }
         }
         rows.push(h);
     }
@@ -147,22 +152,23 @@ pub fn table(jobs: &[JobTop], all_namespaces: bool, no_headers: bool) -> String 
         if all_namespaces {
             r.push(ns.to_string());
         }
-        r.extend([
-            name.to_string(),
-            replica.to_string(),
-            node.to_string(),
-            gpus.to_string(),
-            gpu.0,
-            gpu.1,
-            self::usage(usage.map(|u| u.0), cpu),
-            declared(req.cpu_milli, cpu),
-            declared(lim.cpu_milli, cpu),
-            self::usage(usage.map(|u| u.1), memory),
-            declared(req.memory_bytes, memory),
-            declared(lim.memory_bytes, memory),
-            progress.to_string(),
-            String::new(),
-        ]);
+        r.extend([name.to_string(), replica.to_string(), node.to_string()]);
+        r.extend([gpus.to_string(), gpu.0]);
+        if wide {
+            r.push(gpu.1);
+        }
+        r.push(self::usage(usage.map(|u| u.0), cpu));
+        if wide {
+            r.extend([declared(req.cpu_milli, cpu), declared(lim.cpu_milli, cpu)]);
+        }
+        r.push(self::usage(usage.map(|u| u.1), memory));
+        if wide {
+            r.extend([
+                declared(req.memory_bytes, memory),
+                declared(lim.memory_bytes, memory),
+            ]);
+        }
+        r.extend([progress.to_string(), String::new()]);
         r
     };
     for j in jobs {

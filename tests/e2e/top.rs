@@ -72,7 +72,32 @@ fn cells(line: &str) -> Vec<&str> {
 #[test]
 fn top_prints_requests_limits_and_usage_as_kubectl_top_does() {
     let c = setup("");
-    let run = tfjob(&c, &["top", "train"]);
+    // By default the columns of what is used, kubectl top's; `-o wide` adds the rest.
+    let narrow = tfjob(&c, &["top", "train"]);
+    narrow.expect_code(0);
+    assert_eq!(
+        cells(narrow.stdout.lines().next().unwrap()),
+        [
+            "NAME",
+            "REPLICA",
+            "NODE",
+            "GPU REQUESTS",
+            "GPU(%)",
+            "CPU(cores)",
+            "MEMORY(bytes)",
+            "PROGRESS"
+        ],
+        "{}",
+        narrow.stdout
+    );
+    let widest = narrow
+        .stdout
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap();
+    assert!(widest <= 120, "{widest} columns:\n{}", narrow.stdout);
+    let run = tfjob(&c, &["top", "train", "-o", "wide"]);
     run.expect_code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
@@ -81,7 +106,7 @@ fn top_prints_requests_limits_and_usage_as_kubectl_top_does() {
             "NAME",
             "REPLICA",
             "NODE",
-            "GPUS",
+            "GPU REQUESTS",
             "GPU(%)",
             "GPU MEMORY",
             "CPU(cores)",
@@ -174,7 +199,7 @@ fn top_prints_requests_limits_and_usage_as_kubectl_top_does() {
 #[test]
 fn top_all_namespaces_selector_and_json() {
     let c = setup("");
-    let run = tfjob(&c, &["top", "-A"]);
+    let run = tfjob(&c, &["top", "-A", "-o", "wide"]);
     run.expect_code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(cells(lines[0])[0], "NAMESPACE");
@@ -200,7 +225,7 @@ fn top_all_namespaces_selector_and_json() {
 #[test]
 fn top_without_a_metrics_api_says_unknown_once_and_succeeds() {
     let c = setup("metricsApi: false\n");
-    let run = tfjob(&c, &["top", "train"]);
+    let run = tfjob(&c, &["top", "train", "-o", "wide"]);
     run.expect_code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
@@ -294,12 +319,19 @@ fn top_reads_gpu_use_from_dcgm_through_prometheus_and_progress_from_the_logs() {
         "Epoch 2/10\n120/500 [====>.....] - ETA: 9s - loss: 0.4123",
     );
     c.append_log("default", "bert-worker-1", "tensorflow", "step 7");
-    let run = tfjob(&c, &["top", "bert"]);
+    let run = tfjob(&c, &["top", "bert", "-o", "wide"]);
     run.expect_code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
         cells(lines[0])[..6],
-        ["NAME", "REPLICA", "NODE", "GPUS", "GPU(%)", "GPU MEMORY"],
+        [
+            "NAME",
+            "REPLICA",
+            "NODE",
+            "GPU REQUESTS",
+            "GPU(%)",
+            "GPU MEMORY"
+        ],
         "{}",
         run.stdout
     );
@@ -360,7 +392,7 @@ fn top_attributes_dcgm_series_under_either_labelling_and_takes_a_named_prometheu
          honorLabels: true}\nnamespaces: [default, obs]\n\
          gpuUse: [{pod: bert, utilization: 50, memoryUsedMiB: 1024, memoryTotalMiB: 16384}]\n",
     );
-    let run = tfjob(&c, &["top", "bert"]);
+    let run = tfjob(&c, &["top", "bert", "-o", "wide"]);
     run.expect_code(0);
     assert_eq!(cells(run.stdout.lines().nth(1).unwrap())[3], "<unknown>");
     assert!(
@@ -377,7 +409,10 @@ fn top_attributes_dcgm_series_under_either_labelling_and_takes_a_named_prometheu
         "{}",
         run.stderr
     );
-    let run = tfjob(&c, &["top", "bert", "--prometheus", "obs/prom:http"]);
+    let run = tfjob(
+        &c,
+        &["top", "bert", "--prometheus", "obs/prom:http", "-o", "wide"],
+    );
     run.expect_code(0);
     assert_eq!(
         cells(run.stdout.lines().nth(1).unwrap())[3..5],
@@ -386,7 +421,7 @@ fn top_attributes_dcgm_series_under_either_labelling_and_takes_a_named_prometheu
         run.stdout,
         run.stderr
     );
-    let run = tfjob(&c, &["top", "bert", "--prometheus", "obs"]);
+    let run = tfjob(&c, &["top", "bert", "--prometheus", "obs", "-o", "wide"]);
     run.expect_code(2);
     assert!(
         run.stderr.contains("expected NAMESPACE/SERVICE[:PORT]"),
@@ -429,7 +464,7 @@ fn top_falls_back_to_nvidia_smi_in_the_pods() {
 fn top_says_why_gpu_use_is_unknown_and_still_answers() {
     // A Prometheus whose pods do not run, an image without nvidia-smi.
     let c = gpu_job("prometheus: {running: false}\n");
-    let run = tfjob(&c, &["top", "bert"]);
+    let run = tfjob(&c, &["top", "bert", "-o", "wide"]);
     run.expect_code(0);
     assert!(
         run.stderr.contains(
@@ -474,7 +509,7 @@ fn two_prometheus_services_are_an_ambiguity_said_not_a_silent_choice() {
                      "labels": {"operated-prometheus": "true"}},
         "spec": {"clusterIP": "None", "ports": [{"name": "web", "port": 9090}]}}));
     c.clear_requests();
-    let run = tfjob(&c, &["top", "bert"]);
+    let run = tfjob(&c, &["top", "bert", "-o", "wide"]);
     run.expect_code(0);
     run.stderr_has(
         "2 Prometheus Services carry operated-prometheus=true (another-team/prometheus-operated:web, \

@@ -162,3 +162,28 @@ fn a_stall_is_judged_against_the_jobs_own_cadence() {
         ["worker-0: no step for 31m (at step 300), peers at step 300"]
     );
 }
+
+/// Issue 61 item 9: `fit(verbose=2)` prints no bar, one line per epoch; the epochs are the
+/// progress (Keras 2 and Keras 3 word the line differently).
+#[test]
+fn keras_verbose_2_counts_one_line_per_epoch() {
+    for (first, second) in [
+        (
+            "1875/1875 - 4s - loss: 0.2985 - accuracy: 0.9135 - 4s/epoch - 2ms/step",
+            "1875/1875 - 3s - loss: 0.1410 - accuracy: 0.9580 - 3s/epoch - 2ms/step",
+        ),
+        (
+            "1875/1875 - 4s - 2ms/step - accuracy: 0.9135 - loss: 0.2985",
+            "1875/1875 - 3s - 2ms/step - accuracy: 0.9580 - loss: 0.1410",
+        ),
+    ] {
+        let text = log(&[(0, "Epoch 1/5"), (4, first), (5, "Epoch 2/5"), (8, second)]);
+        let p = of_log(&text, None).unwrap();
+        assert_eq!((p.step, p.total), (3750, Some(9375)), "{second}");
+        assert_eq!((p.epoch, p.epochs), (Some(2), Some(5)));
+        assert_eq!(p.loss, Some(0.1410));
+        assert!((p.rate.unwrap() - 500.0).abs() < 0.01, "{p:?}");
+    }
+    // A line that only looks like a fraction is not a step.
+    assert_eq!(read_line("10/20 - retrying", None).map(|r| r.step), None);
+}

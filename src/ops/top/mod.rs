@@ -41,6 +41,8 @@ pub struct TopOptions {
     pub selector: Option<String>,
     /// `-o json` instead of the table.
     pub json: bool,
+    /// `-o wide`: the table with GPU memory and the requests and limits beside the use.
+    pub wide: bool,
     pub no_headers: bool,
     /// The Prometheus to ask for DCGM's GPU metrics, instead of looking for one.
     pub prometheus: Option<crate::cluster::prometheus::PromService>,
@@ -341,7 +343,8 @@ pub async fn top(
             table(
                 &rows,
                 opts.all_namespaces && opts.name.is_none(),
-                opts.no_headers
+                opts.no_headers,
+                opts.wide
             )
         )
         .map_err(io)
