@@ -43,6 +43,32 @@ fn replica_label(job: &TFJob, pod: &str) -> String {
     crate::diagnose::failure::label_from_pod_name(pod, job_name).unwrap_or_else(|| pod.to_string())
 }
 
+/// The memory limit the job's template gives `container` of `replica_type` (what an OOM kill
+/// hit; the pods are followed without their specs).
+fn memory_limit(job: &TFJob, replica_type: &str, container: &str) -> Option<String> {
+    let (_, spec) = job
+        .spec
+        .tf_replica_specs
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(replica_type))?;
+    let c = spec
+        .template
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == container)?;
+    Some(
+        c.resources
+            .as_ref()?
+            .limits
+            .as_ref()?
+            .get("memory")?
+            .0
+            .clone(),
+    )
+}
+
 fn times(n: u32) -> String {
     format!("{n}\u{d7}")
 }
@@ -119,10 +145,21 @@ pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) 
             } else {
                 format!(" container {}", cs.name)
             };
-            let exit_code = exit.or_else(|| entry.last_exit.clone()).map(|(c, _)| c);
-            let code = exit_code
-                .map(|c| format!(" (exit {c})"))
-                .unwrap_or_default();
+            let exit = exit.or_else(|| entry.last_exit.clone());
+            let exit_code = exit.as_ref().map(|(c, _)| *c);
+            // An OOM kill says so, with the limit it hit, as diagnose does: exit 137 alone
+            // reads as any SIGKILL.
+            let code = match &exit {
+                Some((c, Some(r))) if r == "OOMKilled" => format!(
+                    " (OOMKilled{}, exit {c})",
+                    pod.replica_type()
+                        .and_then(|t| memory_limit(view.job, &t, &cs.name))
+                        .map(|l| format!(" at its memory limit {l}"))
+                        .unwrap_or_default()
+                ),
+                Some((c, _)) => format!(" (exit {c})"),
+                None => String::new(),
+            };
             let replica = replica_label(view.job, name);
             tracker.notes.push(format!(
                 "{replica}{container} restarted{code}, {}",

@@ -432,6 +432,16 @@ fn backoff_limit_takes_the_place_of_max_restarts_and_recreated_pods_count() {
     j.spec.run_policy = Some(serde_json::from_value(json!({"backoffLimit": 2})).unwrap());
     for spec in j.spec.tf_replica_specs.values_mut() {
         spec.restart_policy = Some("ExitCode".into());
+        // The limit an OOM kill hit is named on the restart line (issue 61 item 6).
+        if let Some(c) = spec
+            .template
+            .spec
+            .as_mut()
+            .and_then(|p| p.containers.first_mut())
+        {
+            c.resources =
+                Some(serde_json::from_value(json!({"limits": {"memory": "8Gi"}})).unwrap());
+        }
     }
     let mut t = Tracker::default();
     let t0 = Now::current();
@@ -464,7 +474,10 @@ fn backoff_limit_takes_the_place_of_max_restarts_and_recreated_pods_count() {
         ev(WaitFor::Succeeded, &j, &b, &mut t, LIMITS, t0),
         Outcome::Waiting
     );
-    assert_eq!(t.take_notes(), ["Worker-1 restarted (exit 137), 1\u{d7}"]);
+    assert_eq!(
+        t.take_notes(),
+        ["Worker-1 restarted (OOMKilled at its memory limit 8Gi, exit 137), 1\u{d7}"]
+    );
     assert_eq!(
         ev(WaitFor::Succeeded, &j, &b_failed, &mut t, LIMITS, t0),
         Outcome::Waiting
