@@ -56,7 +56,7 @@ fn bash_completes_subcommands_their_flags_and_values() {
         .collect();
     both.sort();
     assert_eq!(both, ["--container", "--context"]);
-    assert_eq!(reply(&["kubectl-tfjob", "top", "-o", ""]), "json");
+    assert_eq!(reply(&["kubectl-tfjob", "top", "-o", ""]), "json wide");
     assert_eq!(
         reply(&["kubectl-tfjob", "secret", "create", "--from-s"]),
         "--from-stdin"
