@@ -206,7 +206,8 @@ pub enum Command {
     #[command(after_help = export::EXPORT_EXAMPLES)]
     Export(export::ExportArgs),
 
-    /// Validate TFJob manifests offline (schema, operator webhook rules, and lint checks).
+    /// Validate TFJob manifests offline (schema, operator webhook rules, and lint checks);
+    /// `--dry-run=server` asks the cluster too.
     #[command(after_help = validate::VALIDATE_EXAMPLES)]
     Validate(validate::ValidateArgs),
 
@@ -304,7 +305,7 @@ pub fn exec(cli: Cli, out: &mut Output) -> Result<()> {
         Command::Check(args) => check::exec(ctx, args, out),
         Command::Render(args) => render::exec(ctx, args, out),
         Command::Export(args) => export::exec(ctx, args, out),
-        Command::Validate(args) => validate::exec(args, out),
+        Command::Validate(args) => validate::exec(ctx, args, out),
         Command::Templates(args) => templates::exec(args, out),
         Command::Wait(args) => wait::exec(ctx, args, out),
         Command::Diagnose(args) => diagnose::exec(ctx, args, out),

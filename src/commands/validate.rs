@@ -22,17 +22,28 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub strict: bool,
 
+    /// "server": also ask the cluster, each valid job as `kubectl create --dry-run=server -f`
+    /// sends it (the CRD's schema, the operator's webhook, admission), then the pods the
+    /// operator would create from it. Stores nothing; a refusal is exit 2 too. ("client", the
+    /// default, is offline.)
+    #[arg(long, value_enum, default_value = "none", num_args = 0..=1, default_missing_value = "client")]
+    pub dry_run: crate::ops::DryRun,
+
     #[command(flatten)]
     pub gateway: GatewayArgs,
 }
 
-pub fn exec(args: ValidateArgs, out: &mut Output) -> Result<()> {
+pub fn exec(ctx: crate::ops::Context, args: ValidateArgs, out: &mut Output) -> Result<()> {
     let options = ValidateOptions {
         files: args.files,
         output: args.output,
         strict: args.strict,
         gateway: args.gateway.into(),
+        server: args.dry_run == crate::ops::DryRun::Server,
     };
+    if options.server {
+        return super::block_on(&ctx, crate::ops::validate::run_server(&ctx, options, out));
+    }
     crate::ops::validate::run(options, out)
 }
 

@@ -681,6 +681,8 @@ fn pods_the_api_server_refuses_stop_submit_and_check_before_any_write() {
         vec!["submit", "-f", p],
         vec!["submit", "-f", p, "--dry-run=server"],
         vec!["check", "-f", p],
+        // Issue 61 item 7: `validate --dry-run=server` asks the same of the cluster.
+        vec!["validate", "--dry-run=server", "-f", p],
     ] {
         let run = tfjob(&c, &args);
         run.exit(2);
@@ -698,7 +700,49 @@ fn pods_the_api_server_refuses_stop_submit_and_check_before_any_write() {
         .iter()
         .filter(|r| r.resource == "pods" && r.verb == "create" && r.dry_run)
         .count();
-    assert_eq!(pod_dry_runs, 6, "one per replica, per command");
+    assert_eq!(pod_dry_runs, 8, "one per replica, per command");
+}
+
+/// `validate --dry-run=server` (issue 61 item 7): a valid job goes to the API server as `kubectl
+/// create --dry-run=server -f` sends it (strict field validation), stores nothing, and the
+/// offline verdict still comes first: an offline refusal sends nothing.
+#[test]
+fn validate_server_sends_the_job_as_kubectl_create_dry_run_does() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let (_dir, path) = manifest_file(
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: plain\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.13.0\n",
+    );
+    let p = path.to_str().unwrap();
+    let run = tfjob(&c, &["validate", "--dry-run=server", "-f", p]);
+    run.exit(0);
+    run.stderr_has("tfjob/plain: the API server accepts it (server dry run)");
+    let sent: Vec<_> = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.resource == "tfjobs" && r.verb == "create")
+        .collect();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(
+        sent[0].dry_run && sent[0].query.contains("fieldValidation=Strict"),
+        "{:?}",
+        sent[0]
+    );
+    assert!(c.writes().is_empty(), "writes: {:?}", c.writes());
+    // Refused offline: exit 2, and nothing reaches the cluster.
+    let (_dir2, bad) = manifest_file(
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: bad\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: two\n",
+    );
+    let before = c.requests().len();
+    let run = tfjob(
+        &c,
+        &["validate", "--dry-run=server", "-f", bad.to_str().unwrap()],
+    );
+    run.exit(2);
+    assert_eq!(
+        c.requests().len(),
+        before,
+        "an offline refusal sends nothing"
+    );
 }
 
 /// Without the right to create pods the dry runs are skipped with a note: the operator

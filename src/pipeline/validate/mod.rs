@@ -312,6 +312,9 @@ pub struct ValidateOptions {
     pub strict: bool,
     /// The credentials the manifests are expected to reference.
     pub gateway: GatewayOptions,
+    /// Also ask the cluster (`--dry-run=server`): each valid job as a server-side dry run, then the
+    /// pods the operator would create from it.
+    pub server: bool,
 }
 
 /// What `validate` found in its files: every finding, a line per valid job, and how many
@@ -322,6 +325,9 @@ pub struct Checked {
     /// `FILE: tfjob/NAME is valid`, one per valid document.
     pub valid: Vec<String>,
     pub documents: usize,
+    /// The valid TFJob documents as written, with what names them (`FILE: tfjob/NAME`): what
+    /// `validate --dry-run=server` sends (stdin cannot be read twice).
+    pub jobs: Vec<(String, Value)>,
 }
 
 /// What is wrong with the gateway flags themselves, as warnings: `--api-base-url` ending in `/v1`
@@ -358,6 +364,7 @@ pub fn check_files(args: &ValidateOptions) -> Result<Checked> {
     let mut report = Report::default();
     report.findings.extend(gateway_flag_findings(&gateway));
     let mut valid_names = Vec::new();
+    let mut jobs = Vec::new();
     let mut documents = 0;
     for file in &args.files {
         let (name, text) = match crate::input::read_manifest(file) {
@@ -398,6 +405,9 @@ pub fn check_files(args: &ValidateOptions) -> Result<Checked> {
                     .and_then(Value::as_str)
                     .unwrap_or("?");
                 valid_names.push(format!("{name}: tfjob/{n} is valid"));
+                if doc.value.get("kind").and_then(Value::as_str) == Some(crate::model::KIND) {
+                    jobs.push((format!("{name}: tfjob/{n}"), doc.value.clone()));
+                }
             }
             report.extend(r);
         }
@@ -409,6 +419,7 @@ pub fn check_files(args: &ValidateOptions) -> Result<Checked> {
         report,
         valid: valid_names,
         documents,
+        jobs,
     })
 }
 
