@@ -444,7 +444,7 @@ pub fn admission_denied(webhook: &str, errors: &[String]) -> Error {
         message.push_str("\n  - ");
         message.push_str(e);
     }
-    message.push_str("\nFix the manifest (or ask whoever owns that policy); `kubectl tfjob validate` checks the operator's rules offline.");
+    message.push_str("\nFix the manifest (or ask whoever owns that policy); `kubectl tfjob validate -f FILE` checks the operator's rules offline.");
     Error::Invalid(message)
 }
 

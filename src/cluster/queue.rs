@@ -43,7 +43,7 @@ pub const KUEUE_WORKLOADS: &str = "workloads.kueue.x-k8s.io";
 /// and the operator sets Running when one replica runs, so the rest may stay Pending.
 pub const KUEUE_PODS_READY_NOTE: &str = "Kueue counts a TFJob as ready once its Running \
 condition is true, which the operator sets when one replica runs: waitForPodsReady does not keep \
-the job whole (the other replicas may stay Pending); `kubectl tfjob wait` waits for every replica";
+the job whole (the other replicas may stay Pending); `kubectl tfjob wait JOB` waits for every replica";
 pub const KUEUE_VERSION: &str = "v1beta2";
 pub const VOLCANO_GROUP: &str = "scheduling.volcano.sh";
 pub const COSCHEDULING_GROUP: &str = "scheduling.x-k8s.io";

@@ -37,7 +37,7 @@ pub struct DiagnoseArgs {
     pub max_restarts: u32,
 
     /// The in-pod layer, on by default once every replica runs: exec into each and check what
-    /// the training process sees (TF_CONFIG, its peers, the gateway), as `kubectl tfjob probe`.
+    /// the training process sees (TF_CONFIG, its peers, the gateway), as `kubectl tfjob probe JOB` does.
     /// Given, the row is shown even when a replica does not run (saying which).
     #[arg(long, overrides_with = "no_probe")]
     pub probe: bool,

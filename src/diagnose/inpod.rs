@@ -61,6 +61,9 @@ pub struct ProbeReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_probed: Option<String>,
     pub replicas: Vec<ReplicaProbe>,
+    /// `kubectl tfjob probe JOB` with the user's flags: what the text's `next:` line runs.
+    #[serde(skip)]
+    pub again: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -372,7 +375,7 @@ fn judge_reply(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&s
         (Status::Pass | Status::NotChecked, Some(p), Some(s)) if p != s => Check::fail(format!(
             "{}; but the pod's key (fingerprint {p}) is not the Secret's now ({s}): the pod \
              started before the Secret changed and keeps the old key until it restarts: \
-             `kubectl tfjob restart`",
+             {RESTART}",
             check.detail
         )),
         _ => check,
@@ -400,7 +403,7 @@ fn judge_answer(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&
             "header" => format!(
                 "{url}: the pod's key holds a line break, which no HTTP client sends in a header \
                  (a Secret made with --from-file keeps the file's last newline): store the key \
-                 again without it (`kubectl tfjob secret create --overwrite`) and restart the job"
+                 again without it ({ROTATE}) and restart the job ({RESTART})"
             ),
             other => format!("{url}: {other}"),
         });
@@ -447,11 +450,11 @@ fn judge_answer(out: &str, kind: &str, pod_fp: Option<&str>, secret_fp: Option<&
         401 | 403 => Check::fail(match (pod_fp, secret_fp) {
             (Some(p), Some(s)) if p == s => format!(
                 "{url}: {status}: the gateway rejects this key (the pod's key is the Secret's: \
-                 fingerprint {p}); rotate it: kubectl tfjob secret create"
+                 fingerprint {p}); store a valid key ({ROTATE}), then restart the job ({RESTART})"
             ),
             (Some(p), Some(s)) => format!(
                 "{url}: {status}: the pod's key (fingerprint {p}) is not the Secret's now ({s}): \
-                 the pod started before the Secret changed; restart the job so its pods read it: `kubectl tfjob restart`"
+                 the pod started before the Secret changed; restart the job so its pods read it: {RESTART}"
             ),
             _ => format!(
                 "{url}: {status}: the gateway rejects the pod's key (whether the Secret changed since is unknown)"
@@ -543,15 +546,38 @@ pub fn judge_sidecar(container: &str, training: &str) -> Option<Check> {
     })
 }
 
-/// `kubectl tfjob probe NAME`, with the user's connection flags (and `-n` outside `default`):
-/// what `wait` and `diagnose` suggest when the cause is inside the pods.
-pub fn probe_command(hints: &crate::cluster::ConnectionOptions, ns: &str, job: &str) -> String {
+/// Where a judgment names the command that fixes it: the judgments know no job, namespace or
+/// flags, so the caller fills them in ([`fill_commands`]) and every hint can be pasted.
+pub const RESTART: &str = "`kubectl tfjob restart JOB`";
+/// Storing the gateway key again (the Secret's name and namespace filled in by the caller).
+pub const ROTATE: &str = "`kubectl tfjob secret create SECRET --from-stdin --overwrite`";
+
+/// Fills the commands a detail names with the job, the Secret and the user's flags.
+pub fn fill_commands(detail: &str, restart: &str, rotate: &str) -> String {
+    detail
+        .replace(RESTART, &format!("`{restart}`"))
+        .replace(ROTATE, &format!("`{rotate}`"))
+}
+
+/// `kubectl tfjob VERB JOB` with the user's connection flags (and `-n` outside `default`).
+pub fn job_command(
+    hints: &crate::cluster::ConnectionOptions,
+    ns: &str,
+    verb: &str,
+    job: &str,
+) -> String {
     let flags = if ns == "default" {
         hints.hint_suffix()
     } else {
         format!(" {}", hints.ns_flags(ns))
     };
-    format!("kubectl tfjob probe {job}{flags}")
+    format!("kubectl tfjob {verb} {job}{flags}")
+}
+
+/// `kubectl tfjob probe NAME`, with the user's connection flags (and `-n` outside `default`):
+/// what `wait` and `diagnose` suggest when the cause is inside the pods.
+pub fn probe_command(hints: &crate::cluster::ConnectionOptions, ns: &str, job: &str) -> String {
+    job_command(hints, ns, "probe", job)
 }
 
 #[cfg(test)]

@@ -103,8 +103,8 @@ pub fn summary(r: &ProbeReport) -> String {
     }
     let _ = writeln!(
         out,
-        "next: kubectl tfjob probe {} -o wide (every replica's checks and the peer matrix)",
-        clean(&r.job)
+        "next: `{} -o wide` (every replica's checks and the peer matrix)",
+        clean(&r.again)
     );
     out
 }

@@ -111,3 +111,42 @@ fn options_prints_the_global_flags_as_kubectl_options_does() {
     assert!(!out.contains("retry-deadline"));
     assert_eq!(names.len(), 17, "{names:?}");
 }
+
+/// The hint check every run goes through (issue 61 item 2) finds the quoted commands and
+/// refuses one that does not parse: a verb without the job it needs, an unknown flag.
+#[test]
+fn the_hint_check_catches_a_hint_that_cannot_be_pasted() {
+    let said = "error: x\nhint: `kubectl tfjob logs big -n 'team a' -f` waits; or `kubectl tfjob diagnose big`.";
+    assert_eq!(
+        crate::hints(said),
+        [
+            "kubectl tfjob logs big -n 'team a' -f",
+            "kubectl tfjob diagnose big"
+        ]
+    );
+    for good in crate::hints(said) {
+        crate::parse_hint(&good).unwrap();
+    }
+    for bad in [
+        "kubectl tfjob restart",
+        "kubectl tfjob logs big --no-such-flag",
+        "kubectl tfjob logs 'big",
+    ] {
+        assert!(crate::parse_hint(bad).is_err(), "{bad}");
+    }
+    // A command run in a namespace suggests commands in it.
+    assert!(!crate::carries_namespace(
+        "kubectl tfjob probe big -o wide",
+        "team"
+    ));
+    assert!(crate::carries_namespace(
+        "kubectl tfjob probe big -n team -o wide",
+        "team"
+    ));
+    assert!(crate::carries_namespace(
+        "kubectl tfjob list --namespace=team",
+        "team"
+    ));
+    assert!(crate::carries_namespace("kubectl tfjob list -A", "team"));
+    assert!(crate::carries_namespace("kubectl tfjob version", "team"));
+}

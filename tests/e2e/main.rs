@@ -111,6 +111,8 @@ impl Run {
 pub struct Cli {
     cmd: Command,
     stdin: Option<String>,
+    /// The namespace the command line names (`-n`), which every hint must carry on.
+    namespace: Option<String>,
 }
 
 impl Cli {
@@ -124,7 +126,15 @@ impl Cli {
             cmd.arg("--kubeconfig").arg(c.kubeconfig());
         }
         cmd.args(args);
-        Cli { cmd, stdin: None }
+        let namespace = args.iter().enumerate().find_map(|(i, a)| match *a {
+            "-n" | "--namespace" => args.get(i + 1).map(|n| n.to_string()),
+            a => a.strip_prefix("--namespace=").map(String::from),
+        });
+        Cli {
+            cmd,
+            stdin: None,
+            namespace,
+        }
     }
 
     pub fn stdin(mut self, input: &str) -> Self {
@@ -194,8 +204,120 @@ impl Cli {
             "the API key (base64) leaked:\n{all}"
         );
         assert!(!all.contains("panicked"), "the binary panicked:\n{all}");
+        // Every hint is pasteable (issue 61 item 2): each `kubectl tfjob …` the binary
+        // suggests, in any test, parses with the CLI's own parser.
+        for hint in hints(&all) {
+            if let Err(e) = parse_hint(&hint) {
+                panic!("a hint that does not parse: `{hint}`: {e}\n--- output:\n{all}");
+            }
+            if let Some(ns) = self.namespace.as_deref().filter(|ns| *ns != "default")
+                && !carries_namespace(&hint, ns)
+            {
+                panic!("a hint that drops -n {ns}: `{hint}`\n--- output:\n{all}");
+            }
+        }
         run
     }
+}
+
+/// The `kubectl tfjob …` commands an output suggests: each one quoted in backticks (help
+/// prose such as `kubectl tfjob <TAB>` names a key, not a command).
+pub fn hints(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("`kubectl tfjob ") {
+        let tail = &rest[i + 1..];
+        let Some(end) = tail.find('`') else { break };
+        if !tail[..end].contains('<') {
+            out.push(tail[..end].to_string());
+        }
+        rest = &tail[end + 1..];
+    }
+    out
+}
+
+/// Whether a suggested command runs where the user's did: a verb that reads or writes jobs
+/// carries the namespace (or `-A`); the others (`version`, `templates`, …) need none.
+pub fn carries_namespace(hint: &str, ns: &str) -> bool {
+    let words = shell_words(hint).unwrap_or_default();
+    let namespaced = [
+        "submit", "check", "wait", "diagnose", "probe", "logs", "list", "get", "top", "delete",
+        "suspend", "resume", "restart", "export", "secret",
+    ];
+    if !words
+        .get(2)
+        .is_some_and(|v| namespaced.contains(&v.as_str()))
+    {
+        return true;
+    }
+    words.iter().enumerate().any(|(i, w)| {
+        ((w == "-n" || w == "--namespace") && words.get(i + 1).is_some_and(|n| n == ns))
+            || w == &format!("--namespace={ns}")
+            || w == "-A"
+            || w == "--all-namespaces"
+    })
+}
+
+/// Parses a suggested command line as a POSIX shell splits it (single and double quotes,
+/// backslashes) with the CLI's own parser; placeholders in capitals (NAME, DIR) parse as any
+/// word would.
+pub fn parse_hint(hint: &str) -> Result<(), String> {
+    let words = shell_words(hint)?;
+    let args = words.iter().skip(2); // `kubectl tfjob`
+    let argv: Vec<String> = std::iter::once("kubectl-tfjob".to_string())
+        .chain(args.cloned())
+        .collect();
+    kubectl_tfjob::commands::Cli::try_parse_with_order(&argv)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn shell_words(line: &str) -> Result<Vec<String>, String> {
+    let (mut words, mut word, mut in_word) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => return Err("an unclosed single quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => word.extend(chars.next()),
+                        Some(c) => word.push(c),
+                        None => return Err("an unclosed double quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.extend(chars.next());
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
 }
 
 /// TFJob `name` in `default` with one worker, and that worker's pod owned by it, stored

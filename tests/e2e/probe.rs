@@ -118,9 +118,13 @@ fn the_articles_job_passes_every_check_from_every_replica() {
     // blocks and the matrix with -o wide, or -v.
     let text = tfjob(&c, &args("probe tf-dist-train"));
     text.exit(0);
+    // The next command carries the connection flags the user gave (issue 61 item 2).
     assert_eq!(
         text.stdout,
-        "ok: 4/4 replicas see their TF_CONFIG and reach their peers and the gateway\nnext: kubectl tfjob probe tf-dist-train -o wide (every replica's checks and the peer matrix)\n"
+        format!(
+            "ok: 4/4 replicas see their TF_CONFIG and reach their peers and the gateway\nnext: `kubectl tfjob probe tf-dist-train --kubeconfig {} -o wide` (every replica's checks and the peer matrix)\n",
+            c.kubeconfig().display()
+        )
     );
     for wide in ["probe tf-dist-train -o wide", "probe tf-dist-train -v"] {
         let text = tfjob(&c, &args(wide));

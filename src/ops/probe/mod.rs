@@ -167,6 +167,7 @@ pub async fn probe(
             ok: false,
             not_probed: Some(why),
             replicas: vec![],
+            again: inpod::job_command(&kube.hints, ns, "probe", &job_ref(&opts.target)),
         });
     }
     let key_var = format!("{}_API_KEY", opts.env_prefix);
@@ -215,6 +216,24 @@ pub async fn probe(
         )
         .await;
     }
+    // The fixes the judgments name, filled with the job, the Secret and the user's flags.
+    let job_ref = job_ref(&opts.target);
+    let restart = inpod::job_command(&kube.hints, ns, "restart", &job_ref);
+    let (secret, key) = read::key_ref(&pods, &container, &key_var).unwrap_or_else(|| {
+        (
+            crate::gateway::DEFAULT_SECRET_NAME.to_string(),
+            crate::gateway::DEFAULT_SECRET_KEY.to_string(),
+        )
+    });
+    let rotate = format!(
+        "{} --from-stdin --overwrite",
+        crate::cluster::secret::create_command(&secret, &key, ns, &kube.hints)
+    );
+    for r in &mut replicas {
+        for c in [&mut r.gateway, &mut r.gateway_chat].into_iter().flatten() {
+            c.detail = inpod::fill_commands(&c.detail, &restart, &rotate);
+        }
+    }
     let verdict = verdict(opts.target.kind(), opts.target.name(), total, &replicas);
     let ok = replicas.iter().all(|r| r.probed)
         && !replicas.is_empty()
@@ -230,7 +249,16 @@ pub async fn probe(
         ok,
         not_probed: None,
         replicas,
+        again: inpod::job_command(&kube.hints, ns, "probe", &job_ref),
     })
+}
+
+/// The job as a command names it: `NAME`, or `jobset/NAME`.
+fn job_ref(target: &Target) -> String {
+    match target {
+        Target::TfJob(_) => target.name().to_string(),
+        Target::JobSet(_) => format!("jobset/{}", target.name()),
+    }
 }
 
 /// `--gateway-chat MODEL`: one chat completion from the first replica whose gateway check

@@ -280,8 +280,16 @@ pub(super) async fn secret_fingerprint(
     container: &str,
     key_var: &str,
 ) -> Option<String> {
-    let (secret, key) = pods
-        .iter()
+    let (secret, key) = key_ref(pods, container, key_var)?;
+    let api: Api<Secret> = Api::namespaced(kube.client.clone(), ns);
+    let s = cluster::retry(kube, || api.get_opt(&secret)).await.ok()??;
+    let value = s.data.as_ref()?.get(&key)?;
+    Some(fingerprint(&value.0))
+}
+
+/// The Secret and key the pods' `key_var` comes from (`valueFrom.secretKeyRef`).
+pub(super) fn key_ref(pods: &[Pod], container: &str, key_var: &str) -> Option<(String, String)> {
+    pods.iter()
         .flat_map(|p| p.spec.iter().flat_map(|s| s.containers.iter()))
         .filter(|c| c.name == container)
         .flat_map(|c| c.env.iter().flatten())
@@ -289,11 +297,7 @@ pub(super) async fn secret_fingerprint(
         .find_map(|e| {
             let r = e.value_from.as_ref()?.secret_key_ref.as_ref()?;
             Some((r.name.clone(), r.key.clone()))
-        })?;
-    let api: Api<Secret> = Api::namespaced(kube.client.clone(), ns);
-    let s = cluster::retry(kube, || api.get_opt(&secret)).await.ok()??;
-    let value = s.data.as_ref()?.get(&key)?;
-    Some(fingerprint(&value.0))
+        })
 }
 
 /// SHA-256's first 8 hex digits, as the in-pod scripts print it.
