@@ -194,11 +194,16 @@ pub async fn logs(
     follow.end()
 }
 
-/// The job, read within `--timeout`: it bounds waiting for the pods, so it bounds reading the
-/// job too (an API server that does not answer ends the command then, not when the retries
-/// give up).
+/// The job, read within `--timeout`: following, it bounds waiting for the pods, so it bounds
+/// reading the job too (an API server that does not answer ends the command then, not when the
+/// retries give up).
 async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<Workload> {
     let read = Workload::read(kube, &opts.target);
+    // Without -f, --timeout is the command's own deadline already: a second timer of the same
+    // length would race it for which words end the command.
+    if !opts.follow {
+        return read.await;
+    }
     kube.deadline
         .within(opts.timeout, read)
         .await
