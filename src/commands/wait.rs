@@ -111,6 +111,7 @@ impl WaitOptionArgs {
                 dir,
                 limit: self.save_limit,
             }),
+            since: None,
         };
         Ok((opts, note))
     }

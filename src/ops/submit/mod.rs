@@ -203,12 +203,14 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         namespace: &namespace,
         name: &name,
     };
+    let before_create = k8s_openapi::jiff::Timestamp::now();
     let name = write(&target, job, existing, &args, out).await?;
     if args.wait {
         // With -o, stdout carries the object alone: what `wait` prints goes to stderr.
         let mut out = out.data_to_stderr(args.output.is_some());
         let wait_opts = WaitOptions {
             capacity_may_come: args.skip_capacity_check,
+            since: Some(before_create),
             ..args.wait_opts.clone()
         };
         wait::follow(

@@ -79,7 +79,7 @@ pub async fn follow(
         pods: Api::namespaced(kube.client.clone(), namespace),
         selector: model::job_selector(name),
         limits: Limits::from(opts),
-        tracker: Tracker::starting_at(k8s_openapi::jiff::Timestamp::now()),
+        tracker: Tracker::starting_at(opts.since.unwrap_or_else(k8s_openapi::jiff::Timestamp::now)),
         operator: None,
         operator_noted: false,
         display: Display::new(format, out.err_is_terminal()),

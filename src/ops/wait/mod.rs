@@ -102,6 +102,10 @@ pub struct WaitOptions {
     pub delete_on_failure: bool,
     /// `--save DIR`: the job's evidence written as replicas terminate and when the wait ends.
     pub save: Option<crate::ops::evidence::SaveOptions>,
+    /// Where restarts start to count (earlier ones are history): `submit --wait` passes the
+    /// moment before its create, so every restart of the pods it caused counts however late
+    /// the wait's first look comes; `None` is the wait's own start.
+    pub since: Option<k8s_openapi::jiff::Timestamp>,
 }
 
 /// `--settle` against `--timeout` for `all-running`: a settle window as long as the timeout can
@@ -190,6 +194,7 @@ impl Default for WaitOptions {
             capacity_may_come: false,
             delete_on_failure: false,
             save: None,
+            since: None,
         }
     }
 }
