@@ -50,15 +50,25 @@ pub fn exec(ctx: Context, args: ExportArgs, out: &mut Output) -> Result<()> {
     // One kind today: `--to` is required so scripts say what they get. The ops core knows no
     // other, so it takes no target.
     let TargetArg::Jobset = args.to;
-    if let (Some(name), Some(flag)) = (&args.job, args.render.shaping_flag()) {
-        return Err(crate::error::Error::Usage(format!(
-            "{flag} cannot be used with NAME ({name}): NAME exports the TFJob stored in the \
-             cluster as it is; leave out {flag}, or leave out NAME to render a new job"
-        )));
+    let render: crate::pipeline::render::RenderOptions = args.render.into();
+    if let Some(name) = &args.job {
+        let mut given = crate::pipeline::render::shaping_flags(&render);
+        if !render.files.is_empty() {
+            given.insert(0, "-f");
+        }
+        if render.template.is_some() {
+            given.insert(0, "--template");
+        }
+        if let Some(flag) = given.first() {
+            return Err(crate::error::Error::Usage(format!(
+                "{flag} cannot be used with NAME ({name}): NAME exports the TFJob stored in the \
+                 cluster as it is; leave out {flag}, or leave out NAME to render a new job"
+            )));
+        }
     }
     let options = ExportOptions {
         stored: args.job,
-        render: args.render.into(),
+        render,
         format: match args.output {
             FormatArg::Yaml => ExportFormat::Yaml,
             FormatArg::Json => ExportFormat::Json,

@@ -169,29 +169,6 @@ pub struct RenderArgs {
     pub command: Vec<String>,
 }
 
-impl RenderArgs {
-    /// The first flag given that shapes a new job (what `export NAME` cannot take with it).
-    pub fn shaping_flag(&self) -> Option<&'static str> {
-        let given = [
-            ("--template", self.template.is_some()),
-            ("-f", !self.files.is_empty()),
-            ("--set", !self.set.is_empty()),
-            ("--name", self.name.is_some()),
-            ("--generate-name", self.generate_name.is_some()),
-            ("--image", self.image.is_some()),
-            ("--ps", self.ps.is_some()),
-            ("--workers", self.workers.is_some()),
-            ("--chief", self.chief.is_some()),
-            ("--evaluator", self.evaluator.is_some()),
-            ("--gpus", self.gpus.is_some()),
-            ("--cpu", self.cpu.is_some()),
-            ("--memory", self.memory.is_some()),
-            ("COMMAND", !self.command.is_empty()),
-        ];
-        given.iter().find(|(_, g)| *g).map(|(f, _)| *f)
-    }
-}
-
 // Values that describe real jobs (issue 15), applied to every role's pods; per role with
 // `--set worker.volumes=…` or a values file. Also `--set-string`/`--set-file`.
 #[derive(Debug, Clone, Default, Args)]

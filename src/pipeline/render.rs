@@ -229,6 +229,19 @@ fn check_manifest_usage(args: &RenderOptions, docs: &[Document], manifests: usiz
             "-f holds {manifests} manifests; render and submit take exactly one TFJob (validate accepts several)"
         )));
     }
+    let used = shaping_flags(args);
+    if !used.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} shape(s) a template, but -f gives a complete manifest; edit the manifest instead",
+            used.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The flags given that shape a job from a template (what a complete manifest, or `export
+/// NAME`'s stored job, cannot take with it).
+pub fn shaping_flags(args: &RenderOptions) -> Vec<&'static str> {
     let shaping = [
         ("--set", !args.set.is_empty()),
         ("--name", args.name.is_some()),
@@ -280,18 +293,11 @@ fn check_manifest_usage(args: &RenderOptions, docs: &[Document], manifests: usiz
         ("--env-from-secret", !args.pod.env_from_secret.is_empty()),
         ("a command after --", !args.command.is_empty()),
     ];
-    let used: Vec<&str> = shaping
+    shaping
         .iter()
         .filter(|(_, on)| *on)
         .map(|(n, _)| *n)
-        .collect();
-    if !used.is_empty() {
-        return Err(Error::Usage(format!(
-            "{} shape(s) a template, but -f gives a complete manifest; edit the manifest instead",
-            used.join(", ")
-        )));
-    }
-    Ok(())
+        .collect()
 }
 
 /// Removes what the API server owns (a create with `resourceVersion` set is refused), so that
