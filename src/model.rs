@@ -37,6 +37,11 @@ pub const API_VERSION: &str = "kubeflow.org/v1";
 /// The kind.
 pub const KIND: &str = "TFJob";
 
+/// Annotation carrying a per-submission id, so a create retried after an ambiguous failure can
+/// tell "my first attempt went through" from "someone else's job has that name"; `export NAME`
+/// drops it (a JobSet made from a stored job is another submission).
+pub const SUBMISSION_ANNOTATION: &str = "kubectl-tfjob.kubeflow.org/submission-id";
+
 /// The effects a taint (and so a toleration) can have (k8s.io/kubernetes pkg/apis/core/validation
 /// validation.go `validateTolerations`): one list for the `--toleration` flag and pod validation.
 pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];

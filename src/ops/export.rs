@@ -113,7 +113,7 @@ pub async fn run(ctx: &Context, args: ExportOptions, out: &mut Output) -> Result
         let mut job = super::workload::read_tfjob(kube, name).await?;
         // The id `submit` stamped on that create: a JobSet made from it is another submission.
         if let Some(a) = job.metadata.annotations.as_mut() {
-            a.remove(super::submit::SUBMISSION_ANNOTATION);
+            a.remove(crate::model::SUBMISSION_ANNOTATION);
         }
         let exported = checked(&job, &format!("TFJob {}/{name}", kube.namespace))?;
         print_notes(&exported.notes, out);

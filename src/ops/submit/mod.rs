@@ -29,9 +29,7 @@ use crate::pipeline::render::{self, RenderOptions};
 use crate::pipeline::validate;
 use crate::print::{self, Format};
 
-/// Annotation carrying a per-submission id, so a create retried after an ambiguous failure can
-/// tell "my first attempt went through" from "someone else's job has that name".
-pub const SUBMISSION_ANNOTATION: &str = "kubectl-tfjob.kubeflow.org/submission-id";
+pub use crate::model::SUBMISSION_ANNOTATION;
 
 /// What `submit` does (the flags, clap-free).
 #[derive(Debug, Clone)]
