@@ -669,7 +669,6 @@ async fn candidate_pods(
         namespace: state.namespace.clone(),
         names: pods.iter().map(|p| p.name.clone()).collect(),
     };
-    let mut read = BoundPods::default();
     state.unread = order.iter().cloned().collect();
     state.bound_pods = Some(BoundPods::default());
     let mut rest = order.as_slice();
@@ -690,12 +689,12 @@ async fn candidate_pods(
                     .push("list pods (all namespaces)".into());
                 return Ok(());
             }
-            read.merge(bound);
+            // The sums live in the snapshot the model reads: merged in place, never copied.
+            state.bound_pods.get_or_insert_default().merge(bound);
         }
         for node in batch {
             state.unread.remove(node);
         }
-        state.bound_pods = Some(read.clone());
         if scope::fits_on_read(state, &pods) {
             break;
         }
@@ -703,8 +702,8 @@ async fn candidate_pods(
     Ok(())
 }
 
-/// Reads the snapshot for `job` in `namespace`. The reads are independent, so they go out at
-/// once; their number is the same for every job.
+/// Reads the snapshot for `job` in `namespace`. The lists are independent, so they go out at
+/// once, their number the same for every job; the pods follow, read per candidate node.
 pub async fn collect(
     client: &Client,
     namespace: &str,

@@ -13,8 +13,6 @@
 //! best over the whole cluster either. Below 100 candidates every one is read at once, so small
 //! clusters get the same placement, node for node, as with a full read.
 
-use std::collections::BTreeSet;
-
 use super::filters::{Res, node_reject_reason};
 use super::pods::JobPod;
 use super::verdict::demand_key;
@@ -69,9 +67,4 @@ pub fn batches(n: usize) -> Vec<usize> {
 /// left out): the point where reading more cannot change a `fits`.
 pub fn fits_on_read(snapshot: &ClusterState, pods: &[JobPod]) -> bool {
     place(snapshot, pods).verdict == Verdict::Fits
-}
-
-/// `nodes` without the candidates whose pods were not read: what the model may place on now.
-pub fn readable<'a>(nodes: &'a [NodeInfo], unread: &BTreeSet<String>) -> Vec<&'a NodeInfo> {
-    nodes.iter().filter(|n| !unread.contains(&n.name)).collect()
 }

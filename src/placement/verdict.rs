@@ -132,14 +132,11 @@ pub fn place(snap: &ClusterState, pods: &[JobPod]) -> Placement {
     // Only the nodes whose pods were read can take a pod now (`scope`: the candidates left
     // unread once a placement was found); every node counts for what could ever fit.
     let all: Vec<usize> = (0..nodes.len()).collect();
-    let read: Vec<usize> = if snap.unread.is_empty() {
-        all.clone()
-    } else {
-        all.iter()
-            .copied()
-            .filter(|&i| !snap.unread.contains(&nodes[i].name))
-            .collect()
-    };
+    let read: Vec<usize> = all
+        .iter()
+        .copied()
+        .filter(|&i| !snap.unread.contains(&nodes[i].name))
+        .collect();
     let current = simulate(nodes, &read, now.clone(), pods, &order);
     let pod_row = |i: usize, r: &Result<usize, Vec<Rejection>>, v: Verdict, reason: String| {
         let p = &pods[i];
