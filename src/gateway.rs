@@ -182,7 +182,7 @@ impl GatewayConfig {
                 masked_url(&self.base_url)
             ));
         }
-        if let Err(e) = crate::names::dns1123_subdomain(&self.secret_name) {
+        if let Err(e) = crate::model::names::dns1123_subdomain(&self.secret_name) {
             problems.push(format!(
                 "--api-secret {:?}: a Secret name {e}",
                 self.secret_name

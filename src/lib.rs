@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! main → mcp → commands → ops → {diagnose, placement, pipeline, print} → {cluster, gateway}
-//!      → operator_pods → {model, names, quantity, duration, output, error}
+//!      → operator_pods → {model, input, output, error}
 //! ```
 //!
 //! The map of the modules, what each holds and why it sits where it does, is told once, in
@@ -13,22 +13,17 @@
 pub mod cluster;
 pub mod commands;
 pub mod diagnose;
-pub mod duration;
 pub mod error;
 pub mod gateway;
 pub mod input;
-pub mod logging;
 pub mod mcp;
 pub mod model;
-pub mod names;
 pub mod operator_pods;
 pub mod ops;
 pub mod output;
 pub mod pipeline;
 pub mod placement;
 pub mod print;
-pub mod quantity;
-pub mod redact;
 
 use commands::{Cli, Command};
 use output::Output;

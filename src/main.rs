@@ -7,13 +7,13 @@ use kubectl_tfjob::output::Output;
 
 fn main() {
     let cli = Cli::parse_with_order();
-    kubectl_tfjob::logging::init(cli.global.verbose);
+    kubectl_tfjob::output::logging::init(cli.global.verbose);
     let mut out = Output::stdio();
     let code = match kubectl_tfjob::run(cli, &mut out) {
         Ok(()) => ExitCode::Ok,
         Err(err) => kubectl_tfjob::report_error(
             &err,
-            &mut kubectl_tfjob::redact::Redacting::new(std::io::stderr()),
+            &mut kubectl_tfjob::output::redact::Redacting::new(std::io::stderr()),
         ),
     };
     // `exit` runs no destructors: flush what the redacting streams still hold first.

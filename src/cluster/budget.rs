@@ -109,7 +109,11 @@ impl Deadline {
             return "the deadline ran out".into();
         };
         let phase = self.current_phase();
-        let mut m = format!("{} {} ran out", l.flag, crate::duration::go(l.timeout));
+        let mut m = format!(
+            "{} {} ran out",
+            l.flag,
+            crate::model::duration::go(l.timeout)
+        );
         if !phase.is_empty() {
             m.push_str(" while ");
             m.push_str(&phase);

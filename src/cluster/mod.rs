@@ -36,9 +36,9 @@ pub use crd::CrdState;
 pub use operator::OperatorState;
 pub use secret::SecretState;
 
-use crate::duration::go as go_duration;
 use crate::error::{Error, Result};
 use crate::model;
+use crate::model::duration::go as go_duration;
 
 /// One of kubectl's connection flags, as a hint repeats it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,7 +357,7 @@ pub fn parse_job_name<'a>(arg: &'a str, command: &str) -> Result<&'a str> {
 /// subdomain (apimachinery's `ValidateObjectMeta` with `NameIsDNSSubdomain`, which custom
 /// resources and Secrets both use), so refuse it offline, before any request (exit 2).
 pub fn check_name(kind: &str, name: &str) -> Result<()> {
-    crate::names::dns1123_subdomain(name).map_err(|rule| {
+    crate::model::names::dns1123_subdomain(name).map_err(|rule| {
         Error::Usage(format!(
             "{kind} name {name:?} is not a valid name: a DNS-1123 subdomain {rule}"
         ))
@@ -368,7 +368,7 @@ pub fn check_name(kind: &str, name: &str) -> Result<()> {
 /// before any request so `-n 'Bad NS'` is invalid input (exit 2), not a server round trip.
 pub fn check_namespace(namespace: Option<&str>) -> Result<()> {
     let Some(ns) = namespace else { return Ok(()) };
-    crate::names::dns1123_label(ns).map_err(|rule| {
+    crate::model::names::dns1123_label(ns).map_err(|rule| {
         Error::Usage(format!(
             "-n/--namespace {ns:?} is not a valid namespace name: a DNS-1123 label {rule}"
         ))

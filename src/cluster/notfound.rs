@@ -42,7 +42,7 @@ pub fn hint(namespace: &str, name: &str, existing: &[(String, String)], flags: &
         .iter()
         .filter(|(ns, _)| ns == namespace)
         .map(|(_, n)| n.as_str());
-    match crate::names::closest(name, here) {
+    match crate::model::names::closest(name, here) {
         Some(near) => {
             format!("Did you mean {near:?}? List the jobs with `kubectl get tfjobs {flags}`.")
         }

@@ -46,7 +46,7 @@ impl PromService {
         };
         let (namespace, rest) = s.split_once('/').ok_or_else(bad)?;
         let (name, port) = rest.split_once(':').unwrap_or((rest, "9090"));
-        let label = |v: &str| crate::names::dns1123_label(v).is_ok();
+        let label = |v: &str| crate::model::names::dns1123_label(v).is_ok();
         // A number 1-65535, or a port name (IANA_SVC_NAME: at most 15 of a-z, 0-9 and '-',
         // one letter at least, no '--', no '-' at either end; validation.IsValidPortName).
         let port_ok = if port.bytes().all(|b| b.is_ascii_digit()) {

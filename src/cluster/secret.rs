@@ -94,7 +94,7 @@ pub async fn check_secret(kube: &Kube, namespace: &str, name: &str, key: &str) -
         .and_then(|d| d.get(key))
     {
         // Read, so never printed from here on.
-        crate::redact::register(&value.0);
+        crate::output::redact::register(&value.0);
     }
     let fix = create_command(name, key, namespace, &kube.hints);
     match secret_state(secret.as_ref(), key) {
@@ -232,7 +232,7 @@ pub async fn register_env_secrets<'a>(
                         None => k != BASE_URL_KEY,
                     };
                     if wanted {
-                        crate::redact::register(&v.0);
+                        crate::output::redact::register(&v.0);
                     }
                 }
             }

@@ -48,10 +48,10 @@ use clap::builder::PossibleValue;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 // Every duration flag reads Go's syntax through the one `duration` module.
-pub use crate::duration::{
+use crate::error::{EXIT_CODES_HELP, Result};
+pub use crate::model::duration::{
     parse as parse_duration, parse_request_timeout, parse_signed as parse_signed_duration,
 };
-use crate::error::{EXIT_CODES_HELP, Result};
 use crate::ops::DryRun;
 use crate::ops::suspend::SuspendAction;
 use crate::ops::wait::WaitFor;

@@ -489,7 +489,7 @@ fn raw_values(secret: &Secret) -> Vec<String> {
         .map(|(_, v)| {
             let text = Zeroizing::new(String::from_utf8_lossy(&v.0).into_owned());
             // Read, so no output of this process shows it (or its base64) from here on.
-            crate::redact::register(text.trim().as_bytes());
+            crate::output::redact::register(text.trim().as_bytes());
             text.trim().to_string()
         })
         .chain(

@@ -242,7 +242,7 @@ pub fn last_log_ages(s: &Snapshot) -> Vec<String> {
                 None => format!("{replica} has printed nothing"),
                 Some(t) => {
                     let secs = s.now.duration_since(t).as_secs().max(0);
-                    let age = crate::duration::coarse(secs);
+                    let age = crate::model::duration::coarse(secs);
                     if secs >= SILENT_AFTER {
                         format!("{replica} silent for {age}")
                     } else {

@@ -18,7 +18,7 @@ use crate::commands::{self, Cli, Global};
 use crate::error::ExitCode;
 use crate::ops::context::Call;
 use crate::output::Output;
-use crate::redact::Redacting;
+use crate::output::redact::Redacting;
 
 /// The stack of a call's thread: twice a Linux main thread's, which runs the same command.
 const COMMAND_STACK: usize = 16 * 1024 * 1024;

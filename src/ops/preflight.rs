@@ -27,7 +27,7 @@ pub fn print_warnings(report: &validate::Report, out: &mut Output) {
         .iter()
         .filter(|f| f.rule == "gateway-env")
         .collect();
-    if !missing.is_empty() && !crate::logging::verbose() {
+    if !missing.is_empty() && !crate::output::logging::verbose() {
         let what = missing[0]
             .message
             .split(':')

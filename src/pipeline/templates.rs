@@ -123,7 +123,7 @@ pub fn load(spec: &str) -> Result<Template> {
 
 fn unknown_template(name: &str) -> Error {
     let mut msg = format!("unknown template {name:?}");
-    if let Some(c) = crate::names::closest(name, builtin_names()) {
+    if let Some(c) = crate::model::names::closest(name, builtin_names()) {
         msg.push_str(&format!("; did you mean {c:?}?"));
     }
     msg.push_str(&format!(

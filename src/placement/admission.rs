@@ -18,7 +18,7 @@ use super::filters::{Res, effective_requests, is_extended};
 use super::pods::JobPod;
 // LimitRanger's defaulting is applied while the pods are built (pods.rs, the step before this one).
 use super::{QuotaFinding, Verdict};
-use crate::quantity::{format_quantity, parse_quantity};
+use crate::model::quantity::{format_quantity, parse_quantity};
 
 type List = BTreeMap<String, Quantity>;
 

@@ -22,7 +22,7 @@ use super::filters::{ContainerResources, Res, pod_requests};
 use super::{BoundPod, BoundPods, ClusterState, NodeInfo, PvcInfo, scope};
 use crate::cluster::{client, forbidden};
 use crate::model::TFJob;
-use crate::quantity::parse_quantity;
+use crate::model::quantity::parse_quantity;
 
 /// Items per page: big enough to keep the request count low, small enough to bound memory.
 const PAGE: u32 = 500;

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{
 };
 
 use super::NodeInfo;
-use crate::quantity::parse_quantity;
+use crate::model::quantity::parse_quantity;
 
 /// Resource name → milli-units.
 pub type Res = BTreeMap<String, i128>;

@@ -70,8 +70,8 @@ pub use admission::{check_quotas, limit_range_violations};
 pub use collect::collect;
 pub use filters::{Res, effective_requests, fit_error_message, node_reject_reason};
 pub use pods::{JobPod, RuntimeClassInfo, admitted_pods, apply_limit_ranges, job_pods};
-// The one quantity parser is `crate::quantity`; re-exported for placement's callers.
-pub use crate::quantity::{format_quantity, parse_quantity};
+// The one quantity parser is `crate::model::quantity`; re-exported for placement's callers.
+pub use crate::model::quantity::{format_quantity, parse_quantity};
 pub use refs::check_references;
 pub use verdict::place;
 

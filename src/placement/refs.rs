@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use super::pods::{JobPod, RuntimeClassInfo};
 use super::{ClusterState, ReferenceFinding, Severity};
 use crate::model::TFJob;
-use crate::quantity::parse_quantity;
+use crate::model::quantity::parse_quantity;
 
 /// How a pod spec needs an object (what fails without it).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

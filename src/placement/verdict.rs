@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::filters::{Rejection, Res, fit_error_message, node_reject_reason};
 use super::pods::JobPod;
 use super::{ClusterState, NodeInfo, Placement, PodPlacement, Verdict};
-use crate::quantity::format_quantity;
+use crate::model::quantity::format_quantity;
 
 /// Per-node state during a simulated placement.
 #[derive(Clone, Default)]

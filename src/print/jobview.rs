@@ -83,7 +83,7 @@ pub fn log_prefix(label: &str, slot: usize, colour: bool) -> String {
 // Times
 
 // The formatter itself lives in `duration`, with every other duration the plugin prints.
-pub use crate::duration::human as human_duration;
+pub use crate::model::duration::human as human_duration;
 
 /// Age of a timestamp as kubectl prints it, `<unknown>` when absent.
 pub fn age(ts: Option<Timestamp>, now: Timestamp) -> String {

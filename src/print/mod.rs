@@ -320,7 +320,7 @@ fn less(a: &Option<Value>, b: &Option<Value>) -> Ordering {
                 .unwrap_or(Ordering::Equal),
         },
         (Some(Value::String(x)), Some(Value::String(y))) => {
-            use crate::quantity::parse_quantity;
+            use crate::model::quantity::parse_quantity;
             match (parse_quantity(x), parse_quantity(y)) {
                 (Some(i), Some(j)) => i.cmp(&j),
                 // Byte order: what kubectl 1.36.3 does on the test cluster (`tf-10` before

@@ -316,7 +316,7 @@ pub(super) fn age_secs(now: k8s_openapi::jiff::Timestamp, t: Option<&Time>) -> O
 }
 
 // The formatter lives in `duration`, with every other duration the plugin prints.
-pub(super) use crate::duration::coarse as human;
+pub(super) use crate::model::duration::coarse as human;
 
 // ---------------------------------------------------------------------------------------------
 // Keeping secret values out of the output

@@ -76,7 +76,7 @@ pub async fn run(
             .unwrap_or_else(|| format!("diagnosing TFJob {namespace}/{name}"));
         Error::Timeout(format!(
             "timed out after {} {phase}: the cluster did not answer every read in time (--timeout)",
-            crate::duration::go(deadline.timeout().unwrap_or_default()),
+            crate::model::duration::go(deadline.timeout().unwrap_or_default()),
         ))
     };
     let collected = budget

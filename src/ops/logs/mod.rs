@@ -212,7 +212,7 @@ async fn read_job(kube: &Kube, opts: &LogsOptions) -> Result<Workload> {
                 "{} {} could not be read within {} (--timeout): the API server did not answer",
                 opts.target.kind().to_ascii_lowercase(),
                 opts.job(),
-                crate::duration::go(opts.timeout)
+                crate::model::duration::go(opts.timeout)
             ))
         })?
 }

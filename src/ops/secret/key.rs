@@ -105,7 +105,7 @@ pub fn clean_key(raw: Zeroizing<Vec<u8>>, origin: &str) -> Result<SecretString> 
     let mut key = String::with_capacity(trimmed.len());
     key.push_str(std::str::from_utf8(trimmed).unwrap_or_default());
     // From here on no output can show it (server messages that echo the Secret included).
-    crate::redact::register(key.as_bytes());
+    crate::output::redact::register(key.as_bytes());
     Ok(SecretString::from(key))
 }
 

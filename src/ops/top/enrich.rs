@@ -215,7 +215,7 @@ pub async fn progress(
             .ok()?;
         let cell = match progress::of_log(&log, pattern) {
             Some(p) => cell(&p),
-            None => "no step yet".into(),
+            None => progress::NO_STEP_YET.into(),
         };
         Some((key(p), cell))
     }))

@@ -28,8 +28,8 @@ use crate::print;
 use crate::print::jobview;
 use crate::print::top::{self as units, Declared, JobTop, ReplicaTop, add};
 // The printers moved to print/top.rs with the rows they print; callers keep these paths.
+use crate::model::quantity::parse_quantity;
 pub use crate::print::top::{table, to_json};
-use crate::quantity::parse_quantity;
 
 /// Which jobs and how.
 #[derive(Debug, Clone, Default)]

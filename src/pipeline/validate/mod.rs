@@ -142,7 +142,7 @@ impl Report {
         // are for `-v`; by default only what a user may want to fix is printed, and what this
         // tool changed in the input (fields the API server owns, dropped; the gateway env that
         // --inject-gateway-env added).
-        let verbose = crate::logging::verbose();
+        let verbose = crate::output::logging::verbose();
         for f in sorted {
             let changed_input = matches!(f.rule, "server-fields" | "inject-gateway-env");
             if f.severity == Severity::Info && !verbose && !changed_input {

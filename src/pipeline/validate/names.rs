@@ -262,7 +262,7 @@ pub fn name_budget(name: &JobName, longest_pod: &str, out: &mut Vec<Finding>) {
 
 // The name rules themselves live in the bottom `names` module, so `cluster` and `gateway` use
 // them without importing `validate`; re-exported here for the checks that read them as `names::`.
-pub use crate::names::{
+pub use crate::model::names::{
     dns1035, dns1123_label, dns1123_subdomain, env_var_name, label_value, qualified_name,
     suggest_name,
 };

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::Values;
-use crate::names::closest;
+use crate::model::names::closest;
 use crate::pipeline::manifest::{self, join_index, join_key};
 
 /// The schema of [`Values`] as JSON, built once per process when first needed.

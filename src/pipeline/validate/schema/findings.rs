@@ -237,7 +237,7 @@ fn unknown_field_hint(key: &str, present: &std::collections::HashSet<&str>) -> S
         .iter()
         .copied()
         .filter(|c| *c != key && !present.contains(c));
-    match crate::names::closest(key, candidates) {
+    match crate::model::names::closest(key, candidates) {
         Some(c) => format!("did you mean `{c}`? (or check the indentation)"),
         None => "remove it, or check its spelling and indentation".into(),
     }

@@ -33,7 +33,7 @@ pub fn init(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi)
-        .with_writer(|| crate::redact::Redacting::new(std::io::stderr()))
+        .with_writer(|| crate::output::redact::Redacting::new(std::io::stderr()))
         .with_target(true)
         .try_init();
 }

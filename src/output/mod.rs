@@ -4,6 +4,12 @@
 //!
 //! A reader that closes stdout early (`| head -1`) ends the command quietly, as ripgrep and
 //! kubectl do: a failed data write becomes [`Error::BrokenPipe`], which exits without a message.
+//!
+//! Every byte either stream carries passes one redactor ([`redact`]), the log layer's too
+//! ([`logging`]): the one place a key is kept out of what the command writes.
+
+pub mod logging;
+pub mod redact;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
@@ -40,8 +46,10 @@ impl Output {
     /// The process's stdout and stderr.
     pub fn stdio() -> Self {
         Output {
-            out: DataStream::new(Box::new(crate::redact::Redacting::new(io::stdout()))),
-            err: Box::new(crate::redact::Redacting::new(io::stderr())),
+            out: DataStream::new(Box::new(
+                crate::output::redact::Redacting::new(io::stdout()),
+            )),
+            err: Box::new(crate::output::redact::Redacting::new(io::stderr())),
             out_tty: io::stdout().is_terminal(),
             err_tty: io::stderr().is_terminal(),
             data_to_err: false,

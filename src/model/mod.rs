@@ -5,6 +5,13 @@
 //! Every optional field is an `Option` skipped when `None`, so what we send to the API server is
 //! exactly what the user (or template) set: the operator applies its defaults in memory only and
 //! never writes them back, and we do not want to either.
+//!
+//! Below it, the vocabulary the TFJob is written in: Kubernetes names ([`names`]), quantities
+//! ([`quantity`]) and durations ([`duration`]); none of them imports anything of this crate.
+
+pub mod duration;
+pub mod names;
+pub mod quantity;
 
 use std::collections::BTreeMap;
 use std::fmt;

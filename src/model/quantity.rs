@@ -102,6 +102,11 @@ impl Quantity {
         Some(if self.negative { -v } else { v })
     }
 
+    /// Written with a binary suffix (Ki … Ei): its canonical form keeps one.
+    pub fn is_binary(&self) -> bool {
+        matches!(self.scale, Scale::Binary(_))
+    }
+
     /// [`Quantity::milli`], with magnitudes beyond [`BEYOND_MILLI`] (or beyond i128) held at it
     /// and its sign kept. What placement sums and compares.
     pub fn milli_saturating(&self) -> i128 {
