@@ -157,10 +157,23 @@ pub struct Atom {
     pub area: &'static str,
     pub at: &'static str,
     pub value: Value,
+    /// Where it goes, as a disagreement names it (the OpenAPI generator's field path).
+    pub label: String,
+}
+
+impl Atom {
+    pub fn owned(area: &'static str, at: &'static str, value: Value, label: String) -> Atom {
+        Atom {
+            area,
+            at,
+            value,
+            label,
+        }
+    }
 }
 
 fn atom(area: &'static str, at: &'static str, value: Value) -> Atom {
-    Atom { area, at, value }
+    Atom::owned(area, at, value, String::new())
 }
 
 /// The variants' building blocks across the PodSpec: valid shapes and the mistakes users make,
@@ -675,6 +688,92 @@ pub fn atoms() -> Vec<Atom> {
             "container",
             json!({"lifecycle": {"preStop": {"sleep": {"seconds": -5}}}}),
         ),
+        // 1.36's newest corners (issue 60 item 11): pod-level resources against the
+        // containers' aggregate, a container's own restart policy and rules, divisors,
+        // resize policies, image volumes with a subPath.
+        atom(
+            "pod-resources",
+            "pod",
+            json!({"resources": {"limits": {"cpu": "1"}}, "initContainers": [
+            {"name": "init", "image": "local/python:3", "resources": {"requests": {"cpu": "2"}}}]}),
+        ),
+        atom(
+            "pod-resources",
+            "pod",
+            json!({"resources": {"requests": {"memory": "64Mi"}}, "initContainers": [
+            {"name": "side", "image": "local/python:3", "restartPolicy": "Always", "resources": {"requests": {"memory": "128Mi"}}}]}),
+        ),
+        atom(
+            "pod-resources",
+            "pod",
+            json!({"resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2", "memory": "1Gi"}}}),
+        ),
+        atom(
+            "pod-resources",
+            "container",
+            json!({"resources": {"limits": {"cpu": "500m", "memory": "256Mi"}}}),
+        ),
+        atom(
+            "pod-resources",
+            "pod",
+            json!({"resources": {"limits": {"cpu": "200m"}}}),
+        ),
+        atom(
+            "restart-rules",
+            "container",
+            json!({"restartPolicy": "Bogus"}),
+        ),
+        atom(
+            "restart-rules",
+            "container",
+            json!({"restartPolicy": "Never", "restartPolicyRules": [
+            {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]}),
+        ),
+        atom(
+            "restart-rules",
+            "container",
+            json!({"restartPolicyRules": [
+            {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]}),
+        ),
+        atom(
+            "restart-rules",
+            "container",
+            json!({"restartPolicy": "Always", "restartPolicyRules": [
+            {"action": "Stop", "exitCodes": {"operator": "NotIn", "values": [0]}}, {"action": "Restart"}]}),
+        ),
+        atom(
+            "divisor",
+            "container",
+            json!({"env": [{"name": "CPUS", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "2"}}}]}),
+        ),
+        atom(
+            "divisor",
+            "container",
+            json!({"env": [{"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1024"}}}]}),
+        ),
+        atom(
+            "divisor",
+            "container",
+            json!({"env": [{"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}}}]}),
+        ),
+        atom(
+            "resize",
+            "pod",
+            json!({"initContainers": [{"name": "init", "image": "local/python:3",
+            "resizePolicy": [{"resourceName": "gpu", "restartPolicy": "NotRequired"}]}]}),
+        ),
+        atom(
+            "resize",
+            "container",
+            json!({"resizePolicy": [{"resourceName": "memory", "restartPolicy": "RestartContainer"}]}),
+        ),
+        atom(
+            "image-volume",
+            "pod",
+            json!({"volumes": [{"name": "model", "image": {"reference": "local/python:3"}}],
+            "initContainers": [{"name": "init", "image": "local/python:3",
+                "volumeMounts": [{"name": "model", "mountPath": "/model", "subPath": "usr"}]}]}),
+        ),
     ]
 }
 
@@ -728,18 +827,44 @@ pub fn run(plane: &ControlPlane, ns: &str, seed: u64, n: usize) -> (usize, Vec<S
             let k = 2 + rng.below(2);
             (0..k).map(|_| &atoms[rng.below(atoms.len())]).collect()
         };
-        let job = variant(&format!("v{i}"), &chosen);
+        match judge(plane, ns, i, &chosen) {
+            Ok(()) => agree += 1,
+            Err(story) => differ.push(story),
+        }
+    }
+    (agree, differ)
+}
+
+/// Each atom alone, as a variant of its own: `(agreements, disagreements with their story)`.
+pub fn run_atoms(plane: &ControlPlane, ns: &str, atoms: &[&Atom]) -> (usize, Vec<String>) {
+    let (mut agree, mut differ) = (0, vec![]);
+    for (i, a) in atoms.iter().enumerate() {
+        match judge(plane, ns, i, &[a]) {
+            Ok(()) => agree += 1,
+            Err(story) => differ.push(story),
+        }
+    }
+    (agree, differ)
+}
+
+/// The server's and validate's verdicts on one variant: equal, or the story of how they differ.
+fn judge(plane: &ControlPlane, ns: &str, i: usize, chosen: &[&Atom]) -> Result<(), String> {
+    {
+        let job = variant(&format!("v{i}"), chosen);
         let text = job.to_string();
         let server = server_verdict(plane, ns, &text);
         let ours = validate_verdict(plane, &text);
         let ours_refuses = !ours.errors.is_empty();
         let server_refuses = matches!(server, Server::Refused(_));
         if ours_refuses == server_refuses || (ours.webhook && !server_refuses) {
-            agree += 1;
+            Ok(())
         } else {
             let areas: Vec<&str> = chosen.iter().map(|a| a.area).collect();
-            let values: Vec<String> = chosen.iter().map(|a| a.value.to_string()).collect();
-            differ.push(format!(
+            let values: Vec<String> = chosen
+                .iter()
+                .map(|a| format!("{}{}", a.label, a.value))
+                .collect();
+            Err(format!(
                 "[{}] {}\n    validate: {}\n    server:   {}",
                 areas.join("+"),
                 values.join(" + "),
@@ -752,10 +877,9 @@ pub fn run(plane: &ControlPlane, ns: &str, seed: u64, n: usize) -> (usize, Vec<S
                     Server::Accepted => "accepts".to_string(),
                     Server::Refused(why) => why.lines().next().unwrap_or("").to_string(),
                 }
-            ));
+            ))
         }
     }
-    (agree, differ)
 }
 
 #[test]

@@ -2,12 +2,13 @@
 //! (found through `KUBEBUILDER_ASSETS`, started by [`harness`]), with the upstream TFJob CRD
 //! installed. What the project's simulated cluster answers is compared with what the real one
 //! answers ([`wire`]); the commands' verdicts are held against the real server's ([`api`],
-//! [`differential`]). Without the binaries each test prints one `skipped` line and passes.
+//! [`differential`], whose variants also come from the server's own schema: [`openapi`]). Without the binaries each test prints one `skipped` line and passes.
 
 mod api;
 mod differential;
 mod harness;
 mod node;
+mod openapi;
 mod operator;
 mod wire;
 

@@ -9,12 +9,12 @@
 use serde_json::{Map, Value};
 
 use super::{Finding, Inputs, Severity, credentials, names, webhook};
+use crate::model::quantity;
 use crate::model::{
     API_VERSION, CLEAN_POD_POLICIES, DEFAULT_CONTAINER_NAME, KIND, RESTART_POLICIES, ReplicaType,
     SUCCESS_POLICIES,
 };
 use crate::pipeline::manifest::{join_index, join_key};
-use crate::quantity;
 
 const GPU: &str = crate::model::GPU_RESOURCE;
 
@@ -174,7 +174,8 @@ fn run_policy(spec: &Map<String, Value>, out: &mut Vec<Finding>) {
                 format!("{p:?} is not All, Running or None; the operator then deletes all pods"),
             )
             .with_hint(
-                crate::names::closest(p, CLEAN_POD_POLICIES).map(|c| format!("did you mean {c}?")),
+                crate::model::names::closest(p, CLEAN_POD_POLICIES)
+                    .map(|c| format!("did you mean {c}?")),
             ),
         );
     }
@@ -264,7 +265,7 @@ fn replica_keys(replicas: &Map<String, Value>, out: &mut Vec<Finding>) {
             ),
             (None, None) => {
                 let all = ReplicaType::ALL.map(|t| t.as_str());
-                let hint = crate::names::closest(key, all)
+                let hint = crate::model::names::closest(key, all)
                     .map(|c| format!("did you mean {c}?"))
                     .unwrap_or_else(|| format!("use one of {}", all.join(", ")));
                 // The webhook does not check keys: the job is stored and its pods created.
@@ -428,7 +429,7 @@ fn replica_spec(
     if let Some(Value::String(p)) = rs.get("restartPolicy")
         && !RESTART_POLICIES.contains(&p.as_str())
     {
-        let hint = crate::names::closest(p, RESTART_POLICIES)
+        let hint = crate::model::names::closest(p, RESTART_POLICIES)
             .map(|c| format!("did you mean {c}?"))
             .unwrap_or_else(|| format!("use one of {}", RESTART_POLICIES.join(", ")));
         out.push(
@@ -465,6 +466,7 @@ fn replica_spec(
         );
     }
     empty_dir_media(pod, &format!("{path}.template.spec.volumes"), out);
+    pod_quantities(pod, &format!("{path}.template.spec"), out);
     if let Some(list) = pod
         .and_then(|p| p.get("containers"))
         .and_then(Value::as_array)
@@ -585,7 +587,7 @@ fn empty_dir_media(pod: Option<&Value>, path: &str, out: &mut Vec<Finding>) {
         if MEDIA.contains(&m.as_str()) || m.starts_with("HugePages-") {
             continue;
         }
-        let hint = crate::names::closest(m, MEDIA[1..].iter().copied())
+        let hint = crate::model::names::closest(m, MEDIA[1..].iter().copied())
             .map(|c| format!("did you mean {c}?"))
             .unwrap_or_else(|| "use Memory, HugePages or leave medium out".into());
         out.push(
@@ -780,6 +782,47 @@ fn qty_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+/// The pod's quantities outside its containers, each checked as the containers' are: the
+/// API server refuses a malformed one in any of them as it decodes the pod (`quantities must
+/// match the regular expression …`, and the TFJob CRD's own pattern before that).
+fn pod_quantities(pod: Option<&Value>, path: &str, out: &mut Vec<Finding>) {
+    let Some(pod) = pod else { return };
+    fn each(m: Option<&Value>, at: String, out: &mut Vec<Finding>) {
+        for (k, v) in m.and_then(Value::as_object).into_iter().flatten() {
+            quantity_check(v, &join_key(&at, k), out);
+        }
+    }
+    for kind in ["limits", "requests"] {
+        each(
+            pod.pointer(&format!("/resources/{kind}")),
+            format!("{path}.resources.{kind}"),
+            out,
+        );
+    }
+    each(pod.get("overhead"), format!("{path}.overhead"), out);
+    for (i, v) in pod
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let vp = join_index(&format!("{path}.volumes"), i);
+        if let Some(q) = v.pointer("/emptyDir/sizeLimit") {
+            quantity_check(q, &format!("{vp}.emptyDir.sizeLimit"), out);
+        }
+        for kind in ["limits", "requests"] {
+            each(
+                v.pointer(&format!(
+                    "/ephemeral/volumeClaimTemplate/spec/resources/{kind}"
+                )),
+                format!("{vp}.ephemeral.volumeClaimTemplate.spec.resources.{kind}"),
+                out,
+            );
+        }
     }
 }
 

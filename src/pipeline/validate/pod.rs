@@ -8,6 +8,8 @@
 //! and, for images, the reference grammar of distribution/reference (regexp.go), which the
 //! kubelet applies before pulling (`InvalidImageName`).
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::names::{dns1123_label, env_var_name, qualified_name};
@@ -50,6 +52,11 @@ pub fn check(obj: &Value) -> Vec<Finding> {
             let mut sent = ps.clone();
             crate::operator_pods::wire::omit_empty(&mut sent);
             crate::operator_pods::wire::add_default_port(&mut sent);
+            // The operator writes the replica's policy on the pod (ExitCode as Never).
+            sent["restartPolicy"] = crate::operator_pods::pod_restart_policy(
+                spec.get("restartPolicy").and_then(Value::as_str),
+            )
+            .into();
             pod_spec(&sent, &format!("{tpath}.spec"), &mut out);
         }
     }
@@ -182,6 +189,18 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Vec<Finding>) {
 /// the real 1.36 server's words: `Unsupported value: "nvidia.com/gpu": supported values: "cpu",
 /// "hugepages-", "memory"` and `must be less than or equal to cpu limit of 2`).
 fn pod_resources(ps: &Value, path: &str, out: &mut Vec<Finding>) {
+    if ps
+        .pointer("/resources/claims")
+        .and_then(Value::as_array)
+        .is_some_and(|c| !c.is_empty())
+    {
+        err(
+            out,
+            format!("{path}.resources.claims"),
+            "Forbidden: claims may not be set for Resources at pod-level".into(),
+            Some("name the claims on the containers' resources.claims".into()),
+        );
+    }
     let part = |k: &str| {
         ps.pointer(&format!("/resources/{k}"))
             .and_then(Value::as_object)
@@ -198,33 +217,166 @@ fn pod_resources(ps: &Value, path: &str, out: &mut Vec<Finding>) {
             }
         }
     }
-    let (Some(req), Some(lim)) = (part("requests"), part("limits")) else {
+    if part("requests").is_none() && part("limits").is_none() {
         return;
-    };
-    for (name, r) in req {
-        let text = |v: &Value| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let (Some(l), rt) = (lim.get(name), text(r)) else {
-            continue;
-        };
-        let lt = text(l);
-        if let (Some(rq), Some(lq)) = (
-            crate::quantity::parse_quantity(&rt),
-            crate::quantity::parse_quantity(&lt),
-        ) && rq > lq
+    }
+    let aggregate = aggregate_container_requests(ps);
+    let lim = part("limits");
+    // validatePodResourceConsistency: an explicit pod request covers the containers' aggregate
+    // (the real 1.36 server: `spec.resources.requests[cpu]: Invalid value: "1": must be greater
+    // than or equal to aggregate container requests of 2`).
+    for (name, r) in part("requests").into_iter().flatten() {
+        if let (Some(rq), Some(&agg)) = (quantity(r), aggregate.get(name.as_str()))
+            && agg > rq
         {
             err(
                 out,
-                format!("{path}.resources.requests"),
+                format!("{path}.resources.requests[{name}]"),
                 format!(
-                    "Invalid value: {rt:?}: must be less than or equal to {name} limit of {lt}"
+                    "Invalid value: {:?}: must be greater than or equal to aggregate container requests of {}",
+                    text(r),
+                    crate::model::quantity::format_quantity(name, agg)
                 ),
                 None,
             );
         }
     }
+    // ... and no container's limit exceeds the pod's (`spec.resources.containers[0][memory].
+    // limits: Invalid value: "2Gi": must be less than or equal to pod limits of 1Gi`).
+    let containers = ps.get("containers").and_then(Value::as_array);
+    for (i, c) in containers.into_iter().flatten().enumerate() {
+        for (name, l) in c
+            .pointer("/resources/limits")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(cl), Some(pl)) = (quantity(l), lim.and_then(|m| m.get(name)))
+                && quantity(pl).is_some_and(|pl| cl > pl)
+            {
+                err(
+                    out,
+                    format!("{path}.resources.containers[{i}][{name}].limits"),
+                    format!(
+                        "Invalid value: {:?}: must be less than or equal to pod limits of {}",
+                        text(l),
+                        text(pl)
+                    ),
+                    None,
+                );
+            }
+        }
+    }
+    // A pod request left out defaults to the containers' aggregate, or to the pod limit
+    // without one (kubernetes `pkg/apis/core/v1/defaults.go` defaultPodRequests), and then may
+    // not exceed the pod limit (validatePodResources: `must be less than or equal to cpu limit
+    // of 1`, with the aggregate as the value when it was defaulted).
+    let Some(lim) = lim else {
+        return;
+    };
+    let req = part("requests");
+    for (name, l) in lim {
+        let (value, shown) = match req.and_then(|r| r.get(name)) {
+            Some(r) => (quantity(r), text(r)),
+            None => match aggregate.get(name.as_str()) {
+                Some(&agg) => (
+                    Some(agg),
+                    crate::model::quantity::format_quantity(name, agg),
+                ),
+                None => continue,
+            },
+        };
+        if let (Some(rq), Some(lq)) = (value, quantity(l))
+            && rq > lq
+        {
+            err(
+                out,
+                format!("{path}.resources.requests"),
+                format!(
+                    "Invalid value: {shown:?}: must be less than or equal to {name} limit of {}",
+                    text(l)
+                ),
+                None,
+            );
+        }
+    }
+}
+
+/// A quantity as the manifest wrote it (`"500m"` or `2`), as text and in milli-units.
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn quantity(v: &Value) -> Option<i128> {
+    crate::model::quantity::parse_quantity(&text(v))
+}
+
+/// The containers' aggregate request per resource, as the API server derives a pod's
+/// (k8s.io/component-helpers `resource.AggregateContainerRequests`, KEP-753's formula): the
+/// regular containers and the sidecars (init containers with `restartPolicy: Always`) summed,
+/// or an init container's request plus the sidecars started before it, whichever is larger.
+/// A container's request defaults to its limit. Milli-units; only resources some container
+/// requests.
+fn aggregate_container_requests(ps: &Value) -> BTreeMap<String, i128> {
+    let requests = |c: &Value| -> BTreeMap<String, i128> {
+        let get = |k: &str| {
+            c.pointer(&format!("/resources/{k}"))
+                .and_then(Value::as_object)
+        };
+        // Requests after limits: a request written wins over the limit it defaults to.
+        let mut out = BTreeMap::new();
+        for k in ["limits", "requests"] {
+            for (name, v) in get(k).into_iter().flatten() {
+                if let Some(q) = quantity(v) {
+                    out.insert(name.clone(), q);
+                }
+            }
+        }
+        out
+    };
+    let add = |into: &mut BTreeMap<String, i128>, from: &BTreeMap<String, i128>| {
+        for (k, v) in from {
+            *into.entry(k.clone()).or_insert(0) += v;
+        }
+    };
+    let mut total = BTreeMap::new();
+    for c in ps
+        .get("containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        add(&mut total, &requests(c));
+    }
+    let mut sidecars = BTreeMap::new();
+    let mut init_peak: BTreeMap<String, i128> = BTreeMap::new();
+    for c in ps
+        .get("initContainers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let r = requests(c);
+        if c.get("restartPolicy").and_then(Value::as_str) == Some("Always") {
+            add(&mut sidecars, &r);
+            add(&mut total, &r);
+        } else {
+            let mut during = sidecars.clone();
+            add(&mut during, &r);
+            for (k, v) in during {
+                let peak = init_peak.entry(k).or_insert(0);
+                *peak = (*peak).max(v);
+            }
+        }
+    }
+    for (k, v) in init_peak {
+        let t = total.entry(k).or_insert(0);
+        *t = (*t).max(v);
+    }
+    total
 }
 
 fn container(c: &Value, path: &str, volumes: &[&str], out: &mut Vec<Finding>) {

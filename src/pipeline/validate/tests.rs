@@ -575,3 +575,214 @@ fn best_effort_pods_are_said() {
     });
     assert!(!has(&r, "best-effort", ""));
 }
+
+/// Issue 60 item 11: the corners of 1.36 Pod validation the held-out fuzz found drifting, each
+/// with the real 1.36.2 server's verdict (seen with `kubectl create --dry-run=server` of the
+/// operator's pod): refused where it refuses, with its words, and passed where it passes.
+#[test]
+fn the_newest_pod_validation_corners_follow_the_real_server() {
+    fn ps(v: &mut Value) -> &mut Value {
+        &mut worker(v)["template"]["spec"]
+    }
+    let error = |r: &Report, path: &str, words: &str| {
+        r.findings.iter().any(|f| {
+            f.severity == Severity::Error && f.path.ends_with(path) && f.message.contains(words)
+        })
+    };
+    // Pod-level resources: a defaulted pod request (the containers' aggregate) under the limit,
+    // an explicit one under the aggregate, a container limit above the pod's.
+    let r = with(|v| ps(v)["resources"] = json!({"limits": {"cpu": "2"}}));
+    assert!(
+        error(
+            &r,
+            "spec.resources.requests",
+            "Invalid value: \"4\": must be less than or equal to cpu limit of 2"
+        ),
+        "{:#?}",
+        r.findings
+    );
+    assert!(error(
+        &r,
+        "spec.resources.containers[0][cpu].limits",
+        "must be less than or equal to pod limits of 2"
+    ));
+    let r = with(|v| ps(v)["resources"] = json!({"requests": {"memory": "4Gi"}}));
+    assert!(error(
+        &r,
+        "spec.resources.requests[memory]",
+        "Invalid value: \"4Gi\": must be greater than or equal to aggregate container requests of 8Gi"
+    ));
+    let r = with(|v| {
+        ps(v)["resources"] =
+            json!({"requests": {"cpu": "5"}, "limits": {"cpu": "6", "memory": "9Gi"}})
+    });
+    assert!(!has(&r, "pod", "spec.resources"), "{:#?}", r.findings);
+    // A sidecar's request adds to the aggregate; an init container's is a peak.
+    let r = with(|v| {
+        ps(v)["resources"] = json!({"limits": {"cpu": "4500m", "memory": "9Gi"}});
+        ps(v)["initContainers"] = json!([
+            {"name": "side", "image": "busybox", "restartPolicy": "Always", "resources": {"requests": {"cpu": "600m"}}},
+            {"name": "init", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]);
+    });
+    assert!(
+        error(&r, "spec.resources.requests", "Invalid value: \"4600m\""),
+        "{:#?}",
+        r.findings
+    );
+    // A container's own restartPolicy and its rules.
+    let r = with(|v| wc(v)["restartPolicy"] = json!("Bogus"));
+    assert!(error(
+        &r,
+        "containers[0].restartPolicy",
+        "Unsupported value: \"Bogus\""
+    ));
+    let r = with(|v| wc(v)["restartPolicy"] = json!("Never"));
+    assert!(!has(&r, "pod", "restartPolicy"));
+    let rule = json!({"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}});
+    let r = with(|v| wc(v)["restartPolicyRules"] = json!([rule.clone()]));
+    assert!(error(
+        &r,
+        "containers[0].restartPolicy",
+        "must specify restartPolicy when restart rules are used"
+    ));
+    let r = with(|v| {
+        wc(v)["restartPolicy"] = json!("Never");
+        wc(v)["restartPolicyRules"] = json!(vec![rule.clone(); 21]);
+    });
+    assert!(error(
+        &r,
+        "restartPolicyRules",
+        "Too many: 21: must have at most 20 items"
+    ));
+    let r = with(|v| {
+        wc(v)["restartPolicy"] = json!("Never");
+        wc(v)["restartPolicyRules"] = json!([{"action": "Stop", "exitCodes": {"operator": "In", "values": [1]}}, {"action": "Restart"}]);
+    });
+    assert!(error(
+        &r,
+        "restartPolicyRules[0].action",
+        "Unsupported value: \"Stop\""
+    ));
+    assert!(error(
+        &r,
+        "restartPolicyRules[1].exitCodes",
+        "Required value: must be specified"
+    ));
+    // resourceFieldRef divisors, in their canonical form.
+    for (resource, divisor, refused) in [
+        ("limits.cpu", "2", true),
+        ("limits.cpu", "1000m", false),
+        ("limits.memory", "1024", true),
+        ("limits.memory", "1024Ki", false),
+        ("limits.memory", "1e3", true),
+        ("limits.memory", "1k", false),
+    ] {
+        let r = with(
+            |v| wc(v)["env"] = json!([{"name": "X", "valueFrom": {"resourceFieldRef": {"resource": resource, "divisor": divisor}}}]),
+        );
+        assert_eq!(
+            error(&r, "resourceFieldRef.divisor", "only divisor's values"),
+            refused,
+            "{resource} / {divisor}: {:#?}",
+            r.findings
+        );
+    }
+    // resizePolicy in a pod the operator makes with restartPolicy Never (an ExitCode replica).
+    let r = with(|v| {
+        worker(v)["restartPolicy"] = json!("ExitCode");
+        wc(v)["resizePolicy"] =
+            json!([{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]);
+    });
+    assert!(error(
+        &r,
+        "containers[0].resizePolicy",
+        "must be 'NotRequired' when pod `restartPolicy` is 'Never'"
+    ));
+    let r = with(|v| {
+        wc(v)["resizePolicy"] =
+            json!([{"resourceName": "cpu", "restartPolicy": "RestartContainer"}])
+    });
+    assert!(!has(&r, "pod", "resizePolicy"), "{:#?}", r.findings);
+    // An image volume takes a subPath.
+    let r = with(|v| {
+        ps(v)["volumes"] =
+            json!([{"name": "model", "image": {"reference": "registry.example/model:1"}}]);
+        wc(v)["volumeMounts"] =
+            json!([{"name": "model", "mountPath": "/model", "subPath": "weights"}]);
+    });
+    assert!(!has(&r, "pod", "volumeMounts"), "{:#?}", r.findings);
+    // Found by the OpenAPI-driven differential (tests/real/openapi.rs), each against 1.36.2.
+    let r = with(|v| {
+        ps(v)["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": "zone",
+            "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["app"]}]);
+        ps(v)["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "zone", "mismatchLabelKeys": ["app"], "namespaces": [""]}]}});
+    });
+    assert!(error(
+        &r,
+        "topologySpreadConstraints[0].matchLabelKeys",
+        "must not be specified when labelSelector is not set"
+    ));
+    assert!(error(
+        &r,
+        "[0].mismatchLabelKeys",
+        "must not be specified when labelSelector is not set"
+    ));
+    assert!(error(&r, "[0].namespace", "Invalid value: \"\""));
+    let r = with(|v| {
+        ps(v)["volumes"] = json!([{"name": "d", "azureDisk": {"diskName": "d", "diskURI": "d"}}]);
+        ps(v)["hostnameOverride"] = json!("Not Valid!");
+        ps(v)["resources"] = json!({"claims": [{"name": "gpu"}]});
+    });
+    assert!(
+        error(&r, "azureDisk.diskURI", "blob disk"),
+        "{:#?}",
+        r.findings
+    );
+    assert!(error(
+        &r,
+        "spec.hostnameOverride",
+        "Invalid value: \"Not Valid!\""
+    ));
+    assert!(error(
+        &r,
+        "spec.resources.claims",
+        "claims may not be set for Resources at pod-level"
+    ));
+    // A Secret reference's name upstream defaults to "" (`+default=""`): not required.
+    let r = with(|v| {
+        ps(v)["volumes"] = json!([{"name": "s", "scaleIO": {"gateway": "g", "system": "s", "volumeName": "v", "secretRef": {}}}]);
+    });
+    assert!(!has(&r, "schema", "secretRef"), "{:#?}", r.findings);
+    // Sources a 1.36 server drops behind a gate that is off: said, never refused.
+    let r = with(|v| {
+        ps(v)["volumes"] = json!([{"name": "b", "projected": {"sources": [
+            {"clusterTrustBundle": {"name": "x", "signerName": "a/b", "path": "/abs"}}]}}]);
+    });
+    assert!(
+        !r.findings
+            .iter()
+            .any(|f| f.severity == Severity::Error && f.path.contains("clusterTrustBundle")),
+        "{:#?}",
+        r.findings
+    );
+    assert!(
+        r.findings.iter().any(|f| f.severity == Severity::Warning
+            && f.message.contains("ClusterTrustBundleProjection"))
+    );
+    // Quantities outside the containers are decoded as strictly as theirs.
+    let r = with(|v| {
+        ps(v)["volumes"] = json!([{"name": "e", "emptyDir": {"sizeLimit": "bogus"}}]);
+        ps(v)["resources"] = json!({"limits": {"cpu": "lots"}});
+    });
+    assert!(
+        error(&r, "emptyDir.sizeLimit", "invalid quantity"),
+        "{:#?}",
+        r.findings
+    );
+    assert!(
+        error(&r, "spec.resources.limits.cpu", "invalid quantity"),
+        "{:#?}",
+        r.findings
+    );
+}

@@ -5,11 +5,13 @@ use serde_json::{Map, Value};
 use super::super::{Finding, Severity};
 use super::env::env;
 use super::{Out, err, int, items, local_descending_path, nonnegative, one_of, s};
+use crate::model::quantity;
 use crate::pipeline::manifest::{join_index, join_key};
-use crate::quantity;
 
 /// What a container's rules need to know of its pod.
 pub(super) struct Ctx<'a> {
+    /// The pod's `restartPolicy` is Never (the operator's for a Never or ExitCode replica).
+    pub restart_never: bool,
     /// `hostUsers` (default true): procMount Unmasked needs false.
     pub host_users: bool,
     /// The pod's resource claim names (gatherPodResourceClaimNames).
@@ -67,17 +69,14 @@ pub(super) fn container(c: &Value, path: &str, init: bool, ctx: &Ctx, out: &mut 
             out,
         );
     }
-    mounts(c, path, ctx, out);
+    mounts(c, path, out);
     validate_volume_devices(c, path, ctx, out);
-    if !init {
-        validate_resize_policy(c, path, out);
-    }
+    validate_resize_policy(c, path, ctx.restart_never, out);
+    restart_rules(c, path, out);
     let sidecar = init && s(c, "restartPolicy") == Some("Always");
     if init {
         // validateInitContainers: only restartable (sidecar) init containers take probes and
-        // lifecycle hooks. Which restartPolicy values a container may carry is left alone:
-        // ContainerRestartRules (1.34+) widens them behind a gate whose state offline cannot
-        // know, and a doubt must not become a refusal.
+        // lifecycle hooks.
         if !sidecar {
             for k in [
                 "lifecycle",
@@ -134,10 +133,85 @@ pub(super) fn container(c: &Value, path: &str, init: bool, ctx: &Ctx, out: &mut 
     }
 }
 
-/// validateResizePolicy: cpu or memory, once each, NotRequired or RestartContainer. (With
-/// restartPolicy Never only NotRequired passes; the operator sets the pod's restartPolicy, so
-/// that one is left to the server.) Init containers' resizePolicy is left to the server too.
-fn validate_resize_policy(c: &Value, path: &str, out: &mut Out) {
+/// A container's own `restartPolicy` and `restartPolicyRules` (ContainerRestartRules and
+/// RestartAllContainersOnContainerExits, on by default in 1.36; kubernetes
+/// `pkg/apis/core/validation` validateContainerRestartPolicy and validateContainerRestartRules).
+/// Words and limits as the real 1.36.2 server gives them: `Unsupported value: "Bogus":
+/// supported values: "Always", "Never", "OnFailure"`, `Required value: must specify
+/// restartPolicy when restart rules are used`, at most 20 rules and 255 exit codes each.
+fn restart_rules(c: &Value, path: &str, out: &mut Out) {
+    const POLICIES: [&str; 3] = ["Always", "Never", "OnFailure"];
+    if let Some(p) = s(c, "restartPolicy")
+        && !POLICIES.contains(&p)
+    {
+        err(
+            out,
+            format!("{path}.restartPolicy"),
+            format!(
+                "Unsupported value: {p:?}: supported values: \"Always\", \"Never\", \"OnFailure\""
+            ),
+        );
+    }
+    let Some(rules) = c.get("restartPolicyRules").and_then(Value::as_array) else {
+        return;
+    };
+    if !rules.is_empty() && c.get("restartPolicy").is_none_or(Value::is_null) {
+        err(
+            out,
+            format!("{path}.restartPolicy"),
+            "Required value: must specify restartPolicy when restart rules are used".into(),
+        );
+    }
+    let rp = format!("{path}.restartPolicyRules");
+    if rules.len() > 20 {
+        err(
+            out,
+            rp.clone(),
+            format!("Too many: {}: must have at most 20 items", rules.len()),
+        );
+    }
+    for (i, r) in rules.iter().enumerate() {
+        let at = join_index(&rp, i);
+        if let Some(a) = s(r, "action")
+            && !["Restart", "RestartAllContainers"].contains(&a)
+        {
+            err(
+                out,
+                format!("{at}.action"),
+                format!(
+                    "Unsupported value: {a:?}: supported values: \"Restart\", \"RestartAllContainers\""
+                ),
+            );
+        }
+        match r.get("exitCodes") {
+            None | Some(Value::Null) => err(
+                out,
+                format!("{at}.exitCodes"),
+                "Required value: must be specified".into(),
+            ),
+            Some(codes) => {
+                let n = codes
+                    .get("values")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                if n > 255 {
+                    err(
+                        out,
+                        format!("{at}.exitCodes.values"),
+                        format!("Too many: {n}: must have at most 255 items"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// validateResizePolicy, for every container, init ones too: cpu or memory, once each,
+/// NotRequired or RestartContainer, and only NotRequired in a pod whose restartPolicy is Never
+/// (the real 1.36.2 server: `Unsupported value: "gpu": supported values: "cpu", "memory"`,
+/// `Invalid value: "RestartContainer": must be 'NotRequired' when pod `restartPolicy` is
+/// 'Never'`).
+fn validate_resize_policy(c: &Value, path: &str, restart_never: bool, out: &mut Out) {
     let rp = format!("{path}.resizePolicy");
     let mut seen: Vec<&str> = Vec::new();
     for (i, p) in items(c, "resizePolicy") {
@@ -150,10 +224,17 @@ fn validate_resize_policy(c: &Value, path: &str, out: &mut Out) {
             err(
                 out,
                 rp.clone(),
-                format!("resize resource {n:?} is not supported: use one of cpu, memory"),
+                format!("Unsupported value: {n:?}: supported values: \"cpu\", \"memory\""),
             );
         }
         let r = s(p, "restartPolicy").unwrap_or("");
+        if restart_never && r == "RestartContainer" {
+            err(
+                out,
+                rp.clone(),
+                "Invalid value: \"RestartContainer\": must be 'NotRequired' when pod `restartPolicy` is 'Never'".into(),
+            );
+        }
         if !["NotRequired", "RestartContainer"].contains(&r) {
             err(
                 out,
@@ -520,7 +601,7 @@ fn text(v: &Value) -> String {
 
 /// validateVolumeMounts: unique mountPaths, subPath relative without `..`
 /// (validateLocalDescendingPath), known mountPropagation.
-fn mounts(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
+fn mounts(c: &Value, path: &str, out: &mut Out) {
     let mut paths: Vec<&str> = Vec::new();
     for (i, m) in items(c, "volumeMounts") {
         let mpath = join_index(&format!("{path}.volumeMounts"), i);
@@ -580,20 +661,8 @@ fn mounts(c: &Value, path: &str, ctx: &Ctx, out: &mut Out) {
                 );
             }
         }
-        // No subPath into an image volume.
-        if let Some(v) = s(m, "name").and_then(|n| ctx.volume(n))
-            && v.get("image").is_some_and(|x| !x.is_null())
-        {
-            for k in ["subPath", "subPathExpr"] {
-                if s(m, k).is_some_and(|x| !x.is_empty()) {
-                    err(
-                        out,
-                        format!("{mpath}.{k}"),
-                        "not allowed in image volume sources".into(),
-                    );
-                }
-            }
-        }
+        // An image volume takes subPath and subPathExpr since 1.33 (the ImageVolume
+        // subPath support): the real 1.36.2 server accepts both, so nothing is said here.
         // validateMountRecursiveReadOnly.
         match s(m, "recursiveReadOnly") {
             None | Some("Disabled") => {}

@@ -82,6 +82,7 @@ pub(super) fn env(c: &Value, path: &str, volumes: &[Value], out: &mut Out) {
         }
         if let Some(rr) = vf.get("resourceFieldRef") {
             let res = s(rr, "resource").unwrap_or("");
+            divisor(rr, res, &format!("{vpath}.resourceFieldRef"), out);
             let hugepages =
                 res.starts_with("requests.hugepages-") || res.starts_with("limits.hugepages-");
             if !RESOURCE_FIELD_PATHS.contains(&res) && !hugepages {
@@ -293,4 +294,65 @@ fn empty_dir(v: &Value) -> bool {
     v.get("emptyDir").is_some_and(|e| !e.is_null())
         || v.as_object()
             .is_some_and(|m| m.iter().all(|(k, x)| k == "name" || x.is_null()))
+}
+
+/// validateContainerResourceDivisor: a divisor other than zero must be, in its canonical form,
+/// 1m or 1 for cpu, and 1, 1k … 1E or 1Ki … 1Ei for memory and ephemeral storage (kubernetes
+/// `pkg/apis/core/validation` validContainerResourceDivisorFor*; the real 1.36 server: `Invalid
+/// value: "limits.cpu": only divisor's values 1m and 1 are supported with the cpu resource`).
+/// The canonical form keeps a binary suffix only when one was written: 1024 stays "1024".
+pub(super) fn divisor(rr: &Value, resource: &str, path: &str, out: &mut Out) {
+    let Some(text) = rr.get("divisor").map(|d| match d {
+        Value::String(t) => t.clone(),
+        other => other.to_string(),
+    }) else {
+        return;
+    };
+    let Ok(q) = crate::model::quantity::parse(text.trim()) else {
+        return; // not a quantity: the schema's error
+    };
+    let Some(milli) = q.milli() else {
+        return;
+    };
+    if milli == 0 {
+        return;
+    }
+    let one = 1000i128;
+    let (ok, what) = match resource {
+        "limits.cpu" | "requests.cpu" => (
+            milli == 1 || milli == one,
+            "1m and 1 are supported with the cpu resource",
+        ),
+        "limits.memory"
+        | "requests.memory"
+        | "limits.ephemeral-storage"
+        | "requests.ephemeral-storage" => {
+            // `1e3` keeps its exponent form when canonical: only `1k` is in the set.
+            let exponent = text.trim().rsplit_once(['e', 'E']).is_some_and(|(_, x)| {
+                !x.is_empty()
+                    && x.trim_start_matches(['+', '-'])
+                        .bytes()
+                        .all(|b| b.is_ascii_digit())
+            });
+            let decimal =
+                (0..=6).any(|k| milli == one * 10i128.pow(3 * k)) && (!exponent || milli == one);
+            let binary = q.is_binary() && (1..=6).any(|k| milli == one << (10 * k));
+            (
+                decimal || binary,
+                if resource.ends_with("memory") {
+                    "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the memory resource"
+                } else {
+                    "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the local ephemeral storage resource"
+                },
+            )
+        }
+        _ => return,
+    };
+    if !ok {
+        err(
+            out,
+            format!("{path}.divisor"),
+            format!("Invalid value: {resource:?}: only divisor's values {what}"),
+        );
+    }
 }

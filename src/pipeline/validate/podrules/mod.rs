@@ -113,13 +113,23 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
         out,
     );
     scheduling::validate_pod_dns_config(ps, path, out);
-    // ValidatePodSpec: hostname and subdomain are DNS-1123 labels.
+    // ValidatePodSpec: hostname and subdomain are DNS-1123 labels; hostnameOverride (1.34+,
+    // on by default in 1.36) a DNS-1123 subdomain.
     for k in ["hostname", "subdomain"] {
         if let Some(h) = s(ps, k)
             && let Err(e) = dns1123_label(h)
         {
             err(out, format!("{path}.{k}"), format!("{k} {h:?} {e}"));
         }
+    }
+    if let Some(h) = s(ps, "hostnameOverride")
+        && let Err(e) = super::names::dns1123_subdomain(h)
+    {
+        err(
+            out,
+            format!("{path}.hostnameOverride"),
+            format!("Invalid value: {h:?}: {e}"),
+        );
     }
     // validateRestartPolicy is not here: the operator overwrites the pod's restartPolicy with
     // the replica's (the replica spec's own check is in lint.rs).
@@ -210,6 +220,7 @@ pub fn pod_spec(ps: &Value, path: &str, out: &mut Out) {
         );
     }
     let ctx = containers::Ctx {
+        restart_never: s(ps, "restartPolicy") == Some("Never"),
         host_users: security::host_users(ps),
         claims: &claims,
         grace: security::grace_period(ps),
@@ -512,6 +523,41 @@ fn pod_affinity_term(t: &Value, path: &str, out: &mut Out) {
     for sel in ["labelSelector", "namespaceSelector"] {
         if let Some(ls) = t.get(sel) {
             label_selector(ls, &format!("{path}.{sel}"), out);
+        }
+    }
+    label_keys_need_a_selector(t, &["matchLabelKeys", "mismatchLabelKeys"], path, out);
+    // validatePodAffinityTerm: each namespace a DNS-1123 label, reported under `namespace`
+    // (upstream's path, singular).
+    for (_, n) in items(t, "namespaces") {
+        if let Some(n) = n.as_str()
+            && let Err(e) = dns1123_label(n)
+        {
+            err(
+                out,
+                format!("{path}.namespace"),
+                format!("Invalid value: {n:?}: {e}"),
+            );
+        }
+    }
+}
+
+/// validateMatchLabelKeysAndMismatchLabelKeys / validateMatchLabelKeysInTopologySpread: keys
+/// merged into a selector need one (the real 1.36.2 server: `matchLabelKeys: Forbidden: must
+/// not be specified when labelSelector is not set`).
+pub(super) fn label_keys_need_a_selector(t: &Value, keys: &[&str], path: &str, out: &mut Out) {
+    if t.get("labelSelector").is_some_and(|v| !v.is_null()) {
+        return;
+    }
+    for k in keys {
+        if t.get(*k)
+            .and_then(Value::as_array)
+            .is_some_and(|l| !l.is_empty())
+        {
+            err(
+                out,
+                format!("{path}.{k}"),
+                "Forbidden: must not be specified when labelSelector is not set".into(),
+            );
         }
     }
 }

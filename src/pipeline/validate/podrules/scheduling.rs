@@ -11,8 +11,8 @@ use crate::pipeline::manifest::join_index;
 
 /// validateTopologySpreadConstraints: ValidateMaxSkew, ValidateTopologyKey,
 /// ValidateWhenUnsatisfiable, ValidateSpreadConstraintNotRepeat, validateMinDomains,
-/// validateNodeInclusionPolicy and the label selector. matchLabelKeys is left to the server
-/// (how it merges into the selector has changed between releases).
+/// validateNodeInclusionPolicy and the label selector; matchLabelKeys only with a selector
+/// (how the keys merge into it is left to the server: it has changed between releases).
 pub(super) fn validate_topology_spread_constraints(ps: &Value, path: &str, out: &mut Out) {
     let all: Vec<&Value> = items(ps, "topologySpreadConstraints")
         .map(|x| x.1)
@@ -89,6 +89,7 @@ pub(super) fn validate_topology_spread_constraints(ps: &Value, path: &str, out: 
         if let Some(ls) = c.get("labelSelector").filter(|v| v.is_object()) {
             label_selector(ls, &format!("{cp}.labelSelector"), out);
         }
+        super::label_keys_need_a_selector(c, &["matchLabelKeys"], &cp, out);
     }
 }
 

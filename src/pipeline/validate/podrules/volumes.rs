@@ -477,7 +477,9 @@ fn validate_azure_disk(x: &Value, p: &str, out: &mut Out) {
         out,
     );
     let uri = s(x, "diskURI").unwrap_or("");
-    match s(x, "kind") {
+    // Defaulting makes an unset kind Shared (core/v1 SetDefaults_AzureDiskVolumeSource)
+    // before validation: a blob disk.
+    match Some(s(x, "kind").unwrap_or("Shared")) {
         Some("Managed") if !uri.starts_with("/subscriptions/") => err(
             out,
             format!("{p}.diskURI"),
@@ -599,6 +601,12 @@ fn validate_downward_api_volume_file(f: &Value, p: &str, out: &mut Out) {
             None => {}
         }
     } else if let Some(rr) = rr {
+        super::env::divisor(
+            rr,
+            s(rr, "resource").unwrap_or(""),
+            &format!("{p}.resourceFieldRef"),
+            out,
+        );
         // validateContainerResourceFieldSelector with volume=true.
         if s(rr, "containerName").is_none_or(str::is_empty) {
             err(
@@ -636,17 +644,28 @@ fn validate_projected_volume_source(x: &Value, p: &str, out: &mut Out) {
     };
     for (i, src) in items(x, "sources") {
         let sp = join_index(&format!("{p}.sources"), i);
-        let kinds: Vec<&str> = [
-            "secret",
-            "configMap",
-            "downwardAPI",
-            "serviceAccountToken",
-            "clusterTrustBundle",
-            "podCertificate",
-        ]
-        .into_iter()
-        .filter(|k| src.get(*k).is_some_and(|v| !v.is_null()))
-        .collect();
+        // Sources behind feature gates a 1.36 API server has off: it drops them before it
+        // validates (dropDisabledFields), stores `{}` and warns "has no sources provided" (seen
+        // on the real 1.36.2 server), so they are never refused, only said.
+        for (k, gate) in [
+            ("clusterTrustBundle", "ClusterTrustBundleProjection"),
+            ("podCertificate", "PodCertificateRequest"),
+        ] {
+            if src.get(k).is_some_and(|v| !v.is_null()) {
+                out.push(super::super::Finding::new(
+                    super::super::Severity::Warning,
+                    "pod",
+                    format!("{sp}.{k}"),
+                    format!(
+                        "a 1.36 API server drops this source unless the {gate} feature gate is on (it is off by default): the volume gets nothing from it"
+                    ),
+                ));
+            }
+        }
+        let kinds: Vec<&str> = ["secret", "configMap", "downwardAPI", "serviceAccountToken"]
+            .into_iter()
+            .filter(|k| src.get(*k).is_some_and(|v| !v.is_null()))
+            .collect();
         if kinds.len() > 1 {
             err(
                 out,
@@ -699,35 +718,6 @@ fn validate_projected_volume_source(x: &Value, p: &str, out: &mut Out) {
                     if let Some(e) = local_non_reserved_path(q) {
                         err(out, format!("{p}.path"), format!("path {q:?} {e}"));
                     }
-                }
-            }
-        }
-        if let Some(b) = src.get("clusterTrustBundle").filter(|v| !v.is_null()) {
-            let bp = format!("{sp}.clusterTrustBundle");
-            let (name, signer) = (b.get("name"), b.get("signerName"));
-            match (
-                name.filter(|v| !v.is_null()),
-                signer.filter(|v| !v.is_null()),
-            ) {
-                (Some(_), Some(_)) => err(
-                    out,
-                    bp.clone(),
-                    "only one of name and signerName may be used".into(),
-                ),
-                (None, None) => err(
-                    out,
-                    bp.clone(),
-                    "either name or signerName must be specified".into(),
-                ),
-                _ => {}
-            }
-            match s(b, "path") {
-                None | Some("") => err(out, format!("{bp}.path"), "path is required".into()),
-                Some(q) => {
-                    if let Some(e) = local_non_reserved_path(q) {
-                        err(out, format!("{bp}.path"), format!("path {q:?} {e}"));
-                    }
-                    dup(q, out);
                 }
             }
         }
@@ -858,7 +848,7 @@ fn validate_persistent_volume_claim_spec(spec: &Value, sp: &str, out: &mut Out) 
         None => err(out, rp, "a storage request is required".into()),
         Some(v) => {
             let q = match v {
-                Value::String(x) => crate::quantity::parse_approx(x).ok(),
+                Value::String(x) => crate::model::quantity::parse_approx(x).ok(),
                 Value::Number(n) => n.as_f64(),
                 _ => None,
             };

@@ -79,9 +79,33 @@ pub fn translate(s: &Value) -> Value {
                     out.insert(k.clone(), v.clone());
                 }
             }
-            "type" | "required" | "enum" | "pattern" | "exclusiveMinimum" | "exclusiveMaximum"
-            | "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
-            | "maxProperties" | "uniqueItems" | "multipleOf" => {
+            // A field upstream marks `+default=""` is not required of the client: its
+            // generated Go type has no `omitempty` only for compatibility, and the server
+            // defaults it (the 1.36 OpenAPI and the upstream TFJob CRD say `default: ""`, the
+            // Rust types `required`). The marker is the description upstream gives every such
+            // field: "... due to backwards compatibility is allowed to be empty".
+            "required" => {
+                let defaulted = |name: &str| {
+                    obj.get("properties")
+                        .and_then(|p| p.get(name))
+                        .and_then(|p| p.get("description"))
+                        .and_then(Value::as_str)
+                        .is_some_and(|d| d.contains("allowed to be empty"))
+                };
+                let kept: Vec<Value> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|r| !r.as_str().is_some_and(defaulted))
+                    .cloned()
+                    .collect();
+                if !kept.is_empty() {
+                    out.insert(k.clone(), Value::Array(kept));
+                }
+            }
+            "type" | "enum" | "pattern" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength"
+            | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties"
+            | "uniqueItems" | "multipleOf" => {
                 out.insert(k.clone(), v.clone());
             }
             // Explicit bounds (handled above) win over the format's range.

@@ -1483,3 +1483,65 @@ fn snake_case_of_go_names() {
         assert_eq!(snake(go), want);
     }
 }
+
+// ---- 1.36's newest corners (issue 60 item 11), each as the real 1.36.2 server judged it -----
+upstream!(
+    validate_pod_resources,
+    pod(json!({"resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2", "memory": "1Gi"}}})),
+    pod(json!({"resources": {"requests": {"cpu": "3"}, "limits": {"cpu": "2"}}})),
+    "p.resources.requests"
+);
+upstream!(
+    validate_pod_resource_consistency,
+    ctr(
+        json!({"resources": {"requests": {"cpu": "1"}}}),
+        json!({"resources": {"requests": {"cpu": "2"}}})
+    ),
+    ctr(
+        json!({"resources": {"requests": {"cpu": "2"}}}),
+        json!({"resources": {"requests": {"cpu": "1"}}})
+    ),
+    "p.resources.requests[cpu]"
+);
+upstream!(
+    validate_match_label_keys_and_mismatch_label_keys,
+    pod(
+        json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "a"}}, "matchLabelKeys": ["job"]}]}}})
+    ),
+    pod(
+        json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "zone", "matchLabelKeys": ["job"]}]}}})
+    ),
+    "p.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys"
+);
+upstream!(
+    validate_match_label_keys_in_topology_spread,
+    pod(
+        json!({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "a"}}, "matchLabelKeys": ["job"]}]})
+    ),
+    pod(
+        json!({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["job"]}]})
+    ),
+    "p.topologySpreadConstraints[0].matchLabelKeys"
+);
+upstream!(
+    validate_init_container_restart_policy,
+    pod(
+        json!({"initContainers": [{"name": "side", "image": "busybox", "restartPolicy": "Never", "restartPolicyRules": [{"action": "RestartAllContainers", "exitCodes": {"operator": "NotIn", "values": [0]}}]}]})
+    ),
+    pod(
+        json!({"initContainers": [{"name": "side", "image": "busybox", "restartPolicyRules": [{"action": "Restart", "exitCodes": {"operator": "In", "values": [1]}}]}]})
+    ),
+    "p.initContainers[0].restartPolicy"
+);
+upstream!(
+    validate_container_resource_divisor,
+    ctr(
+        json!({"env": [{"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}}}]}),
+        json!({})
+    ),
+    ctr(
+        json!({"env": [{"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1024"}}}]}),
+        json!({})
+    ),
+    "p.containers[0].env[0].valueFrom.resourceFieldRef.divisor"
+);
