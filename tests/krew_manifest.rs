@@ -216,6 +216,17 @@ fn krew_release_bot_template_describes_the_same_archives() {
         })
         .collect();
     assert_eq!(from_template, from_manifest);
+    // The caveats too, the version aside: the published manifest says what this one says.
+    let caveats = template
+        .split("  caveats: |\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n  platforms:").next())
+        .expect(".krew.yaml has caveats")
+        .lines()
+        .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+        .collect::<String>()
+        .replace("{{ .TagName }}", &manifest.spec.version);
+    assert_eq!(caveats, manifest.spec.caveats);
 }
 
 #[cfg(unix)]
@@ -363,6 +374,41 @@ mod package {
         assert_eq!(
             String::from_utf8(out.stdout).unwrap().trim(),
             format!("kubectl-tfjob {VERSION}")
+        );
+
+        // krew links only `bin` (kubernetes-sigs/krew#812): the caveat's command puts the
+        // completion helper on PATH, and kubectl's call to it (`kubectl_complete-tfjob WORDS`,
+        // kubectl 1.26+) answers in Cobra's format.
+        let root = tmp.path().join("krew");
+        let command = generated
+            .spec
+            .caveats
+            .lines()
+            .map(str::trim)
+            .find(|l| l.contains("kubectl_complete-tfjob"))
+            .expect("a caveat says how to put kubectl_complete-tfjob on PATH");
+        let ran = Command::new("sh")
+            .args(["-c", command])
+            .env("KREW_ROOT", &root)
+            .output()
+            .unwrap();
+        assert!(ran.status.success(), "{command}: {ran:?}");
+        let path = format!(
+            "{}:{}",
+            root.join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let answer = Command::new(root.join("bin/kubectl_complete-tfjob"))
+            .args(["dia"])
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        assert!(answer.status.success(), "{answer:?}");
+        assert!(
+            String::from_utf8(answer.stdout)
+                .unwrap()
+                .starts_with("diagnose\t"),
+            "the helper answers through the installed plugin"
         );
     }
 

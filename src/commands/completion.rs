@@ -25,26 +25,37 @@ pub struct CompletionArgs {
 
 const COMPLETION_HELP: &str = "\
 Examples:
-  # For `kubectl-tfjob <TAB>` in this shell (bash; zsh, fish, elvish and powershell alike)
+  # For `kubectl-tfjob <TAB>` in this shell
   source <(kubectl-tfjob completion bash)
+  source <(kubectl-tfjob completion zsh)      # after compinit
+  kubectl-tfjob completion fish | source
+
+bash, zsh and fish ask the plugin at each <TAB>: job names and namespaces come from the cluster
+(the namespace, context and kubeconfig given on the line), context names from the kubeconfig.
+elvish and powershell get a static script (subcommands, flags and fixed values).
 
 For `kubectl tfjob <TAB>` (kubectl 1.26 or newer): put the kubectl_complete-tfjob script from the
-release (or the repository) on your PATH next to kubectl-tfjob.";
+release (or the repository; krew installs it) on your PATH next to kubectl-tfjob.";
 
-/// `completion SHELL`: the script clap_complete generates from the command tree.
+/// The scripts that ask `__complete` at each <TAB>, as kubectl's own (Cobra's) scripts do.
+const BASH: &str = include_str!("completion/bash");
+const ZSH: &str = include_str!("completion/zsh");
+const FISH: &str = include_str!("completion/fish");
+
+/// `completion SHELL`: for bash, zsh and fish a script over the one completion engine
+/// ([`exec_complete`]); for the others the static script clap_complete generates.
 pub fn exec(args: CompletionArgs, out: &mut Output) -> Result<()> {
+    use clap_complete::Shell;
+    match args.shell {
+        Shell::Bash => return out.data(BASH),
+        Shell::Zsh => return out.data(ZSH),
+        Shell::Fish => return out.data(FISH),
+        _ => {}
+    }
     let mut cmd = <Cli as clap::CommandFactory>::command();
     let mut script = Buffer::default();
     clap_complete::generate(args.shell, &mut cmd, "kubectl-tfjob", &mut script);
-    let mut text = script.text();
-    if matches!(args.shell, clap_complete::Shell::Bash) {
-        // clap_complete's bash script tracks the subcommand as `kubectl__tfjob__subcmd__logs`
-        // but labels its cases `kubectl__subcmd__tfjob__subcmd__logs` when the binary's name
-        // has a dash: no subcommand's flags completed. One spelling for both (checked under a
-        // real bash in tests/e2e/shells.rs).
-        text = text.replace("kubectl__subcmd__tfjob__", "kubectl__tfjob__");
-    }
-    out.data(&text)
+    out.data(&script.text())
 }
 
 /// Cobra's ShellCompDirective values that we use.
