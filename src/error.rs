@@ -77,9 +77,10 @@ pub enum Error {
     #[error("{0}")]
     JobFailed(String),
 
-    /// Judged from the pods' logs, not stated by the cluster: training stopped advancing, a
-    /// replica has not reached its peers. Exit 4 like a failure, but a verdict only: no write
-    /// that destroys anything is made on it (`--delete-on-failure` leaves the job).
+    /// Judged inside the pods, not stated by the cluster: from their logs (training stopped
+    /// advancing, a replica has not reached its peers) or their in-pod checks (the gateway
+    /// rejects the key). Exit 4 like a failure, but a verdict only: no write that destroys
+    /// anything is made on it (`--delete-on-failure` leaves the job).
     #[error("{0}")]
     Stalled(String),
 

@@ -82,6 +82,7 @@ pub fn exec(ctx: Context, args: ProbeArgs, verbose: bool, out: &mut Output) -> R
         },
         chat_model: args.gateway_chat,
         only_when_all_running: false,
+        one_per_role: false,
     };
     block_on(&ctx, crate::ops::probe::run(&ctx, opts, out))
 }

@@ -67,11 +67,17 @@ pub struct WaitOptionArgs {
     /// With --save: the bytes kept of each log, its end (a quantity: 10Mi, 512Ki, 1000000).
     #[arg(long, value_name = "BYTES", default_value = "10Mi", value_parser = parse_save_limit, requires = "save")]
     pub save_limit: u64,
+
+    /// Once every replica runs, skip the in-pod checks `probe` makes (TF_CONFIG, the peers,
+    /// the gateway with the pod's own key) before saying so. Without it a failed check (a 401,
+    /// a wrong TF_CONFIG, a peer that cannot be reached) ends the wait with exit 4.
+    #[arg(long)]
+    pub no_probe: bool,
 }
 
 /// `--save-limit`: a whole, positive number of bytes as a quantity (`10Mi`).
 pub fn parse_save_limit(s: &str) -> std::result::Result<u64, String> {
-    let milli = crate::quantity::parse_quantity(s)
+    let milli = crate::model::quantity::parse_quantity(s)
         .ok_or_else(|| format!("{s:?} is not a size like 10Mi, 512Ki or 1000000"))?;
     // The bound first: a quantity too large to count (held at quantity::BEYOND_MILLI) is
     // said as too large, not as a fraction.
@@ -112,6 +118,8 @@ impl WaitOptionArgs {
                 limit: self.save_limit,
             }),
             since: None,
+            probe: !self.no_probe,
+            env_prefix: crate::gateway::DEFAULT_ENV_PREFIX.to_string(),
         };
         Ok((opts, note))
     }

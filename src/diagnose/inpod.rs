@@ -101,14 +101,22 @@ pub struct ReplicaProbe {
 impl ReplicaProbe {
     /// Every check of this replica, in the order the verdict reads them.
     pub fn checks(&self) -> impl Iterator<Item = &Check> {
+        self.labelled().map(|(_, c)| c)
+    }
+
+    /// [`Self::checks`] with what each checks: `TF_CONFIG`, `→ HOST:PORT`, `peers`,
+    /// `gateway`, `chat`, `GPUs`, `containers`.
+    pub fn labelled(&self) -> impl Iterator<Item = (String, &Check)> {
+        let named = |what: &str, c| (what.to_string(), c);
         self.tf_config
             .iter()
-            .chain(self.peers.iter().map(|p| &p.check))
-            .chain(self.peers_check.iter())
-            .chain(self.gateway.iter())
-            .chain(self.gateway_chat.iter())
-            .chain(self.gpus.iter())
-            .chain(self.containers.iter())
+            .map(move |c| named("TF_CONFIG", c))
+            .chain(self.peers.iter().map(|p| (format!("→ {}", p.to), &p.check)))
+            .chain(self.peers_check.iter().map(move |c| named("peers", c)))
+            .chain(self.gateway.iter().map(move |c| named("gateway", c)))
+            .chain(self.gateway_chat.iter().map(move |c| named("chat", c)))
+            .chain(self.gpus.iter().map(move |c| named("GPUs", c)))
+            .chain(self.containers.iter().map(move |c| named("containers", c)))
     }
 }
 
@@ -572,6 +580,54 @@ pub fn job_command(
         format!(" {}", hints.ns_flags(ns))
     };
     format!("kubectl tfjob {verb} {job}{flags}")
+}
+
+/// What a wait that reached every replica running makes of the in-pod checks (issue 61):
+/// "running" means the job can train, so a failed check ends the wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AtStart {
+    /// Every check passed: the verdict line (`ok: 4/4 replicas see …`).
+    Passed(String),
+    /// A check failed that waiting does not cure (a 401, a wrong TF_CONFIG, a peer whose name
+    /// does not resolve or whose traffic is dropped): the replica and why.
+    Failed(String),
+    /// Nothing failed for sure, but not everything was seen: why.
+    Unknown(String),
+}
+
+/// Judges a probe taken the moment every replica runs. A peer that refuses the connection is
+/// not a failure then: TensorFlow opens its server when the strategy is built, after imports
+/// and data loading, so a peer that has just started refuses for a while; `probe` later says
+/// whether it still does. Pure.
+pub fn at_start(report: &ProbeReport) -> AtStart {
+    if report.ok {
+        return AtStart::Passed(report.verdict.clone());
+    }
+    let starting = |p: &Peer| p.check.status == Status::Fail && p.connect == "refused";
+    for r in &report.replicas {
+        let refused = |c: &Check| {
+            r.peers
+                .iter()
+                .any(|p| std::ptr::eq(c, &p.check) && starting(p))
+        };
+        if let Some((what, c)) = r
+            .labelled()
+            .find(|(_, c)| c.status == Status::Fail && !refused(c))
+        {
+            return AtStart::Failed(format!("{} {what}: {}", r.replica, c.detail));
+        }
+    }
+    let refused = report
+        .replicas
+        .iter()
+        .find_map(|r| r.peers.iter().find(|p| starting(p)).map(|p| (r, p)));
+    match refused {
+        Some((r, p)) => AtStart::Unknown(format!(
+            "{} → {}: connection refused (its training process may not have opened its server yet)",
+            r.replica, p.to
+        )),
+        None => AtStart::Unknown(report.verdict.clone()),
+    }
 }
 
 /// `kubectl tfjob probe NAME`, with the user's connection flags (and `-n` outside `default`):

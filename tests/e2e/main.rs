@@ -383,12 +383,39 @@ pub fn tfjob(cluster: &TestCluster, args: &[&str]) -> Run {
 }
 
 /// Starts a cluster from a YAML scenario (empty string = defaults).
+/// Gateway keys as people paste them: a file's last newline, quotes, a backslash, spaces,
+/// non-ASCII. No output may carry one in any form ([`key_runs`]).
+pub const HOSTILE_KEYS: &[&str] = &[
+    "sk-e2e-newline-key-0123-4567\n",
+    "sk-e2e-\"quoted\\back slash-é-0123456789\n",
+    "sk e2e spaced\tkey ü 89abcdef01234567",
+];
+
+/// The forms of `key` that must not come out: itself trimmed, and its runs between the
+/// characters a printer escapes (what is left of it whatever the escaping).
+pub fn key_runs(key: &str) -> Vec<String> {
+    let trimmed = key.trim();
+    let mut runs: Vec<String> = trimmed
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+        .filter(|r| r.len() >= 8)
+        .map(str::to_string)
+        .collect();
+    runs.push(trimmed.to_string());
+    runs
+}
+
 pub fn cluster(yaml: &str) -> TestCluster {
-    let scenario = if yaml.trim().is_empty() {
+    let mut scenario = if yaml.trim().is_empty() {
         Scenario::default()
     } else {
         Scenario::from_yaml(yaml).expect("scenario parses")
     };
+    // The gateway outside the cluster takes the key the tests store, as a user's does: `wait`
+    // checks it from inside the pods before "condition met". A test of another gateway says
+    // its own `gatewayKey`.
+    if scenario.gateway_key.is_none() {
+        scenario.gateway_key = Some(TEST_KEY.to_string());
+    }
     TestCluster::start(scenario)
 }
 

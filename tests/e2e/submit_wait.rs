@@ -158,3 +158,99 @@ fn delete_on_failure_deletes_the_job_after_a_failed_wait() {
     run.exit(0);
     assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_some());
 }
+
+/// Issue 61 item 4: "condition met" means the job can train. Once every replica runs, `submit
+/// --wait` execs into one replica of each role and runs probe's checks; all pass here, and it
+/// says what it checked.
+#[test]
+fn submit_wait_checks_inside_the_pods_before_condition_met() {
+    let c = cluster(&format!("objects:{SECRET}"));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
+    );
+    run.exit(0);
+    run.stdout_has("condition met");
+    run.stderr_has(
+        "checked inside PS-0, Worker-0 (one replica of each role): TF_CONFIG as the operator set it, every peer reached, and the gateway takes the pod's key",
+    );
+    assert!(!run.stderr.contains("not checked"), "{}", run.stderr);
+    let execs = c
+        .requests()
+        .into_iter()
+        .filter(|r| r.subresource == "exec")
+        .count();
+    assert!(execs >= 2, "{execs} execs");
+}
+
+/// Checks that cannot run (exec forbidden) are said, with the command that runs them later:
+/// unknown, not a failure and not a pass. `--no-probe` skips them and says so.
+#[test]
+fn checks_that_cannot_run_are_said_and_no_probe_skips_them() {
+    let c = cluster(&format!(
+        "rbac: {{deny: [{{verb: create, resource: pods}}]}}\nobjects:{SECRET}"
+    ));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
+    );
+    run.exit(0);
+    run.stdout_has("condition met");
+    run.stderr_has("note: not checked inside the pods (TF_CONFIG, the peers, the gateway)");
+    run.stderr_has("create pods/exec");
+    run.stderr_has("`kubectl tfjob probe tf-dist-train");
+
+    let c = cluster(&format!("gatewayKey: sk-another\nobjects:{SECRET}"));
+    let run = tfjob(
+        &c,
+        &submit_args(&["--wait", "--settle", "0", "--timeout", "60s", "--no-probe"]),
+    );
+    run.exit(0);
+    run.stderr_has("(--no-probe)");
+    assert!(
+        c.requests().iter().all(|r| r.subresource != "exec"),
+        "--no-probe exec'd into a pod"
+    );
+    // `wait` on the same job runs the checks: the key is rejected, exit 4, nothing deleted.
+    let wait = tfjob(
+        &c,
+        &args("wait tf-dist-train --settle 0 --timeout 30s --delete-on-failure"),
+    );
+    wait.exit(4);
+    wait.stderr_has("401");
+    wait.stderr_has("The job was not deleted");
+    assert!(c.get("tfjobs", Some("default"), "tf-dist-train").is_some());
+}
+
+/// Issue 61 item 6: an eviction showed only as `Worker 1/2` then `2/2`. The kubelet's act is
+/// named once, as diagnose names it, and the replacement that runs ends the wait with 0.
+#[test]
+fn an_eviction_during_submit_wait_is_named_once() {
+    let c = cluster(&format!(
+        "containerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n  disruption: evicted\n  runMs: 200\nobjects:{SECRET}"
+    ));
+    let run = tfjob(
+        &c,
+        &submit_args(&[
+            "--skip-capacity-check",
+            "--restart-policy",
+            "OnFailure",
+            "--wait",
+            "--timeout",
+            "60s",
+        ]),
+    );
+    run.exit(0);
+    let named: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("Worker-1: Evicted by the kubelet"))
+        .collect();
+    assert_eq!(named.len(), 1, "{}", run.stderr);
+    // Its first sentence: why, without the thresholds that follow.
+    assert!(
+        named[0].ends_with("The node was low on resource: memory"),
+        "{}",
+        named[0]
+    );
+}

@@ -349,6 +349,25 @@ impl ControlPlane {
         user_agent_prefix: &str,
         namespace: &str,
     ) -> Vec<(String, String, String)> {
+        self.audited(user_agent_prefix, namespace, false)
+    }
+
+    /// The dry-run writes `user_agent_prefix` sent in `namespace`: what reached admission
+    /// without being stored.
+    pub fn dry_runs(
+        &self,
+        user_agent_prefix: &str,
+        namespace: &str,
+    ) -> Vec<(String, String, String)> {
+        self.audited(user_agent_prefix, namespace, true)
+    }
+
+    fn audited(
+        &self,
+        user_agent_prefix: &str,
+        namespace: &str,
+        dry_run: bool,
+    ) -> Vec<(String, String, String)> {
         let Ok(file) = std::fs::File::open(&self.audit) else {
             return vec![];
         };
@@ -370,9 +389,10 @@ impl ControlPlane {
                 )
             })
             .filter(|e| {
-                !e["requestURI"]
+                e["requestURI"]
                     .as_str()
                     .is_some_and(|u| u.contains("dryRun=All"))
+                    == dry_run
             })
             .map(|e| {
                 let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();

@@ -211,15 +211,11 @@ pub(super) fn crash_looping(pod: &Pod) -> Option<String> {
     if pod.restarts() < crate::diagnose::DEFAULT_MAX_RESTARTS as i32 {
         return None;
     }
-    let ev = crate::diagnose::failure::PodEvidence {
-        meta: &pod.metadata,
-        status: pod.status.as_ref(),
-        memory_limit: None,
-        log: None,
-        node_not_ready: None,
-        max_restarts: crate::diagnose::DEFAULT_MAX_RESTARTS,
-        now: None,
-    };
+    let ev = crate::diagnose::failure::PodEvidence::bare(
+        &pod.metadata,
+        pod.status.as_ref(),
+        crate::diagnose::DEFAULT_MAX_RESTARTS,
+    );
     let f = crate::diagnose::failure::classify(ev, None)?;
     // `Worker-1: CrashLoop (4 restarts, …)` without the label the report puts first.
     let line = f.line.split_once(": ").map_or(f.line.as_str(), |(_, l)| l);
@@ -243,7 +239,7 @@ pub(super) fn requested_gpus(pod: &Pod, container: &str) -> u64 {
             r.and_then(|r| r.requests.as_ref())
                 .and_then(|l| l.get(crate::model::GPU_RESOURCE))
         })
-        .and_then(|q| crate::quantity::parse_quantity(&q.0))
+        .and_then(|q| crate::model::quantity::parse_quantity(&q.0))
         .map_or(0, |milli| u64::try_from(milli / 1000).unwrap_or(0))
 }
 

@@ -72,6 +72,10 @@ pub struct ProbeOptions {
     /// Probe nothing unless every replica's training container runs (`diagnose --probe`):
     /// the report then says which replica is not running yet.
     pub only_when_all_running: bool,
+    /// Probe the first replica of each role only (`wait` before "condition met"): its checks
+    /// still reach every peer and the gateway with the key every replica shares, in a few
+    /// execs whatever the job's size. The verdict counts the replicas probed.
+    pub one_per_role: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +191,14 @@ pub async fn probe(
             Target::TfJob(_) => "the operator",
         },
     };
-    let mut replicas: Vec<ReplicaProbe> = stream::iter(pods.iter())
+    let (probed, total) = if opts.one_per_role {
+        let firsts = first_of_each_role(&pods);
+        let n = firsts.len();
+        (firsts, n)
+    } else {
+        (pods.iter().collect(), total)
+    };
+    let mut replicas: Vec<ReplicaProbe> = stream::iter(probed)
         .map(|pod| {
             probe_pod(
                 kube,
@@ -251,6 +262,21 @@ pub async fn probe(
         replicas,
         again: inpod::job_command(&kube.hints, ns, "probe", &job_ref),
     })
+}
+
+/// The first pod of each role (`PS-0`, `Worker-0`, …), in the operator's order.
+fn first_of_each_role(pods: &[Pod]) -> Vec<&Pod> {
+    let mut by_role: BTreeMap<String, (u64, &Pod)> = BTreeMap::new();
+    for pod in pods {
+        let (role, index) = order(&crate::ops::workload::replica_of(pod));
+        match by_role.get(&role) {
+            Some((seen, _)) if *seen <= index => {}
+            _ => {
+                by_role.insert(role, (index, pod));
+            }
+        }
+    }
+    by_role.into_values().map(|(_, pod)| pod).collect()
 }
 
 /// The job as a command names it: `NAME`, or `jobset/NAME`.
@@ -340,6 +366,7 @@ pub async fn layer(kube: &Kube, ns: &str, job: &str, end: Instant) -> Finding {
         format: ProbeFormat::Json,
         chat_model: None,
         only_when_all_running: true,
+        one_per_role: false,
     };
     let hint = inpod::probe_command(&kube.hints, ns, job);
     match Budget::until(end)
@@ -381,52 +408,40 @@ pub fn finding(report: &ProbeReport, probe_command: &str) -> Finding {
         Grade::Unknown
     };
     let mut f = Finding::new(Layer::InPod, verdict, report.verdict.clone());
+    // One line per cause, naming every replica it holds for: four replicas whose gateway says
+    // the same 401 are one line, and the summary's own cause is not said again (issue 61).
+    let mut causes: Vec<((String, Status, String), Vec<String>)> = Vec::new();
     for r in &report.replicas {
         if !r.probed {
             f.evidence
                 .push(format!("{}: not probed: {}", r.replica, r.state));
         }
-        let peers = r
-            .peers
-            .iter()
-            .map(|p| (format!("{} → {}", r.replica, p.to), &p.check));
-        let named = r
-            .tf_config
-            .iter()
-            .map(|c| (format!("{} TF_CONFIG", r.replica), c))
-            .chain(peers)
-            .chain(
-                r.peers_check
-                    .iter()
-                    .map(|c| (format!("{} peers", r.replica), c)),
-            )
-            .chain(
-                r.gateway
-                    .iter()
-                    .map(|c| (format!("{} gateway", r.replica), c)),
-            )
-            .chain(
-                r.gateway_chat
-                    .iter()
-                    .map(|c| (format!("{} chat", r.replica), c)),
-            )
-            .chain(
-                r.containers
-                    .iter()
-                    .map(|c| (format!("{} containers", r.replica), c)),
-            );
-        for (what, c) in named {
-            match c.status {
-                Status::Pass => {}
-                Status::Fail => f.evidence.push(format!("{what}: {}", c.detail)),
-                Status::NotChecked => f
-                    .evidence
-                    .push(format!("{what}: not checked: {}", c.detail)),
+        // The GPU check is left out of this finding's evidence, as it always was.
+        for (what, c) in r.labelled().filter(|(what, _)| what != "GPUs") {
+            if c.status == Status::Pass {
+                continue;
+            }
+            let key = (what, c.status, c.detail.clone());
+            match causes.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, replicas)) => replicas.push(r.replica.clone()),
+                None => causes.push((key, vec![r.replica.clone()])),
             }
         }
         if verdict != Grade::Ok && r.checks().any(|c| c.status != Status::Pass) {
             f.replicas.push(r.pod.clone());
         }
+    }
+    for ((what, status, detail), replicas) in causes {
+        let said = report.verdict == format!("{}: {detail}", replicas[0]);
+        let line = match (said, status) {
+            (true, _) if replicas.len() == 1 => continue,
+            (true, _) => format!("{what}: the same for {}", replicas[1..].join(", ")),
+            (false, Status::NotChecked) => {
+                format!("{} {what}: not checked: {detail}", replicas.join(", "))
+            }
+            (false, _) => format!("{} {what}: {detail}", replicas.join(", ")),
+        };
+        f.evidence.push(line);
     }
     if verdict != Grade::Ok {
         f.next_step = Some(format!("the whole matrix: {probe_command}"));

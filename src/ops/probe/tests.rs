@@ -420,3 +420,79 @@ fn a_long_peer_list_is_cut_into_execs_of_bounded_arguments() {
     assert_eq!(host_chunks(&hosts[..4]).len(), 1);
     assert!(host_chunks(&[]).is_empty());
 }
+
+/// Issue 61 item 4: what `wait` makes of the checks taken as every replica starts running. A
+/// peer that refuses the connection may not have opened its server yet (unknown); one whose
+/// name does not resolve, a wrong TF_CONFIG or a rejected key fails; all passed passes.
+#[test]
+fn a_wait_fails_on_what_waiting_does_not_cure_only() {
+    use crate::diagnose::inpod::{AtStart, Peer, at_start};
+    let report = |replicas: Vec<ReplicaProbe>| {
+        let verdict = verdict("TFJob", "j", replicas.len(), &replicas);
+        let ok = replicas
+            .iter()
+            .flat_map(|r| r.checks())
+            .all(|c| c.status == Status::Pass);
+        ProbeReport {
+            job: "j".into(),
+            namespace: "ns".into(),
+            verdict,
+            ok,
+            not_probed: None,
+            replicas,
+            again: String::new(),
+        }
+    };
+    let peer = |to: &str, resolve: &str, connect: &str, check: Check| Peer {
+        to: to.into(),
+        resolve: resolve.into(),
+        connect: connect.into(),
+        check,
+    };
+    let all = report(vec![passed("PS-0"), passed("Worker-0")]);
+    assert!(matches!(at_start(&all), AtStart::Passed(v) if v.starts_with("ok: 2/2")));
+
+    let mut starting = passed("Worker-0");
+    starting.peers = vec![peer(
+        "j-ps-0.ns.svc:2222",
+        "ok",
+        "refused",
+        Check::fail("connection refused: nothing listens there"),
+    )];
+    let got = at_start(&report(vec![passed("PS-0"), starting.clone()]));
+    assert_eq!(
+        got,
+        AtStart::Unknown(
+            "Worker-0 → j-ps-0.ns.svc:2222: connection refused (its training process may not \
+             have opened its server yet)"
+                .into()
+        )
+    );
+
+    // A name that does not resolve beside it: that one is the answer.
+    let mut lost = starting.clone();
+    lost.peers.push(peer(
+        "j-worker-1.ns.svc:2222",
+        "nxdomain",
+        "skipped",
+        Check::fail("name not found"),
+    ));
+    assert_eq!(
+        at_start(&report(vec![passed("PS-0"), lost])),
+        AtStart::Failed("Worker-0 → j-worker-1.ns.svc:2222: name not found".into())
+    );
+
+    let mut rejected = passed("PS-0");
+    rejected.gateway = Some(Check::fail("401: the gateway rejects this key"));
+    assert_eq!(
+        at_start(&report(vec![rejected, starting])),
+        AtStart::Failed("PS-0 gateway: 401: the gateway rejects this key".into())
+    );
+
+    let mut unseen = passed("PS-0");
+    unseen.gateway = Some(Check::not_checked("the image has no curl"));
+    assert!(matches!(
+        at_start(&report(vec![unseen])),
+        AtStart::Unknown(v) if v.contains("the image has no curl")
+    ));
+}

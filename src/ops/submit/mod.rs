@@ -20,9 +20,9 @@ use super::readiness::{check_readiness, combine};
 use super::wait::{self, WaitOptions};
 use super::workload::jobset;
 use crate::cluster::{self, Action, Kube};
-use crate::duration::brief as humantime;
 use crate::error::{Error, Result};
 use crate::gateway::BASE_URL_KEY;
+use crate::model::duration::brief as humantime;
 use crate::model::{self, TFJob};
 use crate::output::{Output, ReportFormat};
 use crate::pipeline::render::{self, RenderOptions};
@@ -209,6 +209,7 @@ pub async fn run(ctx: &Context, args: SubmitOptions, out: &mut Output) -> Result
         let wait_opts = WaitOptions {
             capacity_may_come: args.skip_capacity_check,
             since: Some(before_create),
+            env_prefix: prepared.gateway.env_prefix.clone(),
             ..args.wait_opts.clone()
         };
         wait::follow(

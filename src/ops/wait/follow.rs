@@ -407,9 +407,15 @@ impl Waiter<'_> {
             .unwrap_or_default();
         if !self.silent.is_empty() {
             waiting.push_str(&format!(
-                "; no progress line yet from {} (kubectl tfjob logs {} -f)",
+                "; {} from {} (`{} -f`)",
+                crate::diagnose::progress::NO_STEP_YET,
                 self.silent.join(", "),
-                self.name
+                crate::diagnose::inpod::job_command(
+                    &self.kube.hints,
+                    self.namespace,
+                    "logs",
+                    self.name
+                )
             ));
         }
         Error::Timeout(format!(
@@ -658,7 +664,8 @@ impl Waiter<'_> {
             self.display.note(
                 out,
                 &format!(
-                    "every replica runs; no progress line yet from {}",
+                    "every replica runs; {} from {}",
+                    crate::diagnose::progress::NO_STEP_YET,
                     silent.join(", ")
                 ),
             );
@@ -852,7 +859,7 @@ pub use report::{is_namespace_gone, namespace_gone_message};
 /// it before), so the watch's own time is not the flag's. Pure.
 pub fn timed_out(watched: Duration, timeout: Duration) -> String {
     let said = crate::cluster::client::seconds(watched);
-    let flag = crate::duration::go(timeout);
+    let flag = crate::model::duration::go(timeout);
     if timeout.saturating_sub(watched) < Duration::from_millis(500) {
         format!("timed out after {flag}")
     } else {

@@ -14,6 +14,8 @@
 //!   creates and the missing objects they mount, read with bounded requests.
 //! - `progress`: the live line on a terminal, one line per change otherwise, or NDJSON.
 //! - `training`: before saying every replica runs, one cheap look at their last log lines.
+//! - `report`: the closing report, and before "condition met" the in-pod checks of `probe` in
+//!   one replica of each role (the judgement is `diagnose::inpod::at_start`).
 
 pub mod conditions;
 mod follow;
@@ -106,6 +108,12 @@ pub struct WaitOptions {
     /// moment before its create, so every restart of the pods it caused counts however late
     /// the wait's first look comes; `None` is the wait's own start.
     pub since: Option<k8s_openapi::jiff::Timestamp>,
+    /// Run `probe`'s in-pod checks once every replica runs, before saying so (`--no-probe`
+    /// turns it off: the note then says what was not checked).
+    pub probe: bool,
+    /// The gateway variables' prefix the pods use (`PREFIX_API_KEY`, `PREFIX_BASE_URL`):
+    /// `submit --wait` passes its own `--api-env-prefix`.
+    pub env_prefix: String,
 }
 
 /// `--settle` against `--timeout` for `all-running`: a settle window as long as the timeout can
@@ -119,7 +127,7 @@ pub fn fit_settle(
     let fits = |s: Duration| {
         !wait_for.needs_every_replica() || timeout.is_zero() || s.is_zero() || s < timeout
     };
-    let go = crate::duration::go;
+    let go = crate::model::duration::go;
     match settle {
         Some(s) if fits(s) => Ok((s, None)),
         Some(s) => Err(crate::error::Error::Usage(format!(
@@ -195,6 +203,8 @@ impl Default for WaitOptions {
             delete_on_failure: false,
             save: None,
             since: None,
+            probe: true,
+            env_prefix: crate::gateway::DEFAULT_ENV_PREFIX.to_string(),
         }
     }
 }
