@@ -412,7 +412,9 @@ async fn list_requests_do_not_grow_with_the_jobs_and_show_kubectl_columns() {
     assert!(
         lines[2].starts_with("stuck ")
             && lines[2].contains("Worker 0/1")
-            && lines[2].contains("Worker-0: Unschedulable: 0/3 nodes are available"),
+            // A table cell: the scheduler's first sentence, without its preemption one.
+            && lines[2].contains("Worker-0: Unschedulable: 0/3 nodes: 3 Insufficient nvidia.com/gpu")
+            && !lines[2].contains("preemption"),
         "{out}"
     );
     assert_eq!(lines.len(), 3);

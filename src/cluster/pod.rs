@@ -235,6 +235,34 @@ pub fn unschedulable(status: &PodStatus) -> Option<&PodCondition> {
 }
 
 /// Whether any of these pods has been found Unschedulable.
+/// A cause's first sentence, for a line of its own: the scheduler's `0/N nodes are available:
+/// REASONS.` as `0/N nodes: REASONS`, the kubelet's eviction without its thresholds. Pure.
+pub fn first_sentence(message: &str) -> String {
+    let message = message.trim();
+    message
+        .split_once(". ")
+        .map_or(message, |(first, _)| first)
+        .trim_end_matches('.')
+        .replacen(" nodes are available: ", " nodes: ", 1)
+}
+
+/// The widest a cause may be in a table cell.
+pub const CELL_WIDTH: usize = 80;
+
+/// An event's message as a table cell shows it (issue 61 item 11): its first sentence, the
+/// scheduler's `0/N nodes are available: REASONS.` (kube-scheduler's `FitError`, whose
+/// `preemption: …` sentence follows) as `0/N nodes: REASONS`, at most [`CELL_WIDTH`]
+/// characters. `diagnose` keeps the whole message. Pure.
+pub fn brief(message: &str) -> String {
+    let first = first_sentence(message);
+    if first.chars().count() <= CELL_WIDTH {
+        return first;
+    }
+    let mut cut: String = first.chars().take(CELL_WIDTH - 1).collect();
+    cut.push('…');
+    cut
+}
+
 pub fn any_unschedulable<'a, P: PodFacts + 'a>(pods: impl IntoIterator<Item = &'a P>) -> bool {
     pods.into_iter().any(|p| p.unschedulable().is_some())
 }
@@ -294,6 +322,32 @@ pub async fn pods_gone(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_cell_keeps_the_first_sentence_of_a_cause() {
+        use super::brief;
+        assert_eq!(
+            brief(
+                "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+            ),
+            "0/3 nodes: 3 Insufficient nvidia.com/gpu"
+        );
+        assert_eq!(
+            brief(
+                "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi."
+            ),
+            "The node was low on resource: memory"
+        );
+        let long = brief(&format!(
+            "0/9 nodes are available: {}.",
+            "1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, ".repeat(3)
+        ));
+        assert_eq!(long.chars().count(), super::CELL_WIDTH);
+        assert!(
+            long.ends_with('…') && long.starts_with("0/9 nodes: 1 node(s)"),
+            "{long}"
+        );
+    }
+
     use super::*;
 
     fn pod(v: serde_json::Value) -> Pod {

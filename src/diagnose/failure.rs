@@ -248,6 +248,21 @@ pub struct PodEvidence<'a> {
     pub now: Option<Timestamp>,
 }
 
+impl<'a> PodEvidence<'a> {
+    /// What the pod object alone shows: no spec limit, no log, no node read, no clock.
+    pub fn bare(meta: &'a ObjectMeta, status: Option<&'a PodStatus>, max_restarts: u32) -> Self {
+        PodEvidence {
+            meta,
+            status,
+            memory_limit: None,
+            log: None,
+            node_not_ready: None,
+            max_restarts,
+            now: None,
+        }
+    }
+}
+
 /// `Worker-2` for a pod with the operator's labels; the pod name otherwise.
 pub fn replica_label(meta: &ObjectMeta, job: Option<&str>) -> String {
     let labels = meta.labels.as_ref();
@@ -315,7 +330,7 @@ fn ran_for(t: &ContainerStateTerminated) -> String {
     match (&t.started_at, &t.finished_at) {
         (Some(s), Some(f)) => format!(
             " after {}",
-            crate::duration::coarse(f.0.duration_since(s.0).as_secs().max(0))
+            crate::model::duration::coarse(f.0.duration_since(s.0).as_secs().max(0))
         ),
         _ => String::new(),
     }

@@ -29,6 +29,10 @@ pub fn logs_steps(replica_type: &str) -> bool {
 
 /// A replica whose step has not moved for this long (or twice its own longest gap between
 /// steps, when that is longer), while a peer's has, is stalled.
+/// What every verb says of a replica that trains yet has logged no progress line (a step, an
+/// epoch, a loss): one wording for `wait`, `list`, `get` and `top` (issue 61 item 6).
+pub const NO_STEP_YET: &str = "no step yet";
+
 pub const STALL_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// What one line says.
@@ -291,7 +295,7 @@ impl Progress {
         if let Some(eta) = self.eta() {
             paren.push(format!(
                 "ETA {}",
-                crate::duration::coarse(eta.as_secs() as i64)
+                crate::model::duration::coarse(eta.as_secs() as i64)
             ));
         }
         if !paren.is_empty() {
@@ -360,7 +364,7 @@ pub fn stalls(replicas: &[(String, Progress)], now: Timestamp, window: Duration)
     if stalled.is_empty() {
         return Vec::new();
     }
-    let age = |d: Duration| crate::duration::coarse(d.as_secs() as i64);
+    let age = |d: Duration| crate::model::duration::coarse(d.as_secs() as i64);
     if stalled.len() == judged.len() {
         let least = judged.iter().map(|(_, _, i)| *i).min().unwrap_or_default();
         let top = judged.iter().map(|(_, p, _)| p.step).max().unwrap_or(0);

@@ -113,6 +113,8 @@ pub struct Saver {
     /// Files in place (relative), for the summary and a full disk's message.
     written: BTreeSet<String>,
     temp_counter: u32,
+    /// Where the evidence is was said (at the first save).
+    announced: bool,
 }
 
 impl Saver {
@@ -131,6 +133,7 @@ impl Saver {
             failures: Vec::new(),
             written: BTreeSet::new(),
             temp_counter: 0,
+            announced: false,
         }
     }
 
@@ -434,16 +437,20 @@ impl Saver {
             .filter(|(_, e)| matches!(e, LogEntry::Unreadable(_)))
             .count();
         let saved = logs.len() - unreadable;
-        let _ = writeln!(
-            err,
-            "Evidence saved in {} ({trigger}): {saved} log(s){}, the job, its pods and events, summary.txt",
-            folder.display(),
-            if unreadable > 0 {
-                format!(", {unreadable} unreadable (listed in summary.txt)")
-            } else {
-                String::new()
-            }
-        );
+        // Said once, at the first save: later saves refresh the same folder (issue 61 item 11).
+        if !self.announced {
+            self.announced = true;
+            let _ = writeln!(
+                err,
+                "Evidence saved in {} ({trigger}): {saved} log(s){}, the job, its pods and events, summary.txt; kept up to date until the wait ends",
+                folder.display(),
+                if unreadable > 0 {
+                    format!(", {unreadable} unreadable (listed in summary.txt)")
+                } else {
+                    String::new()
+                }
+            );
+        }
         Ok(())
     }
 

@@ -373,8 +373,7 @@ pub(crate) async fn progress(
             (Some(p), false) => p.summary(),
             // A table cell: where it is, nothing more.
             (Some(p), true) => p.position(),
-            (None, false) => "no progress line in its last lines".into(),
-            (None, true) => "no step yet".into(),
+            (None, _) => crate::diagnose::progress::NO_STEP_YET.into(),
         };
         out.push((label, at));
     }
@@ -562,7 +561,8 @@ pub(crate) async fn mark_unschedulable(kube: &Kube, namespace: Option<&str>, pod
             if let Some((uid, msg)) = latest.get(&(p.namespace.clone(), p.name.clone()))
                 && (uid.is_empty() || p.uid.is_empty() || *uid == p.uid)
             {
-                p.status = format!("{shown}: {}", msg.trim());
+                // A table cell: the cause's first sentence (`diagnose` has the whole).
+                p.status = format!("{shown}: {}", cluster::pod::brief(msg));
             }
         }
     }

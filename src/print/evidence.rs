@@ -1,7 +1,7 @@
 //! The pure half of `--save DIR` (issue 37): where each piece of a job's evidence goes in its
 //! folder, the bounded tail kept of a log, what is written of the job and its pods (Secret
 //! values never: a pod holds `secretKeyRef` references, not values, and any value this process
-//! has read is scrubbed by [`crate::redact`]), and `summary.txt`. The I/O is
+//! has read is scrubbed by [`crate::output::redact`]), and `summary.txt`. The I/O is
 //! `ops::evidence`.
 
 use k8s_openapi::api::core::v1::{Event, Pod};
@@ -108,10 +108,10 @@ impl Tail {
 }
 
 /// Text as written to a file: every secret value this process has read replaced
-/// ([`crate::redact`]).
+/// ([`crate::output::redact`]).
 pub fn scrubbed(bytes: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(bytes);
-    let clean = crate::redact::redact(&text);
+    let clean = crate::output::redact::redact(&text);
     if clean == text {
         bytes.to_vec()
     } else {
@@ -154,7 +154,7 @@ pub fn events_yaml(events: &[Event]) -> String {
 }
 
 fn scrub_text(text: String) -> String {
-    crate::redact::redact(&text)
+    crate::output::redact::redact(&text)
 }
 
 /// One log the summary accounts for.
@@ -269,7 +269,7 @@ pub fn summary(s: &Summary<'_>) -> String {
         out.push_str(&format!("  {f}\n"));
     }
     // Read with `cat` in a terminal: the cluster's words (log lines, messages) escaped.
-    super::terminal::escape(&crate::redact::redact(&out)).into_owned()
+    super::terminal::escape(&crate::output::redact::redact(&out)).into_owned()
 }
 
 fn one_line(s: &str) -> String {

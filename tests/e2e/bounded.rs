@@ -227,6 +227,15 @@ fn logs_exits_non_zero_when_no_replica_could_be_read() {
         "{}",
         run.stderr
     );
+    // The replica's reason once, on its own line, not again in the error.
+    assert_eq!(run.stderr.matches("403").count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.starts_with("worker-0: ") && l.contains("403")),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

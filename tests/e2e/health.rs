@@ -283,13 +283,37 @@ fn a_peer_refused_at_start_then_training_is_not_a_failure() {
 #[test]
 fn plain_diagnose_finds_a_key_the_gateway_rejects() {
     let c = cluster(&format!("gatewayKey: {OTHER_KEY}\nobjects:{SECRET}"));
-    tfjob(
+    // `submit --wait` tells the same story first (issue 61 item 4): every replica runs, the
+    // gateway rejects the key, exit 4, and the job is left for the user to fix and restart.
+    let submit = tfjob(
         &c,
         &submit_args(&["--wait", "--settle", "0", "--timeout", "60s"]),
-    )
-    .exit(0);
+    );
+    submit.exit(4);
+    let first = submit.stderr.lines().find(|l| l.starts_with("error:"));
+    assert!(
+        first.is_some_and(|l| l.contains("gateway") && l.contains("401")),
+        "{}",
+        submit.all()
+    );
+    assert!(submit.stdout.lines().all(|l| !l.contains("condition met")));
+    assert_eq!(c.list("pods", Some("default")).len(), 4, "nothing deleted");
     let diagnose = tfjob(&c, &args("diagnose tf-dist-train"));
     diagnose.exit(4);
+    // Said once on stdout, the replicas it holds for named after it (issue 61 item 11).
+    assert_eq!(
+        diagnose.stdout.matches("401").count(),
+        1,
+        "{}",
+        diagnose.stdout
+    );
+    assert!(
+        diagnose
+            .stdout
+            .contains("gateway: the same for Worker-0, Worker-1, Worker-2"),
+        "{}",
+        diagnose.stdout
+    );
     assert!(
         diagnose
             .stdout
@@ -422,6 +446,23 @@ objects:{SECRET}
         "{}",
         diagnose.stdout
     );
+    // A table cell holds the scheduler's first sentence, not its 160 characters (issue 61
+    // item 11); diagnose above keeps the whole.
+    let list = tfjob(&c, &args("list"));
+    list.exit(0);
+    let row = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("tf-dist-train"))
+        .unwrap();
+    let reason = row.split_once("Unschedulable: ").map(|(_, r)| r.trim_end());
+    assert!(
+        reason.is_some_and(|r| r.starts_with("0/2 nodes: ")
+            && !r.contains("preemption")
+            && r.chars().count() <= 80),
+        "{}",
+        list.stdout
+    );
 }
 
 /// `--for training`: every replica runs and every worker has logged a step. Without a step
@@ -437,9 +478,9 @@ fn wait_for_training_needs_a_step_from_every_worker() {
     );
     quiet.exit(5);
     assert!(
-        quiet
-            .stderr
-            .contains("no progress line yet from Worker-0, Worker-1, Worker-2"),
+        quiet.stderr.contains(
+            "no step yet from Worker-0, Worker-1, Worker-2 (`kubectl tfjob logs tf-dist-train"
+        ),
         "{}",
         quiet.stderr
     );

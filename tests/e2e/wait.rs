@@ -443,10 +443,28 @@ fn api_requests_do_not_grow_with_replicas() {
         c.clear_requests();
         let run = tfjob(
             &c,
-            &args("wait tf-dist-train --for all-running --timeout 120s"),
+            &args("wait tf-dist-train --for all-running --timeout 120s --no-probe"),
         );
         run.exit(0);
         counts.push(c.requests().len());
+        // The in-pod checks before "condition met" exec into one replica of each role, whatever
+        // the job's size (their peer lists grow with it; the watch requests above do not).
+        c.clear_requests();
+        tfjob(
+            &c,
+            &args("wait tf-dist-train --for all-running --timeout 120s"),
+        )
+        .exit(0);
+        let probed: std::collections::BTreeSet<_> = c
+            .requests()
+            .into_iter()
+            .filter(|r| r.subresource == "exec")
+            .filter_map(|r| r.name)
+            .collect();
+        assert_eq!(
+            probed.into_iter().collect::<Vec<_>>(),
+            ["tf-dist-train-ps-0", "tf-dist-train-worker-0"]
+        );
     }
     eprintln!("API requests of wait --for all-running at 10 / 1000 workers: {counts:?}");
     assert!(

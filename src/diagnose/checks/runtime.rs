@@ -50,6 +50,12 @@ pub(super) fn runtime(s: &Snapshot, out: &mut Vec<Finding>, gate: &Gate) {
             pod_phases(pods)
         )
     };
+    if found {
+        // One grade per layer (issue 61 item 11): its warnings are its answer, not an `[ok]`
+        // row beside them; the pods' state becomes their first line of evidence.
+        out[before].evidence.insert(0, summary);
+        return;
+    }
     let verdict = if running + succeeded == total && total > 0 {
         Grade::Ok
     } else {

@@ -406,12 +406,12 @@ impl<'a> Follow<'a> {
     /// this, naming why; a followed job that failed is the job's failure.
     pub(super) fn end(self) -> Result<LogsSummary> {
         if self.reads == 0 && !self.unreadable.is_empty() {
+            // Each replica's reason was said as it came (issue 61 item 11: each fact once).
             return Err(Error::Other(format!(
-                "no log of {} {} could be read ({} replica(s) failed: {})",
+                "no log of {} {} could be read ({} replica(s), each with its reason above)",
                 self.job.kind(),
                 self.opts.job(),
-                self.unreadable.len(),
-                self.unreadable.join("; ")
+                self.unreadable.len()
             )));
         }
         if self.opts.follow

@@ -307,7 +307,7 @@ impl PodTask {
                         "{}: the log did not end within --request-timeout {}; what came is \
                          printed above",
                         self.label,
-                        crate::duration::go(limit)
+                        crate::model::duration::go(limit)
                     )))
                     .await;
                 let _ = self.tx.send(Msg::Done).await;
@@ -322,7 +322,11 @@ impl PodTask {
                         .send(Msg::Unreadable(format!(
                             "{}: {}",
                             self.label,
-                            crate::error::chain(&e)
+                            crate::cluster::podexec::through_kubelet(
+                                &e,
+                                "to read its log",
+                                "kubectl logs"
+                            )
                         )))
                         .await;
                     let _ = self.tx.send(Msg::Done).await;

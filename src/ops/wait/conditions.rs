@@ -423,6 +423,14 @@ fn unreconciled(
 /// What the waiter is waiting for right now, in words that change only when the state does.
 pub fn waiting_for(target: WaitFor, view: View<'_>, limits: Limits) -> String {
     let job = view.job;
+    // An ended job waits for nothing: its replicas completed, not "not running" (issue 61
+    // item 6: the last line before "condition met (Succeeded)" must not contradict it).
+    if job.has_condition(condition::SUCCEEDED) {
+        return "the job succeeded: its replicas completed".into();
+    }
+    if job.has_condition(condition::FAILED) {
+        return "the job failed".into();
+    }
     if !is_reconciled().matches_object(Some(job)) {
         return match view.operator {
             Some(op @ OperatorState::NotReady { .. }) => {

@@ -16,7 +16,15 @@ impl Waiter<'_> {
         let (namespace, name) = (self.namespace, self.name);
         let outcome = self.look_at_training(outcome, out).await;
         match outcome {
-            Ok(what) => {
+            Ok((what, inside)) => {
+                if let Some(unread) = inside
+                    && let Err(err) = self.look_inside(unread, out).await
+                {
+                    // Judged inside the pods, where the API's view is fine: no closing
+                    // diagnosis to repeat it, and nothing deleted on it.
+                    let left = self.what_is_left(None, true, out).await;
+                    return Err(with_leftover(err, &left));
+                }
                 // The answer first: what is said about the replicas comes from what the
                 // watch already holds, with no further request.
                 if self.opts.wait_for == WaitFor::Running {
@@ -111,25 +119,21 @@ impl Waiter<'_> {
 
     /// `--for all-running` reached: before saying so, the running replicas' last log lines
     /// (issue 46). One stuck past the grace period fails the wait as `diagnose` fails it; one
-    /// that has not reached a peer for less is said; and what was not checked (inside the pods)
-    /// is said, with the command that checks it.
+    /// that has not reached a peer for less is said. With the reached condition comes whether
+    /// the in-pod checks are due ([`Self::look_inside`]), and the replicas whose lines were
+    /// not read, for its note.
     pub(super) async fn look_at_training(
         &self,
         outcome: Result<String>,
         out: &mut Output,
-    ) -> Result<String> {
-        let Ok(what) = outcome else { return outcome };
+    ) -> Result<(String, Option<usize>)> {
+        let what = outcome?;
         if self.last.is_none() || !self.opts.wait_for.needs_every_replica() || what == "Succeeded" {
-            return Ok(what);
+            return Ok((what, None));
         }
-        let probe =
-            crate::diagnose::inpod::probe_command(&self.kube.hints, self.namespace, self.name);
         if self.opts.wait_for == WaitFor::Training {
             // The lines were read to get here.
-            out.note_line(&format!(
-                "note: not checked inside the pods (TF_CONFIG, the peers, the gateway): {probe}"
-            ));
-            return Ok(what);
+            return Ok((what, Some(0)));
         }
         let look = self.look().await;
         if let Some(stuck) = look.stuck_error() {
@@ -144,15 +148,83 @@ impl Waiter<'_> {
         for stall in &look.stalled {
             out.note_line(&format!("warning: {stall}"));
         }
-        let unread = if look.unread > 0 {
-            format!(", nor the last lines of {} replica(s)", look.unread)
+        Ok((what, Some(look.unread)))
+    }
+
+    /// Every replica runs: the in-pod checks `probe` makes (TF_CONFIG, the peers, the gateway
+    /// with the pod's own key) before "condition met", so that it means the job can train
+    /// (issue 61). A failed check is exit 4, as a verdict only (nothing is deleted on it); what
+    /// could not be checked (exec forbidden, the deadline) is said with the command to check it.
+    /// `unread`: the replicas whose last lines could not be read, said with the rest.
+    async fn look_inside(&self, unread: usize, out: &mut Output) -> Result<()> {
+        let nor = if unread > 0 {
+            format!(", nor the last lines of {unread} replica(s)")
         } else {
             String::new()
         };
-        out.note_line(&format!(
-            "note: not checked inside the pods (TF_CONFIG, the peers, the gateway){unread}: {probe}"
+        let (namespace, name) = (self.namespace, self.name);
+        let again = crate::diagnose::inpod::probe_command(&self.kube.hints, namespace, name);
+        let what = "inside the pods (TF_CONFIG, the peers, the gateway)";
+        if !self.opts.probe {
+            out.note_line(&format!(
+                "note: not checked {what}{nor} (--no-probe): {again}"
+            ));
+            return Ok(());
+        }
+        self.kube.deadline.phase(format!(
+            "checking inside the pods of TFJob {namespace}/{name} (TF_CONFIG, the peers, the gateway)"
         ));
-        Ok(what)
+        let opts = crate::ops::probe::ProbeOptions {
+            target: crate::cluster::Target::TfJob(name.to_string()),
+            container: None,
+            env_prefix: self.opts.env_prefix.clone(),
+            env_prefix_given: false,
+            format: crate::ops::probe::ProbeFormat::Json,
+            chat_model: None,
+            only_when_all_running: true,
+            one_per_role: true,
+        };
+        let report = Budget::until(self.end)
+            .attempt(crate::ops::probe::probe(
+                self.kube, namespace, &opts, self.end,
+            ))
+            .await;
+        use crate::diagnose::inpod::{AtStart, at_start};
+        let unknown = match report {
+            None => "the checks did not finish before --timeout".to_string(),
+            Some(Err(e)) => e.to_string(),
+            Some(Ok(report)) => match at_start(&report) {
+                AtStart::Passed(_) => {
+                    let probed: Vec<&str> =
+                        report.replicas.iter().map(|r| r.replica.as_str()).collect();
+                    let gateway = if report.replicas.iter().any(|r| r.gateway.is_some()) {
+                        ", and the gateway takes the pod's key"
+                    } else {
+                        ""
+                    };
+                    out.note_line(&format!(
+                        "checked inside {} (one replica of each role): TF_CONFIG as the operator set it, every peer reached{gateway}",
+                        probed.join(", ")
+                    ));
+                    if unread > 0 {
+                        out.note_line(&format!(
+                            "note: the last lines of {unread} replica(s) could not be read"
+                        ));
+                    }
+                    return Ok(());
+                }
+                AtStart::Failed(line) => {
+                    return Err(Error::Stalled(format!(
+                        "{line}\nEvery replica runs, but the job cannot train as it is: the whole matrix: `{again}`"
+                    )));
+                }
+                AtStart::Unknown(why) => why,
+            },
+        };
+        out.note_line(&format!(
+            "note: not checked {what}{nor}: {unknown}: `{again}`"
+        ));
+        Ok(())
     }
 
     /// After a failed wait (exit 4) the job is still there, restarting and holding what its pods
@@ -176,7 +248,8 @@ impl Waiter<'_> {
             return format!(
                 "The job was not deleted: --delete-on-failure deletes only on a failure the \
                  cluster states (a Failed condition, a terminated replica), and this verdict \
-                 was judged from the logs. Delete it yourself if it is stuck: `{delete}`"
+                 was judged inside the pods (their logs, their checks). Delete it yourself if it \
+                 is stuck: `{delete}`"
             );
         }
         if !self.opts.delete_on_failure {
@@ -309,15 +382,7 @@ pub(super) fn classes_of_vanished(
         })
         .filter_map(|p| {
             failure::classify(
-                failure::PodEvidence {
-                    meta: &p.metadata,
-                    status: p.status.as_ref(),
-                    memory_limit: None,
-                    log: None,
-                    node_not_ready: None,
-                    max_restarts: seen.max_restarts,
-                    now: None,
-                },
+                failure::PodEvidence::bare(&p.metadata, p.status.as_ref(), seen.max_restarts),
                 Some(job),
             )
         })

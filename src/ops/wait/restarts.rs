@@ -69,6 +69,29 @@ fn memory_limit(job: &TFJob, replica_type: &str, container: &str) -> Option<Stri
     )
 }
 
+/// The classes of [`crate::diagnose::failure::classify`] that are a disruption of the pod
+/// by the cluster rather than its program's end.
+const DISRUPTIONS: [&str; 7] = [
+    "Evicted",
+    "PreemptionByScheduler",
+    "TerminationByKubelet",
+    "EvictionByEvictionAPI",
+    "DeletionByTaintManager",
+    "DeletionByPodGC",
+    "NodeLost",
+];
+
+/// `Worker-1: Evicted by the kubelet: The node was low on resource: memory…` when the pod
+/// was disrupted. Pure.
+fn disruption(pod: &Pod) -> Option<String> {
+    let ev =
+        crate::diagnose::failure::PodEvidence::bare(&pod.metadata, pod.status.as_ref(), u32::MAX);
+    let f = crate::diagnose::failure::classify(ev, None)?;
+    DISRUPTIONS
+        .contains(&f.class.as_str())
+        .then(|| crate::cluster::pod::first_sentence(&f.line))
+}
+
 fn times(n: u32) -> String {
     format!("{n}\u{d7}")
 }
@@ -80,6 +103,13 @@ pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) 
     for pod in view.pods.iter().filter(|p| p.replica_type().is_some()) {
         let name = pod.pod_name();
         let uid = pod.metadata.uid.clone().unwrap_or_default();
+        // An eviction, a preemption, a lost node: someone else's act, named once per pod
+        // instance as diagnose names it, not left to show as a count dropping (issue 61).
+        if let Some(line) = disruption(pod)
+            && tracker.disrupted.insert(uid.clone())
+        {
+            tracker.notes.push(line);
+        }
         let pod_failed = pod.pod_phase() == "Failed";
         // creationTimestamp has whole seconds: a pod stamped up to 2s before the first look
         // may have been created after it.

@@ -91,6 +91,8 @@ pub struct Tracker {
     /// When the wait started ([`Tracker::starting_at`]), else the wall clock of the first
     /// evaluation: pods created since (e.g. by `submit --wait`) count every restart they show.
     pub(super) first_seen: Option<Timestamp>,
+    /// The pod instances (uids) whose disruption (evicted, preempted, …) was said.
+    pub(super) disrupted: std::collections::BTreeSet<String>,
 }
 
 #[derive(Debug)]

@@ -49,7 +49,13 @@ impl Look {
     pub fn progress(&self) -> String {
         self.trainers
             .iter()
-            .map(|(r, p)| format!("{r} {}", p.as_deref().unwrap_or("no step yet")))
+            .map(|(r, p)| {
+                format!(
+                    "{r} {}",
+                    p.as_deref()
+                        .unwrap_or(crate::diagnose::progress::NO_STEP_YET)
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -70,7 +76,7 @@ impl Look {
             crate::error::Error::Stalled(format!(
                 "{}: every replica runs, but it has not reached its peers for over {}",
                 first.line,
-                crate::duration::coarse(failure::STALL_GRACE.as_secs() as i64)
+                crate::model::duration::coarse(failure::STALL_GRACE.as_secs() as i64)
             ))
         })
     }
@@ -158,7 +164,7 @@ fn judge(pod: &Pod, job: &str, log: &str, now: Timestamp, max_restarts: u32, loo
                 look.not_yet.push(format!(
                     "{}: has not reached a peer for {} ({line})",
                     failure::replica_label(&pod.metadata, Some(job)),
-                    crate::duration::coarse(secs)
+                    crate::model::duration::coarse(secs)
                 ));
             }
         }

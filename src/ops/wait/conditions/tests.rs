@@ -633,6 +633,31 @@ fn the_articles_job_is_running_for_the_operator_but_not_all_running() {
     );
 }
 
+/// Issue 61 item 6: the last progress line before `condition met (Succeeded)` said "waiting
+/// for every replica to run (2 of 2 not running)": an ended job's replicas completed.
+#[test]
+fn an_ended_job_waits_for_nothing() {
+    let no_limit = Limits {
+        pending_timeout: None,
+        ..LIMITS
+    };
+    let pods = vec![];
+    for (ended, words) in [
+        ("Succeeded", "the job succeeded: its replicas completed"),
+        ("Failed", "the job failed"),
+    ] {
+        let j = article_job(json!([cond("Created", "True"), cond(ended, "True")]));
+        let view = View {
+            job: &j,
+            pods: &pods,
+            operator: None,
+        };
+        for target in [WaitFor::AllRunning, WaitFor::Running, WaitFor::Training] {
+            assert_eq!(conditions::waiting_for(target, view, no_limit), words);
+        }
+    }
+}
+
 #[test]
 fn replicas_without_pods_are_not_running() {
     let j = article_job(json!([cond("Created", "True")]));
