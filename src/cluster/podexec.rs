@@ -108,10 +108,17 @@ pub async fn run(
 /// server proxies exec to the kubelet of the pod's node; a 5xx there (`no preferred addresses
 /// found`, `dial tcp …:10250`) is the API server failing to reach that kubelet.
 pub fn failed(e: &kube::Error) -> String {
+    through_kubelet(e, "to exec", "kubectl exec")
+}
+
+/// A request the API server passes on to the pod's kubelet (exec, logs) that failed: a 5xx is
+/// the API server failing to reach that kubelet, said as such with what it answered and the
+/// kubectl command that fails the same way; any other error through the one renderer.
+pub fn through_kubelet(e: &kube::Error, doing: &str, kubectl: &str) -> String {
     match e {
         kube::Error::Api(s) if s.code >= 500 => format!(
-            "the API server could not reach the kubelet of the pod's node to exec ({}, HTTP {}); \
-             `kubectl exec` fails the same way",
+            "the API server could not reach the kubelet of the pod's node {doing} ({}, HTTP {}); \
+             `{kubectl}` fails the same way",
             s.message, s.code
         ),
         other => crate::error::chain(other),

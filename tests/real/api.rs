@@ -140,6 +140,18 @@ fn the_articles_job_on_one_gpu_is_refused_before_any_write() {
         assert_eq!(plane.writes("kubectl-tfjob", &ns), vec![], "writes");
         let jobs = plane.kubectl(&["-n", &ns, "get", "tfjobs", "-o", "name"]);
         assert_eq!(jobs.stdout.trim(), "", "stored: {}", jobs.stdout);
+        // Issue 61 item 3: a server dry run of the same job reaches the real API server's
+        // admission, as `kubectl create --dry-run=server` does; the placement is a warning.
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", job.to_str().unwrap(), "--dry-run=server"]);
+        assert_eq!(out.code, 0, "{}", out.all());
+        assert!(out.stdout.contains("created (server dry run)"), "{}", out.all());
+        assert!(out.stderr.contains("can never run on this cluster as it is"), "{}", out.all());
+        assert!(
+            plane.dry_runs("kubectl-tfjob", &ns).iter().any(|(verb, resource, _)| verb == "create" && resource == "tfjobs"),
+            "the dry run never reached the server: {:?}",
+            plane.dry_runs("kubectl-tfjob", &ns)
+        );
+        assert_eq!(plane.writes("kubectl-tfjob", &ns), vec![], "a server dry run writes nothing");
         // With enough GPUs the same job passes the pre-flight (and only the dry runs are sent).
         drop(_nodes);
         let _nodes = Nodes::ready(plane, &[2, 2]);
@@ -298,5 +310,57 @@ fn the_corpus_refusals_are_the_real_servers() {
         }
         eprintln!("corpus: {} of {} files agree with the real server", files.len() - differ.len(), files.len());
         assert!(differ.is_empty(), "{}", differ.join("\n"));
+    })
+}
+
+/// Issue 61 item 1 on the real kube-apiserver: a pod on a node whose kubelet the API server
+/// cannot reach (a Node with no address; the pod's running status written as a kubelet would).
+/// The server refuses exec and logs with its own words (HTTP 500); probe, diagnose and logs
+/// say it in one sentence naming the layer, never kube's `Debug` of the Status.
+#[test]
+fn an_exec_the_real_api_server_cannot_open_is_a_sentence() {
+    with_plane!(plane => {
+        let ns = plane.namespace("noexec");
+        secret(plane, &ns);
+        let _nodes = Nodes::ready(plane, &[4]);
+        // One replica, so that every replica runs and diagnose --probe looks inside.
+        let job = json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "tf-dist-train"},
+            "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
+                {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0-gpu"}]}}}}}});
+        let made = plane.kubectl_in(&["-n", &ns, "create", "-f", "-"], Some(&job.to_string()));
+        assert_eq!(made.code, 0, "{}", made.all());
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "tf-dist-train-worker-0", "labels": {
+                "training.kubeflow.org/job-name": "tf-dist-train", "training.kubeflow.org/operator-name": "tfjob-controller",
+                "training.kubeflow.org/replica-type": "worker", "training.kubeflow.org/replica-index": "0"}},
+            "spec": {"nodeName": "real-node-0", "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0-gpu"}]}});
+        let made = plane.kubectl_in(&["-n", &ns, "create", "-f", "-"], Some(&pod.to_string()));
+        assert_eq!(made.code, 0, "{}", made.all());
+        let now = "2026-01-01T00:00:00Z";
+        let status = json!({"status": {"phase": "Running", "startTime": now,
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],
+            "containerStatuses": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0-gpu", "imageID": "",
+                "ready": true, "started": true, "restartCount": 0, "state": {"running": {"startedAt": now}}}]}});
+        let patched = plane.kubectl(&["-n", &ns, "patch", "pod", "tf-dist-train-worker-0", "--subresource=status",
+            "--type=merge", "-p", &status.to_string()]);
+        assert_eq!(patched.code, 0, "{}", patched.all());
+        // kubectl itself fails the same way: the server's words, which the sentence carries.
+        let exec = plane.kubectl(&["-n", &ns, "exec", "tf-dist-train-worker-0", "--", "true"]);
+        assert_ne!(exec.code, 0, "{}", exec.all());
+        for cmd in [&["probe", "tf-dist-train"][..], &["diagnose", "tf-dist-train", "--probe"], &["logs", "tf-dist-train"]] {
+            let mut argv = vec!["-n", ns.as_str()];
+            argv.extend_from_slice(cmd);
+            argv.extend_from_slice(&["--timeout", "30s"]);
+            let out = tfjob(plane, &argv);
+            let all = out.all();
+            assert!(
+                all.contains("the API server could not reach the kubelet of the pod's node"),
+                "{cmd:?} (kubectl exec said: {}):\n{all}",
+                exec.stderr
+            );
+            for debug in ["Status {", "ListMeta", "Some(", "ApiError", "(, HTTP"] {
+                assert!(!all.contains(debug), "{cmd:?} printed {debug:?}:\n{all}");
+            }
+        }
     })
 }
