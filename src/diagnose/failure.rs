@@ -325,6 +325,28 @@ fn running_now(cs: &ContainerStatus) -> bool {
     cs.state.as_ref().is_some_and(|s| s.running.is_some())
 }
 
+/// How long a container runs after its last failure before the kubelet forgets its crash
+/// back-off: twice its longest back-off (`MaxContainerBackOff`, 300s), by client-go
+/// `util/flowcontrol/backoff.go` `hasExpired` ("consider stable if it's ok for twice the
+/// maxDuration"). Restarts older than that are history, not a crash loop.
+pub const BACKOFF_RESET_SECS: i64 = 600;
+
+/// A container that restarted and has run since for longer than [`BACKOFF_RESET_SECS`] (from
+/// its last failure's end, else its current start): recovered, by the kubelet's reckoning.
+/// The one rule `diagnose`, `probe`, `wait` and `list` judge restarts by.
+pub fn recovered(cs: &ContainerStatus, now: Timestamp) -> bool {
+    let Some(running) = cs.state.as_ref().and_then(|s| s.running.as_ref()) else {
+        return false;
+    };
+    let since = cs
+        .last_state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .and_then(|t| t.finished_at.as_ref())
+        .or(running.started_at.as_ref());
+    since.is_some_and(|t| now.duration_since(t.0).as_secs() > BACKOFF_RESET_SECS)
+}
+
 /// `after 41m` (how long the instance ran), when both ends are known.
 fn ran_for(t: &ContainerStateTerminated) -> String {
     match (&t.started_at, &t.finished_at) {
@@ -620,6 +642,9 @@ fn crash_loop(
         .as_ref()
         .and_then(|s| s.waiting.as_ref())
         .is_some_and(|w| w.reason.as_deref() == Some("CrashLoopBackOff"));
+    if ev.now.is_some_and(|now| recovered(main, now)) {
+        return None;
+    }
     if restarts >= ev.max_restarts.max(1) as i32 || looping {
         let last = term
             .map(|t| {

@@ -242,6 +242,8 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
         looping: bool,
         /// Still down (looping or terminated), not merely restarted earlier.
         current: bool,
+        /// Every container of the group has run past the kubelet's back-off reset since.
+        recovered: bool,
         message: Option<String>,
         limit: Option<String>,
         rtype: String,
@@ -260,6 +262,7 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
                             restarts: 0,
                             looping,
                             current: true,
+                            recovered: false,
                             message: waiting(cs).map(|(_, m)| m.to_string()),
                             limit: None,
                             rtype: replica_type(pod),
@@ -277,6 +280,7 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
                     restarts: 0,
                     looping: false,
                     current: false,
+                    recovered: true,
                     message: t.message.clone().filter(|m| !m.trim().is_empty()),
                     limit: container_of(pod, &cs.name).and_then(|c| {
                         c.resources
@@ -293,6 +297,7 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
             c.looping |= looping;
             let running = cs.state.as_ref().is_some_and(|st| st.running.is_some());
             c.current |= looping || !running;
+            c.recovered &= crate::diagnose::failure::recovered(cs, s.now);
         }
     }
     for ((container, code, reason), c) in groups {
@@ -309,8 +314,9 @@ pub(super) fn crashes(s: &Snapshot, pods: &[Pod], out: &mut Vec<Finding>) {
         };
         // A container that restarted and now runs again is a warning, not the blocker; one that
         // restarted --max-restarts times is a crash loop whatever the back-off timer shows
-        // right now (issue 37: the verdict must not flip between two looks).
-        let verdict = if c.current || c.restarts >= s.max_restarts.max(1) as i32 {
+        // right now (issue 37: the verdict must not flip between two looks), until it has run
+        // past the kubelet's back-off reset: then the kubelet recovered it.
+        let verdict = if c.current || (c.restarts >= s.max_restarts.max(1) as i32 && !c.recovered) {
             Grade::Fail
         } else {
             Grade::Warning

@@ -269,6 +269,16 @@ fn a_crash_loop_is_a_failure_while_the_container_runs_between_crashes() {
     let mut e = ev(&p, None);
     e.max_restarts = 50;
     assert!(classify(e, Some("j")).is_none());
+    // Five minutes after the last crash the kubelet still backs it off: a loop. Eleven
+    // minutes on, past its back-off reset (twice 300s), it has recovered: history.
+    for (now, looping) in [
+        ("2026-01-01T10:04:30Z", true),
+        ("2026-01-01T10:10:31Z", false),
+    ] {
+        let mut e = ev(&p, None);
+        e.now = Some(now.parse().unwrap());
+        assert_eq!(classify(e, Some("j")).is_some(), looping, "{now}");
+    }
 }
 
 #[test]

@@ -206,16 +206,18 @@ pub(super) fn not_running(pod: &Pod, container: &str) -> Option<String> {
 /// A replica that restarts over and over runs only between two back-offs: probing it then
 /// would pass on a process that dies again (issue 46). Judged as `diagnose` and `wait` judge a
 /// crash loop, by restarts, never by the back-off timer.
-pub(super) fn crash_looping(pod: &Pod) -> Option<String> {
+pub(super) fn crash_looping(pod: &Pod, now: k8s_openapi::jiff::Timestamp) -> Option<String> {
     use crate::cluster::pod::PodFacts;
     if pod.restarts() < crate::diagnose::DEFAULT_MAX_RESTARTS as i32 {
         return None;
     }
-    let ev = crate::diagnose::failure::PodEvidence::bare(
+    let mut ev = crate::diagnose::failure::PodEvidence::bare(
         &pod.metadata,
         pod.status.as_ref(),
         crate::diagnose::DEFAULT_MAX_RESTARTS,
     );
+    // Restarts the kubelet has since recovered from are history here too.
+    ev.now = Some(now);
     let f = crate::diagnose::failure::classify(ev, None)?;
     // `Worker-1: CrashLoop (4 restarts, …)` without the label the report puts first.
     let line = f.line.split_once(": ").map_or(f.line.as_str(), |(_, l)| l);

@@ -119,6 +119,7 @@ pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) 
             .as_ref()
             .and_then(|t| t.0.checked_add(jiff_span(Duration::from_secs(2))).ok())
             .is_some_and(|t| t >= since);
+        let wall = now.wall;
         let now = now.instant;
         for cs in pod
             .status
@@ -142,6 +143,18 @@ pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) 
                 first_at: None,
                 last_at: None,
                 last_exit: None,
+                // A container the kubelet has recovered (run past its back-off reset) starts
+                // afresh, as the kubelet's back-off does.
+                before: if created_during_wait || crate::diagnose::failure::recovered(cs, wall) {
+                    0
+                } else {
+                    cs.restart_count.max(0) as u32
+                },
+                down_at_start: cs.restart_count > 0
+                    && cs.state.as_ref().is_some_and(|s| {
+                        s.waiting.is_some()
+                            || s.terminated.as_ref().is_some_and(|t| t.exit_code != 0)
+                    }),
                 failed: false,
             });
             let mut new = 0;
@@ -154,6 +167,8 @@ pub(super) fn observe_restarts(view: View<'_>, tracker: &mut Tracker, now: Now) 
                 }
                 entry.uid = uid.clone();
                 entry.count = 0;
+                entry.before = 0;
+                entry.down_at_start = false;
             }
             if cs.restart_count > entry.count {
                 new += (cs.restart_count - entry.count) as u32;
@@ -219,13 +234,19 @@ fn restart_limit(job: &TFJob, limits: Limits) -> (u32, String) {
     }
 }
 
-/// One container restarted the limit's number of times during the wait: a crash loop.
+/// One container restarted the limit's number of times during the wait: a crash loop. So is
+/// one that had restarted that often before the wait and is still crashing: down when first
+/// seen, or restarting again during the wait. Its earlier restarts are history only once it
+/// runs without restarting (a restart the kubelet recovered from); `diagnose` and `probe`
+/// judge the same container a crash loop by the same count (issue 59: one story, where a
+/// real kubelet's back-off let the wait time out on a job diagnose called failed).
 pub(super) fn crash_loop(job: &TFJob, tracker: &mut Tracker, limits: Limits) -> Option<String> {
     let (limit, source) = restart_limit(job, limits);
-    let ((pod, container), r) = tracker
-        .restarts
-        .iter()
-        .find(|(_, r)| r.during_wait >= limit)?;
+    let crashing = |r: &Restarts| {
+        r.during_wait >= limit
+            || (r.before + r.during_wait >= limit && (r.during_wait > 0 || r.down_at_start))
+    };
+    let ((pod, container), r) = tracker.restarts.iter().find(|(_, r)| crashing(r))?;
     let span = match (r.first_at, r.last_at) {
         (Some(a), Some(b)) => format!(" in {:.1}s", (b - a).as_secs_f64()),
         _ => String::new(),
@@ -243,10 +264,18 @@ pub(super) fn crash_loop(job: &TFJob, tracker: &mut Tracker, limits: Limits) -> 
             )
         })
         .unwrap_or_default();
+    let restarted = if r.during_wait >= limit {
+        format!("restarted {}{span} during the wait", times(r.during_wait))
+    } else {
+        format!(
+            "restarted {}, {} of them during the wait",
+            times(r.before + r.during_wait),
+            r.during_wait
+        )
+    };
     let message = format!(
-        "{} (pod {pod}) is crash-looping: container {container} restarted {}{span} during the wait{last} ({source})",
+        "{} (pod {pod}) is crash-looping: container {container} {restarted}{last} ({source})",
         replica_label(job, pod),
-        times(r.during_wait),
     );
     tracker.crashed = Some((pod.clone(), container.clone()));
     Some(message)

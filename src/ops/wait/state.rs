@@ -190,6 +190,11 @@ pub(super) struct Restarts {
     pub(super) last_at: Option<Instant>,
     /// Exit code and reason of the last terminated instance.
     pub(super) last_exit: Option<(i32, Option<String>)>,
+    /// Restarts before the wait, on a pod that existed before it: history, unless the
+    /// container is still crashing ([`super::restarts::crash_loop`]).
+    pub(super) before: u32,
+    /// At first sight the container was down (in back-off, or terminated with an error).
+    pub(super) down_at_start: bool,
     /// The instance is terminated with a non-zero code in a Failed pod (the operator may
     /// recreate it: `OnFailure`/`Always`/retryable `ExitCode`).
     pub(super) failed: bool,

@@ -368,17 +368,16 @@ fn a_crash_loop_is_max_restarts_of_one_container_during_the_wait() {
     let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
     let mut t = Tracker::default();
     let t0 = Now::current();
-    // Restarts from before the wait are history: 4 at first sight is no loop.
     let w = |n| vec![pod("worker", 0, crashed(n, 2))];
     assert_eq!(
-        ev(WaitFor::Succeeded, &j, &w(4), &mut t, LIMITS, t0),
+        ev(WaitFor::Succeeded, &j, &w(0), &mut t, LIMITS, t0),
         Outcome::Waiting
     );
     assert_eq!(
         ev(
             WaitFor::Succeeded,
             &j,
-            &w(5),
+            &w(1),
             &mut t,
             LIMITS,
             t0.after(Duration::from_secs(10))
@@ -389,7 +388,7 @@ fn a_crash_loop_is_max_restarts_of_one_container_during_the_wait() {
         ev(
             WaitFor::Succeeded,
             &j,
-            &w(6),
+            &w(2),
             &mut t,
             LIMITS,
             t0.after(Duration::from_secs(30))
@@ -406,7 +405,7 @@ fn a_crash_loop_is_max_restarts_of_one_container_during_the_wait() {
     match ev(
         WaitFor::Succeeded,
         &j,
-        &w(7),
+        &w(3),
         &mut t,
         LIMITS,
         t0.after(Duration::from_secs(70)),
@@ -424,6 +423,95 @@ fn a_crash_loop_is_max_restarts_of_one_container_during_the_wait() {
         other => panic!("{other:?}"),
     }
     assert_eq!(t.crashed, Some(("tf-worker-0".into(), "tensorflow".into())));
+}
+
+/// Restarts from before the wait are history once the container runs without restarting (the
+/// kubelet recovered it); a container that is still crashing is the crash loop `diagnose` and
+/// `probe` see, whether it is down when first seen or restarts again during the wait. Seen on
+/// a real kubelet: its back-off (40s, 80s, …) let a wait time out (5) on a job that diagnose
+/// called failed (4).
+#[test]
+fn restarts_before_the_wait_are_history_only_once_the_container_stops_crashing() {
+    let j = job(json!([cond("Created", "True"), cond("Running", "True")]));
+    let t0 = at("2026-01-01T00:00:00Z");
+    let fatal = |o: Outcome, part: &str| match o {
+        Outcome::Fatal(m) => assert!(m.contains(part), "{part:?} in {m}"),
+        other => panic!("{other:?}"),
+    };
+    // Down at first sight after 4 restarts: a crash loop at once.
+    let mut t = Tracker::default();
+    fatal(
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &[pod("worker", 0, crashed(4, 1))],
+            &mut t,
+            LIMITS,
+            t0,
+        ),
+        "restarted 4\u{d7}, 0 of them during the wait, last exit code 1 (Error) (--max-restarts 3)",
+    );
+    // Running between two back-offs at first sight, then restarting again: the same loop.
+    let mut t = Tracker::default();
+    let running = vec![pod("worker", 0, running_since("2026-01-01T00:00:00Z", 4))];
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &running, &mut t, LIMITS, t0),
+        Outcome::Waiting
+    );
+    fatal(
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &[pod("worker", 0, crashed(5, 1))],
+            &mut t,
+            LIMITS,
+            t0.after(Duration::from_secs(40)),
+        ),
+        "restarted 5\u{d7}, 1 of them during the wait",
+    );
+    // Running for 11 minutes since its last crash when first seen: the kubelet forgot its
+    // back-off, so a restart now is a first one, not the fifth of a loop.
+    let mut t = Tracker::default();
+    let late = at("2026-01-01T00:11:00Z");
+    let recovered = vec![pod("worker", 0, running_since("2026-01-01T00:00:00Z", 4))];
+    assert_eq!(
+        ev(WaitFor::AllRunning, &j, &recovered, &mut t, LIMITS, late),
+        Outcome::Waiting
+    );
+    assert_eq!(
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &[pod("worker", 0, crashed(5, 1))],
+            &mut t,
+            LIMITS,
+            late.after(Duration::from_secs(40)),
+        ),
+        Outcome::Waiting
+    );
+    // Running and staying up: recovered, the restarts are history.
+    let mut t = Tracker::default();
+    let limits = Limits {
+        settle: Duration::from_secs(5),
+        ..LIMITS
+    };
+    let all = vec![
+        pod("ps", 0, running_since("2026-01-01T00:00:00Z", 0)),
+        pod("worker", 0, running_since("2026-01-01T00:00:00Z", 4)),
+        pod("worker", 1, running_since("2026-01-01T00:00:00Z", 0)),
+    ];
+    ev(WaitFor::AllRunning, &j, &all, &mut t, limits, t0);
+    assert_eq!(
+        ev(
+            WaitFor::AllRunning,
+            &j,
+            &all,
+            &mut t,
+            limits,
+            t0.after(Duration::from_secs(6))
+        ),
+        Outcome::Reached("all replicas Running".into())
+    );
 }
 
 #[test]
