@@ -170,19 +170,7 @@ pub async fn get(
         let refs: Vec<&podtable::PodRow> = pods.iter().collect();
         jobview::job_row(&job, &refs, Timestamp::now())
     };
-    crate::ops::list::mark_queued(
-        kube,
-        std::slice::from_ref(&job),
-        std::slice::from_mut(&mut row),
-    )
-    .await;
-    crate::ops::list::mark_unreconciled(
-        kube,
-        std::slice::from_ref(&job),
-        std::slice::from_mut(&mut row),
-    )
-    .await;
-    crate::ops::list::mark_gang(
+    crate::ops::list::mark_reasons(
         kube,
         std::slice::from_ref(&job),
         &pods,

@@ -280,9 +280,7 @@ pub async fn list(
             mark_unschedulable(kube, ns, &mut pods).await;
             let typed_jobs = jobs.iter().map(typed).collect::<Result<Vec<_>>>()?;
             let mut rows = rows(&typed_jobs, &pods, Timestamp::now());
-            mark_queued(kube, &typed_jobs, &mut rows).await;
-            mark_unreconciled(kube, &typed_jobs, &mut rows).await;
-            mark_gang(kube, &typed_jobs, &pods, &mut rows).await;
+            mark_reasons(kube, &typed_jobs, &pods, &mut rows).await;
             if wide {
                 mark_progress(kube, &pods, &mut rows).await;
             }
@@ -422,6 +420,64 @@ async fn mark_progress(kube: &Kube, pods: &[PodRow], rows: &mut [JobRow]) {
 /// `<none>`: a list must not cost a request per row.
 const QUEUED_ASKED: usize = 20;
 
+/// What REASON says beyond kubectl's STATUS, in one order for `list` and `get` (one story with
+/// `wait` and `diagnose`): Kueue's hold, nothing reconciling it, a gang that waits, a replica
+/// taken away whose pod is gone.
+pub(crate) async fn mark_reasons(
+    kube: &Kube,
+    jobs: &[TFJob],
+    pods: &[PodRow],
+    rows: &mut [JobRow],
+) {
+    mark_queued(kube, jobs, rows).await;
+    mark_unreconciled(kube, jobs, rows).await;
+    mark_gang(kube, jobs, pods, rows).await;
+    mark_taken_away(kube, rows).await;
+}
+
+/// A failed job whose replica was preempted, evicted or lost with its node has often no pod
+/// left to show it (the operator's cleanPodPolicy, the taint manager): the event outlives the
+/// pod, and names the replica and why as `wait` and `diagnose` name it
+/// (`Worker-1: PreemptionByScheduler: …`). One list of events per such reason, made only when
+/// a failed row has no REASON. Best effort, as [`mark_unschedulable`].
+async fn mark_taken_away(kube: &Kube, rows: &mut [JobRow]) {
+    let bare = |r: &JobRow| r.state == "Failed" && r.reason == "<none>";
+    if !rows.iter().any(bare) {
+        return;
+    }
+    let mut namespaces: Vec<&str> = rows
+        .iter()
+        .filter(|r| bare(r))
+        .map(|r| r.namespace.as_str())
+        .collect();
+    namespaces.dedup();
+    let ns = (namespaces.len() == 1).then(|| namespaces[0].to_string());
+    for (reason, shown) in [
+        ("Preempted", "PreemptionByScheduler"),
+        ("TaintManagerEviction", "DeletionByTaintManager"),
+        ("Evicted", "Evicted"),
+    ] {
+        if !rows.iter().any(bare) {
+            return;
+        }
+        let latest = latest_events(kube, ns.as_deref(), reason).await;
+        for row in rows.iter_mut().filter(|r| bare(r)) {
+            let mut found: Vec<(String, &str)> = latest
+                .iter()
+                .filter(|((ns, _), _)| *ns == row.namespace)
+                .filter_map(|((_, pod), (_, msg))| {
+                    crate::diagnose::failure::label_from_pod_name(pod, &row.name)
+                        .map(|l| (l, msg.as_str()))
+                })
+                .collect();
+            found.sort_by_key(|(l, _)| crate::print::jobview::replica_order(l));
+            if let Some((label, msg)) = found.first() {
+                row.reason = format!("{label}: {shown}: {}", cluster::pod::brief(msg));
+            }
+        }
+    }
+}
+
 /// A job Kueue holds (State `Queued`) says why in REASON, from its Workload, as `wait` and
 /// `diagnose` say it (`placement::queue_state`). Best effort: without Kueue's API or the right
 /// to read Workloads, the REASON stays `<none>`.
@@ -549,7 +605,8 @@ pub(crate) async fn mark_unschedulable(kube: &Kube, namespace: Option<&str>, pod
     let causes: [(&str, &str, Explains); 4] = [
         ("FailedScheduling", "Unschedulable", &waiting),
         ("Evicted", "Evicted", &gone),
-        ("Preempted", "Preempted", &gone),
+        // Named as the pod's DisruptionTarget condition names it, as wait and diagnose do.
+        ("Preempted", "PreemptionByScheduler", &gone),
         ("TaintManagerEviction", "DeletionByTaintManager", &gone),
     ];
     for (reason, shown, explains) in causes {

@@ -241,6 +241,30 @@ fn time_of(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> 
     t.map(|t| t.0)
 }
 
+/// Seconds since the last restart, from kubectl's RESTARTS cell (`4 (2m30s ago)`, written by
+/// apimachinery's `duration.HumanDuration`: units y, d, h, m, s).
+fn restarted_ago(cell: &str) -> Option<i64> {
+    let ago = cell.split_once('(')?.1.strip_suffix(" ago)")?;
+    let (mut total, mut n, mut any) = (0i64, 0i64, false);
+    for c in ago.chars() {
+        if let Some(d) = c.to_digit(10) {
+            n = n.checked_mul(10)?.checked_add(i64::from(d))?;
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            'y' => 365 * 86_400,
+            _ => return None,
+        };
+        total = total.checked_add(n.checked_mul(unit)?)?;
+        (n, any) = (0, true);
+    }
+    any.then_some(total)
+}
+
 /// Builds the row of `job` from its pods' Table rows.
 pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
     let mut running: BTreeMap<String, i32> = BTreeMap::new();
@@ -252,7 +276,21 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
             .get(model::LABEL_REPLICA_TYPE)
             .map(|t| t.to_lowercase())
             .unwrap_or_default();
-        if p.status == "Running" {
+        // A replica restarting over and over runs only between two back-offs: judged by its
+        // restarts, as diagnose, wait and probe judge a crash loop, not by the moment sampled.
+        let restarts = p
+            .restarts
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(0);
+        let recovered = p.status == "Running"
+            && restarted_ago(&p.restarts)
+                .is_some_and(|s| s > crate::diagnose::failure::BACKOFF_RESET_SECS);
+        let looping = restarts >= crate::diagnose::DEFAULT_MAX_RESTARTS
+            && p.status != "Completed"
+            && !recovered;
+        if p.status == "Running" && !looping {
             *running.entry(rtype.clone()).or_default() += 1;
         } else if p.status != "Completed" {
             let idx = p
@@ -265,7 +303,13 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
                 "{}-{idx}",
                 crate::cluster::pod::canonical_replica_type(&rtype)
             );
-            stuck.push((label, p.status.clone()));
+            // kubectl's word where it already says so; where the moment hides it, the loop.
+            let status = if looping && p.status != "CrashLoopBackOff" {
+                format!("CrashLoop ({restarts} restarts, now {})", p.status)
+            } else {
+                p.status.clone()
+            };
+            stuck.push((label, status));
         }
         if !p.node.is_empty() && p.node != "<none>" && !nodes.contains(&p.node) {
             nodes.push(p.node.clone());
@@ -397,6 +441,46 @@ pub fn tf_config_shape(job: &TFJob) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A replica past the restart threshold is a crash loop in REASON whatever STATUS the
+    /// moment shows, until it has run past the kubelet's back-off reset (10 minutes): then
+    /// the kubelet recovered it, as `diagnose`, `probe` and `wait` judge it.
+    #[test]
+    fn a_crash_loop_is_named_until_the_kubelet_has_recovered_it() {
+        let job: TFJob = serde_json::from_value(serde_json::json!({
+            "apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+            "metadata": {"name": "j", "namespace": "ns"},
+            "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+                "containers": [{"name": "tensorflow", "image": "i"}]}}}}}}))
+        .unwrap();
+        let row = |status: &str, restarts: &str| {
+            let p = PodRow {
+                namespace: "ns".into(),
+                name: "j-worker-0".into(),
+                labels: [
+                    (model::LABEL_REPLICA_TYPE.to_string(), "worker".to_string()),
+                    (model::LABEL_REPLICA_INDEX.to_string(), "0".to_string()),
+                ]
+                .into(),
+                status: status.into(),
+                restarts: restarts.into(),
+                ..Default::default()
+            };
+            job_row(&job, &[&p], Timestamp::now()).reason
+        };
+        assert_eq!(
+            row("Running", "4 (2m10s ago)"),
+            "Worker-0: CrashLoop (4 restarts, now Running)"
+        );
+        assert_eq!(
+            row("Error", "4 (3h ago)"),
+            "Worker-0: CrashLoop (4 restarts, now Error)"
+        );
+        assert_eq!(row("Running", "4 (12m ago)"), "<none>");
+        assert_eq!(row("Running", "2 (5s ago)"), "<none>");
+        assert_eq!(restarted_ago("4 (1d2h ago)"), Some(93_600));
+        assert_eq!(restarted_ago("0"), None);
+    }
     use k8s_openapi::jiff::SignedDuration;
 
     #[test]
