@@ -182,3 +182,46 @@ pub fn label_value(v: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The namespace an object goes to, for every verb that sends or checks one (one rule, one
+/// wording): the one it names, else `current` (`-n`'s, or the kubeconfig's). Only a namespace
+/// given with `-n` (`enforced`) binds: an object naming another is refused in kubectl's words
+/// (cli-runtime `pkg/resource/visitor.go`, `RequireNamespace`), after where it came from.
+pub fn object_namespace(
+    written: Option<&str>,
+    current: &str,
+    enforced: bool,
+    source: &str,
+) -> Result<String, String> {
+    match written.filter(|w| !w.is_empty()) {
+        Some(w) if enforced && w != current => Err(format!(
+            "{source}: the namespace from the provided object {w:?} does not match the \
+             namespace {current:?}. You must pass '--namespace={w}' to perform this operation."
+        )),
+        Some(w) => Ok(w.to_string()),
+        None => Ok(current.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::object_namespace as ns;
+
+    #[test]
+    fn an_objects_namespace_binds_only_against_the_flag() {
+        assert_eq!(ns(None, "team", true, "f"), Ok("team".into()));
+        assert_eq!(ns(Some(""), "team", true, "f"), Ok("team".into()));
+        assert_eq!(ns(Some("team"), "team", true, "f"), Ok("team".into()));
+        // The kubeconfig's namespace yields to the object's, as kubectl's does.
+        assert_eq!(ns(Some("other"), "default", false, "f"), Ok("other".into()));
+        assert_eq!(
+            ns(Some("other"), "team", true, "job.yaml"),
+            Err(
+                "job.yaml: the namespace from the provided object \"other\" does not match \
+                 the namespace \"team\". You must pass '--namespace=other' to perform this \
+                 operation."
+                    .into()
+            )
+        );
+    }
+}

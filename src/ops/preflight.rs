@@ -49,17 +49,15 @@ pub fn settle_namespace(kube: &Kube, job: &mut TFJob) -> Result<String> {
     Ok(namespace)
 }
 
-/// `-n` wins; a manifest naming another namespace is refused, as kubectl refuses it.
+/// By the one rule ([`crate::model::names::object_namespace`]).
 fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
-    match from_job {
-        Some(ns) if kube.namespace_from_flag && ns != kube.namespace => Err(Error::Usage(format!(
-            "the namespace from the provided object {ns:?} does not match the namespace {:?}; \
-             pass --namespace={ns} or remove metadata.namespace",
-            kube.namespace
-        ))),
-        Some(ns) => Ok(ns.to_string()),
-        None => Ok(kube.namespace.clone()),
-    }
+    crate::model::names::object_namespace(
+        from_job,
+        &kube.namespace,
+        kube.namespace_from_flag,
+        "the job",
+    )
+    .map_err(Error::Usage)
 }
 
 /// Reads the snapshot (retrying transient failures as a whole) and runs the pure model.

@@ -66,16 +66,13 @@ pub async fn run_server(ctx: &Context, opts: ValidateOptions, out: &mut Output) 
     let mut refused = Vec::new();
     for (label, doc) in &checked.jobs {
         let written = doc.pointer("/metadata/namespace").and_then(|v| v.as_str());
-        let namespace = match written {
-            Some(ns) if kube.namespace_from_flag && ns != kube.namespace => {
-                return Err(Error::Usage(format!(
-                    "{label}: the namespace from the document {ns:?} does not match the namespace {:?}; pass --namespace={ns} or remove metadata.namespace",
-                    kube.namespace
-                )));
-            }
-            Some(ns) => ns.to_string(),
-            None => kube.namespace.clone(),
-        };
+        let namespace = crate::model::names::object_namespace(
+            written,
+            &kube.namespace,
+            kube.namespace_from_flag,
+            label,
+        )
+        .map_err(Error::Usage)?;
         let mut body = doc.clone();
         body["metadata"]["namespace"] = namespace.clone().into();
         let collection = format!("/apis/kubeflow.org/v1/namespaces/{namespace}/tfjobs");

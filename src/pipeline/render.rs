@@ -328,21 +328,18 @@ fn strip_server_fields(value: &mut Value) -> Vec<String> {
     removed
 }
 
-/// `-n` fills in a manifest's namespace; a different one in the file is a conflict, as in kubectl.
+/// `-n` fills in a manifest's namespace; a different one in the file is a conflict, by the one
+/// rule ([`crate::model::names::object_namespace`]).
 fn apply_namespace(value: &mut Value, ns: Option<&str>, file: &str) -> Result<()> {
     let Some(ns) = ns else { return Ok(()) };
     let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) else {
         return Ok(()); // validation reports the missing metadata
     };
-    match meta.get("namespace").and_then(Value::as_str) {
-        Some(existing) if existing != ns => Err(Error::Usage(format!(
-            "the namespace in {file} ({existing}) does not match -n {ns}"
-        ))),
-        _ => {
-            meta.insert("namespace".into(), ns.into());
-            Ok(())
-        }
-    }
+    let written = meta.get("namespace").and_then(Value::as_str);
+    let settled =
+        crate::model::names::object_namespace(written, ns, true, file).map_err(Error::Usage)?;
+    meta.insert("namespace".into(), settled.into());
+    Ok(())
 }
 
 fn render_template(

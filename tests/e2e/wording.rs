@@ -211,3 +211,49 @@ fn error_paths_speak_in_words_not_debug_structures() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// One namespace rule, one wording (issue 59): a manifest naming another namespace than `-n`
+/// is refused alike by every verb that sends or checks it, in kubectl's words, before any
+/// write (exit 2); without `-n` the manifest's namespace is used, as kubectl uses it.
+#[test]
+fn a_namespace_the_file_and_the_flag_disagree_on_is_said_alike_by_every_verb() {
+    let secret = crate::submit::SECRET;
+    let c = crate::cluster(&format!(
+        "namespaces: [default, team, other]\nobjects:{secret}{}",
+        secret.replace("namespace: default", "namespace: other")
+    ));
+    let render = Cli::new(None, &{
+        let mut a = vec!["render"];
+        a.extend_from_slice(crate::submit::ARTICLE);
+        a
+    })
+    .run();
+    render.expect_code(0);
+    let body = render
+        .stdout
+        .replacen("metadata:\n", "metadata:\n  namespace: other\n", 1);
+    let (_d, path) = manifest_file(&body);
+    let file = path.to_str().unwrap();
+    let words = "the namespace from the provided object \"other\" does not match the namespace \
+                 \"team\". You must pass '--namespace=other' to perform this operation.";
+    for verb in [
+        vec!["submit", "-f", file, "-n", "team"],
+        vec!["check", "-f", file, "-n", "team"],
+        vec!["validate", "--dry-run=server", "-f", file, "-n", "team"],
+        vec!["submit", "-f", file, "-n", "team", "--dry-run=server"],
+    ] {
+        c.clear_requests();
+        let run = crate::tfjob(&c, &verb);
+        assert_eq!(run.code, 2, "{verb:?}: {}", run.all());
+        assert!(run.stdout.is_empty(), "{verb:?}: {}", run.stdout);
+        let first = run.stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error: ") && first.ends_with(words),
+            "{verb:?}: {}",
+            run.stderr
+        );
+        assert!(c.writes().is_empty(), "{verb:?}: {:?}", c.writes());
+    }
+    crate::tfjob(&c, &["submit", "-f", file, "--skip-capacity-check"]).exit(0);
+    assert!(c.get("tfjobs", Some("other"), "tf-dist-train").is_some());
+}
