@@ -270,7 +270,7 @@ fn submit_wait_keeps_waiting_while_queued_and_succeeds_once_admitted() {
 
 /// The first job holds 3 of gpu-cq's 4 GPUs; `second` (the same shape) is created and waits
 /// until its Workload says so (polled from the store: no timing).
-fn one_running_one_queued() -> tfjob_testcluster::TestCluster {
+pub(crate) fn one_running_one_queued() -> tfjob_testcluster::TestCluster {
     let c = cluster(&kueue(4, ""));
     tfjob(
         &c,

@@ -145,6 +145,106 @@ fn file(body: &str) -> (tempfile::TempDir, String) {
     (dir, p)
 }
 
+/// One story on the real kubelet (issue 59; tests/e2e/one_story.rs's table): `wait`,
+/// `diagnose`, `probe`, `list` and `get` on the same job, each with its code from the one exit
+/// table and the case's words: `judged` in wait's and diagnose's answer, `listed` in list's
+/// REASON and get's Problem (`None`: REASON `<none>`, no Problem). `flags` go to wait and
+/// diagnose alike (the same restart threshold gives the same verdict).
+struct Story<'a> {
+    job: &'a str,
+    wait: i32,
+    diagnose: i32,
+    probe: i32,
+    judged: &'a str,
+    listed: Option<&'a str>,
+    flags: &'a [&'a str],
+}
+
+fn one_story(plane: &ControlPlane, ns: &str, s: Story<'_>) {
+    let verb = |v: &[&str]| {
+        let mut a = vec!["-n", ns];
+        a.extend_from_slice(v);
+        tfjob(plane, &a)
+    };
+    let mut w = vec!["wait", s.job, "--timeout", "90s"];
+    w.extend_from_slice(s.flags);
+    let wait = verb(&w);
+    let mut d = vec!["diagnose", s.job, "--timeout", "90s"];
+    d.extend_from_slice(s.flags);
+    let diagnose = verb(&d);
+    let probe = verb(&["probe", s.job, "--timeout", "90s"]);
+    let list = verb(&["list"]);
+    let get = verb(&["get", s.job]);
+    assert_eq!(wait.code, s.wait, "wait\n{}", wait.all());
+    assert_eq!(diagnose.code, s.diagnose, "diagnose\n{}", diagnose.all());
+    assert_eq!(probe.code, s.probe, "probe\n{}", probe.all());
+    assert_eq!(list.code, 0, "{}", list.all());
+    assert_eq!(get.code, 0, "{}", get.all());
+    for (v, said) in [("wait", wait.all()), ("diagnose", diagnose.all())] {
+        assert!(
+            said.contains(s.judged),
+            "{v} does not name {:?}:\n{said}",
+            s.judged
+        );
+    }
+    let row = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(s.job))
+        .unwrap_or_default();
+    let problem = get
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Problem:"))
+        .unwrap_or_default();
+    match s.listed {
+        Some(words) => {
+            assert!(
+                row.contains(words),
+                "list does not name {words:?}:\n{}",
+                list.stdout
+            );
+            assert!(
+                problem.contains(words),
+                "get does not name {words:?}:\n{}",
+                get.stdout
+            );
+        }
+        None => {
+            assert!(row.ends_with("<none>"), "list:\n{}", list.stdout);
+            assert!(problem.is_empty(), "get:\n{}", get.stdout);
+        }
+    }
+}
+
+/// Waits (bounded by the kubelet's back-off, not timed) until `pod` has restarted `n` times.
+fn until_restarts(plane: &ControlPlane, ns: &str, pod: &str, n: u32) {
+    let restarts = || {
+        plane
+            .kubectl(&[
+                "-n",
+                ns,
+                "get",
+                "pod",
+                pod,
+                "-o",
+                "jsonpath={.status.containerStatuses[0].restartCount}",
+            ])
+            .stdout
+            .trim()
+            .parse::<u32>()
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+    while restarts() < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the kubelet never restarted {pod} {n} times"
+        );
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+}
+
 #[test]
 fn the_articles_shape_runs_and_every_replica_logs() {
     with_node!(plane, _g => {
@@ -204,6 +304,9 @@ fn submit_wait_finds_a_key_the_gateway_rejects_inside_the_real_pods() {
         assert!(!out.all().contains(revoked), "{}", out.all());
         let left = plane.kubectl(&["-n", &ns, "get", "tfjob", "key"]);
         assert_eq!(left.code, 0, "{}", left.all());
+        // Only a look inside sees it: list and get say what the cluster states (it runs).
+        one_story(plane, &ns, Story { job: "key", wait: 4, diagnose: 4, probe: 4,
+            judged: "401", listed: None, flags: &[] });
         let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
     })
 }
@@ -222,6 +325,11 @@ fn an_oom_killed_worker_is_named_with_its_limit() {
         assert_eq!(out.code, 4, "{}", out.all());
         assert!(out.stderr.contains("OOMKilled"), "{}", out.stderr);
         assert!(out.stderr.contains("64Mi"), "{}", out.stderr);
+        // Past three restarts every verb calls it a failure, whatever moment each samples
+        // (in back-off, or running again for an instant).
+        until_restarts(plane, &ns, "oom-worker-0", 3);
+        one_story(plane, &ns, Story { job: "oom", wait: 4, diagnose: 4, probe: 3,
+            judged: "OOMKilled", listed: Some("Worker-0: CrashLoop"), flags: &[] });
         let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
     })
 }
@@ -245,18 +353,12 @@ fn a_crash_loop_is_named_as_the_real_kubelet_shows_it() {
         assert!(diag.all().contains("ValueError") || diag.all().contains("Traceback"), "{}", diag.all());
         // Past three restarts, probe does not pass it whatever moment it catches (issue 46):
         // between two back-offs the real kubelet shows it running for a moment.
-        let restarts = || {
-            plane.kubectl(&["-n", &ns, "get", "pod", "crash-worker-0", "-o",
-                "jsonpath={.status.containerStatuses[0].restartCount}"]).stdout.trim().parse::<u32>().unwrap_or(0)
-        };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
-        while restarts() < 3 {
-            assert!(std::time::Instant::now() < deadline, "the kubelet never restarted it 3 times");
-            std::thread::sleep(std::time::Duration::from_secs(2));
-        }
+        until_restarts(plane, &ns, "crash-worker-0", 3);
         let probe = tfjob(plane, &["-n", &ns, "probe", "crash", "--timeout", "60s"]);
         assert_eq!(probe.code, 3, "{}", probe.all());
         assert!(probe.stdout.lines().next().unwrap_or_default().starts_with("Worker-0: not probed: "), "{}", probe.all());
+        one_story(plane, &ns, Story { job: "crash", wait: 4, diagnose: 4, probe: 3,
+            judged: "Worker-0: ValueError: bad shape", listed: Some("Worker-0: CrashLoop"), flags: &[] });
         let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
     })
 }
