@@ -217,6 +217,34 @@ fn crash_loop_with_log_tail() {
     assert!(text.contains("  | ValueError: bad shape\n"), "{text}");
 }
 
+/// Past the restart threshold and running between two back-offs: a crash loop; the same
+/// container running for 11 minutes since its last crash has outlived the kubelet's back-off
+/// reset (2 × 300s): recovered, a warning, as `wait`, `probe` and `list` judge it.
+#[test]
+fn a_crash_loop_is_history_once_the_kubelet_has_recovered_it() {
+    for (since, grade, state) in [
+        (30, Grade::Fail, "crash loop (running between restarts)"),
+        (700, Grade::Warning, "restarted (running again)"),
+    ] {
+        let mut s = healthy_with(&[("Worker", 1)], &["Created", "Running"]);
+        let mut p = crashed(pod_json("worker", 0), 1, "Error", 5);
+        p["status"]["containerStatuses"][0]["state"] =
+            json!({"running": {"startedAt": ago(since - 5)}});
+        p["status"]["containerStatuses"][0]["ready"] = json!(true);
+        p["status"]["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"] =
+            json!(ago(since));
+        set_pods(&mut s, vec![p]);
+        let d = diagnose(&s);
+        let r: Vec<_> = of(&d, Layer::Runtime)
+            .into_iter()
+            .filter(|f| f.summary.contains("exit code 1"))
+            .collect();
+        assert_eq!(r.len(), 1, "{since}: {:#?}", d.findings);
+        assert_eq!(r[0].verdict, grade, "{since}: {}", r[0].summary);
+        assert!(r[0].summary.starts_with(state), "{since}: {}", r[0].summary);
+    }
+}
+
 #[test]
 fn oom_killed_suggests_more_memory() {
     let mut s = healthy_with(&[("Worker", 1)], &["Created", "Running"]);
