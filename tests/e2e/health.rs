@@ -14,7 +14,7 @@ const OTHER_KEY: &str = "sk-e2e-rotated-key-ffff-eeee-dddd";
 
 /// The article's job on a cluster whose worker-1 behaves as `behaviour` (YAML under its
 /// match) and whose gateway takes `TEST_KEY`; submitted without waiting.
-fn article_with_worker_1(behaviour: &str, flags: &[&str]) -> TestCluster {
+pub(crate) fn article_with_worker_1(behaviour: &str, flags: &[&str]) -> TestCluster {
     let c = cluster(&format!(
         "gatewayKey: {TEST_KEY}\ncontainerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n{behaviour}\nobjects:{SECRET}"
     ));
@@ -25,7 +25,7 @@ fn article_with_worker_1(behaviour: &str, flags: &[&str]) -> TestCluster {
 }
 
 /// Waits (bounded, not timed) until some pod of the job satisfies `pred`.
-fn until_pod(c: &TestCluster, what: &str, pred: impl Fn(&serde_json::Value) -> bool) {
+pub(crate) fn until_pod(c: &TestCluster, what: &str, pred: impl Fn(&serde_json::Value) -> bool) {
     let seen = c.wait_for(Duration::from_secs(30), |c| {
         c.list("pods", Some("default")).iter().any(&pred)
     });

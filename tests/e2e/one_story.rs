@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use tfjob_testcluster::TestCluster;
 
+use crate::health::{article_with_worker_1, until_pod};
 use crate::submit::{SECRET, submit_args};
-use crate::{Run, TEST_KEY, args, cluster, tfjob};
+use crate::{Run, args, cluster, tfjob};
 
 const OTHER_KEY: &str = "sk-e2e-rotated-key-ffff-eeee-dddd";
 
@@ -166,35 +167,11 @@ fn a_gang_that_never_fits() -> Case {
     }
 }
 
-/// The article's job whose worker-1 behaves as `behaviour` (YAML under its match), with the
-/// submit flags `flags`; the gateway takes `gateway_key`.
-fn article_with_worker_1(gateway_key: &str, behaviour: &str, flags: &[&str]) -> TestCluster {
-    let c = cluster(&format!(
-        "gatewayKey: {gateway_key}\ncontainerBehaviour:\n- match: {{replicaType: worker, index: 1}}\n{behaviour}\nobjects:{SECRET}"
-    ));
-    let mut all = vec!["--skip-capacity-check"];
-    all.extend_from_slice(flags);
-    tfjob(&c, &submit_args(&all)).exit(0);
-    c
-}
-
-/// Waits (bounded, not timed) until some pod of the job satisfies `pred`.
-fn until_pod(c: &TestCluster, what: &str, pred: impl Fn(&serde_json::Value) -> bool) {
-    let seen = c.wait_for(Duration::from_secs(30), |c| {
-        c.list("pods", Some("default")).iter().any(&pred)
-    });
-    assert!(seen, "never saw a pod {what}");
-}
-
 /// Worker-1 exits 1 again and again under the operator's default policy: the kubelet
 /// restarts it with back-off. Past the restart threshold it is a failure for every verb,
 /// whatever moment each samples (running between two back-offs, or waiting in one).
 fn a_crash_loop() -> Case {
-    let c = article_with_worker_1(
-        TEST_KEY,
-        "  exitCode: 1\n  runMs: 100\n  crashLoop: true",
-        &[],
-    );
+    let c = article_with_worker_1("  exitCode: 1\n  runMs: 100\n  crashLoop: true", &[]);
     until_pod(&c, "restarted 3 times", |p| {
         p["status"]["containerStatuses"][0]["restartCount"]
             .as_i64()
@@ -216,7 +193,6 @@ fn a_crash_loop() -> Case {
 /// kill is named by the kubelet's reason, not by exit code 137.
 fn an_oom_kill() -> Case {
     let c = article_with_worker_1(
-        TEST_KEY,
         "  exitCode: 137\n  oomKilled: true\n  runMs: 100",
         &["--restart-policy", "Never"],
     );
@@ -238,7 +214,6 @@ fn an_oom_kill() -> Case {
 /// no failure for any verb; `diagnose` names it as a warning.
 fn an_eviction_recovered() -> Case {
     let c = article_with_worker_1(
-        TEST_KEY,
         "  disruption: evicted\n  runMs: 200",
         &["--restart-policy", "OnFailure"],
     );
@@ -269,7 +244,7 @@ fn an_eviction_recovered() -> Case {
 /// Preempted by kube-scheduler under the default policy: the job fails, and the kill is
 /// named by who made it (the DisruptionTarget condition and the `Preempted` event).
 fn a_preemption() -> Case {
-    let c = article_with_worker_1(TEST_KEY, "  disruption: preempted\n  runMs: 200", &[]);
+    let c = article_with_worker_1("  disruption: preempted\n  runMs: 200", &[]);
     crate::until_failed(&c, "tf-dist-train");
     Case {
         name: "a preemption",
@@ -286,7 +261,7 @@ fn a_preemption() -> Case {
 /// Worker-1's node stops reporting: its pod stays Terminating (no kubelet confirms), the
 /// taint manager's event names why, and the operator fails the job.
 fn a_node_not_ready() -> Case {
-    let c = article_with_worker_1(TEST_KEY, "  disruption: nodeNotReady\n  runMs: 200", &[]);
+    let c = article_with_worker_1("  disruption: nodeNotReady\n  runMs: 200", &[]);
     crate::until_failed(&c, "tf-dist-train");
     Case {
         name: "a node not ready",
@@ -347,7 +322,6 @@ fn a_key_the_gateway_rejects() -> Case {
 /// start-up grace, a stuck replica for the verbs that read the logs.
 fn a_peer_never_reached() -> Case {
     let c = article_with_worker_1(
-        TEST_KEY,
         "  log: \"Epoch 1/10\\nUnavailableError: failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.7:2222: Failed to connect to remote host: Connection refused\\n\"",
         &[],
     );
