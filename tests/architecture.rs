@@ -293,3 +293,23 @@ fn no_module_in_ops_is_named_after_a_kind_outside_the_workload() {
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Issue 59: a job's name is read off the command line once, in `commands/` (or by `mcp/`, which
+/// sits above it); everything below takes the parsed `Target` or name. `cluster/mod.rs` defines
+/// the parsers.
+#[test]
+fn names_are_parsed_only_in_commands() {
+    let parsers = ["parse_job_name(", "Target::parse("];
+    let problems: Vec<String> = production_code()
+        .iter()
+        .filter(|(rel, _)| {
+            !rel.starts_with("commands/") && !rel.starts_with("mcp/") && rel != "cluster/mod.rs"
+        })
+        .flat_map(|(rel, code)| {
+            parsers.iter().filter(|p| code.contains(*p)).map(move |p| {
+                format!("src/{rel}: `{p}…`: parse the name in commands/ and pass it down")
+            })
+        })
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -78,7 +78,6 @@ pub fn exec(ctx: Context, args: DiagnoseArgs, out: &mut Output) -> Result<()> {
     )?;
     crate::ops::workload::tfjob_only(&target, "--save", args.save.is_some(), "")?;
     let opts = DiagnoseOptions {
-        name: target.name().to_string(),
         format: args.output,
         tail: args.tail,
         max_restarts: args.max_restarts,

@@ -210,11 +210,18 @@ pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
             .collect::<Result<Vec<_>>>()?;
         return block_on(&ctx, crate::ops::delete::wait_deleted(&ctx, &names, out));
     }
-    if let [one] = args.names.as_slice() {
-        let target = Target::parse(one, "wait")?;
-        crate::ops::workload::tfjob_only(&target, "--save", wait.save.is_some(), "")?;
+    // The names, parsed once here: one may be a JobSet (`jobset/NAME`); several are TFJobs.
+    let targets = match args.names.as_slice() {
+        [one] => vec![Target::parse(one, "wait")?],
+        many => many
+            .iter()
+            .map(|n| crate::cluster::parse_job_name(n, "wait").map(|n| Target::TfJob(n.into())))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    if let [target] = targets.as_slice() {
+        crate::ops::workload::tfjob_only(target, "--save", wait.save.is_some(), "")?;
         crate::ops::workload::tfjob_only(
-            &target,
+            target,
             "--for training",
             wait.wait_for == WaitFor::Training,
             &format!(
@@ -225,7 +232,7 @@ pub fn exec(ctx: Context, args: WaitArgs, out: &mut Output) -> Result<()> {
     }
     let opts = crate::ops::wait_many::WaitManyOptions {
         targets: crate::ops::wait_many::Targets {
-            names: args.names,
+            names: targets,
             selector: args.selector,
             all: args.all,
         },

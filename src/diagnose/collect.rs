@@ -568,11 +568,6 @@ pub(super) fn log_targets(pods: &[Pod]) -> Vec<(String, String, bool)> {
     crashing.into_iter().chain(running).take(MAX_LOGS).collect()
 }
 
-/// `tfjob/NAME`, `tfjobs.kubeflow.org/NAME` → `NAME` (the forms kubectl accepts).
-pub fn job_name(arg: &str) -> Result<&str> {
-    crate::cluster::parse_job_name(arg, "diagnose")
-}
-
 /// The command's outcome from the findings: success unless something failed.
 /// At most this many nodes are read to tell a lost node (issue 37).
 const MAX_NODES_READ: usize = 5;

@@ -33,7 +33,7 @@ use serde::Serialize;
 use crate::model::TFJob;
 pub use checks::QueueFacts;
 
-pub use collect::{MAX_LAST_LOG, collect, collect_within, job_name, outcome, read_last_logs};
+pub use collect::{MAX_LAST_LOG, collect, collect_within, outcome, read_last_logs};
 
 /// The CRD and operator facts come from [`crate::cluster`], which owns them for every command.
 pub use crate::cluster::{CrdState, OperatorState};

@@ -25,8 +25,8 @@ use crate::output::{Output, ReportFormat};
 /// Which jobs to wait for.
 #[derive(Debug, Clone, Default)]
 pub struct Targets {
-    /// As given on the command line (`NAME`, `tfjob/NAME`, …).
-    pub names: Vec<String>,
+    /// The jobs named on the line, parsed once by `commands/wait.rs`.
+    pub names: Vec<cluster::Target>,
     /// `-l`.
     pub selector: Option<String>,
     /// `--all` (this namespace).
@@ -67,25 +67,25 @@ pub async fn run(ctx: &Context, opts: WaitManyOptions, out: &mut Output) -> Resu
     }
     // One job by name: the one-job wait as it always was (live progress on a terminal), or
     // a JobSet followed by its status.
-    if let [name] = targets.names.as_slice() {
-        if let cluster::Target::JobSet(name) = cluster::Target::parse(name, "wait")? {
+    if let [target] = targets.names.as_slice() {
+        if let cluster::Target::JobSet(name) = target {
             let kube = ctx.kube().await?;
-            let js = crate::ops::workload::jobset::read_jobset(kube, &name).await?;
+            let js = crate::ops::workload::jobset::read_jobset(kube, name).await?;
             let api = crate::ops::workload::jobset::jobsets(kube);
             let once = opts.timeout.is_zero();
             return crate::ops::workload::jobset::follow(kube, &api, &js, opts.wait_for, once, out)
                 .await;
         }
         let one = WaitJobOptions {
-            name: name.clone(),
+            name: target.name().to_string(),
             wait: opts.clone(),
             format,
         };
         return wait::run(ctx, one, out).await;
     }
     let mut names = Vec::new();
-    for n in &targets.names {
-        let n = cluster::parse_job_name(n, "wait")?.to_string();
+    for t in &targets.names {
+        let n = t.name().to_string();
         if !names.contains(&n) {
             names.push(n);
         }

@@ -102,15 +102,6 @@ fn logs_read_for_crashing_pods_first_and_capped() {
 }
 
 #[test]
-fn job_name_accepts_kind_prefixes() {
-    assert_eq!(job_name("mnist").unwrap(), "mnist");
-    assert_eq!(job_name("tfjob/mnist").unwrap(), "mnist");
-    assert_eq!(job_name("tfjobs.kubeflow.org/mnist").unwrap(), "mnist");
-    assert!(job_name("pod/mnist").is_err());
-    assert!(job_name("tfjob/").is_err());
-}
-
-#[test]
 fn job_not_found() {
     let mut s = healthy();
     s.job = None;

@@ -6,7 +6,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::collect::{crd_state, job_name, log_targets, operator_state, outcome, without_values};
+use super::collect::{crd_state, log_targets, operator_state, outcome, without_values};
 use super::*;
 use crate::error::Error;
 use crate::print::diagnosis::{compact, text as render_text};

@@ -34,8 +34,6 @@ pub enum InPod {
 /// What `diagnose` looks at and how it reports (the flags, clap-free).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiagnoseOptions {
-    /// The job, in any form kubectl accepts (`NAME`, `tfjob/NAME`).
-    pub name: String,
     pub format: DiagnoseFormat,
     /// Log lines per excerpt.
     pub tail: i64,
@@ -61,7 +59,7 @@ pub async fn run(
     if let crate::cluster::Target::JobSet(name) = target {
         return crate::ops::workload::jobset::diagnose(ctx, name, out).await;
     }
-    let name = diagnose::job_name(&opts.name)?.to_string();
+    let name = target.name().to_string();
     let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
     // `--timeout` is the command's deadline, the context's alone. The verdict's reads first; log

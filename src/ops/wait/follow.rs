@@ -46,13 +46,11 @@ const CRASH_LOG_LINES: usize = 5;
 /// `--for training`: how often the running replicas' last lines are read while no step shows.
 const LOOK_EVERY: Duration = Duration::from_secs(5);
 
-/// `kubectl tfjob wait NAME`: `opts.name` as given on the command line (`NAME`,
-/// `tfjob/NAME`, …).
+/// `kubectl tfjob wait NAME`.
 pub async fn run(ctx: &Context, opts: WaitJobOptions, out: &mut Output) -> Result<()> {
-    let name = cluster::parse_job_name(&opts.name, "wait")?.to_string();
     let kube = ctx.kube().await?;
     let namespace = kube.namespace.clone();
-    follow(kube, &namespace, &name, &opts.wait, opts.format, out).await
+    follow(kube, &namespace, &opts.name, &opts.wait, opts.format, out).await
 }
 
 /// Follows one job; shared with `submit --wait`.

@@ -212,7 +212,7 @@ impl Default for WaitOptions {
 /// `kubectl tfjob wait NAME`'s options: the job, how long and for what, and how to report.
 #[derive(Debug, Clone, Default)]
 pub struct WaitJobOptions {
-    /// As given on the command line (`NAME`, `tfjob/NAME`, …).
+    /// The TFJob's name, parsed by `commands/wait.rs`.
     pub name: String,
     pub wait: WaitOptions,
     /// Text (live progress on a terminal, a line per change otherwise) or NDJSON.
