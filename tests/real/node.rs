@@ -363,6 +363,34 @@ fn a_crash_loop_is_named_as_the_real_kubelet_shows_it() {
     })
 }
 
+/// A worker that exits 3 under restartPolicy Never: the operator fails the job, and every verb
+/// tells it as the simulated table's "a replica fails" case does (tests/e2e/one_story.rs).
+#[test]
+fn a_failed_replica_is_one_story_on_the_real_kubelet() {
+    with_node!(plane, _g => {
+        let ns = namespace(plane, "node-fail");
+        let body = job("fail", 0, 1, |j| {
+            j["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "Never".into();
+            worker(j)["command"] = json!(["python3", "-c", "import sys;sys.exit(3)"]);
+        });
+        let (_d, path) = file(&body);
+        let out = tfjob(plane, &["-n", &ns, "submit", "-f", &path]);
+        assert_eq!(out.code, 0, "{}", out.all());
+        let failed = || {
+            plane.kubectl(&["-n", &ns, "get", "tfjob", "fail", "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Failed\")].status}"]).stdout.trim() == "True"
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+        while !failed() {
+            assert!(std::time::Instant::now() < deadline, "the job never failed");
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+        one_story(plane, &ns, Story { job: "fail", wait: 4, diagnose: 4, probe: 3,
+            judged: "Worker-0: ExitCode 3", listed: Some("Worker-0"), flags: &[] });
+        let _ = plane.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    })
+}
+
 /// A worker that logs a gRPC failure to reach a peer and keeps running, as one that starts
 /// before its PS does: by the real kubelet's timestamps it has done so for seconds, so wait
 /// and diagnose agree it is not a failure yet, and wait says so (issue 46).
