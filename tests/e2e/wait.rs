@@ -1,4 +1,5 @@
-//! `wait` and `diagnose` end to end: each way a job gets stuck, found and explained.
+//! `wait` end to end: each way a job gets stuck, found and explained (diagnose's own tests are
+//! in [`crate::diagnose`]).
 
 use serde_json::json;
 
@@ -7,7 +8,7 @@ use crate::{args, cluster, tfjob};
 
 /// Submits the article's job on a cluster built from `scenario` (the Secret is added), past the
 /// capacity pre-flight: these tests are about a job already created that gets stuck.
-fn submitted(scenario: &str) -> tfjob_testcluster::TestCluster {
+pub(crate) fn submitted(scenario: &str) -> tfjob_testcluster::TestCluster {
     let c = cluster(&format!("{scenario}\nobjects:{SECRET}"));
     tfjob(&c, &submit_args(&["--skip-capacity-check"])).expect_code(0);
     c
@@ -511,48 +512,6 @@ fn ctrl_c_leaves_the_job_alone_and_says_how_to_resume() {
 }
 
 #[test]
-fn diagnose_reports_healthy_and_broken_jobs_in_text_and_json() {
-    // Healthy includes a gateway that takes the pods' key: diagnose looks inside the pods.
-    let c = submitted(&format!("gatewayKey: {}", crate::TEST_KEY));
-    tfjob(
-        &c,
-        &args("wait tf-dist-train --for all-running --timeout 30s"),
-    )
-    .expect_code(0);
-    let run = tfjob(&c, &args("diagnose tf-dist-train"));
-    run.exit(0);
-    run.stdout_has("[ok]   CRD");
-    run.stdout_has("4/4 pods, 4/4 services");
-
-    let c = submitted("missingImages: ['tensorflow/tensorflow:2.13.0-gpu']");
-    assert!(c.wait_for(std::time::Duration::from_secs(10), |c| {
-        c.list("pods", Some("default")).iter().any(|p| {
-            p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ImagePullBackOff"
-        })
-    }));
-    let run = tfjob(&c, &args("diagnose tf-dist-train -o json"));
-    run.exit(4);
-    let diagnosis: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let runtime = diagnosis["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["layer"] == "runtime")
-        .unwrap();
-    assert_eq!(runtime["verdict"], "fail");
-    assert!(
-        runtime
-            .to_string()
-            .contains("tensorflow/tensorflow:2.13.0-gpu"),
-        "{runtime}"
-    );
-
-    let run = tfjob(&c, &args("diagnose nope"));
-    run.exit(3);
-    run.stderr_has("kubectl get tfjobs -n default");
-}
-
-#[test]
 fn replicas_that_each_crash_then_run_end_submit_wait_with_success() {
     // Every replica exits twice while the others come up, then trains: routine under
     // OnFailure (the templates' policy), not a failure. The settle window outlasts the
@@ -902,79 +861,4 @@ fn a_namespace_deleted_mid_wait_is_said_once() {
         .filter(|l| !l.starts_with("tfjob/") && !l.trim().is_empty())
         .count();
     assert!(other <= 3, "{other} lines besides progress:\n{stderr}");
-}
-
-/// `diagnose`: every row names its layer, and `-o json` speaks camelCase with pod counts as
-/// numbers, as `check -o json` and kubectl do.
-#[test]
-fn diagnose_names_every_rows_layer_and_its_json_is_camel_case() {
-    let c = cluster("");
-    // A job the operator failed: the controller row is ok, the job's failure is another row.
-    c.insert(
-        serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
-        "metadata": {"name": "bad", "namespace": "default"},
-        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2, "restartPolicy": "Never",
-            "template": {"spec": {"containers": [{"name": "tensorflow",
-                "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}),
-    );
-    let mut pods = 0;
-    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
-        pods = c.list("pods", Some("default")).len();
-        pods == 2
-    }));
-    c.exit_container("default", "bad-worker-0", "tensorflow", 1);
-    assert!(c.wait_for(std::time::Duration::from_secs(30), |c| {
-        c.get("tfjobs", Some("default"), "bad").is_some_and(|j| {
-            j["status"]["conditions"].as_array().is_some_and(|cs| {
-                cs.iter()
-                    .any(|x| x["type"] == "Failed" && x["status"] == "True")
-            })
-        })
-    }));
-    let run = tfjob(&c, &["diagnose", "bad"]);
-    for line in run.stdout.lines().filter(|l| l.starts_with('[')) {
-        let label = line[7..].split_whitespace().next().unwrap_or("");
-        assert!(
-            [
-                "CRD",
-                "Controller",
-                "Queue",
-                "Objects",
-                "Scheduling",
-                "Runtime"
-            ]
-            .contains(&label),
-            "a row without its layer: {line:?}\n{}",
-            run.stdout
-        );
-    }
-    let run = tfjob(&c, &["diagnose", "bad", "-o", "json"]);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    out.push(k.clone());
-                    keys(x, out);
-                }
-            }
-            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
-            _ => {}
-        }
-    }
-    let mut all = Vec::new();
-    keys(&v, &mut all);
-    assert!(
-        all.iter().all(|k| !k.contains('_')),
-        "snake_case keys: {all:?}"
-    );
-    assert!(all.iter().any(|k| k == "nextStep"), "{all:?}");
-    assert!(v["pods"].is_object(), "{}", v["pods"]);
-    let total: u64 = v["pods"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|n| n.as_u64().unwrap())
-        .sum();
-    assert_eq!(total, 2, "{}", v["pods"]);
 }
