@@ -350,32 +350,38 @@ pub(crate) async fn progress(
         .copied()
         .filter(|p| p.status == "Running")
         .filter_map(|p| {
-            let t = crate::cluster::pod::canonical_replica_type(
-                p.labels.get(model::LABEL_REPLICA_TYPE)?,
-            );
+            let t = p.labels.get(model::LABEL_REPLICA_TYPE)?;
             let i = p.labels.get(model::LABEL_REPLICA_INDEX)?;
-            crate::diagnose::progress::logs_steps(&t).then(|| (format!("{t}-{i}"), p))
+            super::progress::logs_steps(t).then(|| {
+                let label = format!("{}-{i}", crate::cluster::pod::canonical_replica_type(t));
+                (label, p)
+            })
         })
         .collect();
     trainers.sort_by_key(|(l, _)| jobview::replica_order(&l.to_lowercase()));
-    let mut out = Vec::new();
-    for (label, pod) in trainers.into_iter().take(max) {
-        let api: Api<k8s_openapi::api::core::v1::Pod> =
-            Api::namespaced(kube.client.clone(), &pod.namespace);
-        let read = cluster::bounded::recent_lines(&api, &pod.name, model::DEFAULT_CONTAINER_NAME);
-        let Some(Ok(log)) = budget.attempt(read).await else {
-            continue;
-        };
-        let progress = crate::diagnose::progress::of_log(&log, None);
-        let at = match (progress, short) {
-            (Some(p), false) => p.summary(),
-            // A table cell: where it is, nothing more.
-            (Some(p), true) => p.position(),
-            (None, _) => crate::diagnose::progress::NO_STEP_YET.into(),
-        };
-        out.push((label, at));
-    }
-    out
+    let asked = trainers
+        .into_iter()
+        .take(max)
+        .map(|(label, p)| super::progress::Trainer {
+            key: label,
+            namespace: p.namespace.clone(),
+            pod: p.name.clone(),
+            container: model::DEFAULT_CONTAINER_NAME.into(),
+        })
+        .collect();
+    super::progress::read(kube, asked, None, budget)
+        .await
+        .into_iter()
+        .map(|(label, progress)| {
+            let at = match (progress, short) {
+                (Some(p), false) => p.summary(),
+                // A table cell: where it is, nothing more.
+                (Some(p), true) => p.position(),
+                (None, _) => crate::diagnose::progress::NO_STEP_YET.into(),
+            };
+            (label, at)
+        })
+        .collect()
 }
 
 /// The decoration budget of a day-two read: 2 s, within the command's deadline.

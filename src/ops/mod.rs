@@ -40,6 +40,7 @@ pub mod logs;
 pub mod pod_dry_run;
 pub mod preflight;
 pub mod probe;
+pub mod progress;
 pub mod queue;
 pub mod queue_suspend;
 pub mod readiness;

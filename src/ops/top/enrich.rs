@@ -12,13 +12,12 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
-use kube::api::Api;
 use regex::Regex;
 
+use crate::cluster::Kube;
 use crate::cluster::budget::Budget;
 use crate::cluster::podexec::{self, Ended};
 use crate::cluster::prometheus::{self, PromService};
-use crate::cluster::{self, Kube};
 use crate::diagnose::gpu_use::{self, GpuUse};
 use crate::diagnose::progress;
 use crate::model;
@@ -199,30 +198,35 @@ pub async fn progress(
     pattern: Option<&Regex>,
     budget: &Budget,
 ) -> ByPod<String> {
-    let trainers = pods.iter().filter(|p| {
-        running(p)
-            && p.labels()
-                .get(model::LABEL_REPLICA_TYPE)
-                .is_some_and(|t| progress::logs_steps(&cluster::pod::canonical_replica_type(t)))
-    });
-    futures::stream::iter(trainers.map(|p| async move {
-        let (ns, name) = key(p);
-        let api: Api<Pod> = Api::namespaced(kube.client.clone(), &ns);
-        let c = container(p)?;
-        let log = budget
-            .attempt(cluster::bounded::recent_lines(&api, &name, &c))
-            .await?
-            .ok()?;
-        let cell = match progress::of_log(&log, pattern) {
-            Some(p) => cell(&p),
-            None => progress::NO_STEP_YET.into(),
-        };
-        Some((key(p), cell))
-    }))
-    .buffer_unordered(PARALLEL)
-    .filter_map(|r| async move { r })
-    .collect()
-    .await
+    let trainers = pods
+        .iter()
+        .filter(|p| {
+            running(p)
+                && p.labels()
+                    .get(model::LABEL_REPLICA_TYPE)
+                    .is_some_and(|t| crate::ops::progress::logs_steps(t))
+        })
+        .filter_map(|p| {
+            let (namespace, pod) = key(p);
+            Some(crate::ops::progress::Trainer {
+                key: key(p),
+                namespace,
+                pod,
+                container: container(p)?,
+            })
+        })
+        .collect();
+    crate::ops::progress::read(kube, trainers, pattern, budget)
+        .await
+        .into_iter()
+        .map(|(k, p)| {
+            let cell = match p {
+                Some(p) => cell(&p),
+                None => progress::NO_STEP_YET.into(),
+            };
+            (k, cell)
+        })
+        .collect()
 }
 
 /// A table cell: the step, of how many, and the rate.
