@@ -160,6 +160,17 @@ pub(super) fn failing_column(replicas: &[ReplicaProbe]) -> Option<String> {
     None
 }
 
+/// Why a replica's pod is not probed, as a replica and as a peer alike: its training container
+/// does not run ([`not_running`]), or it crash-loops and runs only between two back-offs
+/// ([`crash_looping`]). None when it runs.
+pub(super) fn not_probed(
+    pod: &Pod,
+    container: &str,
+    now: k8s_openapi::jiff::Timestamp,
+) -> Option<String> {
+    not_running(pod, container).or_else(|| crash_looping(pod, now))
+}
+
 /// Why a pod is not probed, or None when its training container runs.
 pub(super) fn not_running(pod: &Pod, container: &str) -> Option<String> {
     let status = pod.status.as_ref();

@@ -492,9 +492,7 @@ async fn probe_pod(
         gpus: None,
         program: None,
     };
-    if let Some(state) = not_running(pod, vars.container)
-        .or_else(|| crash_looping(pod, k8s_openapi::jiff::Timestamp::now()))
-    {
+    if let Some(state) = not_probed(pod, vars.container, k8s_openapi::jiff::Timestamp::now()) {
         r.state = state;
         return r;
     }

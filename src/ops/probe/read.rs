@@ -9,7 +9,7 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
 
-use super::judge::not_running;
+use super::judge::not_probed;
 use crate::cluster::{self, Kube, Target};
 use crate::diagnose::inpod::PeerFacts;
 use crate::error::Result;
@@ -259,8 +259,10 @@ pub(super) fn peer_facts(
         })
         .filter_map(|np| np.metadata.name.clone())
         .collect();
-    // The container probed in the replicas, judged in the peer as it is in them.
-    let pod_not_running = pod.and_then(|p| not_running(p, container));
+    // The container probed in the replicas, judged in the peer as it is in them: a peer that
+    // crash-loops is not probed either, and its name not resolving is its state's doing.
+    let pod_not_running =
+        pod.and_then(|p| not_probed(p, container, k8s_openapi::jiff::Timestamp::now()));
     PeerFacts {
         service,
         service_exists,

@@ -496,3 +496,31 @@ fn a_wait_fails_on_what_waiting_does_not_cure_only() {
         AtStart::Unknown(v) if v.contains("the image has no curl")
     ));
 }
+
+/// A peer that crash-loops is not probed, and its name not resolving (a headless Service
+/// resolves to Ready pods only) is its state's doing, not a failed check of the replicas that
+/// tried it: probe's verdict was 3 or 4 by the moment it sampled (found by the one-story table).
+#[test]
+fn a_crash_looping_peer_is_not_checked_whatever_the_moment() {
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "j-worker-1", "namespace": "ns"},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "tensorflow", "image": "i",
+            "imageID": "", "ready": true, "restartCount": 4,
+            "state": {"running": {"startedAt": k8s_openapi::jiff::Timestamp::now().to_string()}}}]}
+    }))
+    .unwrap();
+    let to = "j-worker-1.ns.svc:2222";
+    let facts = read::peer_facts(to, "ns", std::slice::from_ref(&pod), "tensorflow", None, &[]);
+    assert!(
+        facts
+            .pod_not_running
+            .as_deref()
+            .is_some_and(|s| s.contains("it runs only between restarts")),
+        "{facts:?}"
+    );
+    let peers = crate::diagnose::inpod::judge_peers(
+        &format!("peer={to} resolve=nxdomain connect=skipped"),
+        &|_| facts.clone(),
+    );
+    assert_eq!(peers[0].check.status, Status::NotChecked, "{peers:?}");
+}
