@@ -101,20 +101,14 @@ fn a_lost_nodes_pods_are_named_by_the_taint_manager_in_every_command() {
     assert_ne!(probe.code, 0, "{}", probe.all());
 }
 
-/// Evicted by the kubelet under restartPolicy OnFailure: the operator deletes the Failed pod,
-/// marks the job Restarting and makes the pod again (training-operator common/pod.go
-/// ReconcilePods); a peer still running does not fail the job, since UpdateJobStatus keeps the
-/// Restarting condition it read before setting Running (tfjob_controller.go,
-/// `existingRestartingCondition`). Once the new pod runs, every command says the job trains and
-/// diagnose warns of the eviction; before, diagnose said FAIL (exit 4) from the old pod's
-/// events while wait said condition met.
-#[test]
-fn an_eviction_the_operator_recovers_from_is_not_a_failure() {
+/// The article's job whose worker-1 the kubelet evicted under restartPolicy OnFailure, once
+/// the pod the operator made again runs. Both facts observed, no sleep: the kubelet's Evicted
+/// event, and the new pod running.
+pub(crate) fn evicted_and_running_again() -> TestCluster {
     let c = article_with_worker_1(
         "  disruption: evicted\n  runMs: 200",
         &["--restart-policy", "OnFailure"],
     );
-    // Both facts observed, no sleep: the kubelet's Evicted event, and the pod made again runs.
     let evicted = c.wait_for(Duration::from_secs(30), |c| {
         c.list("events", Some("default"))
             .iter()
@@ -127,6 +121,19 @@ fn an_eviction_the_operator_recovers_from_is_not_a_failure() {
             && p["metadata"]["deletionTimestamp"].is_null()
             && p["status"]["containerStatuses"][0]["state"]["running"].is_object()
     });
+    c
+}
+
+/// Evicted by the kubelet under restartPolicy OnFailure: the operator deletes the Failed pod,
+/// marks the job Restarting and makes the pod again (training-operator common/pod.go
+/// ReconcilePods); a peer still running does not fail the job, since UpdateJobStatus keeps the
+/// Restarting condition it read before setting Running (tfjob_controller.go,
+/// `existingRestartingCondition`). Once the new pod runs, every command says the job trains and
+/// diagnose warns of the eviction; before, diagnose said FAIL (exit 4) from the old pod's
+/// events while wait said condition met.
+#[test]
+fn an_eviction_the_operator_recovers_from_is_not_a_failure() {
+    let c = evicted_and_running_again();
 
     let wait = tfjob(
         &c,

@@ -213,22 +213,7 @@ fn an_oom_kill() -> Case {
 /// (training-operator common/pod.go ReconcilePods). A restart the cluster recovered from is
 /// no failure for any verb; `diagnose` names it as a warning.
 fn an_eviction_recovered() -> Case {
-    let c = article_with_worker_1(
-        "  disruption: evicted\n  runMs: 200",
-        &["--restart-policy", "OnFailure"],
-    );
-    let evicted = c.wait_for(Duration::from_secs(30), |c| {
-        c.list("events", Some("default"))
-            .iter()
-            .any(|e| e["reason"] == "Evicted")
-    });
-    assert!(evicted, "no Evicted event");
-    until_pod(&c, "worker-1 running again", |p| {
-        p["metadata"]["name"] == "tf-dist-train-worker-1"
-            && p["status"]["reason"].is_null()
-            && p["metadata"]["deletionTimestamp"].is_null()
-            && p["status"]["containerStatuses"][0]["state"]["running"].is_object()
-    });
+    let c = crate::health::evicted_and_running_again();
     Case {
         name: "an eviction recovered",
         cluster: c,
