@@ -510,7 +510,14 @@ fn a_crash_looping_peer_is_not_checked_whatever_the_moment() {
     }))
     .unwrap();
     let to = "j-worker-1.ns.svc:2222";
-    let facts = read::peer_facts(to, "ns", std::slice::from_ref(&pod), "tensorflow", None, &[]);
+    let facts = read::peer_facts(
+        to,
+        "ns",
+        std::slice::from_ref(&pod),
+        "tensorflow",
+        None,
+        &[],
+    );
     assert!(
         facts
             .pod_not_running
