@@ -42,22 +42,17 @@ pub fn print_warnings(report: &validate::Report, out: &mut Output) {
 }
 
 /// The job's namespace, settled once and written into it: what every command that sends a job
-/// sees, by [`resolve_namespace`]'s rule.
+/// sees, by the one rule ([`crate::model::names::object_namespace`]).
 pub fn settle_namespace(kube: &Kube, job: &mut TFJob) -> Result<String> {
-    let namespace = resolve_namespace(kube, job.metadata.namespace.as_deref())?;
-    job.metadata.namespace = Some(namespace.clone());
-    Ok(namespace)
-}
-
-/// By the one rule ([`crate::model::names::object_namespace`]).
-fn resolve_namespace(kube: &Kube, from_job: Option<&str>) -> Result<String> {
-    crate::model::names::object_namespace(
-        from_job,
+    let namespace = crate::model::names::object_namespace(
+        job.metadata.namespace.as_deref(),
         &kube.namespace,
         kube.namespace_from_flag,
         "the job",
     )
-    .map_err(Error::Usage)
+    .map_err(Error::Usage)?;
+    job.metadata.namespace = Some(namespace.clone());
+    Ok(namespace)
 }
 
 /// Reads the snapshot (retrying transient failures as a whole) and runs the pure model.

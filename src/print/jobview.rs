@@ -174,10 +174,7 @@ pub fn role_outcomes(job: &TFJob) -> String {
 /// with the count, `2 (5s ago)`), marked `(CrashLoopBackOff)` when a pod is in back-off, so a
 /// worker restarting for hours does not look healthy.
 pub fn restarts(pods: &[&PodRow]) -> String {
-    let total: u64 = pods
-        .iter()
-        .filter_map(|p| p.restarts.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
+    let total: u64 = pods.iter().map(|p| u64::from(restart_count(p))).sum();
     if pods.iter().any(|p| p.status == "CrashLoopBackOff") {
         format!("{total} (CrashLoopBackOff)")
     } else {
@@ -241,6 +238,15 @@ fn time_of(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> 
     t.map(|t| t.0)
 }
 
+/// The count kubectl's RESTARTS cell starts with (`2 (5s ago)`); 0 when it is not a number.
+fn restart_count(p: &PodRow) -> u32 {
+    p.restarts
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Seconds since the last restart, from kubectl's RESTARTS cell (`4 (2m30s ago)`, written by
 /// apimachinery's `duration.HumanDuration`: units y, d, h, m, s).
 fn restarted_ago(cell: &str) -> Option<i64> {
@@ -278,12 +284,7 @@ pub fn job_row(job: &TFJob, pods: &[&PodRow], now: Timestamp) -> JobRow {
             .unwrap_or_default();
         // A replica restarting over and over runs only between two back-offs: judged by its
         // restarts, as diagnose, wait and probe judge a crash loop, not by the moment sampled.
-        let restarts = p
-            .restarts
-            .split_whitespace()
-            .next()
-            .and_then(|n| n.parse::<u32>().ok())
-            .unwrap_or(0);
+        let restarts = restart_count(p);
         let recovered = p.status == "Running"
             && restarted_ago(&p.restarts)
                 .is_some_and(|s| s > crate::diagnose::failure::BACKOFF_RESET_SECS);
@@ -441,6 +442,7 @@ pub fn tf_config_shape(job: &TFJob) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::jiff::SignedDuration;
 
     /// A replica past the restart threshold is a crash loop in REASON whatever STATUS the
     /// moment shows, until it has run past the kubelet's back-off reset (10 minutes): then
@@ -481,7 +483,6 @@ mod tests {
         assert_eq!(restarted_ago("4 (1d2h ago)"), Some(93_600));
         assert_eq!(restarted_ago("0"), None);
     }
-    use k8s_openapi::jiff::SignedDuration;
 
     #[test]
     fn durations_read_like_kubectl() {

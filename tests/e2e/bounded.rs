@@ -379,17 +379,7 @@ fn endless_log_job(name: &str, workers: u32) -> TestCluster {
                 {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0",
                  "env": [{"name": "TAOTOKEN_API_KEY", "valueFrom": {"secretKeyRef":
                      {"name": "taotoken-secret", "key": "api-key"}}}]}]}}}}}}));
-    assert!(
-        c.wait_for(std::time::Duration::from_secs(30), |c| {
-            (0..workers).all(|i| {
-                c.get("pods", Some("default"), &format!("{name}-worker-{i}"))
-                    .is_some_and(|p| {
-                        p["status"]["containerStatuses"][0]["state"]["running"].is_object()
-                    })
-            })
-        }),
-        "the workers never ran"
-    );
+    crate::until_workers_run(&c, name, i64::from(workers));
     let mut fault = Fault::on("get", "pods").endless_body().times(0);
     fault.matches.subresource = Some("log".into());
     c.set_faults(vec![fault]);

@@ -15,17 +15,7 @@ fn running_job(c: &TestCluster, name: &str, workers: i64) {
         "spec": {"tfReplicaSpecs": {"Worker": {"replicas": workers, "restartPolicy": "OnFailure",
             "template": {"spec": {"containers": [
                 {"name": "tensorflow", "image": "tensorflow/tensorflow:2.13.0"}]}}}}}}));
-    assert!(
-        c.wait_for(std::time::Duration::from_secs(30), |c| {
-            (0..workers).all(|i| {
-                c.get("pods", Some("default"), &format!("{name}-worker-{i}"))
-                    .is_some_and(|p| {
-                        p["status"]["containerStatuses"][0]["state"]["running"].is_object()
-                    })
-            })
-        }),
-        "the workers never ran"
-    );
+    crate::until_workers_run(c, name, workers);
 }
 
 #[test]

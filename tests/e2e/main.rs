@@ -355,6 +355,19 @@ pub fn until_failed(c: &TestCluster, name: &str) {
     assert!(failed, "TFJob {name} never failed");
 }
 
+/// Waits (bounded, not timed) until the workers `0..workers` of job `name` in `default` run.
+pub fn until_workers_run(c: &TestCluster, name: &str, workers: i64) {
+    let ran = c.wait_for(std::time::Duration::from_secs(30), |c| {
+        (0..workers).all(|i| {
+            c.get("pods", Some("default"), &format!("{name}-worker-{i}"))
+                .is_some_and(|p| {
+                    p["status"]["containerStatuses"][0]["state"]["running"].is_object()
+                })
+        })
+    });
+    assert!(ran, "the workers never ran");
+}
+
 /// The article's job stored directly (as `kubectl create -f` would, past every pre-flight),
 /// after `edit` changed it.
 pub fn stored(c: &TestCluster, edit: impl FnOnce(&mut serde_json::Value)) {

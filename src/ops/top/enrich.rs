@@ -207,12 +207,12 @@ pub async fn progress(
                     .is_some_and(|t| crate::ops::progress::logs_steps(t))
         })
         .filter_map(|p| {
-            let (namespace, pod) = key(p);
+            let key = key(p);
             Some(crate::ops::progress::Trainer {
-                key: key(p),
-                namespace,
-                pod,
+                namespace: key.0.clone(),
+                pod: key.1.clone(),
                 container: container(p)?,
+                key,
             })
         })
         .collect();
